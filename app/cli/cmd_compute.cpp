@@ -1,0 +1,117 @@
+// cmd_compute.cpp — `attnscope compute`: every intermediate tensor of grouped attention as .npy.
+//
+//   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa] [--d-model C]
+//                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] --out DIR
+// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/analysis.h"
+#include "attnscope/error.h"
+#include "attnscope/file_io.h"
+#include "attnscope/npy.h"
+#include "cli/commands.h"
+#include "cli/output_files.h"
+#include "cli/scene_options.h"
+
+namespace attnscope::cli {
+namespace {
+
+struct ComputeOptions {
+  SceneOptions scene;
+  std::string out;
+  bool table = false;
+};
+
+nlohmann::json trace_json(const Analysis& a) {
+  const AttentionAnalysis& att = *a.attention;
+  const Trace& t = att.trace;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const TraceStep& s : t.steps)
+    steps.push_back({{"name", s.name}, {"formula", s.formula}, {"dims", s.dims}, {"shape", s.shape}, {"text", s.text()}});
+  const ModelSettings& m = a.scene.model;
+  return {
+      {"settings",
+       {{"kind", to_string(m.kind)},
+        {"tokens", att.x.rows()},
+        {"d_model", att.shape.d_model},
+        {"heads", att.shape.heads},
+        {"groups", att.shape.groups},
+        {"head_dim", att.shape.head_dim()},
+        {"causal", m.causal},
+        {"scale_scores", m.scale_scores},
+        {"seed", m.seed},
+        {"weights", to_string(m.weights)}}},
+      {"steps", steps},
+      {"parameters",
+       {{"wq", t.params.wq}, {"wk", t.params.wk}, {"wv", t.params.wv}, {"wo", t.params.wo},
+        {"biases", t.params.biases}, {"total", t.params.total()}}},
+      {"kv_cache_bytes_per_token_per_layer", {{"fp32", t.kv_bytes_per_token_fp32}, {"fp16", t.kv_bytes_per_token_fp16}}},
+  };
+}
+
+nlohmann::json tokens_json(const AttentionAnalysis& att) {
+  nlohmann::json tokens = nlohmann::json::array();
+  for (const Token& t : att.tokens) {
+    const char* kind = t.kind == TokenKind::word ? "word" : t.kind == TokenKind::cjk ? "cjk" : "punctuation";
+    tokens.push_back({{"text", t.text}, {"byte_begin", t.byte_begin}, {"byte_end", t.byte_end}, {"kind", kind}});
+  }
+  return tokens;
+}
+
+// A compact per-head table of probabilities, for a first look in the terminal.
+void print_table(const AttentionAnalysis& att) {
+  const int T = int(att.x.rows());
+  const int shown = std::min(T, 12);
+  for (int h = 0; h < att.shape.heads; ++h) {
+    std::printf("head %d · kv group %d%s\n", h, kv_group_of_head(h, att.shape.heads, att.shape.groups),
+                shown < T ? "  (first 12 tokens)" : "");
+    std::printf("%10s", "");
+    for (int j = 0; j < shown; ++j) std::printf(" %6.6s", att.labels[size_t(j)].c_str());
+    std::printf("\n");
+    for (int i = 0; i < shown; ++i) {
+      std::printf("%10.10s", att.labels[size_t(i)].c_str());
+      for (int j = 0; j < shown; ++j) std::printf(" %6.3f", att.result.probs[size_t(h)](i, j));
+      std::printf("\n");
+    }
+    std::printf("\n");
+  }
+}
+
+void run(const ComputeOptions& o) {
+  const Scene scene = build_scene(o.scene);
+  require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
+  const Analysis a = analyse(scene);  // every check happens before anything is written
+  const AttentionAnalysis& att = *a.attention;
+  const auto& r = att.result;
+
+  OutputFiles out(o.out);
+  out.npy("probs.npy", r.probs);
+  out.npy("scores.npy", r.scores);
+  out.npy("output.npy", r.output);
+  out.npy("q.npy", r.q);
+  out.npy("k.npy", r.k);
+  out.npy("v.npy", r.v);
+  out.text("trace.json", trace_json(a).dump(2) + "\n");
+  if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
+  out.commit();
+  if (o.table) print_table(att);
+  std::printf("wrote %zu files to %s\n", out.written().size(), o.out.c_str());
+}
+
+void add_compute_command(CLI::App& root) {
+  auto options = std::make_shared<ComputeOptions>();
+  CLI::App* cmd = root.add_subcommand("compute", "Grouped attention (single, MHA, MQA, GQA): every tensor as .npy");
+  add_scene_options(*cmd, options->scene, flags_input | flags_model);
+  cmd->add_option("--out", options->out, "Output folder (created if missing)")->required();
+  cmd->add_flag("--table", options->table, "Also print each head's probabilities as a table");
+  cmd->callback([options] { run(*options); });
+}
+
+CommandRegistrar registrar(add_compute_command);
+
+}  // namespace
+}  // namespace attnscope::cli

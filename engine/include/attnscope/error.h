@@ -1,0 +1,22 @@
+// error.h — the one error type for user mistakes.
+//
+// Everything a user can get wrong (sizes, files, text, slider values) raises InputError with a
+// message that says what was wrong, where, and what would be valid. The CLI prints it and exits 2;
+// the GUI shows it in the window that caused it. Programmer mistakes are asserts, never this.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace attnscope {
+
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws InputError(message) when `ok` is false. Reads as a sentence at the call site:
+//   require(heads > 0, "heads must be at least 1, got " + std::to_string(heads));
+inline void require(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+}  // namespace attnscope

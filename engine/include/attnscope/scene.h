@@ -1,0 +1,108 @@
+// scene.h — every setting that determines what attnscope shows.
+//
+// The GUI widgets and the command-line flags both just fill a Scene; the engine turns a Scene into
+// an Analysis (analysis.h). A Scene reads and writes JSON (scene_json.h).
+//
+// Sections: input · model (grouped attention) · relative position · convolution · view
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// ---- input ------------------------------------------------------------------------------------
+enum class InputSource {
+  text,    // a sentence, tokenized and embedded (SPEC "Tokens and sample embeddings")
+  tensor,  // X.npy [T, C] from input.tensor_path
+  grid,    // a 2D grid (procedural pattern or image), for relative-position attention
+};
+
+struct GridSettings {
+  std::string pattern = "rings";  // checkerboard | gradient | rings | glyph | noise (grids.h)
+  std::string image_path;         // a PNG/JPEG; when set it replaces the pattern
+  int rows = 16;
+  int cols = 16;
+  uint64_t seed = 7;              // for the noise pattern
+};
+
+struct InputSettings {
+  InputSource source = InputSource::text;
+  std::string text = "The cat sat on the mat because it was tired.";
+  std::string tensor_path;
+  GridSettings grid;
+};
+
+// ---- model: grouped attention -----------------------------------------------------------------
+enum class AttentionKind { single, mha, mqa, gqa };
+enum class WeightSource {
+  converted,    // one MHA weight set per seed; MQA/GQA by mean-pooling K/V (default)
+  independent,  // seeded random weights drawn directly at the grouped shape
+  loaded,       // .npy files from model.weights_dir
+};
+
+struct ModelSettings {
+  AttentionKind kind = AttentionKind::mha;
+  int d_model = 64;  // C
+  int heads = 8;     // H (single forces 1)
+  int groups = 8;    // G (mha forces H; mqa and single force 1)
+  bool causal = false;
+  bool scale_scores = true;  // divide scores by √d_k
+  uint64_t seed = 42;
+  WeightSource weights = WeightSource::converted;
+  std::string weights_dir;
+};
+
+// ---- relative position (SPEC "Relative-position quadratic attention") ---------------------------
+struct RelposSettings {
+  int heads = 9;
+  double alpha = 1.0;                         // global α, used for heads without a per-head value
+  std::vector<double> alphas;                 // per-head α (empty → all heads use `alpha`)
+  std::vector<std::array<double, 2>> deltas;  // per-head Δ = (Δ_row, Δ_col); 1D uses [1] only
+  std::string delta_preset = "conv3x3";       // conv3x3 | conv5x5 | line | random; used when deltas is empty
+  uint64_t delta_seed = 1;                    // for the random preset
+  bool pad_keys = false;                      // zero-valued padding cells as keys
+  int query_row = -1, query_col = -1;         // grid query; −1 → centre
+  int query_index = -1;                       // sentence query; −1 → centre
+  bool mixed = false;                         // sentences: content scores + λ·positional scores
+  double lambda = 1.0;
+};
+
+// ---- convolution as attention ------------------------------------------------------------------
+struct ConvSettings {
+  std::string kernel = "gaussian";   // identity | box | gaussian | sobel_x | sobel_y | laplacian | sharpen | custom
+  std::vector<double> custom;        // K² numbers, row-major, K = 3 or 5, when kernel == custom
+  double alpha = 50.0;
+};
+
+// ---- view ---------------------------------------------------------------------------------------
+struct ViewSettings {
+  std::string view = "heads";        // heads | shapes | relpos1d | relpos2d | conv
+  std::string colormap = "viridis";  // viridis | magma | grayscale | diverging
+  bool show_scores = false;          // raw scores instead of probabilities
+  bool shared_scale = true;          // one colour scale for all heads (else one per head)
+  int selected_query = -1;           // highlighted query row; −1 → none
+};
+
+struct Scene {
+  InputSettings input;
+  ModelSettings model;
+  RelposSettings relpos;
+  ConvSettings conv;
+  ViewSettings view;
+};
+
+// The (H, G) a kind implies: single → (1, 1), mha → (H, H), mqa → (H, 1), gqa → (H, G).
+int effective_heads(const ModelSettings& m);
+int effective_groups(const ModelSettings& m);
+
+const char* to_string(AttentionKind kind);
+const char* to_string(WeightSource source);
+const char* to_string(InputSource source);
+// Each throws InputError listing the valid names.
+AttentionKind parse_attention_kind(const std::string& name);
+WeightSource parse_weight_source(const std::string& name);
+InputSource parse_input_source(const std::string& name);
+
+}  // namespace attnscope

@@ -1,0 +1,89 @@
+// analysis.cpp — Scene → Analysis: the one place where settings become numbers.
+#include "attnscope/analysis.h"
+
+#include "attnscope/embeddings.h"
+#include "attnscope/error.h"
+#include "attnscope/limits.h"
+#include "attnscope/npy.h"
+
+namespace attnscope {
+namespace {
+
+void check_cancel(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
+}
+
+}  // namespace
+
+void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
+                   std::vector<std::string>& labels, Mat& x) {
+  tokens.clear();
+  labels.clear();
+  if (input.source == InputSource::tensor) {
+    require(!input.tensor_path.empty(), "no input tensor file given (X.npy, float32 [T, C])");
+    x = read_npy_matrix(input.tensor_path);
+    require(x.rows() <= limits::max_tokens, "'" + input.tensor_path + "' has " + std::to_string(x.rows()) +
+                                                " rows (tokens); the limit is " + std::to_string(limits::max_tokens));
+    require(x.allFinite(), "'" + input.tensor_path + "' contains NaN or infinite values");
+    for (Eigen::Index t = 0; t < x.rows(); ++t) labels.push_back(std::to_string(t));
+    return;
+  }
+  require(input.source == InputSource::text, "grouped attention needs a sentence or a tensor as input");
+  require(input.text.size() <= size_t(limits::max_text_bytes),
+          "the text is " + std::to_string(input.text.size()) + " bytes; the limit is " +
+              std::to_string(limits::max_text_bytes));
+  tokens = tokenize(input.text);
+  require(!tokens.empty(), "the text is empty: type a sentence (words, characters or punctuation)");
+  require(tokens.size() <= size_t(limits::max_tokens), "the text has " + std::to_string(tokens.size()) +
+                                                           " tokens; the limit is " +
+                                                           std::to_string(limits::max_tokens));
+  for (const Token& t : tokens) labels.push_back(t.text);
+  x = embed_tokens(tokens, d_model, seed);
+}
+
+AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape) {
+  switch (model.weights) {
+    case WeightSource::converted: {
+      // One MHA weight set per (C, H, seed); MQA/GQA pool its K/V heads, so kinds compare fairly.
+      const AttentionWeights mha = random_weights({shape.d_model, shape.heads, shape.heads}, model.seed);
+      return shape.groups == shape.heads ? mha : convert_mha_to_grouped(mha, shape.heads, shape.groups);
+    }
+    case WeightSource::independent: return random_weights(shape, model.seed);
+    case WeightSource::loaded:
+      require(!model.weights_dir.empty(), "weight source 'loaded' needs a weights folder");
+      return load_weights(model.weights_dir, shape);
+  }
+  throw InputError("unknown weight source");
+}
+
+Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
+  Analysis a;
+  a.scene = scene;
+  ModelSettings& m = a.scene.model;
+  m.heads = effective_heads(m);
+  m.groups = effective_groups(m);
+
+  if (scene.input.source == InputSource::text || scene.input.source == InputSource::tensor) {
+    auto att = std::make_shared<AttentionAnalysis>();
+    // A tensor input brings its own width C.
+    int d_model = m.d_model;
+    if (scene.input.source == InputSource::tensor) {
+      prepare_input(scene.input, d_model, m.seed, att->tokens, att->labels, att->x);
+      m.d_model = d_model = int(att->x.cols());
+    }
+    att->shape = {d_model, m.heads, m.groups};
+    validate_shape(att->shape);
+    if (scene.input.source == InputSource::text)
+      prepare_input(scene.input, d_model, m.seed, att->tokens, att->labels, att->x);
+    check_cancel(cancel);
+    att->weights = weights_for(m, att->shape);
+    check_cancel(cancel);
+    att->result = grouped_attention(att->x, att->weights, att->shape, {m.causal, m.scale_scores});
+    att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
+    a.attention = std::move(att);
+  }
+  check_cancel(cancel);
+  return a;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,111 @@
+// grouped_attention.cpp — the fast path: one GEMM per projection, heads in parallel.
+//
+// Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
+//   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]
+//   2. scores    S_h = Q_h·K_{g(h)}ᵀ · scale                 [T, T] per head
+//   3. mask      S_h[i, j] = −inf for j > i (causal)
+//   4. softmax   P_h = softmax_rows(S_h)                     [T, T]
+//   5. weigh     O_h = P_h·V_{g(h)}                          [T, d_k] → concat [T, H·d_k]
+//   6. output    out = concat·W_Oᵀ + b_O                     [T, C]
+#include <cmath>
+#include <limits>
+
+#include "attnscope/error.h"
+#include "attnscope/grouped_attention.h"
+#include "attnscope/limits.h"
+
+namespace attnscope {
+
+void softmax_rows(Mat& s) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  for (Eigen::Index i = 0; i < s.rows(); ++i) {
+    auto row = s.row(i);
+    float max = -inf;
+    for (Eigen::Index j = 0; j < row.size(); ++j) {
+      if (std::isnan(row[j])) row[j] = -inf;  // an undefined score carries no weight
+      max = std::max(max, row[j]);
+    }
+    if (max == inf) {  // overflowed scores: share the mass among the infinite ones
+      float count = 0;
+      for (Eigen::Index j = 0; j < row.size(); ++j) count += row[j] == inf;
+      for (Eigen::Index j = 0; j < row.size(); ++j) row[j] = row[j] == inf ? 1.0f / count : 0.0f;
+      continue;
+    }
+    if (max == -inf) {  // nothing to attend to: uniform, never NaN
+      row.setConstant(1.0f / float(row.size()));
+      continue;
+    }
+    float sum = 0;
+    for (Eigen::Index j = 0; j < row.size(); ++j) {
+      row[j] = std::exp(row[j] - max);  // exp(−inf) = 0 exactly
+      sum += row[j];
+    }
+    row /= sum;  // sum ≥ 1: the maximum contributes exp(0)
+  }
+}
+
+namespace {
+
+void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionShape& shape) {
+  validate_weights(w, shape);
+  require(x.rows() >= 1, "the input has no tokens");
+  require(x.rows() <= limits::max_tokens, "the input has " + std::to_string(x.rows()) + " tokens; the limit is " +
+                                              std::to_string(limits::max_tokens));
+  require(x.cols() == shape.d_model, "the input vectors have width " + std::to_string(x.cols()) +
+                                         " but d_model is " + std::to_string(shape.d_model));
+  require(int64_t(shape.heads) * x.rows() * x.rows() <= limits::max_attention_cells,
+          "heads × tokens² = " + std::to_string(int64_t(shape.heads) * x.rows() * x.rows()) +
+              " attention cells exceeds the limit of " + std::to_string(limits::max_attention_cells) +
+              " (use fewer heads or a shorter input)");
+}
+
+}  // namespace
+
+AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
+                                  const AttentionOptions& options) {
+  validate_inputs(x, w, shape);
+  const int T = int(x.rows()), H = shape.heads, G = shape.groups, dk = shape.head_dim();
+  const float scale = options.scale_scores ? 1.0f / std::sqrt(float(dk)) : 1.0f;
+  constexpr float inf = std::numeric_limits<float>::infinity();
+
+  // 1. project: three GEMMs; Eigen parallelises them over both cores.
+  Mat q = x * w.wq.transpose();  // [T, H·d_k]
+  Mat k = x * w.wk.transpose();  // [T, G·d_k]
+  Mat v = x * w.wv.transpose();  // [T, G·d_k]
+  if (w.bq.size()) q.rowwise() += w.bq.transpose();
+  if (w.bk.size()) k.rowwise() += w.bk.transpose();
+  if (w.bv.size()) v.rowwise() += w.bv.transpose();
+
+  AttentionResult r;
+  r.q.resize(H), r.k.resize(G), r.v.resize(G);
+  r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
+  for (int g = 0; g < G; ++g) {
+    r.k[g] = k.middleCols(Eigen::Index(g) * dk, dk);  // [T, d_k]
+    r.v[g] = v.middleCols(Eigen::Index(g) * dk, dk);
+  }
+  r.concat.resize(T, Eigen::Index(H) * dk);
+
+  // 2–5 per head; heads are independent, so they run in parallel (Eigen's own threading is off
+  // inside the parallel region, which is what we want for these small products).
+#pragma omp parallel for schedule(dynamic) if (H > 1 && int64_t(T) * T * dk >= 4096)
+  for (int h = 0; h < H; ++h) {
+    const int g = kv_group_of_head(h, H, G);
+    r.q[h] = q.middleCols(Eigen::Index(h) * dk, dk);
+    Mat scores = (r.q[h] * r.k[g].transpose()) * scale;  // [T, T]
+    if (options.causal)
+      for (int i = 0; i < T; ++i) scores.row(i).tail(T - 1 - i).setConstant(-inf);
+    Mat probs = scores;
+    softmax_rows(probs);
+    r.head_out[h] = probs * r.v[g];  // [T, d_k]
+    r.concat.middleCols(Eigen::Index(h) * dk, dk) = r.head_out[h];
+    r.scores[h] = std::move(scores);
+    r.probs[h] = std::move(probs);
+  }
+
+  // 6. output projection.
+  r.output = r.concat * w.wo.transpose();  // [T, C]
+  if (w.bo.size()) r.output.rowwise() += w.bo.transpose();
+  return r;
+}
+
+}  // namespace attnscope

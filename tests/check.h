@@ -1,0 +1,53 @@
+// check.h — tensor comparison that reports the largest difference and where it is (llm.c's
+// check_tensor), plus small helpers shared by the test files.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "attnscope/types.h"
+
+namespace attnscope::test {
+
+struct MaxDiff {
+  double value = 0;
+  Eigen::Index row = -1, col = -1;
+};
+
+// Largest |a − b| over finite entries; matching infinities count as equal; a NaN or an infinity
+// on one side only counts as an infinite difference.
+template <class A, class B>
+MaxDiff max_abs_diff(const A& a, const B& b) {
+  MaxDiff d;
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index j = 0; j < a.cols(); ++j) {
+      const double x = a(i, j), y = b(i, j);
+      double diff;
+      if (std::isinf(x) && std::isinf(y) && (x > 0) == (y > 0)) diff = 0;
+      else if (!std::isfinite(x) || !std::isfinite(y)) diff = INFINITY;
+      else diff = std::abs(x - y);
+      if (diff > d.value || d.row < 0) d = {diff, i, j};
+    }
+  return d;
+}
+
+// CHECKs shape equality and max |a − b| ≤ tol, printing where the worst entry is.
+template <class A, class B>
+void check_close(const A& a, const B& b, double tol, const std::string& what) {
+  INFO(what);
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.cols() == b.cols());
+  const MaxDiff d = max_abs_diff(a, b);
+  INFO("largest difference " << d.value << " at [" << d.row << ", " << d.col << "]");
+  CHECK(d.value <= tol);
+}
+
+template <class T3>
+void check_close3(const T3& a, const T3& b, double tol, const std::string& what) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) check_close(a[i], b[i], tol, what + "[" + std::to_string(i) + "]");
+}
+
+}  // namespace attnscope::test

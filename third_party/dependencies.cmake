@@ -1,0 +1,29 @@
+# Included (not add_subdirectory) so the imported targets are visible everywhere. CMake glue only: imported targets for the Debian packages listed in scripts/deps.txt.
+# Nothing is vendored and nothing is downloaded.
+find_package(PkgConfig REQUIRED)
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)           # libeigen3-dev    -> Eigen3::Eigen
+find_package(nlohmann_json 3 REQUIRED)                 # nlohmann-json3-dev -> nlohmann_json::nlohmann_json
+find_package(CLI11 REQUIRED)                           # libcli11-dev     -> CLI11::CLI11
+pkg_check_modules(STB REQUIRED IMPORTED_TARGET GLOBAL stb)    # libstb-dev       -> PkgConfig::STB
+pkg_check_modules(FONTCONFIG REQUIRED IMPORTED_TARGET GLOBAL fontconfig)  # libfontconfig-dev
+add_library(attnscope::stb ALIAS PkgConfig::STB)
+add_library(attnscope::fontconfig ALIAS PkgConfig::FONTCONFIG)
+
+if(ATTNSCOPE_OPENMP)
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+endif()
+
+if(ATTNSCOPE_BUILD_TESTS)
+  find_package(doctest REQUIRED)                       # doctest-dev      -> doctest::doctest
+endif()
+
+if(ATTNSCOPE_BUILD_APP)
+  set(OpenGL_GL_PREFERENCE GLVND)
+  find_package(OpenGL REQUIRED)                        # libgl-dev
+  find_package(glfw3 3.3 REQUIRED)                     # libglfw3-dev     -> glfw
+  pkg_check_modules(IMGUI REQUIRED IMPORTED_TARGET GLOBAL imgui)  # libimgui-dev (static, with GLFW + OpenGL3 backends)
+  add_library(attnscope_imgui INTERFACE)
+  target_link_libraries(attnscope_imgui INTERFACE PkgConfig::IMGUI PkgConfig::STB glfw OpenGL::GL ${CMAKE_DL_LIBS})
+  target_include_directories(attnscope_imgui INTERFACE ${IMGUI_INCLUDE_DIRS} ${IMGUI_INCLUDE_DIRS}/backends)
+  add_library(attnscope::imgui ALIAS attnscope_imgui)
+endif()
