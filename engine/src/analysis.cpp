@@ -82,6 +82,14 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
     att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
     a.attention = std::move(att);
   }
+  // Relative-position attention (analysis_relpos.cpp): always on a grid; on a sentence when its view
+  // is shown or mixed mode needs it. Convolution as attention only in its view (the α curve costs most).
+  if (scene.input.source == InputSource::grid) {
+    a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, nullptr, cancel));
+    if (scene.view.view == "conv") a.conv = std::make_shared<const ConvAnalysis>(analyse_conv(a.scene, cancel));
+  } else if (scene.view.view == "relpos1d" || scene.relpos.mixed) {
+    a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, a.attention.get(), cancel));
+  }
   check_cancel(cancel);
   return a;
 }
