@@ -79,6 +79,7 @@ std::array<int, 2> parse_grid_size(std::string_view text) {
   auto bad = [&] { return InputError("grid size '" + t + "' must be RxC with whole numbers, e.g. 16x16"); };
   if (x == std::string::npos || x == 0 || x + 1 >= t.size() || t.size() > 16) throw bad();
   auto whole = [&](const std::string& s) {
+    if (s.size() > 6) throw bad();  // keeps stoi in range; real grids are at most 64
     for (char c : s)
       if (c < '0' || c > '9') throw bad();
     return std::stoi(s);
