@@ -16,31 +16,54 @@
 
 namespace attnscope {
 
-void softmax_rows(Mat& s) {
+namespace {
+
+// The careful path for rows holding NaN or +inf: see softmax_rows' contract in the header.
+void softmax_row_careful(Eigen::Ref<Eigen::Matrix<float, 1, Eigen::Dynamic>> row) {
   constexpr float inf = std::numeric_limits<float>::infinity();
+  float max = -inf;
+  for (Eigen::Index j = 0; j < row.size(); ++j) {
+    if (std::isnan(row[j])) row[j] = -inf;  // an undefined score carries no weight
+    max = std::max(max, row[j]);
+  }
+  if (max == inf) {  // overflowed scores: share the mass among the infinite ones
+    float count = 0;
+    for (Eigen::Index j = 0; j < row.size(); ++j) count += row[j] == inf;
+    for (Eigen::Index j = 0; j < row.size(); ++j) row[j] = row[j] == inf ? 1.0f / count : 0.0f;
+    return;
+  }
+  if (max == -inf) {  // nothing to attend to: uniform, never NaN
+    row.setConstant(1.0f / float(row.size()));
+    return;
+  }
+  float sum = 0;
+  for (Eigen::Index j = 0; j < row.size(); ++j) {
+    row[j] = row[j] == -inf ? 0.0f : std::exp(row[j] - max);
+    sum += row[j];
+  }
+  row /= sum;  // sum ≥ 1: the maximum contributes exp(0)
+}
+
+}  // namespace
+
+void softmax_rows(Mat& s) {
+  // Fast path: vectorised exp over the row. A NaN or +inf anywhere makes the sum non-finite,
+  // and then the careful scalar path redoes the row from the original scores.
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  Eigen::Array<float, 1, Eigen::Dynamic> e(s.cols());
   for (Eigen::Index i = 0; i < s.rows(); ++i) {
     auto row = s.row(i);
-    float max = -inf;
-    for (Eigen::Index j = 0; j < row.size(); ++j) {
-      if (std::isnan(row[j])) row[j] = -inf;  // an undefined score carries no weight
-      max = std::max(max, row[j]);
+    const float max = row.maxCoeff();
+    if (std::isfinite(max)) {
+      e = (row.array() - max).exp();
+      e = (row.array() == -inf).select(0.0f, e);  // masked keys get exactly 0
+      const float sum = e.sum();
+      if (std::isfinite(sum)) {
+        row = e / sum;
+        continue;
+      }
     }
-    if (max == inf) {  // overflowed scores: share the mass among the infinite ones
-      float count = 0;
-      for (Eigen::Index j = 0; j < row.size(); ++j) count += row[j] == inf;
-      for (Eigen::Index j = 0; j < row.size(); ++j) row[j] = row[j] == inf ? 1.0f / count : 0.0f;
-      continue;
-    }
-    if (max == -inf) {  // nothing to attend to: uniform, never NaN
-      row.setConstant(1.0f / float(row.size()));
-      continue;
-    }
-    float sum = 0;
-    for (Eigen::Index j = 0; j < row.size(); ++j) {
-      row[j] = std::exp(row[j] - max);  // exp(−inf) = 0 exactly
-      sum += row[j];
-    }
-    row /= sum;  // sum ≥ 1: the maximum contributes exp(0)
+    softmax_row_careful(row);
   }
 }
 
