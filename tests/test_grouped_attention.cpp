@@ -271,3 +271,40 @@ TEST_CASE("grouped attention: invalid shapes raise InputError with what is valid
   w.bo = random_vector(3, 1);
   CHECK_THROWS_WITH_AS(grouped_attention(x, w, {64, 8, 8}, {}), doctest::Contains("b_O has 3 values but 64"), InputError);
 }
+
+TEST_CASE("grouped attention: inputs scaled by 1e-20 and 1e20 keep exact, finite probabilities") {
+  const AttentionShape shape{16, 4, 2};
+  const AttentionWeights w = random_weights(shape, 21);
+  const Mat x = random_matrix(7, 16, 22);
+  for (float scale : {1e-20f, 1e20f}) {
+    CAPTURE(scale);
+    const Mat xs = x * scale;
+    for (bool causal : {false, true}) {
+      const AttentionResult fast = grouped_attention(xs, w, shape, {.causal = causal});
+      const AttentionResult ref = grouped_attention_reference(xs, w, shape, {.causal = causal});
+      for (const Mat& p : fast.probs) {
+        CHECK(p.allFinite());
+        for (int i = 0; i < p.rows(); ++i) CHECK(p.row(i).sum() == doctest::Approx(1.0).epsilon(1e-5));
+      }
+      check_close3(fast.probs, ref.probs, 1e-5, "probs vs double reference");
+    }
+  }
+  // At 1e20 the scores overflow float32: rows are one-hot on the largest double-precision score.
+  const AttentionResult huge = grouped_attention(x * 1e20f, w, shape, {});
+  CHECK(std::isinf(huge.scores[0].cwiseAbs().maxCoeff()));
+  CHECK(huge.probs[0].maxCoeff() == 1.0f);
+  // Values whose projections overflow float32 are refused with a message, not turned into NaN.
+  CHECK_THROWS_WITH_AS(grouped_attention(x * 3e38f, w, shape, {}), doctest::Contains("overflow float32"), InputError);
+}
+
+TEST_CASE("grouped attention: all-equal scores give uniform rows; one allowed key gets all the mass") {
+  const AttentionShape shape{8, 2, 2};
+  AttentionWeights w = random_weights(shape, 1);
+  w.wq.setZero();  // every score is 0
+  const AttentionResult r = grouped_attention(random_matrix(5, 8, 2), w, shape, {.causal = true});
+  for (const Mat& p : r.probs)
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) CHECK(p(i, j) == doctest::Approx(j <= i ? 1.0 / (i + 1) : 0.0));
+  // Row 0 of a causal map has every key but one masked: probability exactly 1 on key 0.
+  CHECK(r.probs[0](0, 0) == 1.0f);
+}

@@ -69,6 +69,23 @@ void softmax_rows(Mat& s) {
 
 namespace {
 
+// Row i of S = Q·Kᵀ·scale and of P = softmax(S), computed in double precision.
+// q [T, d_k], k [T, d_k]; writes scores row (cast to float, so ±inf where it overflows) and probs row.
+void rescore_row_in_double(const Mat& q, const Mat& k, int i, double scale, bool causal, Mat& scores, Mat& probs) {
+  const Eigen::Index T = k.rows();
+  Eigen::VectorXd s(T);
+  for (Eigen::Index j = 0; j < T; ++j)
+    s[j] = (causal && j > i) ? -std::numeric_limits<double>::infinity()
+                             : q.row(i).cast<double>().dot(k.row(j).cast<double>()) * scale;
+  const double max = s.maxCoeff();
+  Eigen::VectorXd e = (s.array() - max).exp();
+  e /= e.sum();
+  for (Eigen::Index j = 0; j < T; ++j) {
+    scores(i, j) = float(s[j]);
+    probs(i, j) = float(e[j]);
+  }
+}
+
 void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionShape& shape) {
   validate_weights(w, shape);
   require(x.rows() >= 1, "the input has no tokens");
@@ -99,6 +116,10 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   if (w.bk.size()) k.rowwise() += w.bk.transpose();
   if (w.bv.size()) v.rowwise() += w.bv.transpose();
 
+  require(q.allFinite() && k.allFinite() && v.allFinite(),
+          "the projections Q, K, V overflow float32: the input values (largest |x| = " +
+              std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
+
   AttentionResult r;
   r.q.resize(H), r.k.resize(G), r.v.resize(G);
   r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
@@ -119,6 +140,11 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       for (int i = 0; i < T; ++i) scores.row(i).tail(T - 1 - i).setConstant(-inf);
     Mat probs = scores;
     softmax_rows(probs);
+    // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone
+    // in double so the probabilities stay exact instead of merely finite.
+    for (int i = 0; i < T; ++i)
+      if (!scores.row(i).head(options.causal ? i + 1 : T).allFinite())
+        rescore_row_in_double(r.q[h], r.k[g], i, scale, options.causal, scores, probs);
     r.head_out[h] = probs * r.v[g];  // [T, d_k]
     r.concat.middleCols(Eigen::Index(h) * dk, dk) = r.head_out[h];
     r.scores[h] = std::move(scores);

@@ -5,6 +5,7 @@
 //   1. project  2. scores  3. causal mask  4. softmax  5. weighted sum  6. output projection
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "attnscope/error.h"
 #include "attnscope/grouped_attention.h"
@@ -49,18 +50,20 @@ AttentionResult grouped_attention_reference(const Mat& x, const AttentionWeights
     for (int t = 0; t < T; ++t)
       for (int d = 0; d < dk; ++d) r.q[h](t, d) = q(t, h * dk + d);
     for (int i = 0; i < T; ++i) {
-      // 2. scores and 3. mask
+      // 2. scores and 3. mask, kept in double for the softmax (float scores may overflow)
+      std::vector<double> row(static_cast<size_t>(T));
       for (int j = 0; j < T; ++j) {
         double dot = 0;
         for (int d = 0; d < dk; ++d) dot += double(r.q[h](i, d)) * double(r.k[g](j, d));
-        r.scores[h](i, j) = (options.causal && j > i) ? -std::numeric_limits<float>::infinity() : float(dot * scale);
+        row[size_t(j)] = (options.causal && j > i) ? -std::numeric_limits<double>::infinity() : dot * scale;
+        r.scores[h](i, j) = float(row[size_t(j)]);
       }
       // 4. softmax, max-subtracted, in double
       double max = -std::numeric_limits<double>::infinity();
-      for (int j = 0; j < T; ++j) max = std::max(max, double(r.scores[h](i, j)));
+      for (int j = 0; j < T; ++j) max = std::max(max, row[size_t(j)]);
       double sum = 0;
-      for (int j = 0; j < T; ++j) sum += std::exp(double(r.scores[h](i, j)) - max);
-      for (int j = 0; j < T; ++j) r.probs[h](i, j) = float(std::exp(double(r.scores[h](i, j)) - max) / sum);
+      for (int j = 0; j < T; ++j) sum += std::exp(row[size_t(j)] - max);
+      for (int j = 0; j < T; ++j) r.probs[h](i, j) = float(std::exp(row[size_t(j)] - max) / sum);
       // 5. weighted sum of the group's values
       for (int d = 0; d < dk; ++d) {
         double acc = 0;
