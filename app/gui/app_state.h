@@ -1,0 +1,148 @@
+// app_state.h — the one state of the window, owned by run_window and handed to every
+// DrawXxxWindow(AppState&).
+//
+// Widgets edit `scene` and call NoteEdit; at the end of the frame the edited scene goes to the
+// compute worker. The worker's newest answer is swapped in at the start of a frame (TakeResult);
+// windows only read `analysis` and the heatmap pixels, never compute.
+//
+// Sections: panels and errors · per-window state · layout record (scripted runs) · AppState
+#pragma once
+#include <imgui.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/analysis.h"
+#include "attnscope/colormap.h"
+#include "attnscope/scene.h"
+#include "gui/compute_worker.h"
+#include "gui/fonts.h"
+#include "gui/gl_texture.h"
+#include "gui/heatmap_colors.h"
+
+namespace attnscope::gui {
+
+// ---- panels and errors -------------------------------------------------------------------------
+
+// The window a setting was edited in, so that the engine's complaint shows where it was caused.
+enum class Panel { startup, input, model, heads, shapes, relpos, conv, exporter };
+const char* panel_title(Panel panel);  // "Input", "Model", … ("the command line" for startup)
+
+// ---- per-window state --------------------------------------------------------------------------
+
+struct InputWindowState {
+  std::string tensor_path;  // the path being typed (applied with the Load button)
+  std::string image_path;
+};
+
+struct ModelWindowState {
+  std::string weights_dir;  // the folder being typed (applied with the Load button)
+};
+
+struct HeadsWindowState {
+  std::vector<GlTexture> textures;      // one per head
+  const HeadsPixels* uploaded = nullptr;  // the pixels the textures hold
+  GlTexture colorbar;                   // 1 × 256 strip of the current colormap
+  int colorbar_map = -1;
+  int large_head = -1;                  // double-clicked head shown large (−1: none)
+  int uploads = 0;                      // textures re-sent so far (benchmark report)
+  // Token labels as drawn (display_label) and their widest extent, cached per analysis and font.
+  std::vector<std::string> labels;
+  const AttentionAnalysis* labels_for = nullptr;
+  int labels_font_generation = -1;
+  float labels_extent = 0;
+};
+
+struct ShapesWindowState {
+  std::shared_ptr<const Analysis> previous;  // the analysis before the current one
+  std::vector<std::string> setting_changes;  // "groups: 8 → 2"
+  std::vector<std::string> shape_changes;    // "split kv heads: [8, 6, 8] → [2, 6, 8]"
+};
+
+// ---- layout record -----------------------------------------------------------------------------
+
+// Where things were drawn in the last frame, in framebuffer pixels (y down) — written by scripted
+// runs as --layout-json so tests can sample the screenshot.
+struct LayoutRecord {
+  struct Head {
+    int head = 0, kv_group = 0, tokens = 0;
+    ImVec2 min, max;     // the heatmap image rectangle
+    float cell = 0;      // cell side in pixels
+    float frame = 0;     // width of the kv-group frame drawn just outside the image
+    ImU32 frame_color = 0;
+    ValueRange range;
+  };
+  struct Label {
+    std::string text;    // as drawn (after display_label)
+    std::string axis;    // "query" or "key"
+    int index = 0;       // token index
+    ImVec2 min, max;
+  };
+  std::string view;
+  std::vector<Head> heads;
+  std::vector<Label> labels;
+  std::string colormap;
+  bool scores = false;
+  void clear() { *this = LayoutRecord{}; }
+};
+
+// ---- AppState ----------------------------------------------------------------------------------
+
+struct AppState {
+  // The settings the widgets edit, and who edited them last.
+  Scene scene;
+  bool scene_edited = false;
+  Panel edited_by = Panel::startup;
+
+  // The engine's newest answer. `analysis` stays the last good one when the newest settings were
+  // refused; `error` then says why and `error_panel` where it was caused.
+  ComputeWorker* worker = nullptr;
+  std::shared_ptr<const Analysis> analysis;
+  std::shared_ptr<const HeadsPixels> heads_pixels;
+  std::string error;
+  Panel error_panel = Panel::startup;
+  uint64_t submitted_generation = 0;
+  Panel submitted_by = Panel::startup;
+  uint64_t result_generation = 0;
+  double result_seconds = 0;
+
+  // Look and feel.
+  FontAtlas* fonts = nullptr;
+  float ui_scale = 1.0f;
+  bool light_theme = true;
+  bool reset_layout = true;  // place the windows at their default spots this frame
+  std::string status;        // one line for the menu bar (save failures, export results)
+
+  // Which windows are open.
+  bool show_input = true;
+  bool show_model = true;
+  bool show_export = false;
+  bool show_shapes_floating = false;  // Shapes beside another view
+
+  InputWindowState input;
+  ModelWindowState model;
+  HeadsWindowState heads;
+  ShapesWindowState shapes;
+
+  // Scripted runs: no persisted state, fixed layout, record where heatmaps went.
+  bool scripted = false;
+  LayoutRecord layout;
+  ImVec2 framebuffer_scale{1, 1};
+};
+
+// A widget changed `scene`: submit it at the end of the frame.
+void NoteEdit(AppState& state, Panel panel);
+// Submits the scene if it was edited this frame.
+void SubmitIfEdited(AppState& state);
+// Swaps in the worker's newest result, if any. Returns true when one arrived.
+bool TakeResult(AppState& state);
+
+// The error to show in `panel`'s window (empty when the engine accepted the settings or the error
+// belongs elsewhere).
+const std::string& ErrorFor(const AppState& state, Panel panel);
+
+}  // namespace attnscope::gui

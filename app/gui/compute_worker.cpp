@@ -1,0 +1,138 @@
+#include "gui/compute_worker.h"
+
+#include <exception>
+#include <new>
+
+#include "attnscope/error.h"
+#include "attnscope/scene_json.h"
+
+namespace attnscope::gui {
+namespace {
+
+// Everything analyse() reads: the scene minus its view settings.
+std::string analysis_key_of(const Scene& scene) {
+  nlohmann::json j = scene_to_json(scene);
+  j.erase("view");
+  return j.dump();
+}
+
+}  // namespace
+
+ComputeWorker::ComputeWorker(std::function<void()> on_result) : on_result_(std::move(on_result)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ComputeWorker::~ComputeWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    pending_.reset();
+    cancel_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+uint64_t ComputeWorker::submit(const Scene& scene) {
+  Job job;
+  job.scene = scene;
+  job.analysis_key = analysis_key_of(scene);
+  job.submitted = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    job.generation = next_generation_++;
+    // A running analysis of other settings is wasted work now; one of the same settings is what
+    // the new job would redo, so let it finish and reuse it.
+    if (running_ && running_key_ != job.analysis_key) cancel_ = true;
+    if (!running_ && !pending_) busy_since_ = job.submitted;
+    pending_ = std::move(job);
+  }
+  wake_.notify_all();
+  return next_generation_ - 1;
+}
+
+std::optional<ComputeResult> ComputeWorker::take_result() {
+  std::lock_guard lock(mutex_);
+  std::optional<ComputeResult> out = std::move(result_);
+  result_.reset();
+  return out;
+}
+
+bool ComputeWorker::busy() const {
+  std::lock_guard lock(mutex_);
+  return running_ || pending_.has_value();
+}
+
+double ComputeWorker::seconds_busy() const {
+  std::lock_guard lock(mutex_);
+  if (!running_ && !pending_) return 0;
+  return std::chrono::duration<double>(Clock::now() - busy_since_).count();
+}
+
+void ComputeWorker::wait_until_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return !running_ && !pending_; });
+}
+
+ComputeResult ComputeWorker::compute(const Job& job) {
+  ComputeResult out;
+  out.generation = job.generation;
+  out.scene = job.scene;
+  try {
+    std::shared_ptr<const Analysis> analysis;
+    if (last_analysis_ && last_key_ == job.analysis_key) {
+      analysis = last_analysis_;
+    } else {
+      analysis = std::make_shared<const Analysis>(analyse(job.scene, &cancel_));
+      last_analysis_ = analysis;
+      last_key_ = job.analysis_key;
+    }
+    out.analysis = analysis;
+    if (analysis->attention) {
+      out.heads = std::make_shared<const HeadsPixels>(make_heads_pixels(*analysis->attention, job.scene.view));
+    }
+  } catch (const InputError& e) {
+    out.error = e.what();
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    out.error = "not enough memory for these settings; try fewer tokens or heads";
+  } catch (const std::exception& e) {
+    out.error = std::string("internal error: ") + e.what();
+  }
+  return out;
+}
+
+void ComputeWorker::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+      if (stop_) return;
+      job = std::move(*pending_);
+      pending_.reset();
+      running_ = true;
+      running_key_ = job.analysis_key;
+      cancel_ = false;
+    }
+    std::optional<ComputeResult> result;
+    try {
+      result = compute(job);
+      result->seconds = std::chrono::duration<double>(Clock::now() - job.submitted).count();
+    } catch (const Cancelled&) {
+      // A newer scene is pending; it will produce the next result.
+    }
+    const bool delivered = result.has_value();
+    {
+      std::lock_guard lock(mutex_);
+      running_ = false;
+      running_key_.clear();
+      if (delivered) result_ = std::move(result);  // newer than anything shown, even if more is pending
+    }
+    if (delivered) on_result_();
+    idle_.notify_all();
+  }
+}
+
+}  // namespace attnscope::gui

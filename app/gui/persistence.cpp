@@ -1,0 +1,108 @@
+#include "gui/persistence.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "attnscope/error.h"
+#include "attnscope/file_io.h"
+#include "attnscope/scene_json.h"
+
+namespace attnscope::gui {
+namespace {
+
+std::filesystem::path config_folder() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "attnscope";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".config" / "attnscope";
+  return {};
+}
+
+constexpr int64_t max_state_bytes = int64_t(4) << 20;
+
+}  // namespace
+
+Persistence::Persistence(bool enabled) : enabled_(enabled) {
+  if (enabled_) folder_ = config_folder();
+  if (folder_.empty()) enabled_ = false;
+}
+
+std::optional<Scene> Persistence::load_scene(std::string& warning) const {
+  if (!enabled_) return std::nullopt;
+  const auto path = folder_ / "scene.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  try {
+    std::vector<std::string> warnings;
+    Scene scene = attnscope::load_scene(path, &warnings);
+    if (!warnings.empty()) warning = "last scene: " + warnings.front();
+    return scene;
+  } catch (const InputError& e) {
+    warning = std::string("could not restore the last scene (starting afresh): ") + e.what();
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> Persistence::load_layout() const {
+  if (!enabled_) return std::nullopt;
+  try {
+    const auto path = folder_ / "imgui.ini";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
+    return read_file(path, max_state_bytes);
+  } catch (const InputError&) {
+    return std::nullopt;  // an unreadable layout only means the default layout
+  }
+}
+
+WindowPreferences Persistence::load_preferences() const {
+  WindowPreferences p;
+  if (!enabled_) return p;
+  try {
+    const auto path = folder_ / "window.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return p;
+    const auto j = nlohmann::json::parse(read_file(path, max_state_bytes));
+    const float scale = j.value("ui_scale", 0.0f);
+    if (scale >= 0.5f && scale <= 4.0f) p.ui_scale = scale;
+    p.light_theme = j.value("light_theme", p.light_theme);
+  } catch (const std::exception&) {
+    // A damaged preferences file only means the defaults.
+  }
+  return p;
+}
+
+std::string Persistence::save_scene(const Scene& scene) const {
+  if (!enabled_) return {};
+  try {
+    ensure_directory(folder_);
+    attnscope::save_scene(folder_ / "scene.json", scene);
+  } catch (const InputError& e) {
+    return std::string("could not save the scene: ") + e.what();
+  }
+  return {};
+}
+
+std::string Persistence::save_layout(const std::string& ini) const {
+  if (!enabled_) return {};
+  try {
+    ensure_directory(folder_);
+    write_file_atomic(folder_ / "imgui.ini", ini);
+  } catch (const InputError& e) {
+    return std::string("could not save the window layout: ") + e.what();
+  }
+  return {};
+}
+
+std::string Persistence::save_preferences(const WindowPreferences& p) const {
+  if (!enabled_) return {};
+  try {
+    ensure_directory(folder_);
+    const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}};
+    write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
+  } catch (const InputError& e) {
+    return std::string("could not save the window preferences: ") + e.what();
+  }
+  return {};
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,68 @@
+#include "gui/scripted_run.h"
+
+#include <stb_image_write.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/error.h"
+#include "attnscope/file_io.h"
+
+namespace attnscope::gui {
+namespace {
+
+void append_bytes(void* context, void* data, int size) {
+  static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
+}
+
+nlohmann::json rect_json(nlohmann::json j, ImVec2 min, ImVec2 max) {
+  j["x"] = min.x;
+  j["y"] = min.y;
+  j["w"] = max.x - min.x;
+  j["h"] = max.y - min.y;
+  return j;
+}
+
+}  // namespace
+
+void WriteScreenshot(const std::filesystem::path& path, int width, int height, const std::vector<unsigned char>& rgba) {
+  std::string png;
+  if (!stbi_write_png_to_func(append_bytes, &png, width, height, 4, rgba.data(), width * 4))
+    throw InputError("could not encode the screenshot as PNG (" + std::to_string(width) + "×" + std::to_string(height) + ")");
+  write_file_atomic(path, png);
+}
+
+void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height) {
+  nlohmann::json j;
+  j["width"] = width;
+  j["height"] = height;
+  j["view"] = state.layout.view;
+  j["colormap"] = state.layout.colormap;
+  j["values"] = state.layout.scores ? "scores" : "probabilities";
+  j["error"] = state.error;
+  j["font_notice"] = state.fonts ? state.fonts->notice() : "";
+  j["heads"] = nlohmann::json::array();
+  for (const LayoutRecord::Head& h : state.layout.heads) {
+    nlohmann::json e = {{"head", h.head}, {"kv_group", h.kv_group}, {"tokens", h.tokens}, {"cell", h.cell}, {"frame", h.frame}};
+    const ImVec4 c = ImGui::ColorConvertU32ToFloat4(h.frame_color);
+    e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
+    e["range"] = {h.range.lo, h.range.hi};
+    j["heads"].push_back(rect_json(std::move(e), h.min, h.max));
+  }
+  j["labels"] = nlohmann::json::array();
+  const ImVec2 s = state.framebuffer_scale;
+  for (const LayoutRecord::Label& l : state.layout.labels) {
+    nlohmann::json e = {{"axis", l.axis}, {"index", l.index}, {"text", l.text}};
+    j["labels"].push_back(rect_json(std::move(e), ImVec2(l.min.x * s.x, l.min.y * s.y), ImVec2(l.max.x * s.x, l.max.y * s.y)));
+  }
+  write_file_atomic(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+void WriteBenchJson(const std::filesystem::path& path, const BenchTimings& t) {
+  const nlohmann::json j = {{"frame_ms", t.frame_ms},
+                            {"latency_ms", t.latency_ms},
+                            {"compute_ms", t.compute_ms},
+                            {"texture_uploads", t.texture_uploads}};
+  write_file_atomic(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace attnscope::gui

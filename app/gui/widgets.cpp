@@ -1,0 +1,298 @@
+#include "gui/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "attnscope/text_raster.h"
+#include "attnscope/tokenizer.h"
+
+namespace attnscope::gui {
+
+// ---- placement -------------------------------------------------------------------------------------
+
+ImRect SlotRect(const AppState& state, Slot slot) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const ImVec2 p = vp->WorkPos, s = vp->WorkSize;
+  const float scale = state.ui_scale;
+  const float left = std::min(std::clamp(s.x * 0.27f, 330.0f * scale, 560.0f * scale), s.x * 0.45f);
+  const float top_h = std::round(s.y * 0.42f);
+  switch (slot) {
+    case Slot::left_top: return ImRect(p, ImVec2(p.x + left, p.y + top_h));
+    case Slot::left_bottom: return ImRect(ImVec2(p.x, p.y + top_h), ImVec2(p.x + left, p.y + s.y));
+    case Slot::main: return ImRect(ImVec2(p.x + left, p.y), ImVec2(p.x + s.x, p.y + s.y));
+    case Slot::right_third: return ImRect(ImVec2(p.x + s.x * 0.62f, p.y), ImVec2(p.x + s.x, p.y + s.y));
+    case Slot::centre: {
+      const ImVec2 size(std::min(s.x * 0.6f, 720.0f * scale), std::min(s.y * 0.7f, 560.0f * scale));
+      const ImVec2 min(p.x + (s.x - size.x) * 0.5f, p.y + (s.y - size.y) * 0.5f);
+      return ImRect(min, ImVec2(min.x + size.x, min.y + size.y));
+    }
+  }
+  return ImRect(p, ImVec2(p.x + s.x, p.y + s.y));
+}
+
+void PlaceNextWindow(const AppState& state, Slot slot) {
+  const ImRect r = SlotRect(state, slot);
+  const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  ImGui::SetNextWindowPos(r.Min, cond);
+  ImGui::SetNextWindowSize(r.GetSize(), cond);
+}
+
+// ---- text ------------------------------------------------------------------------------------------
+
+void ErrorText(const std::string& message) {
+  if (message.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(214, 39, 40, 255));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(message.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void NoticeText(const std::string& message) {
+  if (message.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 120, 0, 255));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(message.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+void HelpMarker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void SectionHeader(const char* title) {
+  ImGui::Spacing();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogramHovered));
+  ImGui::TextUnformatted(title);
+  ImGui::PopStyleColor();
+  ImGui::Separator();
+}
+
+std::string Ellipsize(const std::string& text, float max_width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  const std::u32string cps = decode_utf8_lenient(text);
+  const float ellipsis = ImGui::CalcTextSize("…").x;
+  std::string out;
+  for (char32_t cp : cps) {
+    std::string next = out + encode_utf8(cp);
+    if (ImGui::CalcTextSize(next.c_str()).x + ellipsis > max_width) break;
+    out = std::move(next);
+  }
+  return out + "…";
+}
+
+void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std::string& text) {
+  // Lay the text out unrotated at the clip rectangle's corner (so no glyph is culled), then turn
+  // its vertices a quarter turn counter-clockwise into place.
+  const ImVec4 clip = draw->_CmdHeader.ClipRect;
+  const ImVec2 origin(clip.x, clip.y);
+  const float line_h = ImGui::GetFontSize();
+  const int first = draw->VtxBuffer.Size;
+  draw->AddText(origin, color, text.c_str());
+  for (int i = first; i < draw->VtxBuffer.Size; ++i) {
+    ImDrawVert& v = draw->VtxBuffer[i];
+    const float u = v.pos.x - origin.x;  // along the baseline
+    const float w = v.pos.y - origin.y;  // down from the top of the line
+    v.pos = ImVec2(bottom_left.x + w, bottom_left.y - u);
+  }
+  (void)line_h;
+}
+
+// ---- colours ---------------------------------------------------------------------------------------
+
+ImU32 KvGroupColor(int group) {
+  static constexpr ImU32 okabe_ito[] = {
+      IM_COL32(230, 159, 0, 255),   IM_COL32(86, 180, 233, 255), IM_COL32(0, 158, 115, 255),
+      IM_COL32(204, 121, 167, 255), IM_COL32(0, 114, 178, 255),  IM_COL32(213, 94, 0, 255),
+      IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255),
+  };
+  constexpr int n = int(sizeof okabe_ito / sizeof okabe_ito[0]);
+  if (group >= 0 && group < n) return okabe_ito[group];
+  // Beyond the palette: golden-ratio hues, still distinct from their neighbours.
+  float r, g, b;
+  ImGui::ColorConvertHSVtoRGB(std::fmod(0.13f + 0.618034f * float(group), 1.0f), 0.75f, 0.85f, r, g, b);
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1.0f));
+}
+
+ImU32 ToImU32(Rgba c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+ImU32 ContrastText(ImU32 background) {
+  const ImVec4 c = ImGui::ColorConvertU32ToFloat4(background);
+  const float luminance = 0.2126f * c.x + 0.7152f * c.y + 0.0722f * c.z;
+  return luminance > 0.55f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+// ---- sliders ---------------------------------------------------------------------------------------
+
+bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
+                        std::string& error, bool logarithmic) {
+  double edited = *value;
+  ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp;
+  if (logarithmic) flags |= ImGuiSliderFlags_Logarithmic;
+  if (!ImGui::SliderScalar(label, ImGuiDataType_Double, &edited, &min, &max, format, flags)) return false;
+  if (!std::isfinite(edited)) {
+    error = std::string(label).substr(0, std::string(label).find("##")) +
+            ": only finite numbers are allowed, the value was kept";
+    return false;
+  }
+  // AlwaysClamp lets NaN through its comparisons; clamp again after the check above.
+  edited = std::clamp(edited, min, max);
+  if (edited == *value) return false;
+  *value = edited;
+  error.clear();
+  return true;
+}
+
+// ---- busy indicator --------------------------------------------------------------------------------
+
+void BusyIndicator(const AppState& state) {
+  if (!state.worker || state.worker->seconds_busy() < 0.1) return;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float r = ImGui::GetFontSize() * 0.45f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 c(p.x + r + 2, p.y + ImGui::GetFontSize() * 0.5f);
+  const float t = float(ImGui::GetTime());
+  const int segments = 24;
+  const float start = t * 6.0f;
+  draw->PathClear();
+  for (int i = 0; i <= segments; ++i) {
+    const float a = start + float(i) / float(segments) * 4.5f;
+    draw->PathLineTo(ImVec2(c.x + std::cos(a) * r, c.y + std::sin(a) * r));
+  }
+  draw->PathStroke(ImGui::GetColorU32(ImGuiCol_Text), 0, r * 0.35f);
+  ImGui::Dummy(ImVec2(2 * r + 6, ImGui::GetFontSize()));
+  ImGui::SameLine();
+  ImGui::Text("computing… %.1f s", state.worker->seconds_busy());
+}
+
+// ---- colour bar ------------------------------------------------------------------------------------
+
+std::string FormatValue(float value) {
+  if (std::isinf(value)) return value < 0 ? "−∞" : "+∞";
+  if (std::isnan(value)) return "NaN";
+  char buf[32];
+  const float a = std::fabs(value);
+  if (a != 0 && (a < 1e-3f || a >= 1e4f)) std::snprintf(buf, sizeof buf, "%.2e", double(value));
+  else std::snprintf(buf, sizeof buf, "%.3g", double(value));
+  std::string s = buf;
+  if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);  // a real minus sign reads better
+  return s;
+}
+
+float ColorBarLabelWidth(ValueRange range, int ticks) {
+  float w = 0;
+  for (int i = 0; i < ticks; ++i) {
+    const float v = range.lo + (range.hi - range.lo) * float(i) / float(std::max(1, ticks - 1));
+    w = std::max(w, ImGui::CalcTextSize(FormatValue(v).c_str()).x);
+  }
+  return w + ImGui::GetFontSize() * 0.5f;
+}
+
+float DrawColorBar(ImDrawList* draw, GlTexture& strip, int& strip_map, Colormap map, ImVec2 min, ImVec2 max,
+                   ValueRange range, int ticks) {
+  if (strip_map != int(map) || !strip.valid()) {
+    std::vector<Rgba> pixels(256);
+    for (int i = 0; i < 256; ++i) pixels[size_t(i)] = colormap_lookup(map, float(255 - i) / 255.0f);
+    strip.update(1, 256, pixels);  // top row = high values
+    strip_map = int(map);
+  }
+  draw->AddImage(strip.id(), min, max);
+  draw->AddRect(min, max, ImGui::GetColorU32(ImGuiCol_Border));
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const float font = ImGui::GetFontSize();
+  float width = 0;
+  for (int i = 0; i < ticks; ++i) {
+    const float f = float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
+    const float v = range.lo + (range.hi - range.lo) * f;
+    const float y = max.y - (max.y - min.y) * f;
+    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
+    const std::string s = FormatValue(v);
+    const float ty = std::clamp(y - font * 0.5f, min.y - font * 0.5f, max.y - font * 0.5f);
+    draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
+    width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
+  }
+  return width + font * 0.5f;
+}
+
+// ---- axis labels -----------------------------------------------------------------------------------
+
+float LabelExtent(const std::vector<std::string>& labels, float cap) {
+  float w = 0;
+  for (const std::string& l : labels) {
+    w = std::max(w, ImGui::CalcTextSize(l.c_str()).x);
+    if (w >= cap) return cap;
+  }
+  return w;
+}
+
+namespace {
+
+// Which labels to draw: every step-th, plus the selected one with its near neighbours left out.
+std::vector<int> thinned(int count, float cell, int selected) {
+  const float line = ImGui::GetFontSize() * 0.9f;  // glyphs' ink is shorter than the line
+  const int step = std::max(1, int(std::ceil(line / std::max(cell, 1e-3f))));
+  std::vector<int> out;
+  for (int i = 0; i < count; i += step) {
+    if (selected >= 0 && i != selected && std::abs(i - selected) < step) continue;
+    out.push_back(i);
+  }
+  if (selected >= 0 && selected < count && (selected % step != 0)) out.push_back(selected);
+  return out;
+}
+
+}  // namespace
+
+void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
+                     float max_width, int selected, LayoutRecord* record) {
+  const float font = ImGui::GetFontSize();
+  const float pad = font * 0.3f;
+  for (int i : thinned(int(labels.size()), cell, selected)) {
+    const std::string text = Ellipsize(labels[size_t(i)], max_width);
+    const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+    const ImVec2 pos(image_min.x - pad - size.x, image_min.y + (float(i) + 0.5f) * cell - size.y * 0.5f);
+    if (i == selected) {
+      draw->AddRectFilled(ImVec2(pos.x - 2, pos.y), ImVec2(pos.x + size.x + 2, pos.y + size.y),
+                          ImGui::GetColorU32(ImGuiCol_HeaderActive), 3.0f);
+    }
+    draw->AddText(pos, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+    if (record) record->labels.push_back({text, "query", i, pos, ImVec2(pos.x + size.x, pos.y + size.y)});
+  }
+}
+
+void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
+                   float max_height, bool rotated, LayoutRecord* record) {
+  const float font = ImGui::GetFontSize();
+  const float pad = font * 0.3f;
+  const ImU32 color = ImGui::GetColorU32(ImGuiCol_Text);
+  // Upright labels are as wide as they are long: thin them by their width, not the line height.
+  const float upright_cell = rotated ? cell : cell * font * 0.9f / std::max(LabelExtent(labels, max_height), 1.0f);
+  for (int i : thinned(int(labels.size()), rotated ? cell : upright_cell, -1)) {
+    const std::string text = Ellipsize(labels[size_t(i)], max_height);
+    const ImVec2 size = ImGui::CalcTextSize(text.c_str());  // x: length along the text
+    const float centre = image_min.x + (float(i) + 0.5f) * cell;
+    ImVec2 min, max;
+    if (rotated) {
+      const ImVec2 bottom_left(centre - size.y * 0.5f, image_min.y - pad);
+      AddTextRotated(draw, bottom_left, color, text);
+      min = ImVec2(bottom_left.x, bottom_left.y - size.x);
+      max = ImVec2(bottom_left.x + size.y, bottom_left.y);
+    } else {
+      min = ImVec2(centre - size.x * 0.5f, image_min.y - pad - size.y);
+      max = ImVec2(min.x + size.x, min.y + size.y);
+      draw->AddText(min, color, text.c_str());
+    }
+    if (record) record->labels.push_back({text, "key", i, min, max});
+  }
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,75 @@
+// widgets.h — small drawing helpers shared by the windows: placement, messages, rotated labels,
+// kv-group colours, finite-only sliders, the busy spinner and the colour bar.
+//
+// Sections: placement · text · colours · sliders · busy indicator · colour bar · axis labels
+#pragma once
+#include <imgui.h>
+#include <imgui_internal.h>
+#include <imgui_stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "attnscope/colormap.h"
+#include "gui/app_state.h"
+
+namespace attnscope::gui {
+
+// ---- placement -------------------------------------------------------------------------------------
+// The default layout: Input above Model in a left column, the chosen view filling the rest.
+enum class Slot { left_top, left_bottom, main, right_third, centre };
+ImRect SlotRect(const AppState& state, Slot slot);
+// Sets the next window's position and size: always in scripted runs and after "Reset layout",
+// otherwise only when imgui.ini has no entry for it yet.
+void PlaceNextWindow(const AppState& state, Slot slot);
+
+// ---- text ------------------------------------------------------------------------------------------
+void ErrorText(const std::string& message);   // red, wrapped; nothing when empty
+void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
+void HelpMarker(const char* text);            // "(?)" with a tooltip
+void SectionHeader(const char* title);        // a little space, the title, a rule
+// `text` cut to at most `max_width` pixels with "…" (whole code points).
+std::string Ellipsize(const std::string& text, float max_width);
+// Text rotated 90° counter-clockwise (reads bottom to top). The ink occupies the box from
+// (x, y) to (x + line height, y + text width): `bottom_left` is that box's bottom-left corner.
+void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std::string& text);
+
+// ---- colours ---------------------------------------------------------------------------------------
+// The colour of kv group g: Okabe–Ito's colour-blind-safe palette, then evenly spaced hues.
+ImU32 KvGroupColor(int group);
+ImU32 ToImU32(Rgba c);
+// Black or white, whichever reads better on `background`.
+ImU32 ContrastText(ImU32 background);
+
+// ---- sliders ---------------------------------------------------------------------------------------
+// A double slider (Ctrl+click to type) that never stores NaN or ±∞: such input is refused, the old
+// value kept, and `error` set to say so. Returns true when the value changed.
+bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
+                        std::string& error, bool logarithmic = false);
+
+// ---- busy indicator --------------------------------------------------------------------------------
+// A spinner and "computing…" at the current cursor line when the worker has been busy > 100 ms.
+void BusyIndicator(const AppState& state);
+
+// ---- colour bar ------------------------------------------------------------------------------------
+// A vertical colour bar in [min, max] with `ticks` numbers on its right; returns the width used by
+// the numbers. `strip` caches the 1 × 256 texture of `map`.
+float DrawColorBar(ImDrawList* draw, GlTexture& strip, int& strip_map, Colormap map, ImVec2 min, ImVec2 max,
+                   ValueRange range, int ticks);
+// Width the numbers of DrawColorBar need.
+float ColorBarLabelWidth(ValueRange range, int ticks);
+std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
+
+// ---- axis labels -----------------------------------------------------------------------------------
+// Labels down the left of a heatmap (queries) or rotated along its top (keys), thinned so that they
+// never overlap; the selected one is always drawn, highlighted. Records what it drew in `record`
+// (may be null).
+void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
+                     float max_width, int selected, LayoutRecord* record);
+// rotated = false writes them upright, centred over their columns (when every label fits a cell).
+void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
+                   float max_height, bool rotated, LayoutRecord* record);
+// The widest label, capped at `cap` pixels.
+float LabelExtent(const std::vector<std::string>& labels, float cap);
+
+}  // namespace attnscope::gui

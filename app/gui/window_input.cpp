@@ -1,0 +1,176 @@
+// window_input.cpp — the Input window: a sentence (with English and Chinese samples), a tensor file
+// or a 2D grid (pattern or image, rows × cols), and the tokens the engine made of it.
+#include <algorithm>
+#include <string>
+
+#include "attnscope/limits.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+struct Sample {
+  const char* title;
+  const char* text;
+};
+constexpr Sample samples[] = {
+    {"English: the cat", "The cat sat on the mat because it was tired."},
+    {"English: it = the animal?", "The animal didn't cross the street because it was too tired."},
+    {"English: pangram", "The quick brown fox jumps over the lazy dog."},
+    {"Chinese: I like basketball", "我喜欢打篮球"},
+    {"Chinese: attention lesson", "今天我们学习注意力机制，每个头看不同的词。"},
+    {"Mixed: English + Chinese", "Attention 注意力 is all you need."},
+    {"Longer: a paragraph",
+     "Attention lets every token look at every other token. Each head learns its own way of looking: "
+     "one follows the previous word, another finds the subject, a third spreads evenly. Grouped "
+     "heads share keys and values, which saves memory when the model writes long answers."},
+};
+
+const char* const patterns[] = {"checkerboard", "gradient", "rings", "glyph", "noise"};
+
+void DrawSentenceInput(AppState& state) {
+  InputSettings& in = state.scene.input;
+  const float lines = 3.2f;
+  if (ImGui::InputTextMultiline("##sentence", &in.text,
+                                ImVec2(-1.0f, ImGui::GetTextLineHeightWithSpacing() * lines))) {
+    state.fonts->request_text(in.text);
+    NoteEdit(state, Panel::input);
+  }
+  ImGui::SetNextItemWidth(-1.0f);
+  if (ImGui::BeginCombo("##samples", "Sample sentences…")) {
+    for (const Sample& s : samples) {
+      if (ImGui::Selectable(s.title)) {
+        in.text = s.text;
+        state.fonts->request_text(in.text);
+        state.scene.view.selected_query = -1;
+        NoteEdit(state, Panel::input);
+      }
+      if (ImGui::IsItemHovered()) {
+        state.fonts->request_text(s.text);
+        ImGui::SetTooltip("%s", s.text);
+      }
+    }
+    ImGui::EndCombo();
+  }
+}
+
+void DrawTensorInput(AppState& state) {
+  InputSettings& in = state.scene.input;
+  if (state.input.tensor_path.empty()) state.input.tensor_path = in.tensor_path;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
+  const bool enter = ImGui::InputTextWithHint("##tensor", "X.npy, float32 [T, C]", &state.input.tensor_path,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if (ImGui::Button("Load##tensor") || enter) {
+    in.tensor_path = state.input.tensor_path;
+    NoteEdit(state, Panel::input);
+  }
+  ImGui::TextDisabled("Rows are tokens, columns the model width C.");
+}
+
+void DrawGridInput(AppState& state) {
+  GridSettings& grid = state.scene.input.grid;
+  bool edited = false;
+  const bool image = !grid.image_path.empty();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::BeginCombo("pattern", image ? "(image)" : grid.pattern.c_str())) {
+    for (const char* p : patterns)
+      if (ImGui::Selectable(p, !image && grid.pattern == p)) {
+        grid.pattern = p;
+        grid.image_path.clear();
+        edited = true;
+      }
+    ImGui::EndCombo();
+  }
+  if (grid.pattern == "noise" && !image) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    const uint64_t one = 1;
+    edited |= ImGui::InputScalar("noise seed", ImGuiDataType_U64, &grid.seed, &one, &one, "%llu");
+  }
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  int rows = grid.rows, cols = grid.cols;
+  if (ImGui::SliderInt("rows", &rows, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+    grid.rows = std::clamp(rows, 2, limits::max_grid_side);
+    edited = true;
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::SliderInt("cols", &cols, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+    grid.cols = std::clamp(cols, 2, limits::max_grid_side);
+    edited = true;
+  }
+  if (state.input.image_path.empty()) state.input.image_path = grid.image_path;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
+  const bool enter = ImGui::InputTextWithHint("##image", "or an image: PNG / JPEG path", &state.input.image_path,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  ImGui::SameLine();
+  if (ImGui::Button("Load##image") || enter) {
+    grid.image_path = state.input.image_path;
+    edited = true;
+  }
+  if (edited) NoteEdit(state, Panel::input);
+}
+
+// The tokens as small buttons that wrap; clicking one selects it as the query everywhere.
+void DrawTokenList(AppState& state) {
+  if (!state.analysis || !state.analysis->attention) return;
+  const AttentionAnalysis& att = *state.analysis->attention;
+  ImGui::Text("%d tokens", int(att.labels.size()));
+  ImGui::SameLine();
+  ImGui::TextDisabled("click one to select it as the query");
+  ImGui::BeginChild("tokens", ImVec2(0, 0), true);
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  int& selected = state.scene.view.selected_query;
+  for (int i = 0; i < int(att.labels.size()); ++i) {
+    const std::string text = std::to_string(i) + " " + state.fonts->display_label(att.labels[size_t(i)]);
+    const float w = ImGui::CalcTextSize(text.c_str()).x + style.FramePadding.x * 2;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    }
+    const bool is_selected = i == selected;
+    if (is_selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_HeaderActive));
+    ImGui::PushID(i);
+    if (ImGui::SmallButton(text.c_str())) selected = is_selected ? -1 : i;
+    ImGui::PopID();
+    if (is_selected) ImGui::PopStyleColor();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace
+
+void DrawInputWindow(AppState& state) {
+  if (!state.show_input) return;
+  PlaceNextWindow(state, Slot::left_top);
+  if (!ImGui::Begin("Input###input", &state.show_input)) {
+    ImGui::End();
+    return;
+  }
+  InputSettings& in = state.scene.input;
+  const std::pair<InputSource, const char*> sources[] = {
+      {InputSource::text, "sentence"}, {InputSource::tensor, "tensor X.npy"}, {InputSource::grid, "2D grid"}};
+  for (const auto& [source, name] : sources) {
+    if (source != InputSource::text) ImGui::SameLine();
+    if (ImGui::RadioButton(name, in.source == source) && in.source != source) {
+      in.source = source;
+      state.scene.view.selected_query = -1;
+      NoteEdit(state, Panel::input);
+    }
+  }
+  switch (in.source) {
+    case InputSource::text: DrawSentenceInput(state); break;
+    case InputSource::tensor: DrawTensorInput(state); break;
+    case InputSource::grid: DrawGridInput(state); break;
+  }
+  ErrorText(ErrorFor(state, Panel::input));
+  ErrorText(ErrorFor(state, Panel::startup));
+  NoticeText(state.fonts->notice());
+  if (in.source != InputSource::grid) DrawTokenList(state);
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui

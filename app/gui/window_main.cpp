@@ -1,0 +1,382 @@
+// window_main.cpp — run_window: the window's straight main loop.
+//
+//   0. scene and window size from the flags (or the last session's scene)
+//   1. GLFW window with an OpenGL 3.3 core context
+//   2. Dear ImGui: context, backends, fonts (fontconfig), persisted layout
+//   3. state and the compute worker; the first scene goes to the engine
+//   4. loop: events → newest result → look (scale, theme, fonts) → frame: draw windows →
+//      submit edits → render → (scripted: screenshot and exit) → swap → persist layout
+//   5. tear down in reverse
+//
+// Sections: flags · helpers · run_window
+#include "gui/window_main.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "attnscope/error.h"
+#include "gui/app_state.h"
+#include "gui/compute_worker.h"
+#include "gui/fonts.h"
+#include "gui/gl_texture.h"
+#include "gui/persistence.h"
+#include "gui/scripted_run.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+
+// ---- flags -------------------------------------------------------------------------------------------
+
+namespace {
+const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
+                                         "--theme", "--bench-json", "--bench-changes"};
+}
+
+void add_window_options(CLI::App& app, WindowOptions& o) {
+  o.app = &app;
+  auto* group = app.add_option_group("Window", "The desktop window (no subcommand); scripted runs for figures and tests");
+  group->add_option("--screenshot", o.screenshot, "Render, write this PNG and exit (no saved state is read or written)");
+  group->add_option("--frames", o.frames, "Frames to render before the screenshot (default 3; the last waits for the result)");
+  group->add_option("--size", o.size, "Window size WxH in pixels (default 1600x900, 1280x720 with --screenshot)");
+  group->add_option("--layout-json", o.layout_json, "With --screenshot: write where each head's heatmap was drawn");
+  group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
+  group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
+  group->add_option("--bench-json", o.bench_json, "Frame-time benchmark: time settings changes, write the timings here")
+      ->group("");
+  group->add_option("--bench-changes", o.bench_changes, "Settings changes to time in a benchmark run (default 20)")->group("");
+}
+
+// ---- helpers -----------------------------------------------------------------------------------------
+
+namespace {
+
+bool Given(CLI::App* app, const char* flag) {
+  if (!app) return false;
+  try {
+    return app->count(flag) > 0;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
+// True when the command line names any scene setting (then the last session's scene is not restored).
+bool AnySceneFlag(const cli::SceneOptions& options) {
+  if (!options.app) return false;
+  for (const CLI::Option* opt : options.app->get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string name = opt->get_name();
+    const bool window_flag = std::find_if(std::begin(window_flag_names), std::end(window_flag_names),
+                                          [&](const char* f) { return name == f; }) != std::end(window_flag_names);
+    if (!window_flag && name != "--help" && name != "--version") return true;
+  }
+  return false;
+}
+
+struct WindowSize {
+  int width = 0, height = 0;
+};
+
+WindowSize ParseSize(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  const int n = std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra);
+  require(n == 3 && (x == 'x' || x == 'X'), "--size takes WxH in pixels, e.g. 1280x720; got '" + text + "'");
+  require(w >= 320 && w <= 7680 && h >= 240 && h <= 4320,
+          "--size must be between 320x240 and 7680x4320, got '" + text + "'");
+  return {w, h};
+}
+
+void ApplyStyle(bool light, float scale) {
+  ImGuiStyle style;
+  if (light) ImGui::StyleColorsLight(&style);
+  else ImGui::StyleColorsDark(&style);
+  style.WindowRounding = 4.0f;
+  style.FrameRounding = 3.0f;
+  style.GrabRounding = 3.0f;
+  style.WindowPadding = ImVec2(10, 10);
+  style.ItemSpacing = ImVec2(8, 6);
+  style.ScaleAllSizes(scale);
+  ImGui::GetStyle() = style;
+}
+
+// Ctrl + / Ctrl − / Ctrl 0 for the UI scale; Ctrl+E for the Export window.
+void HandleShortcuts(AppState& state) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl) return;
+  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
+    state.ui_scale = std::min(3.0f, std::round((state.ui_scale + 0.1f) * 20.0f) / 20.0f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
+    state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
+  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) state.ui_scale = 1.0f;
+  if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
+}
+
+void DrawViewWindow(AppState& state) {
+  const std::string& view = state.scene.view.view;
+  if (view == "shapes") DrawShapesWindow(state, false);
+  else DrawHeadsWindow(state);
+}
+
+// The benchmark's settings change: a new seed (sentence) — new numbers at the same sizes.
+void BenchChange(AppState& state) {
+  state.scene.model.seed ^= 1;
+  NoteEdit(state, Panel::model);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+// ---- run_window --------------------------------------------------------------------------------------
+
+int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  // 0. Scene and size. A bad scene flag is shown in the window (and on stderr); a bad window flag
+  //    is a usage error.
+  const bool bench = !options.bench_json.empty();
+  const bool scripted = !options.screenshot.empty() || bench;
+  require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
+  require(!Given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
+  require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
+          "--ui-scale must be between 0.5 and 3");
+  require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
+          "--theme must be light or dark, got '" + options.theme + "'");
+  const WindowSize size = options.size.empty() ? (scripted ? WindowSize{1280, 720} : WindowSize{1600, 900})
+                                               : ParseSize(options.size);
+  Persistence persistence(!scripted);
+  const WindowPreferences preferences = persistence.load_preferences();
+  Scene scene;
+  std::string startup_error, startup_status;
+  try {
+    std::optional<Scene> last;
+    if (!AnySceneFlag(scene_options)) last = persistence.load_scene(startup_status);
+    scene = last ? *last : cli::build_scene(scene_options);
+  } catch (const InputError& e) {
+    startup_error = e.what();
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+
+  // 1. The window and its OpenGL 3.3 core context.
+  glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "glfw error %d: %s\n", code, text); });
+  if (!glfwInit()) {
+    std::fprintf(stderr, "error: cannot open a window (no display?). Set DISPLAY, run under `xvfb-run -a`, or use a "
+                         "subcommand such as `attnscope compute`.\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  GLFWwindow* window = glfwCreateWindow(size.width, size.height, "attnscope", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "error: cannot create an OpenGL 3.3 window (see the glfw error above)\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(scripted ? 0 : 1);
+
+  // 2. Dear ImGui with the system fonts and the saved layout (imgui.ini is written by us, atomically).
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  FontAtlas fonts;
+  fonts.request_text(scene.input.text);
+
+  int exit_code = 0;
+  {
+    // 3. State and the compute worker.
+    ComputeWorker worker([] { glfwPostEmptyEvent(); });
+    AppState state;
+    state.worker = &worker;
+    state.fonts = &fonts;
+    state.scene = scene;
+    state.scripted = scripted;
+    state.status = startup_status;
+    // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
+    // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
+    float content_scale = 1.0f;
+    glfwGetWindowContentScale(window, &content_scale, nullptr);
+    int fb_w0 = 0, fb_h0 = 0;
+    glfwGetFramebufferSize(window, &fb_w0, &fb_h0);
+    const float fitted = std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h0) / 900.0f * 20.0f) / 20.0f),
+                                    1.0f, 3.0f);
+    state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
+                     : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
+                                                              : fitted;
+    state.light_theme = options.theme.empty() ? (scripted || preferences.light_theme) : options.theme == "light";
+    state.reset_layout = !persistence.load_layout().has_value();
+    if (startup_error.empty()) {
+      NoteEdit(state, Panel::startup);
+    } else {
+      state.error = startup_error;
+      state.error_panel = Panel::startup;
+    }
+
+    float applied_scale = 0.0f;
+    bool applied_light = !state.light_theme;
+    bool device_ready = false;
+    int frame = 0, frames_since_result = 0;
+    const int frames_wanted = std::max(options.frames, 2);
+    // Benchmark bookkeeping.
+    BenchTimings timings;
+    int bench_done = 0;
+    uint64_t bench_generation = 0;
+    Clock::time_point bench_submitted;
+    bool bench_started = false;
+    int bench_quiet_frames = 0;
+
+    // 4. The loop.
+    while (!glfwWindowShouldClose(window)) {
+      const Clock::time_point frame_start = Clock::now();
+      // a. Events: wait when idle so the window costs nothing while a teacher talks.
+      if (scripted) glfwPollEvents();
+      else if (worker.busy() || frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
+      else glfwWaitEventsTimeout(0.5);
+
+      // b. The worker's newest result. A scripted run waits for it before its last frames.
+      if (scripted && !bench && frame >= frames_wanted - 2) worker.wait_until_idle();
+      const bool got_result = TakeResult(state);
+      frames_since_result = got_result ? 0 : frames_since_result + 1;
+
+      // c. Look: style and fonts follow the UI scale and theme; new text may need new glyphs.
+      if (state.ui_scale != applied_scale || state.light_theme != applied_light) {
+        ApplyStyle(state.light_theme, state.ui_scale);
+        applied_scale = state.ui_scale;
+        applied_light = state.light_theme;
+      }
+      fonts.rebuild_if_needed(std::round(16.0f * state.ui_scale), device_ready);
+
+      // d. The frame: every window reads the state and edits the scene.
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      if (scripted) {  // the pointer of a headless display must not hover anything in a figure
+        io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        for (bool& down : io.MouseDown) down = false;
+      }
+      ImGui::NewFrame();
+      device_ready = true;
+      state.framebuffer_scale = io.DisplayFramebufferScale;
+      state.layout.clear();
+      HandleShortcuts(state);
+      DrawMenuBar(state);
+      DrawInputWindow(state);
+      DrawModelWindow(state);
+      DrawViewWindow(state);
+      DrawShapesWindow(state, true);
+      state.reset_layout = false;
+      if (bench && bench_started && frames_since_result > 0 && bench_generation == 0 && bench_done < options.bench_changes &&
+          ++bench_quiet_frames >= 5) {
+        BenchChange(state);
+        bench_quiet_frames = 0;
+      }
+      ImGui::Render();
+
+      // e. Edited settings go to the engine (the newest wins).
+      SubmitIfEdited(state);
+      if (bench && bench_started && state.edited_by == Panel::model && bench_generation == 0 &&
+          state.submitted_generation > state.result_generation) {
+        bench_generation = state.submitted_generation;
+        bench_submitted = Clock::now();
+      }
+
+      // f. Render.
+      int fb_w = 0, fb_h = 0;
+      glfwGetFramebufferSize(window, &fb_w, &fb_h);
+      glViewport(0, 0, fb_w, fb_h);
+      const ImVec4 clear = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+      glClearColor(clear.x, clear.y, clear.z, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      ++frame;
+
+      // g. Scripted: after the wanted frames, once the result has been on screen for a frame.
+      const bool settled = !worker.busy() && frames_since_result >= 1;
+      if (scripted && !bench && frame >= frames_wanted && settled) {
+        try {
+          const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);
+          WriteScreenshot(options.screenshot, fb_w, fb_h, pixels);
+          if (!options.layout_json.empty()) WriteLayoutJson(options.layout_json, state, fb_w, fb_h);
+        } catch (const InputError& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+          exit_code = 2;
+        }
+        break;
+      }
+      glfwSwapBuffers(window);
+
+      if (bench) {
+        gl_finish();
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count();
+        if (!bench_started && settled && frame >= 3) bench_started = true;
+        else if (bench_started) timings.frame_ms.push_back(ms);
+        if (bench_generation != 0 && state.result_generation >= bench_generation) {
+          timings.latency_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - bench_submitted).count());
+          timings.compute_ms.push_back(state.result_seconds * 1000.0);
+          bench_generation = 0;
+          ++bench_done;
+        }
+        if (bench_done >= options.bench_changes && bench_generation == 0 && bench_quiet_frames >= 4) break;
+        if (bench_done >= options.bench_changes) ++bench_quiet_frames;
+      }
+
+      // h. Persist the layout when ImGui says it changed.
+      if (io.WantSaveIniSettings) {
+        size_t ini_size = 0;
+        const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
+        if (const std::string failure = persistence.save_layout(std::string(ini, ini_size)); !failure.empty())
+          state.status = failure;
+        io.WantSaveIniSettings = false;
+      }
+    }
+
+    if (bench) {
+      timings.texture_uploads = state.heads.uploads;
+      try {
+        WriteBenchJson(options.bench_json, timings);
+      } catch (const InputError& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        exit_code = 2;
+      }
+      std::fprintf(stderr, "frames %zu, median %.2f ms; changes %zu, median latency %.2f ms\n", timings.frame_ms.size(),
+                   Median(timings.frame_ms), timings.latency_ms.size(), Median(timings.latency_ms));
+    }
+
+    // 5a. Remember this session (interactive runs only) and free GL textures while the context lives.
+    if (!scripted) {
+      size_t ini_size = 0;
+      const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
+      persistence.save_layout(std::string(ini, ini_size));
+      if (startup_error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
+      persistence.save_preferences({state.ui_scale, state.light_theme});
+    }
+  }
+
+  // 5b. Tear down in reverse.
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,33 @@
+// window_main.h — the desktop window: flags of its own and the entry point main() calls.
+//
+//   attnscope [scene options]                          interactive window (restores the last scene
+//                                                      and layout when no scene option is given)
+//   attnscope [scene options] --screenshot FILE.png    scripted: render N frames, write the
+//             [--frames N] [--size WxH] [--layout-json FILE]   screenshot (and layout) and exit
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/scene_options.h"
+
+namespace attnscope::gui {
+
+struct WindowOptions {
+  std::string screenshot;   // PNG to write after the last frame; non-empty → scripted run
+  int frames = 3;           // frames to render in a scripted run (the last one waits for the result)
+  std::string size;         // "WxH" window size in pixels; default 1600x900 (1280x720 scripted)
+  std::string layout_json;  // where each heatmap was drawn, for tests
+  float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
+  std::string theme;        // light | dark (default light)
+  std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
+  int bench_changes = 20;   // settings changes to time in a benchmark run
+  CLI::App* app = nullptr;  // where the flags were added, to ask which were given
+};
+
+void add_window_options(CLI::App& app, WindowOptions& options);
+
+// Opens the window and runs until it is closed (or the scripted frames are done). Returns the
+// process exit code.
+int run_window(const attnscope::cli::SceneOptions& scene_options, const WindowOptions& options);
+
+}  // namespace attnscope::gui

@@ -1,0 +1,200 @@
+// window_model.cpp — the Model window: kind, d_model, heads (divisors of d_model only), groups
+// (divisors of heads only; fixed for single/MHA/MQA), causal mask, score scaling, seed and the K/V
+// weight source. Every change goes to the engine at once; its complaints show here.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnscope/limits.h"
+#include "attnscope/trace.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+std::vector<int> divisors(int n, int cap) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, cap); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// The largest entry of `options` (sorted ascending) that is ≤ wanted, else the smallest.
+int closest_at_most(const std::vector<int>& options, int wanted) {
+  int best = options.front();
+  for (int v : options)
+    if (v <= wanted) best = v;
+  return best;
+}
+
+// A slider over a list of allowed integers: only those can be chosen. Returns true on change.
+bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "") {
+  int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
+  if (index >= int(options.size())) index = 0;
+  const std::string shown = std::to_string(options[size_t(index)]) + note;
+  if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
+    return false;
+  index = std::clamp(index, 0, int(options.size()) - 1);
+  if (options[size_t(index)] == *value) return false;
+  *value = options[size_t(index)];
+  return true;
+}
+
+// Keeps H | C and G | H after an edit, and G fixed where the kind fixes it.
+void KeepShapeValid(ModelSettings& m, int d_model) {
+  m.heads = closest_at_most(divisors(d_model, limits::max_heads), m.heads);
+  switch (m.kind) {
+    case AttentionKind::single: break;  // effective_heads/groups force 1 without losing H and G
+    case AttentionKind::mha: m.groups = m.heads; break;
+    case AttentionKind::mqa: m.groups = 1; break;
+    case AttentionKind::gqa: m.groups = closest_at_most(divisors(m.heads, m.heads), m.groups); break;
+  }
+}
+
+}  // namespace
+
+void DrawModelWindow(AppState& state) {
+  if (!state.show_model) return;
+  PlaceNextWindow(state, Slot::left_bottom);
+  if (!ImGui::Begin("Model###model", &state.show_model)) {
+    ImGui::End();
+    return;
+  }
+  ModelSettings& m = state.scene.model;
+  bool edited = false;
+  const bool tensor_input = state.scene.input.source == InputSource::tensor;
+  // With a tensor input, C is the width of X.npy (known once the engine has read it).
+  const int c = tensor_input && state.analysis && state.analysis->attention ? state.analysis->attention->shape.d_model
+                                                                             : m.d_model;
+
+  // Kind.
+  ImGui::TextUnformatted("Attention");
+  HelpMarker("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
+             "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H).");
+  const std::pair<AttentionKind, const char*> kinds[] = {
+      {AttentionKind::single, "single"}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
+  for (const auto& [kind, name] : kinds) {
+    if (kind != AttentionKind::single) ImGui::SameLine();
+    if (ImGui::RadioButton(name, m.kind == kind) && m.kind != kind) {
+      const AttentionKind before = m.kind;
+      m.kind = kind;
+      // Entering GQA from MHA/MQA: start with two heads per group, the common choice.
+      if (kind == AttentionKind::gqa && before != AttentionKind::gqa)
+        m.groups = (m.heads % 2 == 0 && m.heads >= 2) ? m.heads / 2 : 1;
+      edited = true;
+    }
+  }
+
+  const float label_w = ImGui::CalcTextSize("d_model C ").x;
+  ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize(), 60.0f));
+
+  // d_model: the common widths, plus whatever the scene holds.
+  std::vector<int> widths = {8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096};
+  if (std::find(widths.begin(), widths.end(), m.d_model) == widths.end() && m.d_model >= 1 &&
+      m.d_model <= limits::max_d_model) {
+    widths.push_back(m.d_model);
+    std::sort(widths.begin(), widths.end());
+  }
+  if (tensor_input) {
+    ImGui::Text("d_model C = %d (the width of X.npy)", c);
+  } else if (SliderChoice("d_model C", &m.d_model, widths)) {
+    edited = true;
+  }
+
+  // Heads: only divisors of C.
+  const bool single = m.kind == AttentionKind::single;
+  ImGui::BeginDisabled(single);
+  int shown_heads = single ? 1 : m.heads;
+  if (SliderChoice("heads H", &shown_heads, divisors(c, limits::max_heads)) && !single) {
+    m.heads = shown_heads;
+    edited = true;
+  }
+  ImGui::EndDisabled();
+
+  // Groups: only divisors of H, and only GQA chooses them.
+  if (edited) KeepShapeValid(m, tensor_input ? c : m.d_model);
+  const int heads = effective_heads(m);
+  const bool groups_free = m.kind == AttentionKind::gqa;
+  ImGui::BeginDisabled(!groups_free);
+  int shown_groups = effective_groups(m);
+  const char* note = m.kind == AttentionKind::mha ? "  (MHA: G = H)" : m.kind == AttentionKind::gqa ? "" : "  (fixed)";
+  if (SliderChoice("groups G", &shown_groups, divisors(heads, heads), note) && groups_free) {
+    m.groups = shown_groups;
+    edited = true;
+  }
+  ImGui::EndDisabled();
+  ImGui::PopItemWidth();
+  if (edited) KeepShapeValid(m, tensor_input ? c : m.d_model);
+
+  const int groups = effective_groups(m);
+  if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
+    ImGui::Text("d_k = C/H = %d · %d head%s per K/V group", c / heads, heads / groups, heads / groups == 1 ? "" : "s");
+    const int64_t kv = kv_cache_bytes_per_token(groups, c / heads, 4);
+    const int64_t kv_mha = kv_cache_bytes_per_token(heads, c / heads, 4);
+    if (groups != heads)
+      ImGui::Text("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(kv), static_cast<long long>(kv_mha));
+    else
+      ImGui::Text("KV cache %lld B/token (fp32)", static_cast<long long>(kv));
+  }
+
+  ImGui::Separator();
+  edited |= ImGui::Checkbox("causal mask", &m.causal);
+  HelpMarker("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
+             "so its probability is exactly 0.");
+  edited |= ImGui::Checkbox("divide scores by √d_k", &m.scale_scores);
+  HelpMarker("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows.");
+
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  const uint64_t one = 1;
+  if (ImGui::InputScalar("seed", ImGuiDataType_U64, &m.seed, &one, &one, "%llu")) edited = true;
+  ImGui::SameLine();
+  if (ImGui::Button("new seed")) {
+    m.seed = std::random_device{}() % 100000;
+    edited = true;
+  }
+
+  ImGui::TextUnformatted("K/V weights");
+  HelpMarker("converted: one MHA weight set per seed, with the K and V heads of each group mean-pooled "
+             "(Ainslie et al. 2023) — so MHA, GQA and MQA differ only in the sharing.\n"
+             "independent: random weights drawn at the grouped shape.\n"
+             "loaded: wq.npy wk.npy wv.npy wo.npy from a folder (PyTorch nn.Linear layout).");
+  const std::pair<WeightSource, const char*> sources[] = {{WeightSource::converted, "converted (MHA base)"},
+                                                          {WeightSource::independent, "independent"},
+                                                          {WeightSource::loaded, "loaded (folder)"}};
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1.0f);
+  const char* current = "";
+  for (const auto& [source, name] : sources)
+    if (m.weights == source) current = name;
+  if (ImGui::BeginCombo("##kv_source", current)) {
+    for (const auto& [source, name] : sources)
+      if (ImGui::Selectable(name, m.weights == source) && m.weights != source) {
+        if (source == WeightSource::loaded) {
+          if (state.model.weights_dir.empty()) state.model.weights_dir = m.weights_dir;
+          m.weights_dir = state.model.weights_dir;
+        }
+        m.weights = source;
+        edited = true;
+      }
+    ImGui::EndCombo();
+  }
+  if (m.weights == WeightSource::loaded) {
+    if (state.model.weights_dir.empty() && !m.weights_dir.empty()) state.model.weights_dir = m.weights_dir;
+    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
+    ImGui::InputTextWithHint("##weights_dir", "folder with wq.npy …", &state.model.weights_dir);
+    ImGui::SameLine();
+    if (ImGui::Button("Load")) {
+      m.weights_dir = state.model.weights_dir;
+      edited = true;
+    }
+  }
+
+  if (edited) NoteEdit(state, Panel::model);
+  ErrorText(ErrorFor(state, Panel::model));
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui

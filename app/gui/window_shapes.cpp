@@ -1,0 +1,184 @@
+// window_shapes.cpp — the Shapes window: the engine's shape trace as a table (step, formula, symbolic
+// and live shape), the parameter counts, the KV-cache bytes per token, and what changed since the
+// previous setting ("groups: 8 → 2", "split kv heads: [8, 6, 8] → [2, 6, 8]").
+#include <cstdio>
+#include <string>
+
+#include "attnscope/trace.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+std::string Symbolic(const TraceStep& step) {
+  std::string s = "[";
+  for (size_t i = 0; i < step.dims.size(); ++i) s += (i ? ", " : "") + step.dims[i];
+  return s + "]";
+}
+
+std::string WithThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "−" + out : out;
+}
+
+std::string Bytes(int64_t n) {
+  char buf[48];
+  if (n < 1024) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(n));
+  else if (n < 1024 * 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(n) / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", double(n) / (1024.0 * 1024.0));
+  return buf;
+}
+
+void AddSettingChange(std::vector<std::string>& out, const char* name, const std::string& before, const std::string& after) {
+  if (before != after) out.push_back(std::string(name) + ": " + before + " → " + after);
+}
+
+}  // namespace
+
+void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const Analysis& after) {
+  if (!before || !before->attention || !after.attention) return;  // keep the last comparison
+  std::vector<std::string> settings, changed_shapes;
+  const ModelSettings &a = before->scene.model, &b = after.scene.model;
+  AddSettingChange(settings, "kind", to_string(a.kind), to_string(b.kind));
+  AddSettingChange(settings, "d_model C", std::to_string(before->attention->shape.d_model),
+                   std::to_string(after.attention->shape.d_model));
+  AddSettingChange(settings, "heads H", std::to_string(a.heads), std::to_string(b.heads));
+  AddSettingChange(settings, "groups G", std::to_string(a.groups), std::to_string(b.groups));
+  AddSettingChange(settings, "tokens T", std::to_string(before->attention->x.rows()),
+                   std::to_string(after.attention->x.rows()));
+  AddSettingChange(settings, "causal", a.causal ? "on" : "off", b.causal ? "on" : "off");
+  AddSettingChange(settings, "seed", std::to_string(a.seed), std::to_string(b.seed));
+  AddSettingChange(settings, "K/V weights", to_string(a.weights), to_string(b.weights));
+
+  const Trace &ta = before->attention->trace, &tb = after.attention->trace;
+  for (const TraceStep& sb : tb.steps) {
+    const TraceStep* sa = nullptr;
+    for (const TraceStep& s : ta.steps)
+      if (s.name == sb.name) sa = &s;
+    if (!sa) changed_shapes.push_back(sb.name + ": new step " + format_shape(sb.shape));
+    else if (sa->shape != sb.shape) changed_shapes.push_back(sb.name + ": " + format_shape(sa->shape) + " → " + format_shape(sb.shape));
+  }
+  for (const TraceStep& sa : ta.steps) {
+    bool still = false;
+    for (const TraceStep& s : tb.steps) still = still || s.name == sa.name;
+    if (!still) changed_shapes.push_back(sa.name + ": step gone");
+  }
+  if (ta.params.total() != tb.params.total())
+    changed_shapes.push_back("parameters: " + WithThousands(ta.params.total()) + " → " + WithThousands(tb.params.total()));
+  if (ta.kv_bytes_per_token_fp32 != tb.kv_bytes_per_token_fp32)
+    changed_shapes.push_back("KV cache per token (fp32): " + Bytes(ta.kv_bytes_per_token_fp32) + " → " +
+                             Bytes(tb.kv_bytes_per_token_fp32));
+  if (settings.empty() && changed_shapes.empty()) return;  // e.g. only the view changed
+  shapes.setting_changes = std::move(settings);
+  shapes.shape_changes = std::move(changed_shapes);
+}
+
+void DrawShapesWindow(AppState& state, bool floating) {
+  if (floating) {
+    if (!state.show_shapes_floating) return;
+    PlaceNextWindow(state, Slot::right_third);
+  } else {
+    PlaceNextWindow(state, Slot::main);
+  }
+  bool* open = floating ? &state.show_shapes_floating : nullptr;
+  if (!ImGui::Begin(floating ? "Shapes###shapes_floating" : "Shapes###shapes", open)) {
+    ImGui::End();
+    return;
+  }
+  if (!floating) state.layout.view = "shapes";
+  BusyIndicator(state);
+  if (state.scene.input.source == InputSource::grid) {
+    ImGui::TextWrapped("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid.");
+    ImGui::End();
+    return;
+  }
+  if (!state.error.empty()) ErrorText("The engine refused the newest settings (see the " +
+                                      std::string(panel_title(state.error_panel)) + " window): " + state.error);
+  if (!state.analysis || !state.analysis->attention) {
+    ImGui::End();
+    return;
+  }
+  const AttentionAnalysis& att = *state.analysis->attention;
+  const Trace& trace = att.trace;
+  const AttentionShape& s = att.shape;
+  ImGui::Text("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(att.x.rows()), s.d_model, s.heads, s.groups,
+              s.head_dim());
+
+  // What changed since the previous setting, first: it is what the lesson is about.
+  if (!state.shapes.setting_changes.empty() || !state.shapes.shape_changes.empty()) {
+    SectionHeader("What changed");
+    for (const std::string& line : state.shapes.setting_changes) ImGui::BulletText("%s", line.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(213, 94, 0, 255));
+    for (const std::string& line : state.shapes.shape_changes) ImGui::BulletText("%s", line.c_str());
+    ImGui::PopStyleColor();
+  }
+
+  SectionHeader("Shape trace");
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("trace", 4, flags)) {
+    ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("formula", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("numbers", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableHeadersRow();
+    for (const TraceStep& step : trace.steps) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(step.name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", step.formula.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Symbolic(step).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_shape(step.shape).c_str());
+    }
+    ImGui::EndTable();
+  }
+
+  SectionHeader("Parameters");
+  if (ImGui::BeginTable("params", 3, flags)) {
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableSetupColumn("count");
+    ImGui::TableSetupColumn("formula");
+    ImGui::TableHeadersRow();
+    const int64_t dk = s.head_dim();
+    auto row = [](const char* name, int64_t count, const std::string& formula) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(WithThousands(count).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(formula.c_str());
+    };
+    const std::string c = std::to_string(s.d_model), h = std::to_string(s.heads), g = std::to_string(s.groups),
+                      d = std::to_string(dk);
+    row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
+    row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
+    row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
+    row("W_O", trace.params.wo, "C·H·d_k = " + c + "·" + h + "·" + d);
+    if (trace.params.biases > 0) row("biases", trace.params.biases, "H·d_k + 2·G·d_k + C");
+    row("total", trace.params.total(), "");
+    ImGui::EndTable();
+  }
+
+  SectionHeader("KV cache per token, per layer");
+  ImGui::Text("2·G·d_k = 2·%d·%d = %lld numbers", s.groups, s.head_dim(),
+              static_cast<long long>(2ll * s.groups * s.head_dim()));
+  ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(),
+              Bytes(trace.kv_bytes_per_token_fp16).c_str());
+  if (s.groups != s.heads) {
+    const int64_t mha = kv_cache_bytes_per_token(s.heads, s.head_dim(), 4);
+    ImGui::Text("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), s.groups, s.heads);
+  }
+  ImGui::Text("For these %d tokens: %s (fp32)", int(att.x.rows()),
+              Bytes(trace.kv_bytes_per_token_fp32 * att.x.rows()).c_str());
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui
