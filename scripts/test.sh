@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# The README's second command: install what is missing, build, and run the whole suite through
-# ctest (GUI tests start their own Xvfb).
+# The README's second command: install what is missing, build, and run the whole suite.
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer build of the engine, CLI and test suite (ctest)
+#   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh)
+#   3. the Release build and the whole suite through ctest, GUI tests under Xvfb
+# ATTNSCOPE_QUICK=1 skips stages 1 and 2 (for a fast local loop; CI always runs all three).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$root/scripts/install_deps.sh"
-"$root/scripts/build.sh"
+"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
+
+if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
+  echo "== 1/3 sanitizers: ASan + UBSan build and suite"
+  asan="$root/build-asan"
+  cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_BUILD_APP=OFF \
+    -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$asan" -j"$(nproc)" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
+  (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --output-on-failure --timeout 1800)
+
+  echo "== 2/3 fuzz smoke run"
+  "$root/scripts/fuzz.sh" "${ATTNSCOPE_FUZZ_SECONDS:-10}"
+fi
+
+echo "== 3/3 Release build and the whole suite"
+"$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
 cd "${ATTNSCOPE_BUILD_DIR:-$root/build}"
 ctest --output-on-failure --timeout 900

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a bounded time.
+#   scripts/fuzz.sh [seconds-per-target] [target ...]     default: 60 s, every target
+# Each target starts from the committed seed corpus tests/fuzz/corpus/<target>/ (copied, so the
+# repo is not modified) plus tests/fuzz/regressions/<target>/. A crash leaves its input in
+# build-fuzz/artifacts/<target>/ and makes the script fail: commit that input to
+# tests/fuzz/regressions/<target>/ with the fix, so the normal suite replays it forever.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(npy scene_json tokenizer lists image cli)
+"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
+build="$root/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_FUZZ=ON \
+  -DATTNSCOPE_OPENMP=OFF -DATTNSCOPE_BUILD_APP=OFF -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
+if ! cmake --build "$build" -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >"$build/build.log" 2>&1; then
+  tail -40 "$build/build.log" >&2
+  echo "error: building the fuzz targets failed (log: $build/build.log)" >&2
+  exit 1
+fi
+status=0
+for t in "${targets[@]}"; do
+  work="$build/corpus/$t"
+  mkdir -p "$work" "$build/artifacts/$t"
+  cp -n "$root/tests/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
+  seeds=("$work")
+  [[ -d "$root/tests/fuzz/regressions/$t" ]] && seeds+=("$root/tests/fuzz/regressions/$t")
+  log="$build/fuzz_$t.log"
+  if "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "${seeds[@]}" >"$log" 2>&1; then
+    execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+    echo "fuzz_$t: ${seconds}s, ${execs:-?} executions, no crash"
+  else
+    echo "fuzz_$t: FAILED — see $log and $build/artifacts/$t/" >&2
+    tail -30 "$log" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,42 @@
+// Replays every committed fuzz input (seed corpus and crash regressions) through the fuzz entry
+// points, so the normal suite — and the sanitizer build — keep every input found by fuzzing fixed.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "attnscope/file_io.h"
+#include "fuzz/fuzz_entries.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Entry = void (*)(const uint8_t*, size_t);
+
+size_t replay(const std::string& target, Entry entry) {
+  size_t count = 0;
+  for (const char* kind : {"corpus", "regressions"}) {
+    const fs::path dir = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fuzz" / kind / target;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (!e.is_regular_file()) continue;
+      const std::string bytes = attnscope::read_file(e.path(), 1 << 24);
+      CAPTURE(e.path().string());
+      entry(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      ++count;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz corpus: every committed input runs cleanly through its target") {
+  namespace f = attnscope::fuzz;
+  CHECK(replay("npy", f::npy) >= 4);
+  CHECK(replay("scene_json", f::scene_json) >= 3);
+  CHECK(replay("tokenizer", f::tokenizer) >= 3);
+  CHECK(replay("lists", f::lists) >= 4);
+  CHECK(replay("image", f::image) >= 2);
+  CHECK(replay("cli", f::cli) >= 3);
+}
