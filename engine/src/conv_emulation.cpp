@@ -9,6 +9,7 @@
 
 #include "attnscope/analysis.h"  // Cancelled
 #include "attnscope/error.h"
+#include "relpos_separable.h"
 
 namespace attnscope {
 namespace {
@@ -92,6 +93,9 @@ std::vector<RelposHead> conv_heads(const Kernel& kernel, double alpha) {
 // ---- convolution --------------------------------------------------------------------------------
 
 MatD conv2d_zero_padded(const MatD& image, const MatD& kernel) {
+  require(kernel.rows() == kernel.cols() && kernel.rows() % 2 == 1,
+          "a convolution kernel must be square with an odd side, got [" + std::to_string(kernel.rows()) + ", " +
+              std::to_string(kernel.cols()) + "]");
   const Eigen::Index rows = image.rows(), cols = image.cols(), k = kernel.rows(), half = k / 2;
   MatD out = MatD::Zero(rows, cols);
   for (Eigen::Index r = 0; r < rows; ++r)
@@ -124,7 +128,7 @@ MatD conv_attention(const MatD& image, const Kernel& kernel, double alpha, bool 
     const MatD row_window = relpos_axis_window(rows, g.pad_rows, alpha, i - k / 2).probs;
     MatD cols_combined = MatD::Zero(cols, cols);
     for (int j = 0; j < k; ++j) cols_combined += kernel.weights(i, j) * col_windows[j];
-    out.noalias() += (row_window * image) * cols_combined.transpose();
+    out += detail::separable_apply(row_window, image, cols_combined);
   }
   return out;
 }
