@@ -81,6 +81,10 @@ void run(const RelposOptions& o) {
   // The scene's default preset is a 2D one; a sentence starts from the line of offsets instead.
   if (!grid && !given(app, "--delta-preset") && !given(app, "--deltas") && !given(app, "--scene"))
     scene.relpos.delta_preset = "line";
+  if (given(app, "--image") && !given(app, "--grid")) {
+    // An image is fitted inside --grid; without one it may use the whole 64×64.
+    scene.input.grid.rows = scene.input.grid.cols = limits::max_grid_side;
+  }
   infer_heads(scene, app);
   scene.view.view = grid ? "relpos2d" : "relpos1d";
 
@@ -139,6 +143,7 @@ void add_relpos_command(CLI::App& root) {
       "Writes probs.npy [H,N,N] (when N <= 1024 positions), probs_query.npy ([H,R,C] on a grid, [H,T] on "
       "text) for the query (default: the centre), outputs.npy [H,N,channels] and relpos.json.\n"
       "Heads: --heads, or one per --deltas offset, 9/25 for conv3x3/conv5x5, one per --alphas value.\n"
+      "--image FILE is fitted inside --grid (default 64x64) keeping its aspect ratio; colour stays RGB.\n"
       "On text the default offsets are the line preset; --mixed adds lambda * positional scores to the\n"
       "grouped-attention content scores and needs as many heads as the model (--heads sets both).\n"
       "Example: attnscope relpos --grid 16x16 --delta-preset conv3x3 --alpha 2 --query 8,8 --out out/relpos");
