@@ -2,6 +2,8 @@
 
 #include "gui/windows.h"
 
+#include <algorithm>
+
 namespace attnscope::gui {
 
 const char* panel_title(Panel panel) {
@@ -44,8 +46,53 @@ bool TakeResult(AppState& state) {
   state.error.clear();
   if (result->analysis != state.analysis) NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
   state.analysis = result->analysis;
-  state.heads_pixels = result->heads;
+  state.pictures = result->pictures;
   return true;
+}
+
+void UploadTextures(AppState& state) {
+  Textures& t = state.textures;
+  const Pictures* p = state.pictures.get();
+  if (!p || t.uploaded == p) return;
+  auto send = [&](GlTexture& texture, const Picture& picture) {
+    if (picture.width > 0 && texture.update(picture.width, picture.height, picture.pixels)) ++t.uploads;
+  };
+  auto send_all = [&](std::vector<GlTexture>& textures, const std::vector<Picture>& pictures) {
+    textures.resize(pictures.size());
+    for (size_t i = 0; i < pictures.size(); ++i) send(textures[i], pictures[i]);
+  };
+  send_all(t.heads, p->heads);
+  send_all(t.relpos_heads, p->relpos_heads);
+  send(t.relpos_combined, p->relpos_combined);
+  send(t.grid, p->grid);
+  send(t.conv_input, p->conv_input);
+  send(t.conv_mhsa, p->conv_mhsa);
+  send(t.conv_true, p->conv_true);
+  send(t.conv_difference, p->conv_difference);
+  t.uploaded = p;
+}
+
+const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::vector<std::string>& labels) {
+  if (cache.source == &labels && cache.font_generation == state.fonts->generation() && cache.labels.size() == labels.size())
+    return cache;
+  cache.labels.clear();
+  cache.extent = 0;
+  for (const std::string& l : labels) {
+    cache.labels.push_back(state.fonts->display_label(l));
+    cache.extent = std::max(cache.extent, ImGui::CalcTextSize(cache.labels.back().c_str()).x);
+  }
+  cache.source = &labels;
+  cache.font_generation = state.fonts->generation();
+  return cache;
+}
+
+void SelectQuery(AppState& state, int index) {
+  state.scene.view.selected_query = index;
+  // The sentence relative-position view computes its expansion for one query: tell the engine.
+  if (state.scene.input.source != InputSource::grid) {
+    state.scene.relpos.query_index = index;
+    if (state.scene.view.view == "relpos1d") NoteEdit(state, Panel::relpos);
+  }
 }
 
 const std::string& ErrorFor(const AppState& state, Panel panel) {

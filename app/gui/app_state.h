@@ -22,7 +22,8 @@
 #include "gui/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
-#include "gui/heatmap_colors.h"
+#include "gui/heatmap_grid.h"
+#include "gui/pictures.h"
 
 namespace attnscope::gui {
 
@@ -43,18 +44,44 @@ struct ModelWindowState {
   std::string weights_dir;  // the folder being typed (applied with the Load button)
 };
 
-struct HeadsWindowState {
-  std::vector<GlTexture> textures;      // one per head
-  const HeadsPixels* uploaded = nullptr;  // the pixels the textures hold
-  GlTexture colorbar;                   // 1 × 256 strip of the current colormap
-  int colorbar_map = -1;
-  int large_head = -1;                  // double-clicked head shown large (−1: none)
-  int uploads = 0;                      // textures re-sent so far (benchmark report)
-  // Token labels as drawn (display_label) and their widest extent, cached per analysis and font.
+// Every picture of the current Pictures as a GL texture; re-sent only when its pixels changed.
+struct Textures {
+  const Pictures* uploaded = nullptr;  // what the textures hold
+  std::vector<GlTexture> heads;        // attention heads
+  std::vector<GlTexture> relpos_heads;
+  GlTexture relpos_combined, grid;
+  GlTexture conv_input, conv_mhsa, conv_true, conv_difference;
+  int uploads = 0;                     // textures re-sent so far (benchmark report)
+};
+
+// Token labels as drawn (display_label) and their widest extent, cached per label list and font.
+struct LabelCache {
   std::vector<std::string> labels;
-  const AttentionAnalysis* labels_for = nullptr;
-  int labels_font_generation = -1;
-  float labels_extent = 0;
+  const std::vector<std::string>* source = nullptr;
+  int font_generation = -1;
+  float extent = 0;
+};
+
+struct HeadsWindowState {
+  ColorBarCache bar;
+  int large_head = -1;  // double-clicked head shown large (−1: none)
+  LabelCache labels;
+};
+
+struct RelposWindowState {
+  ColorBarCache bar;
+  int edit_head = 0;         // the head whose α and Δ the sliders and the pad edit
+  std::string input_error;   // a refused slider value (NaN, ∞)
+  LabelCache labels;
+  // The (head, query, key) whose score expansion is printed: the hovered cell, else the edited
+  // head's peak.
+  int expansion_head = 0, expansion_query = 0, expansion_key = 0;
+};
+
+struct ConvWindowState {
+  ColorBarCache gray_bar, diff_bar;
+  std::string custom_text;   // the custom kernel being typed
+  std::string input_error;
 };
 
 struct ShapesWindowState {
@@ -102,7 +129,7 @@ struct AppState {
   // refused; `error` then says why and `error_panel` where it was caused.
   ComputeWorker* worker = nullptr;
   std::shared_ptr<const Analysis> analysis;
-  std::shared_ptr<const HeadsPixels> heads_pixels;
+  std::shared_ptr<const Pictures> pictures;
   std::string error;
   Panel error_panel = Panel::startup;
   uint64_t submitted_generation = 0;
@@ -127,6 +154,9 @@ struct AppState {
   ModelWindowState model;
   HeadsWindowState heads;
   ShapesWindowState shapes;
+  RelposWindowState relpos;
+  ConvWindowState conv;
+  Textures textures;
 
   // Scripted runs: no persisted state, fixed layout, record where heatmaps went.
   bool scripted = false;
@@ -140,6 +170,12 @@ void NoteEdit(AppState& state, Panel panel);
 void SubmitIfEdited(AppState& state);
 // Swaps in the worker's newest result, if any. Returns true when one arrived.
 bool TakeResult(AppState& state);
+// Re-sends the textures whose pixels changed since the last upload (UI thread, GL context current).
+void UploadTextures(AppState& state);
+// Token labels with glyph-less code points spelled "U+XXXX", cached until the labels or fonts change.
+const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::vector<std::string>& labels);
+// Selects query token/cell `index` in every view (−1: none).
+void SelectQuery(AppState& state, int index);
 
 // The error to show in `panel`'s window (empty when the engine accepted the settings or the error
 // belongs elsewhere).

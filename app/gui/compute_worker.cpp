@@ -9,11 +9,13 @@
 namespace attnscope::gui {
 namespace {
 
-// Everything analyse() reads: the scene minus its view settings.
+// Everything analyse() reads: the scene minus the view settings that only change colours (the view
+// itself stays: it decides whether relative position and convolution are computed).
 std::string analysis_key_of(const Scene& scene) {
-  nlohmann::json j = scene_to_json(scene);
-  j.erase("view");
-  return j.dump();
+  Scene key = scene;
+  key.view = ViewSettings{};
+  key.view.view = scene.view.view;
+  return scene_to_json(key).dump();
 }
 
 }  // namespace
@@ -88,9 +90,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_key_ = job.analysis_key;
     }
     out.analysis = analysis;
-    if (analysis->attention) {
-      out.heads = std::make_shared<const HeadsPixels>(make_heads_pixels(*analysis->attention, job.scene.view));
-    }
+    out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
   } catch (const InputError& e) {
     out.error = e.what();
   } catch (const Cancelled&) {

@@ -3,8 +3,8 @@
 //   UI thread ──submit(scene)──► pending (a newer scene replaces it; a running analysis of older
 //                                settings is cancelled through its atomic flag)
 //   worker    ──analyse + colour heatmaps──► result ──take_result()──► UI thread swaps it in
-// When only view settings changed (colormap, scale, probabilities/scores) the last Analysis is
-// reused and only the heatmap pixels are made again.
+// When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
+// Analysis is reused and only the pictures are made again.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -19,7 +19,7 @@
 
 #include "attnscope/analysis.h"
 #include "attnscope/scene.h"
-#include "gui/heatmap_colors.h"
+#include "gui/pictures.h"
 
 namespace attnscope::gui {
 
@@ -27,7 +27,7 @@ struct ComputeResult {
   uint64_t generation = 0;                    // the submit() this answers
   Scene scene;                                // the settings as submitted
   std::shared_ptr<const Analysis> analysis;   // null when the engine refused the settings
-  std::shared_ptr<const HeadsPixels> heads;   // null without attention (grid input) or on error
+  std::shared_ptr<const Pictures> pictures;   // null on error
   std::string error;                          // the engine's InputError message, if any
   double seconds = 0;                         // time from submit() to the result being ready
 };
@@ -55,7 +55,7 @@ class ComputeWorker {
   struct Job {
     uint64_t generation = 0;
     Scene scene;
-    std::string analysis_key;  // the scene without its view settings
+    std::string analysis_key;  // the scene without the view settings analyse() ignores
     Clock::time_point submitted;
   };
   void run();

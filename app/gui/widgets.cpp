@@ -180,6 +180,7 @@ void BusyIndicator(const AppState& state) {
 std::string FormatValue(float value) {
   if (std::isinf(value)) return value < 0 ? "−∞" : "+∞";
   if (std::isnan(value)) return "NaN";
+  if (value == 0.0f) return "0";  // never "−0"
   char buf[32];
   const float a = std::fabs(value);
   if (a != 0 && (a < 1e-3f || a >= 1e4f)) std::snprintf(buf, sizeof buf, "%.2e", double(value));
@@ -198,15 +199,15 @@ float ColorBarLabelWidth(ValueRange range, int ticks) {
   return w + ImGui::GetFontSize() * 0.5f;
 }
 
-float DrawColorBar(ImDrawList* draw, GlTexture& strip, int& strip_map, Colormap map, ImVec2 min, ImVec2 max,
-                   ValueRange range, int ticks) {
-  if (strip_map != int(map) || !strip.valid()) {
+float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
+                   int ticks) {
+  if (bar.map != int(map) || !bar.strip.valid()) {
     std::vector<Rgba> pixels(256);
     for (int i = 0; i < 256; ++i) pixels[size_t(i)] = colormap_lookup(map, float(255 - i) / 255.0f);
-    strip.update(1, 256, pixels);  // top row = high values
-    strip_map = int(map);
+    bar.strip.update(1, 256, pixels);  // top row = high values
+    bar.map = int(map);
   }
-  draw->AddImage(strip.id(), min, max);
+  draw->AddImage(bar.strip.id(), min, max);
   draw->AddRect(min, max, ImGui::GetColorU32(ImGuiCol_Border));
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float font = ImGui::GetFontSize();
@@ -292,6 +293,23 @@ void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImV
       draw->AddText(min, color, text.c_str());
     }
     if (record) record->labels.push_back({text, "key", i, min, max});
+  }
+}
+
+// ---- layout record -----------------------------------------------------------------------------------
+
+void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int cols) {
+  const ImVec2 s = state.framebuffer_scale;
+  for (size_t i = 0; i < grid.image_min.size(); ++i) {
+    LayoutRecord::Head rec;
+    rec.head = int(i);
+    rec.kv_group = -1;
+    rec.tokens = std::max(rows, cols);
+    rec.min = ImVec2(grid.image_min[i].x * s.x, grid.image_min[i].y * s.y);
+    rec.max = ImVec2((grid.image_min[i].x + grid.image_size.x) * s.x, (grid.image_min[i].y + grid.image_size.y) * s.y);
+    rec.cell = grid.cell * s.x;
+    rec.frame = grid.frame * s.x;
+    state.layout.heads.push_back(rec);
   }
 }
 

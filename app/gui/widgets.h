@@ -53,9 +53,9 @@ void BusyIndicator(const AppState& state);
 
 // ---- colour bar ------------------------------------------------------------------------------------
 // A vertical colour bar in [min, max] with `ticks` numbers on its right; returns the width used by
-// the numbers. `strip` caches the 1 × 256 texture of `map`.
-float DrawColorBar(ImDrawList* draw, GlTexture& strip, int& strip_map, Colormap map, ImVec2 min, ImVec2 max,
-                   ValueRange range, int ticks);
+// the numbers. `bar` caches the 1 × 256 texture of `map`.
+float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
+                   int ticks);
 // Width the numbers of DrawColorBar need.
 float ColorBarLabelWidth(ValueRange range, int ticks);
 std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
@@ -71,5 +71,10 @@ void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImV
                    float max_height, bool rotated, LayoutRecord* record);
 // The widest label, capped at `cap` pixels.
 float LabelExtent(const std::vector<std::string>& labels, float cap);
+
+// ---- layout record -----------------------------------------------------------------------------------
+// Adds the images of a heatmap grid that are not attention heads (relative position, convolution) to
+// the layout record, with kv_group −1.
+void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int cols);
 
 }  // namespace attnscope::gui

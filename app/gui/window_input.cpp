@@ -43,7 +43,7 @@ void DrawSentenceInput(AppState& state) {
       if (ImGui::Selectable(s.title)) {
         in.text = s.text;
         state.fonts->request_text(in.text);
-        state.scene.view.selected_query = -1;
+        SelectQuery(state, -1);
         NoteEdit(state, Panel::input);
       }
       if (ImGui::IsItemHovered()) {
@@ -123,7 +123,7 @@ void DrawTokenList(AppState& state) {
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const ImGuiStyle& style = ImGui::GetStyle();
-  int& selected = state.scene.view.selected_query;
+  const int selected = state.scene.view.selected_query;
   for (int i = 0; i < int(att.labels.size()); ++i) {
     const std::string text = std::to_string(i) + " " + state.fonts->display_label(att.labels[size_t(i)]);
     const float w = ImGui::CalcTextSize(text.c_str()).x + style.FramePadding.x * 2;
@@ -134,7 +134,7 @@ void DrawTokenList(AppState& state) {
     const bool is_selected = i == selected;
     if (is_selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_HeaderActive));
     ImGui::PushID(i);
-    if (ImGui::SmallButton(text.c_str())) selected = is_selected ? -1 : i;
+    if (ImGui::SmallButton(text.c_str())) SelectQuery(state, is_selected ? -1 : i);
     ImGui::PopID();
     if (is_selected) ImGui::PopStyleColor();
   }
@@ -157,7 +157,7 @@ void DrawInputWindow(AppState& state) {
     if (source != InputSource::text) ImGui::SameLine();
     if (ImGui::RadioButton(name, in.source == source) && in.source != source) {
       in.source = source;
-      state.scene.view.selected_query = -1;
+      SelectQuery(state, -1);
       NoteEdit(state, Panel::input);
     }
   }

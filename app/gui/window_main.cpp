@@ -124,6 +124,9 @@ void HandleShortcuts(AppState& state) {
 void DrawViewWindow(AppState& state) {
   const std::string& view = state.scene.view.view;
   if (view == "shapes") DrawShapesWindow(state, false);
+  else if (view == "relpos1d") DrawRelpos1dWindow(state);
+  else if (view == "relpos2d") DrawRelpos2dWindow(state);
+  else if (view == "conv") DrawConvWindow(state);
   else DrawHeadsWindow(state);
 }
 
@@ -164,7 +167,18 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   try {
     std::optional<Scene> last;
     if (!AnySceneFlag(scene_options)) last = persistence.load_scene(startup_status);
-    scene = last ? *last : cli::build_scene(scene_options);
+    if (last) {
+      scene = *last;
+    } else {
+      // `--view relpos2d` alone means "show me a grid": adapt what the flags left at its default.
+      scene = cli::build_scene(scene_options);
+      const bool input_given = Given(scene_options.app, "--text") || Given(scene_options.app, "--input") ||
+                               Given(scene_options.app, "--grid") || Given(scene_options.app, "--pattern") ||
+                               Given(scene_options.app, "--image") || Given(scene_options.app, "--scene");
+      const bool preset_given = Given(scene_options.app, "--delta-preset") || Given(scene_options.app, "--deltas") ||
+                                Given(scene_options.app, "--scene");
+      AdaptSceneToView(scene, !input_given, !preset_given);
+    }
   } catch (const InputError& e) {
     startup_error = e.what();
     std::fprintf(stderr, "error: %s\n", e.what());
@@ -255,6 +269,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       // b. The worker's newest result. A scripted run waits for it before its last frames.
       if (scripted && !bench && frame >= frames_wanted - 2) worker.wait_until_idle();
       const bool got_result = TakeResult(state);
+      UploadTextures(state);
       frames_since_result = got_result ? 0 : frames_since_result + 1;
 
       // c. Look: style and fonts follow the UI scale and theme; new text may need new glyphs.
@@ -349,7 +364,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     }
 
     if (bench) {
-      timings.texture_uploads = state.heads.uploads;
+      timings.texture_uploads = state.textures.uploads;
       try {
         WriteBenchJson(options.bench_json, timings);
       } catch (const InputError& e) {

@@ -24,14 +24,26 @@ constexpr ViewEntry views[] = {
 
 }  // namespace
 
+void AdaptSceneToView(Scene& scene, bool may_change_input, bool may_change_preset) {
+  const std::string& view = scene.view.view;
+  const bool wants_grid = view == "relpos2d" || view == "conv";
+  const bool wants_tokens = view == "heads" || view == "shapes" || view == "relpos1d";
+  InputSource& source = scene.input.source;
+  if (may_change_input) {
+    if (wants_grid && source != InputSource::grid) source = InputSource::grid;
+    else if (wants_tokens && source == InputSource::grid) source = InputSource::text;
+  }
+  // The 3×3 / 5×5 offset presets are 2D: a sentence gets a line of offsets instead.
+  RelposSettings& r = scene.relpos;
+  if (may_change_preset && source != InputSource::grid && view == "relpos1d" && r.deltas.empty() &&
+      (r.delta_preset == "conv3x3" || r.delta_preset == "conv5x5"))
+    r.delta_preset = "line";
+}
+
 void SwitchView(AppState& state, const std::string& view) {
   if (state.scene.view.view == view) return;
   state.scene.view.view = view;
-  const bool wants_grid = view == "relpos2d" || view == "conv";
-  const bool wants_tokens = view == "heads" || view == "shapes" || view == "relpos1d";
-  InputSource& source = state.scene.input.source;
-  if (wants_grid && source != InputSource::grid) source = InputSource::grid;
-  else if (wants_tokens && source == InputSource::grid) source = InputSource::text;
+  AdaptSceneToView(state.scene, true, true);
   NoteEdit(state, Panel::startup);
 }
 

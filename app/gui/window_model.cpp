@@ -65,6 +65,9 @@ void DrawModelWindow(AppState& state) {
   }
   ModelSettings& m = state.scene.model;
   bool edited = false;
+  if (state.scene.input.source == InputSource::grid)
+    NoticeText("These settings shape attention over a sentence (Heads, Shapes); the grid views use the relative-"
+               "position heads.");
   const bool tensor_input = state.scene.input.source == InputSource::tensor;
   // With a tensor input, C is the width of X.npy (known once the engine has read it).
   const int c = tensor_input && state.analysis && state.analysis->attention ? state.analysis->attention->shape.d_model

@@ -5,6 +5,8 @@
 //   window_model.cpp   kind, d_model, heads, groups, causal, seed, K/V source
 //   window_heads.cpp   one heatmap per head, kv-group frames, colour bar, hover and selection
 //   window_shapes.cpp  the shape trace, parameter counts, KV bytes, what changed
+//   window_relpos.cpp  relative-position heads on a sentence (1D) and on a grid (2D)
+//   window_conv.cpp    a K×K convolution as K² heads, beside the true convolution
 #pragma once
 #include "gui/app_state.h"
 
@@ -15,13 +17,19 @@ void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
 void DrawShapesWindow(AppState& state, bool floating);
+void DrawRelpos1dWindow(AppState& state);
+void DrawRelpos2dWindow(AppState& state);
+void DrawConvWindow(AppState& state);
 
 // Called when a new Analysis replaces `before` (null at the first result): records which settings
 // and which shapes changed, for the Shapes window.
 void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const Analysis& after);
 
-// Sets scene.view.view and, when the view needs another kind of input, switches the input
-// (sentence ⇄ grid) so that the view has something to show.
+// Makes `scene` showable in its view: a grid view gets a grid input and a sentence view a sentence
+// (when may_change_input), and a sentence's relative-position heads a 1D offset preset instead of a
+// 2D one (when may_change_preset).
+void AdaptSceneToView(Scene& scene, bool may_change_input, bool may_change_preset);
+// Sets scene.view.view and adapts the scene to it.
 void SwitchView(AppState& state, const std::string& view);
 
 }  // namespace attnscope::gui

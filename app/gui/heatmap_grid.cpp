@@ -1,0 +1,167 @@
+#include "gui/heatmap_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/widgets.h"
+
+namespace attnscope::gui {
+namespace {
+
+struct GridLayout {
+  int grid_cols = 1, grid_rows = 1;  // heatmaps across and down
+  float cell = 1;                    // cell side in pixels
+  float frame = 2;
+  float label_w = 0;    // row labels left of the first column
+  float label_h = 0;    // column labels above the first row
+  float caption_h = 0;
+  float gap = 0;
+  float head_bar = 0;   // per-heatmap colour bar with its numbers
+  float bar = 0;        // shared colour bar with its numbers
+  bool cols_rotated = true;
+};
+
+GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
+  const float font = ImGui::GetFontSize();
+  GridLayout g;
+  g.frame = std::max(2.0f, std::round(3.0f * ui_scale));
+  const float extent = std::min(spec.labels_extent, font * 7.0f) + font * 0.4f;
+  g.label_w = spec.row_labels ? extent : 0.0f;
+  g.label_h = spec.col_labels ? extent : 0.0f;
+  g.caption_h = font * 1.5f;
+  g.gap = std::round(font * 0.9f);
+  float head_numbers = 0;
+  if (!spec.shared_scale)
+    for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 2));
+  g.head_bar = spec.shared_scale ? 0.0f : font * 0.9f + head_numbers;
+  g.bar = spec.shared_scale ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
+  // The shared bar's title sits above the first row: keep a line for it.
+  if (spec.shared_scale) g.label_h = std::max(g.label_h, font * 1.7f);
+  auto fit = [&] {
+    const float usable_w = avail.x - g.label_w - g.bar;
+    const float usable_h = avail.y - g.label_h;
+    float best = -1;
+    const int first = spec.columns > 0 ? std::min(spec.columns, spec.count) : 1;
+    const int last = spec.columns > 0 ? first : spec.count;
+    for (int across = first; across <= last; ++across) {
+      const int down = (spec.count + across - 1) / across;
+      const float w = (usable_w - float(across - 1) * g.gap) / float(across) - 2 * g.frame - g.head_bar;
+      const float h = (usable_h - float(down - 1) * g.gap) / float(down) - 2 * g.frame - g.caption_h;
+      const float cell = std::min(w / float(spec.cols), h / float(spec.rows));
+      if (cell > best * 1.001f) {
+        best = cell;
+        g.grid_cols = across;
+        g.grid_rows = down;
+      }
+    }
+    best = std::max(best, 8.0f / float(std::max(spec.rows, spec.cols)));
+    if (spec.max_cell > 0) best = std::min(best, spec.max_cell);
+    // Whole pixels per cell once cells are big enough for a difference to show (every cell the same
+    // size on screen); smaller cells keep the fraction so that large T still fills the space.
+    const float n = float(std::max(spec.rows, spec.cols));
+    return best >= 4.0f ? std::floor(best) : std::floor(best * n) / n;
+  };
+  g.cell = fit();
+  // Short column labels (one CJK character, a number) that fit their column stand upright; the
+  // band above the heatmaps shrinks to one line and the heatmaps grow.
+  if (spec.col_labels && spec.labels_extent <= g.cell * 0.92f) {
+    g.cols_rotated = false;
+    g.label_h = font * 1.7f;
+    g.cell = fit();
+  }
+  return g;
+}
+
+}  // namespace
+
+HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& bar, float ui_scale, LayoutRecord* labels) {
+  HeatmapGridResult out;
+  if (spec.count <= 0 || spec.rows <= 0 || spec.cols <= 0) return out;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const GridLayout g = Fit(spec, avail, ui_scale);
+  const float font = ImGui::GetFontSize();
+  const float w = std::round(g.cell * float(spec.cols)), h = std::round(g.cell * float(spec.rows));
+  const float block_w = w + 2 * g.frame + g.head_bar, block_h = h + 2 * g.frame + g.caption_h;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  out.image_size = ImVec2(w, h);
+  out.cell = g.cell;
+  out.frame = g.frame;
+
+  for (int i = 0; i < spec.count; ++i) {
+    const int across = i % g.grid_cols, down = i / g.grid_cols;
+    const ImVec2 block(origin.x + g.label_w + float(across) * (block_w + g.gap),
+                       origin.y + g.label_h + float(down) * (block_h + g.gap));
+    const ImVec2 min(std::round(block.x + g.frame), std::round(block.y + g.frame));
+    const ImVec2 max(min.x + w, min.y + h);
+    out.image_min.push_back(min);
+
+    // Frame, background, heatmap, outlines.
+    const ImU32 frame_color = spec.frame_color ? spec.frame_color(i) : ImGui::GetColorU32(ImGuiCol_Border);
+    draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), frame_color);
+    if (spec.background)
+      if (const ImTextureID under = spec.background(i)) draw->AddImage(under, min, max);
+    draw->AddImage(spec.texture(i), min, max);
+    auto outline = [&](ImVec2 a, ImVec2 b) {
+      draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.0f);
+      draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.0f);
+    };
+    if (spec.selected_row >= 0 && spec.selected_row < spec.rows)
+      outline(ImVec2(min.x, min.y + float(spec.selected_row) * g.cell), ImVec2(max.x, min.y + float(spec.selected_row + 1) * g.cell));
+    if (spec.marked_cell >= 0 && spec.marked_cell < spec.rows * spec.cols) {
+      const float x = min.x + float(spec.marked_cell % spec.cols) * g.cell, y = min.y + float(spec.marked_cell / spec.cols) * g.cell;
+      outline(ImVec2(x, y), ImVec2(x + g.cell, y + g.cell));
+    }
+
+    // Caption in the frame's colour.
+    if (spec.caption) {
+      const std::string title = spec.caption(i, block_w - font * 0.6f);
+      const ImVec2 size = ImGui::CalcTextSize(title.c_str());
+      const float pad = font * 0.3f;
+      const ImVec2 at(min.x - g.frame, max.y + g.frame + font * 0.2f);
+      draw->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + pad), frame_color, pad);
+      draw->AddText(ImVec2(at.x + pad, at.y + pad * 0.5f), ContrastText(frame_color), title.c_str());
+    }
+
+    // Labels on the outer edges only: all heatmaps share them.
+    if (across == 0 && spec.row_labels)
+      DrawQueryLabels(draw, *spec.row_labels, ImVec2(min.x - g.frame, min.y), g.cell, g.label_w - font * 0.4f,
+                      spec.selected_row, labels);
+    if (down == 0 && spec.col_labels)
+      DrawKeyLabels(draw, *spec.col_labels, ImVec2(min.x, min.y - g.frame), g.cell, g.label_h - font * 0.4f,
+                    g.cols_rotated, labels);
+    if (!spec.shared_scale) {
+      const ImVec2 bar_min(max.x + g.frame + font * 0.3f, min.y);
+      DrawColorBar(draw, bar, spec.colormap, bar_min, ImVec2(bar_min.x + font * 0.45f, max.y), spec.range(i), 2);
+    }
+
+    // Pointer: one invisible button per heatmap, never one per cell.
+    ImGui::SetCursorScreenPos(min);
+    ImGui::PushID(i);
+    ImGui::InvisibleButton("##heatmap", ImVec2(std::max(w, 1.0f), std::max(h, 1.0f)));
+    ImGui::PopID();
+    if (ImGui::IsItemHovered()) {
+      const ImVec2 mouse = ImGui::GetIO().MousePos;
+      out.hovered = i;
+      out.col = std::clamp(int((mouse.x - min.x) / g.cell), 0, spec.cols - 1);
+      out.row = std::clamp(int((mouse.y - min.y) / g.cell), 0, spec.rows - 1);
+      out.double_clicked = ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+      out.clicked = !out.double_clicked && ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    }
+  }
+
+  if (spec.shared_scale) {
+    const float top = origin.y + g.label_h + g.frame;
+    const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
+    const float bar_h = std::clamp(grid_h, font * 6.0f, font * 22.0f);
+    const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
+    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), spec.value_name);
+    DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5);
+  }
+  // Leave the cursor below the grid so the window knows its content size.
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + g.label_h + float(g.grid_rows) * (block_h + g.gap)));
+  ImGui::Dummy(ImVec2(1, 1));
+  return out;
+}
+
+}  // namespace attnscope::gui

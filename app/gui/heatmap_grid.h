@@ -1,0 +1,60 @@
+// heatmap_grid.h — a grid of equally sized heatmaps (one per head), drawn as GL textures: each in a
+// coloured frame with a caption under it, row labels down the left of the first column, column
+// labels along the top of the first row (thinned when cells are small, upright when they fit), and
+// a colour bar with numbers (one shared, or a thin one per heatmap). Used by the Heads window and
+// the relative-position windows; the caller draws its own tooltip from the returned hit.
+#pragma once
+#include <imgui.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnscope/colormap.h"
+#include "gui/gl_texture.h"
+
+namespace attnscope::gui {
+
+struct LayoutRecord;
+
+struct ColorBarCache {
+  GlTexture strip;  // 1 × 256 of `map`
+  int map = -1;
+};
+
+struct HeatmapGridSpec {
+  int count = 0;               // heatmaps
+  int rows = 0, cols = 0;      // cells in each: queries × keys, or grid rows × columns
+  std::function<ImTextureID(int)> texture;
+  std::function<ImTextureID(int)> background;       // drawn under each heatmap (overlays); may be empty
+  std::function<std::string(int, float)> caption;   // caption of heatmap i fitted to a width
+  std::function<ImU32(int)> frame_color;
+  const std::vector<std::string>* row_labels = nullptr;  // [rows] or null
+  const std::vector<std::string>* col_labels = nullptr;  // [cols] or null
+  float labels_extent = 0;     // widest label in pixels
+  bool shared_scale = true;
+  ValueRange shared_range;
+  std::function<ValueRange(int)> range;  // per heatmap, for per-heatmap colour bars
+  Colormap colormap = Colormap::viridis;
+  const char* value_name = "probability";
+  int selected_row = -1;       // outlined row in every heatmap
+  int marked_cell = -1;        // outlined cell (row-major) in every heatmap, e.g. a grid query
+  float max_cell = 0;          // cap on the cell size in pixels (0: none)
+  int columns = 0;             // heatmaps per row (0: whatever makes them largest)
+};
+
+struct HeatmapGridResult {
+  std::vector<ImVec2> image_min;  // top-left of each heatmap image
+  ImVec2 image_size;              // width, height of every image
+  float cell = 0;                 // cell side in pixels
+  float frame = 0;                // frame width around each image
+  int hovered = -1, row = -1, col = -1;  // the cell under the pointer
+  bool clicked = false, double_clicked = false;
+  int selected_row_clicked = -1;  // row of a click, else −1
+};
+
+// Fills the available region from the cursor. Records drawn labels in `labels` when not null.
+HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& bar, float ui_scale,
+                                  LayoutRecord* labels);
+
+}  // namespace attnscope::gui
