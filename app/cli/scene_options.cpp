@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attnscope/designed_heads.h"
 #include "attnscope/error.h"
 #include "attnscope/parse_lists.h"
 #include "attnscope/scene_json.h"
@@ -26,6 +27,9 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
     app.add_option("--seed", o.seed, "Seed for embeddings and weights (default 42)");
     app.add_option("--weights", o.weights_dir, "Folder with wq.npy wk.npy wv.npy wo.npy [+ bq bk bv bo]");
     app.add_option("--weight-source", o.weight_source, "converted (default) | independent");
+    app.add_option("--designed", o.designed,
+                   "Designed heads, one pattern per head: previous,next,self,first,punct,local,repeat,broad "
+                   "(sets H and C = 64*H; MHA unless --kind gqa/mqa)");
   }
   if (groups & (flags_relpos | flags_conv)) {
     app.add_option("--grid", o.grid, "Grid size RxC, at most 64x64");
@@ -86,6 +90,25 @@ Scene build_scene(const SceneOptions& o) {
 
   ModelSettings& m = s.model;
   if (given(o, "--kind")) m.kind = parse_attention_kind(o.kind);
+  if (given(o, "--designed")) {
+    // One head per pattern, an MHA unless --kind asks for GQA/MQA (which then pool its K/V heads).
+    require(!given(o, "--weights") && !given(o, "--weight-source"),
+            "--designed sets the weights itself: drop --weights / --weight-source");
+    m.weights = WeightSource::designed;
+    m.designed = split_designed_list(o.designed);
+    const int n = int(m.designed.size());
+    if (!given(o, "--kind")) m.kind = AttentionKind::mha;
+    require(m.kind != AttentionKind::single || n == 1,
+            "--kind single has one head, but --designed lists " + std::to_string(n) + " patterns");
+    require(!given(o, "--heads") || o.heads == n, "--designed lists " + std::to_string(n) +
+                                                      " patterns, one per head, but --heads " +
+                                                      std::to_string(o.heads) + " was given");
+    require(!given(o, "--d-model") || o.d_model == designed_d_model(n),
+            "designed heads have d_k = 64, so d_model is 64 x " + std::to_string(n) + " = " +
+                std::to_string(designed_d_model(n)) + ", but --d-model " + std::to_string(o.d_model) + " was given");
+    m.heads = n;
+    m.d_model = designed_d_model(n);
+  }
   if (given(o, "--d-model")) m.d_model = o.d_model;
   if (given(o, "--heads")) {
     m.heads = o.heads;

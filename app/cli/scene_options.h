@@ -11,7 +11,7 @@ namespace attnscope::cli {
 
 enum SceneFlagGroup : unsigned {
   flags_input = 1u << 0,   // --text --input --scene
-  flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source
+  flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source --designed
   flags_relpos = 1u << 2,  // --grid --pattern --image --alpha --alphas --deltas --delta-preset --query --pad-keys --mixed --lambda
   flags_conv = 1u << 3,    // --kernel (and the grid/alpha flags of relpos)
   flags_view = 1u << 4,    // --colormap --scores --per-head-scale --view
@@ -20,7 +20,7 @@ enum SceneFlagGroup : unsigned {
 
 // Raw flag values, kept as typed so that build_scene can validate them with clear messages.
 struct SceneOptions {
-  std::string scene_file, text, input, kind, weight_source, weights_dir;
+  std::string scene_file, text, input, kind, weight_source, weights_dir, designed;
   int d_model = 0, heads = 0, groups = 0;
   uint64_t seed = 0;
   bool causal = false, no_scale = false;

@@ -1,6 +1,7 @@
 // analysis.cpp — Scene → Analysis: the one place where settings become numbers.
 #include "attnscope/analysis.h"
 
+#include "attnscope/designed_heads.h"
 #include "attnscope/embeddings.h"
 #include "attnscope/error.h"
 #include "attnscope/limits.h"
@@ -52,6 +53,20 @@ AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& s
     case WeightSource::loaded:
       require(!model.weights_dir.empty(), "weight source 'loaded' needs a weights folder");
       return load_weights(model.weights_dir, shape);
+    case WeightSource::designed: {
+      // One designed MHA (a head per pattern, d_k = 64); MQA/GQA pool its K/V heads like `converted`.
+      const std::vector<DesignedPattern> patterns = parse_designed_patterns(model.designed);
+      require(shape.heads == int(patterns.size()),
+              "designed weights have one head per pattern: " + std::to_string(patterns.size()) + " patterns but " +
+                  std::to_string(shape.heads) + " heads" +
+                  (model.kind == AttentionKind::single ? " (kind single has one head: give one pattern)" : ""));
+      require(shape.d_model == designed_d_model(shape.heads),
+              "designed weights need d_model = 64 × heads = " + std::to_string(designed_d_model(shape.heads)) +
+                  ", got " + std::to_string(shape.d_model));
+      validate_shape(shape);
+      const AttentionWeights mha = designed_weights(patterns);
+      return shape.groups == shape.heads ? mha : convert_mha_to_grouped(mha, shape.heads, shape.groups);
+    }
   }
   throw InputError("unknown weight source");
 }
@@ -62,9 +77,18 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
   ModelSettings& m = a.scene.model;
   m.heads = effective_heads(m);
   m.groups = effective_groups(m);
+  const bool designed = m.weights == WeightSource::designed;
+  if (designed) {
+    require(!m.designed.empty(), "weight source 'designed' needs a list of patterns, one per head (previous, next, "
+                                 "self, first, punct, local, repeat, broad)");
+    m.d_model = designed_d_model(m.heads);  // the designed layout fixes d_k = 64
+  }
 
   if (scene.input.source == InputSource::text || scene.input.source == InputSource::tensor) {
     auto att = std::make_shared<AttentionAnalysis>();
+    require(!designed || scene.input.source == InputSource::text,
+            "designed heads need a sentence as input: they read the positions and token features of the designed "
+            "embedding, which a tensor file does not have");
     // A tensor input brings its own width C.
     int d_model = m.d_model;
     if (scene.input.source == InputSource::tensor) {
@@ -73,13 +97,25 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
     }
     att->shape = {d_model, m.heads, m.groups};
     validate_shape(att->shape);
-    if (scene.input.source == InputSource::text)
+    if (scene.input.source == InputSource::text) {
       prepare_input(scene.input, d_model, m.seed, att->tokens, att->labels, att->x);
+      if (designed) att->x = designed_embedding(att->tokens, d_model, m.seed);
+    }
     check_cancel(cancel);
     att->weights = weights_for(m, att->shape);
     check_cancel(cancel);
-    att->result = grouped_attention(att->x, att->weights, att->shape, {m.causal, m.scale_scores});
+    const AttentionOptions options{m.causal, m.scale_scores};
+    att->result = grouped_attention(att->x, att->weights, att->shape, options);
     att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
+    check_cancel(cancel);
+    att->stats = head_stats(att->result.probs, m.causal);
+    // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
+    if ((m.weights == WeightSource::converted || designed) && m.groups < m.heads) {
+      const AttentionShape base_shape{d_model, m.heads, m.heads};
+      check_cancel(cancel);
+      att->mha_probs = grouped_attention(att->x, weights_for(m, base_shape), base_shape, options).probs;
+      att->stats.drift_from_mha = head_drift(att->result.probs, att->mha_probs);
+    }
     a.attention = std::move(att);
   }
   // Relative-position attention (analysis_relpos.cpp): always on a grid; on a sentence when its view

@@ -5,13 +5,17 @@
 
 namespace attnscope {
 
-int effective_heads(const ModelSettings& m) { return m.kind == AttentionKind::single ? 1 : m.heads; }
+int effective_heads(const ModelSettings& m) {
+  if (m.kind == AttentionKind::single) return 1;
+  if (m.weights == WeightSource::designed && !m.designed.empty()) return int(m.designed.size());
+  return m.heads;
+}
 
 int effective_groups(const ModelSettings& m) {
   switch (m.kind) {
     case AttentionKind::single:
     case AttentionKind::mqa: return 1;
-    case AttentionKind::mha: return m.heads;
+    case AttentionKind::mha: return effective_heads(m);
     case AttentionKind::gqa: return m.groups;
   }
   return m.groups;
@@ -32,6 +36,7 @@ const char* to_string(WeightSource s) {
     case WeightSource::converted: return "converted";
     case WeightSource::independent: return "independent";
     case WeightSource::loaded: return "loaded";
+    case WeightSource::designed: return "designed";
   }
   return "?";
 }
@@ -52,9 +57,9 @@ AttentionKind parse_attention_kind(const std::string& name) {
 }
 
 WeightSource parse_weight_source(const std::string& name) {
-  for (auto s : {WeightSource::converted, WeightSource::independent, WeightSource::loaded})
+  for (auto s : {WeightSource::converted, WeightSource::independent, WeightSource::loaded, WeightSource::designed})
     if (name == to_string(s)) return s;
-  throw InputError("unknown weight source '" + name + "' (valid: converted, independent, loaded)");
+  throw InputError("unknown weight source '" + name + "' (valid: converted, independent, loaded, designed)");
 }
 
 InputSource parse_input_source(const std::string& name) {

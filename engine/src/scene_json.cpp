@@ -35,7 +35,8 @@ json scene_to_json(const Scene& s) {
         {"scale_scores", s.model.scale_scores},
         {"seed", s.model.seed},
         {"weights", to_string(s.model.weights)},
-        {"weights_dir", s.model.weights_dir}}},
+        {"weights_dir", s.model.weights_dir},
+        {"designed", s.model.designed}}},
       {"relpos",
        {{"heads", s.relpos.heads},
         {"alpha", s.relpos.alpha},
@@ -99,6 +100,13 @@ class ObjectReader {
     } else if constexpr (std::is_same_v<T, std::string>) {
       require(it->is_string(), "scene key '" + where + "' must be a string");
       out = it->template get<std::string>();
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      require(it->is_array() && it->size() <= 4096, "scene key '" + where + "' must be a list of strings");
+      out.clear();
+      for (const auto& v : *it) {
+        require(v.is_string(), "scene key '" + where + "' must hold strings only");
+        out.push_back(v.get<std::string>());
+      }
     } else if constexpr (std::is_same_v<T, std::vector<double>>) {
       require(it->is_array() && it->size() <= 4096, "scene key '" + where + "' must be a list of numbers");
       out.clear();
@@ -182,6 +190,7 @@ Scene scene_from_json(const json& j, std::vector<std::string>* warnings) {
     m.get("weights", weights);
     s.model.weights = parse_weight_source(weights);
     m.get("weights_dir", s.model.weights_dir);
+    m.get("designed", s.model.designed);
     m.finish();
   }
   {

@@ -10,6 +10,7 @@
 
 #include "attnscope/conv_emulation.h"
 #include "attnscope/grouped_attention.h"
+#include "attnscope/head_stats.h"
 #include "attnscope/relative_position.h"
 #include "attnscope/scene.h"
 #include "attnscope/tokenizer.h"
@@ -31,6 +32,10 @@ struct AttentionAnalysis {
   AttentionWeights weights;
   AttentionResult result;
   Trace trace;
+  // Per-head entropy, distance, first-token mass, the [H, H] JS matrix (head_stats.h); drift_from_mha
+  // is filled when an MHA base was pooled to G < H (weight source converted or designed).
+  HeadStats stats;
+  Tensor3 mha_probs;                // [H, T, T] the MHA base's maps when it was pooled to G < H; else empty
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.
@@ -99,7 +104,7 @@ RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* atten
 // Throws InputError for a non-grid input or invalid settings, Cancelled when *cancel becomes true.
 ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
 
-// Builds the weights a scene asks for (seeded, converted or loaded) at `shape`.
+// Builds the weights a scene asks for (seeded, converted, loaded or designed) at `shape`.
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape);
 
 // Tokens and X [T, C] for a text/tensor input; throws InputError on empty text, too many tokens,

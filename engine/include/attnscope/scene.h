@@ -40,6 +40,7 @@ enum class WeightSource {
   converted,    // one MHA weight set per seed; MQA/GQA by mean-pooling K/V (default)
   independent,  // seeded random weights drawn directly at the grouped shape
   loaded,       // .npy files from model.weights_dir
+  designed,     // hand-built MHA heads, one textbook pattern each (designed_heads.h); MQA/GQA by pooling
 };
 
 struct ModelSettings {
@@ -52,6 +53,10 @@ struct ModelSettings {
   uint64_t seed = 42;
   WeightSource weights = WeightSource::converted;
   std::string weights_dir;
+  // Weight source `designed`: one pattern name per head (previous, next, self, first, punct, local,
+  // repeat, broad). Then H = designed.size() (single forces 1), C = 64·H, and X is the designed
+  // embedding of designed_heads.h; the input must be text.
+  std::vector<std::string> designed;
 };
 
 // ---- relative position (SPEC "Relative-position quadratic attention") ---------------------------
