@@ -14,7 +14,12 @@ TEST_CASE("scene json: every setting round-trips") {
   s.input.source = InputSource::grid;
   s.input.text = "我喜欢打篮球";
   s.input.grid = {"checkerboard", "", 12, 20, 99};
-  s.model = {AttentionKind::gqa, 128, 16, 4, true, false, 1234567890123ull, WeightSource::independent, "w/"};
+  s.model.kind = AttentionKind::gqa;
+  s.model.d_model = 128, s.model.heads = 16, s.model.groups = 4;
+  s.model.causal = true, s.model.scale_scores = false;
+  s.model.seed = 1234567890123ull;
+  s.model.weights = WeightSource::independent;
+  s.model.weights_dir = "w/";
   s.relpos.heads = 3;
   s.relpos.alphas = {0.5, 1, 2};
   s.relpos.deltas = {{-1, 0}, {0.5, 1}, {2, -2}};
