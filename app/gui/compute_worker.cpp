@@ -11,11 +11,21 @@ namespace {
 
 // Everything analyse() reads: the scene minus the view settings that only change colours (the view
 // itself stays: it decides whether relative position and convolution are computed).
+// Free text goes in raw (a pasted sentence may hold invalid UTF-8, which JSON cannot carry and the
+// engine must see to report).
 std::string analysis_key_of(const Scene& scene) {
   Scene key = scene;
   key.view = ViewSettings{};
   key.view.view = scene.view.view;
-  return scene_to_json(key).dump();
+  key.input.text.clear();
+  key.input.tensor_path.clear();
+  key.input.grid.image_path.clear();
+  key.model.weights_dir.clear();
+  std::string out = scene_to_json(key).dump();
+  for (const std::string* raw : {&scene.input.text, &scene.input.tensor_path, &scene.input.grid.image_path,
+                                 &scene.model.weights_dir})
+    out += '\0' + std::to_string(raw->size()) + ':' + *raw;
+  return out;
 }
 
 }  // namespace

@@ -54,7 +54,12 @@ FontAtlas::FontAtlas() {
     cjk_index_ = fonts.cjk->index;
     cjk_family_ = fonts.cjk->family;
   }
-  notice_ = fonts.notice;
+  // The window spells glyph-less code points as U+XXXX (display_label), so say that rather than the
+  // exporter's "empty boxes".
+  if (!fonts.latin) notice_ = fonts.notice;
+  else if (!fonts.cjk)
+    notice_ = "No CJK font found through fontconfig: Chinese and Japanese characters show as U+XXXX codes "
+              "(install fonts-wqy-microhei or fonts-noto-cjk).";
 }
 
 void FontAtlas::request_text(std::string_view utf8) {

@@ -76,7 +76,7 @@ std::string Persistence::save_scene(const Scene& scene) const {
   try {
     ensure_directory(folder_);
     attnscope::save_scene(folder_ / "scene.json", scene);
-  } catch (const InputError& e) {
+  } catch (const std::exception& e) {  // InputError, or JSON refusing text that is not UTF-8
     return std::string("could not save the scene: ") + e.what();
   }
   return {};

@@ -46,7 +46,9 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   o.app = &app;
   auto* group = app.add_option_group("Window", "The desktop window (no subcommand); scripted runs for figures and tests");
   group->add_option("--screenshot", o.screenshot, "Render, write this PNG and exit (no saved state is read or written)");
-  group->add_option("--frames", o.frames, "Frames to render before the screenshot (default 3; the last waits for the result)");
+  group->add_option("--frames", o.frames,
+                    "Frames to render before the screenshot (default 3; the last waits for the result); without "
+                    "--screenshot, close the window after N frames");
   group->add_option("--size", o.size, "Window size WxH in pixels (default 1600x900, 1280x720 with --screenshot)");
   group->add_option("--layout-json", o.layout_json, "With --screenshot: write where each head's heatmap was drawn");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
@@ -152,6 +154,9 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   //    is a usage error.
   const bool bench = !options.bench_json.empty();
   const bool scripted = !options.screenshot.empty() || bench;
+  // --frames without --screenshot: an interactive run (saved state and all) that closes itself after
+  // N frames — for demos and for testing what is remembered between runs.
+  const bool auto_close = !scripted && Given(options.app, "--frames");
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
   require(!Given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
@@ -262,7 +267,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     while (!glfwWindowShouldClose(window)) {
       const Clock::time_point frame_start = Clock::now();
       // a. Events: wait when idle so the window costs nothing while a teacher talks.
-      if (scripted) glfwPollEvents();
+      if (scripted || auto_close) glfwPollEvents();
       else if (worker.busy() || frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
       else glfwWaitEventsTimeout(0.5);
 
@@ -326,6 +331,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       // g. Scripted: after the wanted frames, once the result has been on screen for a frame.
       const bool settled = !worker.busy() && frames_since_result >= 1;
       if (scripted && !bench && frame >= frames_wanted && settled) {
+        if (!state.error.empty() && state.error != startup_error) std::fprintf(stderr, "error: %s\n", state.error.c_str());
         try {
           const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);
           WriteScreenshot(options.screenshot, fb_w, fb_h, pixels);
@@ -337,6 +343,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
         break;
       }
       glfwSwapBuffers(window);
+      if (auto_close && frame >= options.frames && !worker.busy()) glfwSetWindowShouldClose(window, GLFW_TRUE);
 
       if (bench) {
         gl_finish();

@@ -33,8 +33,10 @@ int closest_at_most(const std::vector<int>& options, int wanted) {
 // A slider over a list of allowed integers: only those can be chosen. Returns true on change.
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "") {
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
-  if (index >= int(options.size())) index = 0;
-  const std::string shown = std::to_string(options[size_t(index)]) + note;
+  const bool allowed = index < int(options.size());
+  if (!allowed) index = 0;
+  // A value from a scene file or the command line that is not allowed shows as itself, flagged.
+  const std::string shown = allowed ? std::to_string(options[size_t(index)]) + note : std::to_string(*value) + " (not allowed)";
   if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
     return false;
   index = std::clamp(index, 0, int(options.size()) - 1);

@@ -1,0 +1,103 @@
+// gui_run.h — helpers for the GUI tests: run the window in scripted mode, read back its screenshot
+// (stb_image) and its layout JSON, and sample pixels.
+#pragma once
+#include <doctest/doctest.h>
+#include <stb_image.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attnscope/colormap.h"
+#include "run_cli.h"
+
+namespace attnscope::test {
+
+struct Png {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgba;  // [height, width, 4]
+  Rgba at(int x, int y) const {
+    const unsigned char* p = &rgba[(size_t(y) * size_t(width) + size_t(x)) * 4];
+    return {p[0], p[1], p[2], p[3]};
+  }
+};
+
+inline Png read_png(const std::filesystem::path& path) {
+  Png png;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.string().c_str(), &png.width, &png.height, &channels, 4);
+  REQUIRE_MESSAGE(data != nullptr, "cannot decode " << path << ": " << stbi_failure_reason());
+  png.rgba.assign(data, data + size_t(png.width) * size_t(png.height) * 4);
+  stbi_image_free(data);
+  return png;
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream f(path);
+  REQUIRE_MESSAGE(f.good(), "cannot open " << path);
+  return nlohmann::json::parse(f);
+}
+
+// Runs `env attnscope <args>` through the shell (env: assignments such as "XDG_CONFIG_HOME=/x", or
+// empty) and captures what it printed.
+inline CliRun run_app(const std::string& env, const std::string& args) {
+  namespace fs = std::filesystem;
+  static int counter = 0;
+  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui_capture";
+  fs::create_directories(dir);
+  const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
+  const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
+                          " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+struct WindowRun {
+  CliRun run;
+  Png png;
+  nlohmann::json layout;
+};
+
+// Runs `attnscope <args> --screenshot <dir>/<name>.png --layout-json <dir>/<name>.json` (with `env`
+// in front) and reads both files back. Every run gets an empty config folder unless `env` names
+// one, so no saved state of the machine's user can leak in.
+inline WindowRun run_window(const std::string& name, const std::string& args, const std::string& env = "") {
+  const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui";
+  std::filesystem::create_directories(dir);
+  const auto png = dir / (name + ".png");
+  const auto json = dir / (name + ".json");
+  std::filesystem::remove(png);
+  std::filesystem::remove(json);
+  WindowRun w;
+  const std::string full = args + " --screenshot " + shell_quote(png.string()) + " --layout-json " + shell_quote(json.string());
+  w.run = run_app(env.empty() ? "XDG_CONFIG_HOME=" + shell_quote((dir / "no_config").string()) : env, full);
+  INFO("attnscope " << full << "\nstderr: " << w.run.err);
+  REQUIRE(w.run.exit_code == 0);
+  w.png = read_png(png);
+  w.layout = read_json(json);
+  return w;
+}
+
+inline int channel_distance(Rgba a, Rgba b) {
+  return std::max({std::abs(int(a.r) - int(b.r)), std::abs(int(a.g) - int(b.g)), std::abs(int(a.b) - int(b.b))});
+}
+
+}  // namespace attnscope::test

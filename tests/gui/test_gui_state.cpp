@@ -1,0 +1,98 @@
+// What the window remembers between runs (only interactive runs), and how it reports bad input.
+#include <filesystem>
+#include <fstream>
+
+#include "attnscope/scene_json.h"
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_SUITE("gui_state") {
+  TEST_CASE("window: scripted runs neither read nor write the saved state") {
+    const auto config = fresh_dir("state_scripted");
+    // A saved scene that a scripted run must ignore.
+    Scene saved;
+    saved.input.text = "zebra zebra zebra";
+    std::filesystem::create_directories(config / "attnscope");
+    save_scene(config / "attnscope" / "scene.json", saved);
+    const std::string before = slurp(config / "attnscope" / "scene.json");
+    const WindowRun w = run_window("state_scripted", "", "XDG_CONFIG_HOME=" + shell_quote(config.string()));
+    for (const auto& l : w.layout["labels"]) CHECK(l["text"] != "zebra");
+    CHECK(count_files(config) == 1);  // nothing written beside it
+    CHECK(slurp(config / "attnscope" / "scene.json") == before);
+  }
+
+  TEST_CASE("window: an interactive run remembers the scene, the layout and the UI scale") {
+    const auto config = fresh_dir("state_interactive");
+    const std::string env = "XDG_CONFIG_HOME=" + shell_quote(config.string());
+    const CliRun first = run_app(env, "--text 'hello brave new world' --heads 4 --ui-scale 1.5 --frames 4");
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto folder = config / "attnscope";
+    REQUIRE(std::filesystem::exists(folder / "scene.json"));
+    CHECK(std::filesystem::exists(folder / "imgui.ini"));
+    CHECK(slurp(folder / "imgui.ini").find("[Window][") != std::string::npos);
+    CHECK(load_scene(folder / "scene.json").input.text == "hello brave new world");
+    CHECK(slurp(folder / "window.json").find("1.5") != std::string::npos);
+
+    // A second run without scene flags starts from the remembered scene (and saves it again).
+    std::filesystem::remove(folder / "window.json");
+    const CliRun second = run_app(env, "--frames 4");
+    REQUIRE(second.exit_code == 0);
+    const Scene again = load_scene(folder / "scene.json");
+    CHECK(again.input.text == "hello brave new world");
+    CHECK(again.model.heads == 4);
+
+    // A damaged saved scene only means starting afresh.
+    {
+      std::ofstream f(folder / "scene.json");
+      f << "{ not json";
+    }
+    const CliRun third = run_app(env, "--frames 4");
+    CHECK(third.exit_code == 0);
+    CHECK(load_scene(folder / "scene.json").input.text == Scene{}.input.text);
+  }
+}
+
+TEST_SUITE("gui_errors") {
+  TEST_CASE("window: a bad scene flag shows in the window, on stderr, and the screenshot is still written") {
+    const WindowRun w = run_window("bad_kind", "--kind transformer");
+    CHECK(w.run.err.find("error:") != std::string::npos);
+    CHECK(w.layout["error"].get<std::string>().find("transformer") != std::string::npos);
+  }
+
+  TEST_CASE("window: settings the engine refuses show as a message, not a crash") {
+    // 7 heads do not divide d_model 64.
+    const WindowRun w = run_window("bad_heads", "--heads 7");
+    CHECK(w.layout["error"].get<std::string>().find("7") != std::string::npos);
+    CHECK(w.run.err.find("error:") != std::string::npos);
+    CHECK(w.layout["heads"].size() == 0);
+    // Invalid UTF-8 in the sentence.
+    const WindowRun u = run_window("bad_utf8", "--text \"$(printf 'ab\\377 cd')\"");
+    CHECK(u.layout["error"].get<std::string>().find("UTF-8") != std::string::npos);
+  }
+
+  TEST_CASE("window: bad window flags are usage errors (exit 2, no file)") {
+    const auto dir = fresh_dir("bad_window_flags");
+    const std::string png = shell_quote((dir / "x.png").string());
+    for (const std::string args : {"--size 10x10", "--size big", "--frames 0", "--ui-scale 9", "--theme neon"}) {
+      CAPTURE(args);
+      const CliRun r = run_app("", args + " --screenshot " + png);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("error:") != std::string::npos);
+    }
+    CHECK(count_files(dir) == 0);
+  }
+}
+
+}  // namespace attnscope::test
