@@ -41,7 +41,10 @@ void make_attention(Pictures& out, const AttentionAnalysis& attention) {
   if (heads == 0) return;
   out.heads_range = heads_value_range(values, 0, true, out.colormap);
   out.heads.resize(size_t(heads));
-#pragma omp parallel for schedule(static)
+  // Threads only pay off for large pictures (T = 512 × 16 heads is 4 M cells); small ones would only
+  // wake threads that compete with the renderer for the same cores.
+  const bool big = int64_t(heads) * values[0].size() >= (int64_t(1) << 18);
+#pragma omp parallel for schedule(static) if (big)
   for (int h = 0; h < heads; ++h) {
     const Mat& m = values[size_t(h)];
     const ValueRange range = out.shared_scale ? out.heads_range : heads_value_range(values, h, false, out.colormap);
@@ -63,7 +66,8 @@ void make_relpos(Pictures& out, const RelposAnalysis& r) {
   }
   out.relpos_range = {0.0f, shared_max};
   out.relpos_heads.resize(size_t(heads));
-#pragma omp parallel for schedule(static)
+  const bool big = full && int64_t(heads) * r.probs[0].size() >= (int64_t(1) << 18);
+#pragma omp parallel for schedule(static) if (big)
   for (int h = 0; h < heads; ++h) {
     const ValueRange range{0.0f, out.shared_scale ? shared_max : head_max[size_t(h)]};
     Picture& p = out.relpos_heads[size_t(h)];

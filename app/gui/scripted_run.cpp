@@ -65,4 +65,41 @@ void WriteBenchJson(const std::filesystem::path& path, const BenchTimings& t) {
   write_file_atomic(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+void FrameBench::before_submit(AppState& state, bool settled) {
+  if (!started_ || waiting_for_ != 0 || int(timings_.latency_ms.size()) >= changes_ || !settled || quiet_frames_ < 5) return;
+  if (state.scene.input.source == InputSource::grid) {
+    RelposSettings& r = state.scene.relpos;
+    r.alpha = r.alpha == 1.0 ? 2.0 : 1.0;
+    r.alphas.clear();
+    NoteEdit(state, Panel::relpos);
+  } else {
+    state.scene.model.seed ^= 1;
+    NoteEdit(state, Panel::model);
+  }
+  change_made_ = true;
+}
+
+void FrameBench::after_submit(const AppState& state) {
+  if (!change_made_) return;
+  change_made_ = false;
+  waiting_for_ = state.submitted_generation;
+  submitted_ = Clock::now();
+}
+
+bool FrameBench::after_frame(const AppState& state, double frame_ms, bool settled) {
+  if (!started_) {
+    started_ = settled;
+    return false;
+  }
+  timings_.frame_ms.push_back(frame_ms);
+  ++quiet_frames_;
+  if (waiting_for_ != 0 && state.result_generation >= waiting_for_) {
+    timings_.latency_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - submitted_).count());
+    timings_.compute_ms.push_back(state.result_seconds * 1000.0);
+    waiting_for_ = 0;
+    quiet_frames_ = 0;
+  }
+  return int(timings_.latency_ms.size()) >= changes_ && quiet_frames_ >= 5;
+}
+
 }  // namespace attnscope::gui

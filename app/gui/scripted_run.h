@@ -2,6 +2,8 @@
 // screenshot PNG, the layout JSON (where each head's heatmap was drawn) and, for the frame-time
 // benchmark, the timings. Every file goes through write_file_atomic.
 #pragma once
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,5 +27,31 @@ struct BenchTimings {
   int texture_uploads = 0;
 };
 void WriteBenchJson(const std::filesystem::path& path, const BenchTimings& timings);
+
+// The frame-time benchmark (--bench-json): once the first result is on screen, it changes a setting
+// every few frames (a new seed for a sentence, another α for a grid: new numbers, same sizes) and
+// times each change until the frame that shows its result has finished on the GPU.
+class FrameBench {
+ public:
+  explicit FrameBench(int changes) : changes_(changes) {}
+  // Between drawing the windows and submitting: may edit the scene (the next change).
+  void before_submit(AppState& state, bool settled);
+  // After SubmitIfEdited: notes when the change went to the worker.
+  void after_submit(const AppState& state);
+  // After the frame is on screen (swap + glFinish): frame time and, when it showed the change's
+  // result, the latency. Returns true when the benchmark is done.
+  bool after_frame(const AppState& state, double frame_ms, bool settled);
+  BenchTimings& timings() { return timings_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int changes_;
+  bool started_ = false;
+  bool change_made_ = false;
+  uint64_t waiting_for_ = 0;  // generation of the change in flight (0: none)
+  Clock::time_point submitted_;
+  int quiet_frames_ = 0;      // frames since the last change's result showed
+  BenchTimings timings_;
+};
 
 }  // namespace attnscope::gui

@@ -132,17 +132,6 @@ void DrawViewWindow(AppState& state) {
   else DrawHeadsWindow(state);
 }
 
-// The benchmark's settings change: a new seed (sentence) — new numbers at the same sizes.
-void BenchChange(AppState& state) {
-  state.scene.model.seed ^= 1;
-  NoteEdit(state, Panel::model);
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 }  // namespace
 
@@ -158,6 +147,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   // N frames — for demos and for testing what is remembered between runs.
   const bool auto_close = !scripted && Given(options.app, "--frames");
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
+  require(options.bench_changes >= 1 && options.bench_changes <= 10000, "--bench-changes must be between 1 and 10000");
   require(!Given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
@@ -255,13 +245,8 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     bool device_ready = false;
     int frame = 0, frames_since_result = 0;
     const int frames_wanted = std::max(options.frames, 2);
-    // Benchmark bookkeeping.
-    BenchTimings timings;
-    int bench_done = 0;
-    uint64_t bench_generation = 0;
-    Clock::time_point bench_submitted;
-    bool bench_started = false;
-    int bench_quiet_frames = 0;
+    FrameBench frame_bench(options.bench_changes);
+    const auto settled_now = [&] { return !worker.busy() && frames_since_result >= 1; };
 
     // 4. The loop.
     while (!glfwWindowShouldClose(window)) {
@@ -303,20 +288,12 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       DrawViewWindow(state);
       DrawShapesWindow(state, true);
       state.reset_layout = false;
-      if (bench && bench_started && frames_since_result > 0 && bench_generation == 0 && bench_done < options.bench_changes &&
-          ++bench_quiet_frames >= 5) {
-        BenchChange(state);
-        bench_quiet_frames = 0;
-      }
+      if (bench) frame_bench.before_submit(state, settled_now());
       ImGui::Render();
 
       // e. Edited settings go to the engine (the newest wins).
       SubmitIfEdited(state);
-      if (bench && bench_started && state.edited_by == Panel::model && bench_generation == 0 &&
-          state.submitted_generation > state.result_generation) {
-        bench_generation = state.submitted_generation;
-        bench_submitted = Clock::now();
-      }
+      if (bench) frame_bench.after_submit(state);
 
       // f. Render.
       int fb_w = 0, fb_h = 0;
@@ -329,8 +306,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       ++frame;
 
       // g. Scripted: after the wanted frames, once the result has been on screen for a frame.
-      const bool settled = !worker.busy() && frames_since_result >= 1;
-      if (scripted && !bench && frame >= frames_wanted && settled) {
+      if (scripted && !bench && frame >= frames_wanted && settled_now()) {
         if (!state.error.empty() && state.error != startup_error) std::fprintf(stderr, "error: %s\n", state.error.c_str());
         try {
           const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);
@@ -348,16 +324,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       if (bench) {
         gl_finish();
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count();
-        if (!bench_started && settled && frame >= 3) bench_started = true;
-        else if (bench_started) timings.frame_ms.push_back(ms);
-        if (bench_generation != 0 && state.result_generation >= bench_generation) {
-          timings.latency_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - bench_submitted).count());
-          timings.compute_ms.push_back(state.result_seconds * 1000.0);
-          bench_generation = 0;
-          ++bench_done;
-        }
-        if (bench_done >= options.bench_changes && bench_generation == 0 && bench_quiet_frames >= 4) break;
-        if (bench_done >= options.bench_changes) ++bench_quiet_frames;
+        if (frame_bench.after_frame(state, ms, frame >= 3 && settled_now())) break;
       }
 
       // h. Persist the layout when ImGui says it changed.
@@ -371,6 +338,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     }
 
     if (bench) {
+      BenchTimings& timings = frame_bench.timings();
       timings.texture_uploads = state.textures.uploads;
       try {
         WriteBenchJson(options.bench_json, timings);
@@ -378,8 +346,6 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
         std::fprintf(stderr, "error: %s\n", e.what());
         exit_code = 2;
       }
-      std::fprintf(stderr, "frames %zu, median %.2f ms; changes %zu, median latency %.2f ms\n", timings.frame_ms.size(),
-                   Median(timings.frame_ms), timings.latency_ms.size(), Median(timings.latency_ms));
     }
 
     // 5a. Remember this session (interactive runs only) and free GL textures while the context lives.
