@@ -40,6 +40,9 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["values"] = state.layout.scores ? "scores" : "probabilities";
   j["error"] = state.error;
   j["font_notice"] = state.fonts ? state.fonts->notice() : "";
+  j["selected_query"] = state.scene.view.selected_query;
+  j["large_head"] = state.heads.large_head;
+  j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();
   for (const LayoutRecord::Head& h : state.layout.heads) {
     nlohmann::json e = {{"head", h.head}, {"kv_group", h.kv_group}, {"tokens", h.tokens}, {"cell", h.cell}, {"frame", h.frame}};

@@ -112,10 +112,19 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.texture = [&state](int h) { return state.textures.heads[size_t(h)].id(); };
   const int heads = att.shape.heads, groups = att.shape.groups;
   spec.frame_color = [heads, groups](int h) { return KvGroupColor(kv_group_of_head(h, heads, groups)); };
-  spec.caption = [heads, groups](int h, float width) {
+  // Designed heads also name their pattern (when it fits).
+  const std::vector<std::string>* patterns = nullptr;
+  if (state.analysis && state.analysis->scene.model.weights == WeightSource::designed &&
+      int(state.analysis->scene.model.designed.size()) == heads)
+    patterns = &state.analysis->scene.model.designed;
+  spec.caption = [heads, groups, patterns](int h, float width) {
     char full[64], brief[32];
     const int g = kv_group_of_head(h, heads, groups);
     std::snprintf(full, sizeof full, "head %d · kv group %d", h, g);
+    if (patterns) {
+      const std::string with = std::string(full) + " · " + (*patterns)[size_t(h)];
+      if (ImGui::CalcTextSize(with.c_str()).x <= width) return with;
+    }
     if (ImGui::CalcTextSize(full).x <= width) return std::string(full);
     std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
     return std::string(brief);
@@ -135,13 +144,13 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
 
 void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures& pictures, const LabelCache& labels) {
   const int head = state.heads.large_head;
-  if (head < 0 || head >= int(pictures.heads.size()) || state.scripted) return;
+  if (head < 0 || head >= int(pictures.heads.size())) return;
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
   PlaceNextWindow(state, Slot::centre);
   char title[96];
   std::snprintf(title, sizeof title, "Head %d · kv group %d###large_head", head, group);
   bool open = true;
-  if (ImGui::Begin(title, &open)) {
+  if (ImGui::Begin(title, &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     HeatmapGridSpec spec = HeadsSpec(state, att, pictures, labels);
     spec.count = 1;
     spec.texture = [&state, head](int) { return state.textures.heads[size_t(head)].id(); };

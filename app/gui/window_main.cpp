@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "attnscope/error.h"
@@ -39,7 +40,7 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--bench-json", "--bench-changes"};
+                                         "--theme", "--pointer", "--clicks", "--bench-json", "--bench-changes"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -53,6 +54,10 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--layout-json", o.layout_json, "With --screenshot: write where each head's heatmap was drawn");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
+  group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering")->group("");
+  group->add_option("--clicks", o.clicks, "Scripted runs: frames at which the left button is pressed")
+      ->delimiter(',')
+      ->group("");
   group->add_option("--bench-json", o.bench_json, "Frame-time benchmark: time settings changes, write the timings here")
       ->group("");
   group->add_option("--bench-changes", o.bench_changes, "Settings changes to time in a benchmark run (default 20)")->group("");
@@ -153,6 +158,15 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
           "--theme must be light or dark, got '" + options.theme + "'");
+  std::optional<ImVec2> pointer;
+  if (!options.pointer.empty()) {
+    float x = 0, y = 0;
+    char comma = 0, extra = 0;
+    require(std::sscanf(options.pointer.c_str(), "%f%c%f%c", &x, &comma, &y, &extra) == 3 && comma == ',' &&
+                std::isfinite(x) && std::isfinite(y),
+            "--pointer takes X,Y in window pixels, got '" + options.pointer + "'");
+    pointer = ImVec2(x, y);
+  }
   const WindowSize size = options.size.empty() ? (scripted ? WindowSize{1280, 720} : WindowSize{1600, 900})
                                                : ParseSize(options.size);
   Persistence persistence(!scripted);
@@ -257,7 +271,8 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       else glfwWaitEventsTimeout(0.5);
 
       // b. The worker's newest result. A scripted run waits for it before its last frames.
-      if (scripted && !bench && frame >= frames_wanted - 2) worker.wait_until_idle();
+      // (With simulated clicks every frame waits, so each click lands on the current result.)
+      if (scripted && !bench && (frame >= frames_wanted - 2 || !options.clicks.empty())) worker.wait_until_idle();
       const bool got_result = TakeResult(state);
       UploadTextures(state);
       frames_since_result = got_result ? 0 : frames_since_result + 1;
@@ -274,8 +289,9 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();
       if (scripted) {  // the pointer of a headless display must not hover anything in a figure
-        io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+        io.MousePos = pointer ? *pointer : ImVec2(-FLT_MAX, -FLT_MAX);
         for (bool& down : io.MouseDown) down = false;
+        io.MouseDown[0] = std::find(options.clicks.begin(), options.clicks.end(), frame) != options.clicks.end();
       }
       ImGui::NewFrame();
       device_ready = true;

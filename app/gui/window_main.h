@@ -7,6 +7,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/scene_options.h"
 
@@ -19,6 +20,8 @@ struct WindowOptions {
   std::string layout_json;  // where each heatmap was drawn, for tests
   float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
   std::string theme;        // light | dark (default light)
+  std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
+  std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
   int bench_changes = 20;   // settings changes to time in a benchmark run
   CLI::App* app = nullptr;  // where the flags were added, to ask which were given

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/designed_heads.h"
 #include "attnscope/limits.h"
 #include "attnscope/trace.h"
 #include "gui/widgets.h"
@@ -45,15 +46,55 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   return true;
 }
 
-// Keeps H | C and G | H after an edit, and G fixed where the kind fixes it.
+// A designed layer of `count` heads: the patterns kept, then the others in turn.
+void ResizeDesigned(ModelSettings& m, int count) {
+  const auto& all = all_designed_patterns();
+  for (size_t i = m.designed.size(); i < size_t(count); ++i) m.designed.push_back(to_string(all[i % all.size()]));
+  m.designed.resize(size_t(count));
+}
+
+// Keeps H | C and G | H after an edit, and G fixed where the kind fixes it. Designed heads fix
+// H = the number of patterns (1 for single-head) and C = 64·H.
 void KeepShapeValid(ModelSettings& m, int d_model) {
-  m.heads = closest_at_most(divisors(d_model, limits::max_heads), m.heads);
+  if (m.weights == WeightSource::designed) {
+    if (m.kind == AttentionKind::single) ResizeDesigned(m, 1);
+    if (m.designed.empty()) ResizeDesigned(m, m.heads);
+    m.heads = int(m.designed.size());
+    m.d_model = designed_d_model(m.heads);
+  } else {
+    m.heads = closest_at_most(divisors(d_model, limits::max_heads), m.heads);
+  }
   switch (m.kind) {
     case AttentionKind::single: break;  // effective_heads/groups force 1 without losing H and G
     case AttentionKind::mha: m.groups = m.heads; break;
     case AttentionKind::mqa: m.groups = 1; break;
     case AttentionKind::gqa: m.groups = closest_at_most(divisors(m.heads, m.heads), m.groups); break;
   }
+}
+
+// One pattern per head, as combos two to a row, each with its description as a tooltip.
+bool DrawDesignedPatterns(ModelSettings& m) {
+  bool edited = false;
+  const int count = m.kind == AttentionKind::single ? 1 : int(m.designed.size());
+  const float width = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+  for (int h = 0; h < count; ++h) {
+    if (h % 2 == 1) ImGui::SameLine();
+    ImGui::PushID(h);
+    ImGui::SetNextItemWidth(width - ImGui::CalcTextSize("h00 ").x);
+    std::string current = m.designed[size_t(h)];
+    if (ImGui::BeginCombo(("h" + std::to_string(h)).c_str(), current.c_str())) {
+      for (DesignedPattern p : all_designed_patterns()) {
+        if (ImGui::Selectable(to_string(p), current == to_string(p)) && current != to_string(p)) {
+          m.designed[size_t(h)] = to_string(p);
+          edited = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", designed_pattern_description(p).en.c_str());
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::PopID();
+  }
+  return edited;
 }
 
 }  // namespace
@@ -103,7 +144,11 @@ void DrawModelWindow(AppState& state) {
     widths.push_back(m.d_model);
     std::sort(widths.begin(), widths.end());
   }
-  if (tensor_input) {
+  const bool designed = m.weights == WeightSource::designed;
+  if (designed) {
+    ImGui::Text("d_model C = 64·H = %d", designed_d_model(effective_heads(m)));
+    HelpMarker("Designed heads have d_k = 64 each: they read positions and token features from a designed embedding.");
+  } else if (tensor_input) {
     ImGui::Text("d_model C = %d (the width of X.npy)", c);
   } else if (SliderChoice("d_model C", &m.d_model, widths)) {
     edited = true;
@@ -112,8 +157,14 @@ void DrawModelWindow(AppState& state) {
   // Heads: only divisors of C.
   const bool single = m.kind == AttentionKind::single;
   ImGui::BeginDisabled(single);
-  int shown_heads = single ? 1 : m.heads;
-  if (SliderChoice("heads H", &shown_heads, divisors(c, limits::max_heads)) && !single) {
+  int shown_heads = single ? 1 : effective_heads(m);
+  if (designed) {
+    // One pattern per head: any count.
+    if (ImGui::SliderInt("heads H", &shown_heads, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp) && !single) {
+      ResizeDesigned(m, std::clamp(shown_heads, 1, 16));
+      edited = true;
+    }
+  } else if (SliderChoice("heads H", &shown_heads, divisors(c, limits::max_heads)) && !single) {
     m.heads = shown_heads;
     edited = true;
   }
@@ -168,7 +219,8 @@ void DrawModelWindow(AppState& state) {
              "loaded: wq.npy wk.npy wv.npy wo.npy from a folder (PyTorch nn.Linear layout).");
   const std::pair<WeightSource, const char*> sources[] = {{WeightSource::converted, "converted (MHA base)"},
                                                           {WeightSource::independent, "independent"},
-                                                          {WeightSource::loaded, "loaded (folder)"}};
+                                                          {WeightSource::loaded, "loaded (folder)"},
+                                                          {WeightSource::designed, "designed patterns"}};
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1.0f);
   const char* current = "";
@@ -181,7 +233,11 @@ void DrawModelWindow(AppState& state) {
           if (state.model.weights_dir.empty()) state.model.weights_dir = m.weights_dir;
           m.weights_dir = state.model.weights_dir;
         }
+        if (source == WeightSource::designed && state.scene.input.source != InputSource::text) {
+          state.scene.input.source = InputSource::text;  // designed heads read a sentence
+        }
         m.weights = source;
+        if (source == WeightSource::designed) KeepShapeValid(m, m.d_model);
         edited = true;
       }
     ImGui::EndCombo();
@@ -196,6 +252,8 @@ void DrawModelWindow(AppState& state) {
       edited = true;
     }
   }
+
+  if (m.weights == WeightSource::designed) edited |= DrawDesignedPatterns(m);
 
   if (edited) NoteEdit(state, Panel::model);
   ErrorText(ErrorFor(state, Panel::model));

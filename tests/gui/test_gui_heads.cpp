@@ -131,6 +131,24 @@ TEST_SUITE("gui_heads") {
   }
 }
 
+TEST_SUITE("gui_heads") {
+  TEST_CASE("heads window: a click selects that query row everywhere; a double-click opens the head large") {
+    const WindowRun first = run_window("click_layout", "--heads 4");
+    const auto& head2 = first.layout["heads"][2];
+    const double cell = head2["cell"].get<double>();
+    const int row = 6, col = 3;
+    const int x = int(head2["x"].get<double>() + (col + 0.5) * cell), y = int(head2["y"].get<double>() + (row + 0.5) * cell);
+    const std::string at = " --pointer " + std::to_string(x) + "," + std::to_string(y);
+    const WindowRun click = run_window("click_once", "--heads 4 --frames 6 --clicks 2" + at);
+    CHECK(click.layout["selected_query"] == row);
+    CHECK(click.layout["relpos_query"][0] == row);  // the sentence's relative-position query follows
+    CHECK(click.layout["large_head"] == -1);
+    const WindowRun twice = run_window("click_double", "--heads 4 --frames 6 --clicks 2,4" + at);
+    CHECK(twice.layout["large_head"] == 2);
+    CHECK(twice.layout["selected_query"] == row);
+  }
+}
+
 TEST_SUITE("gui_groups") {
   TEST_CASE("heads window: kv-group frames follow g(h) = floor(h / (H/G))") {
     const int heads = 8;
