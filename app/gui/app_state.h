@@ -109,9 +109,14 @@ struct LayoutRecord {
     int index = 0;       // token index
     ImVec2 min, max;
   };
+  struct Widget {
+    std::string name;    // "model.kind.mqa", …
+    ImVec2 min, max;
+  };
   std::string view;
   std::vector<Head> heads;
   std::vector<Label> labels;
+  std::vector<Widget> widgets;  // a few controls, so tests can click them
   std::string colormap;
   bool scores = false;
   void clear() { *this = LayoutRecord{}; }

@@ -57,6 +57,10 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
     nlohmann::json e = {{"axis", l.axis}, {"index", l.index}, {"text", l.text}};
     j["labels"].push_back(rect_json(std::move(e), ImVec2(l.min.x * s.x, l.min.y * s.y), ImVec2(l.max.x * s.x, l.max.y * s.y)));
   }
+  j["widgets"] = nlohmann::json::object();
+  for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
+  j["shape_changes"] = state.shapes.shape_changes;
+  j["setting_changes"] = state.shapes.setting_changes;
   write_file_atomic(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 

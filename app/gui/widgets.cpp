@@ -313,4 +313,9 @@ void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int co
   }
 }
 
+void RecordLastItem(AppState& state, const std::string& name) {
+  const ImVec2 s = state.framebuffer_scale, min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  state.layout.widgets.push_back({name, ImVec2(min.x * s.x, min.y * s.y), ImVec2(max.x * s.x, max.y * s.y)});
+}
+
 }  // namespace attnscope::gui

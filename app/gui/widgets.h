@@ -76,5 +76,7 @@ float LabelExtent(const std::vector<std::string>& labels, float cap);
 // Adds the images of a heatmap grid that are not attention heads (relative position, convolution) to
 // the layout record, with kv_group −1.
 void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int cols);
+// Adds the last ImGui item's rectangle to the layout record under `name`.
+void RecordLastItem(AppState& state, const std::string& name);
 
 }  // namespace attnscope::gui

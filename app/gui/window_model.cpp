@@ -124,7 +124,9 @@ void DrawModelWindow(AppState& state) {
       {AttentionKind::single, "single"}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
   for (const auto& [kind, name] : kinds) {
     if (kind != AttentionKind::single) ImGui::SameLine();
-    if (ImGui::RadioButton(name, m.kind == kind) && m.kind != kind) {
+    const bool clicked = ImGui::RadioButton(name, m.kind == kind);
+    RecordLastItem(state, std::string("model.kind.") + to_string(kind));
+    if (clicked && m.kind != kind) {
       const AttentionKind before = m.kind;
       m.kind = kind;
       // Entering GQA from MHA/MQA: start with two heads per group, the common choice.

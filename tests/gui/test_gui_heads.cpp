@@ -187,3 +187,28 @@ TEST_SUITE("gui_groups") {
 }
 
 }  // namespace attnscope::test
+
+namespace attnscope::test {
+
+TEST_SUITE("gui_groups") {
+  TEST_CASE("shapes window: changing MHA to MQA lists what changed") {
+    const WindowRun first = run_window("shapes_before", "--view shapes --heads 8");
+    REQUIRE(first.layout["widgets"].contains("model.kind.mqa"));
+    const auto& mqa = first.layout["widgets"]["model.kind.mqa"];
+    const int x = int(mqa["x"].get<double>() + mqa["h"].get<double>() * 0.5), y = int(mqa["y"].get<double>() + mqa["h"].get<double>() * 0.5);
+    const WindowRun after = run_window("shapes_after", "--view shapes --heads 8 --frames 6 --clicks 2 --pointer " +
+                                                           std::to_string(x) + "," + std::to_string(y));
+    const auto settings = after.layout["setting_changes"].get<std::vector<std::string>>();
+    const auto shapes = after.layout["shape_changes"].get<std::vector<std::string>>();
+    auto has = [](const std::vector<std::string>& lines, const std::string& line) {
+      return std::find(lines.begin(), lines.end(), line) != lines.end();
+    };
+    CHECK(has(settings, "kind: mha → mqa"));
+    CHECK(has(settings, "groups G: 8 → 1"));
+    CHECK(has(shapes, "split kv heads: [8, 11, 8] → [1, 11, 8]"));
+    CHECK(has(shapes, "project K: [11, 64] → [11, 8]"));
+    CHECK(has(shapes, "KV cache per token (fp32): 512 B → 64 B"));
+  }
+}
+
+}  // namespace attnscope::test
