@@ -86,6 +86,11 @@ void ComputeWorker::wait_until_idle() {
   idle_.wait(lock, [this] { return !running_ && !pending_; });
 }
 
+bool ComputeWorker::wait_for_result(std::chrono::microseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, timeout, [this] { return result_.has_value(); });
+}
+
 ComputeResult ComputeWorker::compute(const Job& job) {
   ComputeResult out;
   out.generation = job.generation;

@@ -49,6 +49,8 @@ class ComputeWorker {
   double seconds_busy() const;
   // Blocks until nothing is pending or running (scripted runs).
   void wait_until_idle();
+  // Blocks until a result is ready to take or `timeout` passed; true when one is ready.
+  bool wait_for_result(std::chrono::microseconds timeout);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -260,6 +260,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     int frame = 0, frames_since_result = 0;
     const int frames_wanted = std::max(options.frames, 2);
     FrameBench frame_bench(options.bench_changes);
+    bool dropped_last_frame = false;
     const auto settled_now = [&] { return !worker.busy() && frames_since_result >= 1; };
 
     // 4. The loop.
@@ -307,9 +308,19 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       if (bench) frame_bench.before_submit(state, settled_now());
       ImGui::Render();
 
-      // e. Edited settings go to the engine (the newest wins).
+      // e. Edited settings go to the engine (the newest wins). A result that comes back within a few
+      //    milliseconds (small T) is shown at once: this frame is dropped before rendering and the next
+      //    one, built right away with the result, is the one that reaches the screen.
+      const uint64_t submitted_before = state.submitted_generation;
       SubmitIfEdited(state);
+      const bool just_submitted = state.submitted_generation != submitted_before;
       if (bench) frame_bench.after_submit(state);
+      if (just_submitted && !dropped_last_frame && !(scripted && !bench) &&
+          worker.wait_for_result(std::chrono::milliseconds(4))) {
+        dropped_last_frame = true;
+        continue;
+      }
+      dropped_last_frame = false;
 
       // f. Render.
       int fb_w = 0, fb_h = 0;

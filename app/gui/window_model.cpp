@@ -178,7 +178,10 @@ void DrawModelWindow(AppState& state) {
   const bool groups_free = m.kind == AttentionKind::gqa;
   ImGui::BeginDisabled(!groups_free);
   int shown_groups = effective_groups(m);
-  const char* note = m.kind == AttentionKind::mha ? "  (MHA: G = H)" : m.kind == AttentionKind::gqa ? "" : "  (fixed)";
+  const char* note = m.kind == AttentionKind::mha   ? "  (MHA: G = H)"
+                     : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
+                     : m.kind == AttentionKind::gqa ? ""
+                                                    : "  (single head)";
   if (SliderChoice("groups G", &shown_groups, divisors(heads, heads), note) && groups_free) {
     m.groups = shown_groups;
     edited = true;
