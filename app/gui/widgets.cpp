@@ -78,6 +78,15 @@ void SectionHeader(const char* title) {
   ImGui::Separator();
 }
 
+void SameLineIfFits(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float RadioWidth(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
 std::string Ellipsize(const std::string& text, float max_width) {
   if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
   const std::u32string cps = decode_utf8_lenient(text);

@@ -28,6 +28,10 @@ void ErrorText(const std::string& message);   // red, wrapped; nothing when empt
 void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
 void HelpMarker(const char* text);            // "(?)" with a tooltip
 void SectionHeader(const char* title);        // a little space, the title, a rule
+// Continues the line when an item `width` pixels wide still fits, else starts a new line (toolbars
+// that wrap at large UI scales instead of running off the window).
+void SameLineIfFits(float width);
+float RadioWidth(const char* label);          // the width of ImGui::RadioButton(label)
 // `text` cut to at most `max_width` pixels with "…" (whole code points).
 std::string Ellipsize(const std::string& text, float max_width);
 // Text rotated 90° counter-clockwise (reads bottom to top). The ink occupies the box from

@@ -28,15 +28,17 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     if (view.colormap == "diverging") view.colormap = "viridis";
     edited = true;
   }
-  ImGui::SameLine();
+  SameLineIfFits(RadioWidth("scores"));
   if (ImGui::RadioButton("scores", view.show_scores) && !view.show_scores) {
     view.show_scores = true;
     if (view.colormap == "viridis") view.colormap = "diverging";  // scores have a sign: white = 0
     edited = true;
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("|");
-  ImGui::SameLine();
+  // Scale and colormap go together on one line when they fit.
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float combo_w = ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f;
+  SameLineIfFits(RadioWidth("shared scale") + RadioWidth("per head") + combo_w + ImGui::CalcTextSize("colormap").x +
+                 spacing * 4);
   if (ImGui::RadioButton("shared scale", view.shared_scale) && !view.shared_scale) {
     view.shared_scale = true;
     edited = true;
@@ -47,9 +49,7 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     edited = true;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("|");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f);
+  ImGui::SetNextItemWidth(combo_w);
   if (ImGui::BeginCombo("colormap", view.colormap.c_str())) {
     for (const std::string& name : colormap_names())
       if (ImGui::Selectable(name.c_str(), name == view.colormap)) {
@@ -62,16 +62,16 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
 
   const int q = view.selected_query;
   if (labels && q >= 0 && q < int(labels->size())) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("|");
-    ImGui::SameLine();
-    ImGui::Text("query %d · %s", q, (*labels)[size_t(q)].c_str());
+    const std::string text = "query " + std::to_string(q) + " · " + (*labels)[size_t(q)];
+    SameLineIfFits(ImGui::CalcTextSize(text.c_str()).x + ImGui::GetFrameHeight() * 1.5f);
+    ImGui::TextUnformatted(text.c_str());
     ImGui::SameLine();
     if (ImGui::SmallButton("×##clear_query")) SelectQuery(state, -1);
   }
-  ImGui::SameLine();
-  BusyIndicator(state);
-  if (ImGui::GetCursorPosX() > ImGui::GetStyle().WindowPadding.x + 1) ImGui::NewLine();
+  if (state.worker && state.worker->seconds_busy() >= 0.1) {
+    SameLineIfFits(ImGui::GetFontSize() * 9);
+    BusyIndicator(state);
+  }
 }
 
 // ---- tooltip -----------------------------------------------------------------------------------------
