@@ -65,6 +65,8 @@ WindowPreferences Persistence::load_preferences() const {
     const float scale = j.value("ui_scale", 0.0f);
     if (scale >= 0.5f && scale <= 4.0f) p.ui_scale = scale;
     p.light_theme = j.value("light_theme", p.light_theme);
+    const int w = j.value("width", 0), h = j.value("height", 0);
+    if (w >= 320 && w <= 7680 && h >= 240 && h <= 4320) p.width = w, p.height = h;
   } catch (const std::exception&) {
     // A damaged preferences file only means the defaults.
   }
@@ -97,7 +99,7 @@ std::string Persistence::save_preferences(const WindowPreferences& p) const {
   if (!enabled_) return {};
   try {
     ensure_directory(folder_);
-    const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}};
+    const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height}};
     write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
   } catch (const InputError& e) {
     return std::string("could not save the window preferences: ") + e.what();

@@ -2,7 +2,7 @@
 // ($XDG_CONFIG_HOME/attnscope, else ~/.config/attnscope):
 //   imgui.ini    window positions and sizes (ImGui's own format)
 //   scene.json   the last scene (scene_json.h), restored when no scene option is given
-//   window.json  UI scale and theme
+//   window.json  UI scale, theme and window size
 // Scripted runs (--screenshot) neither read nor write any of it, so tests are reproducible.
 // Every file is written through write_file_atomic.
 #pragma once
@@ -17,6 +17,7 @@ namespace attnscope::gui {
 struct WindowPreferences {
   float ui_scale = 0.0f;    // 0 → not saved yet (use the monitor's scale)
   bool light_theme = true;  // light reads better on most projectors
+  int width = 0, height = 0;  // the window's size (0: not saved), so the saved layout fits it
 };
 
 class Persistence {

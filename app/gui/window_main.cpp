@@ -167,10 +167,12 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
             "--pointer takes X,Y in window pixels, got '" + options.pointer + "'");
     pointer = ImVec2(x, y);
   }
-  const WindowSize size = options.size.empty() ? (scripted ? WindowSize{1280, 720} : WindowSize{1600, 900})
-                                               : ParseSize(options.size);
   Persistence persistence(!scripted);
   const WindowPreferences preferences = persistence.load_preferences();
+  // Size: the flag, else the last session's (so its saved layout fits), else a default.
+  WindowSize size = scripted ? WindowSize{1280, 720} : WindowSize{1600, 900};
+  if (!options.size.empty()) size = ParseSize(options.size);
+  else if (preferences.width > 0) size = {preferences.width, preferences.height};
   Scene scene;
   std::string startup_error, startup_status;
   try {
@@ -261,6 +263,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     const int frames_wanted = std::max(options.frames, 2);
     FrameBench frame_bench(options.bench_changes);
     bool dropped_last_frame = false;
+    ImVec2 last_display(0, 0);
     const auto settled_now = [&] { return !worker.busy() && frames_since_result >= 1; };
 
     // 4. The loop.
@@ -297,6 +300,10 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       ImGui::NewFrame();
       device_ready = true;
       state.framebuffer_scale = io.DisplayFramebufferScale;
+      // Without docking, windows do not follow a resized main window: lay them out afresh (e.g. when
+      // the window moves to a projector of another size).
+      if (frame > 0 && (io.DisplaySize.x != last_display.x || io.DisplaySize.y != last_display.y)) state.reset_layout = true;
+      last_display = io.DisplaySize;
       state.layout.clear();
       HandleShortcuts(state);
       DrawMenuBar(state);
@@ -381,7 +388,9 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
       persistence.save_layout(std::string(ini, ini_size));
       if (startup_error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
-      persistence.save_preferences({state.ui_scale, state.light_theme});
+      int window_w = 0, window_h = 0;
+      glfwGetWindowSize(window, &window_w, &window_h);
+      persistence.save_preferences({state.ui_scale, state.light_theme, window_w, window_h});
     }
   }
 
