@@ -34,7 +34,8 @@ json read_json(const fs::path& file, const std::string& what) {
 
 // Throws unless every key of `object` is one of `allowed`.
 void require_known_keys(const json& object, std::initializer_list<const char*> allowed, const std::string& where) {
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture those
     const bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char* k) { return key == k; });
     require(known, where + ": unknown key '" + key + "'");
   }
