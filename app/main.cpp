@@ -4,6 +4,8 @@
 // Phases: 1. declare flags and subcommands  2. parse  3. run the command or open the window.
 // Every InputError ends as one line "error: …" on stderr and exit code 2.
 #include <CLI/CLI.hpp>
+#include <malloc.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -15,6 +17,10 @@
 #endif
 
 int main(int argc, char** argv) {
+  // Keep freed tensor memory for the next analysis instead of returning it to the kernel: every
+  // slider move allocates [H, T, T] tensors again, and fresh pages cost more than the maths.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // 1. Flags and subcommands.
   CLI::App root{"attnscope — see attention: single-head, MHA, MQA, GQA and relative-position heads"};
   root.set_version_flag("--version", "attnscope 0.1.0");

@@ -4,6 +4,8 @@
 //   bench_engine                      the four standard shapes
 //   bench_engine T C H G [reps]       one shape; prints a JSON line (used by compare_torch.py)
 #include <Eigen/Core>
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +52,9 @@ Figures run(int T, int C, int H, int G, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As in app/main.cpp: freed tensors are reused instead of faulted in afresh on every call.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (argc >= 5) {
     const int T = std::atoi(argv[1]), C = std::atoi(argv[2]), H = std::atoi(argv[3]), G = std::atoi(argv[4]);
     const int reps = argc >= 6 ? std::atoi(argv[5]) : 20;

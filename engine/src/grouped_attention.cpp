@@ -46,26 +46,40 @@ void softmax_row_careful(Eigen::Ref<Eigen::Matrix<float, 1, Eigen::Dynamic>> row
 
 }  // namespace
 
-void softmax_rows(Mat& s) {
-  // Fast path: vectorised exp over the row. A NaN or +inf anywhere makes the sum non-finite,
-  // and then the careful scalar path redoes the row from the original scores.
+namespace {
+
+// probs = softmax_rows(scores); `probs` may be `scores` itself.
+// Fast path: vectorised exp over the row. A NaN or +inf anywhere makes the sum non-finite, and
+// then the careful scalar path redoes the row from the original scores. Rows are spread over the
+// cores for large matrices (inside an already parallel region this runs serially).
+void softmax_rows_into(const Mat& scores, Mat& probs) {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  Eigen::Array<float, 1, Eigen::Dynamic> e(s.cols());
-  for (Eigen::Index i = 0; i < s.rows(); ++i) {
-    auto row = s.row(i);
-    const float max = row.maxCoeff();
-    if (std::isfinite(max)) {
-      e = (row.array() - max).exp();
-      e = (row.array() == -inf).select(0.0f, e);  // masked keys get exactly 0
-      const float sum = e.sum();
-      if (std::isfinite(sum)) {
-        row = e / sum;
-        continue;
+  probs.resize(scores.rows(), scores.cols());
+#pragma omp parallel if (scores.size() >= (1 << 16))
+  {
+    Eigen::Array<float, 1, Eigen::Dynamic> e(scores.cols());
+#pragma omp for schedule(static)
+    for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+      const auto row = scores.row(i);
+      const float max = row.maxCoeff();
+      if (std::isfinite(max)) {
+        e = (row.array() - max).exp();
+        e = (row.array() == -inf).select(0.0f, e);  // masked keys get exactly 0
+        const float sum = e.sum();
+        if (std::isfinite(sum)) {
+          probs.row(i) = e * (1.0f / sum);
+          continue;
+        }
       }
+      probs.row(i) = row;
+      softmax_row_careful(probs.row(i));
     }
-    softmax_row_careful(row);
   }
 }
+
+}  // namespace
+
+void softmax_rows(Mat& s) { softmax_rows_into(s, s); }
 
 namespace {
 
@@ -116,39 +130,45 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   if (w.bk.size()) k.rowwise() += w.bk.transpose();
   if (w.bv.size()) v.rowwise() += w.bv.transpose();
 
-  require(q.allFinite() && k.allFinite() && v.allFinite(),
-          "the projections Q, K, V overflow float32: the input values (largest |x| = " +
-              std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
+  if (!all_finite(q) || !all_finite(k) || !all_finite(v))
+    throw InputError("the projections Q, K, V overflow float32: the input values (largest |x| = " +
+                     std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
 
   AttentionResult r;
   r.q.resize(H), r.k.resize(G), r.v.resize(G);
   r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
+  for (int h = 0; h < H; ++h) r.scores[h].resize(T, T), r.head_out[h].resize(T, dk);
   for (int g = 0; g < G; ++g) {
     r.k[g] = k.middleCols(Eigen::Index(g) * dk, dk);  // [T, d_k]
     r.v[g] = v.middleCols(Eigen::Index(g) * dk, dk);
   }
   r.concat.resize(T, Eigen::Index(H) * dk);
 
-  // 2–5 per head; heads are independent, so they run in parallel (Eigen's own threading is off
-  // inside the parallel region, which is what we want for these small products).
-#pragma omp parallel for schedule(dynamic) if (H > 1 && int64_t(T) * T * dk >= 4096)
-  for (int h = 0; h < H; ++h) {
+  // 2–5 per head. Long inputs run the heads one after another so that every product and the
+  // softmax use all cores; short inputs give each core whole heads, as their products are too
+  // small to split.
+  auto attend = [&](int h) {
     const int g = kv_group_of_head(h, H, G);
-    r.q[h] = q.middleCols(Eigen::Index(h) * dk, dk);
-    Mat scores = (r.q[h] * r.k[g].transpose()) * scale;  // [T, T]
+    r.q[h] = q.middleCols(Eigen::Index(h) * dk, dk);               // [T, d_k]
+    Mat& scores = r.scores[h];
+    scores.noalias() = (r.q[h] * scale) * r.k[g].transpose();     // [T, T]
     if (options.causal)
       for (int i = 0; i < T; ++i) scores.row(i).tail(T - 1 - i).setConstant(-inf);
-    Mat probs = scores;
-    softmax_rows(probs);
+    Mat& probs = r.probs[h];
+    softmax_rows_into(scores, probs);
     // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone
     // in double so the probabilities stay exact instead of merely finite.
     for (int i = 0; i < T; ++i)
-      if (!scores.row(i).head(options.causal ? i + 1 : T).allFinite())
+      if (!all_finite(scores.row(i).head(options.causal ? i + 1 : T)))
         rescore_row_in_double(r.q[h], r.k[g], i, scale, options.causal, scores, probs);
-    r.head_out[h] = probs * r.v[g];  // [T, d_k]
+    r.head_out[h].noalias() = probs * r.v[g];                      // [T, d_k]
     r.concat.middleCols(Eigen::Index(h) * dk, dk) = r.head_out[h];
-    r.scores[h] = std::move(scores);
-    r.probs[h] = std::move(probs);
+  };
+  if (T >= 192) {
+    for (int h = 0; h < H; ++h) attend(h);
+  } else {
+#pragma omp parallel for schedule(dynamic) if (H > 1 && int64_t(T) * T * dk >= 4096)
+    for (int h = 0; h < H; ++h) attend(h);
   }
 
   // 6. output projection.

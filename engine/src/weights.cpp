@@ -95,7 +95,7 @@ void validate_weights(const AttentionWeights& w, const AttentionShape& s) {
             std::string(name) + " has shape [" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) +
                 "] but [" + std::to_string(rows) + ", " + std::to_string(cols) +
                 "] is needed (PyTorch nn.Linear layout [out, in])");
-    require(m.allFinite(), std::string(name) + " contains NaN or infinite values");
+    require(all_finite(m), std::string(name) + " contains NaN or infinite values");
   };
   check("W_Q", w.wq, hd, c);
   check("W_K", w.wk, gd, c);
@@ -104,7 +104,7 @@ void validate_weights(const AttentionWeights& w, const AttentionShape& s) {
   auto check_bias = [](const char* name, const Vec& b, int64_t size) {
     require(b.size() == 0 || b.size() == size, std::string(name) + " has " + std::to_string(b.size()) +
                                                     " values but " + std::to_string(size) + " are needed");
-    require(b.allFinite(), std::string(name) + " contains NaN or infinite values");
+    require(all_finite(b), std::string(name) + " contains NaN or infinite values");
   };
   check_bias("b_Q", w.bq, hd);
   check_bias("b_K", w.bk, gd);

@@ -16,4 +16,11 @@ using Vec = Eigen::Matrix<float, Eigen::Dynamic, 1>;
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Tensor3 = std::vector<Mat>;  // [A, B, D] as A matrices of [B, D]
 
+// True when no entry is NaN or ±inf. x·0 is 0 for finite x and NaN otherwise, and the vectorised
+// sum carries a NaN through (Eigen's allFinite() is several times slower on the hot path).
+template <class Derived>
+bool all_finite(const Eigen::DenseBase<Derived>& m) {
+  return (m.derived().array() * typename Derived::Scalar(0)).sum() == typename Derived::Scalar(0);
+}
+
 }  // namespace attnscope
