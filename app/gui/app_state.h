@@ -152,7 +152,6 @@ struct AppState {
   // Which windows are open.
   bool show_input = true;
   bool show_model = true;
-  bool show_export = false;
   bool show_shapes_floating = false;  // Shapes beside another view
 
   InputWindowState input;

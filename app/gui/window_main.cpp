@@ -116,7 +116,7 @@ void ApplyStyle(bool light, float scale) {
   ImGui::GetStyle() = style;
 }
 
-// Ctrl + / Ctrl − / Ctrl 0 for the UI scale; Ctrl+E for the Export window.
+// Ctrl + / Ctrl − / Ctrl 0 for the UI scale.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.KeyCtrl) return;
@@ -125,7 +125,6 @@ void HandleShortcuts(AppState& state) {
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) state.ui_scale = 1.0f;
-  if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
 }
 
 void DrawViewWindow(AppState& state) {
