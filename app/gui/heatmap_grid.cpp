@@ -119,8 +119,11 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       const ImVec2 size = ImGui::CalcTextSize(title.c_str());
       const float pad = font * 0.3f;
       const ImVec2 at(min.x - g.frame, max.y + g.frame + font * 0.2f);
+      // Never wider than the block: a long caption is clipped rather than drawn over its neighbour.
+      draw->PushClipRect(at, ImVec2(at.x + block_w, at.y + size.y + pad), true);
       draw->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + pad), frame_color, pad);
       draw->AddText(ImVec2(at.x + pad, at.y + pad * 0.5f), ContrastText(frame_color), title.c_str());
+      draw->PopClipRect();
     }
 
     // Labels on the outer edges only: all heatmaps share them.

@@ -127,7 +127,8 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
     }
     if (ImGui::CalcTextSize(full).x <= width) return std::string(full);
     std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
-    return std::string(brief);
+    if (ImGui::CalcTextSize(brief).x <= width) return std::string(brief);
+    return std::to_string(h);  // the frame colour still tells the group
   };
   spec.row_labels = spec.col_labels = &labels.labels;
   spec.labels_extent = labels.extent;
