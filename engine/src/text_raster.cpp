@@ -51,6 +51,7 @@ std::u32string decode_utf8_lenient(std::string_view s) {
 namespace {
 
 struct LoadedFont {
+  std::string family;               // fontconfig's family name
   std::vector<unsigned char> data;  // the whole file; stbtt_fontinfo points into it
   stbtt_fontinfo info{};
   int ascent = 0, descent = 0;      // font units (descent < 0)
@@ -58,6 +59,7 @@ struct LoadedFont {
 
 std::unique_ptr<LoadedFont> load_font(const FontFile& file) {
   auto font = std::make_unique<LoadedFont>();
+  font->family = file.family;
   std::ifstream in(file.path, std::ios::binary);
   require(bool(in), "cannot read the font file '" + file.path + "'");
   font->data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -96,6 +98,21 @@ TextRasterizer& TextRasterizer::operator=(TextRasterizer&&) noexcept = default;
 bool TextRasterizer::has_latin() const { return fonts_->latin != nullptr; }
 bool TextRasterizer::has_cjk() const { return fonts_->cjk != nullptr; }
 const std::string& TextRasterizer::notice() const { return fonts_->notice; }
+
+float TextRasterizer::css_font_size(float pixel_size) const {
+  const auto fonts = fonts_->order();
+  if (fonts.empty()) return pixel_size;
+  const stbtt_fontinfo* info = &fonts.front()->info;
+  // ScaleForPixelHeight fits ascent − descent; ScaleForMappingEmToPixels fits the em square.
+  return pixel_size * stbtt_ScaleForPixelHeight(info, 1.0f) / stbtt_ScaleForMappingEmToPixels(info, 1.0f);
+}
+
+std::string TextRasterizer::css_font_families() const {
+  std::string list;
+  for (const LoadedFont* f : fonts_->order())
+    if (!f->family.empty() && f->family.find_first_of("'\"<>&") == std::string::npos) list += "'" + f->family + "', ";
+  return list + "sans-serif";
+}
 
 bool TextRasterizer::has_glyph(char32_t cp) const {
   for (const LoadedFont* f : fonts_->order())

@@ -49,6 +49,12 @@ class TextRasterizer {
   // Empty when both fonts loaded; otherwise what is missing (from SystemFonts::notice).
   const std::string& notice() const;
 
+  // The CSS font-size (em, in pixels) that draws the Latin font as big as `pixel_size` does here,
+  // for SVG text; and the CSS font-family list of the loaded fonts ("'DejaVu Sans', 'WenQuanYi
+  // Micro Hei', sans-serif").
+  float css_font_size(float pixel_size) const;
+  std::string css_font_families() const;
+
   // The box of one line of `utf8` at `pixel_size` (pixels from ascent to descent). The height is
   // the same for every text at one size. Invalid UTF-8 bytes are drawn as U+FFFD.
   TextBox text_box(std::string_view utf8, float pixel_size) const;

@@ -1,0 +1,146 @@
+// cmd_export.cpp — `attnscope export`: a heatmap figure (PNG/SVG) or its raw numbers (CSV/.npy).
+//
+//   attnscope export --what heads|head:N|relpos|conv --format png|svg|csv|npy [--scale S]
+//                    [--colormap NAME] [--scores] [--per-head-scale] [--no-caption]
+//                    [scene options of compute/relpos/conv] --out FILE
+// The output path is checked before anything is computed, and the file is written to a temporary
+// name and renamed, so bad input leaves no file behind. Prints one line naming the written file.
+#include <cstdio>
+#include <memory>
+
+#include "attnscope/analysis.h"
+#include "attnscope/error.h"
+#include "attnscope/export.h"
+#include "attnscope/limits.h"
+#include "cli/commands.h"
+#include "cli/scene_options.h"
+
+namespace attnscope::cli {
+namespace {
+
+struct ExportOptions {
+  SceneOptions scene;
+  std::string what, format, out;
+  double scale = 1.0;
+  bool no_caption = false;
+};
+
+bool given(const CLI::App* app, const char* flag) {
+  try {
+    return app->count(flag) > 0;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
+// The relpos command's defaults, so `export --what relpos` draws what `relpos` computes: a sentence
+// uses the line of offsets, an image without --grid may fill 64×64, and H follows the offsets.
+void relpos_defaults(Scene& s, const CLI::App* app) {
+  RelposSettings& r = s.relpos;
+  const bool grid = s.input.source == InputSource::grid;
+  if (!grid && !given(app, "--delta-preset") && !given(app, "--deltas") && !given(app, "--scene"))
+    r.delta_preset = "line";
+  if (given(app, "--heads")) return;
+  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
+  else if (r.delta_preset == "conv3x3") r.heads = 9;
+  else if (r.delta_preset == "conv5x5") r.heads = 25;
+  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
+  else if (r.mixed) r.heads = effective_heads(s.model);
+}
+
+Analysis analyse_for(const ExportRequest& request, Scene scene, const CLI::App* app) {
+  const bool grid = scene.input.source == InputSource::grid;
+  if (given(app, "--image") && !given(app, "--grid")) scene.input.grid.rows = scene.input.grid.cols = limits::max_grid_side;
+  switch (request.what) {
+    case ExportWhat::heads:
+    case ExportWhat::head:
+      require(!grid, "--what " + to_string(request) +
+                         " needs a sentence (--text) or a tensor (--input); a grid has relative-position heads: use "
+                         "--what relpos or --what conv");
+      scene.view.view = "heads";
+      return analyse(scene);
+    case ExportWhat::relpos: {
+      relpos_defaults(scene, app);
+      scene.view.view = grid ? "relpos2d" : "relpos1d";
+      if (grid || scene.relpos.mixed) return analyse(scene);
+      // Pure positional heads on a sentence need the tokens only, not attention weights, so any head
+      // count works (as in `attnscope relpos`).
+      const int d_model = scene.model.d_model;
+      require(d_model >= 1 && d_model <= limits::max_d_model,
+              "--d-model must be 1 to " + std::to_string(limits::max_d_model) + ", got " + std::to_string(d_model));
+      AttentionAnalysis tokens;
+      prepare_input(scene.input, d_model, scene.model.seed, tokens.tokens, tokens.labels, tokens.x);
+      Analysis a;
+      a.scene = scene;
+      a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(scene, &tokens));
+      return a;
+    }
+    case ExportWhat::conv: {
+      scene.input.source = InputSource::grid;  // conv always works on a grid (default: rings 16×16)
+      if (given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
+      scene.view.view = "conv";
+      Analysis a;
+      a.scene = scene;
+      a.conv = std::make_shared<const ConvAnalysis>(analyse_conv(scene));
+      return a;
+    }
+  }
+  throw InputError("unknown --what");
+}
+
+void run(const ExportOptions& o) {
+  // 1. The request, and the output path, checked before any computation.
+  ExportRequest request;
+  parse_export_what(o.what, request);
+  request.format = parse_export_format(o.format);
+  request.scale = float(o.scale);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  request.caption = !o.no_caption;
+  const Scene scene = build_scene(o.scene);
+  request.colormap = parse_colormap(scene.view.colormap);
+  request.scores = scene.view.show_scores;
+  request.shared_scale = scene.view.shared_scale;
+  require(!request.scores || request.what == ExportWhat::heads || request.what == ExportWhat::head,
+          "--scores applies to --what heads or head:N (relpos and conv show probabilities and values)");
+  check_export_path(o.out, request.format);
+
+  // 2. The analysis, then the file (written atomically).
+  const Analysis analysis = analyse_for(request, scene, o.scene.app);
+  const ExportedFile file = export_to_file(analysis, request, o.out);
+
+  std::string size;
+  if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";
+  else {
+    for (int64_t d : file.shape) size += (size.empty() ? "[" : ", ") + std::to_string(d);
+    size += "]";
+  }
+  std::printf("wrote %s (%s, %s, %s)\n", o.out.c_str(), to_string(request).c_str(), to_string(request.format),
+              size.c_str());
+}
+
+void add_export_command(CLI::App& root) {
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
+  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv")->required();
+  cmd->add_option("--format", options->format, "png | svg | csv | npy")->required();
+  cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
+  cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
+  cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
+  add_scene_options(*cmd, options->scene, flags_all);
+  cmd->footer(
+      "heads: every head, titled 'head h · kv group g' and framed in its kv group's colour; causal-masked\n"
+      "cells in the masked colour. head:N: one head. relpos: each relative-position head's map for the query\n"
+      "(marked) and the combined map, on a grid or a sentence. conv: input | MHSA | true convolution |\n"
+      "difference, with the error figures in the caption (gray images, diverging difference).\n"
+      "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
+      "conv [4,R,C]; CSV has the tokens as headers.\n"
+      "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
+      "--kind gqa --heads 8 --groups 2 --out heads.png");
+  cmd->callback([options] { run(*options); });
+}
+
+CommandRegistrar registrar(add_export_command);
+
+}  // namespace
+}  // namespace attnscope::cli

@@ -1,0 +1,101 @@
+// render_png.cpp — drawing a laid-out figure into an Image, and PNG encoding with stb_image_write.
+//
+// Drawing order: background · per panel (frame, cells, marked cell, title, labels) · colour bars
+// (gradient, outline, ticks, numbers, title, masked swatch) · caption.
+#include "attnscope/render_png.h"
+
+#include <stb_image_write.h>
+
+#include <algorithm>
+
+#include "attnscope/error.h"
+#include "attnscope/file_io.h"
+
+namespace attnscope {
+namespace {
+
+void draw_text(Image& image, const TextPlacement& t, Rgba color, const TextRasterizer& text) {
+  if (t.text.empty() || t.rect.empty()) return;
+  if (t.rotated) text.draw_rotated(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
+  else text.draw(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
+}
+
+// Black then white rings inside the cell, so the mark shows on any colour and the cell's centre
+// keeps its colour; cells too small for that get one black ring just outside.
+void mark_cell(Image& image, const Rect& cell) {
+  const int ring = std::max(1, cell.w / 8);
+  if (cell.w >= 4 * ring + 1 && cell.h >= 4 * ring + 1) {
+    stroke_rect(image, cell, ring, {0, 0, 0, 255});
+    stroke_rect(image, {cell.x + ring, cell.y + ring, cell.w - 2 * ring, cell.h - 2 * ring}, ring,
+                {255, 255, 255, 255});
+  } else {
+    stroke_rect(image, {cell.x - 1, cell.y - 1, cell.w + 2, cell.h + 2}, 1, {0, 0, 0, 255});
+  }
+}
+
+void draw_panel(Image& image, const PanelSpec& p, const PanelLayout& L, const ColorBarSpec& bar,
+                const TextRasterizer& text) {
+  fill_rect(image, L.frame, p.frame.value_or(figure_lines));
+  for (int r = 0; r < p.rows; ++r)
+    for (int c = 0; c < p.cols; ++c)
+      fill_rect(image, L.cell(r, c), value_to_color(p.values[size_t(r) * size_t(p.cols) + size_t(c)], bar.range,
+                                                    bar.colormap));
+  if (p.marked_row >= 0) mark_cell(image, L.cell(p.marked_row, p.marked_col));
+  draw_text(image, L.title, figure_text, text);
+  for (const auto& t : L.row_labels) draw_text(image, t, figure_text, text);
+  for (const auto& t : L.col_labels) draw_text(image, t, figure_text, text);
+}
+
+void draw_colorbar(Image& image, const ColorBarSpec& spec, const ColorBarLayout& L, int line_width,
+                   const TextRasterizer& text) {
+  const Rect& b = L.bar;
+  for (int y = 0; y < b.h; ++y) {
+    const float t = b.h > 1 ? float(b.h - 1 - y) / float(b.h - 1) : 0.5f;  // hi at the top
+    fill_rect(image, {b.x, b.y + y, b.w, 1}, colormap_lookup(spec.colormap, t));
+  }
+  stroke_rect(image, {b.x - line_width, b.y - line_width, b.w + 2 * line_width, b.h + 2 * line_width}, line_width,
+              figure_lines);
+  for (const auto& tick : L.ticks) {
+    fill_rect(image, tick.mark, figure_lines);
+    draw_text(image, tick.label, figure_text, text);
+  }
+  if (L.title) draw_text(image, *L.title, figure_text, text);
+  if (!L.masked_swatch.empty()) {
+    fill_rect(image, L.masked_swatch, masked_color(spec.colormap));
+    const Rect& s = L.masked_swatch;
+    stroke_rect(image, {s.x - line_width, s.y - line_width, s.w + 2 * line_width, s.h + 2 * line_width}, line_width,
+                figure_lines);
+    if (L.masked_label) draw_text(image, *L.masked_label, figure_text, text);
+  }
+}
+
+}  // namespace
+
+Image render_figure(const FigureSpec& spec, const FigureLayout& layout, const TextRasterizer& text) {
+  require(layout.panels.size() == spec.panels.size(), "the layout was made for another figure");
+  Image image(layout.width, layout.height, figure_background);
+  for (size_t i = 0; i < spec.panels.size(); ++i) {
+    const PanelSpec& p = spec.panels[i];
+    draw_panel(image, p, layout.panels[i], spec.colorbars[size_t(p.colorbar)], text);
+  }
+  for (const auto& bar : layout.colorbars)
+    draw_colorbar(image, spec.colorbars[size_t(bar.colorbar)], bar, layout.line_width, text);
+  if (layout.caption) draw_text(image, *layout.caption, figure_text, text);
+  return image;
+}
+
+std::string encode_png(const Image& image) {
+  require(image.width > 0 && image.height > 0, "cannot encode an empty image as PNG");
+  std::string bytes;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
+  };
+  const int ok = stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.rgba.data(), image.width * 4);
+  require(ok != 0 && !bytes.empty(), "PNG encoding failed (out of memory?) for a " + std::to_string(image.width) +
+                                         "x" + std::to_string(image.height) + " image");
+  return bytes;
+}
+
+void write_png(const std::filesystem::path& path, const Image& image) { write_file_atomic(path, encode_png(image)); }
+
+}  // namespace attnscope
