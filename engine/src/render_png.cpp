@@ -1,15 +1,14 @@
-// render_png.cpp — drawing a laid-out figure into an Image, and PNG encoding with stb_image_write.
+// render_png.cpp — drawing a laid-out figure into an Image, and PNG encoding (png_deflate.h).
 //
 // Drawing order: background · per panel (frame, cells, marked cell, title, labels) · colour bars
 // (gradient, outline, ticks, numbers, title, masked swatch) · caption.
 #include "attnscope/render_png.h"
 
-#include <stb_image_write.h>
-
 #include <algorithm>
 
 #include "attnscope/error.h"
 #include "attnscope/file_io.h"
+#include "png_deflate.h"
 
 namespace attnscope {
 namespace {
@@ -86,14 +85,8 @@ Image render_figure(const FigureSpec& spec, const FigureLayout& layout, const Te
 
 std::string encode_png(const Image& image) {
   require(image.width > 0 && image.height > 0, "cannot encode an empty image as PNG");
-  std::string bytes;
-  auto append = [](void* context, void* data, int size) {
-    static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
-  };
-  const int ok = stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.rgba.data(), image.width * 4);
-  require(ok != 0 && !bytes.empty(), "PNG encoding failed (out of memory?) for a " + std::to_string(image.width) +
-                                         "x" + std::to_string(image.height) + " image");
-  return bytes;
+  require(image.rgba.size() == size_t(image.width) * size_t(image.height) * 4, "the image buffer has the wrong size");
+  return detail::encode_png_rgba(image.rgba.data(), image.width, image.height);
 }
 
 void write_png(const std::filesystem::path& path, const Image& image) { write_file_atomic(path, encode_png(image)); }

@@ -24,7 +24,7 @@ inline constexpr Rgba figure_lines{85, 85, 85, 255};
 // Throws InputError when the image would exceed the size limits (image.h).
 Image render_figure(const FigureSpec& spec, const FigureLayout& layout, const TextRasterizer& text);
 
-// PNG bytes (8-bit RGBA). Throws InputError for an empty image or when encoding fails.
+// PNG bytes: 8-bit RGB when every pixel is opaque, else RGBA. Throws InputError for an empty image.
 std::string encode_png(const Image& image);
 // encode_png, then write_file_atomic: a failure leaves no file behind.
 void write_png(const std::filesystem::path& path, const Image& image);
