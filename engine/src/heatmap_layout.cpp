@@ -174,15 +174,16 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
   const int line_h = text.text_box("Ag", lpx).height;
   Rect bounds = L.frame;
 
-  // Row labels, right-aligned left of the matrix, each centred on its row (kept inside the matrix's
-  // vertical extent so none reaches into the column labels).
+  // Row labels, right-aligned left of the matrix, each centred on its row. They may reach past the
+  // matrix's top or bottom edge by at most `to_matrix`, which keeps them clear of the column labels
+  // (those end `to_matrix` above the matrix; row labels end `to_matrix` left of it).
   if (!p.row_labels.empty()) {
     L.row_label_stride = std::max(1, ceil_div(line_h + z.label_gap(), cell));
     for (int r = 0; r < p.rows; r += L.row_label_stride) {
       TextPlacement t = place(shorten(p.row_labels[size_t(r)], lpx, z.max_label_width(), text), lpx, false, r, text);
       const int cy = r * cell + cell / 2;
       t.rect.x = -to_matrix - t.rect.w;
-      t.rect.y = std::clamp(cy - t.rect.h / 2, 0, std::max(0, L.matrix.h - t.rect.h));
+      t.rect.y = std::clamp(cy - t.rect.h / 2, -to_matrix, std::max(-to_matrix, L.matrix.h + to_matrix - t.rect.h));
       L.row_labels.push_back(std::move(t));
     }
     drop_overlaps(L.row_labels, z.label_gap() / 2);
@@ -205,7 +206,7 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
     for (int c = 0; c < p.cols; c += L.col_label_stride) {
       TextPlacement t = place(shown[size_t(c)], lpx, turned, c, text);
       const int cx = c * cell + cell / 2;
-      t.rect.x = std::clamp(cx - t.rect.w / 2, 0, std::max(0, L.matrix.w - t.rect.w));
+      t.rect.x = std::clamp(cx - t.rect.w / 2, -to_matrix, std::max(-to_matrix, L.matrix.w + to_matrix - t.rect.w));
       t.rect.y = -to_matrix - t.rect.h;
       L.col_labels.push_back(std::move(t));
     }
