@@ -11,6 +11,8 @@
 
 #include <array>
 #include <chrono>
+#include <future>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +20,7 @@
 
 #include "attnscope/analysis.h"
 #include "attnscope/colormap.h"
+#include "attnscope/image.h"
 #include "attnscope/scene.h"
 #include "gui/compute_worker.h"
 #include "gui/fonts.h"
@@ -82,6 +85,26 @@ struct ConvWindowState {
   ColorBarCache gray_bar, diff_bar;
   std::string custom_text;   // the custom kernel being typed
   std::string input_error;
+};
+
+// The Export panel (issue 5, "From the window"): its settings survive between exports so that
+// Ctrl+S repeats the last one; the export itself runs off the UI thread.
+struct ExportOutcome {
+  bool ok = false;
+  std::string message;             // the full path written, or why nothing was
+  std::optional<Image> preview;    // PNG exports: the pixels, shown in the panel
+};
+struct ExportWindowState {
+  int what = 0;                    // 0 the current view, 1 one head, 2 all heads
+  int head = 0;
+  int format = 0;                  // ExportFormat: png, svg, csv, npy
+  float scale = 2.0f;              // 1–4
+  bool caption = true;
+  std::string path;                // as typed; empty → exports/<name>-<timestamp>.<ext>
+  std::future<ExportOutcome> running;
+  ExportOutcome last;
+  bool has_last = false;
+  GlTexture preview;
 };
 
 struct ShapesWindowState {
@@ -153,11 +176,13 @@ struct AppState {
   bool show_input = true;
   bool show_model = true;
   bool show_shapes_floating = false;  // Shapes beside another view
+  bool show_export = false;
 
   InputWindowState input;
   ModelWindowState model;
   HeadsWindowState heads;
   ShapesWindowState shapes;
+  ExportWindowState exporter;
   RelposWindowState relpos;
   ConvWindowState conv;
   Textures textures;

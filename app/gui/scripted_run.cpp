@@ -41,6 +41,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["error"] = state.error;
   j["font_notice"] = state.fonts ? state.fonts->notice() : "";
   j["selected_query"] = state.scene.view.selected_query;
+  j["status"] = state.status;
+  j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
   j["large_head"] = state.heads.large_head;
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnscope/heatmap_layout.h"
 #include "attnscope/text_raster.h"
 #include "attnscope/tokenizer.h"
 
@@ -119,19 +120,7 @@ void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std
 
 // ---- colours ---------------------------------------------------------------------------------------
 
-ImU32 KvGroupColor(int group) {
-  static constexpr ImU32 okabe_ito[] = {
-      IM_COL32(230, 159, 0, 255),   IM_COL32(86, 180, 233, 255), IM_COL32(0, 158, 115, 255),
-      IM_COL32(204, 121, 167, 255), IM_COL32(0, 114, 178, 255),  IM_COL32(213, 94, 0, 255),
-      IM_COL32(240, 228, 66, 255),  IM_COL32(120, 120, 120, 255),
-  };
-  constexpr int n = int(sizeof okabe_ito / sizeof okabe_ito[0]);
-  if (group >= 0 && group < n) return okabe_ito[group];
-  // Beyond the palette: golden-ratio hues, still distinct from their neighbours.
-  float r, g, b;
-  ImGui::ColorConvertHSVtoRGB(std::fmod(0.13f + 0.618034f * float(group), 1.0f), 0.75f, 0.85f, r, g, b);
-  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1.0f));
-}
+ImU32 KvGroupColor(int group) { return ToImU32(kv_group_color(group)); }
 
 ImU32 ToImU32(Rgba c) { return IM_COL32(c.r, c.g, c.b, c.a); }
 

@@ -39,7 +39,7 @@ std::string Ellipsize(const std::string& text, float max_width);
 void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std::string& text);
 
 // ---- colours ---------------------------------------------------------------------------------------
-// The colour of kv group g: Okabe–Ito's colour-blind-safe palette, then evenly spaced hues.
+// The frame colour of kv group g: the engine's (heatmap_layout.h), so exports match the window.
 ImU32 KvGroupColor(int group);
 ImU32 ToImU32(Rgba c);
 // Black or white, whichever reads better on `background`.

@@ -40,7 +40,7 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--pointer", "--clicks", "--bench-json", "--bench-changes"};
+                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json", "--bench-changes"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -58,6 +58,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--clicks", o.clicks, "Scripted runs: frames at which the left button is pressed")
       ->delimiter(',')
       ->group("");
+  group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
   group->add_option("--bench-json", o.bench_json, "Frame-time benchmark: time settings changes, write the timings here")
       ->group("");
   group->add_option("--bench-changes", o.bench_changes, "Settings changes to time in a benchmark run (default 20)")->group("");
@@ -116,7 +117,7 @@ void ApplyStyle(bool light, float scale) {
   ImGui::GetStyle() = style;
 }
 
-// Ctrl + / Ctrl − / Ctrl 0 for the UI scale.
+// Ctrl + / Ctrl − / Ctrl 0 for the UI scale; Ctrl+E the Export panel, Ctrl+S export again.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.KeyCtrl) return;
@@ -125,6 +126,8 @@ void HandleShortcuts(AppState& state) {
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) state.ui_scale = 1.0f;
+  if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
+  if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ExportWithLastSettings(state);
 }
 
 void DrawViewWindow(AppState& state) {
@@ -235,6 +238,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     state.scene = scene;
     state.scripted = scripted;
     state.status = startup_status;
+    state.show_export = options.show_export;
     // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
     // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
     float content_scale = 1.0f;
@@ -310,6 +314,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       DrawModelWindow(state);
       DrawViewWindow(state);
       DrawShapesWindow(state, true);
+      DrawExportWindow(state);
       state.reset_layout = false;
       if (bench) frame_bench.before_submit(state, settled_now());
       ImGui::Render();
@@ -339,7 +344,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       ++frame;
 
       // g. Scripted: after the wanted frames, once the result has been on screen for a frame.
-      if (scripted && !bench && frame >= frames_wanted && settled_now()) {
+      if (scripted && !bench && frame >= frames_wanted && settled_now() && !ExportRunning(state)) {
         if (!state.error.empty() && state.error != startup_error) std::fprintf(stderr, "error: %s\n", state.error.c_str());
         try {
           const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);

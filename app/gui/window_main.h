@@ -22,6 +22,7 @@ struct WindowOptions {
   std::string theme;        // light | dark (default light)
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
+  bool show_export = false;  // open the Export panel at start
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
   int bench_changes = 20;   // settings changes to time in a benchmark run
   CLI::App* app = nullptr;  // where the flags were added, to ask which were given

@@ -53,6 +53,8 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem("Input", nullptr, &state.show_input);
     ImGui::MenuItem("Model", nullptr, &state.show_model);
     ImGui::MenuItem("Shapes beside the view", nullptr, &state.show_shapes_floating);
+    ImGui::MenuItem("Export…", "Ctrl+E", &state.show_export);
+    if (ImGui::MenuItem("Export again", "Ctrl+S")) ExportWithLastSettings(state);
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) state.reset_layout = true;
     ImGui::EndMenu();

@@ -7,6 +7,7 @@
 //   window_shapes.cpp  the shape trace, parameter counts, KV bytes, what changed
 //   window_relpos.cpp  relative-position heads on a sentence (1D) and on a grid (2D)
 //   window_conv.cpp    a K×K convolution as K² heads, beside the true convolution
+//   window_export.cpp  the Export panel: PNG / SVG / CSV / .npy of what is on screen
 #pragma once
 #include "gui/app_state.h"
 
@@ -20,6 +21,11 @@ void DrawShapesWindow(AppState& state, bool floating);
 void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
+void DrawExportWindow(AppState& state);
+// Ctrl+S: export the current view with the Export panel's last settings (to a fresh file name).
+void ExportWithLastSettings(AppState& state);
+// True while an export is being written (scripted runs wait for it before their last frame).
+bool ExportRunning(const AppState& state);
 
 // Called when a new Analysis replaces `before` (null at the first result): records which settings
 // and which shapes changed, for the Shapes window.

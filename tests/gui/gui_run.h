@@ -47,14 +47,15 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
 
 // Runs `env attnscope <args>` through the shell (env: assignments such as "XDG_CONFIG_HOME=/x", or
 // empty) and captures what it printed.
-inline CliRun run_app(const std::string& env, const std::string& args) {
+inline CliRun run_app(const std::string& env, const std::string& args, const std::string& cwd = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
   const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui_capture";
   fs::create_directories(dir);
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
+  const std::string cmd = (cwd.empty() ? std::string() : "cd " + shell_quote(cwd) + " && ") +
+                          (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
                           " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;
@@ -79,7 +80,8 @@ struct WindowRun {
 // Runs `attnscope <args> --screenshot <dir>/<name>.png --layout-json <dir>/<name>.json` (with `env`
 // in front) and reads both files back. Every run gets an empty config folder unless `env` names
 // one, so no saved state of the machine's user can leak in.
-inline WindowRun run_window(const std::string& name, const std::string& args, const std::string& env = "") {
+inline WindowRun run_window(const std::string& name, const std::string& args, const std::string& env = "",
+                            const std::string& cwd = "") {
   const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui";
   std::filesystem::create_directories(dir);
   const auto png = dir / (name + ".png");
@@ -88,7 +90,7 @@ inline WindowRun run_window(const std::string& name, const std::string& args, co
   std::filesystem::remove(json);
   WindowRun w;
   const std::string full = args + " --screenshot " + shell_quote(png.string()) + " --layout-json " + shell_quote(json.string());
-  w.run = run_app(env.empty() ? "XDG_CONFIG_HOME=" + shell_quote((dir / "no_config").string()) : env, full);
+  w.run = run_app(env.empty() ? "XDG_CONFIG_HOME=" + shell_quote((dir / "no_config").string()) : env, full, cwd);
   INFO("attnscope " << full << "\nstderr: " << w.run.err);
   REQUIRE(w.run.exit_code == 0);
   w.png = read_png(png);

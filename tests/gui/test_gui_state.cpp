@@ -64,6 +64,32 @@ TEST_SUITE("gui_state") {
   }
 }
 
+TEST_SUITE("gui_state") {
+  TEST_CASE("export panel: the Export button writes the current view as a PNG under exports/") {
+    const WindowRun first = run_window("export_layout", "--show-export");
+    REQUIRE(first.layout["widgets"].contains("export.button"));
+    const auto& button = first.layout["widgets"]["export.button"];
+    const int x = int(button["x"].get<double>() + button["w"].get<double>() * 0.5);
+    const int y = int(button["y"].get<double>() + button["h"].get<double>() * 0.5);
+    const auto cwd = fresh_dir("export_cwd");
+    const WindowRun w = run_window("export_click",
+                                   "--show-export --frames 8 --clicks 3 --pointer " + std::to_string(x) + "," + std::to_string(y),
+                                   "", cwd.string());
+    REQUIRE(std::filesystem::exists(cwd / "exports"));
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(cwd / "exports")) files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    CHECK(files[0].filename().string().rfind("attnscope-heads-", 0) == 0);
+    CHECK(files[0].extension() == ".png");
+    const Png png = read_png(files[0]);
+    CHECK(png.width > 400);
+    // The panel names the full path it wrote.
+    const std::string message = w.layout["export_message"].get<std::string>();
+    CHECK(message.find("wrote ") == 0);
+    CHECK(message.find(std::filesystem::canonical(files[0]).string()) != std::string::npos);
+  }
+}
+
 TEST_SUITE("gui_errors") {
   TEST_CASE("window: a bad scene flag shows in the window, on stderr, and the screenshot is still written") {
     const WindowRun w = run_window("bad_kind", "--kind transformer");

@@ -1,0 +1,192 @@
+// window_export.cpp — the Export panel (issue 5, "From the window").
+//
+// What (the current view, one head, all heads), format (PNG, SVG, CSV, .npy), scale, caption on/off
+// and the path — by default exports/attnscope-<what>-<timestamp>.<ext> under the current folder. The
+// engine's exporter (export.h) renders the shown Analysis with no GL involved and writes the file
+// atomically, on a background thread; the panel then says the full path or why nothing was written,
+// and previews a PNG. Ctrl+E opens the panel, Ctrl+S exports again with the last settings.
+//
+// Sections: request · running an export · window
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <string>
+
+#include "attnscope/error.h"
+#include "attnscope/export.h"
+#include "attnscope/file_io.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+const char* const what_names[] = {"the current view", "one head", "all heads"};
+const char* const format_names[] = {"PNG", "SVG", "CSV", "NPY"};
+
+// ---- request -----------------------------------------------------------------------------------------
+
+ExportRequest RequestFor(const AppState& state) {
+  const ExportWindowState& e = state.exporter;
+  ExportRequest r = export_request_for_view(state.scene.view);
+  if (e.what == 1) {
+    r.what = ExportWhat::head;
+    r.head = e.head;
+  } else if (e.what == 2) {
+    r.what = ExportWhat::heads;
+  }
+  r.format = ExportFormat(e.format);
+  r.scale = e.scale;
+  r.caption = e.caption;
+  return r;
+}
+
+// exports/attnscope-<what>-<local time>.<ext>, with -2, -3 … when that name is taken.
+std::filesystem::path DefaultPath(const ExportRequest& request) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  const std::filesystem::path folder = "exports";
+  const std::filesystem::path first = folder / default_export_file_name(request, stamp);
+  std::filesystem::path path = first;
+  std::error_code ec;
+  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
+    path = folder / (first.stem().string() + "-" + std::to_string(n) + first.extension().string());
+  return path;
+}
+
+// ---- running an export -------------------------------------------------------------------------------
+
+void StartExport(AppState& state) {
+  ExportWindowState& e = state.exporter;
+  if (e.running.valid()) return;  // one at a time
+  if (!state.analysis) {
+    e.last = {false, "nothing to export yet: the engine has no result for these settings", std::nullopt};
+    e.has_last = true;
+    return;
+  }
+  const ExportRequest request = RequestFor(state);
+  const bool default_path = e.path.empty();
+  const std::filesystem::path path = default_path ? DefaultPath(request) : std::filesystem::path(e.path);
+  // The Analysis is immutable and shared: the export reads it while the window goes on.
+  std::shared_ptr<const Analysis> analysis = state.analysis;
+  e.running = std::async(std::launch::async, [analysis, request, path, default_path] {
+    ExportOutcome out;
+    try {
+      if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
+      ExportedFile file = export_to_file(*analysis, request, path);
+      std::error_code ec;
+      const std::filesystem::path full = std::filesystem::absolute(path, ec);
+      char size[32];
+      std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
+      out.ok = true;
+      out.message = "wrote " + (ec ? path : full).string() + size;
+      out.preview = std::move(file.image);
+    } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
+      out.message = std::string("not exported: ") + e.what();
+    }
+    return out;
+  });
+}
+
+// Picks up a finished export (called every frame, also with the panel closed).
+void CollectExport(AppState& state) {
+  ExportWindowState& e = state.exporter;
+  if (!e.running.valid() || e.running.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  e.last = e.running.get();
+  e.has_last = true;
+  if (e.last.preview) {
+    const Image& img = *e.last.preview;
+    std::vector<Rgba> pixels(size_t(img.width) * size_t(img.height));
+    for (int y = 0; y < img.height; ++y)
+      for (int x = 0; x < img.width; ++x) pixels[size_t(y) * size_t(img.width) + size_t(x)] = img.pixel(x, y);
+    e.preview.update(img.width, img.height, pixels);
+  }
+  state.status = e.last.message;
+}
+
+}  // namespace
+
+bool ExportRunning(const AppState& state) { return state.exporter.running.valid(); }
+
+void ExportWithLastSettings(AppState& state) { StartExport(state); }
+
+// ---- window ------------------------------------------------------------------------------------------
+
+void DrawExportWindow(AppState& state) {
+  CollectExport(state);
+  if (!state.show_export) return;
+  PlaceNextWindow(state, Slot::centre);
+  if (!ImGui::Begin("Export###export", &state.show_export)) {
+    ImGui::End();
+    return;
+  }
+  ExportWindowState& e = state.exporter;
+  const float label_w = ImGui::CalcTextSize("format").x + ImGui::GetFontSize();
+
+  ImGui::TextUnformatted("what");
+  ImGui::SameLine(label_w);
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) SameLineIfFits(RadioWidth(what_names[i]));
+    ImGui::RadioButton(what_names[i], &e.what, i);
+  }
+  const int heads = state.analysis && state.analysis->attention ? state.analysis->attention->shape.heads : 0;
+  if (e.what == 1) {
+    if (heads > 0) {
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      ImGui::SliderInt("head", &e.head, 0, heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+      e.head = std::clamp(e.head, 0, heads - 1);
+    } else {
+      NoticeText("The current input has no attention heads (a grid): export the current view instead.");
+    }
+  }
+
+  ImGui::TextUnformatted("format");
+  ImGui::SameLine(label_w);
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) ImGui::SameLine();
+    ImGui::RadioButton(format_names[i], &e.format, i);
+  }
+  const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
+  ImGui::BeginDisabled(!picture);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  ImGui::SliderFloat("scale", &e.scale, 1.0f, 4.0f, "%.1f×", ImGuiSliderFlags_AlwaysClamp);
+  if (!std::isfinite(e.scale)) e.scale = 2.0f;
+  e.scale = std::clamp(std::round(e.scale * 2.0f) / 2.0f, 1.0f, 4.0f);
+  ImGui::SameLine();
+  ImGui::Checkbox("caption", &e.caption);
+  ImGui::EndDisabled();
+
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("path").x - ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::InputTextWithHint("path", "exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)", &e.path);
+
+  ImGui::BeginDisabled(e.running.valid());
+  const bool clicked = ImGui::Button(e.running.valid() ? "Exporting…" : "Export");
+  RecordLastItem(state, "export.button");
+  ImGui::EndDisabled();
+  if (clicked) StartExport(state);
+  ImGui::SameLine();
+  ImGui::TextDisabled("Ctrl+S exports again with these settings");
+
+  if (e.has_last) {
+    if (e.last.ok) {
+      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(0, 140, 60, 255));
+      ImGui::TextWrapped("%s", e.last.message.c_str());
+      ImGui::PopStyleColor();
+    } else {
+      ErrorText(e.last.message);
+    }
+  }
+  // The last PNG, scaled to fit what is left of the panel.
+  if (e.last.ok && e.last.preview && e.preview.valid()) {
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float k = std::min({avail.x / float(e.preview.width()), avail.y / float(e.preview.height()), 1.0f});
+    if (k > 0) ImGui::Image(e.preview.id(), ImVec2(float(e.preview.width()) * k, float(e.preview.height()) * k));
+  }
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui
