@@ -74,10 +74,10 @@ namespace {
 struct Sizes {
   float scale;
   int px(float v) const { return std::max(1, int(std::lround(v * scale))); }
-  float label_px() const { return 12.0f * scale; }
-  float title_px() const { return 14.0f * scale; }
-  float tick_px() const { return 11.0f * scale; }
-  float caption_px() const { return 12.0f * scale; }
+  float label_px() const { return 14.0f * scale; }
+  float title_px() const { return 17.0f * scale; }
+  float tick_px() const { return 13.0f * scale; }
+  float caption_px() const { return 14.0f * scale; }
   int margin() const { return px(16); }
   int panel_spacing() const { return px(28); }
   int text_gap() const { return px(4); }      // between a label and the matrix (beyond the frame)

@@ -13,7 +13,7 @@ Image::Image(int w, int h, Rgba fill) {
   require(w <= image_max_side && h <= image_max_side && int64_t(w) * h <= image_max_pixels,
           "the image would be " + std::to_string(w) + "x" + std::to_string(h) + " pixels, more than the limit of " +
               std::to_string(image_max_side) + " per side and " + std::to_string(image_max_pixels / 1000000) +
-              " million in all; lower the scale or export fewer heads (e.g. --what head:0)");
+              " million in all; lower the scale or export one head instead of all");
   width = w;
   height = h;
   rgba.resize(size_t(w) * size_t(h) * 4);

@@ -112,7 +112,8 @@ struct FigureLayout {
 inline constexpr float min_export_scale = 1.0f;
 inline constexpr float max_export_scale = 4.0f;
 
-// Lays the figure out at `scale` (1 → text 12 px, cells up to 36 px; everything ×scale). Pure: no
+// Lays the figure out at `scale` (1 → labels 14 px, titles 17 px, cells up to 36 px; everything
+// ×scale, so 2× suits a 4K slide). Pure: no
 // drawing. Throws InputError for an invalid spec (validate_figure) or a scale outside 1–4.
 FigureLayout layout_figure(const FigureSpec& spec, float scale, const TextRasterizer& text);
 
