@@ -1,18 +1,14 @@
 #include "gui/scripted_run.h"
 
-#include <stb_image_write.h>
-
 #include <nlohmann/json.hpp>
 
 #include "attnscope/error.h"
 #include "attnscope/file_io.h"
+#include "attnscope/image.h"
+#include "attnscope/render_png.h"
 
 namespace attnscope::gui {
 namespace {
-
-void append_bytes(void* context, void* data, int size) {
-  static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
-}
 
 nlohmann::json rect_json(nlohmann::json j, ImVec2 min, ImVec2 max) {
   j["x"] = min.x;
@@ -25,10 +21,12 @@ nlohmann::json rect_json(nlohmann::json j, ImVec2 min, ImVec2 max) {
 }  // namespace
 
 void WriteScreenshot(const std::filesystem::path& path, int width, int height, const std::vector<unsigned char>& rgba) {
-  std::string png;
-  if (!stbi_write_png_to_func(append_bytes, &png, width, height, 4, rgba.data(), width * 4))
-    throw InputError("could not encode the screenshot as PNG (" + std::to_string(width) + "×" + std::to_string(height) + ")");
-  write_file_atomic(path, png);
+  // The engine's PNG writer, the same as for exports: encoded in memory, then written atomically.
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.rgba.assign(rgba.begin(), rgba.end());
+  write_png(path, image);
 }
 
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height) {
