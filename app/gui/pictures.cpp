@@ -102,13 +102,13 @@ void make_relpos(Pictures& out, const RelposAnalysis& r) {
 }
 
 void make_conv(Pictures& out, const ConvAnalysis& c) {
-  const Mat input = c.input, mhsa = c.mhsa, conv = c.conv, diff = c.difference;
-  ValueRange range = auto_range(input.data(), size_t(input.size()));
-  for (const Mat* m : {&mhsa, &conv}) {
-    const ValueRange r = auto_range(m->data(), size_t(m->size()));
-    range = {std::min(range.lo, r.lo), std::max(range.hi, r.hi)};
-  }
-  out.conv_input = colour_matrix(input.data(), c.rows, c.cols, range, Colormap::grayscale);
+  const Mat &input = c.input, &mhsa = c.mhsa, &conv = c.conv, &diff = c.difference;
+  // The input on its own scale (a kernel such as sobel_x has outputs far outside [0, 1]); MHSA and
+  // the convolution on one shared scale so that they compare directly — as the exporter draws them.
+  const ValueRange a = auto_range(mhsa.data(), size_t(mhsa.size())), b = auto_range(conv.data(), size_t(conv.size()));
+  const ValueRange range{std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+  out.conv_input = colour_matrix(input.data(), c.rows, c.cols, auto_range(input.data(), size_t(input.size())),
+                                 Colormap::grayscale);
   out.conv_mhsa = colour_matrix(mhsa.data(), c.rows, c.cols, range, Colormap::grayscale);
   out.conv_true = colour_matrix(conv.data(), c.rows, c.cols, range, Colormap::grayscale);
   out.conv_difference = colour_matrix(diff.data(), c.rows, c.cols, symmetric_range(diff.data(), size_t(diff.size())),

@@ -10,8 +10,8 @@
 //                     the head's own); the diverging map uses a range symmetric around 0.
 //   relpos maps       [0, max probability] (shared or per head); overlays on the grid are
 //                     transparent at 0 and opaque at the max, so the grid shows through.
-//   conv images       input, MHSA output and convolution share one min/max (grayscale); the
-//                     difference uses a symmetric range (diverging).
+//   conv images       the input on its own min/max, MHSA output and convolution on one shared
+//                     min/max (grayscale); the difference on a symmetric range (diverging).
 #pragma once
 #include <vector>
 

@@ -204,7 +204,7 @@ void DrawConvWindow(AppState& state) {
   }
   const ConvAnalysis* shown = state.analysis ? state.analysis->conv.get() : nullptr;
 
-  ImGui::BeginChild("controls", ImVec2(std::min(font * 18.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false);
+  ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false);
   BusyIndicator(state);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));
@@ -236,9 +236,9 @@ void DrawConvWindow(AppState& state) {
   ImGui::TextWrapped("%s", shown->input_note.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // As tall as three square images across the width need, at most half the height.
-  const float top_h = std::round(std::min(avail.y * 0.52f, (avail.x - font * 8.0f) / 3.0f + font * 4.5f));
+  const float top_h = std::round(std::min(avail.y * 0.52f, (avail.x - font * 14.0f) / 3.0f + font * 4.5f));
 
-  // Top: input, MHSA output and convolution on one gray scale.
+  // Top: input, MHSA output and convolution in gray.
   HeatmapGridSpec three;
   three.count = 3;
   three.rows = shown->rows;
@@ -250,7 +250,9 @@ void DrawConvWindow(AppState& state) {
     return std::string(ImGui::CalcTextSize(full[i]).x <= width ? full[i] : brief[i]);
   };
   three.frame_color = [](int) { return IM_COL32(150, 150, 150, 255); };
-  three.shared_range = pictures->conv_input.range;
+  // One bar per image: the input has its own scale, MHSA and convolution share theirs.
+  three.shared_scale = false;
+  three.range = [pictures](int i) { return (i == 0 ? pictures->conv_input : i == 1 ? pictures->conv_mhsa : pictures->conv_true).range; };
   three.colormap = Colormap::grayscale;
   three.value_name = "value";
   three.columns = 3;
@@ -263,10 +265,12 @@ void DrawConvWindow(AppState& state) {
   diff.count = 1;
   diff.texture = [&tex](int) { return tex.conv_difference.id(); };
   diff.caption = [](int, float) { return std::string("MHSA − conv"); };
+  diff.shared_scale = true;
   diff.shared_range = pictures->conv_difference.range;
   diff.colormap = Colormap::diverging;
   diff.value_name = "difference";
   diff.columns = 1;
+  diff.max_cell = g3.cell;  // the same cell size as the images above
   const float bottom_h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("difference", ImVec2(std::min(avail.x * 0.4f, bottom_h + font * 6.0f), bottom_h), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);

@@ -1,0 +1,42 @@
+// classroom_windows.h — the windows of issue 6 ("Classroom content"), one file each:
+//
+//   window_lessons.cpp   the Lessons panel: pick a lesson, read it, step through it (lesson 4 shows
+//                        the KV-cache comparison beside the maps)
+//   window_analysis.cpp  per-head entropy, distance, first-token mass, the JS similarity matrix and
+//                        the drift of each head from its MHA original
+//   window_kv_cache.cpp  the KV-cache and attention-parameter calculator (MHA vs GQA vs MQA)
+//   window_scene.cpp     Open scene… / Save scene… dialogs (a path field; no native file dialog)
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "attnscope/kv_cache.h"
+#include "gui/app_state.h"
+
+namespace attnscope::gui {
+
+void DrawLessonsWindow(AppState& state);
+void DrawAnalysisWindow(AppState& state);
+void DrawKvCacheWindow(AppState& state);
+void DrawSceneDialogs(AppState& state);
+
+// Opens lesson `number` (1 … N) at step `step` (0-based): its scene replaces the app's scene and
+// the Lessons panel shows it. Returns an empty string, or why it could not (no such lesson/step,
+// lessons unreadable) — in the current UI language.
+std::string OpenLesson(AppState& state, int number, int step);
+// Moves the open lesson to `step` and applies that step's scene.
+void GoToLessonStep(AppState& state, int step);
+
+// Save/Open through the dialog's logic (also used by scripted runs): the outcome lands in
+// state.scene_dialog.message / ok / warnings, and in the status line. Return true on success.
+bool SaveSceneFile(AppState& state, const std::string& path);
+bool OpenSceneFile(AppState& state, const std::string& path);
+
+// Reads assets/models.json into state.kv_cache once (the error, if any, is kept there).
+void EnsureModelPresets(AppState& state);
+// The three bars MHA / GQA / MQA of a report, with bytes in human units and fits / does not fit.
+void DrawKvCacheBars(AppState& state, const KvCacheReport& report);
+// 1536 → "1.5 KiB"; binary units B, KiB, MiB, GiB, TiB, PiB.
+std::string HumanBytes(int64_t bytes);
+
+}  // namespace attnscope::gui
