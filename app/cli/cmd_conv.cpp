@@ -25,14 +25,6 @@ struct ConvOptions {
   std::string out;
 };
 
-bool given(const CLI::App* app, const char* flag) {
-  try {
-    return app->count(flag) > 0;
-  } catch (const CLI::OptionNotFound&) {
-    return false;
-  }
-}
-
 // An error over no cells is absent, not zero.
 nlohmann::json error_value(double value, int cells) { return cells > 0 ? nlohmann::json(value) : nlohmann::json(); }
 
@@ -69,11 +61,7 @@ void run(const ConvOptions& o) {
   Scene scene = build_scene(o.scene);
   const CLI::App* app = o.scene.app;
   scene.input.source = InputSource::grid;
-  if (given(app, "--image") && !given(app, "--grid")) {
-    // An image is fitted inside --grid; without one it may use the whole 64×64.
-    scene.input.grid.rows = scene.input.grid.cols = limits::max_grid_side;
-  }
-  if (given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
+  if (flag_given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
 
   // 2. Everything computed (and checked) before any file exists.
   const ConvAnalysis ca = analyse_conv(scene);

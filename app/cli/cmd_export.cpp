@@ -25,32 +25,9 @@ struct ExportOptions {
   bool no_caption = false;
 };
 
-bool given(const CLI::App* app, const char* flag) {
-  try {
-    return app->count(flag) > 0;
-  } catch (const CLI::OptionNotFound&) {
-    return false;
-  }
-}
-
-// The relpos command's defaults, so `export --what relpos` draws what `relpos` computes: a sentence
-// uses the line of offsets, an image without --grid may fill 64×64, and H follows the offsets.
-void relpos_defaults(Scene& s, const CLI::App* app) {
-  RelposSettings& r = s.relpos;
-  const bool grid = s.input.source == InputSource::grid;
-  if (!grid && !given(app, "--delta-preset") && !given(app, "--deltas") && !given(app, "--scene"))
-    r.delta_preset = "line";
-  if (given(app, "--heads")) return;
-  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
-  else if (r.delta_preset == "conv3x3") r.heads = 9;
-  else if (r.delta_preset == "conv5x5") r.heads = 25;
-  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
-  else if (r.mixed) r.heads = effective_heads(s.model);
-}
-
-Analysis analyse_for(const ExportRequest& request, Scene scene, const CLI::App* app) {
+Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptions& options) {
+  const CLI::App* app = options.app;
   const bool grid = scene.input.source == InputSource::grid;
-  if (given(app, "--image") && !given(app, "--grid")) scene.input.grid.rows = scene.input.grid.cols = limits::max_grid_side;
   switch (request.what) {
     case ExportWhat::heads:
     case ExportWhat::head:
@@ -60,7 +37,7 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const CLI::App* 
       scene.view.view = "heads";
       return analyse(scene);
     case ExportWhat::relpos: {
-      relpos_defaults(scene, app);
+      apply_relpos_defaults(scene, options);
       scene.view.view = grid ? "relpos2d" : "relpos1d";
       if (grid || scene.relpos.mixed) return analyse(scene);
       // Pure positional heads on a sentence need the tokens only, not attention weights, so any head
@@ -77,7 +54,7 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const CLI::App* 
     }
     case ExportWhat::conv: {
       scene.input.source = InputSource::grid;  // conv always works on a grid (default: rings 16×16)
-      if (given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
+      if (flag_given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
       scene.view.view = "conv";
       Analysis a;
       a.scene = scene;
@@ -105,7 +82,7 @@ void run(const ExportOptions& o) {
   check_export_path(o.out, request.format);
 
   // 2. The analysis, then the file (written atomically).
-  const Analysis analysis = analyse_for(request, scene, o.scene.app);
+  const Analysis analysis = analyse_for(request, scene, o.scene);
   const ExportedFile file = export_to_file(analysis, request, o.out);
 
   std::string size;

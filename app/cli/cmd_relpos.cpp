@@ -26,26 +26,6 @@ struct RelposOptions {
   std::string out;
 };
 
-bool given(const CLI::App* app, const char* flag) {
-  try {
-    return app->count(flag) > 0;
-  } catch (const CLI::OptionNotFound&) {
-    return false;
-  }
-}
-
-// H when --heads is not given: one per --deltas offset, K² for a conv preset, one per --alphas value,
-// the model's heads in mixed mode; otherwise the scene's.
-void infer_heads(Scene& s, const CLI::App* app) {
-  RelposSettings& r = s.relpos;
-  if (given(app, "--heads")) return;
-  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
-  else if (r.delta_preset == "conv3x3") r.heads = 9;
-  else if (r.delta_preset == "conv5x5") r.heads = 25;
-  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
-  else if (r.mixed) r.heads = effective_heads(s.model);
-}
-
 nlohmann::json relpos_json(const RelposAnalysis& ra, const std::vector<std::string>& files) {
   nlohmann::json heads = nlohmann::json::array();
   for (const RelposHead& h : ra.heads) {
@@ -76,16 +56,8 @@ nlohmann::json relpos_json(const RelposAnalysis& ra, const std::vector<std::stri
 void run(const RelposOptions& o) {
   // 1. Settings: the shared flags, then what relpos infers from them.
   Scene scene = build_scene(o.scene);
-  const CLI::App* app = o.scene.app;
   const bool grid = scene.input.source == InputSource::grid;
-  // The scene's default preset is a 2D one; a sentence starts from the line of offsets instead.
-  if (!grid && !given(app, "--delta-preset") && !given(app, "--deltas") && !given(app, "--scene"))
-    scene.relpos.delta_preset = "line";
-  if (given(app, "--image") && !given(app, "--grid")) {
-    // An image is fitted inside --grid; without one it may use the whole 64×64.
-    scene.input.grid.rows = scene.input.grid.cols = limits::max_grid_side;
-  }
-  infer_heads(scene, app);
+  apply_relpos_defaults(scene, o.scene);
   scene.view.view = grid ? "relpos2d" : "relpos1d";
 
   // 2. Everything computed (and checked) before any file exists.

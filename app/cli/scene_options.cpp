@@ -4,6 +4,7 @@
 
 #include "attnscope/designed_heads.h"
 #include "attnscope/error.h"
+#include "attnscope/limits.h"
 #include "attnscope/parse_lists.h"
 #include "attnscope/scene_json.h"
 
@@ -59,15 +60,30 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
   }
 }
 
-namespace {
-
-bool given(const SceneOptions& o, const char* flag) {
+bool flag_given(const CLI::App* app, const char* flag) {
   try {
-    return o.app->count(flag) > 0;
+    return app->count(flag) > 0;
   } catch (const CLI::OptionNotFound&) {
     return false;
   }
 }
+
+void apply_relpos_defaults(Scene& s, const SceneOptions& o) {
+  RelposSettings& r = s.relpos;
+  const bool grid = s.input.source == InputSource::grid;
+  if (!grid && !flag_given(o.app, "--delta-preset") && !flag_given(o.app, "--deltas") && !flag_given(o.app, "--scene"))
+    r.delta_preset = "line";
+  if (flag_given(o.app, "--heads")) return;
+  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
+  else if (r.delta_preset == "conv3x3") r.heads = 9;
+  else if (r.delta_preset == "conv5x5") r.heads = 25;
+  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
+  else if (r.mixed) r.heads = effective_heads(s.model);
+}
+
+namespace {
+
+bool given(const SceneOptions& o, const char* flag) { return flag_given(o.app, flag); }
 
 void require_finite(double v, const char* flag) {
   require(std::isfinite(v), std::string(flag) + " must be a finite number, got " + std::to_string(v));
@@ -162,6 +178,8 @@ Scene build_scene(const SceneOptions& o) {
     require(!given(o, "--pattern"), "--image and --pattern are exclusive: give one grid source");
     s.input.grid.image_path = o.image;
     s.input.source = InputSource::grid;
+    // An image is fitted inside --grid; without one it may use the whole 64×64.
+    if (!given(o, "--grid")) s.input.grid.rows = s.input.grid.cols = limits::max_grid_side;
   }
   if (given(o, "--text") && s.input.source == InputSource::grid)
     throw InputError("--text and a grid (--grid/--pattern/--image) are exclusive: give one input");

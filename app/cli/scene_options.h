@@ -35,6 +35,14 @@ struct SceneOptions {
 
 void add_scene_options(CLI::App& app, SceneOptions& options, unsigned groups);
 
+// True when `flag` was given on the command line parsed by `app` (false for a flag it lacks).
+bool flag_given(const CLI::App* app, const char* flag);
+
+// What the relpos-like commands (relpos, export --what relpos) infer from the flags: a sentence
+// starts from the `line` offsets (the scene's default preset is 2D), and without --heads H follows
+// the --deltas, a conv preset (9 or 25), the --alphas, or the model's heads in mixed mode.
+void apply_relpos_defaults(Scene& scene, const SceneOptions& options);
+
 // Base scene (default or --scene file) with every given flag applied. Throws InputError for a
 // value that cannot be valid (bad kind name, contradicting --groups, malformed lists, NaN α…).
 Scene build_scene(const SceneOptions& options);
