@@ -22,6 +22,8 @@
 #include "attnscope/colormap.h"
 #include "attnscope/image.h"
 #include "attnscope/scene.h"
+#include "attnscope/language.h"
+#include "gui/classroom_state.h"
 #include "gui/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -177,6 +179,12 @@ struct AppState {
   bool show_model = true;
   bool show_shapes_floating = false;  // Shapes beside another view
   bool show_export = false;
+  // Classroom (issue 6): the Lessons panel, head Analysis, the KV-cache calculator, and the UI
+  // language (i18n.h; persisted with the preferences).
+  bool show_lessons = false;
+  bool show_analysis = false;
+  bool show_kv_cache = false;
+  Language language = Language::en;
 
   InputWindowState input;
   ModelWindowState model;
@@ -185,6 +193,10 @@ struct AppState {
   ExportWindowState exporter;
   RelposWindowState relpos;
   ConvWindowState conv;
+  LessonsWindowState lessons;
+  AnalysisWindowState analysis_window;
+  KvCacheWindowState kv_cache;
+  SceneDialogState scene_dialog;
   Textures textures;
 
   // Scripted runs: no persisted state, fixed layout, record where heatmaps went.

@@ -35,7 +35,7 @@ bool OpenSceneFile(AppState& state, const std::string& path);
 // Reads assets/models.json into state.kv_cache once (the error, if any, is kept there).
 void EnsureModelPresets(AppState& state);
 // The three bars MHA / GQA / MQA of a report, with bytes in human units and fits / does not fit.
-void DrawKvCacheBars(AppState& state, const KvCacheReport& report);
+void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_params = false);
 // 1536 → "1.5 KiB"; binary units B, KiB, MiB, GiB, TiB, PiB.
 std::string HumanBytes(int64_t bytes);
 

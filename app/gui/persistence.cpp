@@ -67,6 +67,8 @@ WindowPreferences Persistence::load_preferences() const {
     p.light_theme = j.value("light_theme", p.light_theme);
     const int w = j.value("width", 0), h = j.value("height", 0);
     if (w >= 320 && w <= 7680 && h >= 240 && h <= 4320) p.width = w, p.height = h;
+    const std::string language = j.value("language", std::string());
+    if (language == "en" || language == "zh") p.language = language;
   } catch (const std::exception&) {
     // A damaged preferences file only means the defaults.
   }
@@ -99,7 +101,8 @@ std::string Persistence::save_preferences(const WindowPreferences& p) const {
   if (!enabled_) return {};
   try {
     ensure_directory(folder_);
-    const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height}};
+    const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height},
+                             {"language", p.language.empty() ? "en" : p.language}};
     write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
   } catch (const InputError& e) {
     return std::string("could not save the window preferences: ") + e.what();

@@ -18,6 +18,7 @@ struct WindowPreferences {
   float ui_scale = 0.0f;    // 0 → not saved yet (use the monitor's scale)
   bool light_theme = true;  // light reads better on most projectors
   int width = 0, height = 0;  // the window's size (0: not saved), so the saved layout fits it
+  std::string language;     // "en" | "zh" ("": not saved)
 };
 
 class Persistence {

@@ -40,6 +40,9 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["font_notice"] = state.fonts ? state.fonts->notice() : "";
   j["selected_query"] = state.scene.view.selected_query;
   j["status"] = state.status;
+  j["language"] = to_string(state.language);
+  j["lesson"] = state.lessons.lesson >= 0 ? state.lessons.lessons[size_t(state.lessons.lesson)].number : 0;
+  j["lesson_step"] = state.lessons.step + 1;
   j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
   j["large_head"] = state.heads.large_head;
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};

@@ -91,7 +91,9 @@ void DrawLessonsWindow(AppState& state) {
 
   // Chooser.
   ImGui::SetNextItemWidth(-1.0f);
-  const std::string current = l.lesson >= 0 ? LessonName(l.lessons[size_t(l.lesson)]) : tr("Choose a lesson…");
+  // The chooser names the lesson by number (its title is written out in full below).
+  const std::string current = l.lesson >= 0 ? trf("Lesson %d of %d", l.lessons[size_t(l.lesson)].number, int(l.lessons.size()))
+                                            : tr("Choose a lesson…");
   if (ImGui::BeginCombo("##lesson", current.c_str())) {
     for (int i = 0; i < int(l.lessons.size()); ++i)
       if (ImGui::Selectable(LessonName(l.lessons[size_t(i)]).c_str(), i == l.lesson) && i != l.lesson) {

@@ -26,6 +26,8 @@
 
 #include "attnscope/error.h"
 #include "gui/app_state.h"
+#include "gui/classroom_windows.h"
+#include "gui/i18n.h"
 #include "gui/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -40,7 +42,9 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json", "--bench-changes"};
+                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json", "--bench-changes",
+                                         "--lesson", "--step", "--language", "--show-analysis", "--show-kv-cache",
+                                         "--open-scene", "--save-scene"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -62,6 +66,13 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--bench-json", o.bench_json, "Frame-time benchmark: time settings changes, write the timings here")
       ->group("");
   group->add_option("--bench-changes", o.bench_changes, "Settings changes to time in a benchmark run (default 20)")->group("");
+  group->add_option("--lesson", o.lesson, "Open lesson N (1 to 5) in the Lessons panel");
+  group->add_option("--step", o.step, "With --lesson: start at this step (default 1)");
+  group->add_option("--language", o.language, "UI language: en (English) | zh (中文); default: the last one chosen");
+  group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");
+  group->add_flag("--show-kv-cache", o.show_kv_cache, "Open the KV-cache calculator");
+  group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
+  group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
 
 // ---- helpers -----------------------------------------------------------------------------------------
@@ -160,6 +171,10 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
           "--theme must be light or dark, got '" + options.theme + "'");
+  if (!options.language.empty()) parse_language(options.language);  // names the valid ones
+  require(options.step >= 1 || !Given(options.app, "--lesson"), "--step counts from 1");
+  require(!Given(options.app, "--step") || Given(options.app, "--lesson"), "--step needs --lesson N");
+  require(options.save_scene.empty() || scripted, "--save-scene needs --screenshot FILE.png");
   std::optional<ImVec2> pointer;
   if (!options.pointer.empty()) {
     float x = 0, y = 0;
@@ -239,6 +254,13 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     state.scripted = scripted;
     state.status = startup_status;
     state.show_export = options.show_export;
+    state.show_analysis = options.show_analysis;
+    state.show_kv_cache = options.show_kv_cache;
+    state.language = !options.language.empty() ? parse_language(options.language)
+                     : (!scripted && !preferences.language.empty()) ? parse_language(preferences.language)
+                                                                     : Language::en;
+    SetUiLanguage(state.language);
+    RequestUiGlyphs(fonts);
     // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
     // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
     float content_scale = 1.0f;
@@ -258,6 +280,18 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       state.error = startup_error;
       state.error_panel = Panel::startup;
     }
+    // A lesson or a scene file named on the command line replaces the scene (errors show in the window).
+    if (options.lesson > 0) {
+      if (const std::string failure = OpenLesson(state, options.lesson, options.step - 1); !failure.empty()) {
+        state.error = failure;
+        state.error_panel = Panel::startup;
+        std::fprintf(stderr, "error: %s\n", failure.c_str());
+      } else {
+        state.show_input = state.show_model = false;  // the lesson takes the left column
+      }
+    }
+    if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
+      std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
 
     float applied_scale = 0.0f;
     bool applied_light = !state.light_theme;
@@ -309,12 +343,17 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       last_display = io.DisplaySize;
       state.layout.clear();
       HandleShortcuts(state);
+      SetUiLanguage(state.language);
       DrawMenuBar(state);
       DrawInputWindow(state);
       DrawModelWindow(state);
       DrawViewWindow(state);
+      DrawLessonsWindow(state);
       DrawShapesWindow(state, true);
+      DrawAnalysisWindow(state);
+      DrawKvCacheWindow(state);
       DrawExportWindow(state);
+      DrawSceneDialogs(state);
       state.reset_layout = false;
       if (bench) frame_bench.before_submit(state, settled_now());
       ImGui::Render();
@@ -349,6 +388,8 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
         try {
           const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);
           WriteScreenshot(options.screenshot, fb_w, fb_h, pixels);
+          if (!options.save_scene.empty() && !SaveSceneFile(state, options.save_scene))
+            throw InputError(state.scene_dialog.message);
           if (!options.layout_json.empty()) WriteLayoutJson(options.layout_json, state, fb_w, fb_h);
         } catch (const InputError& e) {
           std::fprintf(stderr, "error: %s\n", e.what());
@@ -394,7 +435,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       if (startup_error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
       int window_w = 0, window_h = 0;
       glfwGetWindowSize(window, &window_w, &window_h);
-      persistence.save_preferences({state.ui_scale, state.light_theme, window_w, window_h});
+      persistence.save_preferences({state.ui_scale, state.light_theme, window_w, window_h, to_string(state.language)});
     }
   }
 

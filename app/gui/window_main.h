@@ -23,6 +23,14 @@ struct WindowOptions {
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   bool show_export = false;  // open the Export panel at start
+  // Classroom (issue 6).
+  int lesson = 0;            // open lesson N (1 … 5) at start; 0: none
+  int step = 1;              // its step (1-based)
+  std::string language;      // en | zh: the UI language (default: the saved one, else en)
+  bool show_analysis = false;  // open the Head analysis window
+  bool show_kv_cache = false;  // open the KV-cache calculator
+  std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
+  std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
   int bench_changes = 20;   // settings changes to time in a benchmark run
   CLI::App* app = nullptr;  // where the flags were added, to ask which were given

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "gui/classroom_windows.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -49,18 +51,43 @@ void SwitchView(AppState& state, const std::string& view) {
 
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMainMenuBar()) return;
-  if (ImGui::BeginMenu("Windows")) {
-    ImGui::MenuItem("Input", nullptr, &state.show_input);
-    ImGui::MenuItem("Model", nullptr, &state.show_model);
-    ImGui::MenuItem("Shapes beside the view", nullptr, &state.show_shapes_floating);
-    ImGui::MenuItem("Export…", "Ctrl+E", &state.show_export);
-    if (ImGui::MenuItem("Export again", "Ctrl+S")) ExportWithLastSettings(state);
-    ImGui::Separator();
-    if (ImGui::MenuItem("Reset layout")) state.reset_layout = true;
+  // Menu titles keep a stable ImGui id ("###…") so an open menu survives a language switch.
+  if (ImGui::BeginMenu(WindowTitle("File", "menu_file").c_str())) {
+    if (ImGui::MenuItem(tr("Open scene…"))) state.scene_dialog.open_open = true;
+    if (ImGui::MenuItem(tr("Save scene…"))) state.scene_dialog.open_save = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Display")) {
-    ImGui::TextUnformatted("UI scale");
+  RecordLastItem(state, "menu.file");
+  if (ImGui::BeginMenu(WindowTitle("Windows", "menu_windows").c_str())) {
+    ImGui::MenuItem(tr("Input"), nullptr, &state.show_input);
+    ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);
+    ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
+    ImGui::MenuItem(tr("Export…"), "Ctrl+E", &state.show_export);
+    if (ImGui::MenuItem(tr("Export again"), "Ctrl+S")) ExportWithLastSettings(state);
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr("Reset layout"))) state.reset_layout = true;
+    ImGui::EndMenu();
+  }
+  RecordLastItem(state, "menu.windows");
+  if (ImGui::BeginMenu(WindowTitle("Classroom", "menu_classroom").c_str())) {
+    if (ImGui::MenuItem(tr("Lessons"), nullptr, state.show_lessons)) {
+      state.show_lessons = !state.show_lessons;
+      if (state.show_lessons) state.show_input = state.show_model = false;  // the lessons take the left column
+      else state.show_input = state.show_model = true;
+    }
+    ImGui::MenuItem(tr("Head analysis"), nullptr, &state.show_analysis);
+    ImGui::MenuItem(tr("KV-cache calculator"), nullptr, &state.show_kv_cache);
+    ImGui::EndMenu();
+  }
+  RecordLastItem(state, "menu.classroom");
+  // Named in both languages, so either reader finds it.
+  if (ImGui::BeginMenu("Language · 语言###menu_language")) {
+    if (ImGui::MenuItem("English", nullptr, state.language == Language::en)) state.language = Language::en;
+    if (ImGui::MenuItem("中文", nullptr, state.language == Language::zh)) state.language = Language::zh;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(WindowTitle("Display", "menu_display").c_str())) {
+    ImGui::TextUnformatted(tr("UI scale"));
     float percent = state.ui_scale * 100.0f;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
     if (ImGui::SliderFloat("##scale", &percent, 50.0f, 300.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp) &&
@@ -68,8 +95,8 @@ void DrawMenuBar(AppState& state) {
       state.ui_scale = std::clamp(std::round(percent / 5.0f) * 5.0f, 50.0f, 300.0f) / 100.0f;
     ImGui::TextDisabled("Ctrl + / Ctrl − / Ctrl 0");
     ImGui::Separator();
-    if (ImGui::MenuItem("Light theme (projectors)", nullptr, state.light_theme)) state.light_theme = true;
-    if (ImGui::MenuItem("Dark theme", nullptr, !state.light_theme)) state.light_theme = false;
+    if (ImGui::MenuItem(tr("Light theme (projectors)"), nullptr, state.light_theme)) state.light_theme = true;
+    if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("|");
@@ -77,14 +104,14 @@ void DrawMenuBar(AppState& state) {
   for (const ViewEntry& v : views) {
     const bool current = state.scene.view.view == v.id;
     if (current) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-    if (ImGui::MenuItem(v.title, nullptr, current)) SwitchView(state, v.id);
+    if (ImGui::MenuItem(tr(v.title), nullptr, current)) SwitchView(state, v.id);
     if (current) ImGui::PopStyleColor();
   }
   ImGui::TextDisabled("|");
   if (state.worker && state.worker->seconds_busy() >= 0.1) {
     BusyIndicator(state);
   } else if (state.result_generation > 0) {
-    ImGui::TextDisabled("result in %.0f ms", state.result_seconds * 1000.0);
+    ImGui::TextDisabled("%s", trf("result in %.0f ms", state.result_seconds * 1000.0).c_str());
   }
   if (!state.status.empty()) {
     ImGui::TextDisabled("|");

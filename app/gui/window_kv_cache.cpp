@@ -1,0 +1,202 @@
+// window_kv_cache.cpp — the KV-cache and attention-parameter calculator (kv_cache.h): a preset of a
+// published model or a custom row (L, H, G, d_head), sliders for the sequence length, the batch, the
+// element type and the memory to fit into, and MHA / GQA / MQA side by side as bars with their bytes
+// and whether they fit.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "attnscope/error.h"
+#include "gui/classroom_windows.h"
+#include "gui/i18n.h"
+#include "gui/widgets.h"
+
+namespace attnscope::gui {
+namespace {
+
+std::string Count(int64_t n) {  // 1234567 → "1.23 M"
+  char buf[48];
+  const double v = double(n);
+  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f G", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1f k", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
+  return buf;
+}
+
+void UsePreset(KvCacheWindowState& k, int index) {
+  k.preset = index;
+  if (index < int(k.presets.size())) {
+    const ModelPreset& p = k.presets[size_t(index)];
+    KvCacheInput in = kv_cache_input(p);
+    in.seq = p.context;
+    in.batch = k.input.batch;
+    in.dtype = k.input.dtype;
+    in.memory_gib = k.input.memory_gib;
+    k.input = in;
+  }
+}
+
+bool SliderInt64(const char* label, int64_t* value, int64_t min, int64_t max, bool log) {
+  return ImGui::SliderScalar(label, ImGuiDataType_S64, value, &min, &max, "%lld",
+                             ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0));
+}
+
+}  // namespace
+
+std::string HumanBytes(int64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 6) v /= 1024.0, ++u;
+  char buf[48];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  else std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+  return buf;
+}
+
+void EnsureModelPresets(AppState& state) {
+  KvCacheWindowState& k = state.kv_cache;
+  if (k.loaded) return;
+  k.loaded = true;
+  try {
+    k.presets = load_model_presets();
+  } catch (const InputError& e) {
+    k.load_error = e.what();
+  }
+}
+
+void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_params) {
+  const KvCacheVariant* variants[] = {&report.mha, &report.gqa, &report.mqa};
+  const char* names[] = {"MHA", "GQA", "MQA"};
+  const double memory = report.input.memory_gib * 1073741824.0;
+  double largest = memory;
+  for (const KvCacheVariant* v : variants) largest = std::max(largest, double(v->bytes));
+  if (largest <= 0) largest = 1;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
+  const float bar_h = ImGui::GetTextLineHeight();
+  const ImU32 fits_colour = IM_COL32(46, 139, 87, 255), over_colour = IM_COL32(200, 50, 40, 255);
+  for (int i = 0; i < 3; ++i) {
+    const KvCacheVariant& v = *variants[i];
+    std::string line = trf("%s (G = %lld): %s", names[i], static_cast<long long>(v.kv_heads), HumanBytes(v.bytes).c_str());
+    if (memory > 0) line += std::string(" · ") + (v.fits ? tr("fits") : tr("does not fit"));
+    if (show_params) line += trf(" · %s attention parameters", Count(v.attention_params).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(v.fits ? ImGui::GetColorU32(ImGuiCol_Text) : over_colour));
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    RecordLastItem(state, std::string("kv.") + v.kind);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = float(double(width) * double(v.bytes) / largest);
+    draw->AddRectFilled(p, ImVec2(p.x + width, p.y + bar_h), ImGui::GetColorU32(ImGuiCol_FrameBg));
+    draw->AddRectFilled(p, ImVec2(p.x + std::max(w, 2.0f), p.y + bar_h), v.fits ? fits_colour : over_colour);
+    if (memory > 0) {  // the memory limit as a dark line across the bar
+      const float x = p.x + float(double(width) * memory / largest);
+      draw->AddLine(ImVec2(x, p.y - 2), ImVec2(x, p.y + bar_h + 2), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
+    }
+    ImGui::Dummy(ImVec2(width, bar_h));
+  }
+  if (memory > 0) ImGui::TextDisabled("%s", trf("| = the memory: %s", HumanBytes(int64_t(memory)).c_str()).c_str());
+}
+
+void DrawKvCacheWindow(AppState& state) {
+  if (!state.show_kv_cache) return;
+  PlaceNextWindow(state, Slot::centre);
+  if (!ImGui::Begin(WindowTitle("KV-cache calculator", "kv_cache").c_str(), &state.show_kv_cache)) {
+    ImGui::End();
+    return;
+  }
+  EnsureModelPresets(state);
+  KvCacheWindowState& k = state.kv_cache;
+  ErrorText(k.load_error);
+  if (!k.initialised) {
+    k.initialised = true;
+    k.input = KvCacheInput{32, 32, 8, 128, 4096, 1, ElementType::fp16, 80.0};
+    // Start from the model of the open lesson, else the first GQA preset.
+    int start = int(k.presets.size());
+    for (int i = 0; i < int(k.presets.size()); ++i)
+      if (k.presets[size_t(i)].kv_heads != k.presets[size_t(i)].heads && k.presets[size_t(i)].kv_heads != 1) {
+        start = i;
+        break;
+      }
+    if (state.lessons.lesson >= 0 && state.lessons.lessons[size_t(state.lessons.lesson)].kv_cache) {
+      const LessonKvCache& lk = *state.lessons.lessons[size_t(state.lessons.lesson)].kv_cache;
+      for (int i = 0; i < int(k.presets.size()); ++i)
+        if (k.presets[size_t(i)].name == lk.model) start = i;
+      UsePreset(k, start);
+      k.input = lk.input;
+    } else {
+      UsePreset(k, start);
+    }
+  }
+  ImGui::TextWrapped("%s", tr("While generating, a decoder keeps the keys and values of every past token in every layer: "
+                              "2 × L × G × d_head × bytes × tokens × batch."));
+
+  // Model: a preset or the custom row.
+  const float label_w = ImGui::CalcTextSize(tr("memory (GiB)")).x + ImGui::GetFontSize() * 2;
+  ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+  const std::string current = k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label : tr("custom");
+  if (ImGui::BeginCombo(tr("model"), current.c_str())) {
+    for (int i = 0; i <= int(k.presets.size()); ++i) {
+      const std::string name = i < int(k.presets.size()) ? k.presets[size_t(i)].label : tr("custom");
+      if (ImGui::Selectable(name.c_str(), i == k.preset)) UsePreset(k, i);
+      if (i < int(k.presets.size()) && ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s", k.presets[size_t(i)].source.c_str());
+    }
+    ImGui::EndCombo();
+  }
+  const bool custom = k.preset >= int(k.presets.size());
+  if (custom) {
+    SliderInt64(tr("layers L"), &k.input.layers, 1, 256, true);
+    SliderInt64(tr("heads H"), &k.input.heads, 1, 256, true);
+    SliderInt64(tr("kv heads G"), &k.input.kv_heads, 1, 256, true);
+    SliderInt64(tr("d_head"), &k.input.head_dim, 1, 512, true);
+  } else {
+    const KvCacheInput& in = k.input;
+    ImGui::TextWrapped("%s", trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
+                                 (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
+                                 .c_str());
+  }
+  SliderInt64(tr("tokens"), &k.input.seq, 1, int64_t(1) << 20, true);
+  RecordLastItem(state, "kv.seq");
+  SliderInt64(tr("batch"), &k.input.batch, 1, 1024, true);
+  double memory = k.input.memory_gib;
+  const double mem_min = 0, mem_max = 2048;
+  if (ImGui::SliderScalar(tr("memory (GiB)"), ImGuiDataType_Double, &memory, &mem_min, &mem_max, "%.1f",
+                          ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic) &&
+      std::isfinite(memory))
+    k.input.memory_gib = memory;
+  ImGui::PopItemWidth();
+  ImGui::TextUnformatted(tr("element"));
+  const ElementType types[] = {ElementType::fp32, ElementType::fp16, ElementType::int8};
+  for (ElementType t : types) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(to_string(t), k.input.dtype == t)) k.input.dtype = t;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", trf("(%d bytes)", bytes_per_element(k.input.dtype)).c_str());
+  ImGui::TextUnformatted(tr("memory"));
+  for (double gib : {16.0, 24.0, 40.0, 80.0}) {
+    ImGui::SameLine();
+    char label[32];
+    std::snprintf(label, sizeof label, "%.0f GiB", gib);
+    if (ImGui::SmallButton(label)) k.input.memory_gib = gib;
+  }
+
+  SectionHeader(tr("KV cache: MHA, GQA, MQA"));
+  try {
+    const KvCacheReport report = kv_cache_report(k.input);
+    DrawKvCacheBars(state, report, true);
+    ImGui::TextWrapped("%s", trf("One token of one sequence costs %s with MHA, %s with GQA and %s with MQA.",
+                                 HumanBytes(report.mha.bytes_per_token).c_str(),
+                                 HumanBytes(report.gqa.bytes_per_token).c_str(),
+                                 HumanBytes(report.mqa.bytes_per_token).c_str())
+                                 .c_str());
+  } catch (const InputError& e) {
+    ErrorText(e.what());
+  }
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui
