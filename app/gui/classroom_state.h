@@ -18,6 +18,7 @@ struct LessonsWindowState {
   bool loaded = false;           // load_lessons() tried (once, on first use)
   std::vector<Lesson> lessons;   // sorted by number
   std::string load_error;        // why the lessons could not be read
+  std::string open_error;        // why the lesson/step asked for (--lesson, --step) does not exist
   int lesson = -1;               // index into lessons of the open lesson (−1: none chosen)
   int step = 0;                  // its current step
 };

@@ -20,7 +20,7 @@ namespace {
 constexpr float ln2 = 0.69314718f;
 
 std::string HeadName(const Scene& scene, int h) {
-  std::string name = trf("head %d", h);
+  std::string name = std::to_string(h);
   const ModelSettings& m = scene.model;
   if (m.weights == WeightSource::designed && h < int(m.designed.size())) {
     try {
@@ -46,12 +46,12 @@ void StatsTable(AppState& state, const AttentionAnalysis& att) {
   const float rows_h = ImGui::GetFrameHeightWithSpacing() * float(std::min(heads, 8) + 1) + ImGui::GetStyle().CellPadding.y * 2;
   if (!ImGui::BeginTable("##stats", columns, flags, ImVec2(0, rows_h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn(tr("head"), 0, 1.6f);
-  ImGui::TableSetupColumn(tr("entropy"), 0, 1.2f);
+  ImGui::TableSetupColumn(tr("head"), 0, 1.7f);
+  ImGui::TableSetupColumn(tr("entropy"), 0, 0.9f);
   ImGui::TableSetupColumn(tr("normalised"), 0, 1.2f);
   ImGui::TableSetupColumn(tr("distance"), 0, 1.0f);
-  ImGui::TableSetupColumn(tr("first token"), 0, 1.2f);
-  if (drift) ImGui::TableSetupColumn(tr("drift"), 0, 1.2f);
+  ImGui::TableSetupColumn(tr("first token"), 0, 1.1f);
+  if (drift) ImGui::TableSetupColumn(tr("drift"), 0, 1.1f);
   ImGui::TableHeadersRow();
   char text[64];
   for (int h = 0; h < heads; ++h) {
@@ -145,7 +145,14 @@ void SimilarityMap(AppState& state, const AttentionAnalysis& att) {
 
 void DrawAnalysisWindow(AppState& state) {
   if (!state.show_analysis) return;
-  PlaceNextWindow(state, Slot::right_third);
+  // The right part of the main area, wide enough for the table (it floats over the view).
+  {
+    const ImRect main = SlotRect(state, Slot::main);
+    const float w = std::min(main.GetWidth(), std::max(SlotRect(state, Slot::right_third).GetWidth(), 600.0f * state.ui_scale));
+    const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    ImGui::SetNextWindowPos(ImVec2(main.Max.x - w, main.Min.y), cond);
+    ImGui::SetNextWindowSize(ImVec2(w, main.GetHeight()), cond);
+  }
   if (!ImGui::Begin(WindowTitle("Head analysis", "analysis").c_str(), &state.show_analysis)) {
     ImGui::End();
     return;

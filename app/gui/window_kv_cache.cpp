@@ -15,12 +15,12 @@
 namespace attnscope::gui {
 namespace {
 
-std::string Count(int64_t n) {  // 1234567 → "1.23 M"
+std::string Count(int64_t n) {  // 1234567 → "1.23 × 10⁶" (no "G" or "M" next to G = kv heads)
   char buf[48];
   const double v = double(n);
-  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f G", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1f k", v / 1e3);
+  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2f × 10⁹", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2f × 10⁶", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.2f × 10³", v / 1e3);
   else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(n));
   return buf;
 }

@@ -51,9 +51,10 @@ std::string OpenLesson(AppState& state, int number, int step) {
   if (!l.load_error.empty()) return l.load_error;
   const auto it = std::find_if(l.lessons.begin(), l.lessons.end(), [&](const Lesson& x) { return x.number == number; });
   if (it == l.lessons.end())
-    return trf("there is no lesson %d (valid: 1 to %d)", number, int(l.lessons.size()));
+    return l.open_error = trf("there is no lesson %d (valid: 1 to %d)", number, int(l.lessons.size()));
   if (step < 0 || step >= int(it->steps.size()))
-    return trf("lesson %d has steps 1 to %d, not %d", number, int(it->steps.size()), step + 1);
+    return l.open_error = trf("lesson %d has steps 1 to %d, not %d", number, int(it->steps.size()), step + 1);
+  l.open_error.clear();
   l.lesson = int(it - l.lessons.begin());
   l.step = step;
   state.show_lessons = true;
@@ -99,11 +100,13 @@ void DrawLessonsWindow(AppState& state) {
       if (ImGui::Selectable(LessonName(l.lessons[size_t(i)]).c_str(), i == l.lesson) && i != l.lesson) {
         l.lesson = i;
         l.step = 0;
+        l.open_error.clear();
         ApplyStep(state);
       }
     ImGui::EndCombo();
   }
   RecordLastItem(state, "lesson.chooser");
+  ErrorText(l.open_error);
   if (l.lesson < 0) {
     ImGui::TextWrapped("%s", tr("Each lesson sets up the views, says what to look at, and changes one thing per step."));
     ImGui::End();

@@ -283,8 +283,9 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     // A lesson or a scene file named on the command line replaces the scene (errors show in the window).
     if (options.lesson > 0) {
       if (const std::string failure = OpenLesson(state, options.lesson, options.step - 1); !failure.empty()) {
-        state.error = failure;
-        state.error_panel = Panel::startup;
+        state.status = failure;  // and in the Lessons panel, opened to choose another
+        state.show_lessons = true;
+        state.show_input = state.show_model = false;
         std::fprintf(stderr, "error: %s\n", failure.c_str());
       } else {
         state.show_input = state.show_model = false;  // the lesson takes the left column
