@@ -1,10 +1,16 @@
 #include "gui/i18n.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cstdarg>
 #include <cstdio>
 #include <string_view>
 #include <unordered_map>
 
+#include <imgui.h>
+
+#include "attnscope/text_raster.h"
+#include "attnscope/tokenizer.h"
 #include "gui/fonts.h"
 
 namespace attnscope::gui {
@@ -170,6 +176,67 @@ std::string trf(const char* english_format, ...) {
   }
   va_end(args);
   return out;
+}
+
+namespace {
+
+bool IsCjk(char32_t cp) { return cp >= 0x2E80; }
+// Punctuation that must stay at the end of the line before it.
+bool NoLineStart(char32_t cp) {
+  static const std::u32string closing = U"，。、；：？！）」』”’》〉】…,.;:?!)";
+  return closing.find(cp) != std::u32string::npos;
+}
+
+}  // namespace
+
+void WrappedText(const std::string& text) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  // Code points with their byte offsets.
+  const std::u32string cps = decode_utf8_lenient(text);
+  std::vector<size_t> offset;
+  offset.reserve(cps.size() + 1);
+  size_t at = 0;
+  for (char32_t cp : cps) {
+    offset.push_back(at);
+    at += encode_utf8(cp).size();
+  }
+  offset.push_back(at);
+  const std::string utf8 = [&] {
+    std::string s;
+    for (char32_t cp : cps) s += encode_utf8(cp);
+    return s;
+  }();
+  auto measure = [&](size_t a, size_t b) {
+    return font->CalcTextSizeA(size, FLT_MAX, 0.0f, utf8.data() + offset[a], utf8.data() + offset[b]).x;
+  };
+  size_t start = 0;
+  while (start < cps.size()) {
+    size_t end = start, last_break = 0;  // last_break: a break before this index is allowed (0: none yet)
+    bool newline = false;
+    while (end < cps.size()) {
+      const char32_t cp = cps[end];
+      if (cp == U'\n') {
+        newline = true;
+        break;
+      }
+      if (end > start) {
+        const char32_t prev = cps[end - 1];
+        if (prev == U' ' || ((IsCjk(cp) || IsCjk(prev)) && cp != U' ' && !NoLineStart(cp))) last_break = end;
+      }
+      if (measure(start, end + 1) > width && end > start) break;
+      ++end;
+    }
+    size_t cut = end;
+    if (!newline && end < cps.size() && last_break > start) cut = last_break;
+    size_t shown_end = cut;
+    while (shown_end > start && cps[shown_end - 1] == U' ') --shown_end;
+    ImGui::TextUnformatted(utf8.data() + offset[start], utf8.data() + offset[shown_end]);
+    start = cut;
+    if (newline) ++start;
+    while (start < cps.size() && cps[start] == U' ') ++start;
+  }
 }
 
 void RequestUiGlyphs(FontAtlas& fonts) {

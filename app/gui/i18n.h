@@ -27,6 +27,11 @@ std::string WindowTitle(const char* english, const char* id);
 // printf-style formatting of a translated format string.
 std::string trf(const char* english_format, ...);
 
+// Text wrapped to the available width at spaces and also between CJK characters (ImGui's own
+// wrapping breaks only at spaces, which leaves Chinese lines ragged or overflowing). Closing
+// punctuation (，。）…) never starts a line.
+void WrappedText(const std::string& text);
+
 // Every Chinese string of the table, added to the font atlas's wish list so that each of its glyphs
 // is baked before the first frame that shows it.
 void RequestUiGlyphs(FontAtlas& fonts);

@@ -58,7 +58,9 @@ void StatsTable(AppState& state, const AttentionAnalysis& att) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(HeadName(state.scene, h).c_str());
+    const std::string name = HeadName(state.scene, h);
+    ImGui::TextUnformatted(name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());  // the cell may cut a long name
     ImGui::TableNextColumn();
     std::snprintf(text, sizeof text, "%.2f", s.entropy[size_t(h)]);
     ImGui::TextUnformatted(text);
@@ -159,27 +161,27 @@ void DrawAnalysisWindow(AppState& state) {
   }
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
   if (!att || att->stats.entropy.empty()) {
-    ImGui::TextWrapped("%s", tr("Head analysis needs attention over a sentence or a tensor: choose a text input."));
+    WrappedText(tr("Head analysis needs attention over a sentence or a tensor: choose a text input."));
     ImGui::End();
     return;
   }
-  ImGui::TextWrapped("%s", tr("Entropy: how spread a head's attention is (0 = on one token; normalised 1 = uniform). "
+  WrappedText(tr("Entropy: how spread a head's attention is (0 = on one token; normalised 1 = uniform). "
                               "Distance: how many tokens away it looks on average. First token: the share of "
                               "attention on token 0."));
   StatsTable(state, *att);
 
   SectionHeader(tr("How alike are the heads? (Jensen–Shannon divergence)"));
-  ImGui::TextWrapped("%s", tr("0 = the two heads attend identically; ln 2 ≈ 0.69 = they never look at the same tokens."));
+  WrappedText(tr("0 = the two heads attend identically; ln 2 ≈ 0.69 = they never look at the same tokens."));
   SimilarityMap(state, *att);
 
   if (!att->stats.drift_from_mha.empty()) {
     SectionHeader(tr("Drift from the MHA original"));
     const HeadStats& s = att->stats;
     const auto most = std::max_element(s.drift_from_mha.begin(), s.drift_from_mha.end());
-    ImGui::TextWrapped("%s", tr("Each head's map now against the same query head before its keys and values were "
+    WrappedText(tr("Each head's map now against the same query head before its keys and values were "
                                 "pooled into shared groups. 0 means sharing K/V did not change where the head "
                                 "looks; the larger the number, the more the head had to give up its own pattern."));
-    ImGui::TextWrapped("%s", trf("Head %d moved most (%.3f nats).", int(most - s.drift_from_mha.begin()), *most).c_str());
+    WrappedText(trf("Head %d moved most (%.3f nats).", int(most - s.drift_from_mha.begin()), *most).c_str());
   }
   ImGui::End();
 }

@@ -84,7 +84,9 @@ void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_par
     if (memory > 0) line += std::string(" · ") + (v.fits ? tr("fits") : tr("does not fit"));
     if (show_params) line += trf(" · %s attention parameters", Count(v.attention_params).c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(v.fits ? ImGui::GetColorU32(ImGuiCol_Text) : over_colour));
-    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::BeginGroup();
+    WrappedText(line);
+    ImGui::EndGroup();
     ImGui::PopStyleColor();
     RecordLastItem(state, std::string("kv.") + v.kind);
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -130,7 +132,7 @@ void DrawKvCacheWindow(AppState& state) {
       UsePreset(k, start);
     }
   }
-  ImGui::TextWrapped("%s", tr("While generating, a decoder keeps the keys and values of every past token in every layer: "
+  WrappedText(tr("While generating, a decoder keeps the keys and values of every past token in every layer: "
                               "2 × L × G × d_head × bytes × tokens × batch."));
 
   // Model: a preset or the custom row.
@@ -154,7 +156,7 @@ void DrawKvCacheWindow(AppState& state) {
     SliderInt64(tr("d_head"), &k.input.head_dim, 1, 512, true);
   } else {
     const KvCacheInput& in = k.input;
-    ImGui::TextWrapped("%s", trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
+    WrappedText(trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
                                  (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
                                  .c_str());
   }
@@ -188,7 +190,7 @@ void DrawKvCacheWindow(AppState& state) {
   try {
     const KvCacheReport report = kv_cache_report(k.input);
     DrawKvCacheBars(state, report, true);
-    ImGui::TextWrapped("%s", trf("One token of one sequence costs %s with MHA, %s with GQA and %s with MQA.",
+    WrappedText(trf("One token of one sequence costs %s with MHA, %s with GQA and %s with MQA.",
                                  HumanBytes(report.mha.bytes_per_token).c_str(),
                                  HumanBytes(report.gqa.bytes_per_token).c_str(),
                                  HumanBytes(report.mqa.bytes_per_token).c_str())

@@ -108,7 +108,7 @@ void DrawLessonsWindow(AppState& state) {
   RecordLastItem(state, "lesson.chooser");
   ErrorText(l.open_error);
   if (l.lesson < 0) {
-    ImGui::TextWrapped("%s", tr("Each lesson sets up the views, says what to look at, and changes one thing per step."));
+    WrappedText(tr("Each lesson sets up the views, says what to look at, and changes one thing per step."));
     ImGui::End();
     return;
   }
@@ -118,7 +118,9 @@ void DrawLessonsWindow(AppState& state) {
   // Title.
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-  ImGui::TextWrapped("%s", lesson.title.text(language).c_str());
+  ImGui::BeginGroup();
+  WrappedText(lesson.title.text(language));
+  ImGui::EndGroup();
   ImGui::PopStyleColor();
   RecordLastItem(state, "lesson.title");
   ImGui::Separator();
@@ -153,7 +155,9 @@ void DrawLessonsWindow(AppState& state) {
     ImGui::PopID();
   }
   ImGui::Spacing();
-  ImGui::TextWrapped("%s", lesson.steps[size_t(l.step)].caption.text(language).c_str());
+  ImGui::BeginGroup();
+  WrappedText(lesson.steps[size_t(l.step)].caption.text(language));
+  ImGui::EndGroup();
   RecordLastItem(state, "lesson.caption");
   ErrorText(ErrorFor(state, Panel::startup));
 
@@ -167,7 +171,7 @@ void DrawLessonsWindow(AppState& state) {
     try {
       const KvCacheReport report = kv_cache_report(lesson.kv_cache->input);
       const KvCacheInput& in = report.input;
-      ImGui::TextWrapped("%s", trf("%lld layers, %lld heads, d_head %lld, %s, %lld tokens, batch %lld", (long long)in.layers,
+      WrappedText(trf("%lld layers, %lld heads, d_head %lld, %s, %lld tokens, batch %lld", (long long)in.layers,
                                    (long long)in.heads, (long long)in.head_dim, to_string(in.dtype), (long long)in.seq,
                                    (long long)in.batch)
                                    .c_str());
@@ -181,7 +185,7 @@ void DrawLessonsWindow(AppState& state) {
   // The explanation fills the rest and scrolls.
   SectionHeader(tr("About this lesson"));
   ImGui::BeginChild("##explanation", ImVec2(0, 0), false);
-  ImGui::TextWrapped("%s", lesson.explanation.text(language).c_str());
+  WrappedText(lesson.explanation.text(language).c_str());
   ImGui::EndChild();
   ImGui::End();
 }
