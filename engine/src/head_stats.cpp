@@ -6,25 +6,35 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace attnscope {
 
+namespace {
+
+// Σ x·log x over a row, vectorised (0·log 0 = 0: zeros are clamped to the smallest normal float,
+// which they then multiply away). Float is plenty here: these are display statistics.
+float sum_xlogx(const Eigen::Ref<const Eigen::ArrayXf>& x) {
+  return (x * x.max(std::numeric_limits<float>::min()).log()).sum();
+}
+
+}  // namespace
+
 double row_entropy(const float* p, int n) {
-  double h = 0;
-  for (int j = 0; j < n; ++j)
-    if (p[j] > 0) h -= double(p[j]) * std::log(double(p[j]));
-  return std::max(h, 0.0);
+  return std::max(-double(sum_xlogx(Eigen::Map<const Eigen::ArrayXf>(p, n))), 0.0);
+}
+
+// JS(p, q) = ½ Σ p log(p/m) + ½ Σ q log(q/m) = ½ (Σ p log p + Σ q log q) − Σ m log m, m = (p + q)/2,
+// so with the rows' own Σ x log x known only one log per key remains.
+static double js_from_parts(const float* p, const float* q, int n, double p_xlogx, double q_xlogx) {
+  const Eigen::Map<const Eigen::ArrayXf> a(p, n), b(q, n);
+  const double js = 0.5 * (p_xlogx + q_xlogx) - double(sum_xlogx(0.5f * (a + b)));
+  return std::clamp(js, 0.0, std::log(2.0));  // rounding can step a hair outside [0, ln 2]
 }
 
 double js_divergence(const float* p, const float* q, int n) {
-  // ½ Σ p log(p/m) + ½ Σ q log(q/m), m = (p + q)/2; a zero entry contributes nothing.
-  double js = 0;
-  for (int j = 0; j < n; ++j) {
-    const double a = p[j], b = q[j], m = 0.5 * (a + b);
-    if (a > 0) js += 0.5 * a * std::log(a / m);
-    if (b > 0) js += 0.5 * b * std::log(b / m);
-  }
-  return std::clamp(js, 0.0, std::log(2.0));  // rounding can step a hair outside [0, ln 2]
+  return js_from_parts(p, q, n, sum_xlogx(Eigen::Map<const Eigen::ArrayXf>(p, n)),
+                       sum_xlogx(Eigen::Map<const Eigen::ArrayXf>(q, n)));
 }
 
 double mean_js_divergence(const Mat& a, const Mat& b) {
@@ -53,7 +63,8 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
   s.js_divergence = MatD::Zero(heads, heads);
   if (t_count == 0) return s;
 
-  // 1. Per head, per row.
+  // 1. Per head, per row. neg_entropy[h](i) = Σ_j P log P of row i, reused by the JS pairs below.
+  std::vector<Eigen::VectorXd> neg_entropy(static_cast<size_t>(heads), Eigen::VectorXd(t_count));
   for (int h = 0; h < heads; ++h) {
     const Mat& p = probs[size_t(h)];
     double entropy = 0, normalised = 0, distance = 0, first = 0;
@@ -61,6 +72,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
     for (int i = 0; i < t_count; ++i) {
       const float* row = &p(i, 0);
       const double e = row_entropy(row, t_count);
+      neg_entropy[size_t(h)](i) = -e;
       entropy += e;
       const int allowed = causal ? i + 1 : t_count;
       if (allowed >= 2) {
@@ -82,12 +94,14 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
   if (pairs > 0 && pairs * t_count * t_count > head_stats_js_budget)
     rows = int(std::clamp(head_stats_js_budget / (pairs * t_count), 1ll, (long long)t_count));
   s.js_rows = rows;
+#pragma omp parallel for schedule(dynamic) if (pairs * rows * t_count >= (1 << 18))
   for (int a = 0; a < heads; ++a)
     for (int b = a + 1; b < heads; ++b) {
       double sum = 0;
       for (int k = 0; k < rows; ++k) {
         const int i = int((long long)k * t_count / rows);
-        sum += js_divergence(&probs[size_t(a)](i, 0), &probs[size_t(b)](i, 0), t_count);
+        sum += js_from_parts(&probs[size_t(a)](i, 0), &probs[size_t(b)](i, 0), t_count, neg_entropy[size_t(a)](i),
+                             neg_entropy[size_t(b)](i));
       }
       s.js_divergence(a, b) = s.js_divergence(b, a) = sum / rows;
     }
