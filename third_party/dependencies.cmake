@@ -24,6 +24,7 @@ if(ATTNSCOPE_BUILD_APP)
   pkg_check_modules(IMGUI REQUIRED IMPORTED_TARGET GLOBAL imgui)  # libimgui-dev (static, with GLFW + OpenGL3 backends)
   add_library(attnscope_imgui INTERFACE)
   target_link_libraries(attnscope_imgui INTERFACE PkgConfig::IMGUI PkgConfig::STB glfw OpenGL::GL ${CMAKE_DL_LIBS})
-  target_include_directories(attnscope_imgui INTERFACE ${IMGUI_INCLUDE_DIRS} ${IMGUI_INCLUDE_DIRS}/backends)
+  # IMGUI_INCLUDE_DIRS is a list (imgui and stb); the backends' headers sit under the imgui one.
+  target_include_directories(attnscope_imgui INTERFACE ${IMGUI_INCLUDEDIR}/backends)
   add_library(attnscope::imgui ALIAS attnscope_imgui)
 endif()
