@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attnscope/conv_emulation.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -25,14 +26,14 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
   ConvWindowState& w = state.conv;
   bool edited = false;
   ImGui::PushItemWidth(-ImGui::CalcTextSize("kernel ").x - ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::BeginCombo("kernel", c.kernel.c_str())) {
+  if (ImGui::BeginCombo(tr("kernel"), c.kernel.c_str())) {
     for (const std::string& name : kernel_preset_names())
       if (ImGui::Selectable(name.c_str(), c.kernel == name)) {
         c.kernel = name;
         c.custom.clear();
         edited = true;
       }
-    if (ImGui::Selectable("custom", c.kernel == "custom")) {
+    if (ImGui::Selectable(tr("custom"), c.kernel == "custom")) {
       // Start from the kernel on screen so the numbers can be nudged.
       c.kernel = "custom";
       c.custom.clear();
@@ -52,7 +53,7 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
   ImGui::PopItemWidth();
   HelpMarker("Every head's sharpness. As α grows each head looks at exactly one neighbour and the MHSA output "
              "becomes the convolution; the gap shrinks like exp(−α).");
-  edited |= ImGui::Checkbox("padding keys (zero padding)", &state.scene.relpos.pad_keys);
+  edited |= ImGui::Checkbox(tr("padding keys (zero padding)"), &state.scene.relpos.pad_keys);
   HelpMarker("Without padding keys a border cell's heads cannot look outside the grid, so the border cannot match a "
              "zero-padded convolution; with them it can.");
 
@@ -187,15 +188,15 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
 
 void DrawConvWindow(AppState& state) {
   PlaceNextWindow(state, Slot::main);
-  if (!ImGui::Begin("Convolution as attention###conv", nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+  if (!ImGui::Begin(WindowTitle("Convolution as attention", "conv").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return;
   }
   state.layout.view = "conv";
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped("Convolution works on a 2D grid; the input is a sentence or a tensor.");
-    if (ImGui::Button("Use a grid")) {
+    ImGui::TextWrapped(tr("Convolution works on a 2D grid; the input is a sentence or a tensor."));
+    if (ImGui::Button(tr("Use a grid"))) {
       state.scene.input.source = InputSource::grid;
       NoteEdit(state, Panel::conv);
     }
@@ -209,7 +210,7 @@ void DrawConvWindow(AppState& state) {
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));
   if (shown) {
-    SectionHeader("Error");
+    SectionHeader(tr("Error"));
     ImGui::Text("%d×%d kernel → %d heads", shown->kernel.size, shown->kernel.size, int(shown->heads.size()));
     ImGui::Text("interior: %s", FormatValue(float(shown->max_abs_interior)).c_str());
     ImGui::SameLine();

@@ -16,6 +16,7 @@
 #include "attnscope/error.h"
 #include "attnscope/export.h"
 #include "attnscope/file_io.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -120,14 +121,14 @@ void DrawExportWindow(AppState& state) {
   CollectExport(state);
   if (!state.show_export) return;
   PlaceNextWindow(state, Slot::centre);
-  if (!ImGui::Begin("Export###export", &state.show_export)) {
+  if (!ImGui::Begin(WindowTitle("Export", "export").c_str(), &state.show_export)) {
     ImGui::End();
     return;
   }
   ExportWindowState& e = state.exporter;
   const float label_w = ImGui::CalcTextSize("format").x + ImGui::GetFontSize();
 
-  ImGui::TextUnformatted("what");
+  ImGui::TextUnformatted(tr("what"));
   ImGui::SameLine(label_w);
   for (int i = 0; i < 3; ++i) {
     if (i > 0) SameLineIfFits(RadioWidth(what_names[i]));
@@ -137,14 +138,14 @@ void DrawExportWindow(AppState& state) {
   if (e.what == 1) {
     if (heads > 0) {
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      ImGui::SliderInt("head", &e.head, 0, heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+      ImGui::SliderInt(tr("head"), &e.head, 0, heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
       e.head = std::clamp(e.head, 0, heads - 1);
     } else {
-      NoticeText("The current input has no attention heads (a grid): export the current view instead.");
+      NoticeText(tr("The current input has no attention heads (a grid): export the current view instead."));
     }
   }
 
-  ImGui::TextUnformatted("format");
+  ImGui::TextUnformatted(tr("format"));
   ImGui::SameLine(label_w);
   for (int i = 0; i < 4; ++i) {
     if (i > 0) ImGui::SameLine();
@@ -153,15 +154,15 @@ void DrawExportWindow(AppState& state) {
   const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
   ImGui::BeginDisabled(!picture);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  ImGui::SliderFloat("scale", &e.scale, 1.0f, 4.0f, "%.1f×", ImGuiSliderFlags_AlwaysClamp);
+  ImGui::SliderFloat(tr("scale"), &e.scale, 1.0f, 4.0f, "%.1f×", ImGuiSliderFlags_AlwaysClamp);
   if (!std::isfinite(e.scale)) e.scale = 2.0f;
   e.scale = std::clamp(std::round(e.scale * 2.0f) / 2.0f, 1.0f, 4.0f);
   ImGui::SameLine();
-  ImGui::Checkbox("caption", &e.caption);
+  ImGui::Checkbox(tr("caption"), &e.caption);
   ImGui::EndDisabled();
 
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("path").x - ImGui::GetStyle().ItemInnerSpacing.x);
-  ImGui::InputTextWithHint("path", "exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)", &e.path);
+  ImGui::InputTextWithHint(tr("path"), "exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)", &e.path);
 
   ImGui::BeginDisabled(e.running.valid());
   const bool clicked = ImGui::Button(e.running.valid() ? "Exporting…" : "Export");

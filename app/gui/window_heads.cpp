@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attnscope/weights.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -23,13 +24,13 @@ namespace {
 void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   ViewSettings& view = state.scene.view;
   bool edited = false;
-  if (ImGui::RadioButton("probabilities", !view.show_scores) && view.show_scores) {
+  if (ImGui::RadioButton(tr("probabilities"), !view.show_scores) && view.show_scores) {
     view.show_scores = false;
     if (view.colormap == "diverging") view.colormap = "viridis";
     edited = true;
   }
-  SameLineIfFits(RadioWidth("scores"));
-  if (ImGui::RadioButton("scores", view.show_scores) && !view.show_scores) {
+  SameLineIfFits(RadioWidth(tr("scores")));
+  if (ImGui::RadioButton(tr("scores"), view.show_scores) && !view.show_scores) {
     view.show_scores = true;
     if (view.colormap == "viridis") view.colormap = "diverging";  // scores have a sign: white = 0
     edited = true;
@@ -37,20 +38,20 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // Scale and colormap go together on one line when they fit.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float combo_w = ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f;
-  SameLineIfFits(RadioWidth("shared scale") + RadioWidth("per head") + combo_w + ImGui::CalcTextSize("colormap").x +
+  SameLineIfFits(RadioWidth(tr("shared scale")) + RadioWidth(tr("per head")) + combo_w + ImGui::CalcTextSize(tr("colormap")).x +
                  spacing * 4);
-  if (ImGui::RadioButton("shared scale", view.shared_scale) && !view.shared_scale) {
+  if (ImGui::RadioButton(tr("shared scale"), view.shared_scale) && !view.shared_scale) {
     view.shared_scale = true;
     edited = true;
   }
   ImGui::SameLine();
-  if (ImGui::RadioButton("per head", !view.shared_scale) && view.shared_scale) {
+  if (ImGui::RadioButton(tr("per head"), !view.shared_scale) && view.shared_scale) {
     view.shared_scale = false;
     edited = true;
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(combo_w);
-  if (ImGui::BeginCombo("colormap", view.colormap.c_str())) {
+  if (ImGui::BeginCombo(tr("colormap"), view.colormap.c_str())) {
     for (const std::string& name : colormap_names())
       if (ImGui::Selectable(name.c_str(), name == view.colormap)) {
         view.colormap = name;
@@ -173,7 +174,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
 
 void DrawHeadsWindow(AppState& state) {
   PlaceNextWindow(state, Slot::main);
-  if (!ImGui::Begin("Heads###heads", nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+  if (!ImGui::Begin(WindowTitle("Heads", "heads").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return;
   }
@@ -184,8 +185,8 @@ void DrawHeadsWindow(AppState& state) {
   ErrorText(ErrorFor(state, Panel::heads));
 
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid.");
-    if (ImGui::Button("Use the sentence")) {
+    ImGui::TextWrapped(tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."));
+    if (ImGui::Button(tr("Use the sentence"))) {
       state.scene.input.source = InputSource::text;
       NoteEdit(state, Panel::heads);
     }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "attnscope/limits.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -62,7 +63,7 @@ void DrawTensorInput(AppState& state) {
   const bool enter = ImGui::InputTextWithHint("##tensor", "X.npy, float32 [T, C]", &state.input.tensor_path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
-  if (ImGui::Button("Load##tensor") || enter) {
+  if (ImGui::Button(tr("Load##tensor")) || enter) {
     in.tensor_path = state.input.tensor_path;
     NoteEdit(state, Panel::input);
   }
@@ -74,7 +75,7 @@ void DrawGridInput(AppState& state) {
   bool edited = false;
   const bool image = !grid.image_path.empty();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::BeginCombo("pattern", image ? "(image)" : grid.pattern.c_str())) {
+  if (ImGui::BeginCombo(tr("pattern"), image ? "(image)" : grid.pattern.c_str())) {
     for (const char* p : patterns)
       if (ImGui::Selectable(p, !image && grid.pattern == p)) {
         grid.pattern = p;
@@ -91,13 +92,13 @@ void DrawGridInput(AppState& state) {
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   int rows = grid.rows, cols = grid.cols;
-  if (ImGui::SliderInt("rows", &rows, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+  if (ImGui::SliderInt(tr("rows"), &rows, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     grid.rows = std::clamp(rows, 2, limits::max_grid_side);
     edited = true;
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  if (ImGui::SliderInt("cols", &cols, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+  if (ImGui::SliderInt(tr("cols"), &cols, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     grid.cols = std::clamp(cols, 2, limits::max_grid_side);
     edited = true;
   }
@@ -106,7 +107,7 @@ void DrawGridInput(AppState& state) {
   const bool enter = ImGui::InputTextWithHint("##image", "or an image: PNG / JPEG path", &state.input.image_path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
-  if (ImGui::Button("Load##image") || enter) {
+  if (ImGui::Button(tr("Load##image")) || enter) {
     grid.image_path = state.input.image_path;
     edited = true;
   }
@@ -146,7 +147,7 @@ void DrawTokenList(AppState& state) {
 void DrawInputWindow(AppState& state) {
   if (!state.show_input) return;
   PlaceNextWindow(state, Slot::left_top);
-  if (!ImGui::Begin("Input###input", &state.show_input)) {
+  if (!ImGui::Begin(WindowTitle("Input", "input").c_str(), &state.show_input)) {
     ImGui::End();
     return;
   }

@@ -10,6 +10,7 @@
 #include "attnscope/designed_heads.h"
 #include "attnscope/limits.h"
 #include "attnscope/trace.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -102,7 +103,7 @@ bool DrawDesignedPatterns(ModelSettings& m) {
 void DrawModelWindow(AppState& state) {
   if (!state.show_model) return;
   PlaceNextWindow(state, Slot::left_bottom);
-  if (!ImGui::Begin("Model###model", &state.show_model)) {
+  if (!ImGui::Begin(WindowTitle("Model", "model").c_str(), &state.show_model)) {
     ImGui::End();
     return;
   }
@@ -117,7 +118,7 @@ void DrawModelWindow(AppState& state) {
                                                                              : m.d_model;
 
   // Kind.
-  ImGui::TextUnformatted("Attention");
+  ImGui::TextUnformatted(tr("Attention"));
   HelpMarker("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
              "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H).");
   const std::pair<AttentionKind, const char*> kinds[] = {
@@ -136,7 +137,7 @@ void DrawModelWindow(AppState& state) {
     }
   }
 
-  const float label_w = ImGui::CalcTextSize("d_model C ").x;
+  const float label_w = std::max(ImGui::CalcTextSize("d_model C ").x, ImGui::CalcTextSize(tr("heads H")).x + ImGui::GetFontSize() * 0.5f);
   ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize(), 60.0f));
 
   // d_model: the common widths, plus whatever the scene holds.
@@ -149,10 +150,10 @@ void DrawModelWindow(AppState& state) {
   const bool designed = m.weights == WeightSource::designed;
   if (designed) {
     ImGui::Text("d_model C = 64·H = %d", designed_d_model(effective_heads(m)));
-    HelpMarker("Designed heads have d_k = 64 each: they read positions and token features from a designed embedding.");
+    HelpMarker(tr("Designed heads have d_k = 64 each: they read positions and token features from a designed embedding."));
   } else if (tensor_input) {
     ImGui::Text("d_model C = %d (the width of X.npy)", c);
-  } else if (SliderChoice("d_model C", &m.d_model, widths)) {
+  } else if (SliderChoice(tr("d_model C"), &m.d_model, widths)) {
     edited = true;
   }
 
@@ -162,11 +163,11 @@ void DrawModelWindow(AppState& state) {
   int shown_heads = single ? 1 : effective_heads(m);
   if (designed) {
     // One pattern per head: any count.
-    if (ImGui::SliderInt("heads H", &shown_heads, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp) && !single) {
+    if (ImGui::SliderInt(tr("heads H"), &shown_heads, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp) && !single) {
       ResizeDesigned(m, std::clamp(shown_heads, 1, 16));
       edited = true;
     }
-  } else if (SliderChoice("heads H", &shown_heads, divisors(c, limits::max_heads)) && !single) {
+  } else if (SliderChoice(tr("heads H"), &shown_heads, divisors(c, limits::max_heads)) && !single) {
     m.heads = shown_heads;
     edited = true;
   }
@@ -182,7 +183,7 @@ void DrawModelWindow(AppState& state) {
                      : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
                      : m.kind == AttentionKind::gqa ? ""
                                                     : "  (single head)";
-  if (SliderChoice("groups G", &shown_groups, divisors(heads, heads), note) && groups_free) {
+  if (SliderChoice(tr("groups G"), &shown_groups, divisors(heads, heads), note) && groups_free) {
     m.groups = shown_groups;
     edited = true;
   }
@@ -202,22 +203,22 @@ void DrawModelWindow(AppState& state) {
   }
 
   ImGui::Separator();
-  edited |= ImGui::Checkbox("causal mask", &m.causal);
+  edited |= ImGui::Checkbox(tr("causal mask"), &m.causal);
   HelpMarker("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
              "so its probability is exactly 0.");
-  edited |= ImGui::Checkbox("divide scores by √d_k", &m.scale_scores);
-  HelpMarker("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows.");
+  edited |= ImGui::Checkbox(tr("divide scores by √d_k"), &m.scale_scores);
+  HelpMarker(tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   const uint64_t one = 1;
   if (ImGui::InputScalar("seed", ImGuiDataType_U64, &m.seed, &one, &one, "%llu")) edited = true;
   ImGui::SameLine();
-  if (ImGui::Button("new seed")) {
+  if (ImGui::Button(tr("new seed"))) {
     m.seed = std::random_device{}() % 100000;
     edited = true;
   }
 
-  ImGui::TextUnformatted("K/V weights");
+  ImGui::TextUnformatted(tr("K/V weights"));
   HelpMarker("converted: one MHA weight set per seed, with the K and V heads of each group mean-pooled "
              "(Ainslie et al. 2023) — so MHA, GQA and MQA differ only in the sharing.\n"
              "independent: random weights drawn at the grouped shape.\n"
@@ -252,7 +253,7 @@ void DrawModelWindow(AppState& state) {
     ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
     ImGui::InputTextWithHint("##weights_dir", "folder with wq.npy …", &state.model.weights_dir);
     ImGui::SameLine();
-    if (ImGui::Button("Load")) {
+    if (ImGui::Button(tr("Load"))) {
       m.weights_dir = state.model.weights_dir;
       edited = true;
     }

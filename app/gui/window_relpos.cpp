@@ -17,6 +17,7 @@
 #include "attnscope/error.h"
 #include "attnscope/limits.h"
 #include "attnscope/relative_position.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -62,7 +63,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   ImGui::PushItemWidth(-ImGui::CalcTextSize("Δ preset (?)").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
 
   int heads = s.heads;
-  if (ImGui::SliderInt("heads H", &heads, 1, 25, "%d", ImGuiSliderFlags_AlwaysClamp) && heads != s.heads) {
+  if (ImGui::SliderInt(tr("heads H"), &heads, 1, 25, "%d", ImGuiSliderFlags_AlwaysClamp) && heads != s.heads) {
     s.heads = std::clamp(heads, 1, limits::max_heads);
     s.deltas.clear();
     s.alphas.clear();
@@ -72,7 +73,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
     edited = true;
   }
   const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : "(per head)";
-  if (ImGui::BeginCombo("Δ preset", preset_shown)) {
+  if (ImGui::BeginCombo(tr("Δ preset"), preset_shown)) {
     for (const std::string& name : delta_preset_names()) {
       const bool two_d = name == "conv3x3" || name == "conv5x5";
       if (two_d && dims == 1) continue;
@@ -93,7 +94,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   }
 
   double alpha = s.alpha;
-  if (SliderDoubleFinite("α (all)", &alpha, 0.0, 1000.0, "%.3g", w.input_error, true)) {
+  if (SliderDoubleFinite(tr("α (all)"), &alpha, 0.0, 1000.0, "%.3g", w.input_error, true)) {
     s.alpha = alpha;
     s.alphas.clear();  // the global α sets every head
     edited = true;
@@ -102,10 +103,10 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
              "query + Δ. The global α sets every head; the α below sets one head.");
 
   ImGui::PopItemWidth();
-  SectionHeader("One head");
+  SectionHeader(tr("One head"));
   ImGui::PushItemWidth(-ImGui::CalcTextSize("Δ preset (?)").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
-  if (s.heads > 1) ImGui::SliderInt("head", &w.edit_head, 0, s.heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+  if (s.heads > 1) ImGui::SliderInt(tr("head"), &w.edit_head, 0, s.heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
   const int h = w.edit_head;
   double head_alpha = HeadAlpha(s, h);
@@ -119,7 +120,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   if (int(s.deltas.size()) == s.heads) delta = s.deltas[size_t(h)];
   const double range = double(std::max(extent, 4));
   bool delta_edited = false;
-  if (dims == 2) delta_edited |= SliderDoubleFinite("Δ row", &delta[0], -range, range, "%.2f", w.input_error);
+  if (dims == 2) delta_edited |= SliderDoubleFinite(tr("Δ row"), &delta[0], -range, range, "%.2f", w.input_error);
   delta_edited |= SliderDoubleFinite(dims == 2 ? "Δ col" : "Δ", &delta[1], -range, range, "%.2f", w.input_error);
   if (delta_edited) {
     MakePerHeadExplicit(s, shown, dims);
@@ -128,7 +129,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   }
   ImGui::PopItemWidth();
 
-  edited |= ImGui::Checkbox("padding keys", &s.pad_keys);
+  edited |= ImGui::Checkbox(tr("padding keys"), &s.pad_keys);
   HelpMarker("Adds zero-valued cells beyond the edges as keys, so a head whose window falls off the input puts "
              "its mass there (like a zero-padded convolution) instead of on the nearest real keys.");
   ErrorText(w.input_error);
@@ -275,8 +276,8 @@ void DrawRelpos1dWindow(AppState& state) {
   if (!BeginRelposWindow(state, "Relative position 1D · sentence###relpos1d", "relpos1d")) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped("This view works on a sentence; the input is a 2D grid.");
-    if (ImGui::Button("Use the sentence")) {
+    ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
+    if (ImGui::Button(tr("Use the sentence"))) {
       state.scene.input.source = InputSource::text;
       NoteEdit(state, Panel::relpos);
     }
@@ -293,7 +294,7 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false);
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
-  edited |= ImGui::Checkbox("mixed mode: content + λ·position", &s.mixed);
+  edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
   HelpMarker("Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times "
              "the positional scores, so H here follows the Model window's heads.");
   if (s.mixed) {
@@ -314,7 +315,7 @@ void DrawRelpos1dWindow(AppState& state) {
   if (edited) NoteEdit(state, Panel::relpos);
   ErrorText(ErrorFor(state, Panel::relpos));
   if (shown) {
-    SectionHeader("Expansion");
+    SectionHeader(tr("Expansion"));
     state.relpos.expansion_head = std::clamp(state.relpos.expansion_head, 0, int(shown->heads.size()) - 1);
     DrawExpansion(*shown, state.relpos.expansion_head, state.relpos.expansion_query, state.relpos.expansion_key);
   }
@@ -328,7 +329,7 @@ void DrawRelpos1dWindow(AppState& state) {
     const Pictures& pictures = *state.pictures;
     const LabelCache& labels = CachedLabels(state, state.relpos.labels, r.labels);
     const bool full = !r.probs.empty();
-    if (!full) NoticeText("More than 1024 tokens: only the query's row is kept; each head shows one row.");
+    if (!full) NoticeText(tr("More than 1024 tokens: only the query's row is kept; each head shows one row."));
     ImGui::TextDisabled("rows: queries · columns: keys · click a row to make it the query");
     HeatmapGridSpec spec;
     spec.count = int(r.heads.size());
@@ -378,8 +379,8 @@ void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, "Relative position 2D · grid###relpos2d", "relpos2d")) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped("This view works on a 2D grid; the input is a sentence or a tensor.");
-    if (ImGui::Button("Use a grid")) {
+    ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));
+    if (ImGui::Button(tr("Use a grid"))) {
       state.scene.input.source = InputSource::grid;
       NoteEdit(state, Panel::relpos);
     }
@@ -400,7 +401,7 @@ void DrawRelpos2dWindow(AppState& state) {
   if (edited) NoteEdit(state, Panel::relpos);
   ErrorText(ErrorFor(state, Panel::relpos));
   if (shown) {
-    SectionHeader("Expansion");
+    SectionHeader(tr("Expansion"));
     state.relpos.expansion_head = std::clamp(state.relpos.expansion_head, 0, int(shown->heads.size()) - 1);
     DrawExpansion(*shown, state.relpos.expansion_head, shown->query, state.relpos.expansion_key);
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "attnscope/trace.h"
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -93,7 +94,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
   if (!floating) state.layout.view = "shapes";
   BusyIndicator(state);
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid.");
+    ImGui::TextWrapped(tr("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid."));
     ImGui::End();
     return;
   }
@@ -111,14 +112,14 @@ void DrawShapesWindow(AppState& state, bool floating) {
 
   // What changed since the previous setting, first: it is what the lesson is about.
   if (!state.shapes.setting_changes.empty() || !state.shapes.shape_changes.empty()) {
-    SectionHeader("What changed");
+    SectionHeader(tr("What changed"));
     for (const std::string& line : state.shapes.setting_changes) ImGui::BulletText("%s", line.c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(213, 94, 0, 255));
     for (const std::string& line : state.shapes.shape_changes) ImGui::BulletText("%s", line.c_str());
     ImGui::PopStyleColor();
   }
 
-  SectionHeader("Shape trace");
+  SectionHeader(tr("Shape trace"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("trace", 4, flags)) {
     ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthStretch, 1.0f);
@@ -140,7 +141,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
     ImGui::EndTable();
   }
 
-  SectionHeader("Parameters");
+  SectionHeader(tr("Parameters"));
   if (ImGui::BeginTable("params", 3, flags)) {
     ImGui::TableSetupColumn("weight");
     ImGui::TableSetupColumn("count");
@@ -167,7 +168,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
     ImGui::EndTable();
   }
 
-  SectionHeader("KV cache per token, per layer");
+  SectionHeader(tr("KV cache per token, per layer"));
   ImGui::Text("2·G·d_k = 2·%d·%d = %lld numbers", s.groups, s.head_dim(),
               static_cast<long long>(2ll * s.groups * s.head_dim()));
   ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(),
