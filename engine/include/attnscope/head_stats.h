@@ -30,7 +30,7 @@ struct HeadStats {
 
 // When (H·(H − 1)/2)·T² exceeds this many key comparisons, js_divergence averages evenly spaced query
 // rows (query k·T/rows for k = 0 … rows − 1) instead of all T, so H = 64, T = 2048 stays interactive.
-inline constexpr long long head_stats_js_budget = 1ll << 25;
+inline constexpr long long head_stats_js_budget = 1ll << 22;  // ~4M keys: a few ms, so the window stays live at T = 512
 
 // Every statistic except drift_from_mha.
 //   probs  [H, T, T] rows summing to 1;  causal: whether key j > i was masked.
