@@ -1,5 +1,6 @@
 #include "gui/app_state.h"
 
+#include "gui/i18n.h"
 #include "gui/windows.h"
 
 #include <algorithm>
@@ -8,14 +9,14 @@ namespace attnscope::gui {
 
 const char* panel_title(Panel panel) {
   switch (panel) {
-    case Panel::startup: return "the command line";
-    case Panel::input: return "Input";
-    case Panel::model: return "Model";
-    case Panel::heads: return "Heads";
-    case Panel::shapes: return "Shapes";
-    case Panel::relpos: return "Relative position";
-    case Panel::conv: return "Convolution";
-    case Panel::exporter: return "Export";
+    case Panel::startup: return TrKey("the command line");
+    case Panel::input: return TrKey("Input");
+    case Panel::model: return TrKey("Model");
+    case Panel::heads: return TrKey("Heads");
+    case Panel::shapes: return TrKey("Shapes");
+    case Panel::relpos: return TrKey("Relative position");
+    case Panel::conv: return TrKey("Convolution");
+    case Panel::exporter: return TrKey("Export");
   }
   return "";
 }
@@ -95,9 +96,9 @@ void SelectQuery(AppState& state, int index) {
   }
 }
 
-const std::string& ErrorFor(const AppState& state, Panel panel) {
-  static const std::string none;
-  return state.error_panel == panel ? state.error : none;
+std::string ErrorFor(const AppState& state, Panel panel) {
+  if (state.error_panel != panel || state.error.empty()) return {};
+  return std::string(tr("Error: ")) + state.error;  // the engine's message stays English (shared with the CLI)
 }
 
 }  // namespace attnscope::gui

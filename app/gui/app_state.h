@@ -219,7 +219,7 @@ const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::ve
 void SelectQuery(AppState& state, int index);
 
 // The error to show in `panel`'s window (empty when the engine accepted the settings or the error
-// belongs elsewhere).
-const std::string& ErrorFor(const AppState& state, Panel panel);
+// belongs elsewhere), after a translated "Error: " label.
+std::string ErrorFor(const AppState& state, Panel panel);
 
 }  // namespace attnscope::gui

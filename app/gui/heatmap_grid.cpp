@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/i18n.h"
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
@@ -158,7 +159,7 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
     const float bar_h = std::clamp(grid_h, font * 6.0f, font * 22.0f);
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
-    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), spec.value_name);
+    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr(spec.value_name));
     DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5);
   }
   // Leave the cursor below the grid so the window knows its content size.

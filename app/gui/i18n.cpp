@@ -9,6 +9,7 @@
 
 #include <imgui.h>
 
+#include "attnscope/designed_heads.h"
 #include "attnscope/text_raster.h"
 #include "attnscope/tokenizer.h"
 #include "gui/fonts.h"
@@ -56,7 +57,7 @@ constexpr Entry table[] = {
     {"Convolution as attention", "用注意力实现卷积"},
     {"Convolution works on a 2D grid; the input is a sentence or a tensor.", "卷积需要二维网格；当前输入是句子或张量。"},
     {"Designed heads have d_k = 64 each: they read positions and token features from a designed embedding.", "人工设计的头每个 d_k = 64：它们从设计好的嵌入中读取位置和词元特征。"},
-    {"Error", "错误"},
+    {"Error", "误差"},  // the Convolution window's section: MHSA against the true convolution
     {"Expansion", "展开"},
     {"Export", "导出"},
     {"K/V weights", "K/V 权重"},
@@ -184,6 +185,197 @@ constexpr Entry table[] = {
     {"scene read from %s", "已从 %s 读取场景"},
     {"%d keys ignored: %s", "忽略了 %d 个键：%s"},
     {"could not open the scene: %s", "无法打开场景：%s"},
+    // ---- choices, captions, formatted lines and help tooltips of the views
+    {"the command line", "命令行"},
+    {"Relative position", "相对位置"},
+    {"Error: ", "错误："},
+    {"could not save the window layout: %s", "无法保存窗口布局：%s"},
+    {": only finite numbers are allowed, the value was kept", "：只允许有限的数值，已保留原值"},
+    {"computing… %.1f s", "计算中… %.1f 秒"},
+    {"◀ %s", "◀ %s"},
+    {"%s ▶", "%s ▶"},
+    {"Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted", "Ctrl + / Ctrl − / Ctrl 0：放大 / 缩小 / 适应窗口"},
+    {"Showing the last valid settings: ", "显示的是上一次有效的设置："},
+    {"Nothing to show: ", "无可显示："},
+    // Input
+    {"sentence", "句子"},
+    {"tensor X.npy", "张量 X.npy"},
+    {"2D grid", "二维网格"},
+    {"Sample sentences…", "示例句子…"},
+    {"English: the cat", "英文：猫"},
+    {"English: it = the animal?", "英文：it 指动物吗？"},
+    {"English: pangram", "英文：全字母句"},
+    {"Chinese: I like basketball", "中文：我喜欢打篮球"},
+    {"Chinese: attention lesson", "中文：注意力课堂"},
+    {"Mixed: English + Chinese", "混合：英文 + 中文"},
+    {"Longer: a paragraph", "较长：一段话"},
+    {"X.npy, float32 [T, C]", "X.npy，float32 [T, C]"},
+    {"Rows are tokens, columns the model width C.", "行是词元，列是模型宽度 C。"},
+    {"checkerboard", "棋盘格"},
+    {"gradient", "渐变"},
+    {"rings", "圆环"},
+    {"glyph", "字形"},
+    {"noise", "噪声"},
+    {"(image)", "（图像）"},
+    {"noise seed", "噪声种子"},
+    {"or an image: PNG / JPEG path", "或一张图像：PNG / JPEG 路径"},
+    {"%d tokens", "%d 个词元"},
+    {"click one to select it as the query", "点击一个词元，把它选为查询"},
+    // Model
+    {"These settings shape attention over a sentence (Heads, Shapes); the grid views use the relative-position heads.",
+     "这些设置决定句子上的注意力（注意力头、形状）；网格视图使用相对位置头。"},
+    {"single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
+     "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H).",
+     "单头：一个宽度为 d_model 的头。\nMHA：每个头都有自己的 K 和 V（G = H）。\n"
+     "MQA：所有头共享一组 K 和 V（G = 1）。\nGQA：同一组内的头共享 K 和 V（1 < G < H）。"},
+    {"single", "单头"},
+    {"d_model C = 64·H = %d", "d_model C = 64·H = %d"},
+    {"d_model C = %d (the width of X.npy)", "d_model C = %d（X.npy 的宽度）"},
+    {"  (single head)", "  （单头）"},
+    {"d_k = C/H = %d · 1 head per K/V group", "d_k = C/H = %d · 每个 K/V 组 1 个头"},
+    {"d_k = C/H = %d · %d heads per K/V group", "d_k = C/H = %d · 每个 K/V 组 %d 个头"},
+    {"KV cache %lld B/token (MHA %lld B)", "KV 缓存 %lld 字节/词元（MHA 为 %lld 字节）"},
+    {"KV cache %lld B/token (fp32)", "KV 缓存 %lld 字节/词元（fp32）"},
+    {"A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, so its "
+     "probability is exactly 0.",
+     "查询只能看自己和之前的词元：键 j > 查询 i 时，在 softmax 之前得分设为 −∞，所以它的概率恰好为 0。"},
+    {"seed", "种子"},
+    {"converted: one MHA weight set per seed, with the K and V heads of each group mean-pooled (Ainslie et al. "
+     "2023) — so MHA, GQA and MQA differ only in the sharing.\nindependent: random weights drawn at the grouped "
+     "shape.\nloaded: wq.npy wk.npy wv.npy wo.npy from a folder (PyTorch nn.Linear layout).\ndesigned: one textbook "
+     "pattern per head, built from the sample embeddings.",
+     "转换：每个种子一套 MHA 权重，每组的 K、V 头取平均合并（Ainslie 等，2023）——因此 MHA、GQA 和 MQA 只在共享方式上不同。\n"
+     "独立：按分组后的形状随机生成权重。\n加载：从文件夹读取 wq.npy wk.npy wv.npy wo.npy（PyTorch nn.Linear 布局）。\n"
+     "人工设计：每个头一种教科书式模式，由示例嵌入构造。"},
+    {"converted (MHA base)", "转换（基于 MHA）"},
+    {"independent", "独立随机"},
+    {"loaded (folder)", "加载（文件夹）"},
+    {"designed patterns", "人工设计的模式"},
+    // Heads
+    {"query %d · %s", "查询 %d · %s"},
+    {"head %d · kv group %d", "头 %d · KV 组 %d"},
+    {"Head %d · kv group %d", "头 %d · KV 组 %d"},
+    {"query %d: %s", "查询 %d：%s"},
+    {"key %d: %s", "键 %d：%s"},
+    {"score: %s%s", "分数：%s%s"},
+    {" (masked)", "（已掩码）"},
+    {"probability: %s", "概率：%s"},
+    {"click: select this query · double-click: open large", "单击：选为查询 · 双击：放大查看"},
+    {"score", "分数"},
+    {"probability", "概率"},
+    {"These are the last valid settings' heads: the engine refused the new ones (see the %s window).",
+     "这些是上一次有效设置的头：引擎拒绝了新的设置（见“%s”窗口）。"},
+    // Shapes
+    {"kind", "类型"},
+    {"tokens T", "词元数 T"},
+    {"causal", "因果"},
+    {"on", "开"},
+    {"off", "关"},
+    {"%s: new step %s", "%s：新步骤 %s"},
+    {"%s: step gone", "%s：步骤已消失"},
+    {"parameters: ", "参数："},
+    {"KV cache per token (fp32): ", "每个词元的 KV 缓存（fp32）："},
+    {"The engine refused the newest settings (see the %s window): ", "引擎拒绝了最新的设置（见“%s”窗口）："},
+    {"T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", "T = %d 个词元 · C = %d · H = %d · G = %d · d_k = %d"},
+    {"step", "步骤"},
+    {"formula", "公式"},
+    {"shape", "形状"},
+    {"numbers", "数值"},
+    {"weight", "权重"},
+    {"count", "数量"},
+    {"biases", "偏置"},
+    {"total", "合计"},
+    {"2·G·d_k = 2·%d·%d = %lld numbers", "2·G·d_k = 2·%d·%d = %lld 个数"},
+    {"MHA with the same H would need %s (fp32): G/H = %d/%d of it.", "同样 H 的 MHA 需要 %s（fp32）：这里只占其中的 G/H = %d/%d。"},
+    {"For these %d tokens: %s (fp32)", "这 %d 个词元：%s（fp32）"},
+    // the engine's shape-trace steps (attnscope::Trace) and the formulas that contain words
+    {"input", "输入"},
+    {"project Q", "投影 Q"},
+    {"project K", "投影 K"},
+    {"project V", "投影 V"},
+    {"split heads", "拆分成头"},
+    {"heads first", "头维度移到最前"},
+    {"split kv heads", "拆分 KV 头"},
+    {"share kv", "共享 KV"},
+    {"softmax", "softmax"},  // (scores, causal mask: above)
+    {"weighted sum", "加权求和"},
+    {"concat heads", "拼接各头"},
+    {"output", "输出"},
+    {"head h reads K, V of group g(h) = ⌊h / (H/G)⌋", "头 h 读取组 g(h) = ⌊h / (H/G)⌋ 的 K、V"},
+    {"S[i, j] = −∞ for j > i", "当 j > i 时 S[i, j] = −∞"},
+    {"P = softmax(S) over keys", "P = 沿键方向的 softmax(S)"},
+    // Relative position
+    {"Relative position 1D · sentence", "一维相对位置 · 句子"},
+    {"Relative position 2D · grid", "二维相对位置 · 网格"},
+    {"(per head)", "（每个头单独）"},
+    {"Δ seed", "Δ 种子"},
+    {"α is each head's sharpness: 0 spreads attention evenly, large α puts it all on the one key at query + Δ. "
+     "The global α sets every head; the α below sets one head.",
+     "α 是每个头的锐度：0 时注意力均匀分布，α 很大时注意力全部落在查询 + Δ 处的那个键上。全局 α 设置所有头；下面的 α 只设置一个头。"},
+    {"Adds zero-valued cells beyond the edges as keys, so a head whose window falls off the input puts its mass "
+     "there (like a zero-padded convolution) instead of on the nearest real keys.",
+     "在边缘之外添加值为零的单元作为键，这样窗口超出输入的头会把注意力放在那里（就像零填充的卷积），而不是放在最近的真实键上。"},
+    {"head %d: α = %s, Δ = (%s, %s)", "头 %d：α = %s，Δ = (%s, %s)"},
+    {"query (%d, %d) → key (%d, %d)", "查询 (%d, %d) → 键 (%d, %d)"},
+    {"head %d: α = %s, Δ = %s", "头 %d：α = %s，Δ = %s"},
+    {"query %d %s → key %d %s", "查询 %d %s → 键 %d %s"},
+    {"score = v_h·r_δ = %s", "分数 = v_h·r_δ = %s"},
+    {"(mixed mode adds the content score; λ = %s)", "（混合模式会加上内容分数；λ = %s）"},
+    {"probability = %s", "概率 = %s"},
+    {"drag: Δ of head %d (row down, column right)", "拖动：头 %d 的 Δ（行向下，列向右）"},
+    {"head %d · Δ (%s, %s) · α %s", "头 %d · Δ (%s, %s) · α %s"},
+    {"head %d · Δ %s · α %s", "头 %d · Δ %s · α %s"},
+    {"Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times the "
+     "positional scores, so H here follows the Model window's heads.",
+     "每个头的分数变为模型的内容分数（同一个头的 Q·Kᵀ/√d_k）加上 λ 倍的位置分数，所以这里的 H 跟随模型窗口的头数。"},
+    {"rows: queries · columns: keys · click a row to make it the query", "行：查询 · 列：键 · 点击一行把它设为查询"},
+    {"%s · query (%d, %d): click the grid to move it", "%s · 查询 (%d, %d)：点击网格可移动它"},
+    {"the grid", "网格"},
+    {"all heads (mean)", "所有头（平均）"},
+    {"mean probability", "平均概率"},
+    {"cell (%d, %d) — click: make it the query", "单元 (%d, %d) — 单击：设为查询"},
+    {"click: edit this head", "单击：编辑这个头"},
+    // Convolution
+    {"Every head's sharpness. As α grows each head looks at exactly one neighbour and the MHSA output becomes the "
+     "convolution; the gap shrinks like exp(−α).",
+     "每个头的锐度。α 越大，每个头越是只看一个邻居，MHSA 的输出就变成卷积；差距按 exp(−α) 缩小。"},
+    {"Without padding keys a border cell's heads cannot look outside the grid, so the border cannot match a "
+     "zero-padded convolution; with them it can.",
+     "没有填充键时，边界单元的头无法看到网格之外，所以边界无法与零填充卷积一致；有了填充键就可以。"},
+    {"weights W_h = kernel[Δ_h]", "权重 W_h = 卷积核[Δ_h]"},
+    {"kernel weights must be finite numbers; the value was kept", "卷积核权重必须是有限数值；已保留原值"},
+    {"max |MHSA − conv| against α (log–log)", "最大 |MHSA − 卷积| 随 α 的变化（双对数）"},
+    {"interior", "内部"},
+    {"border", "边界"},
+    {"%d×%d kernel → %d heads", "%d×%d 卷积核 → %d 个头"},
+    {"interior: %s", "内部：%s"},
+    {"(%d cells)", "（%d 个单元）"},
+    {"border:   %s", "边界：%s"},
+    {"largest |MHSA − conv| over each set", "每组单元上最大的 |MHSA − 卷积|"},
+    {"input X", "输入 X"},
+    {"convolution", "卷积"},
+    {"conv", "卷积"},
+    {"value", "数值"},
+    {"difference", "差值"},
+    {"cell (%d, %d)\ninput: %s\nMHSA: %s\nconv: %s\ndifference: %s", "单元 (%d, %d)\n输入：%s\nMHSA：%s\n卷积：%s\n差值：%s"},
+    // Export
+    {"the current view", "当前视图"},
+    {"one head", "一个头"},
+    {"all heads", "所有头"},
+    {"nothing to export yet: the engine has no result for these settings", "还没有可导出的内容：引擎还没有这些设置的结果"},
+    {"wrote ", "已写入 "},
+    {"not exported: ", "未导出："},
+    {"exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)", "exports/attnscope-<内容>-<时间>.<格式>（留空则自动命名）"},
+    {"Exporting…", "导出中…"},
+    {"%s pattern, %s cells", "%s图案，%s 个单元"},
+    {"noise pattern (seed %s), %s cells", "噪声图案（种子 %s），%s 个单元"},
+    {"α = %s\ninterior: %s\nborder: %s", "α = %s\n内部：%s\n边界：%s"},
+    {"MHSA − conv", "MHSA − 卷积"},
+    {" (not allowed)", "（不允许）"},
+    {"Δ col", "Δ 列"},
+    {"Δ col →", "Δ 列 →"},
+    {"← Δ row", "← Δ 行"},
+    {"Ctrl+S exports again with these settings", "Ctrl+S 用这些设置再次导出"},
 };
 
 Language current_language = Language::en;
@@ -292,6 +484,11 @@ void WrappedText(const std::string& text) {
 
 void RequestUiGlyphs(FontAtlas& fonts) {
   for (const Entry& e : table) fonts.request_text(e.zh);
+  // The designed patterns' labels (head captions, analysis table) and descriptions (tooltips).
+  for (DesignedPattern p : all_designed_patterns()) {
+    fonts.request_text(designed_pattern_label(p).zh);
+    fonts.request_text(designed_pattern_description(p).zh);
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> UiStringTable() {

@@ -22,6 +22,9 @@ Language UiLanguage();
 
 // `english` in the current language. The pointer stays valid for the whole program.
 const char* tr(const char* english);
+// Marks an English key that is translated later with tr() (choices kept in tables, returned names), so that
+// the i18n test's scan of the sources finds it. Returns its argument.
+constexpr const char* TrKey(const char* english) { return english; }
 // tr(english) + "###" + id: a window title that keeps its ImGui identity across languages.
 std::string WindowTitle(const char* english, const char* id);
 // printf-style formatting of a translated format string.

@@ -6,6 +6,7 @@
 #include "attnscope/error.h"
 #include "attnscope/file_io.h"
 #include "attnscope/scene_json.h"
+#include "gui/i18n.h"
 
 namespace attnscope::gui {
 namespace {
@@ -81,7 +82,7 @@ std::string Persistence::save_scene(const Scene& scene) const {
     ensure_directory(folder_);
     attnscope::save_scene(folder_ / "scene.json", scene);
   } catch (const std::exception& e) {  // InputError, or JSON refusing text that is not UTF-8
-    return std::string("could not save the scene: ") + e.what();
+    return trf("could not save the scene: %s", e.what());
   }
   return {};
 }
@@ -92,7 +93,7 @@ std::string Persistence::save_layout(const std::string& ini) const {
     ensure_directory(folder_);
     write_file_atomic(folder_ / "imgui.ini", ini);
   } catch (const InputError& e) {
-    return std::string("could not save the window layout: ") + e.what();
+    return trf("could not save the window layout: %s", e.what());
   }
   return {};
 }

@@ -7,6 +7,7 @@
 #include "attnscope/heatmap_layout.h"
 #include "attnscope/text_raster.h"
 #include "attnscope/tokenizer.h"
+#include "gui/i18n.h"
 
 namespace attnscope::gui {
 
@@ -140,7 +141,7 @@ bool SliderDoubleFinite(const char* label, double* value, double min, double max
   if (!ImGui::SliderScalar(label, ImGuiDataType_Double, &edited, &min, &max, format, flags)) return false;
   if (!std::isfinite(edited)) {
     error = std::string(label).substr(0, std::string(label).find("##")) +
-            ": only finite numbers are allowed, the value was kept";
+            tr(": only finite numbers are allowed, the value was kept");
     return false;
   }
   // AlwaysClamp lets NaN through its comparisons; clamp again after the check above.
@@ -170,10 +171,20 @@ void BusyIndicator(const AppState& state) {
   draw->PathStroke(ImGui::GetColorU32(ImGuiCol_Text), 0, r * 0.35f);
   ImGui::Dummy(ImVec2(2 * r + 6, ImGui::GetFontSize()));
   ImGui::SameLine();
-  ImGui::Text("computing… %.1f s", state.worker->seconds_busy());
+  ImGui::TextUnformatted(trf("computing… %.1f s", state.worker->seconds_busy()).c_str());
 }
 
 // ---- colour bar ------------------------------------------------------------------------------------
+
+std::string GridNote(const AppState& state, const std::string& engine_note) {
+  if (UiLanguage() != Language::zh || !state.analysis) return engine_note;
+  const InputSettings& in = state.analysis->scene.input;
+  if (in.source != InputSource::grid || !in.grid.image_path.empty()) return engine_note;
+  const std::string size = std::to_string(in.grid.rows) + "×" + std::to_string(in.grid.cols);
+  if (in.grid.pattern == "noise")
+    return trf("noise pattern (seed %s), %s cells", std::to_string(in.grid.seed).c_str(), size.c_str());
+  return trf("%s pattern, %s cells", tr(in.grid.pattern.c_str()), size.c_str());
+}
 
 std::string FormatValue(float value) {
   if (std::isinf(value)) return value < 0 ? "−∞" : "+∞";

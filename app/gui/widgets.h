@@ -62,6 +62,10 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
                    int ticks);
 // Width the numbers of DrawColorBar need.
 float ColorBarLabelWidth(ValueRange range, int ticks);
+// The engine's one-line description of the grid input ("rings pattern, 16×16 cells"), in the window's
+// language: in Chinese a generated pattern is described from the analysed scene's settings; an image's
+// description (its file name and sizes) stays as the engine wrote it.
+std::string GridNote(const AppState& state, const std::string& engine_note);
 std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
 
 // ---- axis labels -----------------------------------------------------------------------------------

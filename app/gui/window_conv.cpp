@@ -25,8 +25,8 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
   ConvSettings& c = state.scene.conv;
   ConvWindowState& w = state.conv;
   bool edited = false;
-  ImGui::PushItemWidth(-ImGui::CalcTextSize("kernel ").x - ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::BeginCombo(tr("kernel"), c.kernel.c_str())) {
+  ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("kernel")) + " ").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::BeginCombo(tr("kernel"), c.kernel == "custom" ? tr("custom") : c.kernel.c_str())) {
     for (const std::string& name : kernel_preset_names())
       if (ImGui::Selectable(name.c_str(), c.kernel == name)) {
         c.kernel = name;
@@ -51,11 +51,11 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
     edited = true;
   }
   ImGui::PopItemWidth();
-  HelpMarker("Every head's sharpness. As α grows each head looks at exactly one neighbour and the MHSA output "
-             "becomes the convolution; the gap shrinks like exp(−α).");
+  HelpMarker(tr("Every head's sharpness. As α grows each head looks at exactly one neighbour and the MHSA output "
+                "becomes the convolution; the gap shrinks like exp(−α)."));
   edited |= ImGui::Checkbox(tr("padding keys (zero padding)"), &state.scene.relpos.pad_keys);
-  HelpMarker("Without padding keys a border cell's heads cannot look outside the grid, so the border cannot match a "
-             "zero-padded convolution; with them it can.");
+  HelpMarker(tr("Without padding keys a border cell's heads cannot look outside the grid, so the border cannot match a "
+                "zero-padded convolution; with them it can."));
 
   // The kernel's numbers: editable when custom.
   const int k = c.kernel == "custom" ? (c.custom.size() == 25 ? 5 : 3) : (shown ? shown->kernel.size : 3);
@@ -74,7 +74,7 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
   }
   if (c.kernel == "custom" || shown) {
     const float cell_w = ImGui::GetFontSize() * 3.3f;
-    ImGui::TextDisabled("weights W_h = kernel[Δ_h]");
+    ImGui::TextDisabled("%s", tr("weights W_h = kernel[Δ_h]"));
     for (int i = 0; i < k; ++i)
       for (int j = 0; j < k; ++j) {
         if (j > 0) ImGui::SameLine();
@@ -88,7 +88,7 @@ bool DrawKernelControls(AppState& state, const ConvAnalysis* shown) {
               w.input_error.clear();
               edited = true;
             } else {
-              w.input_error = "kernel weights must be finite numbers; the value was kept";
+              w.input_error = tr("kernel weights must be finite numbers; the value was kept");
             }
           }
         } else if (shown && i < shown->kernel.size && j < shown->kernel.size) {
@@ -157,18 +157,18 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
     const float x = std::clamp(to_screen(c.alpha, 1).x, min.x, max.x);
     draw->AddLine(ImVec2(x, min.y), ImVec2(x, max.y), text, 1.5f);
   }
-  draw->AddText(ImVec2(min.x, origin.y), text, "max |MHSA − conv| against α (log–log)");
+  draw->AddText(ImVec2(min.x, origin.y), text, tr("max |MHSA − conv| against α (log–log)"));
   const char* x_label = "α";
   draw->AddText(ImVec2((min.x + max.x) * 0.5f, max.y + font * 1.3f), text, x_label);
   // Legend.
   // Legend bottom-left: small α has large errors, so the curves stay high there.
   const ImVec2 legend(min.x + font * 0.6f, max.y - font * (c.border_cells > 0 ? 2.6f : 1.4f));
   draw->AddLine(legend, ImVec2(legend.x + font * 1.2f, legend.y + font * 0.5f), interior, 2.5f);
-  draw->AddText(ImVec2(legend.x + font * 1.5f, legend.y - font * 0.1f), text, "interior");
+  draw->AddText(ImVec2(legend.x + font * 1.5f, legend.y - font * 0.1f), text, tr("interior"));
   if (c.border_cells > 0) {
     const ImVec2 l2(legend.x, legend.y + font * 1.2f);
     draw->AddLine(l2, ImVec2(l2.x + font * 1.2f, l2.y + font * 0.5f), border, 2.5f);
-    draw->AddText(ImVec2(l2.x + font * 1.5f, l2.y - font * 0.1f), text, "border");
+    draw->AddText(ImVec2(l2.x + font * 1.5f, l2.y - font * 0.1f), text, tr("border"));
   }
   // Hover: the nearest measured point.
   if (ImGui::IsMouseHoveringRect(min, max)) {
@@ -177,8 +177,9 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
     for (size_t i = 0; i < c.curve.size(); ++i)
       if (std::fabs(to_screen(c.curve[i].alpha, 1).x - mx) < std::fabs(to_screen(c.curve[best].alpha, 1).x - mx)) best = i;
     const ConvCurvePoint& p = c.curve[best];
-    ImGui::SetTooltip("α = %s\ninterior: %s\nborder: %s", FormatValue(float(p.alpha)).c_str(),
-                      FormatValue(float(p.interior)).c_str(), FormatValue(float(p.border)).c_str());
+    ImGui::SetTooltip("%s", trf("α = %s\ninterior: %s\nborder: %s", FormatValue(float(p.alpha)).c_str(),
+                              FormatValue(float(p.interior)).c_str(), FormatValue(float(p.border)).c_str())
+                              .c_str());
   }
 }
 
@@ -211,30 +212,30 @@ void DrawConvWindow(AppState& state) {
   ErrorText(ErrorFor(state, Panel::conv));
   if (shown) {
     SectionHeader(tr("Error"));
-    ImGui::Text("%d×%d kernel → %d heads", shown->kernel.size, shown->kernel.size, int(shown->heads.size()));
-    ImGui::Text("interior: %s", FormatValue(float(shown->max_abs_interior)).c_str());
+    ImGui::TextUnformatted(trf("%d×%d kernel → %d heads", shown->kernel.size, shown->kernel.size, int(shown->heads.size())).c_str());
+    ImGui::TextUnformatted(trf("interior: %s", FormatValue(float(shown->max_abs_interior)).c_str()).c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("(%d cells)", shown->interior_cells);
-    ImGui::Text("border:   %s", FormatValue(float(shown->max_abs_border)).c_str());
+    ImGui::TextDisabled("%s", trf("(%d cells)", shown->interior_cells).c_str());
+    ImGui::TextUnformatted(trf("border:   %s", FormatValue(float(shown->max_abs_border)).c_str()).c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("(%d cells)", shown->border_cells);
-    ImGui::TextDisabled("largest |MHSA − conv| over each set");
+    ImGui::TextDisabled("%s", trf("(%d cells)", shown->border_cells).c_str());
+    ImGui::TextDisabled("%s", tr("largest |MHSA − conv| over each set"));
   }
   ImGui::EndChild();
   ImGui::SameLine();
 
   ImGui::BeginChild("images", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   if (!state.error.empty())
-    ErrorText((shown ? "Showing the last valid settings: " : "Nothing to show: ") + state.error);
+    ErrorText(std::string(shown ? tr("Showing the last valid settings: ") : tr("Nothing to show: ")) + state.error);
   const Pictures* pictures = state.pictures.get();
   if (!shown || !pictures || pictures->conv_input.width == 0) {
-    if (state.error.empty()) ImGui::TextDisabled("computing…");
+    if (state.error.empty()) ImGui::TextDisabled("%s", tr("computing…"));
     ImGui::EndChild();
     ImGui::End();
     return;
   }
   Textures& tex = state.textures;
-  ImGui::TextWrapped("%s", shown->input_note.c_str());
+  ImGui::TextWrapped("%s", GridNote(state, shown->input_note).c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // As tall as three square images across the width need, at most half the height.
   const float top_h = std::round(std::min(avail.y * 0.52f, (avail.x - font * 14.0f) / 3.0f + font * 4.5f));
@@ -246,8 +247,8 @@ void DrawConvWindow(AppState& state) {
   three.cols = shown->cols;
   three.texture = [&tex](int i) { return (i == 0 ? tex.conv_input : i == 1 ? tex.conv_mhsa : tex.conv_true).id(); };
   three.caption = [](int i, float width) {
-    const char* full[] = {"input X", "MHSA Σ_h W_h·P_h·X", "convolution"};
-    const char* brief[] = {"input", "MHSA", "conv"};
+    const char* full[] = {tr("input X"), "MHSA Σ_h W_h·P_h·X", tr("convolution")};
+    const char* brief[] = {tr("input"), "MHSA", tr("conv")};
     return std::string(ImGui::CalcTextSize(full[i]).x <= width ? full[i] : brief[i]);
   };
   three.frame_color = [](int) { return IM_COL32(150, 150, 150, 255); };
@@ -255,7 +256,7 @@ void DrawConvWindow(AppState& state) {
   three.shared_scale = false;
   three.range = [pictures](int i) { return (i == 0 ? pictures->conv_input : i == 1 ? pictures->conv_mhsa : pictures->conv_true).range; };
   three.colormap = Colormap::grayscale;
-  three.value_name = "value";
+  three.value_name = tr("value");
   three.columns = 3;
   ImGui::BeginChild("three", ImVec2(avail.x, top_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const HeatmapGridResult g3 = DrawHeatmapGrid(three, state.conv.gray_bar, state.ui_scale, nullptr);
@@ -265,11 +266,11 @@ void DrawConvWindow(AppState& state) {
   HeatmapGridSpec diff = three;
   diff.count = 1;
   diff.texture = [&tex](int) { return tex.conv_difference.id(); };
-  diff.caption = [](int, float) { return std::string("MHSA − conv"); };
+  diff.caption = [](int, float) { return std::string(tr("MHSA − conv")); };
   diff.shared_scale = true;
   diff.shared_range = pictures->conv_difference.range;
   diff.colormap = Colormap::diverging;
-  diff.value_name = "difference";
+  diff.value_name = tr("difference");
   diff.columns = 1;
   diff.max_cell = g3.cell;  // the same cell size as the images above
   const float bottom_h = ImGui::GetContentRegionAvail().y;
@@ -282,9 +283,9 @@ void DrawConvWindow(AppState& state) {
   for (const HeatmapGridResult* g : {&g3, &g1})
     if (g->hovered >= 0) {
       const int r = g->row, c = g->col;
-      ImGui::SetTooltip("cell (%d, %d)\ninput: %s\nMHSA: %s\nconv: %s\ndifference: %s", r, c,
+      ImGui::SetTooltip("%s", trf("cell (%d, %d)\ninput: %s\nMHSA: %s\nconv: %s\ndifference: %s", r, c,
                         FormatValue(shown->input(r, c)).c_str(), FormatValue(shown->mhsa(r, c)).c_str(),
-                        FormatValue(shown->conv(r, c)).c_str(), FormatValue(shown->difference(r, c)).c_str());
+                        FormatValue(shown->conv(r, c)).c_str(), FormatValue(shown->difference(r, c)).c_str()).c_str());
     }
   ImGui::SameLine();
   DrawErrorCurve(*shown, ImGui::GetContentRegionAvail());

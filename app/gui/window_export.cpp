@@ -23,7 +23,7 @@
 namespace attnscope::gui {
 namespace {
 
-const char* const what_names[] = {"the current view", "one head", "all heads"};
+const char* const what_names[] = {TrKey("the current view"), TrKey("one head"), TrKey("all heads")};
 const char* const format_names[] = {"PNG", "SVG", "CSV", "NPY"};
 
 // ---- request -----------------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ void StartExport(AppState& state) {
   ExportWindowState& e = state.exporter;
   if (e.running.valid()) return;  // one at a time
   if (!state.analysis) {
-    e.last = {false, "nothing to export yet: the engine has no result for these settings", std::nullopt};
+    e.last = {false, tr("nothing to export yet: the engine has no result for these settings"), std::nullopt};
     e.has_last = true;
     return;
   }
@@ -74,7 +74,10 @@ void StartExport(AppState& state) {
   const std::filesystem::path path = default_path ? DefaultPath(request) : std::filesystem::path(e.path);
   // The Analysis is immutable and shared: the export reads it while the window goes on.
   std::shared_ptr<const Analysis> analysis = state.analysis;
-  e.running = std::async(std::launch::async, [analysis, request, path, default_path] {
+  // Translated here: the export runs on another thread, tr() reads the window's language.
+  const char* const wrote = tr("wrote ");
+  const char* const not_exported = tr("not exported: ");
+  e.running = std::async(std::launch::async, [analysis, request, path, default_path, wrote, not_exported] {
     ExportOutcome out;
     try {
       if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
@@ -84,10 +87,10 @@ void StartExport(AppState& state) {
       char size[32];
       std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
       out.ok = true;
-      out.message = "wrote " + (ec ? path : full).string() + size;
+      out.message = wrote + (ec ? path : full).string() + size;
       out.preview = std::move(file.image);
     } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
-      out.message = std::string("not exported: ") + e.what();
+      out.message = not_exported + std::string(e.what());
     }
     return out;
   });
@@ -126,13 +129,13 @@ void DrawExportWindow(AppState& state) {
     return;
   }
   ExportWindowState& e = state.exporter;
-  const float label_w = ImGui::CalcTextSize("format").x + ImGui::GetFontSize();
+  const float label_w = std::max(ImGui::CalcTextSize(tr("format")).x, ImGui::CalcTextSize(tr("what")).x) + ImGui::GetFontSize();
 
   ImGui::TextUnformatted(tr("what"));
   ImGui::SameLine(label_w);
   for (int i = 0; i < 3; ++i) {
-    if (i > 0) SameLineIfFits(RadioWidth(what_names[i]));
-    ImGui::RadioButton(what_names[i], &e.what, i);
+    if (i > 0) SameLineIfFits(RadioWidth(tr(what_names[i])));
+    ImGui::RadioButton(tr(what_names[i]), &e.what, i);
   }
   const int heads = state.analysis && state.analysis->attention ? state.analysis->attention->shape.heads : 0;
   if (e.what == 1) {
@@ -161,16 +164,16 @@ void DrawExportWindow(AppState& state) {
   ImGui::Checkbox(tr("caption"), &e.caption);
   ImGui::EndDisabled();
 
-  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("path").x - ImGui::GetStyle().ItemInnerSpacing.x);
-  ImGui::InputTextWithHint(tr("path"), "exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)", &e.path);
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize(tr("path")).x - ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::InputTextWithHint(tr("path"), tr("exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)"), &e.path);
 
   ImGui::BeginDisabled(e.running.valid());
-  const bool clicked = ImGui::Button(e.running.valid() ? "Exporting…" : "Export");
+  const bool clicked = ImGui::Button(e.running.valid() ? tr("Exporting…") : tr("Export"));
   RecordLastItem(state, "export.button");
   ImGui::EndDisabled();
   if (clicked) StartExport(state);
   ImGui::SameLine();
-  ImGui::TextDisabled("Ctrl+S exports again with these settings");
+  ImGui::TextDisabled("%s", tr("Ctrl+S exports again with these settings"));
 
   if (e.has_last) {
     if (e.last.ok) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attnscope/designed_heads.h"
 #include "attnscope/weights.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -63,7 +64,7 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
 
   const int q = view.selected_query;
   if (labels && q >= 0 && q < int(labels->size())) {
-    const std::string text = "query " + std::to_string(q) + " · " + (*labels)[size_t(q)];
+    const std::string text = trf("query %d · %s", q, (*labels)[size_t(q)].c_str());
     SameLineIfFits(ImGui::CalcTextSize(text.c_str()).x + ImGui::GetFrameHeight() * 1.5f);
     ImGui::TextUnformatted(text.c_str());
     ImGui::SameLine();
@@ -82,13 +83,13 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
   const float score = att.result.scores[size_t(head)](row, col);
   const float prob = att.result.probs[size_t(head)](row, col);
   ImGui::BeginTooltip();
-  ImGui::Text("head %d · kv group %d", head, group);
+  ImGui::TextUnformatted(trf("head %d · kv group %d", head, group).c_str());
   ImGui::Separator();
-  ImGui::Text("query %d: %s", row, labels[size_t(row)].c_str());
-  ImGui::Text("key %d: %s", col, labels[size_t(col)].c_str());
-  ImGui::Text("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? " (masked)" : "");
-  ImGui::Text("probability: %s", FormatValue(prob).c_str());
-  ImGui::TextDisabled("click: select this query · double-click: open large");
+  ImGui::TextUnformatted(trf("query %d: %s", row, labels[size_t(row)].c_str()).c_str());
+  ImGui::TextUnformatted(trf("key %d: %s", col, labels[size_t(col)].c_str()).c_str());
+  ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
+  ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
+  ImGui::TextDisabled("%s", tr("click: select this query · double-click: open large"));
   ImGui::EndTooltip();
 }
 
@@ -119,14 +120,23 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
       int(state.analysis->scene.model.designed.size()) == heads)
     patterns = &state.analysis->scene.model.designed;
   spec.caption = [heads, groups, patterns](int h, float width) {
-    char full[64], brief[32];
+    char brief[32];
     const int g = kv_group_of_head(h, heads, groups);
-    std::snprintf(full, sizeof full, "head %d · kv group %d", h, g);
+    const std::string full = trf("head %d · kv group %d", h, g);
     if (patterns) {
-      const std::string with = std::string(full) + " · " + (*patterns)[size_t(h)];
+      // In Chinese the pattern's label; in English its name (the one `--designed` takes).
+      std::string pattern = (*patterns)[size_t(h)];
+      if (UiLanguage() == Language::zh) {
+        try {
+          pattern = designed_pattern_label(parse_designed_pattern(pattern)).zh;
+        } catch (const std::exception&) {
+          // a name the engine accepted always parses; keep the name otherwise
+        }
+      }
+      const std::string with = full + " · " + pattern;
       if (ImGui::CalcTextSize(with.c_str()).x <= width) return with;
     }
-    if (ImGui::CalcTextSize(full).x <= width) return std::string(full);
+    if (ImGui::CalcTextSize(full.c_str()).x <= width) return full;
     std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
     if (ImGui::CalcTextSize(brief).x <= width) return std::string(brief);
     return std::to_string(h);  // the frame colour still tells the group
@@ -137,7 +147,7 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.shared_range = pictures.heads_range;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
-  spec.value_name = pictures.scores ? "score" : "probability";
+  spec.value_name = pictures.scores ? tr("score") : tr("probability");
   spec.selected_row = state.scene.view.selected_query;
   return spec;
 }
@@ -149,10 +159,9 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
   if (head < 0 || head >= int(pictures.heads.size())) return;
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
   PlaceNextWindow(state, Slot::centre);
-  char title[96];
-  std::snprintf(title, sizeof title, "Head %d · kv group %d###large_head", head, group);
+  const std::string title = trf("Head %d · kv group %d", head, group) + "###large_head";
   bool open = true;
-  if (ImGui::Begin(title, &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+  if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     HeatmapGridSpec spec = HeadsSpec(state, att, pictures, labels);
     spec.count = 1;
     spec.texture = [&state, head](int) { return state.textures.heads[size_t(head)].id(); };
@@ -194,11 +203,11 @@ void DrawHeadsWindow(AppState& state) {
     return;
   }
   if (!state.error.empty() && att)
-    ErrorText("These are the last valid settings' heads: the engine refused the new ones (see the " +
-              std::string(panel_title(state.error_panel)) + " window).");
+    ErrorText(trf("These are the last valid settings' heads: the engine refused the new ones (see the %s window).",
+                  tr(panel_title(state.error_panel))));
   if (!att || !state.pictures || state.pictures->heads.empty()) {
-    if (!state.error.empty()) ErrorText("Nothing to show: " + state.error);
-    else ImGui::TextDisabled("computing…");
+    if (!state.error.empty()) ErrorText(std::string(tr("Nothing to show: ")) + state.error);
+    else ImGui::TextDisabled("%s", tr("computing…"));
     ImGui::End();
     return;
   }

@@ -16,19 +16,19 @@ struct Sample {
   const char* text;
 };
 constexpr Sample samples[] = {
-    {"English: the cat", "The cat sat on the mat because it was tired."},
-    {"English: it = the animal?", "The animal didn't cross the street because it was too tired."},
-    {"English: pangram", "The quick brown fox jumps over the lazy dog."},
-    {"Chinese: I like basketball", "我喜欢打篮球"},
-    {"Chinese: attention lesson", "今天我们学习注意力机制，每个头看不同的词。"},
-    {"Mixed: English + Chinese", "Attention 注意力 is all you need."},
-    {"Longer: a paragraph",
+    {TrKey("English: the cat"), "The cat sat on the mat because it was tired."},
+    {TrKey("English: it = the animal?"), "The animal didn't cross the street because it was too tired."},
+    {TrKey("English: pangram"), "The quick brown fox jumps over the lazy dog."},
+    {TrKey("Chinese: I like basketball"), "我喜欢打篮球"},
+    {TrKey("Chinese: attention lesson"), "今天我们学习注意力机制，每个头看不同的词。"},
+    {TrKey("Mixed: English + Chinese"), "Attention 注意力 is all you need."},
+    {TrKey("Longer: a paragraph"),
      "Attention lets every token look at every other token. Each head learns its own way of looking: "
      "one follows the previous word, another finds the subject, a third spreads evenly. Grouped "
      "heads share keys and values, which saves memory when the model writes long answers."},
 };
 
-const char* const patterns[] = {"checkerboard", "gradient", "rings", "glyph", "noise"};
+const char* const patterns[] = {TrKey("checkerboard"), TrKey("gradient"), TrKey("rings"), TrKey("glyph"), TrKey("noise")};
 
 void DrawSentenceInput(AppState& state) {
   InputSettings& in = state.scene.input;
@@ -39,9 +39,9 @@ void DrawSentenceInput(AppState& state) {
     NoteEdit(state, Panel::input);
   }
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::BeginCombo("##samples", "Sample sentences…")) {
+  if (ImGui::BeginCombo("##samples", tr("Sample sentences…"))) {
     for (const Sample& s : samples) {
-      if (ImGui::Selectable(s.title)) {
+      if (ImGui::Selectable(tr(s.title))) {
         in.text = s.text;
         state.fonts->request_text(in.text);
         SelectQuery(state, -1);
@@ -60,14 +60,14 @@ void DrawTensorInput(AppState& state) {
   InputSettings& in = state.scene.input;
   if (state.input.tensor_path.empty()) state.input.tensor_path = in.tensor_path;
   ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
-  const bool enter = ImGui::InputTextWithHint("##tensor", "X.npy, float32 [T, C]", &state.input.tensor_path,
+  const bool enter = ImGui::InputTextWithHint("##tensor", tr("X.npy, float32 [T, C]"), &state.input.tensor_path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button(tr("Load##tensor")) || enter) {
     in.tensor_path = state.input.tensor_path;
     NoteEdit(state, Panel::input);
   }
-  ImGui::TextDisabled("Rows are tokens, columns the model width C.");
+  ImGui::TextDisabled("%s", tr("Rows are tokens, columns the model width C."));
 }
 
 void DrawGridInput(AppState& state) {
@@ -75,9 +75,9 @@ void DrawGridInput(AppState& state) {
   bool edited = false;
   const bool image = !grid.image_path.empty();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::BeginCombo(tr("pattern"), image ? "(image)" : grid.pattern.c_str())) {
+  if (ImGui::BeginCombo(tr("pattern"), image ? tr("(image)") : tr(grid.pattern.c_str()))) {
     for (const char* p : patterns)
-      if (ImGui::Selectable(p, !image && grid.pattern == p)) {
+      if (ImGui::Selectable(tr(p), !image && grid.pattern == p)) {
         grid.pattern = p;
         grid.image_path.clear();
         edited = true;
@@ -88,7 +88,7 @@ void DrawGridInput(AppState& state) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     const uint64_t one = 1;
-    edited |= ImGui::InputScalar("noise seed", ImGuiDataType_U64, &grid.seed, &one, &one, "%llu");
+    edited |= ImGui::InputScalar((std::string(tr("noise seed")) + "###noise_seed").c_str(), ImGuiDataType_U64, &grid.seed, &one, &one, "%llu");
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   int rows = grid.rows, cols = grid.cols;
@@ -104,7 +104,7 @@ void DrawGridInput(AppState& state) {
   }
   if (state.input.image_path.empty()) state.input.image_path = grid.image_path;
   ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4, 60.0f));
-  const bool enter = ImGui::InputTextWithHint("##image", "or an image: PNG / JPEG path", &state.input.image_path,
+  const bool enter = ImGui::InputTextWithHint("##image", tr("or an image: PNG / JPEG path"), &state.input.image_path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button(tr("Load##image")) || enter) {
@@ -118,9 +118,9 @@ void DrawGridInput(AppState& state) {
 void DrawTokenList(AppState& state) {
   if (!state.analysis || !state.analysis->attention) return;
   const AttentionAnalysis& att = *state.analysis->attention;
-  ImGui::Text("%d tokens", int(att.labels.size()));
+  ImGui::TextUnformatted(trf("%d tokens", int(att.labels.size())).c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("click one to select it as the query");
+  ImGui::TextDisabled("%s", tr("click one to select it as the query"));
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -153,10 +153,10 @@ void DrawInputWindow(AppState& state) {
   }
   InputSettings& in = state.scene.input;
   const std::pair<InputSource, const char*> sources[] = {
-      {InputSource::text, "sentence"}, {InputSource::tensor, "tensor X.npy"}, {InputSource::grid, "2D grid"}};
+      {InputSource::text, TrKey("sentence")}, {InputSource::tensor, TrKey("tensor X.npy")}, {InputSource::grid, TrKey("2D grid")}};
   for (const auto& [source, name] : sources) {
     if (source != InputSource::text) ImGui::SameLine();
-    if (ImGui::RadioButton(name, in.source == source) && in.source != source) {
+    if (ImGui::RadioButton(tr(name), in.source == source) && in.source != source) {
       in.source = source;
       SelectQuery(state, -1);
       NoteEdit(state, Panel::input);

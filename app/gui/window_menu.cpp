@@ -17,11 +17,11 @@ struct ViewEntry {
   const char* title;
 };
 constexpr ViewEntry views[] = {
-    {"heads", "Heads"},
-    {"shapes", "Shapes"},
-    {"relpos1d", "Rel. position 1D"},
-    {"relpos2d", "Rel. position 2D"},
-    {"conv", "Convolution"},
+    {"heads", TrKey("Heads")},
+    {"shapes", TrKey("Shapes")},
+    {"relpos1d", TrKey("Rel. position 1D")},
+    {"relpos2d", TrKey("Rel. position 2D")},
+    {"conv", TrKey("Convolution")},
 };
 
 }  // namespace
@@ -93,7 +93,7 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::SliderFloat("##scale", &percent, 50.0f, 300.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp) &&
         std::isfinite(percent))
       state.ui_scale = std::clamp(std::round(percent / 5.0f) * 5.0f, 50.0f, 300.0f) / 100.0f;
-    ImGui::TextDisabled("Ctrl + / Ctrl − / Ctrl 0");
+    ImGui::TextDisabled("%s", tr("Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted"));
     ImGui::Separator();
     if (ImGui::MenuItem(tr("Light theme (projectors)"), nullptr, state.light_theme)) state.light_theme = true;
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;

@@ -38,7 +38,7 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
   // A value from a scene file or the command line that is not allowed shows as itself, flagged.
-  const std::string shown = allowed ? std::to_string(options[size_t(index)]) + note : std::to_string(*value) + " (not allowed)";
+  const std::string shown = allowed ? std::to_string(options[size_t(index)]) + note : std::to_string(*value) + tr(" (not allowed)");
   if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
     return false;
   index = std::clamp(index, 0, int(options.size()) - 1);
@@ -89,7 +89,7 @@ bool DrawDesignedPatterns(ModelSettings& m) {
           m.designed[size_t(h)] = to_string(p);
           edited = true;
         }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", designed_pattern_description(p).en.c_str());
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", designed_pattern_description(p).text(UiLanguage()).c_str());
       }
       ImGui::EndCombo();
     }
@@ -110,8 +110,8 @@ void DrawModelWindow(AppState& state) {
   ModelSettings& m = state.scene.model;
   bool edited = false;
   if (state.scene.input.source == InputSource::grid)
-    NoticeText("These settings shape attention over a sentence (Heads, Shapes); the grid views use the relative-"
-               "position heads.");
+    NoticeText(tr("These settings shape attention over a sentence (Heads, Shapes); the grid views use the relative-"
+                  "position heads."));
   const bool tensor_input = state.scene.input.source == InputSource::tensor;
   // With a tensor input, C is the width of X.npy (known once the engine has read it).
   const int c = tensor_input && state.analysis && state.analysis->attention ? state.analysis->attention->shape.d_model
@@ -119,13 +119,13 @@ void DrawModelWindow(AppState& state) {
 
   // Kind.
   ImGui::TextUnformatted(tr("Attention"));
-  HelpMarker("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
-             "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H).");
+  HelpMarker(tr("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
+                "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H)."));
   const std::pair<AttentionKind, const char*> kinds[] = {
-      {AttentionKind::single, "single"}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
+      {AttentionKind::single, TrKey("single")}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
   for (const auto& [kind, name] : kinds) {
     if (kind != AttentionKind::single) ImGui::SameLine();
-    const bool clicked = ImGui::RadioButton(name, m.kind == kind);
+    const bool clicked = ImGui::RadioButton(tr(name), m.kind == kind);
     RecordLastItem(state, std::string("model.kind.") + to_string(kind));
     if (clicked && m.kind != kind) {
       const AttentionKind before = m.kind;
@@ -149,10 +149,10 @@ void DrawModelWindow(AppState& state) {
   }
   const bool designed = m.weights == WeightSource::designed;
   if (designed) {
-    ImGui::Text("d_model C = 64·H = %d", designed_d_model(effective_heads(m)));
+    ImGui::TextUnformatted(trf("d_model C = 64·H = %d", designed_d_model(effective_heads(m))).c_str());
     HelpMarker(tr("Designed heads have d_k = 64 each: they read positions and token features from a designed embedding."));
   } else if (tensor_input) {
-    ImGui::Text("d_model C = %d (the width of X.npy)", c);
+    ImGui::TextUnformatted(trf("d_model C = %d (the width of X.npy)", c).c_str());
   } else if (SliderChoice(tr("d_model C"), &m.d_model, widths)) {
     edited = true;
   }
@@ -182,7 +182,7 @@ void DrawModelWindow(AppState& state) {
   const char* note = m.kind == AttentionKind::mha   ? "  (MHA: G = H)"
                      : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
                      : m.kind == AttentionKind::gqa ? ""
-                                                    : "  (single head)";
+                                                    : tr("  (single head)");
   if (SliderChoice(tr("groups G"), &shown_groups, divisors(heads, heads), note) && groups_free) {
     m.groups = shown_groups;
     edited = true;
@@ -193,25 +193,27 @@ void DrawModelWindow(AppState& state) {
 
   const int groups = effective_groups(m);
   if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
-    ImGui::Text("d_k = C/H = %d · %d head%s per K/V group", c / heads, heads / groups, heads / groups == 1 ? "" : "s");
+    ImGui::TextUnformatted((heads / groups == 1 ? trf("d_k = C/H = %d · 1 head per K/V group", c / heads)
+                                               : trf("d_k = C/H = %d · %d heads per K/V group", c / heads, heads / groups))
+                               .c_str());
     const int64_t kv = kv_cache_bytes_per_token(groups, c / heads, 4);
     const int64_t kv_mha = kv_cache_bytes_per_token(heads, c / heads, 4);
     if (groups != heads)
-      ImGui::Text("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(kv), static_cast<long long>(kv_mha));
+      ImGui::TextUnformatted(trf("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(kv), static_cast<long long>(kv_mha)).c_str());
     else
-      ImGui::Text("KV cache %lld B/token (fp32)", static_cast<long long>(kv));
+      ImGui::TextUnformatted(trf("KV cache %lld B/token (fp32)", static_cast<long long>(kv)).c_str());
   }
 
   ImGui::Separator();
   edited |= ImGui::Checkbox(tr("causal mask"), &m.causal);
-  HelpMarker("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
-             "so its probability is exactly 0.");
+  HelpMarker(tr("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
+                "so its probability is exactly 0."));
   edited |= ImGui::Checkbox(tr("divide scores by √d_k"), &m.scale_scores);
   HelpMarker(tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   const uint64_t one = 1;
-  if (ImGui::InputScalar("seed", ImGuiDataType_U64, &m.seed, &one, &one, "%llu")) edited = true;
+  if (ImGui::InputScalar((std::string(tr("seed")) + "###seed").c_str(), ImGuiDataType_U64, &m.seed, &one, &one, "%llu")) edited = true;
   ImGui::SameLine();
   if (ImGui::Button(tr("new seed"))) {
     m.seed = std::random_device{}() % 100000;
@@ -219,22 +221,23 @@ void DrawModelWindow(AppState& state) {
   }
 
   ImGui::TextUnformatted(tr("K/V weights"));
-  HelpMarker("converted: one MHA weight set per seed, with the K and V heads of each group mean-pooled "
-             "(Ainslie et al. 2023) — so MHA, GQA and MQA differ only in the sharing.\n"
-             "independent: random weights drawn at the grouped shape.\n"
-             "loaded: wq.npy wk.npy wv.npy wo.npy from a folder (PyTorch nn.Linear layout).");
-  const std::pair<WeightSource, const char*> sources[] = {{WeightSource::converted, "converted (MHA base)"},
-                                                          {WeightSource::independent, "independent"},
-                                                          {WeightSource::loaded, "loaded (folder)"},
-                                                          {WeightSource::designed, "designed patterns"}};
+  HelpMarker(tr("converted: one MHA weight set per seed, with the K and V heads of each group mean-pooled "
+                "(Ainslie et al. 2023) — so MHA, GQA and MQA differ only in the sharing.\n"
+                "independent: random weights drawn at the grouped shape.\n"
+                "loaded: wq.npy wk.npy wv.npy wo.npy from a folder (PyTorch nn.Linear layout).\n"
+                "designed: one textbook pattern per head, built from the sample embeddings."));
+  const std::pair<WeightSource, const char*> sources[] = {{WeightSource::converted, TrKey("converted (MHA base)")},
+                                                          {WeightSource::independent, TrKey("independent")},
+                                                          {WeightSource::loaded, TrKey("loaded (folder)")},
+                                                          {WeightSource::designed, TrKey("designed patterns")}};
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1.0f);
   const char* current = "";
   for (const auto& [source, name] : sources)
-    if (m.weights == source) current = name;
+    if (m.weights == source) current = tr(name);
   if (ImGui::BeginCombo("##kv_source", current)) {
     for (const auto& [source, name] : sources)
-      if (ImGui::Selectable(name, m.weights == source) && m.weights != source) {
+      if (ImGui::Selectable(tr(name), m.weights == source) && m.weights != source) {
         if (source == WeightSource::loaded) {
           if (state.model.weights_dir.empty()) state.model.weights_dir = m.weights_dir;
           m.weights_dir = state.model.weights_dir;

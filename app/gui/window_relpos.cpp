@@ -60,7 +60,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   RelposSettings& s = state.scene.relpos;
   RelposWindowState& w = state.relpos;
   bool edited = false;
-  ImGui::PushItemWidth(-ImGui::CalcTextSize("Δ preset (?)").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
 
   int heads = s.heads;
   if (ImGui::SliderInt(tr("heads H"), &heads, 1, 25, "%d", ImGuiSliderFlags_AlwaysClamp) && heads != s.heads) {
@@ -72,7 +72,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
       s.delta_preset = "line";
     edited = true;
   }
-  const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : "(per head)";
+  const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : tr("(per head)");
   if (ImGui::BeginCombo(tr("Δ preset"), preset_shown)) {
     for (const std::string& name : delta_preset_names()) {
       const bool two_d = name == "conv3x3" || name == "conv5x5";
@@ -90,7 +90,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   }
   if (s.delta_preset == "random" && s.deltas.empty()) {
     const uint64_t one = 1;
-    edited |= ImGui::InputScalar("Δ seed", ImGuiDataType_U64, &s.delta_seed, &one, &one, "%llu");
+    edited |= ImGui::InputScalar((std::string(tr("Δ seed")) + "###delta_seed").c_str(), ImGuiDataType_U64, &s.delta_seed, &one, &one, "%llu");
   }
 
   double alpha = s.alpha;
@@ -99,12 +99,12 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
     s.alphas.clear();  // the global α sets every head
     edited = true;
   }
-  HelpMarker("α is each head's sharpness: 0 spreads attention evenly, large α puts it all on the one key at "
-             "query + Δ. The global α sets every head; the α below sets one head.");
+  HelpMarker(tr("α is each head's sharpness: 0 spreads attention evenly, large α puts it all on the one key at "
+                "query + Δ. The global α sets every head; the α below sets one head."));
 
   ImGui::PopItemWidth();
   SectionHeader(tr("One head"));
-  ImGui::PushItemWidth(-ImGui::CalcTextSize("Δ preset (?)").x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
   if (s.heads > 1) ImGui::SliderInt(tr("head"), &w.edit_head, 0, s.heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
@@ -121,7 +121,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   const double range = double(std::max(extent, 4));
   bool delta_edited = false;
   if (dims == 2) delta_edited |= SliderDoubleFinite(tr("Δ row"), &delta[0], -range, range, "%.2f", w.input_error);
-  delta_edited |= SliderDoubleFinite(dims == 2 ? "Δ col" : "Δ", &delta[1], -range, range, "%.2f", w.input_error);
+  delta_edited |= SliderDoubleFinite(dims == 2 ? tr("Δ col") : "Δ", &delta[1], -range, range, "%.2f", w.input_error);
   if (delta_edited) {
     MakePerHeadExplicit(s, shown, dims);
     s.deltas[size_t(h)] = delta;
@@ -130,8 +130,8 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   ImGui::PopItemWidth();
 
   edited |= ImGui::Checkbox(tr("padding keys"), &s.pad_keys);
-  HelpMarker("Adds zero-valued cells beyond the edges as keys, so a head whose window falls off the input puts "
-             "its mass there (like a zero-padded convolution) instead of on the nearest real keys.");
+  HelpMarker(tr("Adds zero-valued cells beyond the edges as keys, so a head whose window falls off the input puts "
+                "its mass there (like a zero-padded convolution) instead of on the nearest real keys."));
   ErrorText(w.input_error);
   return edited;
 }
@@ -152,24 +152,26 @@ void DrawExpansion(const RelposAnalysis& r, int head, int query, int key) {
   };
   const float p = r.probs.empty() ? (query == r.query ? r.probs_query(head, key) : NAN) : r.probs[size_t(head)](query, key);
   if (r.dims == 2) {
-    ImGui::Text("head %d: α = %s, Δ = (%s, %s)", head, Num(hd.alpha).c_str(), Num(hd.delta[0]).c_str(),
-                Num(hd.delta[1]).c_str());
-    ImGui::Text("query (%d, %d) → key (%d, %d)", query / r.cols, query % r.cols, key / r.cols, key % r.cols);
+    ImGui::TextUnformatted(trf("head %d: α = %s, Δ = (%s, %s)", head, Num(hd.alpha).c_str(), Num(hd.delta[0]).c_str(),
+                               Num(hd.delta[1]).c_str()).c_str());
+    ImGui::TextUnformatted(
+        trf("query (%d, %d) → key (%d, %d)", query / r.cols, query % r.cols, key / r.cols, key % r.cols).c_str());
     ImGui::Text("δ = p_k − p_q = (%s, %s)", Num(t.delta[0]).c_str(), Num(t.delta[1]).c_str());
     ImGui::Text("r_δ = (‖δ‖², δ_row, δ_col) = %s", vec(t.r).c_str());
     ImGui::Text("v_h = −α(1, −2Δ_row, −2Δ_col) = %s", vec(t.v).c_str());
   } else {
-    ImGui::Text("head %d: α = %s, Δ = %s", head, Num(hd.alpha).c_str(), Num(hd.delta[1]).c_str());
+    ImGui::TextUnformatted(trf("head %d: α = %s, Δ = %s", head, Num(hd.alpha).c_str(), Num(hd.delta[1]).c_str()).c_str());
     if (!r.labels.empty())
-      ImGui::Text("query %d %s → key %d %s", query, r.labels[size_t(query)].c_str(), key, r.labels[size_t(key)].c_str());
+      ImGui::TextUnformatted(
+          trf("query %d %s → key %d %s", query, r.labels[size_t(query)].c_str(), key, r.labels[size_t(key)].c_str()).c_str());
     ImGui::Text("δ = k − q = %s", Num(t.delta[1]).c_str());
     ImGui::Text("r_δ = (δ², δ) = %s", vec(t.r).c_str());
     ImGui::Text("v_h = −α(1, −2Δ) = %s", vec(t.v).c_str());
   }
-  ImGui::Text("score = v_h·r_δ = %s", Num(t.score).c_str());
+  ImGui::TextUnformatted(trf("score = v_h·r_δ = %s", Num(t.score).c_str()).c_str());
   ImGui::Text("      = −α‖δ − Δ‖² + α‖Δ‖² = %s + %s", Num(t.distance_term).c_str(), Num(t.constant_term).c_str());
-  if (r.mixed) ImGui::TextDisabled("(mixed mode adds the content score; λ = %s)", Num(r.lambda).c_str());
-  if (std::isfinite(p)) ImGui::Text("probability = %s", FormatValue(p).c_str());
+  if (r.mixed) ImGui::TextDisabled("%s", trf("(mixed mode adds the content score; λ = %s)", Num(r.lambda).c_str()).c_str());
+  if (std::isfinite(p)) ImGui::TextUnformatted(trf("probability = %s", FormatValue(p).c_str()).c_str());
 }
 
 // The key the edited head looks at most from the query: q + Δ rounded into the input.
@@ -210,8 +212,8 @@ bool DeltaPad(AppState& state, const RelposAnalysis* shown, float size) {
   if (shown)
     for (const RelposHead& hd : shown->heads) draw->AddCircleFilled(to_screen(hd.delta[0], hd.delta[1]), size * 0.018f + 2, other_head_color);
   draw->AddCircleFilled(to_screen(delta[0], delta[1]), size * 0.03f + 3, edited_head_color);
-  draw->AddText(ImVec2(min.x + 4, min.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), "Δ col →");
-  AddTextRotated(draw, ImVec2(min.x + 2, max.y - 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "← Δ row");
+  draw->AddText(ImVec2(min.x + 4, min.y + 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("Δ col →"));
+  AddTextRotated(draw, ImVec2(min.x + 2, max.y - 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("← Δ row"));
   bool edited = false;
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     const ImVec2 m = ImGui::GetIO().MousePos;
@@ -224,7 +226,7 @@ bool DeltaPad(AppState& state, const RelposAnalysis* shown, float size) {
       edited = true;
     }
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("drag: Δ of head %d (row down, column right)", h);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trf("drag: Δ of head %d (row down, column right)", h).c_str());
   return edited;
 }
 
@@ -241,16 +243,16 @@ bool BeginRelposWindow(AppState& state, const char* title, const char* layout_vi
 
 std::string HeadCaption(const RelposAnalysis& r, int h, float width) {
   const RelposHead& hd = r.heads[size_t(h)];
-  char full[96], brief[48];
+  char brief[48];
+  std::string full;
   if (r.dims == 2) {
-    std::snprintf(full, sizeof full, "head %d · Δ (%s, %s) · α %s", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str(),
-                  Num(hd.alpha).c_str());
+    full = trf("head %d · Δ (%s, %s) · α %s", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
     std::snprintf(brief, sizeof brief, "%d: (%s, %s)", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str());
   } else {
-    std::snprintf(full, sizeof full, "head %d · Δ %s · α %s", h, Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
+    full = trf("head %d · Δ %s · α %s", h, Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
     std::snprintf(brief, sizeof brief, "%d: Δ %s", h, Num(hd.delta[1]).c_str());
   }
-  if (ImGui::CalcTextSize(full).x <= width) return full;
+  if (ImGui::CalcTextSize(full.c_str()).x <= width) return full;
   if (ImGui::CalcTextSize(brief).x <= width) return brief;
   return std::to_string(h);
 }
@@ -258,11 +260,12 @@ std::string HeadCaption(const RelposAnalysis& r, int h, float width) {
 // The state banner shared by both windows: refused settings, nothing yet.
 bool HaveRelpos(const AppState& state, int dims) {
   if (!state.error.empty())
-    ErrorText((state.analysis && state.analysis->relpos ? "Showing the last valid settings: " : "Nothing to show: ") +
+    ErrorText(std::string(state.analysis && state.analysis->relpos ? tr("Showing the last valid settings: ")
+                                                                  : tr("Nothing to show: ")) +
               state.error);
   const RelposAnalysis* r = state.analysis ? state.analysis->relpos.get() : nullptr;
   if (!r || r->dims != dims || !state.pictures || state.pictures->relpos_heads.size() != r->heads.size()) {
-    if (state.error.empty()) ImGui::TextDisabled("computing…");
+    if (state.error.empty()) ImGui::TextDisabled("%s", tr("computing…"));
     return false;
   }
   return true;
@@ -273,7 +276,7 @@ bool HaveRelpos(const AppState& state, int dims) {
 // ---- 1D window ---------------------------------------------------------------------------------------
 
 void DrawRelpos1dWindow(AppState& state) {
-  if (!BeginRelposWindow(state, "Relative position 1D · sentence###relpos1d", "relpos1d")) return;
+  if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), "relpos1d")) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source == InputSource::grid) {
     ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
@@ -295,8 +298,8 @@ void DrawRelpos1dWindow(AppState& state) {
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
-  HelpMarker("Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times "
-             "the positional scores, so H here follows the Model window's heads.");
+  HelpMarker(tr("Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times "
+                "the positional scores, so H here follows the Model window's heads."));
   if (s.mixed) {
     const int model_heads = effective_heads(state.scene.model);
     if (s.heads != model_heads) {
@@ -330,7 +333,7 @@ void DrawRelpos1dWindow(AppState& state) {
     const LabelCache& labels = CachedLabels(state, state.relpos.labels, r.labels);
     const bool full = !r.probs.empty();
     if (!full) NoticeText(tr("More than 1024 tokens: only the query's row is kept; each head shows one row."));
-    ImGui::TextDisabled("rows: queries · columns: keys · click a row to make it the query");
+    ImGui::TextDisabled("%s", tr("rows: queries · columns: keys · click a row to make it the query"));
     HeatmapGridSpec spec;
     spec.count = int(r.heads.size());
     spec.rows = full ? r.cols : 1;
@@ -376,7 +379,7 @@ void DrawRelpos1dWindow(AppState& state) {
 // ---- 2D window ---------------------------------------------------------------------------------------
 
 void DrawRelpos2dWindow(AppState& state) {
-  if (!BeginRelposWindow(state, "Relative position 2D · grid###relpos2d", "relpos2d")) return;
+  if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), "relpos2d")) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
     ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));
@@ -413,7 +416,7 @@ void DrawRelpos2dWindow(AppState& state) {
     const RelposAnalysis& r = *shown;
     const Pictures& pictures = *state.pictures;
     Textures& tex = state.textures;
-    ImGui::TextWrapped("%s · query (%d, %d): click the grid to move it", r.input_note.c_str(), r.query_row, r.query_col);
+    ImGui::TextWrapped("%s", trf("%s · query (%d, %d): click the grid to move it", GridNote(state, r.input_note).c_str(), r.query_row, r.query_col).c_str());
 
     // Top: the grid and all heads combined, side by side.
     HeatmapGridSpec top;
@@ -422,12 +425,12 @@ void DrawRelpos2dWindow(AppState& state) {
     top.cols = r.cols;
     top.texture = [&tex](int i) { return i == 0 ? tex.grid.id() : tex.relpos_combined.id(); };
     top.background = [&tex](int i) { return i == 0 ? ImTextureID{} : tex.grid.id(); };
-    top.caption = [](int i, float) { return std::string(i == 0 ? "the grid" : "all heads (mean)"); };
+    top.caption = [](int i, float) { return std::string(i == 0 ? tr("the grid") : tr("all heads (mean)")); };
     top.frame_color = [](int) { return other_head_color; };
     top.shared_scale = true;
     top.shared_range = pictures.relpos_combined.range;
     top.colormap = pictures.colormap;
-    top.value_name = "mean probability";
+    top.value_name = tr("mean probability");
     top.marked_cell = r.query;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,
@@ -435,8 +438,7 @@ void DrawRelpos2dWindow(AppState& state) {
     const HeatmapGridResult top_grid = DrawHeatmapGrid(top, state.relpos.bar, state.ui_scale, nullptr);
     ImGui::EndChild();
     if (top_grid.hovered >= 0) {
-      ImGui::SetTooltip("cell (%d, %d)%s — click: make it the query", top_grid.row, top_grid.col,
-                        top_grid.hovered == 1 ? "" : "");
+      ImGui::SetTooltip("%s", trf("cell (%d, %d) — click: make it the query", top_grid.row, top_grid.col).c_str());
       if (top_grid.clicked) {
         state.scene.relpos.query_row = top_grid.row;
         state.scene.relpos.query_col = top_grid.col;
@@ -467,7 +469,7 @@ void DrawRelpos2dWindow(AppState& state) {
       state.relpos.expansion_key = key;
       ImGui::BeginTooltip();
       DrawExpansion(r, grid.hovered, r.query, key);
-      ImGui::TextDisabled("click: edit this head");
+      ImGui::TextDisabled("%s", tr("click: edit this head"));
       ImGui::EndTooltip();
       if (grid.clicked) state.relpos.edit_head = grid.hovered;
     } else {

@@ -45,34 +45,35 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
   if (!before || !before->attention || !after.attention) return;  // keep the last comparison
   std::vector<std::string> settings, changed_shapes;
   const ModelSettings &a = before->scene.model, &b = after.scene.model;
-  AddSettingChange(settings, "kind", to_string(a.kind), to_string(b.kind));
-  AddSettingChange(settings, "d_model C", std::to_string(before->attention->shape.d_model),
+  AddSettingChange(settings, tr("kind"), to_string(a.kind), to_string(b.kind));
+  AddSettingChange(settings, tr("d_model C"), std::to_string(before->attention->shape.d_model),
                    std::to_string(after.attention->shape.d_model));
-  AddSettingChange(settings, "heads H", std::to_string(a.heads), std::to_string(b.heads));
-  AddSettingChange(settings, "groups G", std::to_string(a.groups), std::to_string(b.groups));
-  AddSettingChange(settings, "tokens T", std::to_string(before->attention->x.rows()),
+  AddSettingChange(settings, tr("heads H"), std::to_string(a.heads), std::to_string(b.heads));
+  AddSettingChange(settings, tr("groups G"), std::to_string(a.groups), std::to_string(b.groups));
+  AddSettingChange(settings, tr("tokens T"), std::to_string(before->attention->x.rows()),
                    std::to_string(after.attention->x.rows()));
-  AddSettingChange(settings, "causal", a.causal ? "on" : "off", b.causal ? "on" : "off");
-  AddSettingChange(settings, "seed", std::to_string(a.seed), std::to_string(b.seed));
-  AddSettingChange(settings, "K/V weights", to_string(a.weights), to_string(b.weights));
+  AddSettingChange(settings, tr("causal"), a.causal ? tr("on") : tr("off"), b.causal ? tr("on") : tr("off"));
+  AddSettingChange(settings, tr("seed"), std::to_string(a.seed), std::to_string(b.seed));
+  AddSettingChange(settings, tr("K/V weights"), to_string(a.weights), to_string(b.weights));
 
   const Trace &ta = before->attention->trace, &tb = after.attention->trace;
   for (const TraceStep& sb : tb.steps) {
     const TraceStep* sa = nullptr;
     for (const TraceStep& s : ta.steps)
       if (s.name == sb.name) sa = &s;
-    if (!sa) changed_shapes.push_back(sb.name + ": new step " + format_shape(sb.shape));
-    else if (sa->shape != sb.shape) changed_shapes.push_back(sb.name + ": " + format_shape(sa->shape) + " → " + format_shape(sb.shape));
+    if (!sa) changed_shapes.push_back(trf("%s: new step %s", tr(sb.name.c_str()), format_shape(sb.shape).c_str()));
+    else if (sa->shape != sb.shape)
+      changed_shapes.push_back(std::string(tr(sb.name.c_str())) + ": " + format_shape(sa->shape) + " → " + format_shape(sb.shape));
   }
   for (const TraceStep& sa : ta.steps) {
     bool still = false;
     for (const TraceStep& s : tb.steps) still = still || s.name == sa.name;
-    if (!still) changed_shapes.push_back(sa.name + ": step gone");
+    if (!still) changed_shapes.push_back(trf("%s: step gone", tr(sa.name.c_str())));
   }
   if (ta.params.total() != tb.params.total())
-    changed_shapes.push_back("parameters: " + WithThousands(ta.params.total()) + " → " + WithThousands(tb.params.total()));
+    changed_shapes.push_back(std::string(tr("parameters: ")) + WithThousands(ta.params.total()) + " → " + WithThousands(tb.params.total()));
   if (ta.kv_bytes_per_token_fp32 != tb.kv_bytes_per_token_fp32)
-    changed_shapes.push_back("KV cache per token (fp32): " + Bytes(ta.kv_bytes_per_token_fp32) + " → " +
+    changed_shapes.push_back(std::string(tr("KV cache per token (fp32): ")) + Bytes(ta.kv_bytes_per_token_fp32) + " → " +
                              Bytes(tb.kv_bytes_per_token_fp32));
   if (settings.empty() && changed_shapes.empty()) return;  // e.g. only the view changed
   shapes.setting_changes = std::move(settings);
@@ -87,7 +88,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
     PlaceNextWindow(state, Slot::main);
   }
   bool* open = floating ? &state.show_shapes_floating : nullptr;
-  if (!ImGui::Begin(floating ? "Shapes###shapes_floating" : "Shapes###shapes", open)) {
+  if (!ImGui::Begin(WindowTitle("Shapes", floating ? "shapes_floating" : "shapes").c_str(), open)) {
     ImGui::End();
     return;
   }
@@ -98,8 +99,9 @@ void DrawShapesWindow(AppState& state, bool floating) {
     ImGui::End();
     return;
   }
-  if (!state.error.empty()) ErrorText("The engine refused the newest settings (see the " +
-                                      std::string(panel_title(state.error_panel)) + " window): " + state.error);
+  if (!state.error.empty()) ErrorText(trf("The engine refused the newest settings (see the %s window): ",
+                                          tr(panel_title(state.error_panel))) +
+                                      state.error);
   if (!state.analysis || !state.analysis->attention) {
     ImGui::End();
     return;
@@ -107,8 +109,8 @@ void DrawShapesWindow(AppState& state, bool floating) {
   const AttentionAnalysis& att = *state.analysis->attention;
   const Trace& trace = att.trace;
   const AttentionShape& s = att.shape;
-  ImGui::Text("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(att.x.rows()), s.d_model, s.heads, s.groups,
-              s.head_dim());
+  ImGui::TextUnformatted(trf("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(att.x.rows()), s.d_model, s.heads,
+                             s.groups, s.head_dim()).c_str());
 
   // What changed since the previous setting, first: it is what the lesson is about.
   if (!state.shapes.setting_changes.empty() || !state.shapes.shape_changes.empty()) {
@@ -122,17 +124,17 @@ void DrawShapesWindow(AppState& state, bool floating) {
   SectionHeader(tr("Shape trace"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("trace", 4, flags)) {
-    ImGui::TableSetupColumn("step", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("formula", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-    ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("numbers", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableHeadersRow();
     for (const TraceStep& step : trace.steps) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(step.name.c_str());
+      ImGui::TextUnformatted(tr(step.name.c_str()));  // the engine's step names are in the table
       ImGui::TableNextColumn();
-      ImGui::TextWrapped("%s", step.formula.c_str());
+      ImGui::TextWrapped("%s", tr(step.formula.c_str()));  // formulas with words are in the table
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(Symbolic(step).c_str());
       ImGui::TableNextColumn();
@@ -143,9 +145,9 @@ void DrawShapesWindow(AppState& state, bool floating) {
 
   SectionHeader(tr("Parameters"));
   if (ImGui::BeginTable("params", 3, flags)) {
-    ImGui::TableSetupColumn("weight");
-    ImGui::TableSetupColumn("count");
-    ImGui::TableSetupColumn("formula");
+    ImGui::TableSetupColumn(tr("weight"));
+    ImGui::TableSetupColumn(tr("count"));
+    ImGui::TableSetupColumn(tr("formula"));
     ImGui::TableHeadersRow();
     const int64_t dk = s.head_dim();
     auto row = [](const char* name, int64_t count, const std::string& formula) {
@@ -163,22 +165,22 @@ void DrawShapesWindow(AppState& state, bool floating) {
     row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
     row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
     row("W_O", trace.params.wo, "C·H·d_k = " + c + "·" + h + "·" + d);
-    if (trace.params.biases > 0) row("biases", trace.params.biases, "H·d_k + 2·G·d_k + C");
-    row("total", trace.params.total(), "");
+    if (trace.params.biases > 0) row(tr("biases"), trace.params.biases, "H·d_k + 2·G·d_k + C");
+    row(tr("total"), trace.params.total(), "");
     ImGui::EndTable();
   }
 
   SectionHeader(tr("KV cache per token, per layer"));
-  ImGui::Text("2·G·d_k = 2·%d·%d = %lld numbers", s.groups, s.head_dim(),
-              static_cast<long long>(2ll * s.groups * s.head_dim()));
+  ImGui::TextUnformatted(trf("2·G·d_k = 2·%d·%d = %lld numbers", s.groups, s.head_dim(),
+                             static_cast<long long>(2ll * s.groups * s.head_dim())).c_str());
   ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(),
               Bytes(trace.kv_bytes_per_token_fp16).c_str());
   if (s.groups != s.heads) {
     const int64_t mha = kv_cache_bytes_per_token(s.heads, s.head_dim(), 4);
-    ImGui::Text("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), s.groups, s.heads);
+    ImGui::TextUnformatted(trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), s.groups, s.heads).c_str());
   }
-  ImGui::Text("For these %d tokens: %s (fp32)", int(att.x.rows()),
-              Bytes(trace.kv_bytes_per_token_fp32 * att.x.rows()).c_str());
+  ImGui::TextUnformatted(trf("For these %d tokens: %s (fp32)", int(att.x.rows()),
+                             Bytes(trace.kv_bytes_per_token_fp32 * att.x.rows()).c_str()).c_str());
   ImGui::End();
 }
 
