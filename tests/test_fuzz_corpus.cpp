@@ -40,3 +40,11 @@ TEST_CASE("fuzz corpus: every committed input runs cleanly through its target") 
   CHECK(replay("image", f::image) >= 2);
   CHECK(replay("cli", f::cli) >= 3);
 }
+
+TEST_CASE("fuzz regressions: a PNG chunk claiming more bytes than the file holds is refused before decoding") {
+  // Found by fuzz_image: stb_image allocated the claimed 1.35 GB before noticing the file was short.
+  const std::string bytes = attnscope::read_file(
+      fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fuzz/regressions/image/oom-png-chunk-length.png", 1 << 20);
+  CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(bytes, "x.png", 64, 64, false),
+                       doctest::Contains("claims 1350960968 bytes but the file ends sooner"), attnscope::InputError);
+}

@@ -149,6 +149,26 @@ std::array<int, 2> fit_inside(int height, int width, int max_rows, int max_cols)
 
 namespace {
 
+// stb_image sizes its PNG buffers from the chunk lengths before it reads the chunks, so a few bytes
+// claiming a 2 GB chunk make it allocate 2 GB (found by fuzz_image). Walk the chunks first: every
+// declared length must fit in the bytes that follow.
+void check_png_chunks(std::string_view bytes, const std::string& name) {
+  static constexpr char signature[] = "\x89PNG\r\n\x1a\n";
+  if (bytes.size() < 8 || bytes.substr(0, 8) != std::string_view(signature, 8)) return;  // not a PNG
+  size_t at = 8;
+  while (at < bytes.size()) {
+    require(bytes.size() - at >= 12, "cannot read image '" + name + "': a PNG chunk is cut off at byte " +
+                                         std::to_string(at) + " (corrupt or truncated?)");
+    uint64_t length = 0;
+    for (int k = 0; k < 4; ++k) length = (length << 8) | static_cast<unsigned char>(bytes[at + size_t(k)]);
+    require(length <= bytes.size() - at - 12, "cannot read image '" + name + "': the PNG chunk at byte " +
+                                                  std::to_string(at) + " claims " + std::to_string(length) +
+                                                  " bytes but the file ends sooner (corrupt or truncated?)");
+    if (bytes.substr(at + 4, 4) == "IEND") return;
+    at += 12 + size_t(length);
+  }
+}
+
 // `name` appears in error messages, `display_name` in the description.
 Grid decode_image(std::string_view bytes, const std::string& name, const std::string& display_name, int max_rows,
                   int max_cols, bool keep_color) {
@@ -156,6 +176,7 @@ Grid decode_image(std::string_view bytes, const std::string& name, const std::st
   require(!bytes.empty(), "cannot read image '" + name + "': the file is empty");
   require(bytes.size() <= size_t(limits::max_image_bytes) && bytes.size() <= size_t(INT32_MAX),
           "cannot read image '" + name + "': larger than " + std::to_string(limits::max_image_bytes >> 20) + " MiB");
+  check_png_chunks(bytes, name);
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int len = int(bytes.size());
   int width = 0, height = 0, stored = 0;
