@@ -190,6 +190,8 @@ constexpr Entry table[] = {
     {"Relative position", "相对位置"},
     {"Error: ", "错误："},
     {"could not save the window layout: %s", "无法保存窗口布局：%s"},
+    {"last scene: %s", "上次的场景：%s"},
+    {"could not restore the last scene (starting afresh): %s", "无法恢复上次的场景（重新开始）：%s"},
     {": only finite numbers are allowed, the value was kept", "：只允许有限的数值，已保留原值"},
     {"computing… %.1f s", "计算中… %.1f 秒"},
     {"◀ %s", "◀ %s"},

@@ -35,10 +35,10 @@ std::optional<Scene> Persistence::load_scene(std::string& warning) const {
   try {
     std::vector<std::string> warnings;
     Scene scene = attnscope::load_scene(path, &warnings);
-    if (!warnings.empty()) warning = "last scene: " + warnings.front();
+    if (!warnings.empty()) warning = trf("last scene: %s", warnings.front().c_str());
     return scene;
   } catch (const InputError& e) {
-    warning = std::string("could not restore the last scene (starting afresh): ") + e.what();
+    warning = trf("could not restore the last scene (starting afresh): %s", e.what());
     return std::nullopt;
   }
 }

@@ -186,6 +186,11 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   }
   Persistence persistence(!scripted);
   const WindowPreferences preferences = persistence.load_preferences();
+  // The language first: the startup messages below (the last scene's warnings) are written in it.
+  const Language language = !options.language.empty() ? parse_language(options.language)
+                            : (!scripted && !preferences.language.empty()) ? parse_language(preferences.language)
+                                                                            : Language::en;
+  SetUiLanguage(language);
   // Size: the flag, else the last session's (so its saved layout fits), else a default.
   WindowSize size = scripted ? WindowSize{1280, 720} : WindowSize{1600, 900};
   if (!options.size.empty()) size = ParseSize(options.size);
@@ -256,10 +261,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     state.show_export = options.show_export;
     state.show_analysis = options.show_analysis;
     state.show_kv_cache = options.show_kv_cache;
-    state.language = !options.language.empty() ? parse_language(options.language)
-                     : (!scripted && !preferences.language.empty()) ? parse_language(preferences.language)
-                                                                     : Language::en;
-    SetUiLanguage(state.language);
+    state.language = language;
     RequestUiGlyphs(fonts);
     // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
     // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
