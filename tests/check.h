@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 
+#include "attnscope/error.h"
 #include "attnscope/types.h"
 
 namespace attnscope::test {
@@ -49,5 +51,17 @@ void check_close3(const T3& a, const T3& b, double tol, const std::string& what)
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) check_close(a[i], b[i], tol, what + "[" + std::to_string(i) + "]");
 }
+
+// The InputError message `f` raises, or "" when it raises none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace attnscope::test

@@ -24,16 +24,18 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs `attnscope <args>` (args already shell-quoted where needed).
-inline CliRun run_cli(const std::string& args) {
+// Runs `[cd cwd &&] [env ENV] attnscope <args>` through /bin/sh (args already shell-quoted where
+// needed; env: assignments such as "XDG_CONFIG_HOME=/x", or empty) and captures what it printed.
+inline CliRun run_cli(const std::string& args, const std::string& env = "", const std::string& cwd = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
   const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "cli_capture";
   fs::create_directories(dir);
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = shell_quote(ATTNSCOPE_BIN) + " " + args + " >" + shell_quote(out.string()) + " 2>" +
-                          shell_quote(err.string()) + " </dev/null";
+  const std::string cmd = (cwd.empty() ? std::string() : "cd " + shell_quote(cwd) + " && ") +
+                          (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
+                          " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -22,7 +22,6 @@ namespace {
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p, 1 << 24)); }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A w×h RGB PNG with a diagonal ramp, written to `path`.
 void write_png(const fs::path& path, int w, int h) {

@@ -18,16 +18,8 @@ using attnscope::test::check_close;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using attnscope::test::contains;
+using attnscope::test::error_of;
 
 MatD pattern_image(const std::string& name, int rows, int cols) {
   const Grid g = make_pattern(name, rows, cols, 9);

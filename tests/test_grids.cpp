@@ -21,16 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using attnscope::test::contains;
+using attnscope::test::error_of;
 
 // Encodes 8-bit pixels [h, w, comp] as a PNG in memory.
 std::string encode_png(const std::vector<unsigned char>& pixels, int width, int height, int comp) {

@@ -24,16 +24,8 @@ namespace {
 
 // ---- helpers ------------------------------------------------------------------------------------
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using attnscope::test::contains;
+using attnscope::test::error_of;
 
 Mat random_matrix(int rows, int cols, uint64_t seed) {
   Rng rng(seed);

@@ -45,30 +45,9 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
   return nlohmann::json::parse(f);
 }
 
-// Runs `env attnscope <args>` through the shell (env: assignments such as "XDG_CONFIG_HOME=/x", or
-// empty) and captures what it printed.
+// Runs `env attnscope <args>` (env: assignments such as "XDG_CONFIG_HOME=/x", or empty).
 inline CliRun run_app(const std::string& env, const std::string& args, const std::string& cwd = "") {
-  namespace fs = std::filesystem;
-  static int counter = 0;
-  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui_capture";
-  fs::create_directories(dir);
-  const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
-  const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
-  const std::string cmd = (cwd.empty() ? std::string() : "cd " + shell_quote(cwd) + " && ") +
-                          (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
-                          " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  auto slurp = [](const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return run_cli(args, env, cwd);
 }
 
 struct WindowRun {
