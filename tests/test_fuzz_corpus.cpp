@@ -48,3 +48,11 @@ TEST_CASE("fuzz regressions: a PNG chunk claiming more bytes than the file holds
   CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(bytes, "x.png", 64, 64, false),
                        doctest::Contains("claims 1350960968 bytes but the file ends sooner"), attnscope::InputError);
 }
+
+TEST_CASE("fuzz regressions: an image header claiming more than 2^24 pixels is refused before decoding") {
+  // Found by fuzz_image: 62 bytes of TGA claiming 8224×8224 pixels took seconds and gigabytes.
+  const std::string bytes = attnscope::read_file(
+      fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fuzz/regressions/image/timeout-huge-header.tga", 1 << 20);
+  CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(bytes, "x.tga", 64, 64, false),
+                       doctest::Contains("8224×8224 pixels is more than 16777216 pixels"), attnscope::InputError);
+}

@@ -19,9 +19,10 @@ namespace attnscope {
 // ---- helpers ------------------------------------------------------------------------------------
 namespace {
 
-// stb_image decodes into memory before we shrink it: refuse images whose pixels alone would take
-// more than 1 GiB (4 bytes each), which only a decompression bomb reaches within max_image_bytes.
-constexpr int64_t max_image_pixels = int64_t(1) << 28;
+// stb_image decodes the whole image before we shrink it to at most 64×64, and an uncompressed
+// format's header can claim any size in a few bytes (fuzz_image: a 62-byte TGA claiming 8224×8224
+// took seconds and gigabytes). 2^24 pixels (a 4096×4096 or 12-megapixel photo) is plenty.
+constexpr int64_t max_image_pixels = int64_t(1) << 24;
 
 std::string size_text(int a, int b) { return std::to_string(a) + "\u00d7" + std::to_string(b); }
 
