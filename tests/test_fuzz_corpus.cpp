@@ -54,5 +54,25 @@ TEST_CASE("fuzz regressions: an image header claiming more than 2^24 pixels is r
   const std::string bytes = attnscope::read_file(
       fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fuzz/regressions/image/timeout-huge-header.tga", 1 << 20);
   CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(bytes, "x.tga", 64, 64, false),
-                       doctest::Contains("8224×8224 pixels is more than 16777216 pixels"), attnscope::InputError);
+                       doctest::Contains("claims 8224×8224 pixels but the file holds 62 bytes"), attnscope::InputError);
+  // A file large enough to be honest about 5000×5000 still exceeds the 2^24-pixel decode limit.
+  auto be32 = [](uint32_t v) {
+    return std::string{char(v >> 24), char((v >> 16) & 0xFF), char((v >> 8) & 0xFF), char(v & 0xFF)};
+  };
+  auto chunk = [&](const std::string& type, const std::string& data) {
+    return be32(uint32_t(data.size())) + type + data + be32(0);  // stb_image does not check CRCs
+  };
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) +
+                          chunk("IHDR", be32(5000) + be32(5000) + std::string("\x08\x00\x00\x00\x00", 5)) +
+                          chunk("tEXt", std::string(8000, 'a')) + chunk("IEND", "");
+  CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(png, "big.png", 64, 64, false),
+                       doctest::Contains("5000×5000 pixels is more than 16777216 pixels"), attnscope::InputError);
+}
+
+TEST_CASE("fuzz regressions: a tiny file whose header claims millions of pixels is refused before decoding") {
+  // Found by fuzz_image: 21 bytes of TGA claiming 160×32800 pixels, decoded in full before the shrink.
+  const std::string bytes = attnscope::read_file(
+      fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fuzz/regressions/image/timeout-tiny-file-huge-claim.tga", 1 << 20);
+  CHECK_THROWS_WITH_AS(attnscope::decode_image_grid(bytes, "x.tga", 64, 64, false),
+                       doctest::Contains("claims 160×32800 pixels but the file holds 21 bytes"), attnscope::InputError);
 }

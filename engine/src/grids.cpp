@@ -185,6 +185,12 @@ Grid decode_image(std::string_view bytes, const std::string& name, const std::st
     throw InputError("cannot read image '" + name + "': " + stbi_failure_reason() +
                      " (expected a PNG, JPEG, BMP, GIF, TGA, PSD, HDR or PNM file)");
   require(width >= 1 && height >= 1, "cannot read image '" + name + "': it has no pixels");
+  // No real image format packs more than a few thousand pixels into one byte (deflate's limit is
+  // 1032:1), so a header claiming more is lying about a truncated or corrupt file (fuzz_image: 21
+  // bytes of TGA claiming 160×32800 pixels).
+  require(int64_t(width) * height <= int64_t(bytes.size()) * 4096 + 65536,
+          "cannot read image '" + name + "': its header claims " + size_text(width, height) + " pixels but the file holds " +
+              std::to_string(bytes.size()) + " bytes (corrupt or truncated?)");
   require(int64_t(width) * height <= max_image_pixels,
           "cannot read image '" + name + "': " + size_text(width, height) + " pixels is more than " +
               std::to_string(max_image_pixels) + " pixels");
