@@ -12,10 +12,6 @@
 namespace attnscope {
 namespace {
 
-void check_cancel(const std::atomic<bool>* cancel) {
-  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
-}
-
 // −1 → the centre; anything else must lie in 0 … size − 1.
 // what = "row" or "column"; grid = "16x16".
 int resolve_coordinate(int value, int size, const std::string& what, const std::string& grid) {

@@ -7,22 +7,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attnscope/analysis.h"  // Cancelled
 #include "attnscope/error.h"
+#include "format.h"
 #include "relpos_separable.h"
 
 namespace attnscope {
 namespace {
-
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-void check_cancel(const std::atomic<bool>* cancel) {
-  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
-}
 
 Kernel make_kernel(const std::string& name, int k, std::initializer_list<double> values, double scale = 1.0) {
   Kernel kernel{name, k, MatD(k, k)};
@@ -63,7 +53,7 @@ Kernel custom_kernel(const std::vector<double>& values) {
   Kernel kernel{"custom", k, MatD(k, k)};
   for (int i = 0; i < k * k; ++i) {
     require(std::isfinite(values[i]),
-            "custom kernel value " + std::to_string(i + 1) + " is " + num(values[i]) + ": kernel values must be finite");
+            "custom kernel value " + std::to_string(i + 1) + " is " + detail::format_g(values[i]) + ": kernel values must be finite");
     kernel.weights(i / k, i % k) = values[i];
   }
   return kernel;
@@ -168,8 +158,8 @@ ConvErrors conv_errors(const MatD& mhsa, const MatD& conv, int kernel_size) {
 
 std::vector<double> log_spaced(double lo, double hi, int count) {
   require(count >= 2 && lo > 0 && hi > lo && std::isfinite(hi),
-          "log_spaced needs count >= 2 and 0 < lo < hi, got " + std::to_string(count) + " points from " + num(lo) +
-              " to " + num(hi));
+          "log_spaced needs count >= 2 and 0 < lo < hi, got " + std::to_string(count) + " points from " + detail::format_g(lo) +
+              " to " + detail::format_g(hi));
   std::vector<double> values(count);
   const double a = std::log10(lo), b = std::log10(hi);
   for (int i = 0; i < count; ++i) values[i] = std::pow(10.0, a + (b - a) * i / (count - 1));

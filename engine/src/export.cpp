@@ -14,6 +14,7 @@
 #include "attnscope/npy.h"
 #include "attnscope/render_png.h"
 #include "attnscope/render_svg.h"
+#include "format.h"
 
 namespace attnscope {
 
@@ -23,12 +24,6 @@ namespace {
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 std::string scientific(double v) {
@@ -111,7 +106,7 @@ const char* kind_name(AttentionKind k) {
 
 void validate_export(const Analysis& a, const ExportRequest& r) {
   require(std::isfinite(r.scale) && r.scale >= min_export_scale && r.scale <= max_export_scale,
-          "scale must be between 1 and 4, got " + number(r.scale));
+          "scale must be between 1 and 4, got " + detail::format_g(r.scale));
   switch (r.what) {
     case ExportWhat::heads:
     case ExportWhat::head: {
@@ -141,12 +136,12 @@ namespace {
 std::string alpha_text(const std::vector<RelposHead>& heads) {
   bool same = true;
   for (const auto& h : heads) same = same && h.alpha == heads.front().alpha;
-  return same ? "α=" + number(heads.front().alpha) : "α per head (in the titles)";
+  return same ? "α=" + detail::format_g(heads.front().alpha) : "α per head (in the titles)";
 }
 
 std::string delta_text(const RelposHead& h, int dims) {
-  if (dims == 1) return "Δ=" + number(h.delta[1]);
-  return "Δ=(" + number(h.delta[0]) + "," + number(h.delta[1]) + ")";
+  if (dims == 1) return "Δ=" + detail::format_g(h.delta[1]);
+  return "Δ=(" + detail::format_g(h.delta[0]) + "," + detail::format_g(h.delta[1]) + ")";
 }
 
 }  // namespace
@@ -173,14 +168,14 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
     std::string c = "relative-position attention" + sep + std::to_string(rp.heads.size()) + " heads" + sep +
                     rp.input_note + sep + where + sep + alpha_text(rp.heads) + sep +
                     (rp.geometry.pad_rows > 0 || rp.geometry.pad_cols > 0 ? "padding keys" : "no padding keys");
-    if (rp.mixed) c += sep + "content + λ·position, λ=" + number(rp.lambda);
+    if (rp.mixed) c += sep + "content + λ·position, λ=" + detail::format_g(rp.lambda);
     c += sep + "probabilities" + sep + scale;
     return c;
   }
   const ConvAnalysis& cv = *a.conv;
   std::string c = "convolution as attention" + sep + cv.kernel.name + " " + std::to_string(cv.kernel.size) + "x" +
                   std::to_string(cv.kernel.size) + " kernel = " + std::to_string(cv.heads.size()) + " heads" + sep +
-                  "α=" + number(cv.alpha) + sep + cv.input_note + sep + "max |MHSA − conv|";
+                  "α=" + detail::format_g(cv.alpha) + sep + cv.input_note + sep + "max |MHSA − conv|";
   if (cv.interior_cells > 0) c += " interior " + scientific(cv.max_abs_interior) + ",";
   if (cv.border_cells > 0) c += " border " + scientific(cv.max_abs_border);
   return c + sep + (cv.pad_keys ? "padding keys" : "no padding keys");
@@ -263,7 +258,7 @@ FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
   for (int h = 0; h < heads; ++h) {
     const RelposHead& head = rp.heads[size_t(h)];
     PanelSpec p;
-    p.title = "head " + std::to_string(h) + " · α=" + number(head.alpha) + " · " + delta_text(head, rp.dims);
+    p.title = "head " + std::to_string(h) + " · α=" + detail::format_g(head.alpha) + " · " + delta_text(head, rp.dims);
     if (full_1d) {  // the sentence's T × T map, the query's own cell marked
       const Mat& m = rp.probs[size_t(h)];
       p.rows = int(m.rows());
@@ -324,7 +319,7 @@ FigureSpec conv_figure(const Analysis& a) {
   };
   const std::string k = std::to_string(cv.kernel.size);
   panel("input", cv.input, 0);
-  panel("MHSA (" + std::to_string(cv.heads.size()) + " heads, α=" + number(cv.alpha) + ")", cv.mhsa, 1);
+  panel("MHSA (" + std::to_string(cv.heads.size()) + " heads, α=" + detail::format_g(cv.alpha) + ")", cv.mhsa, 1);
   panel("true " + k + "x" + k + " convolution", cv.conv, 1);
   panel("difference MHSA − conv", cv.difference, 2);
   // Gray images: the input on its own scale (a kernel like sobel_x leaves [0, 1] far behind), MHSA and
@@ -385,7 +380,7 @@ ExportArray export_array(const Analysis& a, const ExportRequest& r) {
       const RelposAnalysis& rp = *a.relpos;
       const int heads = int(rp.heads.size());
       for (int h = 0; h < heads; ++h)
-        out.block_names.push_back("head " + std::to_string(h) + " (α=" + number(rp.heads[size_t(h)].alpha) + ", " +
+        out.block_names.push_back("head " + std::to_string(h) + " (α=" + detail::format_g(rp.heads[size_t(h)].alpha) + ", " +
                                   delta_text(rp.heads[size_t(h)], rp.dims) + ")");
       if (rp.dims == 1 && !rp.probs.empty()) {
         out.shape = {heads, rp.cols, rp.cols};

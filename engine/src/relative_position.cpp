@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attnscope/analysis.h"  // Cancelled
 #include "attnscope/error.h"
 #include "attnscope/limits.h"
 #include "attnscope/rng.h"
+#include "format.h"
 #include "relpos_separable.h"
 
 namespace attnscope {
@@ -20,20 +20,10 @@ namespace attnscope {
 // ---- helpers ------------------------------------------------------------------------------------
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
   return out;
-}
-
-void check_cancel(const std::atomic<bool>* cancel) {
-  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
 }
 
 void require_heads(int heads) {
@@ -112,15 +102,15 @@ void validate_relpos_heads(const std::vector<RelposHead>& heads, int dims) {
   for (size_t h = 0; h < heads.size(); ++h) {
     const std::string who = "head " + std::to_string(h);
     const double a = heads[h].alpha;
-    require(std::isfinite(a), "alpha of " + who + " is " + num(a) + ": alpha must be a finite number >= 0");
-    require(a >= 0, "alpha of " + who + " is " + num(a) + ": alpha must be >= 0 (0 = uniform, large = one cell)");
+    require(std::isfinite(a), "alpha of " + who + " is " + detail::format_g(a) + ": alpha must be a finite number >= 0");
+    require(a >= 0, "alpha of " + who + " is " + detail::format_g(a) + ": alpha must be >= 0 (0 = uniform, large = one cell)");
     for (double d : heads[h].delta) {
-      require(std::isfinite(d), "offset Delta of " + who + " is " + num(d) + ": offsets must be finite numbers");
-      require(std::abs(d) <= max_abs_delta, "offset Delta of " + who + " is " + num(d) + ": offsets must be within +-" +
-                                                num(max_abs_delta));
+      require(std::isfinite(d), "offset Delta of " + who + " is " + detail::format_g(d) + ": offsets must be finite numbers");
+      require(std::abs(d) <= max_abs_delta, "offset Delta of " + who + " is " + detail::format_g(d) + ": offsets must be within +-" +
+                                                detail::format_g(max_abs_delta));
     }
     require(dims == 2 || heads[h].delta[0] == 0,
-            "offset Delta of " + who + " has a row part " + num(heads[h].delta[0]) +
+            "offset Delta of " + who + " has a row part " + detail::format_g(heads[h].delta[0]) +
                 ": on a sentence each head takes one number");
   }
 }
