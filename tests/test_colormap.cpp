@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
+
+#include "attnscope/rng.h"
 
 #include "attnscope/colormap.h"
 #include "attnscope/error.h"
@@ -152,6 +155,31 @@ TEST_CASE("colormap: value_to_color is lookup of the normalised value") {
   for (int i = 1; i < 256; ++i)
     distinct += !(colormap_lookup(Colormap::viridis, i / 255.0f) == colormap_lookup(Colormap::viridis, (i - 1) / 255.0f));
   CHECK(distinct >= 200);
+}
+
+TEST_CASE("colormap: values_to_colors equals value_to_color bit for bit") {
+  // Values on every table boundary (t = (k + ½)/255) and one float either side of it, random values
+  // inside and outside the range, and the non-finite ones.
+  const ValueRange ranges[] = {{0.0f, 1.0f}, {-1.0f, 3.0f}, {-2.5e-7f, 1.0e-7f}, {-3.0e30f, 3.0e30f},
+                               {2.0f, 2.0f}, {0.0f, INFINITY}, {-INFINITY, 1.0f}, {5.0f, -5.0f}};
+  Rng rng(7);
+  for (const ValueRange& r : ranges) {
+    std::vector<float> values = {-INFINITY, INFINITY, std::numeric_limits<float>::quiet_NaN(), r.lo, r.hi,
+                                 -std::numeric_limits<float>::max(), std::numeric_limits<float>::max(), 0.0f, -0.0f};
+    const double span = double(r.hi) - double(r.lo);
+    for (int k = 0; k < 256; ++k) {
+      const float edge = float(double(r.lo) + (k + 0.5) / 255.0 * span);
+      values.insert(values.end(), {edge, std::nextafter(edge, INFINITY), std::nextafter(edge, -INFINITY)});
+    }
+    for (int i = 0; i < 20000; ++i) values.push_back(float(double(r.lo) + (rng.uniform01() * 1.4 - 0.2) * span));
+    for (Colormap map : all_maps) {
+      std::vector<Rgba> fast(values.size());
+      values_to_colors(values.data(), values.size(), r, map, fast.data());
+      int mismatches = 0;
+      for (size_t i = 0; i < values.size(); ++i) mismatches += !(fast[i] == value_to_color(values[i], r, map));
+      CHECK_MESSAGE(mismatches == 0, "range [", r.lo, ", ", r.hi, "] map ", to_string(map));
+    }
+  }
 }
 
 TEST_CASE("colormap: names round-trip and an unknown name lists the valid ones") {

@@ -36,6 +36,9 @@ Rgba colormap_lookup(Colormap map, float t);
 // value → colour; non-finite values get masked_color(map).
 Rgba value_to_color(float value, ValueRange range, Colormap map);
 Rgba masked_color(Colormap map);
+// out[i] = value_to_color(values[i], range, map) for i < count, bit for bit, at about a nanosecond a
+// value (T = 512 with 16 heads is 4 M cells per settings change). value_to_color is its reference.
+void values_to_colors(const float* values, size_t count, ValueRange range, Colormap map, Rgba* out);
 
 const char* to_string(Colormap map);
 // Throws InputError: "unknown colormap 'x' (valid: viridis, magma, grayscale, diverging)".
