@@ -13,6 +13,7 @@
 #include "attnscope/error.h"
 #include "attnscope/grouped_attention.h"
 #include "attnscope/limits.h"
+#include "parallel.h"
 
 namespace attnscope {
 
@@ -121,6 +122,10 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   const int T = int(x.rows()), H = shape.heads, G = shape.groups, dk = shape.head_dim();
   const float scale = options.scale_scores ? 1.0f / std::sqrt(float(dk)) : 1.0f;
   constexpr float inf = std::numeric_limits<float>::infinity();
+  // Projections, scores and P·V in multiply–adds; small inputs stay on this thread (parallel.h).
+  const long long C = shape.d_model;
+  const long long work = T * C * (H + 2 * G) * dk + 2ll * H * T * T * dk + T * H * dk * C;
+  const detail::SingleThreadScope serial(work < detail::serial_work_limit);
 
   // 1. project: three GEMMs; Eigen parallelises them over both cores.
   Mat q = x * w.wq.transpose();  // [T, H·d_k]
