@@ -144,3 +144,43 @@ TEST_CASE("head stats: analyse() fills them, and drift from MHA only when K/V we
   s.model.weights = WeightSource::independent;  // no MHA base to compare with
   CHECK(analyse(s).attention->stats.drift_from_mha.empty());
 }
+
+TEST_CASE("head stats: analyse() without statistics, then attention_statistics(), gives the same numbers") {
+  Scene s;
+  s.model.d_model = 32;
+  s.model.heads = 4;
+  s.model.kind = AttentionKind::gqa;
+  s.model.groups = 2;
+  const Analysis full = analyse(s);
+  const Analysis bare = analyse(s, nullptr, /*head_statistics=*/false);
+  CHECK(bare.attention->stats.entropy.empty());
+  CHECK(bare.attention->mha_probs.empty());
+  Tensor3 mha_probs;
+  const HeadStats later = attention_statistics(*bare.attention, bare.scene.model, nullptr, &mha_probs);
+  const HeadStats& st = full.attention->stats;
+  CHECK(later.entropy == st.entropy);
+  CHECK(later.normalised_entropy == st.normalised_entropy);
+  CHECK(later.mean_distance == st.mean_distance);
+  CHECK(later.first_token_mass == st.first_token_mass);
+  CHECK(later.js_divergence == st.js_divergence);
+  CHECK(later.js_rows == st.js_rows);
+  REQUIRE(later.drift_from_mha.size() == 4);
+  CHECK(later.drift_from_mha == st.drift_from_mha);
+  attnscope::test::check_close3(mha_probs, full.attention->mha_probs, 0, "MHA base");
+}
+
+TEST_CASE("head stats: a set cancel flag stops head_stats, head_drift and attention_statistics") {
+  Scene s;
+  s.model.d_model = 64;
+  s.model.heads = 8;
+  s.model.kind = AttentionKind::mqa;
+  s.input.text = "the cat sat on the mat because it was tired and the dog was not";
+  const Analysis a = analyse(s, nullptr, false);
+  std::atomic<bool> cancel{true};
+  CHECK_THROWS_AS(head_stats(a.attention->result.probs, false, &cancel), Cancelled);
+  CHECK_THROWS_AS(head_drift(a.attention->result.probs, a.attention->result.probs, &cancel), Cancelled);
+  CHECK_THROWS_AS(attention_statistics(*a.attention, a.scene.model, &cancel), Cancelled);
+  cancel = false;
+  CHECK(head_stats(a.attention->result.probs, false, &cancel).entropy.size() == 8);
+  CHECK(attention_statistics(*a.attention, a.scene.model, &cancel).drift_from_mha.size() == 8);
+}

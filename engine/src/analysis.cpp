@@ -8,14 +8,6 @@
 #include "attnscope/npy.h"
 
 namespace attnscope {
-namespace {
-
-void check_cancel(const std::atomic<bool>* cancel) {
-  if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
-}
-
-}  // namespace
-
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
                    std::vector<std::string>& labels, Mat& x) {
   tokens.clear();
@@ -71,7 +63,26 @@ AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& s
   throw InputError("unknown weight source");
 }
 
-Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
+HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings& model,
+                               const std::atomic<bool>* cancel, Tensor3* mha_probs) {
+  check_cancel(cancel);
+  HeadStats stats = head_stats(att.result.probs, model.causal, cancel);
+  // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
+  const bool pooled = model.weights == WeightSource::converted || model.weights == WeightSource::designed;
+  if (pooled && att.shape.groups < att.shape.heads) {
+    const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
+    check_cancel(cancel);
+    Tensor3 base = grouped_attention(att.x, weights_for(model, base_shape), base_shape,
+                                     AttentionOptions{model.causal, model.scale_scores})
+                       .probs;
+    check_cancel(cancel);
+    stats.drift_from_mha = head_drift(att.result.probs, base, cancel);
+    if (mha_probs) *mha_probs = std::move(base);
+  }
+  return stats;
+}
+
+Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel, bool head_statistics) {
   Analysis a;
   a.scene = scene;
   ModelSettings& m = a.scene.model;
@@ -107,15 +118,7 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) {
     const AttentionOptions options{m.causal, m.scale_scores};
     att->result = grouped_attention(att->x, att->weights, att->shape, options);
     att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
-    check_cancel(cancel);
-    att->stats = head_stats(att->result.probs, m.causal);
-    // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
-    if ((m.weights == WeightSource::converted || designed) && m.groups < m.heads) {
-      const AttentionShape base_shape{d_model, m.heads, m.heads};
-      check_cancel(cancel);
-      att->mha_probs = grouped_attention(att->x, weights_for(m, base_shape), base_shape, options).probs;
-      att->stats.drift_from_mha = head_drift(att->result.probs, att->mha_probs);
-    }
+    if (head_statistics) att->stats = attention_statistics(*att, m, cancel, &att->mha_probs);
     a.attention = std::move(att);
   }
   // Relative-position attention (analysis_relpos.cpp): always on a grid; on a sentence when its view

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "attnscope/error.h"
+
 namespace attnscope {
 
 namespace {
@@ -45,14 +47,17 @@ double mean_js_divergence(const Mat& a, const Mat& b) {
   return sum / double(a.rows());
 }
 
-std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs) {
+std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs, const std::atomic<bool>* cancel) {
   assert(probs.size() == mha_probs.size());
   std::vector<double> drift(probs.size());
-  for (size_t h = 0; h < probs.size(); ++h) drift[h] = mean_js_divergence(probs[h], mha_probs[h]);
+  for (size_t h = 0; h < probs.size(); ++h) {
+    check_cancel(cancel);
+    drift[h] = mean_js_divergence(probs[h], mha_probs[h]);
+  }
   return drift;
 }
 
-HeadStats head_stats(const Tensor3& probs, bool causal) {
+HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel) {
   const int heads = int(probs.size());
   const int t_count = heads ? int(probs[0].rows()) : 0;
   HeadStats s;
@@ -63,9 +68,15 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
   s.js_divergence = MatD::Zero(heads, heads);
   if (t_count == 0) return s;
 
+  // Exceptions cannot leave an OpenMP loop: a cancelled iteration does nothing, and the check after
+  // the loop throws.
+  const auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+
   // 1. Per head, per row. neg_entropy[h](i) = Σ_j P log P of row i, reused by the JS pairs below.
   std::vector<Eigen::VectorXd> neg_entropy(static_cast<size_t>(heads), Eigen::VectorXd(t_count));
+#pragma omp parallel for schedule(dynamic) if (heads > 1 && (long long)heads * t_count * t_count >= (1 << 18))
   for (int h = 0; h < heads; ++h) {
+    if (cancelled()) continue;
     const Mat& p = probs[size_t(h)];
     double entropy = 0, normalised = 0, distance = 0, first = 0;
     int normalised_rows = 0;
@@ -87,6 +98,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
     s.mean_distance[size_t(h)] = distance / t_count;
     s.first_token_mass[size_t(h)] = first / t_count;
   }
+  check_cancel(cancel);
 
   // 2. Between heads: mean JS over query rows (evenly spaced rows when the budget asks for it).
   const long long pairs = (long long)heads * (heads - 1) / 2;
@@ -97,6 +109,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
 #pragma omp parallel for schedule(dynamic) if (pairs * rows * t_count >= (1 << 18))
   for (int a = 0; a < heads; ++a)
     for (int b = a + 1; b < heads; ++b) {
+      if (cancelled()) continue;
       double sum = 0;
       for (int k = 0; k < rows; ++k) {
         const int i = int((long long)k * t_count / rows);
@@ -105,6 +118,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal) {
       }
       s.js_divergence(a, b) = s.js_divergence(b, a) = sum / rows;
     }
+  check_cancel(cancel);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnscope/conv_emulation.h"
+#include "attnscope/error.h"
 #include "attnscope/grouped_attention.h"
 #include "attnscope/head_stats.h"
 #include "attnscope/relative_position.h"
@@ -19,10 +20,6 @@
 
 namespace attnscope {
 
-// Raised at a checkpoint when a newer Scene superseded the one being analysed.
-struct Cancelled : std::exception {
-  const char* what() const noexcept override { return "superseded by a newer scene"; }
-};
 
 struct AttentionAnalysis {
   std::vector<Token> tokens;        // empty when the input is a tensor
@@ -91,7 +88,16 @@ struct Analysis {
 };
 
 // Throws InputError for invalid settings and Cancelled when *cancel becomes true.
-Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
+// head_statistics = false leaves AttentionAnalysis::stats and mha_probs empty (the window shows the
+// heatmaps first and asks attention_statistics() for them afterwards).
+Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel = nullptr, bool head_statistics = true);
+
+// The head statistics of an attention analysis (head_stats.h); drift_from_mha too when the model's
+// K/V were pooled from an MHA base (weights converted or designed, G < H), whose maps go to
+// *mha_probs when given. `model` is the effective one (Analysis::scene.model).
+// Throws Cancelled when *cancel becomes true.
+HeadStats attention_statistics(const AttentionAnalysis& attention, const ModelSettings& model,
+                               const std::atomic<bool>* cancel = nullptr, Tensor3* mha_probs = nullptr);
 
 // Relative-position attention for a scene. Grid input: the grid of scene.input.grid (colour images
 // keep RGB). Sentence/tensor input: 1D over the tokens of `attention` (required then), and in mixed

@@ -12,6 +12,7 @@
 //   drift from MHA       for a head of a converted GQA/MQA layer: JS between its map and its MHA
 //                        original's map (same query head before the K/V pooling), mean over rows
 #pragma once
+#include <atomic>
 #include <vector>
 
 #include "attnscope/types.h"
@@ -34,7 +35,8 @@ inline constexpr long long head_stats_js_budget = 1ll << 22;  // ~4M keys: a few
 
 // Every statistic except drift_from_mha.
 //   probs  [H, T, T] rows summing to 1;  causal: whether key j > i was masked.
-HeadStats head_stats(const Tensor3& probs, bool causal);
+// Throws Cancelled (error.h) soon after *cancel is set.
+HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel = nullptr);
 
 // Entropy (nats) of one probability row.
 double row_entropy(const float* p, int n);
@@ -44,6 +46,6 @@ double js_divergence(const float* p, const float* q, int n);
 double mean_js_divergence(const Mat& a, const Mat& b);
 
 // drift[h] = mean_js_divergence(probs[h], mha_probs[h]).  probs, mha_probs [H, T, T].
-std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs);
+std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnscope
