@@ -9,8 +9,10 @@
 //   relative-position 2D view.
 // Targets (issue 4): a new result on screen within one 60 Hz frame (16.7 ms) for T ≤ 128, and
 // within 100 ms for T = 512.
+// Xvfb has no vsync, so the window paces its frames to --fps (default 60) as a display would; with
+// --fps 0 it draws as fast as it can, and llvmpipe's rendering then takes CPU from the engine.
 //
-// usage: frame_time [--bin PATH/TO/attnscope] [--changes N] [--size WxH]
+// usage: frame_time [--bin PATH/TO/attnscope] [--changes N] [--size WxH] [--fps N]
 // Needs xvfb-run (it starts its own X server); the attnscope binary defaults to ../app/attnscope
 // next to this program's folder in the build tree.
 #include <sys/wait.h>
@@ -61,13 +63,15 @@ int main(int argc, char** argv) {
   std::string bin = (fs::canonical("/proc/self/exe").parent_path().parent_path() / "app" / "attnscope").string();
   int changes = 20;
   std::string size = "1600x900";
+  int fps = 60;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--bin") bin = argv[i + 1];
     else if (flag == "--changes") changes = std::max(1, std::atoi(argv[i + 1]));
     else if (flag == "--size") size = argv[i + 1];
+    else if (flag == "--fps") fps = std::clamp(std::atoi(argv[i + 1]), 0, 1000);
     else {
-      std::fprintf(stderr, "usage: frame_time [--bin PATH] [--changes N] [--size WxH]\n");
+      std::fprintf(stderr, "usage: frame_time [--bin PATH] [--changes N] [--size WxH] [--fps N]\n");
       return 2;
     }
   }
@@ -87,7 +91,8 @@ int main(int argc, char** argv) {
   };
   const fs::path dir = fs::temp_directory_path() / ("attnscope_frame_time_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  std::printf("frame_time: %s window under Xvfb (llvmpipe), %d settings changes per case\n", size.c_str(), changes);
+  std::printf("frame_time: %s window under Xvfb (llvmpipe), %d settings changes per case, frames paced to %s\n",
+              size.c_str(), changes, fps > 0 ? (std::to_string(fps) + " Hz").c_str() : "none (as fast as possible)");
   std::printf("%-30s %12s %12s %14s %14s %14s\n", "case", "frame med", "frame p95", "latency med", "latency p95",
               "compute med");
   int failures = 0;
@@ -96,7 +101,7 @@ int main(int argc, char** argv) {
     fs::remove(out);
     const std::string cmd = "xvfb-run -a -s '-screen 0 3840x2160x24' env XDG_CONFIG_HOME=" + quote((dir / "config").string()) +
                             " " + quote(bin) + " " + c.args + " --size " + size + " --bench-json " + quote(out.string()) +
-                            " --bench-changes " + std::to_string(changes) + " >/dev/null 2>" + quote((dir / "err.txt").string());
+                            " --bench-changes " + std::to_string(changes) + " --bench-fps " + std::to_string(fps) + " >/dev/null 2>" + quote((dir / "err.txt").string());
     const int status = std::system(cmd.c_str());
     if (status != 0 || !fs::exists(out)) {
       std::ifstream err(dir / "err.txt");
@@ -116,6 +121,7 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(dir);
   std::printf("latency: settings change → the frame showing the new result finished (glFinish); compute: the worker's\n"
-              "part of it (analysis + colouring). Frames are not vsync-limited under Xvfb.\n");
+              "part of it (analysis + colouring). frame: the work of a frame (building, rendering, glFinish), without\n"
+              "the wait for the next 60 Hz tick.\n");
   return failures == 0 ? 0 : 1;
 }

@@ -48,6 +48,8 @@ bool TakeResult(AppState& state) {
   if (result->analysis != state.analysis) NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
   state.analysis = result->analysis;
   state.pictures = result->pictures;
+  state.head_stats = result->stats;
+  state.head_stats_error = result->stats_error;
   return true;
 }
 
@@ -55,8 +57,12 @@ void UploadTextures(AppState& state) {
   Textures& t = state.textures;
   const Pictures* p = state.pictures.get();
   if (!p || t.uploaded == p) return;
+  // Each texture refers to its pixels inside the immutable Pictures (aliasing shared_ptr): no copy.
   auto send = [&](GlTexture& texture, const Picture& picture) {
-    if (picture.width > 0 && texture.update(picture.width, picture.height, picture.pixels)) ++t.uploads;
+    if (picture.width == 0) texture.forget_pixels();  // not drawn; lets the old Pictures go
+    else if (texture.update(picture.width, picture.height,
+                            std::shared_ptr<const std::vector<Rgba>>(state.pictures, &picture.pixels)))
+      ++t.uploads;
   };
   auto send_all = [&](std::vector<GlTexture>& textures, const std::vector<Picture>& pictures) {
     textures.resize(pictures.size());

@@ -160,6 +160,8 @@ struct AppState {
   ComputeWorker* worker = nullptr;
   std::shared_ptr<const Analysis> analysis;
   std::shared_ptr<const Pictures> pictures;
+  std::shared_ptr<const HeadStats> head_stats;  // of analysis->attention; null while being computed
+  std::string head_stats_error;                 // why there are none
   std::string error;
   Panel error_panel = Panel::startup;
   uint64_t submitted_generation = 0;

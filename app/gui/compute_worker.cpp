@@ -30,7 +30,8 @@ std::string analysis_key_of(const Scene& scene) {
 
 }  // namespace
 
-ComputeWorker::ComputeWorker(std::function<void()> on_result) : on_result_(std::move(on_result)) {
+ComputeWorker::ComputeWorker(std::function<void()> on_result, std::chrono::milliseconds statistics_wait)
+    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -56,7 +57,7 @@ uint64_t ComputeWorker::submit(const Scene& scene) {
     // A running analysis of other settings is wasted work now; one of the same settings is what
     // the new job would redo, so let it finish and reuse it.
     if (running_ && running_key_ != job.analysis_key) cancel_ = true;
-    if (!running_ && !pending_) busy_since_ = job.submitted;
+    if (!busy_locked()) busy_since_ = job.submitted;
     pending_ = std::move(job);
   }
   wake_.notify_all();
@@ -72,18 +73,35 @@ std::optional<ComputeResult> ComputeWorker::take_result() {
 
 bool ComputeWorker::busy() const {
   std::lock_guard lock(mutex_);
-  return running_ || pending_.has_value();
+  return busy_locked();
 }
 
 double ComputeWorker::seconds_busy() const {
   std::lock_guard lock(mutex_);
-  if (!running_ && !pending_) return 0;
+  if (!busy_locked()) return 0;
   return std::chrono::duration<double>(Clock::now() - busy_since_).count();
+}
+
+bool ComputeWorker::idle() const {
+  std::lock_guard lock(mutex_);
+  return !running_ && !pending_;
 }
 
 void ComputeWorker::wait_until_idle() {
   std::unique_lock lock(mutex_);
+  ++idle_waiters_;
+  wake_.notify_all();  // the statistics need not wait for a frame that a blocked UI cannot draw
   idle_.wait(lock, [this] { return !running_ && !pending_; });
+  --idle_waiters_;
+}
+
+void ComputeWorker::presented(uint64_t generation) {
+  {
+    std::lock_guard lock(mutex_);
+    if (generation <= presented_) return;
+    presented_ = generation;
+  }
+  wake_.notify_all();
 }
 
 bool ComputeWorker::wait_for_result(std::chrono::microseconds timeout) {
@@ -100,11 +118,14 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     if (last_analysis_ && last_key_ == job.analysis_key) {
       analysis = last_analysis_;
     } else {
-      analysis = std::make_shared<const Analysis>(analyse(job.scene, &cancel_));
+      last_analysis_.reset();
+      last_stats_.reset();
+      analysis = std::make_shared<const Analysis>(analyse(job.scene, &cancel_, /*head_statistics=*/false));
       last_analysis_ = analysis;
       last_key_ = job.analysis_key;
     }
     out.analysis = analysis;
+    out.stats = last_stats_;
     out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
   } catch (const InputError& e) {
     out.error = e.what();
@@ -116,6 +137,31 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     out.error = std::string("internal error: ") + e.what();
   }
   return out;
+}
+
+std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first) {
+  ComputeResult out = first;
+  try {
+    const AttentionAnalysis& attention = *first.analysis->attention;
+    last_stats_ = std::make_shared<const HeadStats>(attention_statistics(attention, first.analysis->scene.model, &cancel_));
+    out.stats = last_stats_;
+  } catch (const Cancelled&) {
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    out.stats_error = "not enough memory for the head statistics of these settings; try fewer tokens or heads";
+  } catch (const std::exception& e) {
+    out.stats_error = e.what();
+  }
+  return out;
+}
+
+void ComputeWorker::deliver(ComputeResult result) {
+  {
+    std::lock_guard lock(mutex_);
+    result_ = std::move(result);  // newer than anything shown, even if more is pending
+  }
+  idle_.notify_all();  // wakes wait_for_result()
+  on_result_();
 }
 
 void ComputeWorker::run() {
@@ -138,14 +184,28 @@ void ComputeWorker::run() {
     } catch (const Cancelled&) {
       // A newer scene is pending; it will produce the next result.
     }
-    const bool delivered = result.has_value();
+    const bool statistics_wanted = result && result->analysis && result->analysis->attention && !result->stats;
+    if (result) deliver(*result);
+    if (statistics_wanted) {
+      bool go = false;
+      {
+        std::unique_lock lock(mutex_);
+        statistics_running_ = true;
+        wake_.wait_for(lock, statistics_wait_, [&] {
+          return stop_ || pending_.has_value() || presented_ >= job.generation || idle_waiters_ > 0;
+        });
+        go = !stop_ && !pending_.has_value();  // a newer scene goes first
+      }
+      if (go) {
+        if (std::optional<ComputeResult> second = add_statistics(*result)) deliver(std::move(*second));
+      }
+    }
     {
       std::lock_guard lock(mutex_);
       running_ = false;
+      statistics_running_ = false;
       running_key_.clear();
-      if (delivered) result_ = std::move(result);  // newer than anything shown, even if more is pending
     }
-    if (delivered) on_result_();
     idle_.notify_all();
   }
 }

@@ -30,15 +30,24 @@ void GlTexture::release() {
     glDeleteTextures(1, &id);
     id_ = 0;
   }
-  uploaded_.clear();
+  uploaded_.reset();
   width_ = height_ = 0;
 }
 
 bool GlTexture::update(int width, int height, const std::vector<Rgba>& pixels) {
+  if (uploaded_ && *uploaded_ == pixels && id_ != 0 && width == width_ && height == height_) return false;
+  return update(width, height, std::make_shared<const std::vector<Rgba>>(pixels));
+}
+
+bool GlTexture::update(int width, int height, std::shared_ptr<const std::vector<Rgba>> shared) {
+  const std::vector<Rgba>& pixels = *shared;
   const bool same_size = id_ != 0 && width == width_ && height == height_;
-  if (same_size && pixels.size() == uploaded_.size() &&
-      std::memcmp(pixels.data(), uploaded_.data(), pixels.size() * sizeof(Rgba)) == 0)
+  if (same_size && uploaded_ &&
+      (uploaded_ == shared || (pixels.size() == uploaded_->size() &&
+                               std::memcmp(pixels.data(), uploaded_->data(), pixels.size() * sizeof(Rgba)) == 0))) {
+    uploaded_ = std::move(shared);  // the same pixels; keep the newer owner so the older can go
     return false;
+  }
   if (id_ == 0) {
     GLuint id = 0;
     glGenTextures(1, &id);
@@ -58,7 +67,7 @@ bool GlTexture::update(int width, int height, const std::vector<Rgba>& pixels) {
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   width_ = width;
   height_ = height;
-  uploaded_ = pixels;
+  uploaded_ = std::move(shared);
   return true;
 }
 

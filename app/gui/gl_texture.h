@@ -4,6 +4,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <memory>
 #include <vector>
 
 #include "attnscope/colormap.h"
@@ -21,7 +22,11 @@ class GlTexture {
 
   // Uploads `pixels` [height, width] row-major unless they equal the last upload. Returns true when
   // it uploaded (so callers and the benchmark can see that only changed textures are re-sent).
-  bool update(int width, int height, const std::vector<Rgba>& pixels);
+  // The texture keeps a reference to the pixels it holds (no copy): they must not change.
+  bool update(int width, int height, std::shared_ptr<const std::vector<Rgba>> pixels);
+  bool update(int width, int height, const std::vector<Rgba>& pixels);  // copies (small textures)
+  // Lets go of the pixels kept for the comparison (the texture stays as it is).
+  void forget_pixels() { uploaded_.reset(); }
   ImTextureID id() const { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(id_)); }
   bool valid() const { return id_ != 0; }
   int width() const { return width_; }
@@ -31,7 +36,7 @@ class GlTexture {
   void release();
   unsigned id_ = 0;
   int width_ = 0, height_ = 0;
-  std::vector<Rgba> uploaded_;
+  std::shared_ptr<const std::vector<Rgba>> uploaded_;  // what the texture holds
 };
 
 // Reads the back buffer [height, width] as RGBA rows from the top (y down, like a PNG).

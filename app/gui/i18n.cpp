@@ -194,6 +194,7 @@ constexpr Entry table[] = {
     {"could not restore the last scene (starting afresh): %s", "无法恢复上次的场景（重新开始）：%s"},
     {": only finite numbers are allowed, the value was kept", "：只允许有限的数值，已保留原值"},
     {"computing… %.1f s", "计算中… %.1f 秒"},
+    {"computing the head statistics…", "正在计算各头的统计量…"},
     {"◀ %s", "◀ %s"},
     {"%s ▶", "%s ▶"},
     {"Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted", "Ctrl + / Ctrl − / Ctrl 0：放大 / 缩小 / 适应窗口"},

@@ -13,7 +13,7 @@ Picture colour_matrix(const float* values, int rows, int cols, ValueRange range,
   p.height = rows;
   p.range = range;
   p.pixels.resize(size_t(rows) * size_t(cols));
-  for (size_t i = 0; i < p.pixels.size(); ++i) p.pixels[i] = value_to_color(values[i], range, map);
+  values_to_colors(values, p.pixels.size(), range, map, p.pixels.data());
   return p;
 }
 
@@ -41,9 +41,9 @@ void make_attention(Pictures& out, const AttentionAnalysis& attention) {
   if (heads == 0) return;
   out.heads_range = heads_value_range(values, 0, true, out.colormap);
   out.heads.resize(size_t(heads));
-  // Threads only pay off for large pictures (T = 512 × 16 heads is 4 M cells); small ones would only
-  // wake threads that compete with the renderer for the same cores.
-  const bool big = int64_t(heads) * values[0].size() >= (int64_t(1) << 18);
+  // Threads only pay off for large pictures (T = 512 × 16 heads is 4 M cells, about 8 ms on one core);
+  // for small ones, waking a thread that competes with the renderer for a core costs more.
+  const bool big = int64_t(heads) * values[0].size() >= (int64_t(1) << 20);
 #pragma omp parallel for schedule(static) if (big)
   for (int h = 0; h < heads; ++h) {
     const Mat& m = values[size_t(h)];
@@ -66,7 +66,7 @@ void make_relpos(Pictures& out, const RelposAnalysis& r) {
   }
   out.relpos_range = {0.0f, shared_max};
   out.relpos_heads.resize(size_t(heads));
-  const bool big = full && int64_t(heads) * r.probs[0].size() >= (int64_t(1) << 18);
+  const bool big = full && int64_t(heads) * r.probs[0].size() >= (int64_t(1) << 20);
 #pragma omp parallel for schedule(static) if (big)
   for (int h = 0; h < heads; ++h) {
     const ValueRange range{0.0f, out.shared_scale ? shared_max : head_max[size_t(h)]};

@@ -156,6 +156,10 @@ bool SliderDoubleFinite(const char* label, double* value, double min, double max
 
 void BusyIndicator(const AppState& state) {
   if (!state.worker || state.worker->seconds_busy() < 0.1) return;
+  SpinnerText(trf("computing… %.1f s", state.worker->seconds_busy()));
+}
+
+void SpinnerText(const std::string& text) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float r = ImGui::GetFontSize() * 0.45f;
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -171,7 +175,7 @@ void BusyIndicator(const AppState& state) {
   draw->PathStroke(ImGui::GetColorU32(ImGuiCol_Text), 0, r * 0.35f);
   ImGui::Dummy(ImVec2(2 * r + 6, ImGui::GetFontSize()));
   ImGui::SameLine();
-  ImGui::TextUnformatted(trf("computing… %.1f s", state.worker->seconds_busy()).c_str());
+  ImGui::TextUnformatted(text.c_str());
 }
 
 // ---- colour bar ------------------------------------------------------------------------------------

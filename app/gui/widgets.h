@@ -54,6 +54,8 @@ bool SliderDoubleFinite(const char* label, double* value, double min, double max
 // ---- busy indicator --------------------------------------------------------------------------------
 // A spinner and "computing…" at the current cursor line when the worker has been busy > 100 ms.
 void BusyIndicator(const AppState& state);
+// A turning arc and `text` on one line (what BusyIndicator draws).
+void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------
 // A vertical colour bar in [min, max] with `ticks` numbers on its right; returns the width used by

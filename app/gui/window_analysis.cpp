@@ -36,8 +36,7 @@ void Bar(double fraction, const char* text) {
   ImGui::ProgressBar(float(std::clamp(fraction, 0.0, 1.0)), ImVec2(-1.0f, 0.0f), text);
 }
 
-void StatsTable(AppState& state, const AttentionAnalysis& att) {
-  const HeadStats& s = att.stats;
+void StatsTable(AppState& state, const HeadStats& s) {
   const int heads = int(s.entropy.size());
   const bool drift = !s.drift_from_mha.empty();
   const int columns = drift ? 6 : 5;
@@ -82,8 +81,8 @@ void StatsTable(AppState& state, const AttentionAnalysis& att) {
   ImGui::EndTable();
 }
 
-void SimilarityMap(AppState& state, const AttentionAnalysis& att) {
-  const MatD& js = att.stats.js_divergence;
+void SimilarityMap(AppState& state, const AttentionAnalysis& att, const HeadStats& stats) {
+  const MatD& js = stats.js_divergence;
   const int heads = int(js.rows());
   if (heads < 2) {
     ImGui::TextDisabled("%s", tr("One head: nothing to compare."));
@@ -139,8 +138,8 @@ void SimilarityMap(AppState& state, const AttentionAnalysis& att) {
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, img_min.y + side + ImGui::GetStyle().ItemSpacing.y));
   ImGui::Dummy(ImVec2(head_label_w + side + labels_w, 0));
-  if (att.stats.js_rows < int(att.labels.size()))
-    ImGui::TextDisabled("%s", trf("(averaged over %d evenly spaced query rows)", att.stats.js_rows).c_str());
+  if (stats.js_rows < int(att.labels.size()))
+    ImGui::TextDisabled("%s", trf("(averaged over %d evenly spaced query rows)", stats.js_rows).c_str());
 }
 
 }  // namespace
@@ -160,23 +159,31 @@ void DrawAnalysisWindow(AppState& state) {
     return;
   }
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
-  if (!att || att->stats.entropy.empty()) {
+  if (!att) {
     WrappedText(tr("Head analysis needs attention over a sentence or a tensor: choose a text input."));
     ImGui::End();
     return;
   }
+  // The statistics follow the heatmaps (compute_worker.h).
+  if (!state.head_stats) {
+    if (!state.head_stats_error.empty()) WrappedText(std::string(tr("Error: ")) + state.head_stats_error);
+    else SpinnerText(tr("computing the head statistics…"));
+    ImGui::End();
+    return;
+  }
+  const HeadStats& stats = *state.head_stats;
   WrappedText(tr("Entropy: how spread a head's attention is (0 = on one token; normalised 1 = uniform). "
                               "Distance: how many tokens away it looks on average. First token: the share of "
                               "attention on token 0."));
-  StatsTable(state, *att);
+  StatsTable(state, stats);
 
   SectionHeader(tr("How alike are the heads? (Jensen–Shannon divergence)"));
   WrappedText(tr("0 = the two heads attend identically; ln 2 ≈ 0.69 = they never look at the same tokens."));
-  SimilarityMap(state, *att);
+  SimilarityMap(state, *att, stats);
 
-  if (!att->stats.drift_from_mha.empty()) {
+  if (!stats.drift_from_mha.empty()) {
     SectionHeader(tr("Drift from the MHA original"));
-    const HeadStats& s = att->stats;
+    const HeadStats& s = stats;
     const auto most = std::max_element(s.drift_from_mha.begin(), s.drift_from_mha.end());
     WrappedText(tr("Each head's map now against the same query head before its keys and values were "
                                 "pooled into shared groups. 0 means sharing K/V did not change where the head "

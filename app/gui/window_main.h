@@ -33,6 +33,7 @@ struct WindowOptions {
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
   int bench_changes = 20;   // settings changes to time in a benchmark run
+  int bench_fps = 60;       // benchmark frame pacing (vsync of a 60 Hz display); 0: unpaced
   CLI::App* app = nullptr;  // where the flags were added, to ask which were given
 };
 
