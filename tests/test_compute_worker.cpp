@@ -60,7 +60,6 @@ TEST_CASE("compute worker: heatmaps first, then the head statistics of the same 
   CHECK(first.analysis->attention->stats.entropy.empty());  // the analysis itself carries none
   CHECK_FALSE(worker.busy());  // the heatmaps are done: no spinner for the statistics
   CHECK_FALSE(worker.idle());  // but the worker is not finished
-  CHECK(deliveries == 1);
 
   worker.presented(generation);  // the UI has drawn the heatmaps: the statistics may start
   worker.wait_until_idle();

@@ -462,3 +462,35 @@ TEST_CASE("analyse: a grid scene fills relpos, conv only in the conv view, and s
   Scene text;
   CHECK(!analyse(text).relpos);
 }
+
+TEST_CASE("analyse_relpos_only: grids, pure positional sentences with any head count, and mixed mode") {
+  Scene s;
+  s.input.source = InputSource::grid;
+  s.input.grid.rows = s.input.grid.cols = 8;
+  s.relpos.heads = 9;
+  s.relpos.delta_preset = "conv3x3";
+  const RelposAnalysis grid = analyse_relpos_only(s);
+  CHECK(grid.dims == 2);
+  check_close(grid.probs_query, analyse_relpos(s, nullptr).probs_query, 0, "grid");
+
+  s.input.source = InputSource::text;
+  s.input.text = "The cat sat on the mat.";
+  s.model.d_model = 64;
+  s.relpos.heads = 3;  // 64 is not divisible by 3: no attention weights are made, so this works
+  s.relpos.delta_preset = "line";
+  const RelposAnalysis sentence = analyse_relpos_only(s);
+  CHECK(sentence.dims == 1);
+  CHECK(sentence.cols == 7);
+  CHECK(sentence.heads.size() == 3);
+
+  s.relpos.mixed = true;  // content scores come from the model's attention: heads must match
+  s.model.heads = 4;
+  s.relpos.heads = 4;
+  s.view.view = "relpos1d";
+  const RelposAnalysis mixed = analyse_relpos_only(s);
+  check_close(mixed.probs_query, analyse(s).relpos->probs_query, 0, "mixed");
+
+  s.relpos.mixed = false;
+  s.model.d_model = 0;
+  CHECK_THROWS_WITH_AS(analyse_relpos_only(s), doctest::Contains("d_model must be between 1 and 4096, got 0"), InputError);
+}

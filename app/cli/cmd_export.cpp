@@ -11,7 +11,6 @@
 #include "attnscope/analysis.h"
 #include "attnscope/error.h"
 #include "attnscope/export.h"
-#include "attnscope/limits.h"
 #include "cli/commands.h"
 #include "cli/scene_options.h"
 
@@ -40,16 +39,10 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptio
       apply_relpos_defaults(scene, options);
       scene.view.view = grid ? "relpos2d" : "relpos1d";
       if (grid || scene.relpos.mixed) return analyse(scene);
-      // Pure positional heads on a sentence need the tokens only, not attention weights, so any head
-      // count works (as in `attnscope relpos`).
-      const int d_model = scene.model.d_model;
-      require(d_model >= 1 && d_model <= limits::max_d_model,
-              "--d-model must be 1 to " + std::to_string(limits::max_d_model) + ", got " + std::to_string(d_model));
-      AttentionAnalysis tokens;
-      prepare_input(scene.input, d_model, scene.model.seed, tokens.tokens, tokens.labels, tokens.x);
+      // Pure positional heads on a sentence: any head count works (as in `attnscope relpos`).
       Analysis a;
       a.scene = scene;
-      a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(scene, &tokens));
+      a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos_only(scene));
       return a;
     }
     case ExportWhat::conv: {

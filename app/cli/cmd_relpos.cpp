@@ -13,7 +13,6 @@
 
 #include "attnscope/analysis.h"
 #include "attnscope/error.h"
-#include "attnscope/limits.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
 #include "cli/scene_options.h"
@@ -61,23 +60,7 @@ void run(const RelposOptions& o) {
   scene.view.view = grid ? "relpos2d" : "relpos1d";
 
   // 2. Everything computed (and checked) before any file exists.
-  RelposAnalysis ra;
-  if (grid) {
-    ra = analyse_relpos(scene, nullptr);
-  } else if (scene.relpos.mixed) {
-    const Analysis a = analyse(scene);  // the content scores come from grouped attention
-    ra = *a.relpos;
-  } else {
-    // Pure positional: only the tokens and their vectors are needed, not attention weights, so any
-    // head count works.
-    const int d_model = scene.model.d_model;
-    require(d_model >= 1 && d_model <= limits::max_d_model, "--d-model must be 1 to " +
-                                                                std::to_string(limits::max_d_model) + ", got " +
-                                                                std::to_string(d_model));
-    AttentionAnalysis tokens;
-    prepare_input(scene.input, d_model, scene.model.seed, tokens.tokens, tokens.labels, tokens.x);
-    ra = analyse_relpos(scene, &tokens);
-  }
+  const RelposAnalysis ra = analyse_relpos_only(scene);
 
   // 3. Files.
   const int64_t h = int64_t(ra.heads.size());

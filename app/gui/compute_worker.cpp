@@ -155,10 +155,11 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
   return out;
 }
 
-void ComputeWorker::deliver(ComputeResult result) {
+void ComputeWorker::deliver(ComputeResult result, bool statistics_follow) {
   {
     std::lock_guard lock(mutex_);
     result_ = std::move(result);  // newer than anything shown, even if more is pending
+    statistics_running_ = statistics_follow;  // not busy() from the moment the heatmaps can be taken
   }
   idle_.notify_all();  // wakes wait_for_result()
   on_result_();
@@ -185,19 +186,18 @@ void ComputeWorker::run() {
       // A newer scene is pending; it will produce the next result.
     }
     const bool statistics_wanted = result && result->analysis && result->analysis->attention && !result->stats;
-    if (result) deliver(*result);
+    if (result) deliver(*result, statistics_wanted);
     if (statistics_wanted) {
       bool go = false;
       {
         std::unique_lock lock(mutex_);
-        statistics_running_ = true;
         wake_.wait_for(lock, statistics_wait_, [&] {
           return stop_ || pending_.has_value() || presented_ >= job.generation || idle_waiters_ > 0;
         });
         go = !stop_ && !pending_.has_value();  // a newer scene goes first
       }
       if (go) {
-        if (std::optional<ComputeResult> second = add_statistics(*result)) deliver(std::move(*second));
+        if (std::optional<ComputeResult> second = add_statistics(*result)) deliver(std::move(*second), true);
       }
     }
     {

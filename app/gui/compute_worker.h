@@ -81,7 +81,7 @@ class ComputeWorker {
   // The second delivery: `first` with its head statistics, or nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first);
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
-  void deliver(ComputeResult result);
+  void deliver(ComputeResult result, bool statistics_follow);
 
   std::function<void()> on_result_;
   std::chrono::milliseconds statistics_wait_;

@@ -106,6 +106,11 @@ HeadStats attention_statistics(const AttentionAnalysis& attention, const ModelSe
 RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* attention,
                               const std::atomic<bool>* cancel = nullptr);
 
+// Relative-position attention without grouped attention: the grid, or the sentence's tokens and their
+// vectors (any head count works, as no attention weights are made); mixed mode, which needs the
+// content scores, goes through analyse(). What `attnscope relpos` and `export --what relpos` compute.
+RelposAnalysis analyse_relpos_only(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
+
 // Convolution as attention on the scene's grid (scene.conv kernel and α, scene.relpos.pad_keys).
 // Throws InputError for a non-grid input or invalid settings, Cancelled when *cancel becomes true.
 ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
