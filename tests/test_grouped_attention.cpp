@@ -308,3 +308,18 @@ TEST_CASE("grouped attention: all-equal scores give uniform rows; one allowed ke
   // Row 0 of a causal map has every key but one masked: probability exactly 1 on key 0.
   CHECK(r.probs[0](0, 0) == 1.0f);
 }
+
+TEST_CASE("grouped attention: a set cancel flag stops it (short and long inputs), an unset one changes nothing") {
+  for (int t : {16, 256}) {
+    const AttentionShape shape{32, 4, 2};
+    const AttentionWeights w = random_weights(shape, 5);
+    const Mat x = random_matrix(t, 32, 9);
+    std::atomic<bool> cancel{true};
+    CHECK_THROWS_AS(grouped_attention(x, w, shape, {false, true, &cancel}), Cancelled);
+    cancel = false;
+    const AttentionResult with_flag = grouped_attention(x, w, shape, {false, true, &cancel});
+    const AttentionResult without = grouped_attention(x, w, shape, {});
+    check_close3(with_flag.probs, without.probs, 0, "probs");
+    check_close(with_flag.output, without.output, 0, "output");
+  }
+}

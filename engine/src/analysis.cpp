@@ -73,7 +73,7 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
     const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
     check_cancel(cancel);
     Tensor3 base = grouped_attention(att.x, weights_for(model, base_shape), base_shape,
-                                     AttentionOptions{model.causal, model.scale_scores})
+                                     AttentionOptions{model.causal, model.scale_scores, cancel})
                        .probs;
     check_cancel(cancel);
     stats.drift_from_mha = head_drift(att.result.probs, base, cancel);
@@ -115,7 +115,7 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel, bool head_
     check_cancel(cancel);
     att->weights = weights_for(m, att->shape);
     check_cancel(cancel);
-    const AttentionOptions options{m.causal, m.scale_scores};
+    const AttentionOptions options{m.causal, m.scale_scores, cancel};
     att->result = grouped_attention(att->x, att->weights, att->shape, options);
     att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
     if (head_statistics) att->stats = attention_statistics(*att, m, cancel, &att->mha_probs);

@@ -170,12 +170,16 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
     r.concat.middleCols(Eigen::Index(h) * dk, dk) = r.head_out[h];
   };
   if (T >= 192) {
-    for (int h = 0; h < H; ++h) attend(h);
+    for (int h = 0; h < H; ++h) {
+      check_cancel(options.cancel);
+      attend(h);
+    }
   } else {
 #pragma omp parallel for schedule(dynamic) if (H > 1 && int64_t(T) * T * dk >= 4096)
     for (int h = 0; h < H; ++h) attend(h);
   }
 
+  check_cancel(options.cancel);
   // 6. output projection.
   r.output = r.concat * w.wo.transpose();  // [T, C]
   if (w.bo.size()) r.output.rowwise() += w.bo.transpose();

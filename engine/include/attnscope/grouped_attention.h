@@ -7,6 +7,7 @@
 //   O_h = P_h·V_{g(h)}                           [H, T, d_k]
 //   out = concat_h(O_h)·W_Oᵀ + b_O               [T, C]
 #pragma once
+#include <atomic>
 #include "attnscope/types.h"
 #include "attnscope/weights.h"
 
@@ -15,6 +16,9 @@ namespace attnscope {
 struct AttentionOptions {
   bool causal = false;       // key j > query i gets −inf before the softmax
   bool scale_scores = true;  // divide by √d_k (a lesson turns it off to show saturation)
+  // When set during the call, grouped_attention throws Cancelled (error.h) after the head it is on
+  // (the window's worker: a newer scene need not wait for all heads of T = 2048).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct AttentionResult {
