@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
     fs::remove(out);
     const std::string cmd = "xvfb-run -a -s '-screen 0 3840x2160x24' env XDG_CONFIG_HOME=" + quote((dir / "config").string()) +
                             " " + quote(bin) + " " + c.args + " --size " + size + " --bench-json " + quote(out.string()) +
-                            " --bench-changes " + std::to_string(changes) + " --bench-fps " + std::to_string(fps) + " >/dev/null 2>" + quote((dir / "err.txt").string());
+                            " --bench-changes " + std::to_string(changes) + " --bench-fps " + std::to_string(fps) +
+                            " >/dev/null 2>" + quote((dir / "err.txt").string());
     const int status = std::system(cmd.c_str());
     if (status != 0 || !fs::exists(out)) {
       std::ifstream err(dir / "err.txt");

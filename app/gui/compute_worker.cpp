@@ -143,7 +143,8 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
   ComputeResult out = first;
   try {
     const AttentionAnalysis& attention = *first.analysis->attention;
-    last_stats_ = std::make_shared<const HeadStats>(attention_statistics(attention, first.analysis->scene.model, &cancel_));
+    const ModelSettings& model = first.analysis->scene.model;  // the effective one
+    last_stats_ = std::make_shared<const HeadStats>(attention_statistics(attention, model, &cancel_));
     out.stats = last_stats_;
   } catch (const Cancelled&) {
     return std::nullopt;

@@ -7,8 +7,9 @@
 // The heatmaps come first: the head statistics (entropy, JS similarity, drift from MHA, as much work
 // as the attention itself at T = 512) follow in a second delivery of the same generation, unless a
 // newer scene arrives first. They start once the UI says the heatmaps are on screen (presented()),
-// or after 100 ms, so that they do not compete with drawing that frame for the CPU. busy() covers only the first part, so the spinner and the frame pacing
-// follow what the heatmaps wait for.
+// or after 100 ms (statistics_wait), so that they do not compete with drawing that frame for the CPU.
+// busy() covers only the heatmap part, so the spinner and the frame pacing follow what the heatmaps
+// wait for.
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once

@@ -43,9 +43,9 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json", "--bench-changes", "--bench-fps",
-                                         "--lesson", "--step", "--language", "--show-analysis", "--show-kv-cache",
-                                         "--open-scene", "--save-scene"};
+                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
+                                         "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
+                                         "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {

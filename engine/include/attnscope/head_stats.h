@@ -46,6 +46,7 @@ double js_divergence(const float* p, const float* q, int n);
 double mean_js_divergence(const Mat& a, const Mat& b);
 
 // drift[h] = mean_js_divergence(probs[h], mha_probs[h]).  probs, mha_probs [H, T, T].
-std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs, const std::atomic<bool>* cancel = nullptr);
+std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs,
+                               const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnscope
