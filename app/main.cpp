@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <exception>
 
-#include "attnscope/error.h"
+#include "attnscope/core/error.h"
 #include "cli/commands.h"
-#include "cli/scene_options.h"
+#include "core/scene_options.h"
 #ifdef ATTNSCOPE_WITH_GUI
 #include "gui/window_main.h"
 #endif

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "attnscope/grouped_attention.h"
-#include "attnscope/rng.h"
+#include "attnscope/attention/grouped_attention.h"
+#include "attnscope/core/rng.h"
 
 using namespace attnscope;
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/analysis.h"
-#include "attnscope/export.h"
-#include "attnscope/file_io.h"
-#include "attnscope/render_png.h"
-#include "attnscope/render_svg.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/export.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/figure/render_png.h"
+#include "attnscope/figure/render_svg.h"
 
 using namespace attnscope;
 using clock_type = std::chrono::steady_clock;

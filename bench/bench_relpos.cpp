@@ -12,10 +12,10 @@
 #include <functional>
 #include <vector>
 
-#include "attnscope/analysis.h"
-#include "attnscope/conv_emulation.h"
-#include "attnscope/relative_position.h"
-#include "attnscope/rng.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/relpos/conv_emulation.h"
+#include "attnscope/relpos/relative_position.h"
+#include "attnscope/core/rng.h"
 
 using namespace attnscope;
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "attnscope/error.h"
-#include "attnscope/types.h"
+#include "attnscope/core/error.h"
+#include "attnscope/core/types.h"
 
 namespace attnscope::test {
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "attnscope/file_io.h"
+#include "attnscope/io/file_io.h"
 #include "fuzz/fuzz_entries.h"
 
 namespace fs = std::filesystem;

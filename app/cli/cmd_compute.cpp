@@ -9,13 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/analysis.h"
-#include "attnscope/error.h"
-#include "attnscope/file_io.h"
-#include "attnscope/npy.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
-#include "cli/scene_options.h"
+#include "core/scene_options.h"
 
 namespace attnscope::cli {
 namespace {

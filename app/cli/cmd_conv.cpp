@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/analysis.h"
-#include "attnscope/error.h"
-#include "attnscope/limits.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
-#include "cli/scene_options.h"
+#include "core/scene_options.h"
 
 namespace attnscope::cli {
 namespace {

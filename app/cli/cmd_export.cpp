@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnscope/analysis.h"
-#include "attnscope/error.h"
-#include "attnscope/export.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/core/error.h"
+#include "attnscope/figure/export.h"
 #include "cli/commands.h"
-#include "cli/scene_options.h"
+#include "core/scene_options.h"
 
 namespace attnscope::cli {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/error.h"
-#include "attnscope/kv_cache.h"
+#include "attnscope/core/error.h"
+#include "attnscope/attention/kv_cache.h"
 #include "cli/commands.h"
 
 namespace attnscope::cli {

@@ -1,8 +1,8 @@
 #include "cli/output_files.h"
 
-#include "attnscope/error.h"
-#include "attnscope/file_io.h"
-#include "attnscope/npy.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
 
 namespace attnscope::cli {
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attnscope/types.h"
+#include "attnscope/core/types.h"
 
 namespace attnscope::cli {
 

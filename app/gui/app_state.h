@@ -18,17 +18,17 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/analysis.h"
-#include "attnscope/colormap.h"
-#include "attnscope/image.h"
-#include "attnscope/scene.h"
-#include "attnscope/language.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/colormap.h"
+#include "attnscope/figure/image.h"
+#include "attnscope/scene/scene.h"
+#include "attnscope/core/language.h"
 #include "gui/classroom_state.h"
-#include "gui/compute_worker.h"
+#include "core/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
-#include "gui/pictures.h"
+#include "core/pictures.h"
 
 namespace attnscope::gui {
 

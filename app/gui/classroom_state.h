@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/kv_cache.h"
-#include "attnscope/lessons.h"
+#include "attnscope/attention/kv_cache.h"
+#include "attnscope/classroom/lessons.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "attnscope/kv_cache.h"
+#include "attnscope/attention/kv_cache.h"
 #include "gui/app_state.h"
 
 namespace attnscope::gui {

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "attnscope/font_lookup.h"
-#include "attnscope/text_raster.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/figure/font_lookup.h"
+#include "attnscope/figure/text_raster.h"
+#include "attnscope/text/tokenizer.h"
 
 namespace attnscope::gui {
 namespace {

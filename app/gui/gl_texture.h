@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "attnscope/colormap.h"
+#include "attnscope/figure/colormap.h"
 
 namespace attnscope::gui {
 

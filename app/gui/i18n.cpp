@@ -9,9 +9,9 @@
 
 #include <imgui.h>
 
-#include "attnscope/designed_heads.h"
-#include "attnscope/text_raster.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/attention/designed_heads.h"
+#include "attnscope/figure/text_raster.h"
+#include "attnscope/text/tokenizer.h"
 #include "gui/fonts.h"
 
 namespace attnscope::gui {

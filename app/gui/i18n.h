@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/language.h"
+#include "attnscope/core/language.h"
 
 namespace attnscope::gui {
 

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/error.h"
-#include "attnscope/file_io.h"
-#include "attnscope/scene_json.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/scene/scene_json.h"
 #include "gui/i18n.h"
 
 namespace attnscope::gui {

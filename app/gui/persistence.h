@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "attnscope/scene.h"
+#include "attnscope/scene/scene.h"
 
 namespace attnscope::gui {
 

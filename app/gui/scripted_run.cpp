@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/error.h"
-#include "attnscope/file_io.h"
-#include "attnscope/image.h"
-#include "attnscope/render_png.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/figure/image.h"
+#include "attnscope/figure/render_png.h"
 
 namespace attnscope::gui {
 namespace {

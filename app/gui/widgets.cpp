@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attnscope/heatmap_layout.h"
-#include "attnscope/text_raster.h"
-#include "attnscope/tokenizer.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/figure/text_raster.h"
+#include "attnscope/text/tokenizer.h"
 #include "gui/i18n.h"
 
 namespace attnscope::gui {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/colormap.h"
+#include "attnscope/figure/colormap.h"
 #include "gui/app_state.h"
 
 namespace attnscope::gui {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/designed_heads.h"
+#include "attnscope/attention/designed_heads.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"

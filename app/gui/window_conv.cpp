@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "attnscope/conv_emulation.h"
+#include "attnscope/relpos/conv_emulation.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <string>
 
-#include "attnscope/error.h"
-#include "attnscope/export.h"
-#include "attnscope/file_io.h"
+#include "attnscope/core/error.h"
+#include "attnscope/figure/export.h"
+#include "attnscope/io/file_io.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

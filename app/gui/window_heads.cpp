@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <string>
 
-#include "attnscope/designed_heads.h"
-#include "attnscope/weights.h"
+#include "attnscope/attention/designed_heads.h"
+#include "attnscope/attention/weights.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "attnscope/limits.h"
+#include "attnscope/core/limits.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "attnscope/error.h"
+#include "attnscope/core/error.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"

@@ -25,11 +25,11 @@
 #include <string>
 #include <thread>
 
-#include "attnscope/error.h"
+#include "attnscope/core/error.h"
 #include "gui/app_state.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
-#include "gui/compute_worker.h"
+#include "core/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/persistence.h"

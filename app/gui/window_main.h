@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/scene_options.h"
+#include "core/scene_options.h"
 
 namespace attnscope::gui {
 

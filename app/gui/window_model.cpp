@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/designed_heads.h"
-#include "attnscope/limits.h"
-#include "attnscope/trace.h"
+#include "attnscope/attention/designed_heads.h"
+#include "attnscope/core/limits.h"
+#include "attnscope/attention/trace.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <string>
 
-#include "attnscope/error.h"
-#include "attnscope/limits.h"
-#include "attnscope/relative_position.h"
+#include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
+#include "attnscope/relpos/relative_position.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

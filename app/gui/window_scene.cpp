@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "attnscope/error.h"
-#include "attnscope/scene_json.h"
+#include "attnscope/core/error.h"
+#include "attnscope/scene/scene_json.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "attnscope/trace.h"
+#include "attnscope/attention/trace.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"

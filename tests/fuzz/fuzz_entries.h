@@ -13,14 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/embeddings.h"
-#include "attnscope/error.h"
-#include "attnscope/grids.h"
-#include "attnscope/npy.h"
-#include "attnscope/parse_lists.h"
-#include "attnscope/scene_json.h"
-#include "attnscope/tokenizer.h"
-#include "cli/scene_options.h"
+#include "attnscope/text/embeddings.h"
+#include "attnscope/core/error.h"
+#include "attnscope/relpos/grids.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/core/parse_lists.h"
+#include "attnscope/scene/scene_json.h"
+#include "attnscope/text/tokenizer.h"
+#include "core/scene_options.h"
 
 namespace attnscope::fuzz {
 

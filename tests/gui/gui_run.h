@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/colormap.h"
+#include "attnscope/figure/colormap.h"
 #include "run_cli.h"
 
 namespace attnscope::test {

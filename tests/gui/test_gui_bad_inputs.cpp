@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/file_io.h"
-#include "attnscope/npy.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

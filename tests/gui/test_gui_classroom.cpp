@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnscope/analysis.h"
-#include "attnscope/colormap.h"
-#include "attnscope/lessons.h"
-#include "attnscope/scene_json.h"
-#include "attnscope/weights.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/colormap.h"
+#include "attnscope/classroom/lessons.h"
+#include "attnscope/scene/scene_json.h"
+#include "attnscope/attention/weights.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <map>
 
-#include "attnscope/analysis.h"
-#include "attnscope/colormap.h"
-#include "attnscope/weights.h"
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/colormap.h"
+#include "attnscope/attention/weights.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

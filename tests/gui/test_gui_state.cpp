@@ -2,7 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnscope/scene_json.h"
+#include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

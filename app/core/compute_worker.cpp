@@ -1,0 +1,214 @@
+#include "core/compute_worker.h"
+
+#include <exception>
+#include <new>
+
+#include "attnscope/core/error.h"
+#include "attnscope/scene/scene_json.h"
+
+namespace attnscope::gui {
+namespace {
+
+// Everything analyse() reads: the scene minus the view settings that only change colours (the view
+// itself stays: it decides whether relative position and convolution are computed).
+// Free text goes in raw (a pasted sentence may hold invalid UTF-8, which JSON cannot carry and the
+// engine must see to report).
+std::string analysis_key_of(const Scene& scene) {
+  Scene key = scene;
+  key.view = ViewSettings{};
+  key.view.view = scene.view.view;
+  key.input.text.clear();
+  key.input.tensor_path.clear();
+  key.input.grid.image_path.clear();
+  key.model.weights_dir.clear();
+  std::string out = scene_to_json(key).dump();
+  for (const std::string* raw : {&scene.input.text, &scene.input.tensor_path, &scene.input.grid.image_path,
+                                 &scene.model.weights_dir})
+    out += '\0' + std::to_string(raw->size()) + ':' + *raw;
+  return out;
+}
+
+}  // namespace
+
+ComputeWorker::ComputeWorker(std::function<void()> on_result, std::chrono::milliseconds statistics_wait)
+    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ComputeWorker::~ComputeWorker() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    pending_.reset();
+    cancel_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+uint64_t ComputeWorker::submit(const Scene& scene) {
+  Job job;
+  job.scene = scene;
+  job.analysis_key = analysis_key_of(scene);
+  job.submitted = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    job.generation = next_generation_++;
+    // A running analysis of other settings is wasted work now; one of the same settings is what
+    // the new job would redo, so let it finish and reuse it.
+    if (running_ && running_key_ != job.analysis_key) cancel_ = true;
+    if (!busy_locked()) busy_since_ = job.submitted;
+    pending_ = std::move(job);
+  }
+  wake_.notify_all();
+  return next_generation_ - 1;
+}
+
+std::optional<ComputeResult> ComputeWorker::take_result() {
+  std::lock_guard lock(mutex_);
+  std::optional<ComputeResult> out = std::move(result_);
+  result_.reset();
+  return out;
+}
+
+bool ComputeWorker::busy() const {
+  std::lock_guard lock(mutex_);
+  return busy_locked();
+}
+
+double ComputeWorker::seconds_busy() const {
+  std::lock_guard lock(mutex_);
+  if (!busy_locked()) return 0;
+  return std::chrono::duration<double>(Clock::now() - busy_since_).count();
+}
+
+bool ComputeWorker::idle() const {
+  std::lock_guard lock(mutex_);
+  return !running_ && !pending_;
+}
+
+void ComputeWorker::wait_until_idle() {
+  std::unique_lock lock(mutex_);
+  ++idle_waiters_;
+  wake_.notify_all();  // the statistics need not wait for a frame that a blocked UI cannot draw
+  idle_.wait(lock, [this] { return !running_ && !pending_; });
+  --idle_waiters_;
+}
+
+void ComputeWorker::presented(uint64_t generation) {
+  {
+    std::lock_guard lock(mutex_);
+    if (generation <= presented_) return;
+    presented_ = generation;
+  }
+  wake_.notify_all();
+}
+
+bool ComputeWorker::wait_for_result(std::chrono::microseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_for(lock, timeout, [this] { return result_.has_value(); });
+}
+
+ComputeResult ComputeWorker::compute(const Job& job) {
+  ComputeResult out;
+  out.generation = job.generation;
+  out.scene = job.scene;
+  try {
+    std::shared_ptr<const Analysis> analysis;
+    if (last_analysis_ && last_key_ == job.analysis_key) {
+      analysis = last_analysis_;
+    } else {
+      last_analysis_.reset();
+      last_stats_.reset();
+      analysis = std::make_shared<const Analysis>(analyse(job.scene, &cancel_, /*head_statistics=*/false));
+      last_analysis_ = analysis;
+      last_key_ = job.analysis_key;
+    }
+    out.analysis = analysis;
+    out.stats = last_stats_;
+    out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
+  } catch (const InputError& e) {
+    out.error = e.what();
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    out.error = "not enough memory for these settings; try fewer tokens or heads";
+  } catch (const std::exception& e) {
+    out.error = std::string("internal error: ") + e.what();
+  }
+  return out;
+}
+
+std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first) {
+  ComputeResult out = first;
+  try {
+    const AttentionAnalysis& attention = *first.analysis->attention;
+    const ModelSettings& model = first.analysis->scene.model;  // the effective one
+    last_stats_ = std::make_shared<const HeadStats>(attention_statistics(attention, model, &cancel_));
+    out.stats = last_stats_;
+  } catch (const Cancelled&) {
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    out.stats_error = "not enough memory for the head statistics of these settings; try fewer tokens or heads";
+  } catch (const std::exception& e) {
+    out.stats_error = e.what();
+  }
+  return out;
+}
+
+void ComputeWorker::deliver(ComputeResult result, bool statistics_follow) {
+  {
+    std::lock_guard lock(mutex_);
+    result_ = std::move(result);  // newer than anything shown, even if more is pending
+    statistics_running_ = statistics_follow;  // not busy() from the moment the heatmaps can be taken
+  }
+  idle_.notify_all();  // wakes wait_for_result()
+  on_result_();
+}
+
+void ComputeWorker::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+      if (stop_) return;
+      job = std::move(*pending_);
+      pending_.reset();
+      running_ = true;
+      running_key_ = job.analysis_key;
+      cancel_ = false;
+    }
+    std::optional<ComputeResult> result;
+    try {
+      result = compute(job);
+      result->seconds = std::chrono::duration<double>(Clock::now() - job.submitted).count();
+    } catch (const Cancelled&) {
+      // A newer scene is pending; it will produce the next result.
+    }
+    const bool statistics_wanted = result && result->analysis && result->analysis->attention && !result->stats;
+    if (result) deliver(*result, statistics_wanted);
+    if (statistics_wanted) {
+      bool go = false;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait_for(lock, statistics_wait_, [&] {
+          return stop_ || pending_.has_value() || presented_ >= job.generation || idle_waiters_ > 0;
+        });
+        go = !stop_ && !pending_.has_value();  // a newer scene goes first
+      }
+      if (go) {
+        if (std::optional<ComputeResult> second = add_statistics(*result)) deliver(std::move(*second), true);
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      running_ = false;
+      statistics_running_ = false;
+      running_key_.clear();
+    }
+    idle_.notify_all();
+  }
+}
+
+}  // namespace attnscope::gui

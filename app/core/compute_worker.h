@@ -1,0 +1,110 @@
+// compute_worker.h — runs the engine off the UI thread; the newest Scene wins.
+//
+//   UI thread ──submit(scene)──► pending (a newer scene replaces it; a running analysis of older
+//                                settings is cancelled through its atomic flag)
+//   worker    ──analyse + colour heatmaps──► result ──take_result()──► UI thread swaps it in
+//             ──head statistics──────────► the same result again, with `stats`
+// The heatmaps come first: the head statistics (entropy, JS similarity, drift from MHA, as much work
+// as the attention itself at T = 512) follow in a second delivery of the same generation, unless a
+// newer scene arrives first. They start once the UI says the heatmaps are on screen (presented()),
+// or after 100 ms (statistics_wait), so that they do not compete with drawing that frame for the CPU.
+// busy() covers only the heatmap part, so the spinner and the frame pacing follow what the heatmaps
+// wait for.
+// When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
+// Analysis and its statistics are reused and only the pictures are made again.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "attnscope/scene/analysis.h"
+#include "attnscope/scene/scene.h"
+#include "core/pictures.h"
+
+namespace attnscope::gui {
+
+struct ComputeResult {
+  uint64_t generation = 0;                    // the submit() this answers
+  Scene scene;                                // the settings as submitted
+  std::shared_ptr<const Analysis> analysis;   // null when the engine refused the settings
+  std::shared_ptr<const Pictures> pictures;   // null on error
+  // Head statistics of analysis->attention: null in the first delivery (unless reused) and when the
+  // analysis has no attention; stats_error says why they could not be made.
+  std::shared_ptr<const HeadStats> stats;
+  std::string stats_error;
+  std::string error;                          // the engine's InputError message, if any
+  double seconds = 0;                         // time from submit() to the result being ready
+};
+
+class ComputeWorker {
+ public:
+  // on_result is called on the worker thread after each result (e.g. glfwPostEmptyEvent).
+  // statistics_wait: how long the head statistics wait for presented() at most.
+  explicit ComputeWorker(std::function<void()> on_result,
+                         std::chrono::milliseconds statistics_wait = std::chrono::milliseconds(100));
+  ~ComputeWorker();
+  ComputeWorker(const ComputeWorker&) = delete;
+  ComputeWorker& operator=(const ComputeWorker&) = delete;
+
+  // Queues `scene` and returns its generation number.
+  uint64_t submit(const Scene& scene);
+  // The newest finished result not taken yet.
+  std::optional<ComputeResult> take_result();
+  // True while a scene is pending or its heatmaps are being made; seconds_busy() says for how long.
+  bool busy() const;
+  double seconds_busy() const;
+  // True when nothing is pending or running, head statistics included.
+  bool idle() const;
+  // Blocks until idle() (scripted runs).
+  void wait_until_idle();
+  // The UI has put the result of `generation` on screen.
+  void presented(uint64_t generation);
+  // Blocks until a result is ready to take or `timeout` passed; true when one is ready.
+  bool wait_for_result(std::chrono::microseconds timeout);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Job {
+    uint64_t generation = 0;
+    Scene scene;
+    std::string analysis_key;  // the scene without the view settings analyse() ignores
+    Clock::time_point submitted;
+  };
+  void run();
+  ComputeResult compute(const Job& job);
+  // The second delivery: `first` with its head statistics, or nullopt when cancelled.
+  std::optional<ComputeResult> add_statistics(const ComputeResult& first);
+  bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
+  void deliver(ComputeResult result, bool statistics_follow);
+
+  std::function<void()> on_result_;
+  std::chrono::milliseconds statistics_wait_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;  // a result delivered, or the worker idle
+  std::optional<Job> pending_;
+  bool running_ = false;
+  bool statistics_running_ = false;  // running_, and only the head statistics are left
+  uint64_t presented_ = 0;           // the newest generation on screen
+  int idle_waiters_ = 0;             // UI threads in wait_until_idle (they present nothing)
+  bool stop_ = false;
+  std::string running_key_;
+  Clock::time_point busy_since_;
+  std::atomic<bool> cancel_{false};
+  std::optional<ComputeResult> result_;
+  uint64_t next_generation_ = 1;
+  // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
+  std::shared_ptr<const Analysis> last_analysis_;
+  std::shared_ptr<const HeadStats> last_stats_;
+  std::string last_key_;
+  std::thread thread_;
+};
+
+}  // namespace attnscope::gui

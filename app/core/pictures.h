@@ -1,0 +1,55 @@
+// pictures.h — the RGBA pixels of every picture a view draws, for one Analysis and view setting.
+//
+// Made on the compute worker (T = 512 with 16 heads is 4 M cells, too many to colour on the UI
+// thread), uploaded by the UI thread as one texture per picture, and only when its pixels changed.
+// Colours come from the engine's colormap.h, so a cell has the same colour on screen and in an
+// exported PNG.
+//
+// Range rules (one per kind of picture, used by the colour bars too):
+//   attention heads   finite min/max of the values shown (all heads when the scale is shared, else
+//                     the head's own); the diverging map uses a range symmetric around 0.
+//   relpos maps       [0, max probability] (shared or per head); overlays on the grid are
+//                     transparent at 0 and opaque at the max, so the grid shows through.
+//   conv images       the input on its own min/max, MHSA output and convolution on one shared
+//                     min/max (grayscale); the difference on a symmetric range (diverging).
+#pragma once
+#include <vector>
+
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/colormap.h"
+#include "attnscope/scene/scene.h"
+
+namespace attnscope::gui {
+
+struct Picture {
+  int width = 0, height = 0;  // cells: columns (keys) × rows (queries)
+  std::vector<Rgba> pixels;   // [height, width] row-major
+  ValueRange range;           // the values the colours were normalised with
+};
+
+struct Pictures {
+  Colormap colormap = Colormap::viridis;
+  bool scores = false;       // attention heads show raw scores instead of probabilities
+  bool shared_scale = true;  // one range for all heads
+
+  // Attention heads: [H] pictures of T × T.
+  ValueRange heads_range;  // the shared range
+  std::vector<Picture> heads;
+
+  // Relative position. Sentence: [H] T × T probabilities (1 × T, the query's row, when the engine
+  // kept no full tensor). Grid: [H] R × C overlays of the query's attention, and their mean.
+  ValueRange relpos_range;
+  std::vector<Picture> relpos_heads;
+  Picture relpos_combined;
+  Picture grid;  // the input grid in its own colours (gray or RGB)
+
+  // Convolution as attention: [R, C] each.
+  Picture conv_input, conv_mhsa, conv_true, conv_difference;
+};
+
+// Finite min/max (or symmetric for the diverging map) of the head's values, or of all heads.
+ValueRange heads_value_range(const Tensor3& values, int head, bool shared, Colormap map);
+
+Pictures make_pictures(const Analysis& analysis, const ViewSettings& view);
+
+}  // namespace attnscope::gui

@@ -1,0 +1,251 @@
+#include "core/scene_options.h"
+
+#include <cmath>
+
+#include "attnscope/attention/designed_heads.h"
+#include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
+#include "attnscope/core/parse_lists.h"
+#include "attnscope/scene/scene_json.h"
+
+namespace attnscope::cli {
+
+void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
+  o.app = &app;
+  o.groups_added = groups;
+  if (groups & flags_input) {
+    app.add_option("--scene", o.scene_file, "Start from a scene JSON file; other flags override it");
+    app.add_option("--text", o.text, "Input sentence (UTF-8)");
+    app.add_option("--input", o.input, "Input tensor X.npy, float32 [T, C]");
+  }
+  if (groups & flags_model) {
+    app.add_option("--kind", o.kind, "single | mha | mqa | gqa");
+    app.add_option("--d-model", o.d_model, "Token width C (default 64)");
+    app.add_option("--heads", o.heads, "Query heads H (must divide C)");
+    app.add_option("--groups", o.groups, "Key/value groups G (must divide H)");
+    app.add_flag("--causal", o.causal, "Mask keys after the query");
+    app.add_flag("--no-scale", o.no_scale, "Do not divide scores by sqrt(d_k)");
+    app.add_option("--seed", o.seed, "Seed for embeddings and weights (default 42)");
+    app.add_option("--weights", o.weights_dir, "Folder with wq.npy wk.npy wv.npy wo.npy [+ bq bk bv bo]");
+    app.add_option("--weight-source", o.weight_source, "converted (default) | independent");
+    app.add_option("--designed", o.designed,
+                   "Designed heads, one pattern per head: previous,next,self,first,punct,local,repeat,broad "
+                   "(sets H and C = 64*H; MHA unless --kind gqa/mqa)");
+  }
+  if (groups & (flags_relpos | flags_conv)) {
+    app.add_option("--grid", o.grid, "Grid size RxC, at most 64x64");
+    app.add_option("--pattern", o.pattern, "checkerboard | gradient | rings | glyph | noise");
+    app.add_option("--image", o.image, "A PNG or JPEG image, resized to at most 64x64");
+    app.add_option("--alpha", o.alpha, "Window sharpness alpha >= 0 for every head");
+    app.add_flag("--pad-keys", o.pad_keys, "Add zero-valued padding cells as keys");
+    if (!(groups & flags_model)) app.add_option("--heads", o.heads, "Relative-position heads H");
+  }
+  if (groups & flags_relpos) {
+    app.add_option("--alphas", o.alphas, "Per-head alpha list a1,a2,...");
+    app.add_option("--deltas", o.deltas, "Per-head offsets: \"dr,dc;dr,dc;...\" (grid) or \"-1;0;1\" (text)");
+    app.add_option("--delta-preset", o.delta_preset, "conv3x3 | conv5x5 | line | random");
+    app.add_option("--query", o.query, "Query cell r,c (grid) or token index i (text); default centre");
+    app.add_flag("--mixed", o.mixed, "Sentences: content scores + lambda * positional scores");
+    app.add_option("--lambda", o.lambda, "Weight of the positional scores in mixed mode");
+  }
+  if (groups & flags_conv) {
+    app.add_option("--kernel", o.kernel,
+                   "identity | box | gaussian | sobel_x | sobel_y | laplacian | sharpen | k1,k2,... (K*K numbers, K = 3 or 5)");
+  }
+  if (groups & flags_view) {
+    app.add_option("--colormap", o.colormap, "viridis | magma | grayscale | diverging");
+    app.add_flag("--scores", o.scores, "Show raw scores instead of probabilities");
+    app.add_flag("--per-head-scale", o.per_head_scale, "One colour scale per head instead of a shared one");
+    app.add_option("--view", o.view, "heads | shapes | relpos1d | relpos2d | conv");
+  }
+}
+
+bool flag_given(const CLI::App* app, const char* flag) {
+  try {
+    return app->count(flag) > 0;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
+void apply_relpos_defaults(Scene& s, const SceneOptions& o) {
+  RelposSettings& r = s.relpos;
+  const bool grid = s.input.source == InputSource::grid;
+  if (!grid && !flag_given(o.app, "--delta-preset") && !flag_given(o.app, "--deltas") && !flag_given(o.app, "--scene"))
+    r.delta_preset = "line";
+  if (flag_given(o.app, "--heads")) return;
+  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
+  else if (r.delta_preset == "conv3x3") r.heads = 9;
+  else if (r.delta_preset == "conv5x5") r.heads = 25;
+  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
+  else if (r.mixed) r.heads = effective_heads(s.model);
+}
+
+namespace {
+
+bool given(const SceneOptions& o, const char* flag) { return flag_given(o.app, flag); }
+
+void require_finite(double v, const char* flag) {
+  require(std::isfinite(v), std::string(flag) + " must be a finite number, got " + std::to_string(v));
+}
+
+}  // namespace
+
+Scene build_scene(const SceneOptions& o) {
+  Scene s;
+  if (given(o, "--scene")) s = load_scene(o.scene_file);
+  if (given(o, "--text")) {
+    s.input.source = InputSource::text;
+    s.input.text = o.text;
+  }
+  if (given(o, "--input")) {
+    require(!given(o, "--text"), "--text and --input are exclusive: give one input");
+    s.input.source = InputSource::tensor;
+    s.input.tensor_path = o.input;
+  }
+
+  ModelSettings& m = s.model;
+  if (given(o, "--kind")) m.kind = parse_attention_kind(o.kind);
+  if (given(o, "--designed")) {
+    // One head per pattern, an MHA unless --kind asks for GQA/MQA (which then pool its K/V heads).
+    require(!given(o, "--weights") && !given(o, "--weight-source"),
+            "--designed sets the weights itself: drop --weights / --weight-source");
+    m.weights = WeightSource::designed;
+    m.designed = split_designed_list(o.designed);
+    const int n = int(m.designed.size());
+    if (!given(o, "--kind")) m.kind = AttentionKind::mha;
+    require(m.kind != AttentionKind::single || n == 1,
+            "--kind single has one head, but --designed lists " + std::to_string(n) + " patterns");
+    require(!given(o, "--heads") || o.heads == n, "--designed lists " + std::to_string(n) +
+                                                      " patterns, one per head, but --heads " +
+                                                      std::to_string(o.heads) + " was given");
+    require(!given(o, "--d-model") || o.d_model == designed_d_model(n),
+            "designed heads have d_k = 64, so d_model is 64 x " + std::to_string(n) + " = " +
+                std::to_string(designed_d_model(n)) + ", but --d-model " + std::to_string(o.d_model) + " was given");
+    m.heads = n;
+    m.d_model = designed_d_model(n);
+  }
+  if (given(o, "--d-model")) m.d_model = o.d_model;
+  if (given(o, "--heads")) {
+    m.heads = o.heads;
+    s.relpos.heads = o.heads;
+  }
+  if (given(o, "--groups")) {
+    m.groups = o.groups;
+    // A --groups that contradicts --kind is a mistake, not something to silently override.
+    const int h = given(o, "--heads") ? o.heads : m.heads;
+    if (m.kind == AttentionKind::mqa)
+      require(o.groups == 1, "--kind mqa means one kv group, but --groups " + std::to_string(o.groups) +
+                                 " was given (use --kind gqa for several groups)");
+    if (m.kind == AttentionKind::mha)
+      require(o.groups == h, "--kind mha means groups = heads = " + std::to_string(h) + ", but --groups " +
+                                 std::to_string(o.groups) + " was given (use --kind gqa)");
+    if (m.kind == AttentionKind::single)
+      require(o.groups == 1, "--kind single means one head and one group, but --groups " +
+                                 std::to_string(o.groups) + " was given");
+  } else if (given(o, "--kind") && m.kind == AttentionKind::gqa && !given(o, "--scene")) {
+    // GQA without --groups: the usual choice, two heads per group when possible.
+    const int h = m.heads;
+    m.groups = (h % 2 == 0 && h >= 2) ? h / 2 : 1;
+  }
+  if (given(o, "--heads") && m.kind == AttentionKind::single)
+    require(o.heads == 1, "--kind single means one head, but --heads " + std::to_string(o.heads) + " was given");
+  if (given(o, "--causal")) m.causal = o.causal;
+  if (given(o, "--no-scale")) m.scale_scores = !o.no_scale;
+  if (given(o, "--seed")) m.seed = o.seed;
+  if (given(o, "--weight-source")) {
+    m.weights = parse_weight_source(o.weight_source);
+    require(m.weights != WeightSource::loaded, "--weight-source loaded is set by --weights DIR");
+  }
+  if (given(o, "--weights")) {
+    m.weights = WeightSource::loaded;
+    m.weights_dir = o.weights_dir;
+  }
+
+  RelposSettings& r = s.relpos;
+  if (given(o, "--grid")) {
+    const auto rc = parse_grid_size(o.grid);
+    s.input.grid.rows = rc[0];
+    s.input.grid.cols = rc[1];
+    s.input.source = InputSource::grid;
+  }
+  if (given(o, "--pattern")) {
+    s.input.grid.pattern = o.pattern;
+    s.input.grid.image_path.clear();
+    s.input.source = InputSource::grid;
+  }
+  if (given(o, "--image")) {
+    require(!given(o, "--pattern"), "--image and --pattern are exclusive: give one grid source");
+    s.input.grid.image_path = o.image;
+    s.input.source = InputSource::grid;
+    // An image is fitted inside --grid; without one it may use the whole 64×64.
+    if (!given(o, "--grid")) s.input.grid.rows = s.input.grid.cols = limits::max_grid_side;
+  }
+  if (given(o, "--text") && s.input.source == InputSource::grid)
+    throw InputError("--text and a grid (--grid/--pattern/--image) are exclusive: give one input");
+  if (given(o, "--alpha")) {
+    require_finite(o.alpha, "--alpha");
+    require(o.alpha >= 0, "--alpha must be >= 0, got " + std::to_string(o.alpha));
+    r.alpha = o.alpha;
+    r.alphas.clear();
+    s.conv.alpha = o.alpha;
+  }
+  if (given(o, "--alphas")) {
+    require(!given(o, "--alpha"), "--alpha and --alphas are exclusive: give one");
+    r.alphas = parse_number_list(o.alphas, "--alphas");
+    for (size_t i = 0; i < r.alphas.size(); ++i)
+      require(r.alphas[i] >= 0, "--alphas item " + std::to_string(i + 1) + " must be >= 0, got " +
+                                    std::to_string(r.alphas[i]));
+  }
+  const int delta_dims = s.input.source == InputSource::grid ? 2 : 1;
+  if (given(o, "--deltas")) {
+    require(!given(o, "--delta-preset"), "--deltas and --delta-preset are exclusive: give one");
+    r.deltas = parse_delta_list(o.deltas, delta_dims);
+  }
+  if (given(o, "--delta-preset")) {
+    r.delta_preset = o.delta_preset;
+    r.deltas.clear();
+  }
+  if (given(o, "--query")) {
+    if (delta_dims == 2) {
+      const auto q = parse_delta_list(o.query, 2);
+      require(q.size() == 1, "--query on a grid takes one cell r,c, got '" + o.query + "'");
+      r.query_row = int(q[0][0]);
+      r.query_col = int(q[0][1]);
+      require(q[0][0] == r.query_row && q[0][1] == r.query_col && r.query_row >= 0 && r.query_col >= 0,
+              "--query r,c takes two non-negative whole numbers, got '" + o.query + "'");
+    } else {
+      const auto q = parse_number_list(o.query, "--query");
+      require(q.size() == 1 && q[0] >= 0 && q[0] == double(int(q[0])),
+              "--query on text takes one non-negative token index, got '" + o.query + "'");
+      r.query_index = int(q[0]);
+    }
+  }
+  if (given(o, "--pad-keys")) r.pad_keys = o.pad_keys;
+  if (given(o, "--mixed")) r.mixed = o.mixed;
+  if (given(o, "--lambda")) {
+    require_finite(o.lambda, "--lambda");
+    r.lambda = o.lambda;
+  }
+
+  if (given(o, "--kernel")) {
+    const bool is_list = o.kernel.find_first_of("0123456789") != std::string::npos &&
+                         o.kernel.find(',') != std::string::npos;
+    if (is_list) {
+      s.conv.kernel = "custom";
+      s.conv.custom = parse_number_list(o.kernel, "--kernel");
+    } else {
+      s.conv.kernel = o.kernel;
+      s.conv.custom.clear();
+    }
+  }
+
+  ViewSettings& v = s.view;
+  if (given(o, "--colormap")) v.colormap = o.colormap;
+  if (given(o, "--scores")) v.show_scores = o.scores;
+  if (given(o, "--per-head-scale")) v.shared_scale = !o.per_head_scale;
+  if (given(o, "--view")) v.view = o.view;
+  return s;
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,48 @@
+// grouped_attention.h — one routine for single-head, MHA, MQA and GQA (SPEC "Grouped attention").
+//
+//   X            [T, C]
+//   Q = X·W_Qᵀ   [T, H·d_k] → [H, T, d_k]        K, V = X·W_Kᵀ, X·W_Vᵀ → [G, T, d_k]
+//   S_h = Q_h·K_{g(h)}ᵀ / √d_k (+ causal mask)   [H, T, T]
+//   P_h = row softmax(S_h)                       [H, T, T]
+//   O_h = P_h·V_{g(h)}                           [H, T, d_k]
+//   out = concat_h(O_h)·W_Oᵀ + b_O               [T, C]
+#pragma once
+#include <atomic>
+#include "attnscope/core/types.h"
+#include "attnscope/attention/weights.h"
+
+namespace attnscope {
+
+struct AttentionOptions {
+  bool causal = false;       // key j > query i gets −inf before the softmax
+  bool scale_scores = true;  // divide by √d_k (a lesson turns it off to show saturation)
+  // When set during the call, grouped_attention throws Cancelled (error.h) after the head it is on
+  // (the window's worker: a newer scene need not wait for all heads of T = 2048).
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct AttentionResult {
+  Tensor3 q;         // [H, T, d_k]
+  Tensor3 k;         // [G, T, d_k]
+  Tensor3 v;         // [G, T, d_k]
+  Tensor3 scores;    // [H, T, T]  masked entries are −inf
+  Tensor3 probs;     // [H, T, T]  rows sum to 1
+  Tensor3 head_out;  // [H, T, d_k]
+  Mat concat;        // [T, H·d_k]
+  Mat output;        // [T, C]
+};
+
+// Fast path: Eigen matrix products, heads in parallel. Throws InputError on bad shapes.
+AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
+                                  const AttentionOptions& options);
+
+// Plain-loop reference (the oracle the fast path is tested against). Same contract.
+AttentionResult grouped_attention_reference(const Mat& x, const AttentionWeights& w,
+                                            const AttentionShape& shape, const AttentionOptions& options);
+
+// Row-wise softmax in place, max-subtracted. −inf entries get exactly 0. A row whose maximum is
+// +inf shares its mass equally among its +inf entries; a row with no finite or +inf entry becomes
+// uniform; NaN entries are treated as −inf. Never produces NaN.
+void softmax_rows(Mat& scores_to_probs);
+
+}  // namespace attnscope

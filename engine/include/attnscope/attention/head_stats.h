@@ -1,0 +1,52 @@
+// head_stats.h — numbers that describe attention heads: how focused, how far, how much on the first
+// token, how alike two heads are, and how far a head moved when K/V were shared (MHA → GQA/MQA).
+//
+// Legend: H heads, T tokens (queries = keys), P_h [T, T] a head's probabilities (rows sum to 1).
+// Row i of a head may attend to n_i keys: n_i = T, or i + 1 under a causal mask.
+//   entropy              H(P_h[i,·]) = −Σ_j P log P  (nats; 0·log 0 = 0), mean over rows
+//   normalised entropy   H(P_h[i,·]) / ln n_i, mean over rows with n_i ≥ 2, in [0, 1] (1 = uniform)
+//   mean distance        Σ_j P_h[i,j]·|i − j|  (tokens), mean over rows
+//   first-token mass     P_h[i, 0], mean over rows (the "attention sink" share)
+//   JS divergence        JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, natural log, in [0, ln 2];
+//                        between heads a, b: mean over query rows of JS(P_a[i,·], P_b[i,·])
+//   drift from MHA       for a head of a converted GQA/MQA layer: JS between its map and its MHA
+//                        original's map (same query head before the K/V pooling), mean over rows
+#pragma once
+#include <atomic>
+#include <vector>
+
+#include "attnscope/core/types.h"
+
+namespace attnscope {
+
+struct HeadStats {
+  std::vector<double> entropy;             // [H] nats
+  std::vector<double> normalised_entropy;  // [H] in [0, 1]; 0 when no row has two keys (T = 1)
+  std::vector<double> mean_distance;       // [H] tokens
+  std::vector<double> first_token_mass;    // [H] in [0, 1]
+  MatD js_divergence;                      // [H, H] symmetric, zero diagonal, in [0, ln 2]
+  int js_rows = 0;                         // query rows averaged in js_divergence (all T unless sampled)
+  std::vector<double> drift_from_mha;      // [H] JS to the MHA original; empty when there is none
+};
+
+// When (H·(H − 1)/2)·T² exceeds this many key comparisons, js_divergence averages evenly spaced query
+// rows (query k·T/rows for k = 0 … rows − 1) instead of all T, so H = 64, T = 2048 stays interactive.
+inline constexpr long long head_stats_js_budget = 1ll << 22;  // ~4M keys: a few ms, so the window stays live at T = 512
+
+// Every statistic except drift_from_mha.
+//   probs  [H, T, T] rows summing to 1;  causal: whether key j > i was masked.
+// Throws Cancelled (error.h) soon after *cancel is set.
+HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel = nullptr);
+
+// Entropy (nats) of one probability row.
+double row_entropy(const float* p, int n);
+// JS divergence (nats) between two probability rows of length n.
+double js_divergence(const float* p, const float* q, int n);
+// Mean over rows of the JS divergence between matching rows of a and b  [T, T] each.
+double mean_js_divergence(const Mat& a, const Mat& b);
+
+// drift[h] = mean_js_divergence(probs[h], mha_probs[h]).  probs, mha_probs [H, T, T].
+std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs,
+                               const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace attnscope

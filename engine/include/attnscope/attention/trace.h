@@ -1,0 +1,43 @@
+// trace.h — the shape trace: every step of grouped attention with its formula and live shape,
+// plus parameter counts and KV-cache bytes (SPEC "Parameter counts").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnscope/attention/weights.h"
+
+namespace attnscope {
+
+struct TraceStep {
+  std::string name;             // "split heads"
+  std::string formula;          // "Q.view(T, H, d_k)"
+  std::vector<std::string> dims;   // symbolic dims  {"T", "H", "d_k"}
+  std::vector<int64_t> shape;      // live numbers   {6, 8, 64}
+  std::string text() const;     // "split heads: [T, H, d_k] = [6, 8, 64]"
+};
+
+struct ParameterCounts {
+  int64_t wq = 0, wk = 0, wv = 0, wo = 0;  // weights only: C·H·d_k, C·G·d_k, C·G·d_k, C·H·d_k
+  int64_t biases = 0;                      // H·d_k + 2·G·d_k + C when the layer has biases
+  int64_t total() const { return wq + wk + wv + wo + biases; }
+};
+
+struct Trace {
+  std::vector<TraceStep> steps;
+  ParameterCounts params;
+  int64_t kv_bytes_per_token_fp32 = 0;  // 2·G·d_k·4 per layer
+  int64_t kv_bytes_per_token_fp16 = 0;  // 2·G·d_k·2 per layer
+};
+
+// tokens = T. has_bias says whether the layer carries biases.
+Trace shape_trace(const AttentionShape& shape, int tokens, bool causal, bool has_bias);
+
+// 2·G·d_k·bytes_per_element: KV cache per token per layer.
+inline int64_t kv_cache_bytes_per_token(int groups, int head_dim, int bytes_per_element) {
+  return 2ll * groups * head_dim * bytes_per_element;
+}
+
+std::string format_shape(const std::vector<int64_t>& shape);  // "[6, 8, 64]"
+
+}  // namespace attnscope

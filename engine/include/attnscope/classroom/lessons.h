@@ -1,0 +1,74 @@
+// lessons.h — guided lessons and sample sentences, in English and Chinese, read from assets/.
+//
+// A lesson is a scene to start from, a title and a short explanation in both languages, and a few
+// steps: each step changes some settings of the scene (a JSON merge patch, RFC 7396, applied to the
+// lesson's scene) and says what to look at. The GUI shows the explanation in a side panel and the
+// steps as buttons (or side by side); the CLI can run any step's scene.
+//
+// assets/lessons/NN_name.json:
+//   { "attnscope_lesson": 1,
+//     "number": 4,
+//     "title":       {"en": "…", "zh": "…"},
+//     "explanation": {"en": "…", "zh": "…"},
+//     "scene": { a full scene, scene_json.h format },
+//     "steps": [ {"caption": {"en": "…", "zh": "…"}, "changes": { e.g. "model": {"kind": "gqa"} }}, … ],
+//     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
+// "kv_cache" is optional (lesson 4 shows the calculator beside the maps). Unknown keys anywhere,
+// in the lesson or in its scenes, are errors: lessons ship with attnscope, so a typo must not pass.
+//
+// assets/sentences.json:
+//   { "sentences": [ {"lang": "en", "text": "The cat sat on the mat because it was tired."}, … ] }
+//
+// Where assets/ is found: assets.h.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnscope/attention/kv_cache.h"
+#include "attnscope/core/language.h"
+#include "attnscope/scene/scene.h"
+
+namespace attnscope {
+
+struct LessonStep {
+  LocalizedText caption;  // what this step shows
+  Scene scene;            // the lesson's scene with this step's changes applied
+};
+
+// The calculator settings a lesson shows (a preset plus sequence, batch, element type, memory).
+struct LessonKvCache {
+  std::string model;      // a preset name of assets/models.json
+  KvCacheInput input;     // the preset's L, H, G, d_head with the lesson's seq, batch, dtype, memory
+};
+
+struct Lesson {
+  std::string id;                        // the file name without .json: "04_mha_gqa_mqa"
+  int number = 0;                        // 1 … N, the order of the lessons
+  LocalizedText title;
+  LocalizedText explanation;             // a few sentences
+  Scene scene;                           // the scene the lesson starts from
+  std::vector<LessonStep> steps;         // at least one; steps[0] is usually the scene itself
+  std::optional<LessonKvCache> kv_cache;
+};
+
+// Reads and validates one lesson file. `presets` are the model presets a "kv_cache" may name.
+// Throws InputError naming the file and the key that is wrong.
+Lesson load_lesson(const std::filesystem::path& file, const std::vector<ModelPreset>& presets);
+
+// Every lessons/*.json under `assets` (models.json from the same folder), sorted by number; the
+// numbers must be 1 … N without gaps or repeats. Throws InputError naming the file at fault.
+std::vector<Lesson> load_lessons(const std::filesystem::path& assets);
+std::vector<Lesson> load_lessons();  // load_lessons(assets_dir())
+
+struct SampleSentence {
+  Language language = Language::en;
+  std::string text;  // UTF-8, at least one token
+};
+
+// Reads and validates a sentences file (every text non-empty, valid UTF-8, tokenizable).
+std::vector<SampleSentence> load_sample_sentences(const std::filesystem::path& file);
+std::vector<SampleSentence> load_sample_sentences();  // assets_dir()/sentences.json
+
+}  // namespace attnscope

@@ -1,0 +1,108 @@
+// export.h — heatmap images and raw numbers from an Analysis, the same for the window and the CLI.
+//
+//   Analysis + ExportRequest ──export_figure──► FigureSpec ──layout_figure──► FigureLayout
+//                                                   └── render_figure → PNG  |  render_svg → SVG
+//   Analysis + ExportRequest ──────────────────────────────────────────────► CSV | .npy (raw numbers)
+//
+// What can be exported (ExportWhat):
+//   heads    every head of the grouped attention, one panel per head titled "head h · kv group g",
+//            framed in its kv group's colour; causal-masked cells in the masked colour
+//   head     one head (ExportRequest::head)
+//   relpos   relative-position heads: on a grid each head's map for the query (query cell marked) and
+//            the combined map; on a sentence each head's T × T map (the query's own cell marked) and
+//            the combined 1 × T map
+//   conv     convolution as attention: input | MHSA | true convolution | difference, with the error
+//            figures in the caption; gray images (the input on its own scale, MHSA and convolution
+//            on one shared scale) and the difference on a symmetric diverging scale
+// Raw numbers (CSV with token headers, .npy float32):
+//   heads [H, T, T] · head [T, T] — probabilities or scores as the engine computed them (masked
+//   scores are −inf); relpos grid [H, R, C] query maps, sentence [H, T, T] (or [H, T] query rows
+//   beyond relpos_full_probs_max_positions); conv [4, R, C] = input, mhsa, conv, difference.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnscope/scene/analysis.h"
+#include "attnscope/figure/colormap.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/figure/text_raster.h"
+
+namespace attnscope {
+
+enum class ExportWhat { heads, head, relpos, conv };
+enum class ExportFormat { png, svg, csv, npy };
+
+struct ExportRequest {
+  ExportWhat what = ExportWhat::heads;
+  int head = 0;                        // the head for ExportWhat::head
+  ExportFormat format = ExportFormat::png;
+  float scale = 1.0f;                  // 1–4 (PNG pixels and SVG size); ignored by CSV and .npy
+  Colormap colormap = Colormap::viridis;
+  bool scores = false;                 // heads/head: raw scores instead of probabilities
+  bool shared_scale = true;            // one colour scale for all heads (else one bar per head)
+  bool caption = true;                 // the one-line settings caption under the figure
+};
+
+// "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv". Sets what (and head). Throws InputError
+// listing the valid forms.
+void parse_export_what(const std::string& text, ExportRequest& request);
+// "png", "svg", "csv", "npy" (any case). Throws InputError listing them.
+ExportFormat parse_export_format(const std::string& text);
+const char* to_string(ExportFormat format);   // "png" …, also the file extension
+std::string to_string(const ExportRequest& request_what);  // "heads", "head:3", "relpos", "conv"
+
+// Colormap, scores and shared scale from a scene's view; `what` from view.view (heads and shapes →
+// heads, relpos1d/relpos2d → relpos, conv → conv).
+ExportRequest export_request_for_view(const ViewSettings& view);
+
+// Throws InputError when this analysis cannot give what the request asks: a head that does not exist
+// ("head 9 does not exist: this MHA has 8 heads, 0–7"), heads of a grid input, relpos/conv data the
+// analysis does not hold, or a scale outside 1–4.
+void validate_export(const Analysis& analysis, const ExportRequest& request);
+
+// The figure for PNG/SVG (validate_export first).
+FigureSpec export_figure(const Analysis& analysis, const ExportRequest& request);
+
+// The caption: kind, H, G, d_model, causal, seed, values shown and scale — or, for relpos/conv, the
+// grid, α, Δ and the error figures.
+std::string export_caption(const Analysis& analysis, const ExportRequest& request);
+
+// Raw numbers of the export: shape and C-order values, with the axis labels of the CSV.
+struct ExportArray {
+  std::vector<int64_t> shape;                       // 2 or 3 dimensions
+  std::vector<float> values;                        // C order
+  std::vector<std::string> block_names;             // [shape[0]] for 3D ("head 0 (kv group 0)", "input")
+  std::vector<std::string> row_labels, col_labels;  // [rows], [cols] of each 2D block
+};
+ExportArray export_array(const Analysis& analysis, const ExportRequest& request);
+// CSV: a header "block,row,<column labels…>" (or "row,<column labels…>" for 2D), then one line per
+// row; fields quoted per RFC 4180 when needed; numbers with 9 significant digits; −inf as "-inf".
+std::string export_csv(const ExportArray& array);
+
+struct ExportedFile {
+  std::string bytes;                  // the file's content
+  std::optional<FigureSpec> figure;   // PNG/SVG: what was drawn
+  std::optional<FigureLayout> layout; // PNG/SVG: where (cell rectangles for tests and the GUI)
+  std::optional<Image> image;         // PNG: the pixels (the GUI can preview them)
+  std::vector<int64_t> shape;         // CSV/.npy: the array's shape
+};
+
+// The file's content in memory (validate_export first, then figure/array, then encoding).
+ExportedFile render_export(const Analysis& analysis, const ExportRequest& request,
+                           const TextRasterizer& text = default_text_rasterizer());
+
+// Checks the output path before anything is computed: not empty, not a folder, its folder exists,
+// and an extension of png/svg/csv/npy matches the format. Throws InputError saying what is wrong.
+void check_export_path(const std::filesystem::path& path, ExportFormat format);
+
+// check_export_path, render_export, then write_file_atomic: on any failure no file is left behind.
+ExportedFile export_to_file(const Analysis& analysis, const ExportRequest& request, const std::filesystem::path& path,
+                            const TextRasterizer& text = default_text_rasterizer());
+
+// "attnscope-heads-20261122-011500.png" for the window's default exports/ folder; `stamp` is the
+// caller's local time as YYYYMMDD-HHMMSS.
+std::string default_export_file_name(const ExportRequest& request, const std::string& stamp);
+
+}  // namespace attnscope

@@ -1,0 +1,52 @@
+// trace.cpp — the shape trace of grouped attention, with the live numbers.
+#include "attnscope/attention/trace.h"
+
+namespace attnscope {
+
+std::string format_shape(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string TraceStep::text() const {
+  std::string symbolic = "[";
+  for (size_t i = 0; i < dims.size(); ++i) symbolic += (i ? ", " : "") + dims[i];
+  symbolic += "]";
+  return name + ": " + symbolic + " = " + format_shape(shape);
+}
+
+Trace shape_trace(const AttentionShape& s, int tokens, bool causal, bool has_bias) {
+  const int64_t T = tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim();
+  Trace t;
+  auto step = [&](std::string name, std::string formula, std::vector<std::string> dims, std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  };
+  const std::string bias = has_bias ? " + b" : "";
+  step("input", "X", {"T", "C"}, {T, C});
+  step("project Q", "X·W_Qᵀ" + bias, {"T", "H·d_k"}, {T, H * dk});
+  step("project K", "X·W_Kᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
+  step("project V", "X·W_Vᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
+  step("split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
+  step("heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
+  step("split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
+  if (G != H)
+    step("share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
+  step("scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
+  if (causal) step("causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  step("softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  step("weighted sum", "O = P·V", {"H", "T", "d_k"}, {H, T, dk});
+  step("concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * dk});
+  step("output", "concat·W_Oᵀ" + bias, {"T", "C"}, {T, C});
+
+  t.params.wq = C * H * dk;
+  t.params.wk = C * G * dk;
+  t.params.wv = C * G * dk;
+  t.params.wo = C * H * dk;
+  t.params.biases = has_bias ? H * dk + 2 * G * dk + C : 0;
+  t.kv_bytes_per_token_fp32 = kv_cache_bytes_per_token(int(G), int(dk), 4);
+  t.kv_bytes_per_token_fp16 = kv_cache_bytes_per_token(int(G), int(dk), 2);
+  return t;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,203 @@
+// lessons.cpp — loading and validating lessons and sample sentences (formats in lessons.h).
+//
+// Sections: helpers · lessons · sample sentences
+#include "attnscope/classroom/lessons.h"
+
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/io/assets.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/scene/scene_json.h"
+#include "attnscope/text/tokenizer.h"
+
+namespace attnscope {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---- helpers ------------------------------------------------------------------------------------
+namespace {
+
+constexpr int64_t max_asset_bytes = 1 << 20;
+
+json read_json(const fs::path& file, const std::string& what) {
+  const std::string text = read_file(file, max_asset_bytes);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(what + " '" + file.string() + "' is not valid JSON: " + e.what());
+  }
+}
+
+// Throws unless every key of `object` is one of `allowed`.
+void require_known_keys(const json& object, std::initializer_list<const char*> allowed, const std::string& where) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture those
+    const bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char* k) { return key == k; });
+    require(known, where + ": unknown key '" + key + "'");
+  }
+}
+
+LocalizedText localized(const json& parent, const char* key, const std::string& where) {
+  const std::string here = where + ": \"" + key + "\"";
+  require(parent.contains(key) && parent[key].is_object(), here + " must be an object {\"en\": …, \"zh\": …}");
+  const json& t = parent[key];
+  require_known_keys(t, {"en", "zh"}, here);
+  LocalizedText text;
+  for (const char* lang : {"en", "zh"}) {
+    require(t.contains(lang) && t[lang].is_string() && !t[lang].get<std::string>().empty(),
+            here + " needs a non-empty \"" + lang + "\" text");
+    decode_utf8(t[lang].get<std::string>());  // throws on invalid UTF-8
+  }
+  text.en = t["en"].get<std::string>();
+  text.zh = t["zh"].get<std::string>();
+  return text;
+}
+
+// A scene from JSON where any ignored (unknown) key is an error.
+Scene strict_scene(const json& j, const std::string& where) {
+  std::vector<std::string> warnings;
+  Scene s;
+  try {
+    s = scene_from_json(j, &warnings);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  require(warnings.empty(), where + ": " + (warnings.empty() ? "" : warnings.front()));
+  return s;
+}
+
+}  // namespace
+
+// ---- lessons ------------------------------------------------------------------------------------
+
+Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets) {
+  const std::string where = "lesson '" + file.string() + "'";
+  const json j = read_json(file, "lesson");
+  require(j.is_object(), where + " must be a JSON object");
+  require_known_keys(j, {"attnscope_lesson", "number", "title", "explanation", "scene", "steps", "kv_cache"}, where);
+  require(j.contains("attnscope_lesson") && j["attnscope_lesson"].is_number_integer() &&
+              j["attnscope_lesson"].get<int64_t>() == 1,
+          where + ": \"attnscope_lesson\" must be 1 (the lesson format version)");
+  Lesson lesson;
+  lesson.id = file.stem().string();
+  require(j.contains("number") && j["number"].is_number_integer() && j["number"].get<int64_t>() >= 1 &&
+              j["number"].get<int64_t>() <= 1000,
+          where + ": \"number\" must be a whole number from 1");
+  lesson.number = int(j["number"].get<int64_t>());
+  lesson.title = localized(j, "title", where);
+  lesson.explanation = localized(j, "explanation", where);
+
+  require(j.contains("scene") && j["scene"].is_object(), where + ": \"scene\" must be a scene object");
+  lesson.scene = strict_scene(j["scene"], where + ", scene");
+  const json base = scene_to_json(lesson.scene);
+
+  require(j.contains("steps") && j["steps"].is_array() && !j["steps"].empty() && j["steps"].size() <= 32,
+          where + ": \"steps\" must be a list of 1 to 32 steps");
+  for (size_t k = 0; k < j["steps"].size(); ++k) {
+    const json& step = j["steps"][k];
+    const std::string here = where + ", step " + std::to_string(k + 1);
+    require(step.is_object(), here + " must be an object");
+    require_known_keys(step, {"caption", "changes"}, here);
+    LessonStep s;
+    s.caption = localized(step, "caption", here);
+    json patched = base;
+    if (step.contains("changes")) {
+      require(step["changes"].is_object(), here + ": \"changes\" must be an object (a patch of the scene)");
+      patched.merge_patch(step["changes"]);
+    }
+    s.scene = strict_scene(patched, here);
+    lesson.steps.push_back(std::move(s));
+  }
+
+  if (j.contains("kv_cache")) {
+    const json& kv = j["kv_cache"];
+    const std::string here = where + ", kv_cache";
+    require(kv.is_object(), here + " must be an object");
+    require_known_keys(kv, {"model", "seq", "batch", "dtype", "memory_gib"}, here);
+    require(kv.contains("model") && kv["model"].is_string(), here + ": \"model\" must be a preset name");
+    require(kv.contains("seq") && kv["seq"].is_number_integer(), here + ": \"seq\" must be a whole number");
+    LessonKvCache calc;
+    try {
+      calc.model = find_model_preset(presets, kv["model"].get<std::string>()).name;
+      calc.input = kv_cache_input(find_model_preset(presets, calc.model));
+      calc.input.seq = kv["seq"].get<int64_t>();
+      if (kv.contains("batch")) {
+        require(kv["batch"].is_number_integer(), "\"batch\" must be a whole number");
+        calc.input.batch = kv["batch"].get<int64_t>();
+      }
+      if (kv.contains("dtype")) {
+        require(kv["dtype"].is_string(), "\"dtype\" must be fp32, fp16 or int8");
+        calc.input.dtype = parse_element_type(kv["dtype"].get<std::string>());
+      }
+      if (kv.contains("memory_gib")) {
+        require(kv["memory_gib"].is_number(), "\"memory_gib\" must be a number");
+        calc.input.memory_gib = kv["memory_gib"].get<double>();
+      }
+      validate_kv_cache_input(calc.input);
+    } catch (const InputError& e) {
+      throw InputError(here + ": " + e.what());
+    }
+    lesson.kv_cache = calc;
+  }
+  return lesson;
+}
+
+std::vector<Lesson> load_lessons(const fs::path& assets) {
+  const fs::path dir = assets / "lessons";
+  std::error_code ec;
+  require(fs::is_directory(dir, ec), "no lessons folder at '" + dir.string() + "'");
+  const std::vector<ModelPreset> presets = load_model_presets(assets / "models.json");
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
+  require(!ec, "cannot list the lessons folder '" + dir.string() + "': " + ec.message());
+  require(!files.empty(), "the lessons folder '" + dir.string() + "' holds no .json lesson");
+  std::sort(files.begin(), files.end());
+  std::vector<Lesson> lessons;
+  for (const fs::path& f : files) lessons.push_back(load_lesson(f, presets));
+  std::sort(lessons.begin(), lessons.end(), [](const Lesson& a, const Lesson& b) { return a.number < b.number; });
+  for (size_t k = 0; k < lessons.size(); ++k)
+    require(lessons[k].number == int(k) + 1, "lesson '" + lessons[k].id + "' has number " +
+                                                 std::to_string(lessons[k].number) + " but lesson " +
+                                                 std::to_string(k + 1) +
+                                                 " was expected (numbers must run 1 … N without gaps or repeats)");
+  return lessons;
+}
+
+std::vector<Lesson> load_lessons() { return load_lessons(assets_dir()); }
+
+// ---- sample sentences ---------------------------------------------------------------------------
+
+std::vector<SampleSentence> load_sample_sentences(const fs::path& file) {
+  const std::string where = "sentences file '" + file.string() + "'";
+  const json j = read_json(file, "sentences file");
+  require(j.is_object() && j.contains("sentences") && j["sentences"].is_array() && !j["sentences"].empty(),
+          where + " must be an object with a non-empty list \"sentences\"");
+  std::vector<SampleSentence> sentences;
+  for (size_t k = 0; k < j["sentences"].size(); ++k) {
+    const json& s = j["sentences"][k];
+    const std::string here = where + ", sentence " + std::to_string(k + 1);
+    require(s.is_object(), here + " must be an object {\"lang\": \"en\" | \"zh\", \"text\": …}");
+    require_known_keys(s, {"lang", "text"}, here);
+    require(s.contains("lang") && s["lang"].is_string(), here + ": \"lang\" must be \"en\" or \"zh\"");
+    require(s.contains("text") && s["text"].is_string(), here + ": \"text\" must be a string");
+    SampleSentence sentence;
+    try {
+      sentence.language = parse_language(s["lang"].get<std::string>());
+      sentence.text = s["text"].get<std::string>();
+      require(!tokenize(sentence.text).empty(), "the text has no tokens");
+    } catch (const InputError& e) {
+      throw InputError(here + ": " + e.what());
+    }
+    sentences.push_back(std::move(sentence));
+  }
+  return sentences;
+}
+
+std::vector<SampleSentence> load_sample_sentences() { return load_sample_sentences(assets_dir() / "sentences.json"); }
+
+}  // namespace attnscope

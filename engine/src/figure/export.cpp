@@ -1,0 +1,504 @@
+// export.cpp — from an Analysis and an ExportRequest to a figure, an array, and a written file.
+//
+// Sections: names and parsing · validation · captions · figures (heads, relpos, conv) · arrays and
+// CSV · rendering and writing
+#include "attnscope/figure/export.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/figure/render_png.h"
+#include "attnscope/figure/render_svg.h"
+#include "core/format.h"
+
+namespace attnscope {
+
+// ---- names and parsing ---------------------------------------------------------------------------
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string scientific(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+}  // namespace
+
+void parse_export_what(const std::string& text, ExportRequest& request) {
+  const std::string t = lower(text);
+  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv)";
+  if (t == "heads") request.what = ExportWhat::heads;
+  else if (t == "relpos") request.what = ExportWhat::relpos;
+  else if (t == "conv") request.what = ExportWhat::conv;
+  else if (t.rfind("head:", 0) == 0) {
+    const std::string digits = t.substr(5);
+    require(!digits.empty() && digits.size() <= 6 &&
+                std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }),
+            "--what '" + text + "': the head index must be a whole number >= 0" + valid);
+    request.what = ExportWhat::head;
+    request.head = std::stoi(digits);
+  } else {
+    throw InputError("unknown --what '" + text + "'" + valid);
+  }
+}
+
+ExportFormat parse_export_format(const std::string& text) {
+  const std::string t = lower(text);
+  for (ExportFormat f : {ExportFormat::png, ExportFormat::svg, ExportFormat::csv, ExportFormat::npy})
+    if (t == to_string(f)) return f;
+  throw InputError("unknown format '" + text + "' (valid: png, svg, csv, npy)");
+}
+
+const char* to_string(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::png: return "png";
+    case ExportFormat::svg: return "svg";
+    case ExportFormat::csv: return "csv";
+    case ExportFormat::npy: return "npy";
+  }
+  return "png";
+}
+
+std::string to_string(const ExportRequest& r) {
+  switch (r.what) {
+    case ExportWhat::heads: return "heads";
+    case ExportWhat::head: return "head:" + std::to_string(r.head);
+    case ExportWhat::relpos: return "relpos";
+    case ExportWhat::conv: return "conv";
+  }
+  return "heads";
+}
+
+ExportRequest export_request_for_view(const ViewSettings& view) {
+  ExportRequest r;
+  if (view.view == "relpos1d" || view.view == "relpos2d") r.what = ExportWhat::relpos;
+  else if (view.view == "conv") r.what = ExportWhat::conv;
+  r.colormap = parse_colormap(view.colormap);
+  r.scores = view.show_scores;
+  r.shared_scale = view.shared_scale;
+  return r;
+}
+
+// ---- validation ----------------------------------------------------------------------------------
+namespace {
+
+const char* kind_name(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::single: return "single-head attention";
+    case AttentionKind::mha: return "MHA";
+    case AttentionKind::mqa: return "MQA";
+    case AttentionKind::gqa: return "GQA";
+  }
+  return "attention";
+}
+
+}  // namespace
+
+void validate_export(const Analysis& a, const ExportRequest& r) {
+  require(std::isfinite(r.scale) && r.scale >= min_export_scale && r.scale <= max_export_scale,
+          "scale must be between 1 and 4, got " + detail::format_g(r.scale));
+  switch (r.what) {
+    case ExportWhat::heads:
+    case ExportWhat::head: {
+      require(a.attention != nullptr, "the input is a grid, which has no token attention heads: export relpos or "
+                                      "conv, or give a sentence (--text)");
+      const int heads = int(a.attention->result.probs.size());
+      if (r.what == ExportWhat::head)
+        require(r.head >= 0 && r.head < heads,
+                "head " + std::to_string(r.head) + " does not exist: this " + kind_name(a.scene.model.kind) +
+                    " has " + std::to_string(heads) + (heads == 1 ? " head (0)" : " heads (0-" + std::to_string(heads - 1) + ")"));
+      break;
+    }
+    case ExportWhat::relpos:
+      require(a.relpos != nullptr && !a.relpos->heads.empty(),
+              "this analysis has no relative-position heads: use a grid (--grid/--pattern/--image) or the relpos1d "
+              "view of a sentence");
+      break;
+    case ExportWhat::conv:
+      require(a.conv != nullptr, "this analysis has no convolution comparison: use a grid input and the conv view");
+      break;
+  }
+}
+
+// ---- captions ------------------------------------------------------------------------------------
+namespace {
+
+std::string alpha_text(const std::vector<RelposHead>& heads) {
+  bool same = true;
+  for (const auto& h : heads) same = same && h.alpha == heads.front().alpha;
+  return same ? "α=" + detail::format_g(heads.front().alpha) : "α per head (in the titles)";
+}
+
+std::string delta_text(const RelposHead& h, int dims) {
+  if (dims == 1) return "Δ=" + detail::format_g(h.delta[1]);
+  return "Δ=(" + detail::format_g(h.delta[0]) + "," + detail::format_g(h.delta[1]) + ")";
+}
+
+}  // namespace
+
+std::string export_caption(const Analysis& a, const ExportRequest& r) {
+  const std::string sep = " · ";
+  const std::string scale = r.shared_scale ? "shared scale" : "scale per head";
+  if (r.what == ExportWhat::heads || r.what == ExportWhat::head) {
+    const ModelSettings& m = a.scene.model;
+    const AttentionShape& s = a.attention->shape;
+    std::string c = std::string(kind_name(m.kind)) + sep + "H=" + std::to_string(s.heads) + sep +
+                    "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
+                    (m.causal ? "causal" : "not causal") + sep + "seed " + std::to_string(m.seed) + sep +
+                    "weights " + to_string(m.weights) + sep +
+                    (r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
+    if (r.what == ExportWhat::heads) c += sep + scale;
+    return c + sep + "rows: queries, columns: keys";
+  }
+  if (r.what == ExportWhat::relpos) {
+    const RelposAnalysis& rp = *a.relpos;
+    std::string where = rp.dims == 2 ? "query cell (" + std::to_string(rp.query_row) + "," +
+                                           std::to_string(rp.query_col) + ")"
+                                     : "query token " + std::to_string(rp.query_col);
+    std::string c = "relative-position attention" + sep + std::to_string(rp.heads.size()) + " heads" + sep +
+                    rp.input_note + sep + where + sep + alpha_text(rp.heads) + sep +
+                    (rp.geometry.pad_rows > 0 || rp.geometry.pad_cols > 0 ? "padding keys" : "no padding keys");
+    if (rp.mixed) c += sep + "content + λ·position, λ=" + detail::format_g(rp.lambda);
+    c += sep + "probabilities" + sep + scale;
+    return c;
+  }
+  const ConvAnalysis& cv = *a.conv;
+  std::string c = "convolution as attention" + sep + cv.kernel.name + " " + std::to_string(cv.kernel.size) + "x" +
+                  std::to_string(cv.kernel.size) + " kernel = " + std::to_string(cv.heads.size()) + " heads" + sep +
+                  "α=" + detail::format_g(cv.alpha) + sep + cv.input_note + sep + "max |MHSA − conv|";
+  if (cv.interior_cells > 0) c += " interior " + scientific(cv.max_abs_interior) + ",";
+  if (cv.border_cells > 0) c += " border " + scientific(cv.max_abs_border);
+  return c + sep + (cv.pad_keys ? "padding keys" : "no padding keys");
+}
+
+// ---- figures -------------------------------------------------------------------------------------
+namespace {
+
+std::vector<std::string> index_labels(int n) {
+  std::vector<std::string> v(size_t(std::max(n, 0)));
+  for (int i = 0; i < n; ++i) v[size_t(i)] = std::to_string(i);
+  return v;
+}
+
+ValueRange range_of(const float* values, size_t count, Colormap map) {
+  return map == Colormap::diverging ? symmetric_range(values, count) : auto_range(values, count);
+}
+
+ValueRange unite(ValueRange a, ValueRange b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+
+// Colour bars for panels that share one scale or have one each; `title` names the values.
+void assign_colorbars(FigureSpec& f, bool shared, Colormap map, const std::string& title, bool show_masked,
+                      size_t first_panel = 0) {
+  const size_t bar0 = f.colorbars.size();
+  ValueRange all{0, 0};
+  bool any = false;
+  for (size_t i = first_panel; i < f.panels.size(); ++i) {
+    PanelSpec& p = f.panels[i];
+    const ValueRange r = range_of(p.values.data(), p.values.size(), map);
+    all = any ? unite(all, r) : r;
+    any = true;
+    if (!shared) {
+      p.colorbar = int(f.colorbars.size());
+      f.colorbars.push_back({r, map, title, show_masked});
+    } else {
+      p.colorbar = int(bar0);
+    }
+  }
+  if (shared) f.colorbars.push_back({all, map, title, show_masked});
+}
+
+FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
+  const AttentionAnalysis& att = *a.attention;
+  const Tensor3& values = r.scores ? att.result.scores : att.result.probs;
+  const int heads = int(values.size()), groups = att.shape.groups;
+  const bool causal = a.scene.model.causal;
+  const bool designed = a.scene.model.weights == WeightSource::designed &&
+                        a.scene.model.designed.size() == size_t(heads);
+  FigureSpec f;
+  const int first = r.what == ExportWhat::head ? r.head : 0;
+  const int last = r.what == ExportWhat::head ? r.head : heads - 1;
+  for (int h = first; h <= last; ++h) {
+    const Mat& m = values[size_t(h)];
+    const int g = kv_group_of_head(h, heads, groups);
+    PanelSpec p;
+    p.title = "head " + std::to_string(h) + " · kv group " + std::to_string(g);
+    if (designed) p.title += " · " + a.scene.model.designed[size_t(h)];
+    p.rows = int(m.rows());
+    p.cols = int(m.cols());
+    p.values.assign(m.data(), m.data() + m.size());
+    // Masked keys (after the query) show as masked, whether the view is scores (−inf) or probs (0).
+    if (causal)
+      for (int i = 0; i < p.rows; ++i)
+        for (int j = i + 1; j < p.cols; ++j) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+    p.row_labels = att.labels;
+    p.col_labels = att.labels;
+    p.frame = kv_group_color(g);
+    f.panels.push_back(std::move(p));
+  }
+  assign_colorbars(f, r.shared_scale || r.what == ExportWhat::head, r.colormap,
+                   r.scores ? "score" : "probability", causal);
+  return f;
+}
+
+FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
+  const RelposAnalysis& rp = *a.relpos;
+  const int heads = int(rp.heads.size());
+  const bool full_1d = rp.dims == 1 && !rp.probs.empty();
+  FigureSpec f;
+  for (int h = 0; h < heads; ++h) {
+    const RelposHead& head = rp.heads[size_t(h)];
+    PanelSpec p;
+    p.title = "head " + std::to_string(h) + " · α=" + detail::format_g(head.alpha) + " · " + delta_text(head, rp.dims);
+    if (full_1d) {  // the sentence's T × T map, the query's own cell marked
+      const Mat& m = rp.probs[size_t(h)];
+      p.rows = int(m.rows());
+      p.cols = int(m.cols());
+      p.values.assign(m.data(), m.data() + m.size());
+      p.row_labels = rp.labels;
+      p.col_labels = rp.labels;
+      p.marked_row = p.marked_col = rp.query_col;
+    } else {  // the query's map: [R, C] on a grid, [1, T] on a long sentence
+      p.rows = rp.rows;
+      p.cols = rp.cols;
+      p.values.resize(size_t(rp.probs_query.cols()));
+      for (Eigen::Index k = 0; k < rp.probs_query.cols(); ++k) p.values[size_t(k)] = rp.probs_query(h, k);
+      p.row_labels = rp.dims == 2 ? index_labels(rp.rows) : std::vector<std::string>{rp.labels[size_t(rp.query_col)]};
+      p.col_labels = rp.dims == 2 ? index_labels(rp.cols) : rp.labels;
+      p.marked_row = rp.dims == 2 ? rp.query_row : 0;
+      p.marked_col = rp.query_col;
+    }
+    f.panels.push_back(std::move(p));
+  }
+  // Heads whose offsets are the K×K kernel positions in order are laid out as that kernel (K per row).
+  for (int kside : {3, 5}) {
+    bool kernel_order = rp.dims == 2 && heads == kside * kside;
+    for (int h = 0; kernel_order && h < heads; ++h)
+      kernel_order = rp.heads[size_t(h)].delta[0] == h / kside - kside / 2 && rp.heads[size_t(h)].delta[1] == h % kside - kside / 2;
+    if (kernel_order) f.grid_columns = kside;
+  }
+  PanelSpec combined;
+  combined.title = "combined (mean of the heads)";
+  combined.rows = int(rp.combined.rows());
+  combined.cols = int(rp.combined.cols());
+  combined.values.assign(rp.combined.data(), rp.combined.data() + rp.combined.size());
+  combined.row_labels = rp.dims == 2 ? index_labels(combined.rows) : std::vector<std::string>{rp.labels[size_t(rp.query_col)]};
+  combined.col_labels = rp.dims == 2 ? index_labels(combined.cols) : rp.labels;
+  combined.marked_row = rp.dims == 2 ? rp.query_row : 0;
+  combined.marked_col = rp.query_col;
+  f.panels.push_back(std::move(combined));
+  // Probabilities start at 0 whatever the colormap, so the scale reads as "share of the attention".
+  Colormap map = r.colormap;
+  assign_colorbars(f, r.shared_scale, map, "probability", false);
+  for (ColorBarSpec& bar : f.colorbars) bar.range.lo = std::min(0.0f, bar.range.lo);
+  return f;
+}
+
+FigureSpec conv_figure(const Analysis& a) {
+  const ConvAnalysis& cv = *a.conv;
+  FigureSpec f;
+  auto panel = [&](const std::string& title, const Mat& m, int bar) {
+    PanelSpec p;
+    p.title = title;
+    p.rows = int(m.rows());
+    p.cols = int(m.cols());
+    p.values.assign(m.data(), m.data() + m.size());
+    p.row_labels = index_labels(p.rows);
+    p.col_labels = index_labels(p.cols);
+    p.colorbar = bar;
+    f.panels.push_back(std::move(p));
+  };
+  const std::string k = std::to_string(cv.kernel.size);
+  panel("input", cv.input, 0);
+  panel("MHSA (" + std::to_string(cv.heads.size()) + " heads, α=" + detail::format_g(cv.alpha) + ")", cv.mhsa, 1);
+  panel("true " + k + "x" + k + " convolution", cv.conv, 1);
+  panel("difference MHSA − conv", cv.difference, 2);
+  // Gray images: the input on its own scale (a kernel like sobel_x leaves [0, 1] far behind), MHSA and
+  // the convolution on one shared scale so they compare cell by cell, and the difference on a
+  // symmetric diverging scale (white = no error).
+  f.colorbars.push_back({auto_range(cv.input.data(), size_t(cv.input.size())), Colormap::grayscale, "input", false});
+  const ValueRange outputs = unite(auto_range(cv.mhsa.data(), size_t(cv.mhsa.size())),
+                                   auto_range(cv.conv.data(), size_t(cv.conv.size())));
+  f.colorbars.push_back({outputs, Colormap::grayscale, "output", false});
+  f.colorbars.push_back({symmetric_range(cv.difference.data(), size_t(cv.difference.size())), Colormap::diverging,
+                         "difference", false});
+  f.grid_columns = 4;
+  return f;
+}
+
+}  // namespace
+
+FigureSpec export_figure(const Analysis& a, const ExportRequest& r) {
+  validate_export(a, r);
+  FigureSpec f;
+  switch (r.what) {
+    case ExportWhat::heads:
+    case ExportWhat::head: f = heads_figure(a, r); break;
+    case ExportWhat::relpos: f = relpos_figure(a, r); break;
+    case ExportWhat::conv: f = conv_figure(a); break;
+  }
+  if (r.caption) f.caption = export_caption(a, r);
+  return f;
+}
+
+// ---- arrays and CSV ------------------------------------------------------------------------------
+ExportArray export_array(const Analysis& a, const ExportRequest& r) {
+  validate_export(a, r);
+  ExportArray out;
+  auto append = [&out](const float* data, int64_t count) { out.values.insert(out.values.end(), data, data + count); };
+  switch (r.what) {
+    case ExportWhat::heads:
+    case ExportWhat::head: {
+      const AttentionAnalysis& att = *a.attention;
+      const Tensor3& values = r.scores ? att.result.scores : att.result.probs;
+      const int heads = int(values.size());
+      const int64_t t = values[0].rows();
+      out.row_labels = out.col_labels = att.labels;
+      if (r.what == ExportWhat::head) {
+        out.shape = {t, t};
+        append(values[size_t(r.head)].data(), values[size_t(r.head)].size());
+      } else {
+        out.shape = {heads, t, t};
+        for (int h = 0; h < heads; ++h) {
+          append(values[size_t(h)].data(), values[size_t(h)].size());
+          out.block_names.push_back("head " + std::to_string(h) + " (kv group " +
+                                    std::to_string(kv_group_of_head(h, heads, att.shape.groups)) + ")");
+        }
+      }
+      break;
+    }
+    case ExportWhat::relpos: {
+      const RelposAnalysis& rp = *a.relpos;
+      const int heads = int(rp.heads.size());
+      for (int h = 0; h < heads; ++h)
+        out.block_names.push_back("head " + std::to_string(h) + " (α=" + detail::format_g(rp.heads[size_t(h)].alpha) + ", " +
+                                  delta_text(rp.heads[size_t(h)], rp.dims) + ")");
+      if (rp.dims == 1 && !rp.probs.empty()) {
+        out.shape = {heads, rp.cols, rp.cols};
+        for (const Mat& m : rp.probs) append(m.data(), m.size());
+        out.row_labels = out.col_labels = rp.labels;
+      } else {
+        out.shape = rp.dims == 2 ? std::vector<int64_t>{heads, rp.rows, rp.cols} : std::vector<int64_t>{heads, rp.cols};
+        for (int h = 0; h < heads; ++h)
+          for (Eigen::Index k = 0; k < rp.probs_query.cols(); ++k) out.values.push_back(rp.probs_query(h, k));
+        out.row_labels = rp.dims == 2 ? index_labels(rp.rows) : out.block_names;
+        out.col_labels = rp.dims == 2 ? index_labels(rp.cols) : rp.labels;
+        if (rp.dims == 1) out.block_names.clear();  // [H, T]: one row per head
+      }
+      break;
+    }
+    case ExportWhat::conv: {
+      const ConvAnalysis& cv = *a.conv;
+      out.shape = {4, cv.rows, cv.cols};
+      for (const Mat* m : {&cv.input, &cv.mhsa, &cv.conv, &cv.difference}) append(m->data(), m->size());
+      out.block_names = {"input", "mhsa", "conv", "difference"};
+      out.row_labels = index_labels(cv.rows);
+      out.col_labels = index_labels(cv.cols);
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  const bool quote = s.empty() || s.find_first_of(",\"\r\n") != std::string::npos || s.front() == ' ' ||
+                     s.back() == ' ';
+  if (!quote) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_number(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", double(v));
+  return buf;
+}
+
+}  // namespace
+
+std::string export_csv(const ExportArray& array) {
+  require(array.shape.size() == 2 || array.shape.size() == 3, "CSV export needs a 2D or 3D array");
+  const bool blocks = array.shape.size() == 3;
+  const int64_t n_blocks = blocks ? array.shape[0] : 1;
+  const int64_t rows = array.shape[array.shape.size() - 2], cols = array.shape.back();
+  std::string out = blocks ? "block,row" : "row";
+  for (int64_t c = 0; c < cols; ++c) out += "," + csv_field(array.col_labels[size_t(c)]);
+  out += "\n";
+  size_t i = 0;
+  for (int64_t b = 0; b < n_blocks; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
+      if (blocks) out += csv_field(array.block_names[size_t(b)]) + ",";
+      out += csv_field(array.row_labels[size_t(r)]);
+      for (int64_t c = 0; c < cols; ++c) out += "," + csv_number(array.values[i++]);
+      out += "\n";
+    }
+  return out;
+}
+
+// ---- rendering and writing -----------------------------------------------------------------------
+ExportedFile render_export(const Analysis& a, const ExportRequest& r, const TextRasterizer& text) {
+  validate_export(a, r);
+  ExportedFile out;
+  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
+    const ExportArray array = export_array(a, r);
+    out.shape = array.shape;
+    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
+    return out;
+  }
+  out.figure = export_figure(a, r);
+  out.layout = layout_figure(*out.figure, r.scale, text);
+  if (r.format == ExportFormat::png) {
+    out.image = render_figure(*out.figure, *out.layout, text);
+    out.bytes = encode_png(*out.image);
+  } else {
+    out.bytes = render_svg(*out.figure, *out.layout, text);
+  }
+  return out;
+}
+
+void check_export_path(const std::filesystem::path& path, ExportFormat format) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  require(!path.empty(), "no output file given (--out FILE)");
+  require(!fs::is_directory(path, ec), "--out '" + path.string() + "' is a folder; give a file name, e.g. '" +
+                                           (path / ("heads." + std::string(to_string(format)))).string() + "'");
+  require(path.has_filename(), "--out '" + path.string() + "' names no file");
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  require(fs::is_directory(parent, ec), "cannot write '" + path.string() + "': folder '" + parent.string() +
+                                            "' does not exist");
+  const std::string ext = lower(path.extension().string());
+  for (ExportFormat f : {ExportFormat::png, ExportFormat::svg, ExportFormat::csv, ExportFormat::npy})
+    require(ext != "." + std::string(to_string(f)) || f == format,
+            "--out '" + path.string() + "' ends in " + ext + " but the format is " + to_string(format) +
+                " (change --format or the file name)");
+}
+
+ExportedFile export_to_file(const Analysis& a, const ExportRequest& r, const std::filesystem::path& path,
+                            const TextRasterizer& text) {
+  check_export_path(path, r.format);
+  ExportedFile out = render_export(a, r, text);
+  write_file_atomic(path, out.bytes);
+  return out;
+}
+
+std::string default_export_file_name(const ExportRequest& r, const std::string& stamp) {
+  std::string what = to_string(r);
+  std::replace(what.begin(), what.end(), ':', '-');
+  return "attnscope-" + what + "-" + stamp + "." + to_string(r.format);
+}
+
+}  // namespace attnscope

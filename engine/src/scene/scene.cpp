@@ -1,0 +1,71 @@
+// scene.cpp — kind → (H, G), and the names of the enums.
+#include "attnscope/scene/scene.h"
+
+#include "attnscope/core/error.h"
+
+namespace attnscope {
+
+int effective_heads(const ModelSettings& m) {
+  if (m.kind == AttentionKind::single) return 1;
+  if (m.weights == WeightSource::designed && !m.designed.empty()) return int(m.designed.size());
+  return m.heads;
+}
+
+int effective_groups(const ModelSettings& m) {
+  switch (m.kind) {
+    case AttentionKind::single:
+    case AttentionKind::mqa: return 1;
+    case AttentionKind::mha: return effective_heads(m);
+    case AttentionKind::gqa: return m.groups;
+  }
+  return m.groups;
+}
+
+const char* to_string(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::single: return "single";
+    case AttentionKind::mha: return "mha";
+    case AttentionKind::mqa: return "mqa";
+    case AttentionKind::gqa: return "gqa";
+  }
+  return "?";
+}
+
+const char* to_string(WeightSource s) {
+  switch (s) {
+    case WeightSource::converted: return "converted";
+    case WeightSource::independent: return "independent";
+    case WeightSource::loaded: return "loaded";
+    case WeightSource::designed: return "designed";
+  }
+  return "?";
+}
+
+const char* to_string(InputSource s) {
+  switch (s) {
+    case InputSource::text: return "text";
+    case InputSource::tensor: return "tensor";
+    case InputSource::grid: return "grid";
+  }
+  return "?";
+}
+
+AttentionKind parse_attention_kind(const std::string& name) {
+  for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa})
+    if (name == to_string(k)) return k;
+  throw InputError("unknown attention kind '" + name + "' (valid: single, mha, mqa, gqa)");
+}
+
+WeightSource parse_weight_source(const std::string& name) {
+  for (auto s : {WeightSource::converted, WeightSource::independent, WeightSource::loaded, WeightSource::designed})
+    if (name == to_string(s)) return s;
+  throw InputError("unknown weight source '" + name + "' (valid: converted, independent, loaded, designed)");
+}
+
+InputSource parse_input_source(const std::string& name) {
+  for (auto s : {InputSource::text, InputSource::tensor, InputSource::grid})
+    if (name == to_string(s)) return s;
+  throw InputError("unknown input source '" + name + "' (valid: text, tensor, grid)");
+}
+
+}  // namespace attnscope

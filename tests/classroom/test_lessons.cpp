@@ -1,0 +1,239 @@
+// Lessons and sample sentences: all five lessons load, every step analyses, each lesson shows what
+// its text claims; the loader refuses broken files; the assets folder rule.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "attnscope/scene/analysis.h"
+#include "attnscope/io/assets.h"
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/classroom/lessons.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / double(v.size());
+}
+
+// A copy of the shipped assets in a fresh folder, to break one file at a time.
+fs::path copy_of_assets(const std::string& name) {
+  const fs::path dir = fresh_dir(name);
+  fs::copy(assets_dir(), dir, fs::copy_options::recursive);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("lessons: all five load in order, in both languages, and every step analyses") {
+  const std::vector<Lesson> lessons = load_lessons();
+  REQUIRE(lessons.size() == 5);
+  for (size_t k = 0; k < lessons.size(); ++k) {
+    const Lesson& l = lessons[k];
+    CAPTURE(l.id);
+    CHECK(l.number == int(k) + 1);
+    for (Language lang : {Language::en, Language::zh}) {
+      CHECK(l.title.text(lang).size() >= 6);
+      CHECK(l.explanation.text(lang).size() >= 200);  // a few sentences
+    }
+    REQUIRE_FALSE(l.steps.empty());
+    for (const LessonStep& step : l.steps) {
+      CHECK_FALSE(step.caption.en.empty());
+      CHECK_FALSE(step.caption.zh.empty());
+      const Analysis a = analyse(step.scene);
+      CHECK((a.attention || a.relpos));
+    }
+    CHECK_NOTHROW(analyse(l.scene));
+  }
+}
+
+TEST_CASE("lesson 1: one head and eight heads have the same parameter count, eight maps instead of one") {
+  const Lesson l = load_lessons()[0];
+  const Analysis one = analyse(l.steps[0].scene), many = analyse(l.steps[1].scene);
+  CHECK(one.attention->shape.heads == 1);
+  CHECK(many.attention->shape.heads == 8);
+  CHECK(one.attention->shape.d_model == many.attention->shape.d_model);
+  CHECK(one.attention->trace.params.total() == many.attention->trace.params.total());
+  const int64_t c = one.attention->shape.d_model;
+  CHECK(one.attention->trace.params.total() == 4 * c * c);  // the 16,384 of the text for C = 64
+  CHECK(many.attention->result.probs.size() == 8);
+  // The designed step: four heads with four different patterns.
+  const Analysis designed = analyse(l.steps[2].scene);
+  REQUIRE(designed.attention->stats.js_divergence.rows() == 4);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) CHECK(designed.attention->stats.js_divergence(a, b) > 0.3);
+}
+
+TEST_CASE("lesson 2: removing the 1/sqrt(d_k) scale saturates the softmax") {
+  const Lesson l = load_lessons()[1];
+  REQUIRE(l.steps.size() == 2);
+  CHECK(l.steps[0].scene.model.scale_scores);
+  CHECK_FALSE(l.steps[1].scene.model.scale_scores);
+  const Analysis scaled = analyse(l.steps[0].scene), raw = analyse(l.steps[1].scene);
+  CHECK(scaled.attention->shape.head_dim() == 64);
+  const auto& es = scaled.attention->stats.normalised_entropy;
+  const auto& er = raw.attention->stats.normalised_entropy;
+  for (size_t h = 0; h < es.size(); ++h) CHECK(er[h] < es[h]);
+  CHECK(mean(er) < 0.5 * mean(es));
+  // Saturation: the largest weight of a row grows from a share to most of the row.
+  auto mean_row_max = [](const Analysis& a) {
+    double sum = 0, rows = 0;
+    for (const Mat& p : a.attention->result.probs)
+      for (Eigen::Index i = 0; i < p.rows(); ++i) sum += p.row(i).maxCoeff(), rows += 1;
+    return sum / rows;
+  };
+  CHECK(mean_row_max(scaled) < 0.4);
+  CHECK(mean_row_max(raw) > 0.75);
+}
+
+TEST_CASE("lesson 3: the causal mask zeroes the upper triangle and sends the next-token head to itself") {
+  const Lesson l = load_lessons()[2];
+  const Analysis open = analyse(l.steps[0].scene), masked = analyse(l.steps[1].scene);
+  CHECK_FALSE(open.scene.model.causal);
+  CHECK(masked.scene.model.causal);
+  const auto& p = masked.attention->result.probs;
+  for (const Mat& head : p)
+    for (Eigen::Index i = 0; i < head.rows(); ++i)
+      for (Eigen::Index j = i + 1; j < head.cols(); ++j) REQUIRE(head(i, j) == 0);
+  REQUIRE(masked.scene.model.designed[1] == "next");
+  for (Eigen::Index i = 0; i < p[1].rows(); ++i) {
+    Eigen::Index arg = 0;
+    p[1].row(i).maxCoeff(&arg);
+    CHECK(arg == i);
+  }
+}
+
+TEST_CASE("lesson 4: MHA → GQA → MQA moves the heads further from their MHA maps, and the cache shrinks") {
+  const Lesson l = load_lessons()[3];
+  REQUIRE(l.steps.size() == 3);
+  const Analysis mha = analyse(l.steps[0].scene), gqa = analyse(l.steps[1].scene), mqa = analyse(l.steps[2].scene);
+  CHECK(mha.attention->shape.groups == 4);
+  CHECK(gqa.attention->shape.groups == 2);
+  CHECK(mqa.attention->shape.groups == 1);
+  CHECK(mha.attention->stats.drift_from_mha.empty());
+  REQUIRE(gqa.attention->stats.drift_from_mha.size() == 4);
+  for (int h = 0; h < 4; ++h) {
+    CHECK(gqa.attention->stats.drift_from_mha[h] > 0.01);
+    CHECK(mqa.attention->stats.drift_from_mha[h] >= gqa.attention->stats.drift_from_mha[h] - 1e-9);
+  }
+  CHECK(mqa.attention->trace.kv_bytes_per_token_fp16 * 4 == mha.attention->trace.kv_bytes_per_token_fp16);
+  // The calculator beside it: Llama-2-70B with the numbers the explanation quotes.
+  REQUIRE(l.kv_cache.has_value());
+  const KvCacheReport r = kv_cache_report(l.kv_cache->input);
+  CHECK(r.mha.gib == doctest::Approx(160));
+  CHECK(r.gqa.gib == doctest::Approx(20));
+  CHECK(r.mqa.gib == doctest::Approx(2.5));
+  CHECK_FALSE(r.mha.fits);
+  CHECK(r.gqa.fits);
+  CHECK(l.explanation.en.find("160 GiB") != std::string::npos);
+  CHECK(l.explanation.zh.find("160 GiB") != std::string::npos);
+}
+
+TEST_CASE("lesson 5: the attention-made convolution approaches the real one as alpha grows") {
+  const Lesson l = load_lessons()[4];
+  REQUIRE(l.steps.size() == 4);
+  CHECK(l.scene.input.source == InputSource::grid);
+  const Analysis wide = analyse(l.steps[0].scene), sharp = analyse(l.steps[1].scene);
+  REQUIRE(wide.relpos);
+  REQUIRE(sharp.relpos);
+  CHECK(sharp.relpos->probs_query.maxCoeff() > wide.relpos->probs_query.maxCoeff());
+  const Analysis blurred = analyse(l.steps[2].scene), exact = analyse(l.steps[3].scene);
+  REQUIRE(blurred.conv);
+  REQUIRE(exact.conv);
+  CHECK(exact.conv->alpha > blurred.conv->alpha);
+  CHECK(exact.conv->max_abs_interior < 0.01 * blurred.conv->max_abs_interior);
+}
+
+TEST_CASE("lessons: the loader names the file and the key of every mistake") {
+  const fs::path assets = copy_of_assets("lessons_bad");
+  const fs::path file = assets / "lessons" / "03_causal_mask.json";
+  const nlohmann::json good = nlohmann::json::parse(read_file(file, 1 << 20));
+  auto broken = [&](auto change) {
+    nlohmann::json j = good;
+    change(j);
+    write_file_atomic(file, j.dump(2));
+    return file;
+  };
+  const std::vector<ModelPreset> presets = load_model_presets(assets / "models.json");
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["colour"] = 1; }), presets),
+                       doctest::Contains("unknown key 'colour'"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["title"].erase("zh"); }), presets),
+                       doctest::Contains("\"title\" needs a non-empty \"zh\" text"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["scene"]["model"]["hedas"] = 4; }), presets),
+                       doctest::Contains("ignored unknown scene key 'model.hedas'"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["steps"][1]["changes"] = {{"model", {{"kind", "moe"}}}}; }), presets),
+                       doctest::Contains("step 2: unknown attention kind 'moe'"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["steps"] = nlohmann::json::array(); }), presets),
+                       doctest::Contains("\"steps\" must be a list of 1 to 32 steps"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["kv_cache"] = {{"model", "gpt5"}, {"seq", 10}}; }), presets),
+                       doctest::Contains("kv_cache: unknown model 'gpt5'"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["attnscope_lesson"] = 2; }), presets),
+                       doctest::Contains("lesson format version"), InputError);
+  write_file_atomic(file, "{\"number\": 3,");
+  CHECK_THROWS_WITH_AS(load_lesson(file, presets), doctest::Contains("is not valid JSON"), InputError);
+  // Numbering: two lessons with number 3.
+  broken([](auto& j) { j["number"] = 2; });
+  CHECK_THROWS_WITH_AS(load_lessons(assets), doctest::Contains("numbers must run 1"), InputError);
+}
+
+TEST_CASE("sample sentences: both languages, including the two the issue names") {
+  const std::vector<SampleSentence> sentences = load_sample_sentences();
+  int en = 0, zh = 0;
+  bool cat = false, basketball = false;
+  for (const SampleSentence& s : sentences) {
+    en += s.language == Language::en;
+    zh += s.language == Language::zh;
+    cat |= s.text == "The cat sat on the mat because it was tired.";
+    basketball |= s.text == "我喜欢打篮球";
+  }
+  CHECK(en >= 4);
+  CHECK(zh >= 4);
+  CHECK(cat);
+  CHECK(basketball);
+
+  const fs::path dir = fresh_dir("sentences_bad");
+  write_file_atomic(dir / "a.json", R"({"sentences": [{"lang": "fr", "text": "bonjour"}]})");
+  CHECK_THROWS_WITH_AS(load_sample_sentences(dir / "a.json"), doctest::Contains("sentence 1: unknown language 'fr'"),
+                       InputError);
+  write_file_atomic(dir / "b.json", R"({"sentences": [{"lang": "en", "text": "  "}]})");
+  CHECK_THROWS_WITH_AS(load_sample_sentences(dir / "b.json"), doctest::Contains("no tokens"), InputError);
+  CHECK(parse_language("zh") == Language::zh);
+  CHECK_THROWS_WITH_AS(parse_language("de"), doctest::Contains("valid: en, zh"), InputError);
+}
+
+TEST_CASE("assets: found next to the sources by default, overridden by ATTNSCOPE_ASSETS_DIR") {
+  const fs::path shipped = assets_dir();
+  CHECK(fs::exists(shipped / "sentences.json"));
+  CHECK(fs::exists(shipped / "models.json"));
+  CHECK(fs::is_directory(shipped / "lessons"));
+  const auto path = asset_search_path();
+  REQUIRE_FALSE(path.empty());
+  CHECK(path.front() == executable_dir() / "assets");  // without the variable, next to the program first
+
+  const fs::path mine = fresh_dir("assets_override");
+  write_file_atomic(mine / "sentences.json", R"({"sentences": [{"lang": "zh", "text": "你好"}]})");
+  setenv("ATTNSCOPE_ASSETS_DIR", mine.c_str(), 1);
+  const fs::path found = assets_dir();
+  const auto sentences = load_sample_sentences();
+  setenv("ATTNSCOPE_ASSETS_DIR", (mine / "missing").c_str(), 1);
+  bool refused = false;
+  try {
+    assets_dir();
+  } catch (const InputError& e) {
+    refused = std::string(e.what()).find("not an attnscope assets folder") != std::string::npos;
+  }
+  unsetenv("ATTNSCOPE_ASSETS_DIR");
+  CHECK(found == mine);
+  REQUIRE(sentences.size() == 1);
+  CHECK(sentences[0].text == "你好");
+  CHECK(refused);
+  CHECK(assets_dir() == shipped);
+}

@@ -1,0 +1,247 @@
+// test_render_layout.cpp — heatmap_layout.h: panels, cells, labels and colour bars never overlap or
+// leave the image, labels thin out when cells are small, scale multiplies sizes, ticks are nice.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attnscope/core/error.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/figure/text_raster.h"
+
+using namespace attnscope;
+
+namespace {
+
+// A figure of `panels` panels of T × T cells with token labels, one shared bar or one per panel.
+FigureSpec make_spec(int panels, int tokens, bool shared, const std::vector<std::string>& words) {
+  FigureSpec f;
+  for (int p = 0; p < panels; ++p) {
+    PanelSpec s;
+    s.title = "head " + std::to_string(p) + " · kv group " + std::to_string(p / 2);
+    s.rows = s.cols = tokens;
+    for (int i = 0; i < tokens * tokens; ++i) s.values.push_back(float((i * 7 + p) % 13) / 12.0f);
+    for (int t = 0; t < tokens; ++t) s.row_labels.push_back(words[size_t(t) % words.size()]);
+    s.col_labels = s.row_labels;
+    s.frame = kv_group_color(p / 2);
+    s.colorbar = shared ? 0 : p;
+    f.panels.push_back(s);
+    if (!shared || p == 0) f.colorbars.push_back({{0.0f, 1.0f}, Colormap::viridis, "probability", true});
+  }
+  f.caption = "MHA · H=" + std::to_string(panels) + " · a caption that is one line long";
+  return f;
+}
+
+std::vector<Rect> text_rects(const FigureLayout& L) {
+  std::vector<Rect> rects;
+  for (const auto& p : L.panels) {
+    if (!p.title.rect.empty()) rects.push_back(p.title.rect);
+    for (const auto& t : p.row_labels) rects.push_back(t.rect);
+    for (const auto& t : p.col_labels) rects.push_back(t.rect);
+  }
+  for (const auto& b : L.colorbars) {
+    for (const auto& t : b.ticks) rects.push_back(t.label.rect);
+    if (b.title) rects.push_back(b.title->rect);
+    if (b.masked_label) rects.push_back(b.masked_label->rect);
+  }
+  if (L.caption) rects.push_back(L.caption->rect);
+  return rects;
+}
+
+// Everything inside the image; no text over text, over a matrix, a frame or a colour bar; no two
+// panels over each other.
+void check_no_overlap(const FigureLayout& L) {
+  const Rect image{0, 0, L.width, L.height};
+  const std::vector<Rect> texts = text_rects(L);
+  std::vector<Rect> shapes;
+  for (const auto& p : L.panels) shapes.push_back(p.frame);
+  for (const auto& b : L.colorbars) {
+    shapes.push_back(b.bar);
+    if (!b.masked_swatch.empty()) shapes.push_back(b.masked_swatch);
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    INFO("text rect " << i << " at " << texts[i].x << "," << texts[i].y << " " << texts[i].w << "x" << texts[i].h);
+    CHECK(texts[i].inside(image));
+    for (size_t j = i + 1; j < texts.size(); ++j) CHECK_FALSE(texts[i].overlaps(texts[j]));
+    for (const Rect& s : shapes) CHECK_FALSE(texts[i].overlaps(s));
+  }
+  for (const Rect& s : shapes) CHECK(s.inside(image));
+  for (size_t i = 0; i < L.panels.size(); ++i) {
+    CHECK(L.panels[i].bounds.inside(image));
+    for (size_t j = i + 1; j < L.panels.size(); ++j) CHECK_FALSE(L.panels[i].bounds.overlaps(L.panels[j].bounds));
+    for (const auto& b : L.colorbars) CHECK_FALSE(L.panels[i].bounds.overlaps(b.bar));
+  }
+}
+
+const std::vector<std::string> english = {"The", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired", "."};
+const std::vector<std::string> chinese = {"我", "喜", "欢", "打", "篮", "球", "。"};
+
+}  // namespace
+
+TEST_CASE("heatmap layout: nothing overlaps or leaves the image, at every scale and size") {
+  const TextRasterizer& text = default_text_rasterizer();
+  struct Case {
+    int panels, tokens;
+    bool shared;
+    const std::vector<std::string>* words;
+  };
+  for (const Case& c : {Case{8, 11, true, &english}, Case{8, 11, false, &english}, Case{1, 7, true, &chinese},
+                        Case{16, 128, true, &english}, Case{3, 40, false, &chinese}, Case{1, 1, true, &english}}) {
+    for (float scale : {1.0f, 1.5f, 2.0f, 4.0f}) {
+      if (c.tokens == 128 && scale > 2) continue;  // 16 heads of 128 tokens at 4× exceed the image limit
+      INFO(c.panels << " panels of " << c.tokens << " tokens at " << scale << "x");
+      const FigureSpec spec = make_spec(c.panels, c.tokens, c.shared, *c.words);
+      const FigureLayout L = layout_figure(spec, scale, text);
+      REQUIRE(L.panels.size() == size_t(c.panels));
+      CHECK(L.colorbars.size() == (c.shared ? 1u : size_t(c.panels)));
+      check_no_overlap(L);
+      for (const auto& p : L.panels) {
+        CHECK(p.matrix.w == c.tokens * p.cell_w);
+        CHECK(p.matrix.h == c.tokens * p.cell_h);
+        CHECK(p.cell(c.tokens - 1, c.tokens - 1).inside(p.matrix));
+        CHECK(p.matrix.inside(p.frame));
+      }
+    }
+  }
+}
+
+TEST_CASE("heatmap layout: labels thin out when cells are smaller than the text, and keep order") {
+  const TextRasterizer& text = default_text_rasterizer();
+  const FigureLayout small = layout_figure(make_spec(1, 128, true, english), 1.0f, text);
+  const PanelLayout& p = small.panels[0];
+  CHECK(p.cell_h == 3);
+  CHECK(p.row_label_stride > 1);
+  CHECK(p.row_labels.size() < 128);
+  CHECK(p.row_labels.size() >= 128 / size_t(p.row_label_stride) - 1);
+  for (size_t i = 1; i < p.row_labels.size(); ++i) CHECK(p.row_labels[i].index > p.row_labels[i - 1].index);
+  for (size_t i = 1; i < p.col_labels.size(); ++i) CHECK(p.col_labels[i].index > p.col_labels[i - 1].index);
+  // Each kept row label sits beside its own row (within the matrix's height).
+  for (const auto& t : p.row_labels) {
+    CHECK(t.rect.right() <= p.matrix.x);
+    const int row_centre = p.cell(t.index, 0).centre_y();
+    CHECK(std::abs(t.rect.centre_y() - row_centre) <= t.rect.h);
+  }
+  // Big cells keep every label.
+  const FigureLayout big = layout_figure(make_spec(1, 11, true, english), 1.0f, text);
+  CHECK(big.panels[0].row_labels.size() == 11);
+  CHECK(big.panels[0].col_labels.size() == 11);
+}
+
+TEST_CASE("heatmap layout: column labels turn when words are wider than cells, not for Chinese") {
+  const TextRasterizer& text = default_text_rasterizer();
+  const FigureLayout en = layout_figure(make_spec(1, 11, true, english), 1.0f, text);
+  bool any_turned = false;
+  for (const auto& t : en.panels[0].col_labels) any_turned = any_turned || t.rotated;
+  CHECK(any_turned);
+  const FigureLayout zh = layout_figure(make_spec(1, 7, true, chinese), 1.0f, text);
+  for (const auto& t : zh.panels[0].col_labels) CHECK_FALSE(t.rotated);
+}
+
+TEST_CASE("heatmap layout: scale multiplies cells, text and the image") {
+  const TextRasterizer& text = default_text_rasterizer();
+  const FigureSpec spec = make_spec(4, 11, true, english);
+  const FigureLayout one = layout_figure(spec, 1.0f, text);
+  const FigureLayout two = layout_figure(spec, 2.0f, text);
+  CHECK(two.panels[0].cell_w == 2 * one.panels[0].cell_w);
+  CHECK(two.panels[0].title.pixel_size == doctest::Approx(2 * one.panels[0].title.pixel_size));
+  CHECK(two.width == doctest::Approx(2.0 * one.width).epsilon(0.05));
+  CHECK(two.height == doctest::Approx(2.0 * one.height).epsilon(0.05));
+}
+
+TEST_CASE("heatmap layout: long labels are shortened with an ellipsis, never clipped") {
+  const TextRasterizer& text = default_text_rasterizer();
+  FigureSpec spec = make_spec(1, 3, true, {"supercalifragilisticexpialidocious-and-then-some-more", "a", "b"});
+  const FigureLayout L = layout_figure(spec, 1.0f, text);
+  const TextPlacement& first = L.panels[0].row_labels[0];
+  CHECK(first.text.find("\u2026") != std::string::npos);
+  CHECK(first.rect.w == text.text_box(first.text, first.pixel_size).width);
+  CHECK(first.rect.w <= int(10 * first.pixel_size));
+  check_no_overlap(L);
+}
+
+TEST_CASE("heatmap layout: automatic grid, kv colours and the bar placement") {
+  CHECK(automatic_grid_columns(1) == 1);
+  CHECK(automatic_grid_columns(4) == 4);
+  CHECK(automatic_grid_columns(8) == 4);
+  CHECK(automatic_grid_columns(9) == 3);
+  CHECK(automatic_grid_columns(16) == 4);
+  CHECK(automatic_grid_columns(64) == 8);
+  CHECK_FALSE(kv_group_color(0) == kv_group_color(1));
+  CHECK(kv_group_color(0) == kv_group_color(10));
+  const TextRasterizer& text = default_text_rasterizer();
+  const FigureLayout L = layout_figure(make_spec(8, 11, true, english), 1.0f, text);
+  // 8 panels → 4 × 2, matrices aligned by row and column; the shared bar right of all of them.
+  CHECK(L.panels[0].matrix.y == L.panels[3].matrix.y);
+  CHECK(L.panels[0].matrix.x == L.panels[4].matrix.x);
+  CHECK(L.panels[4].matrix.y > L.panels[0].matrix.bottom());
+  for (const auto& p : L.panels) CHECK(L.colorbars[0].bar.x > p.bounds.right());
+  CHECK(L.colorbars[0].bar.y == L.panels[0].matrix.y);
+  // Per-panel bars sit right of their own panel.
+  const FigureLayout per = layout_figure(make_spec(2, 11, false, english), 1.0f, text);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(per.colorbars[i].bar.x > per.panels[i].frame.right());
+    CHECK(per.colorbars[i].bar.y == per.panels[i].matrix.y);
+  }
+}
+
+TEST_CASE("heatmap layout: colour bar ticks are nice numbers inside the range, top = high") {
+  const TextRasterizer& text = default_text_rasterizer();
+  FigureSpec spec = make_spec(1, 11, true, english);
+  spec.colorbars[0].range = {-2.3f, 3.1f};
+  const FigureLayout L = layout_figure(spec, 1.0f, text);
+  const ColorBarLayout& bar = L.colorbars[0];
+  REQUIRE(bar.ticks.size() >= 3);
+  for (size_t i = 1; i < bar.ticks.size(); ++i) {
+    CHECK(bar.ticks[i].value > bar.ticks[i - 1].value);
+    CHECK(bar.ticks[i].mark.y < bar.ticks[i - 1].mark.y);  // higher values further up
+  }
+  for (const auto& t : bar.ticks) {
+    CHECK(t.value >= -2.3f);
+    CHECK(t.value <= 3.1f);
+    CHECK(std::stod(t.label.text) == doctest::Approx(t.value));
+  }
+  CHECK(bar.masked_label.has_value());
+  CHECK(bar.masked_swatch.y > bar.bar.bottom());
+}
+
+TEST_CASE("heatmap layout: nice ticks and their numbers") {
+  CHECK(nice_ticks({0.0f, 1.0f}, 6) == std::vector<float>{0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 1.0f});
+  CHECK(nice_ticks({-1.0f, 1.0f}, 5) == std::vector<float>{-1.0f, -0.5f, 0.0f, 0.5f, 1.0f});
+  CHECK(nice_ticks({3.0f, 3.0f}, 5) == std::vector<float>{3.0f});  // min == max: the one value
+  const auto odd = nice_ticks({0.013f, 0.0172f}, 3);
+  REQUIRE(odd.size() >= 2);
+  CHECK(odd.front() >= 0.013f);
+  CHECK(odd.back() <= 0.0172f);
+  CHECK(format_tick(0.25f, 0.25f) == "0.25");
+  CHECK(format_tick(0.4f, 0.2f) == "0.4");
+  CHECK(format_tick(-2.0f, 1.0f) == "-2");
+  CHECK(format_tick(1e-7f, 1e-7f) == "1e-07");
+  CHECK(format_tick(-1e-9f, 0.5f) == "0");
+  CHECK(format_tick(250000.0f, 50000.0f) == "2.5e+05");
+}
+
+TEST_CASE("heatmap layout: invalid figures and scales are refused with the reason") {
+  const TextRasterizer& text = default_text_rasterizer();
+  const FigureSpec good = make_spec(1, 3, true, english);
+  for (float scale : {0.5f, 4.5f, NAN, 0.0f}) CHECK_THROWS_AS(layout_figure(good, scale, text), InputError);
+  FigureSpec bad = good;
+  bad.panels[0].values.pop_back();
+  CHECK_THROWS_WITH_AS(layout_figure(bad, 1.0f, text), doctest::Contains("8 values for 3x3 cells"), InputError);
+  bad = good;
+  bad.panels[0].row_labels.push_back("extra");
+  CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+  bad = good;
+  bad.panels[0].colorbar = 3;
+  CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+  bad = good;
+  bad.panels[0].marked_row = 3;
+  bad.panels[0].marked_col = 0;
+  CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+  bad = good;
+  bad.panels.clear();
+  CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+  bad = good;
+  bad.colorbars[0].range = {1.0f, NAN};
+  CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+}

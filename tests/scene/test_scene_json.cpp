@@ -1,0 +1,96 @@
+// Scene JSON: round trip, tolerance of old and unknown keys, typed errors; list parsers.
+#include <doctest/doctest.h>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/core/parse_lists.h"
+#include "attnscope/scene/scene_json.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+
+TEST_CASE("scene json: every setting round-trips") {
+  Scene s;
+  s.input.source = InputSource::grid;
+  s.input.text = "我喜欢打篮球";
+  s.input.grid = {"checkerboard", "", 12, 20, 99};
+  s.model.kind = AttentionKind::gqa;
+  s.model.d_model = 128, s.model.heads = 16, s.model.groups = 4;
+  s.model.causal = true, s.model.scale_scores = false;
+  s.model.seed = 1234567890123ull;
+  s.model.weights = WeightSource::independent;
+  s.model.weights_dir = "w/";
+  s.relpos.heads = 3;
+  s.relpos.alphas = {0.5, 1, 2};
+  s.relpos.deltas = {{-1, 0}, {0.5, 1}, {2, -2}};
+  s.relpos.pad_keys = true;
+  s.relpos.query_row = 4;
+  s.relpos.mixed = true;
+  s.relpos.lambda = 0.25;
+  s.conv = {"custom", {0, 1, 0, 1, -4, 1, 0, 1, 0}, 20};
+  s.view = {"conv", "magma", true, false, 3};
+  const Scene back = scene_from_json(nlohmann::json::parse(scene_to_json(s).dump()));
+  CHECK(scene_to_json(back) == scene_to_json(s));
+  CHECK(back.model.seed == 1234567890123ull);
+  CHECK(back.relpos.deltas[1][0] == 0.5);
+  CHECK(back.input.text == "我喜欢打篮球");
+
+  const auto path = attnscope::test::fresh_dir("scene_json") / "s.json";
+  save_scene(path, s);
+  CHECK(scene_to_json(load_scene(path)) == scene_to_json(s));
+}
+
+TEST_CASE("scene json: missing keys keep defaults, unknown keys are reported, newer formats warned") {
+  std::vector<std::string> warnings;
+  const Scene s = scene_from_json(nlohmann::json::parse(R"({"attnscope_scene": 99, "model": {"heads": 4, "colour": 1},
+                                                             "extra": true})"),
+                                  &warnings);
+  CHECK(s.model.heads == 4);
+  CHECK(s.model.d_model == Scene{}.model.d_model);
+  CHECK(s.input.text == Scene{}.input.text);
+  REQUIRE(warnings.size() == 3);
+  CHECK(warnings[0].find("newer attnscope") != std::string::npos);
+  CHECK(warnings[1].find("model.colour") != std::string::npos);
+  CHECK(warnings[2].find("'extra'") != std::string::npos);
+}
+
+TEST_CASE("scene json: wrong types and malformed files name the key or the position") {
+  using nlohmann::json;
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"heads": "eight"}})")),
+                       doctest::Contains("'model.heads' must be a whole number"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"kind": "moe"}})")),
+                       doctest::Contains("valid: single, mha, mqa, gqa"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"relpos": {"deltas": [[1]]}})")),
+                       doctest::Contains("relpos.deltas"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"seed": -1}})")),
+                       doctest::Contains("non-negative"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"heads": 1e99}})")),
+                       doctest::Contains("whole number"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse("[1, 2]")), doctest::Contains("JSON object"), InputError);
+  const auto dir = attnscope::test::fresh_dir("scene_bad");
+  write_file_atomic(dir / "bad.json", R"({"model": {"heads": 4)");
+  CHECK_THROWS_WITH_AS(load_scene(dir / "bad.json"), doctest::Contains("is not valid JSON"), InputError);
+  CHECK_THROWS_WITH_AS(load_scene(dir / "none.json"), doctest::Contains("no such file"), InputError);
+}
+
+TEST_CASE("parse lists: numbers, deltas and grid sizes, with errors that point at the item") {
+  CHECK(parse_number_list("0.5, 1,2e1", "--alphas") == std::vector<double>{0.5, 1, 20});
+  CHECK_THROWS_WITH_AS(parse_number_list("1,,2", "--alphas"), doctest::Contains("--alphas item 2 is empty"), InputError);
+  CHECK_THROWS_WITH_AS(parse_number_list("1,abc", "--alphas"), doctest::Contains("'abc' is not a number"), InputError);
+  CHECK_THROWS_WITH_AS(parse_number_list("nan", "--alphas"), doctest::Contains("not a finite number"), InputError);
+  CHECK_THROWS_WITH_AS(parse_number_list("inf", "--alphas"), doctest::Contains("not a finite number"), InputError);
+  CHECK_THROWS_WITH_AS(parse_number_list("1e999", "--alphas"), doctest::Contains("not a finite number"), InputError);
+  CHECK_THROWS_AS(parse_number_list("", "--alphas"), InputError);
+  const auto d2 = parse_delta_list("-1,0; 0,1", 2);
+  REQUIRE(d2.size() == 2);
+  CHECK(d2[0] == std::array<double, 2>{-1, 0});
+  CHECK(d2[1] == std::array<double, 2>{0, 1});
+  const auto d1 = parse_delta_list("-1;0;1", 1);
+  CHECK(d1[0] == std::array<double, 2>{0, -1});
+  CHECK_THROWS_WITH_AS(parse_delta_list("1,2,3", 2), doctest::Contains("delta 1 '1,2,3' must have 2 numbers"), InputError);
+  CHECK_THROWS_WITH_AS(parse_delta_list("0,1;x,1", 2), doctest::Contains("delta item 2 'x' is not a number"), InputError);
+  CHECK(parse_grid_size("16x12") == std::array<int, 2>{16, 12});
+  CHECK_THROWS_AS(parse_grid_size("16"), InputError);
+  CHECK_THROWS_AS(parse_grid_size("-1x4"), InputError);
+  CHECK_THROWS_AS(parse_grid_size("99999999999999x4"), InputError);
+}
