@@ -85,7 +85,6 @@ struct RelposWindowState {
 
 struct ConvWindowState {
   ColorBarCache gray_bar, diff_bar;
-  std::string custom_text;   // the custom kernel being typed
   std::string input_error;
 };
 
@@ -110,7 +109,6 @@ struct ExportWindowState {
 };
 
 struct ShapesWindowState {
-  std::shared_ptr<const Analysis> previous;  // the analysis before the current one
   std::vector<std::string> setting_changes;  // "groups: 8 → 2"
   std::vector<std::string> shape_changes;    // "split kv heads: [8, 6, 8] → [2, 6, 8]"
 };

@@ -80,6 +80,16 @@ void SectionHeader(const char* title) {
   ImGui::Separator();
 }
 
+bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation, Panel panel) {
+  if ((state.scene.input.source == InputSource::grid) == wants_grid) return false;
+  ImGui::TextWrapped("%s", explanation);
+  if (ImGui::Button(wants_grid ? tr("Use a grid") : tr("Use the sentence"))) {
+    state.scene.input.source = wants_grid ? InputSource::grid : InputSource::text;
+    NoteEdit(state, panel);
+  }
+  return true;
+}
+
 void SameLineIfFits(float width) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();

@@ -193,12 +193,8 @@ void DrawHeadsWindow(AppState& state) {
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   ErrorText(ErrorFor(state, Panel::heads));
 
-  if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."));
-    if (ImGui::Button(tr("Use the sentence"))) {
-      state.scene.input.source = InputSource::text;
-      NoteEdit(state, Panel::heads);
-    }
+  if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),
+                        Panel::heads)) {
     ImGui::End();
     return;
   }

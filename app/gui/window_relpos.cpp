@@ -278,12 +278,7 @@ bool HaveRelpos(const AppState& state, int dims) {
 void DrawRelpos1dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), "relpos1d")) return;
   const float font = ImGui::GetFontSize();
-  if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
-    if (ImGui::Button(tr("Use the sentence"))) {
-      state.scene.input.source = InputSource::text;
-      NoteEdit(state, Panel::relpos);
-    }
+  if (WrongInputForView(state, false, tr("This view works on a sentence; the input is a 2D grid."), Panel::relpos)) {
     ImGui::End();
     return;
   }
@@ -381,12 +376,7 @@ void DrawRelpos1dWindow(AppState& state) {
 void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), "relpos2d")) return;
   const float font = ImGui::GetFontSize();
-  if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));
-    if (ImGui::Button(tr("Use a grid"))) {
-      state.scene.input.source = InputSource::grid;
-      NoteEdit(state, Panel::relpos);
-    }
+  if (WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
     ImGui::End();
     return;
   }
