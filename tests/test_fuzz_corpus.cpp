@@ -39,6 +39,7 @@ TEST_CASE("fuzz corpus: every committed input runs cleanly through its target") 
   CHECK(replay("lists", f::lists) >= 4);
   CHECK(replay("image", f::image) >= 2);
   CHECK(replay("cli", f::cli) >= 3);
+  CHECK(replay("translations", f::translations) >= 3);
 }
 
 TEST_CASE("fuzz regressions: a PNG chunk claiming more bytes than the file holds is refused before decoding") {

@@ -147,7 +147,7 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.shared_range = pictures.heads_range;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
-  spec.value_name = pictures.scores ? tr("score") : tr("probability");
+  spec.value_name = pictures.scores ? TrKey("score") : TrKey("probability");
   spec.selected_row = state.scene.view.selected_query;
   return spec;
 }

@@ -21,6 +21,7 @@
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/text/tokenizer.h"
 #include "core/scene_options.h"
+#include "core/translations.h"
 
 namespace attnscope::fuzz {
 
@@ -109,6 +110,17 @@ inline void cli(const uint8_t* data, size_t size) {
     app.parse(int(argv.size()), argv.data());
     (void)cli::build_scene(options);
   } catch (const CLI::Error&) {
+  } catch (const InputError&) {
+  }
+}
+
+// A translation file of the window (assets/i18n/<code>.json): whatever it holds, every string kept
+// has its English key's printf conversions, so trf() can never read a wrong argument.
+inline void translations(const uint8_t* data, size_t size) {
+  try {
+    const Translations t = parse_translations(as_text(data, size), "fuzz.json");
+    for (const auto& [english, translated] : t.strings)
+      if (printf_conversions(english) != printf_conversions(translated) || translated.empty()) __builtin_trap();
   } catch (const InputError&) {
   }
 }
