@@ -115,8 +115,8 @@ struct ShapesWindowState {
 
 // ---- layout record -----------------------------------------------------------------------------
 
-// Where things were drawn in the last frame, in framebuffer pixels (y down) — written by scripted
-// runs as --layout-json so tests can sample the screenshot.
+// Where things were drawn in the last frame, in framebuffer pixels (y down) — written as
+// --layout-json so tests can sample the screenshot and check the layout (layout_record.h).
 struct LayoutRecord {
   struct Head {
     int head = 0, kv_group = 0, tokens = 0;
@@ -136,10 +136,25 @@ struct LayoutRecord {
     std::string name;    // "model.kind.mqa", …
     ImVec2 min, max;
   };
+  struct Window {
+    std::string title;   // ImGui's name: the title shown, then "###" and its id ("Heads###heads")
+    ImVec2 min, max;
+    bool scroll_x = false, scroll_y = false;  // has that scrollbar: what lies past that edge can be scrolled to
+  };
+  struct Text {
+    std::string window;  // the root window's name (as Window::title)
+    std::string text;
+    ImVec2 min, max;     // where the whole text is laid out
+    ImVec2 clip_min, clip_max;  // what of it can show: the window, child, table cell or widget frame
+    bool scroll_x = false, scroll_y = false;  // the (child) window it is in has that scrollbar
+  };
   std::string view;
   std::vector<Head> heads;
   std::vector<Label> labels;
   std::vector<Widget> widgets;  // a few controls, so tests can click them
+  ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
+  std::vector<Window> windows;        // every root window shown, but the menu bar, tooltips and popups
+  std::vector<Text> texts;            // only while RecordTextsInto(&texts) is on
   std::string colormap;
   bool scores = false;
   void clear() { *this = LayoutRecord{}; }
@@ -170,9 +185,11 @@ struct AppState {
   // Look and feel.
   FontAtlas* fonts = nullptr;
   float ui_scale = 1.0f;
+  float fitted_ui_scale = 0.0f;  // the scale fitted to the screen at start; 0 when a flag or the saved one chose it
   bool light_theme = true;
   bool reset_layout = true;  // place the windows at their default spots this frame
   std::string status;        // one line for the menu bar (save failures, export results)
+  std::string translation_notice_closed;  // the translation problem whose notice was closed (i18n.h)
 
   // Which windows are open.
   bool show_input = true;

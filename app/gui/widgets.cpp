@@ -8,14 +8,22 @@
 #include "attnscope/figure/text_raster.h"
 #include "attnscope/text/tokenizer.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 
 namespace attnscope::gui {
 
 // ---- placement -------------------------------------------------------------------------------------
 
 ImRect SlotRect(const AppState& state, Slot slot) {
+  // The screen below the main menu bar. ImGui's work area leaves the bar out only from the frame
+  // after it was first drawn, so the bar drawn this frame counts too: a first start must not lay
+  // its windows over it.
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const ImVec2 p = vp->WorkPos, s = vp->WorkSize;
+  ImVec2 p = vp->WorkPos, s = vp->WorkSize;
+  if (const float bar_bottom = state.layout.menu_bar_max.y; bar_bottom > p.y) {
+    s.y -= bar_bottom - p.y;
+    p.y = bar_bottom;
+  }
   const float scale = state.ui_scale;
   const float left = std::min(std::clamp(s.x * 0.27f, 330.0f * scale, 560.0f * scale), s.x * 0.45f);
   const float top_h = std::round(s.y * 0.42f);
@@ -117,16 +125,19 @@ void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std
   // its vertices a quarter turn counter-clockwise into place.
   const ImVec4 clip = draw->_CmdHeader.ClipRect;
   const ImVec2 origin(clip.x, clip.y);
-  const float line_h = ImGui::GetFontSize();
   const int first = draw->VtxBuffer.Size;
-  draw->AddText(origin, color, text.c_str());
+  {
+    const TextRecordPause laid_out_elsewhere;  // recorded below, where it ends up
+    draw->AddText(origin, color, text.c_str());
+  }
   for (int i = first; i < draw->VtxBuffer.Size; ++i) {
     ImDrawVert& v = draw->VtxBuffer[i];
     const float u = v.pos.x - origin.x;  // along the baseline
     const float w = v.pos.y - origin.y;  // down from the top of the line
     v.pos = ImVec2(bottom_left.x + w, bottom_left.y - u);
   }
-  (void)line_h;
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+  RecordText(text, ImVec2(bottom_left.x, bottom_left.y - size.x), ImVec2(bottom_left.x + size.y, bottom_left.y));
 }
 
 // ---- colours ---------------------------------------------------------------------------------------

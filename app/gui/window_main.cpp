@@ -32,6 +32,7 @@
 #include "gui/app_state.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 #include "core/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -48,7 +49,8 @@ namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
                                          "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
-                                         "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene"};
+                                         "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
+                                         "--layout-sweep"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -59,7 +61,13 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Frames to render before the screenshot (default 3; the last waits for the result); without "
                     "--screenshot, close the window after N frames");
   group->add_option("--size", o.size, "Window size WxH in pixels (default 1600x900, 1280x720 with --screenshot)");
-  group->add_option("--layout-json", o.layout_json, "With --screenshot: write where each head's heatmap was drawn");
+  group->add_option("--layout-json", o.layout_json,
+                    "Write where each heatmap, window and text was drawn: with --screenshot after its frames, else "
+                    "when the window closes");
+  group->add_flag("--layout-sweep", o.layout_sweep,
+                  "With --layout-json and no --screenshot: show every view, window and lesson step in turn and "
+                  "record each one's layout (tests)")
+      ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
   group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering")->group("");
@@ -179,7 +187,9 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
   require(options.bench_changes >= 1 && options.bench_changes <= 10000, "--bench-changes must be between 1 and 10000");
   require(options.bench_fps >= 0 && options.bench_fps <= 1000, "--bench-fps must be between 0 (unpaced) and 1000");
-  require(!Given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
+  require(!Given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
+  require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
+          "--layout-sweep needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
@@ -208,6 +218,7 @@ struct Startup {
   WindowPreferences preferences;
   Language language = Language::en;
   WindowSize size;
+  bool fit_size_to_screen = false;  // the size is the default: made smaller on a smaller screen
   Scene scene;
   std::string error;   // a refused scene flag (shown in the window)
   std::string status;  // the last scene's warnings (shown in the status line)
@@ -219,6 +230,7 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
   const Persistence& persistence = startup.persistence;
   const WindowPreferences& preferences = startup.preferences = persistence.load_preferences();
   // The language first: the startup messages below (the last scene's warnings) are written in it.
+  LoadTranslations();
   const Language language = !options.language.empty() ? parse_language(options.language)
                             : (!scripted && !preferences.language.empty()) ? parse_language(preferences.language)
                                                                             : Language::en;
@@ -229,6 +241,7 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
   if (!options.size.empty()) size = ParseSize(options.size);
   else if (preferences.width > 0) size = {preferences.width, preferences.height};
   startup.size = size;
+  startup.fit_size_to_screen = !scripted && options.size.empty() && preferences.width <= 0;
   Scene& scene = startup.scene;
   std::string& startup_error = startup.error;
   std::string& startup_status = startup.status;
@@ -254,8 +267,9 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
   return startup;
 }
 
-// The window and its OpenGL 3.3 core context; null (after saying why) when there is none.
-GLFWwindow* OpenWindow(WindowSize size, bool scripted) {
+// The window and its OpenGL 3.3 core context; null (after saying why) when there is none. A default
+// size larger than the screen's work area (a 1280×720 projector) is fitted to it.
+GLFWwindow* OpenWindow(WindowSize size, bool fit_to_screen, bool scripted) {
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "glfw error %d: %s\n", code, text); });
   if (!glfwInit()) {
     std::fprintf(stderr, "error: cannot open a window (no display?). Set DISPLAY, run under `xvfb-run -a`, or use a "
@@ -266,6 +280,11 @@ GLFWwindow* OpenWindow(WindowSize size, bool scripted) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  int area_x = 0, area_y = 0, area_w = 0, area_h = 0;
+  if (GLFWmonitor* monitor = fit_to_screen ? glfwGetPrimaryMonitor() : nullptr) {
+    glfwGetMonitorWorkarea(monitor, &area_x, &area_y, &area_w, &area_h);
+    if (area_w >= 320 && area_h >= 240) size = {std::min(size.width, area_w), std::min(size.height, area_h)};
+  }
   GLFWwindow* window = glfwCreateWindow(size.width, size.height, "attnscope", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "error: cannot create an OpenGL 3.3 window (see the glfw error above)\n");
@@ -312,8 +331,15 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
                    : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
                                                             : fitted;
+  if (options.ui_scale <= 0 && (scripted || preferences.ui_scale <= 0)) state.fitted_ui_scale = fitted;
   state.light_theme = options.theme.empty() ? (scripted || preferences.light_theme) : options.theme == "light";
-  state.reset_layout = !startup.persistence.load_layout().has_value();
+  // A saved layout fits the window size it was saved at; at another size (a --size flag, another
+  // screen) the windows are laid out afresh, as after a resize.
+  int window_w = 0, window_h = 0;
+  glfwGetWindowSize(window, &window_w, &window_h);
+  const bool layout_fits = preferences.width == window_w && preferences.height == window_h;
+  state.reset_layout = !startup.persistence.load_layout().has_value() || !layout_fits;
+  if (!options.layout_json.empty()) RecordTextsInto(&state.layout.texts);
   if (startup.error.empty()) {
     NoteEdit(state, Panel::startup);
   } else {
@@ -341,7 +367,9 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
 struct FrameLoop {
   FrameLoop(const RunMode& m, const WindowOptions& o, const AppState& state)
       : mode(m), options(o), applied_light(!state.light_theme), frames_wanted(std::max(o.frames, 2)),
-        bench(o.bench_changes) {}
+        bench(o.bench_changes) {
+    if (o.layout_sweep) sweep.emplace();
+  }
   const RunMode& mode;
   const WindowOptions& options;
   float applied_scale = 0.0f;  // the UI scale and theme the style was built for
@@ -351,8 +379,10 @@ struct FrameLoop {
   int frames_since_result = 0;
   int frames_wanted;           // scripted: frames before the screenshot
   FrameBench bench;
+  std::optional<LayoutSweep> sweep;  // --layout-sweep
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
+  WindowSize framebuffer;      // of the last frame rendered
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
   // the benchmark, like a user, goes on once the heatmaps are there.
@@ -413,6 +443,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   HandleShortcuts(state);
   SetUiLanguage(state.language);
   DrawMenuBar(state);
+  KeepWindowsBelowMenuBar(state);
   DrawInputWindow(state);
   DrawModelWindow(state);
   DrawViewWindow(state);
@@ -422,6 +453,8 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawKvCacheWindow(state);
   DrawExportWindow(state);
   DrawSceneDialogs(state);
+  DrawTranslationNotice(state);
+  RecordWindows(state);
   state.reset_layout = false;
   if (mode.bench) loop.bench.before_submit(state, loop.settled(*state.worker));
   ImGui::Render();
@@ -506,6 +539,27 @@ int FinishBench(FrameLoop& loop, const AppState& state) {
   return 0;
 }
 
+// An interactive run with --frames N closes itself after N frames once the result is on screen, and
+// after the layout sweep's last screen when there is one.
+bool AutoCloseNow(FrameLoop& loop, AppState& state) {
+  const ComputeWorker& worker = *state.worker;
+  const bool swept = !loop.sweep ||
+                     loop.sweep->after_frame(state, loop.settled(worker) && state.result_generation >= state.submitted_generation);
+  return loop.frame >= loop.options.frames && worker.idle() && swept;
+}
+
+// An interactive run's --layout-json, written when the window closes. Returns the exit code.
+int FinishInteractiveRun(const FrameLoop& loop, const AppState& state) {
+  try {
+    WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height,
+                    loop.sweep ? &*loop.sweep : nullptr);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
 // ---- 4. saving the session -------------------------------------------------------------------------
 
 // h. The layout, when ImGui says it changed (a save failure goes to the status line).
@@ -528,7 +582,10 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
   if (startup.error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
   int window_w = 0, window_h = 0;
   glfwGetWindowSize(window, &window_w, &window_h);
-  persistence.save_preferences({state.ui_scale, state.light_theme, window_w, window_h, to_string(state.language)});
+  // A scale nobody chose (the one fitted at start) is not remembered: the next start fits its own
+  // screen (1.2 on a 1080p laptop, 1 on a 720p projector).
+  const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
+  persistence.save_preferences({chosen_scale, state.light_theme, window_w, window_h, to_string(state.language)});
 }
 
 // Tear down in reverse.
@@ -547,7 +604,7 @@ void TearDown(GLFWwindow* window) {
 int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
   const RunMode mode = CheckWindowFlags(options);
   const Startup startup = LoadStartup(scene_options, options, mode);
-  GLFWwindow* window = OpenWindow(startup.size, mode.scripted);
+  GLFWwindow* window = OpenWindow(startup.size, startup.fit_size_to_screen, mode.scripted);
   if (!window) return 1;
   StartImGui(window, startup.persistence);
   FontAtlas fonts;
@@ -569,21 +626,22 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       ApplyLook(loop, state);
       DrawFrame(loop, state);
       if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once
-      const WindowSize fb = RenderFrame(window);
+      loop.framebuffer = RenderFrame(window);
       ++loop.frame;
       if (ScriptedRunDone(loop, state)) {
-        exit_code = FinishScriptedRun(state, options, startup.error, fb);
+        exit_code = FinishScriptedRun(state, options, startup.error, loop.framebuffer);
         break;
       }
       glfwSwapBuffers(window);
       worker.presented(state.result_generation);
-      if (mode.auto_close && loop.frame >= options.frames && worker.idle()) glfwSetWindowShouldClose(window, GLFW_TRUE);
+      if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
       if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
       SaveLayoutIfChanged(state, startup.persistence);
     }
 
     if (mode.bench) exit_code = FinishBench(loop, state);
-    // Remember this session while the GL context lives (the textures are freed with the state).
+    if (!mode.scripted && !options.layout_json.empty()) exit_code = FinishInteractiveRun(loop, state);
+    RecordTextsInto(nullptr);    // Remember this session while the GL context lives (the textures are freed with the state).
     if (!mode.scripted) SaveSession(state, startup, window);
   }
   TearDown(window);

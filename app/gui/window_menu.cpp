@@ -51,6 +51,11 @@ void SwitchView(AppState& state, const std::string& view) {
 
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMainMenuBar()) return;
+  // Its place this frame: the other windows are laid out and kept below it (SlotRect,
+  // KeepWindowsBelowMenuBar).
+  state.layout.menu_bar_min = ImGui::GetWindowPos();
+  state.layout.menu_bar_max = ImVec2(state.layout.menu_bar_min.x + ImGui::GetWindowWidth(),
+                                     state.layout.menu_bar_min.y + ImGui::GetWindowHeight());
   // Menu titles keep a stable ImGui id ("###…") so an open menu survives a language switch.
   if (ImGui::BeginMenu(WindowTitle("File", "menu_file").c_str())) {
     if (ImGui::MenuItem(tr("Open scene…"))) state.scene_dialog.open_open = true;
@@ -118,6 +123,17 @@ void DrawMenuBar(AppState& state) {
     ImGui::TextUnformatted(state.status.c_str());
   }
   ImGui::EndMainMenuBar();
+}
+
+void DrawTranslationNotice(AppState& state) {
+  const std::string& problem = TranslationProblem();
+  if (problem.empty() || problem == state.translation_notice_closed) return;
+  PlaceNextWindow(state, Slot::centre);
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0), ImGuiCond_Always);
+  ImGui::Begin("Language · 语言###translation_notice", nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
+  ErrorText(problem);
+  if (ImGui::Button("OK")) state.translation_notice_closed = problem;
+  ImGui::End();
 }
 
 }  // namespace attnscope::gui

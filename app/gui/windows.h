@@ -14,6 +14,9 @@
 namespace attnscope::gui {
 
 void DrawMenuBar(AppState& state);
+// The chosen language's translation file was missing or broken: says so (in English, the words the
+// window falls back to) until closed. Drawn last, so that it starts in front of the other windows.
+void DrawTranslationNotice(AppState& state);
 void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
