@@ -68,6 +68,12 @@ void NoticeText(const std::string& message) {
   ImGui::PopStyleColor();
 }
 
+void HintText(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  WrappedText(text);
+  ImGui::PopStyleColor();
+}
+
 void HelpMarker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");
@@ -252,7 +258,10 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = FormatValue(v);
-    const float ty = std::clamp(y - font * 0.5f, min.y - font * 0.5f, max.y - font * 0.5f);
+    // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
+    // Convolution window's) would lose the upper half of its top number.
+    const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
+                                std::max(max.y - font * 0.5f, draw->GetClipRectMin().y));
     draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }

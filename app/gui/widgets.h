@@ -26,6 +26,7 @@ void PlaceNextWindow(const AppState& state, Slot slot);
 // ---- text ------------------------------------------------------------------------------------------
 void ErrorText(const std::string& message);   // red, wrapped; nothing when empty
 void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
+void HintText(const std::string& text);       // greyed, wrapped (also between CJK characters)
 void HelpMarker(const char* text);            // "(?)" with a tooltip
 void SectionHeader(const char* title);        // a little space, the title, a rule
 // A view that works on a grid (wants_grid) or on a sentence, shown with the other kind of input: writes
