@@ -50,21 +50,19 @@ void PlaceNextWindow(const AppState& state, Slot slot) {
 
 // ---- text ------------------------------------------------------------------------------------------
 
+// Both wrap with WrappedText: ImGui's own wrapping breaks Chinese only at spaces, or starts a line
+// with "；".
 void ErrorText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(214, 39, 40, 255));
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(message.c_str());
-  ImGui::PopTextWrapPos();
+  WrappedText(message);
   ImGui::PopStyleColor();
 }
 
 void NoticeText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 120, 0, 255));
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(message.c_str());
-  ImGui::PopTextWrapPos();
+  WrappedText(message);
   ImGui::PopStyleColor();
 }
 
