@@ -7,7 +7,8 @@
 //                         InitState (state, UI scale, theme, the first scene to the engine, --lesson)
 //   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
 //                         RenderFrame → swap
-//   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone
+//   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
+//                         interactive runs SweepLayouts, AutoCloseNow, FinishInteractiveRun (layout JSON)
 //   4. saving the session SaveLayoutIfChanged (each frame), SaveSession (at the end), TearDown
 //
 // Sections: flags · helpers · 0 flag handling · 1 start-up · 2 one frame · 3 scripted finish ·
@@ -539,13 +540,16 @@ int FinishBench(FrameLoop& loop, const AppState& state) {
   return 0;
 }
 
+// --layout-sweep: records the screen once the newest edit's result is on it, then shows the next.
+void SweepLayouts(FrameLoop& loop, AppState& state) {
+  if (!loop.sweep) return;
+  loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
+}
+
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
-bool AutoCloseNow(FrameLoop& loop, AppState& state) {
-  const ComputeWorker& worker = *state.worker;
-  const bool swept = !loop.sweep ||
-                     loop.sweep->after_frame(state, loop.settled(worker) && state.result_generation >= state.submitted_generation);
-  return loop.frame >= loop.options.frames && worker.idle() && swept;
+bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
+  return loop.frame >= loop.options.frames && state.worker->idle() && (!loop.sweep || loop.sweep->done());
 }
 
 // An interactive run's --layout-json, written when the window closes. Returns the exit code.
@@ -634,6 +638,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       }
       glfwSwapBuffers(window);
       worker.presented(state.result_generation);
+      SweepLayouts(loop, state);
       if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
       if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
       SaveLayoutIfChanged(state, startup.persistence);
@@ -641,7 +646,8 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
 
     if (mode.bench) exit_code = FinishBench(loop, state);
     if (!mode.scripted && !options.layout_json.empty()) exit_code = FinishInteractiveRun(loop, state);
-    RecordTextsInto(nullptr);    // Remember this session while the GL context lives (the textures are freed with the state).
+    RecordTextsInto(nullptr);
+    // Remember this session while the GL context lives (the textures are freed with the state).
     if (!mode.scripted) SaveSession(state, startup, window);
   }
   TearDown(window);
