@@ -187,7 +187,7 @@ void DrawHeadsWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  state.layout.view = "heads";
+  state.layout.view = to_string(View::heads);
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
   DrawToolbar(state, labels ? &labels->labels : nullptr);
