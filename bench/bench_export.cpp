@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/figure/render_png.h"

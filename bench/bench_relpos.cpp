@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/relpos/conv_emulation.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/core/rng.h"

@@ -1,7 +1,7 @@
 // analysis_helpers.h — the head statistics of an analysis, for tests that check them (an Analysis
 // carries none; the window and the tests ask attention_statistics() for them).
 #pragma once
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 
 namespace attnscope::test {
 

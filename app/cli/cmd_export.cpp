@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "cli/commands.h"

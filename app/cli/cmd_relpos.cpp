@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"

@@ -24,7 +24,7 @@
 #include <string>
 #include <thread>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/scene/scene.h"
 #include "core/pictures.h"
 

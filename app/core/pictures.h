@@ -12,7 +12,7 @@
 #pragma once
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/scene/scene.h"
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "core/compute_worker.h"
 #include "analysis_helpers.h"
 

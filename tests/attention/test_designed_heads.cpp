@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"

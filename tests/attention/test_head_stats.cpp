@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/rng.h"
 #include "check.h"

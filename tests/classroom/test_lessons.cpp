@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/io/assets.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/classroom/lessons.h"
 #include "attnscope/scene/scene_json.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "attnscope/figure/export.h"
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

@@ -10,7 +10,7 @@
 #include <functional>
 #include <limits>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/core/rng.h"

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/grids.h"
 #include "attnscope/attention/grouped_attention.h"

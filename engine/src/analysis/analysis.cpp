@@ -1,5 +1,5 @@
 // analysis.cpp — Scene → Analysis: the one place where settings become numbers.
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/text/embeddings.h"
