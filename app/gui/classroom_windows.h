@@ -1,5 +1,4 @@
-// classroom_windows.h — the classroom windows (lessons, head analysis, KV cache, scene files), one
-// file each:
+// classroom_windows.h — the classroom windows, one file each:
 //
 //   window_lessons.cpp   the Lessons panel: pick a lesson, read it, step through it (lesson 4 shows
 //                        the KV-cache comparison beside the maps)

@@ -102,11 +102,11 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
 
 LayoutSweep::LayoutSweep() {
   plan_.push_back({"start", [](AppState&) {}});
-  for (const char* view : {"heads", "shapes", "relpos1d", "relpos2d", "conv"})  // the menu bar's view tabs
-    plan_.push_back({std::string("view ") + view, [view](AppState& state) { SwitchView(state, view); }});
+  for (const View view : all_views)  // the menu bar's view tabs
+    plan_.push_back({std::string("view ") + to_string(view), [view](AppState& state) { SwitchView(state, view); }});
   // The windows the menus open beside a view, one at a time (as the Windows and Classroom menus do).
   plan_.push_back({"window head analysis", [](AppState& state) {
-                     SwitchView(state, "heads");
+                     SwitchView(state, View::heads);
                      state.show_analysis = true;
                    }});
   plan_.push_back({"window kv-cache calculator", [](AppState& state) {

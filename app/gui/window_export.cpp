@@ -1,4 +1,4 @@
-// window_export.cpp — the Export panel: figures of what the window shows.
+// window_export.cpp — the Export panel.
 //
 // What (the current view, one head, all heads), format (PNG, SVG, CSV, .npy), scale, caption on/off
 // and the path — by default exports/attnscope-<what>-<timestamp>.<ext> under the current folder. The

@@ -96,15 +96,6 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
 
 namespace {
 
-bool Given(CLI::App* app, const char* flag) {
-  if (!app) return false;
-  try {
-    return app->count(flag) > 0;
-  } catch (const CLI::OptionNotFound&) {
-    return false;
-  }
-}
-
 // True when the command line names any scene setting (then the last session's scene is not restored).
 bool AnySceneFlag(const cli::SceneOptions& options) {
   if (!options.app) return false;
@@ -159,12 +150,13 @@ void HandleShortcuts(AppState& state) {
 }
 
 void DrawViewWindow(AppState& state) {
-  const std::string& view = state.scene.view.view;
-  if (view == "shapes") DrawShapesWindow(state, false);
-  else if (view == "relpos1d") DrawRelpos1dWindow(state);
-  else if (view == "relpos2d") DrawRelpos2dWindow(state);
-  else if (view == "conv") DrawConvWindow(state);
-  else DrawHeadsWindow(state);
+  switch (state.scene.view.view) {
+    case View::heads: DrawHeadsWindow(state); break;
+    case View::shapes: DrawShapesWindow(state, false); break;
+    case View::relpos1d: DrawRelpos1dWindow(state); break;
+    case View::relpos2d: DrawRelpos2dWindow(state); break;
+    case View::conv: DrawConvWindow(state); break;
+  }
 }
 
 // ---- 0. flag handling ----------------------------------------------------------------------------
@@ -184,11 +176,11 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   RunMode mode;
   mode.bench = !options.bench_json.empty();
   mode.scripted = !options.screenshot.empty() || mode.bench;
-  mode.auto_close = !mode.scripted && Given(options.app, "--frames");
+  mode.auto_close = !mode.scripted && cli::flag_given(options.app, "--frames");
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
   require(options.bench_changes >= 1 && options.bench_changes <= 10000, "--bench-changes must be between 1 and 10000");
   require(options.bench_fps >= 0 && options.bench_fps <= 1000, "--bench-fps must be between 0 (unpaced) and 1000");
-  require(!Given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
+  require(!cli::flag_given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
   require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
           "--layout-sweep needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
@@ -196,8 +188,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
           "--theme must be light or dark, got '" + options.theme + "'");
   if (!options.language.empty()) parse_language(options.language);  // names the valid ones
-  require(options.step >= 1 || !Given(options.app, "--lesson"), "--step counts from 1");
-  require(!Given(options.app, "--step") || Given(options.app, "--lesson"), "--step needs --lesson N");
+  require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
+  require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   if (!options.pointer.empty()) {
     float x = 0, y = 0;
@@ -252,14 +244,7 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
     if (last) {
       scene = *last;
     } else {
-      // `--view relpos2d` alone means "show me a grid": adapt what the flags left at its default.
-      scene = cli::build_scene(scene_options);
-      const bool input_given = Given(scene_options.app, "--text") || Given(scene_options.app, "--input") ||
-                               Given(scene_options.app, "--grid") || Given(scene_options.app, "--pattern") ||
-                               Given(scene_options.app, "--image") || Given(scene_options.app, "--scene");
-      const bool preset_given = Given(scene_options.app, "--delta-preset") || Given(scene_options.app, "--deltas") ||
-                                Given(scene_options.app, "--scene");
-      AdaptSceneToView(scene, !input_given, !preset_given);
+      scene = cli::build_window_scene(scene_options);  // `--view relpos2d` alone shows a grid
     }
   } catch (const InputError& e) {
     startup_error = e.what();
