@@ -20,7 +20,8 @@ const std::vector<LibraryNotice>& library_notices() {
       {"stb", "public domain or MIT", "2014-2022 Sean Barrett"},
       {"fontconfig", "MIT-style (fontconfig licence)", "2000-2007 Keith Packard and others"},
       {"PCRE2", "BSD-3-Clause with the PCRE2 exception", "1997-2022 University of Cambridge"},
-      {"utf8proc", "MIT and Unicode-DFS-2015", "2014-2021 Steven G. Johnson, Jiahao Chen, Tony Kelman, Jonas Fonseca and others; "
+      {"utf8proc", "MIT and Unicode-DFS-2015",
+       "2014-2021 Steven G. Johnson, Jiahao Chen, Tony Kelman, Jonas Fonseca and others; "
        "2009 Public Software Group e. V., Berlin, Germany; 1991-2021 Unicode, Inc."},
 #ifdef _OPENMP  // ATTNSCOPE_OPENMP=OFF builds do not link it
       {"GNU OpenMP runtime (libgomp)", "GPL-3.0+ with the GCC Runtime Library Exception",

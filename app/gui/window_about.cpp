@@ -55,7 +55,9 @@ void DrawAboutWindow(AppState& state) {
   }
 
   SectionHeader(tr("Libraries used"));
-  if (ImGui::BeginTable("##libraries", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
+  const ImGuiTableFlags table_flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("##libraries", 3, table_flags)) {
     ImGui::TableSetupColumn(tr("Library"), ImGuiTableColumnFlags_WidthStretch, 0.9f);
     ImGui::TableSetupColumn(tr("Licence"), ImGuiTableColumnFlags_WidthStretch, 1.2f);
     ImGui::TableSetupColumn(tr("Copyright"), ImGuiTableColumnFlags_WidthStretch, 2.0f);

@@ -1,6 +1,6 @@
 // window_menu.cpp — the main menu bar: the view shown in the main area, the other windows, the UI
-// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, Help → About, and a status line (time of the last result,
-// the spinner, save and export messages).
+// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, Help → About, and a status line (time of the
+// last result, the spinner, save and export messages).
 #include <cstdio>
 #include <string>
 

@@ -48,7 +48,8 @@ TEST_CASE("about: --version prints the project version and the git revision it w
     // A real commit of this repository (the build may carry uncommitted changes: "-dirty").
     std::smatch h;
     REQUIRE(std::regex_match(revision, h, std::regex(R"(([0-9a-f]{12})(-dirty)?)")));
-    const std::string git = "git -C " + shell_quote(ATTNSCOPE_SOURCE_DIR) + " cat-file -e " + std::string(h[1]) + "^{commit}";
+    const std::string git =
+        "git -C " + shell_quote(ATTNSCOPE_SOURCE_DIR) + " cat-file -e " + std::string(h[1]) + "^{commit}";
     CHECK_MESSAGE(std::system(git.c_str()) == 0, git);
   } else {
     CHECK(revision == "unknown (not built from a git checkout)");

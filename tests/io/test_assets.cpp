@@ -68,7 +68,8 @@ TEST_CASE("assets: step 1, $ATTNSCOPE_ASSETS wins over an installed folder and i
   CHECK(find_assets_dir({mine.string(), tree.bin, prefix}) == mine);
   // Set to a folder that is not an assets folder: that is the answer, although the others would do.
   const std::string message = error_of([&] { find_assets_dir({(dir / "typo").string(), tree.bin, prefix}); });
-  CHECK(contains(message, "ATTNSCOPE_ASSETS is '" + (dir / "typo").string() + "', which is not an attnscope assets folder"));
+  CHECK(contains(message,
+                 "ATTNSCOPE_ASSETS is '" + (dir / "typo").string() + "', which is not an attnscope assets folder"));
   CHECK(contains(message, "it has no sentences.json"));
 }
 

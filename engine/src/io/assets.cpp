@@ -68,7 +68,8 @@ fs::path find_assets_dir(const AssetLookup& lookup) {
   }
   if (tried.empty()) tried = "nowhere: the executable's folder is unknown and no install prefix was compiled in";
   throw InputError("cannot find attnscope's assets folder (looked for " + std::string(marker_file) + " in: " + tried +
-                   "); reinstall attnscope, or set " + env_name + " to a folder holding its assets (the sources' assets/)");
+                   "); reinstall attnscope, or set " + env_name +
+                   " to a folder holding its assets (the sources' assets/)");
 }
 
 fs::path assets_dir() { return find_assets_dir(process_asset_lookup()); }
