@@ -4,9 +4,10 @@
 # lesson (lessons from the assets) and of the About box under Xvfb. Then the tree is moved (the
 # assets are found relative to the executable), $ATTNSCOPE_ASSETS overrides them, and a copy of the
 # executable with no assets anywhere says so: exit 2 on the command line, the About box in the window.
-#   test_install.sh BUILD_DIR SOURCE_DIR WORK_DIR
+#   test_install.sh BUILD_DIR SOURCE_DIR WORK_DIR COMPILED_ASSETS_DIR
+# (the last: <CMAKE_INSTALL_PREFIX>/share/attnscope, the folder the build compiled in as step 3)
 set -euo pipefail
-build=$1 src=$2 work=$3
+build=$1 src=$2 work=$3 compiled_assets=$4
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok: $*"; }
 fail() { failed=$((failed + 1)); echo "FAILED: $*" >&2; }
@@ -86,9 +87,8 @@ check "a wrong ATTNSCOPE_ASSETS: says so" grep -q "ATTNSCOPE_ASSETS is '$work/no
 #    attnscope is installed on this machine, so that case is only checked when it is not.
 mkdir -p "$work/lonely/bin"
 cp "$work/moved/bin/attnscope" "$work/lonely/bin/"
-compiled_prefix=$(grep -ao '/[[:alnum:]/._-]*/share/attnscope' "$work/lonely/bin/attnscope" | head -1 || true)
-if [[ -n "$compiled_prefix" && -f "$compiled_prefix/sentences.json" ]]; then
-  echo "note: $compiled_prefix holds assets on this machine; the missing-assets checks are skipped"
+if [[ -f "$compiled_assets/sentences.json" ]]; then
+  echo "note: $compiled_assets holds assets on this machine; the missing-assets checks are skipped"
 else
   set +e
   "$work/lonely/bin/attnscope" kv-cache --model gpt2-small --seq 16 >/dev/null 2>lonely.err
@@ -96,7 +96,7 @@ else
   set -e
   check "no assets: the command line exits 2" test "$code" = 2
   check "no assets: one error line naming the folders tried" \
-    grep -q "^error: cannot find attnscope's assets folder (looked for sentences.json in: $work/lonely/share/attnscope" lonely.err
+    grep -q "^error: cannot find attnscope's assets folder (looked for sentences.json in: $work/lonely/share/attnscope, $compiled_assets)" lonely.err
   check "no assets: the compute needs none and still runs" "$work/lonely/bin/attnscope" compute --text "A cat." --out lonely_out
   app="$work/lonely/bin/attnscope"
   check "no assets: the window still opens" window lonely
