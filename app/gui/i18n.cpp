@@ -185,6 +185,27 @@ constexpr Entry table[] = {
     {"scene read from %s", "已从 %s 读取场景"},
     {"%d keys ignored: %s", "忽略了 %d 个键：%s"},
     {"could not open the scene: %s", "无法打开场景：%s"},
+    // ---- Help → About (window_about.cpp)
+    {"Help", "帮助"},
+    {"About attnscope", "关于 attnscope"},
+    {"Built from git revision %s", "构建自 git 修订版 %s"},
+    {"See attention: single-head, multi-head, multi-query, grouped-query and relative-position attention, "
+     "computed and drawn live.",
+     "看见注意力：实时计算并绘制单头、多头、多查询、分组查询和相对位置注意力。"},
+    {"MIT licence, copyright 2026 the attnscope authors.", "MIT 许可证，版权所有 2026 attnscope 作者。"},
+    {"Assets", "资源"},
+    {"Sample sentences, lessons and model presets come from %s", "示例句子、课程和模型预设来自 %s"},
+    {"The assets folder was not found: the lessons and the model presets cannot be shown.",
+     "找不到资源文件夹：无法显示课程和模型预设。"},
+    {"Libraries used", "使用的库"},
+    {"Library", "库"},
+    {"Licence", "许可证"},
+    {"Copyright", "版权"},
+    {"The full licence texts are in share/doc/attnscope/copyright where attnscope is installed "
+     "(/usr/share/doc/attnscope/copyright from the Debian package).",
+     "许可证全文见 attnscope 安装目录下的 share/doc/attnscope/copyright（Debian 软件包为 "
+     "/usr/share/doc/attnscope/copyright）。"},
+    {"Close", "关闭"},
     // ---- choices, captions, formatted lines and help tooltips of the views
     {"the command line", "命令行"},
     {"Relative position", "相对位置"},

@@ -196,7 +196,7 @@ void DrawConvWindow(AppState& state) {
   state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped(tr("Convolution works on a 2D grid; the input is a sentence or a tensor."));
+    ImGui::TextWrapped("%s", tr("Convolution works on a 2D grid; the input is a sentence or a tensor."));
     if (ImGui::Button(tr("Use a grid"))) {
       state.scene.input.source = InputSource::grid;
       NoteEdit(state, Panel::conv);

@@ -196,7 +196,7 @@ void DrawHeadsWindow(AppState& state) {
   ErrorText(ErrorFor(state, Panel::heads));
 
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."));
+    ImGui::TextWrapped("%s", tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."));
     if (ImGui::Button(tr("Use the sentence"))) {
       state.scene.input.source = InputSource::text;
       NoteEdit(state, Panel::heads);

@@ -279,7 +279,7 @@ void DrawRelpos1dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), View::relpos1d)) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
+    ImGui::TextWrapped("%s", tr("This view works on a sentence; the input is a 2D grid."));
     if (ImGui::Button(tr("Use the sentence"))) {
       state.scene.input.source = InputSource::text;
       NoteEdit(state, Panel::relpos);
@@ -382,7 +382,7 @@ void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));
+    ImGui::TextWrapped("%s", tr("This view works on a 2D grid; the input is a sentence or a tensor."));
     if (ImGui::Button(tr("Use a grid"))) {
       state.scene.input.source = InputSource::grid;
       NoteEdit(state, Panel::relpos);
