@@ -108,6 +108,13 @@ struct ExportWindowState {
   GlTexture preview;
 };
 
+// Help → About (window_about.cpp): where the assets were found, looked up once.
+struct AboutWindowState {
+  bool assets_checked = false;
+  std::string assets_folder;  // found here
+  std::string assets_error;   // or why not (the folders tried)
+};
+
 struct ShapesWindowState {
   std::vector<std::string> setting_changes;  // "groups: 8 → 2"
   std::vector<std::string> shape_changes;    // "split kv heads: [8, 6, 8] → [2, 6, 8]"
@@ -202,6 +209,7 @@ struct AppState {
   bool show_analysis = false;
   bool show_kv_cache = false;
   Language language = Language::en;
+  bool show_about = false;  // Help → About
 
   InputWindowState input;
   ModelWindowState model;
@@ -213,6 +221,7 @@ struct AppState {
   LessonsWindowState lessons;
   AnalysisWindowState analysis_window;
   KvCacheWindowState kv_cache;
+  AboutWindowState about;
   SceneDialogState scene_dialog;
   Textures textures;
 

@@ -51,7 +51,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
-                                         "--layout-sweep"};
+                                         "--show-about", "--layout-sweep"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -88,6 +88,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--language", o.language, "UI language: en (English) | zh (中文); default: the last one chosen");
   group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");
   group->add_flag("--show-kv-cache", o.show_kv_cache, "Open the KV-cache calculator");
+  group->add_flag("--show-about", o.show_about, "Open Help → About (version, git revision, licences)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -304,6 +305,8 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.show_export = options.show_export;
   state.show_analysis = options.show_analysis;
   state.show_kv_cache = options.show_kv_cache;
+  // A missing assets folder is said at once, in the About box that names the folders tried.
+  state.show_about = options.show_about || !LocateAssets(state);
   state.language = startup.language;
   RequestUiGlyphs(*state.fonts);
   // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
@@ -438,6 +441,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawAnalysisWindow(state);
   DrawKvCacheWindow(state);
   DrawExportWindow(state);
+  DrawAboutWindow(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
   RecordWindows(state);

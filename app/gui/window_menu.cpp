@@ -1,6 +1,6 @@
 // window_menu.cpp — the main menu bar: the view shown in the main area, the other windows, the UI
-// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, and a status line (time of the last result,
-// the spinner, save and export messages).
+// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, Help → About, and a status line (time of the
+// last result, the spinner, save and export messages).
 #include <cstdio>
 #include <string>
 
@@ -89,6 +89,11 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu(WindowTitle("Help", "menu_help").c_str())) {
+    if (ImGui::MenuItem(tr("About attnscope"), nullptr, state.show_about)) state.show_about = !state.show_about;
+    ImGui::EndMenu();
+  }
+  RecordLastItem(state, "menu.help");
   ImGui::TextDisabled("|");
   // The views, as tabs: the chosen one fills the main area.
   for (const ViewEntry& v : views) {

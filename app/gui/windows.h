@@ -8,6 +8,7 @@
 //   window_relpos.cpp  relative-position heads on a sentence (1D) and on a grid (2D)
 //   window_conv.cpp    a K×K convolution as K² heads, beside the true convolution
 //   window_export.cpp  the Export panel: PNG / SVG / CSV / .npy of what is on screen
+//   window_about.cpp   Help → About: version, git revision, assets folder, library licences
 #pragma once
 #include "gui/app_state.h"
 
@@ -25,6 +26,9 @@ void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
+void DrawAboutWindow(AppState& state);
+// Looks for the assets folder once (state.about); false when it is missing.
+bool LocateAssets(AppState& state);
 // Ctrl+S: export the current view with the Export panel's last settings (to a fresh file name).
 void ExportWithLastSettings(AppState& state);
 // True while an export is being written (scripted runs wait for it before their last frame).

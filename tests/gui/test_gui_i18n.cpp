@@ -128,7 +128,7 @@ TEST_SUITE("gui_chinese") {
     std::filesystem::copy(source_dir / "assets", assets, std::filesystem::copy_options::recursive);
     const auto zh_copy = assets / "i18n" / "zh.json";
     const std::string good = read_text(zh_copy);
-    const std::string env = "ATTNSCOPE_ASSETS_DIR=" + shell_quote(assets.string()) + " XDG_CONFIG_HOME=" +
+    const std::string env = "ATTNSCOPE_ASSETS=" + shell_quote(assets.string()) + " XDG_CONFIG_HOME=" +
                             shell_quote((assets / "config").string());
     struct Case {
       const char* name;
