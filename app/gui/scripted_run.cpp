@@ -121,8 +121,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_export = false;
                      state.show_shapes_floating = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window about", [](AppState& state) {
                      state.show_shapes_floating = false;
+                     state.show_about = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_about = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});
