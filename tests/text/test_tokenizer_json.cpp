@@ -18,10 +18,6 @@ std::vector<std::string> words(const Tokenizer& t, std::string_view text) {
   return out;
 }
 
-std::vector<std::string> pieces(const Tokenizer& t, std::string_view text, bool special = false) {
-  return t.encode(text, special).pieces;
-}
-
 // Every character of `alphabet` as a token, no merges (words() shows the pre-tokenizer's cuts).
 MiniVocab characters(const std::string& alphabet) {
   MiniVocab v;
