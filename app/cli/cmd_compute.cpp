@@ -53,11 +53,28 @@ nlohmann::json trace_json(const Analysis& a) {
   };
 }
 
+// One entry per token. Every entry has the label (README "Tokenizers"); with a model's tokenizer
+// also its id, its vocabulary piece, its raw bytes in hex (they may be part of a character) and
+// whether it is special. byte_begin/byte_end index the input text for SPEC's word tokenizer and the
+// tokenizer's decoded text otherwise.
 nlohmann::json tokens_json(const AttentionAnalysis& att) {
+  static const char* hex = "0123456789abcdef";
   nlohmann::json tokens = nlohmann::json::array();
-  for (const Token& t : att.tokens) {
+  const Encoding& e = att.encoding;
+  for (size_t i = 0; i < att.tokens.size(); ++i) {
+    const Token& t = att.tokens[i];
     const char* kind = t.kind == TokenKind::word ? "word" : t.kind == TokenKind::cjk ? "cjk" : "punctuation";
-    tokens.push_back({{"text", t.text}, {"byte_begin", t.byte_begin}, {"byte_end", t.byte_end}, {"kind", kind}});
+    nlohmann::json entry = {{"text", t.text}, {"label", att.labels[i]}, {"byte_begin", t.byte_begin},
+                            {"byte_end", t.byte_end}, {"kind", kind}};
+    if (i < e.size() && e.ids[i] != kNoTokenId) {
+      std::string bytes;
+      for (unsigned char c : e.bytes[i]) bytes += std::string{' ', hex[c >> 4], hex[c & 15]};
+      entry["id"] = e.ids[i];
+      entry["piece"] = e.pieces[i];
+      entry["bytes"] = bytes.empty() ? bytes : bytes.substr(1);
+      entry["special"] = e.special[i] != 0;
+    }
+    tokens.push_back(std::move(entry));
   }
   return tokens;
 }

@@ -18,6 +18,9 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
     app.add_option("--scene", o.scene_file, "Start from a scene JSON file; other flags override it");
     app.add_option("--text", o.text, "Input sentence (UTF-8)");
     app.add_option("--input", o.input, "Input tensor X.npy, float32 [T, C]");
+    app.add_option("--tokenizer", o.tokenizer,
+                   "A model's tokenizer for --text: tokenizer.json, vocab.json (merges.txt beside it) or a model "
+                   "folder (default: words, ideographs and punctuation)");
   }
   if (groups & flags_model) {
     app.add_option("--kind", o.kind, "single | mha | mqa | gqa");
@@ -127,6 +130,11 @@ Scene build_scene(const SceneOptions& o) {
     require(!given(o, "--text"), "--text and --input are exclusive: give one input");
     s.input.source = InputSource::tensor;
     s.input.tensor_path = o.input;
+  }
+  if (given(o, "--tokenizer")) {
+    require(!given(o, "--input"), "--tokenizer splits a --text into tokens; an --input tensor has no text");
+    require(!o.tokenizer.empty(), "--tokenizer needs a path: a tokenizer.json, a vocab.json or a model folder");
+    s.input.tokenizer_path = o.tokenizer;
   }
 
   ModelSettings& m = s.model;

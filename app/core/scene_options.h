@@ -10,7 +10,7 @@
 namespace attnscope::cli {
 
 enum SceneFlagGroup : unsigned {
-  flags_input = 1u << 0,   // --text --input --scene
+  flags_input = 1u << 0,   // --text --input --scene --tokenizer
   flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source --designed
   flags_relpos = 1u << 2,  // --grid --pattern --image --alpha --alphas --deltas --delta-preset --query --pad-keys --mixed --lambda
   flags_conv = 1u << 3,    // --kernel (and the grid/alpha flags of relpos)
@@ -20,7 +20,7 @@ enum SceneFlagGroup : unsigned {
 
 // Raw flag values, kept as typed so that build_scene can validate them with clear messages.
 struct SceneOptions {
-  std::string scene_file, text, input, kind, weight_source, weights_dir, designed;
+  std::string scene_file, text, input, tokenizer, kind, weight_source, weights_dir, designed;
   int d_model = 0, heads = 0, groups = 0;
   std::string seed;  // checked by build_scene: a whole number 0 … 2^64−1 (CLI11 would wrap "-1")
   bool causal = false, no_scale = false;

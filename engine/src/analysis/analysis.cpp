@@ -1,6 +1,8 @@
 // analysis.cpp — Scene → Analysis: the one place where settings become numbers.
 #include "attnscope/analysis/analysis.h"
 
+#include <algorithm>
+
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/text/embeddings.h"
 #include "attnscope/core/error.h"
@@ -9,10 +11,29 @@
 #include "attnscope/scene/scene_rules.h"
 
 namespace attnscope {
+namespace {
+
+// A real tokenizer's token as a SPEC Token, for the designed embedding and the views: its label as
+// text; punctuation when the label (spaces aside) is only punctuation marks, cjk when it is one
+// ideograph, else a word.
+TokenKind label_kind(const std::string& label) {
+  const std::u32string cps = decode_utf8(label);
+  std::u32string core;
+  for (char32_t c : cps)
+    if (c != U' ') core += c;
+  if (core.size() == 1 && is_cjk_ideograph(core[0])) return TokenKind::cjk;
+  if (!core.empty() && std::all_of(core.begin(), core.end(), [](char32_t c) { return is_punctuation(c); }))
+    return TokenKind::punctuation;
+  return TokenKind::word;
+}
+
+}  // namespace
+
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
-                   std::vector<std::string>& labels, Mat& x) {
+                   std::vector<std::string>& labels, Mat& x, Encoding* encoding) {
   tokens.clear();
   labels.clear();
+  if (encoding) *encoding = Encoding{};
   if (input.source == InputSource::tensor) {
     require(!input.tensor_path.empty(), "no input tensor file given (X.npy, float32 [T, C])");
     x = read_npy_matrix(input.tensor_path);
@@ -26,7 +47,19 @@ void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::
   require(input.text.size() <= size_t(limits::max_text_bytes),
           "the text is " + std::to_string(input.text.size()) + " bytes; the limit is " +
               std::to_string(limits::max_text_bytes));
-  tokens = tokenize(input.text);
+  if (input.tokenizer_path.empty()) {
+    tokens = tokenize(input.text);
+    if (encoding) *encoding = word_tokenizer()->encode(input.text);
+  } else {
+    // The model's own tokenizer, special tokens included, as the model would see the text.
+    Encoding e = load_tokenizer_cached(input.tokenizer_path)->encode(input.text, true);
+    size_t offset = 0;
+    for (size_t t = 0; t < e.size(); ++t) {
+      tokens.push_back({e.labels[t], offset, offset + e.bytes[t].size(), label_kind(e.labels[t])});
+      offset += e.bytes[t].size();
+    }
+    if (encoding) *encoding = std::move(e);
+  }
   require(!tokens.empty(), "the text is empty: type a sentence (words, characters or punctuation)");
   require(tokens.size() <= size_t(limits::max_tokens), "the text has " + std::to_string(tokens.size()) +
                                                            " tokens; the limit is " +
@@ -114,7 +147,7 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   att->shape = {m.d_model, m.heads, m.groups};
   validate_shape(att->shape);
   if (scene.input.source == InputSource::text) {
-    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x);
+    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x, &att->encoding);
     if (designed) att->x = designed_embedding(att->tokens, m.d_model, m.seed);
   }
   check_cancel(cancel);

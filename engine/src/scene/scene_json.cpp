@@ -22,7 +22,8 @@ template <class F> void fields(GridSettings& g, F&& f) {
   f("pattern", g.pattern), f("image_path", g.image_path), f("rows", g.rows), f("cols", g.cols), f("seed", g.seed);
 }
 template <class F> void fields(InputSettings& i, F&& f) {
-  f("source", i.source), f("text", i.text), f("tensor_path", i.tensor_path), f("grid", i.grid);
+  f("source", i.source), f("text", i.text), f("tensor_path", i.tensor_path), f("tokenizer", i.tokenizer_path),
+      f("grid", i.grid);
 }
 template <class F> void fields(ModelSettings& m, F&& f) {
   f("kind", m.kind), f("d_model", m.d_model), f("heads", m.heads), f("groups", m.groups), f("causal", m.causal);

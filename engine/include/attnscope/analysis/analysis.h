@@ -18,6 +18,7 @@
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/scene/scene.h"
 #include "attnscope/text/tokenizer.h"
+#include "attnscope/text/tokenizer_interface.h"
 #include "attnscope/attention/trace.h"
 #include "attnscope/attention/weights.h"
 
@@ -25,8 +26,13 @@ namespace attnscope {
 
 
 struct AttentionAnalysis {
-  std::vector<Token> tokens;        // empty when the input is a tensor
-  std::vector<std::string> labels;  // [T] token texts, or "0", "1", … for a tensor input
+  // Empty when the input is a tensor. With a model's tokenizer (input.tokenizer_path) a token's text
+  // is its label and its byte range indexes the tokenizer's decoded text (the tokens' bytes in order).
+  std::vector<Token> tokens;
+  std::vector<std::string> labels;  // [T] token labels (token_labels.h), or "0", "1", … for a tensor input
+  // [T] the tokenizer's view: ids, vocabulary pieces, raw bytes, special flags (for hovers and
+  // tokens.json). Ids are kNoTokenId with SPEC's word tokenizer; empty for a tensor input.
+  Encoding encoding;
   Mat x;                            // [T, C]
   AttentionShape shape;             // effective C, H, G
   AttentionWeights weights;
@@ -127,8 +133,10 @@ ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = 
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape);
 
 // Tokens and X [T, C] for a text/tensor input; throws InputError on empty text, too many tokens,
-// invalid UTF-8, or a tensor whose width differs from d_model.
+// invalid UTF-8, a tokenizer file that cannot be read, or a tensor whose width differs from d_model.
+// The text goes through input.tokenizer_path's tokenizer (with the special tokens its files add)
+// or SPEC's word tokenizer; embeddings follow SPEC from each token's label.
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
-                   std::vector<std::string>& labels, Mat& x);
+                   std::vector<std::string>& labels, Mat& x, Encoding* encoding = nullptr);
 
 }  // namespace attnscope

@@ -32,6 +32,9 @@ struct InputSettings {
   InputSource source = InputSource::text;
   std::string text = "The cat sat on the mat because it was tired.";
   std::string tensor_path;
+  // A real model's tokenizer for `text` (a tokenizer.json, a vocab.json with merges.txt beside it, or a
+  // model folder; text/tokenizer_interface.h); empty → SPEC's words/ideographs/punctuation.
+  std::string tokenizer_path;
   GridSettings grid;
   bool operator==(const InputSettings&) const = default;
 };
