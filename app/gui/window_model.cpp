@@ -25,14 +25,6 @@ std::vector<int> divisors(int n, int cap) {
   return out;
 }
 
-// The largest entry of `options` (sorted ascending) that is ≤ wanted, else the smallest.
-int closest_at_most(const std::vector<int>& options, int wanted) {
-  int best = options.front();
-  for (int v : options)
-    if (v <= wanted) best = v;
-  return best;
-}
-
 // A slider over a list of allowed integers: only those can be chosen. Returns true on change.
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "") {
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
