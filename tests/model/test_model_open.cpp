@@ -11,7 +11,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/model.h"
 #include "check.h"
-#include "model/fixtures.h"
+#include "model/checkpoint_fixtures.h"
 
 using namespace attnscope;
 using namespace attnscope::model;
