@@ -292,6 +292,9 @@ void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, bool 
           first_bad = std::min(first_bad, at + i);
           break;
         }
+    // Hand the chunk's source pages back at once, so a large tensor (a 150K-token embedding) never
+    // has its file bytes and its float32 copy resident together.
+    if (release_pages) file_.release(header_.data_start + t.begin + uint64_t(at * size), uint64_t(n * size));
   }
   if (first_bad < count)
     throw InputError(std::string("'") + path().string() + "': tensor '" + t.name + "' holds " +

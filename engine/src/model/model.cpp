@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
@@ -19,29 +20,53 @@ namespace fs = std::filesystem;
 // ---- the load plan -------------------------------------------------------------------------------
 namespace {
 
-// One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes.
-// conv1d: stored [in, out] (GPT-2's Conv1D) and transposed into the [out, in] destination.
+// One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes:
+// straight into `dst`, or (scatter) through a staging buffer into one or more destinations.
 struct Load {
   std::string name;
   std::vector<int64_t> shape;
-  float* dst;
-  bool conv1d = false;
+  float* dst = nullptr;
+  std::function<void(const float* staged)> scatter;
 };
 
-void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols, bool conv1d = false) {
+void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols) {
   m.resize(rows, cols);
-  plan.push_back({name, conv1d ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols}, m.data(), conv1d});
+  plan.push_back({name, {rows, cols}, m.data(), {}});
 }
 
 void plan_vector(std::vector<Load>& plan, const std::string& name, Vec& v, int64_t size) {
   v.resize(size);
-  plan.push_back({name, {size}, v.data(), false});
+  plan.push_back({name, {size}, v.data(), {}});
+}
+
+// GPT-2's Conv1D weight, stored [in, out], split along `out` into nn.Linear-layout blocks [out_i, in]
+// (c_attn's [Q | K | V] → three matrices; the other Conv1D weights → one).
+void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, std::vector<Mat*> blocks) {
+  int64_t out = 0;
+  for (Mat* b : blocks) out += b->rows();
+  for (Mat* b : blocks) b->resize(b->rows(), in);
+  plan.push_back({name, {in, out}, nullptr, [blocks, in, out](const float* staged) {
+                    const Eigen::Map<const Mat> w(staged, in, out);
+                    int64_t at = 0;
+                    for (Mat* b : blocks) {
+                      *b = w.middleCols(at, b->rows()).transpose();
+                      at += b->rows();
+                    }
+                  }});
+}
+
+// c_attn's bias [3C] split into the q, k and v biases.
+void plan_split_vector(std::vector<Load>& plan, const std::string& name, std::vector<Vec*> parts, int64_t each) {
+  for (Vec* p : parts) p->resize(each);
+  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, [parts, each](const float* staged) {
+                    for (size_t i = 0; i < parts.size(); ++i)
+                      *parts[i] = Eigen::Map<const Vec>(staged + int64_t(i) * each, each);
+                  }});
 }
 
 // GPT-2: names with or without the "transformer." prefix; c_attn = [Q | K | V] is split into three
 // nn.Linear-layout matrices; attn.bias / attn.masked_bias (causal-mask buffers) are never read.
-std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt, ModelWeights& w,
-                            std::vector<Mat>& fused_qkv, std::vector<Vec>& fused_bias) {
+std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt, ModelWeights& w) {
   std::string p;
   if (ckpt.has("transformer.wte.weight")) p = "transformer.";
   else
@@ -52,22 +77,22 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
   plan_matrix(plan, p + "wte.weight", w.token_embedding, c.vocab, C);
   plan_matrix(plan, p + "wpe.weight", w.position_embedding, c.max_positions, C);
   w.layers.resize(size_t(c.layers));
-  fused_qkv.resize(size_t(c.layers));
-  fused_bias.resize(size_t(c.layers));
   for (int i = 0; i < c.layers; ++i) {
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = p + "h." + std::to_string(i) + ".";
+    l.wq.resize(C, C), l.kv.wk.resize(C, C), l.kv.wv.resize(C, C), l.wo.resize(C, C);
+    l.w_up.resize(F, C), l.w_down.resize(C, F);
     plan_vector(plan, h + "ln_1.weight", l.norm1_weight, C);
     plan_vector(plan, h + "ln_1.bias", l.norm1_bias, C);
-    plan_matrix(plan, h + "attn.c_attn.weight", fused_qkv[size_t(i)], 3 * C, C, true);
-    plan_vector(plan, h + "attn.c_attn.bias", fused_bias[size_t(i)], 3 * C);
-    plan_matrix(plan, h + "attn.c_proj.weight", l.wo, C, C, true);
+    plan_conv1d(plan, h + "attn.c_attn.weight", C, {&l.wq, &l.kv.wk, &l.kv.wv});
+    plan_split_vector(plan, h + "attn.c_attn.bias", {&l.bq, &l.kv.bk, &l.kv.bv}, C);
+    plan_conv1d(plan, h + "attn.c_proj.weight", C, {&l.wo});
     plan_vector(plan, h + "attn.c_proj.bias", l.bo, C);
     plan_vector(plan, h + "ln_2.weight", l.norm2_weight, C);
     plan_vector(plan, h + "ln_2.bias", l.norm2_bias, C);
-    plan_matrix(plan, h + "mlp.c_fc.weight", l.w_up, F, C, true);
+    plan_conv1d(plan, h + "mlp.c_fc.weight", C, {&l.w_up});
     plan_vector(plan, h + "mlp.c_fc.bias", l.b_up, F);
-    plan_matrix(plan, h + "mlp.c_proj.weight", l.w_down, C, F, true);
+    plan_conv1d(plan, h + "mlp.c_proj.weight", F, {&l.w_down});
     plan_vector(plan, h + "mlp.c_proj.bias", l.b_down, C);
   }
   plan_vector(plan, p + "ln_f.weight", w.final_norm_weight, C);
@@ -141,10 +166,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const detail::Checkpoint ckpt(dir);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
-  std::vector<Mat> fused_qkv;   // GPT-2's c_attn, [3C, C] after the transpose
-  std::vector<Vec> fused_bias;  // [3C]
-  const std::vector<Load> plan =
-      c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w, fused_qkv, fused_bias) : plan_llama(c, w);
+  const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w) : plan_llama(c, w);
 
   // Check every name and shape before reading anything, so a wrong file fails fast.
   double total = 0;
@@ -156,31 +178,17 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   std::vector<float> staging;
   for (const Load& l : plan) {
     check_cancel(cancel);
-    if (!l.conv1d) {
+    if (!l.scatter) {
       ckpt.read(l.name, l.shape, l.dst);
     } else {
-      // [in, out] in the file → [out, in] in memory.
-      const int64_t in = l.shape[0], out = l.shape[1];
-      staging.resize(size_t(in * out));
+      int64_t count = 1;
+      for (int64_t d : l.shape) count *= d;
+      staging.resize(size_t(count));
       ckpt.read(l.name, l.shape, staging.data());
-      Eigen::Map<Mat>(l.dst, out, in) = Eigen::Map<const Mat>(staging.data(), in, out).transpose();
+      l.scatter(staging.data());
     }
     done += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
     if (progress) progress(total > 0 ? std::min(1.0, done / total) : 1.0);
-  }
-  if (c.family == Family::gpt2) {
-    const int64_t C = c.d_model;
-    for (int i = 0; i < c.layers; ++i) {
-      LayerWeights& l = w.layers[size_t(i)];
-      const Mat& qkv = fused_qkv[size_t(i)];
-      const Vec& b = fused_bias[size_t(i)];
-      l.wq = qkv.topRows(C);
-      l.kv.wk = qkv.middleRows(C, C);
-      l.kv.wv = qkv.bottomRows(C);
-      l.bq = b.head(C);
-      l.kv.bk = b.segment(C, C);
-      l.kv.bv = b.tail(C);
-    }
   }
   model->weights = std::move(weights);
   model->original_kv_heads = c.kv_heads;
