@@ -1,5 +1,5 @@
 // bench_engine — milliseconds and GFLOP/s of grouped_attention, probabilities materialised for
-// every head, on the shapes of issue 2. Not a test: it prints figures.
+// every head, on four standard shapes (T = 64 … 1024). Not a test: it prints figures.
 //
 //   bench_engine                      the four standard shapes
 //   bench_engine T C H G [reps]       one shape; prints a JSON line (used by compare_torch.py)

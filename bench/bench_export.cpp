@@ -1,7 +1,7 @@
 // bench_export — milliseconds to export all heads as PNG (1×, 2×) and SVG, for (T, H) = (16, 8) and
 // (128, 16), from a ready Analysis (the attention itself is not timed). Not a test: it prints figures.
 // Each figure splits into layout + drawing (the figure in memory) and encoding, plus the file write.
-// Target (issue 5): under 200 ms for (16, 8) PNG at 2×.
+// Target: under 200 ms for (16, 8) PNG at 2×.
 //
 //   bench_export            the standard cases
 //   bench_export reps       with `reps` repetitions each (default 7; the median is printed)
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/figure/render_png.h"

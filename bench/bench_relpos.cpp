@@ -1,5 +1,5 @@
 // bench_relpos — milliseconds of relative-position attention on grids: the factorised fast path for
-// all outputs (issue 3 target: 64×64 with 25 heads well under 50 ms), the plain-loop N² reference it
+// all outputs (target: 64×64 with 25 heads well under 50 ms), the plain-loop N² reference it
 // replaces, the full [H, N, N] tensor, and the whole relpos / conv analyses the GUI asks for.
 // Not a test: it prints figures.
 //
@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/relpos/conv_emulation.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/core/rng.h"

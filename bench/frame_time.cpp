@@ -7,7 +7,7 @@
 // the timings back and prints one line per case:
 //   (T, H) = (16, 4), (128, 16), (512, 16) on the Heads view, and a 32×32 grid with 9 heads on the
 //   relative-position 2D view.
-// Targets (issue 4): a new result on screen within one 60 Hz frame (16.7 ms) for T ≤ 128, and
+// Targets: a new result on screen within one 60 Hz frame (16.7 ms) for T ≤ 128, and
 // within 100 ms for T = 512.
 // Xvfb has no vsync, so the window paces its frames to --fps (default 60) as a display would; with
 // --fps 0 it draws as fast as it can, and llvmpipe's rendering then takes CPU from the engine.

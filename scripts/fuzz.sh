@@ -10,16 +10,18 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(npy scene_json tokenizer lists image cli)
 "$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_FUZZ=ON \
   -DATTNSCOPE_OPENMP=OFF -DATTNSCOPE_BUILD_APP=OFF -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
-if ! cmake --build "$build" -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >"$build/build.log" 2>&1; then
+if ! cmake --build "$build" -j"$(nproc)" --target fuzz_attnscope >"$build/build.log" 2>&1; then
   tail -40 "$build/build.log" >&2
   echo "error: building the fuzz targets failed (log: $build/build.log)" >&2
   exit 1
 fi
+fuzzer="$build/tests/fuzz/fuzz_attnscope"
+# Every target of tests/fuzz/fuzz_entries.h unless some are named.
+[[ ${#targets[@]} -gt 0 ]] || mapfile -t targets < <(ATTNSCOPE_FUZZ_TARGET=list "$fuzzer")
 status=0
 for t in "${targets[@]}"; do
   work="$build/corpus/$t"
@@ -28,7 +30,7 @@ for t in "${targets[@]}"; do
   seeds=("$work")
   [[ -d "$root/tests/fuzz/regressions/$t" ]] && seeds+=("$root/tests/fuzz/regressions/$t")
   log="$build/fuzz_$t.log"
-  if "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  if ATTNSCOPE_FUZZ_TARGET="$t" "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "${seeds[@]}" >"$log" 2>&1; then
     execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
     echo "fuzz_$t: ${seconds}s, ${execs:-?} executions, no crash"

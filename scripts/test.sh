@@ -7,21 +7,27 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
+jobs=$(nproc)
+stage_start=$SECONDS
+stage_done() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   echo "== 1/3 sanitizers: ASan + UBSan build and suite"
   asan="$root/build-asan"
   cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_BUILD_APP=OFF \
     -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$asan" -j"$(nproc)" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
+  cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure --timeout 1800)
+    ctest --output-on-failure --timeout 1800 -j"$jobs")
+  stage_done "1/3 sanitizers"
 
   echo "== 2/3 fuzz smoke run"
   "$root/scripts/fuzz.sh" "${ATTNSCOPE_FUZZ_SECONDS:-10}"
+  stage_done "2/3 fuzz"
 fi
 
 echo "== 3/3 Release build and the whole suite"
 "$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
 cd "${ATTNSCOPE_BUILD_DIR:-$root/build}"
-ctest --output-on-failure --timeout 900
+ctest --output-on-failure --timeout 900 -j"$jobs"
+stage_done "3/3 Release"

@@ -26,6 +26,7 @@ inline std::string shell_quote(const std::string& s) {
 
 // Runs `[cd cwd &&] [env ENV] attnscope <args>` through /bin/sh (args already shell-quoted where
 // needed; env: assignments such as "XDG_CONFIG_HOME=/x", or empty) and captures what it printed.
+// A run that hangs is killed after 300 s (exit code 124), so a hang fails the test instead of the suite.
 inline CliRun run_cli(const std::string& args, const std::string& env = "", const std::string& cwd = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
@@ -34,7 +35,7 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "", cons
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
   const std::string cmd = (cwd.empty() ? std::string() : "cd " + shell_quote(cwd) + " && ") +
-                          (env.empty() ? std::string() : "env " + env + " ") + shell_quote(ATTNSCOPE_BIN) + " " + args +
+                          (env.empty() ? std::string() : "env " + env + " ") + "timeout -k 5 300 " + shell_quote(ATTNSCOPE_BIN) + " " + args +
                           " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliRun r;

@@ -11,9 +11,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Entry = void (*)(const uint8_t*, size_t);
-
-size_t replay(const std::string& target, Entry entry) {
+size_t replay(const std::string& target, attnscope::fuzz::Entry entry) {
   size_t count = 0;
   for (const char* kind : {"corpus", "regressions"}) {
     const fs::path dir = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fuzz" / kind / target;
@@ -32,13 +30,16 @@ size_t replay(const std::string& target, Entry entry) {
 }  // namespace
 
 TEST_CASE("fuzz corpus: every committed input runs cleanly through its target") {
-  namespace f = attnscope::fuzz;
-  CHECK(replay("npy", f::npy) >= 4);
-  CHECK(replay("scene_json", f::scene_json) >= 3);
-  CHECK(replay("tokenizer", f::tokenizer) >= 3);
-  CHECK(replay("lists", f::lists) >= 4);
-  CHECK(replay("image", f::image) >= 2);
-  CHECK(replay("cli", f::cli) >= 3);
+  for (const auto& t : attnscope::fuzz::targets) {
+    CAPTURE(t.name);
+    CHECK(replay(t.name, t.entry) >= size_t(t.min_corpus));
+  }
+  // Every corpus folder belongs to a target.
+  for (const auto& e : fs::directory_iterator(fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fuzz/corpus")) {
+    bool known = false;
+    for (const auto& t : attnscope::fuzz::targets) known = known || e.path().filename() == t.name;
+    CHECK_MESSAGE(known, e.path() << " has no fuzz target");
+  }
 }
 
 TEST_CASE("fuzz regressions: a PNG chunk claiming more bytes than the file holds is refused before decoding") {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "cli/commands.h"

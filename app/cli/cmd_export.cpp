@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "cli/commands.h"
@@ -24,38 +24,30 @@ struct ExportOptions {
   bool no_caption = false;
 };
 
+// What an export needs computed: only the part it draws (an export of the heads computes no relative
+// position, one of relpos no grouped attention unless mixed mode needs the content scores).
 Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptions& options) {
-  const CLI::App* app = options.app;
   const bool grid = scene.input.source == InputSource::grid;
+  AnalysisRequest what{.attention = false};
   switch (request.what) {
     case ExportWhat::heads:
     case ExportWhat::head:
       require(!grid, "--what " + to_string(request) +
                          " needs a sentence (--text) or a tensor (--input); a grid has relative-position heads: use "
                          "--what relpos or --what conv");
-      scene.view.view = "heads";
-      return analyse(scene);
-    case ExportWhat::relpos: {
+      what.attention = true;
+      break;
+    case ExportWhat::relpos:
       apply_relpos_defaults(scene, options);
-      scene.view.view = grid ? "relpos2d" : "relpos1d";
-      if (grid || scene.relpos.mixed) return analyse(scene);
-      // Pure positional heads on a sentence: any head count works (as in `attnscope relpos`).
-      Analysis a;
-      a.scene = scene;
-      a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos_only(scene));
-      return a;
-    }
-    case ExportWhat::conv: {
+      what.relpos = true;
+      break;
+    case ExportWhat::conv:
       scene.input.source = InputSource::grid;  // conv always works on a grid (default: rings 16×16)
-      if (flag_given(app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
-      scene.view.view = "conv";
-      Analysis a;
-      a.scene = scene;
-      a.conv = std::make_shared<const ConvAnalysis>(analyse_conv(scene));
-      return a;
-    }
+      if (flag_given(options.app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
+      what.conv = true;
+      break;
   }
-  throw InputError("unknown --what");
+  return analyse(scene, what);
 }
 
 void run(const ExportOptions& o) {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
@@ -55,12 +55,11 @@ nlohmann::json relpos_json(const RelposAnalysis& ra, const std::vector<std::stri
 void run(const RelposOptions& o) {
   // 1. Settings: the shared flags, then what relpos infers from them.
   Scene scene = build_scene(o.scene);
-  const bool grid = scene.input.source == InputSource::grid;
   apply_relpos_defaults(scene, o.scene);
-  scene.view.view = grid ? "relpos2d" : "relpos1d";
 
   // 2. Everything computed (and checked) before any file exists.
-  const RelposAnalysis ra = analyse_relpos_only(scene);
+  const Analysis analysis = analyse(scene, AnalysisRequest{.attention = false, .relpos = true});
+  const RelposAnalysis& ra = *analysis.relpos;
 
   // 3. Files.
   const int64_t h = int64_t(ra.heads.size());

@@ -4,28 +4,16 @@
 #include <new>
 
 #include "attnscope/core/error.h"
-#include "attnscope/scene/scene_json.h"
 
 namespace attnscope::gui {
 namespace {
 
-// Everything analyse() reads: the scene minus the view settings that only change colours (the view
-// itself stays: it decides whether relative position and convolution are computed).
-// Free text goes in raw (a pasted sentence may hold invalid UTF-8, which JSON cannot carry and the
-// engine must see to report).
-std::string analysis_key_of(const Scene& scene) {
-  Scene key = scene;
-  key.view = ViewSettings{};
-  key.view.view = scene.view.view;
-  key.input.text.clear();
-  key.input.tensor_path.clear();
-  key.input.grid.image_path.clear();
-  key.model.weights_dir.clear();
-  std::string out = scene_to_json(key).dump();
-  for (const std::string* raw : {&scene.input.text, &scene.input.tensor_path, &scene.input.grid.image_path,
-                                 &scene.model.weights_dir})
-    out += '\0' + std::to_string(raw->size()) + ':' + *raw;
-  return out;
+// What decides an analysis: the request the view asks for, and the scene without its view settings
+// (which only change colours and the highlighted row).
+AnalysisKey analysis_key_of(const Scene& scene) {
+  AnalysisKey key{scene, request_for(scene)};
+  key.scene.view = ViewSettings{};
+  return key;
 }
 
 }  // namespace
@@ -120,7 +108,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     } else {
       last_analysis_.reset();
       last_stats_.reset();
-      analysis = std::make_shared<const Analysis>(analyse(job.scene, &cancel_, /*head_statistics=*/false));
+      analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
       last_analysis_ = analysis;
       last_key_ = job.analysis_key;
     }
@@ -205,7 +193,7 @@ void ComputeWorker::run() {
       std::lock_guard lock(mutex_);
       running_ = false;
       statistics_running_ = false;
-      running_key_.clear();
+      running_key_.reset();
     }
     idle_.notify_all();
   }

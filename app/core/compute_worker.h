@@ -24,11 +24,18 @@
 #include <string>
 #include <thread>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/scene/scene.h"
 #include "core/pictures.h"
 
 namespace attnscope::gui {
+
+// Two scenes with equal keys have the same Analysis.
+struct AnalysisKey {
+  Scene scene;  // view settings reset
+  AnalysisRequest request;
+  bool operator==(const AnalysisKey&) const = default;
+};
 
 struct ComputeResult {
   uint64_t generation = 0;                    // the submit() this answers
@@ -74,7 +81,7 @@ class ComputeWorker {
   struct Job {
     uint64_t generation = 0;
     Scene scene;
-    std::string analysis_key;  // the scene without the view settings analyse() ignores
+    AnalysisKey analysis_key;
     Clock::time_point submitted;
   };
   void run();
@@ -95,7 +102,7 @@ class ComputeWorker {
   uint64_t presented_ = 0;           // the newest generation on screen
   int idle_waiters_ = 0;             // UI threads in wait_until_idle (they present nothing)
   bool stop_ = false;
-  std::string running_key_;
+  std::optional<AnalysisKey> running_key_;
   Clock::time_point busy_since_;
   std::atomic<bool> cancel_{false};
   std::optional<ComputeResult> result_;
@@ -103,7 +110,7 @@ class ComputeWorker {
   // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
   std::shared_ptr<const Analysis> last_analysis_;
   std::shared_ptr<const HeadStats> last_stats_;
-  std::string last_key_;
+  std::optional<AnalysisKey> last_key_;
   std::thread thread_;
 };
 

@@ -5,17 +5,14 @@
 // Colours come from the engine's colormap.h, so a cell has the same colour on screen and in an
 // exported PNG.
 //
-// Range rules (one per kind of picture, used by the colour bars too):
-//   attention heads   finite min/max of the values shown (all heads when the scale is shared, else
-//                     the head's own); the diverging map uses a range symmetric around 0.
-//   relpos maps       [0, max probability] (shared or per head); overlays on the grid are
-//                     transparent at 0 and opaque at the max, so the grid shows through.
-//   conv images       the input on its own min/max, MHSA output and convolution on one shared
-//                     min/max (grayscale); the difference on a symmetric range (diverging).
+// Every picture comes from the engine's figure layer (export_figure → panel_colors), the function
+// that draws exported PNG and SVG figures, so values, masked cells, ranges and colours are the same on
+// screen and on paper. On a grid the relative-position maps are overlays: the figure's colours with
+// an opacity that grows with the value, so the grid shows through.
 #pragma once
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/scene/scene.h"
 
@@ -34,6 +31,7 @@ struct Pictures {
 
   // Attention heads: [H] pictures of T × T.
   ValueRange heads_range;  // the shared range
+  bool masked = false;     // causal: cells after the query are masked (the colour bar shows the swatch)
   std::vector<Picture> heads;
 
   // Relative position. Sentence: [H] T × T probabilities (1 × T, the query's row, when the engine
@@ -46,9 +44,6 @@ struct Pictures {
   // Convolution as attention: [R, C] each.
   Picture conv_input, conv_mhsa, conv_true, conv_difference;
 };
-
-// Finite min/max (or symmetric for the diverging map) of the head's values, or of all heads.
-ValueRange heads_value_range(const Tensor3& values, int head, bool shared, Colormap map);
 
 Pictures make_pictures(const Analysis& analysis, const ViewSettings& view);
 

@@ -7,6 +7,7 @@
 #include "attnscope/core/limits.h"
 #include "attnscope/core/parse_lists.h"
 #include "attnscope/scene/scene_json.h"
+#include "attnscope/scene/scene_rules.h"
 
 namespace attnscope::cli {
 
@@ -69,21 +70,45 @@ bool flag_given(const CLI::App* app, const char* flag) {
 }
 
 void apply_relpos_defaults(Scene& s, const SceneOptions& o) {
-  RelposSettings& r = s.relpos;
   const bool grid = s.input.source == InputSource::grid;
-  if (!grid && !flag_given(o.app, "--delta-preset") && !flag_given(o.app, "--deltas") && !flag_given(o.app, "--scene"))
-    r.delta_preset = "line";
-  if (flag_given(o.app, "--heads")) return;
-  if (!r.deltas.empty()) r.heads = int(r.deltas.size());
-  else if (r.delta_preset == "conv3x3") r.heads = 9;
-  else if (r.delta_preset == "conv5x5") r.heads = 25;
-  else if (!r.alphas.empty()) r.heads = int(r.alphas.size());
-  else if (r.mixed) r.heads = effective_heads(s.model);
+  s.view.view = grid ? View::relpos2d : View::relpos1d;
+  adapt_scene_to_view(s, false, !preset_given(o));
+  if (!flag_given(o.app, "--heads")) default_relpos_heads(s);
+}
+
+bool input_given(const SceneOptions& o) {
+  for (const char* flag : {"--text", "--input", "--grid", "--pattern", "--image", "--scene"})
+    if (flag_given(o.app, flag)) return true;
+  return false;
+}
+
+bool preset_given(const SceneOptions& o) {
+  return flag_given(o.app, "--delta-preset") || flag_given(o.app, "--deltas") || flag_given(o.app, "--scene");
+}
+
+Scene build_window_scene(const SceneOptions& o) {
+  Scene s = build_scene(o);
+  adapt_scene_to_view(s, !input_given(o), !preset_given(o));
+  return s;
 }
 
 namespace {
 
 bool given(const SceneOptions& o, const char* flag) { return flag_given(o.app, flag); }
+
+// A seed: a whole number from 0 to 2^64 − 1, written in decimal digits only.
+uint64_t parse_seed(const std::string& text, const char* flag) {
+  const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+  uint64_t value = 0;
+  bool fits = digits;
+  for (size_t i = 0; fits && i < text.size(); ++i) {
+    const uint64_t d = uint64_t(text[i] - '0');
+    fits = value <= (UINT64_MAX - d) / 10;
+    value = value * 10 + d;
+  }
+  require(fits, std::string(flag) + " must be a whole number from 0 to 18446744073709551615, got '" + text + "'");
+  return value;
+}
 
 void require_finite(double v, const char* flag) {
   require(std::isfinite(v), std::string(flag) + " must be a finite number, got " + std::to_string(v));
@@ -110,9 +135,8 @@ Scene build_scene(const SceneOptions& o) {
     // One head per pattern, an MHA unless --kind asks for GQA/MQA (which then pool its K/V heads).
     require(!given(o, "--weights") && !given(o, "--weight-source"),
             "--designed sets the weights itself: drop --weights / --weight-source");
-    m.weights = WeightSource::designed;
-    m.designed = split_designed_list(o.designed);
-    const int n = int(m.designed.size());
+    std::vector<std::string> patterns = split_designed_list(o.designed);
+    const int n = int(patterns.size());
     if (!given(o, "--kind")) m.kind = AttentionKind::mha;
     require(m.kind != AttentionKind::single || n == 1,
             "--kind single has one head, but --designed lists " + std::to_string(n) + " patterns");
@@ -122,8 +146,7 @@ Scene build_scene(const SceneOptions& o) {
     require(!given(o, "--d-model") || o.d_model == designed_d_model(n),
             "designed heads have d_k = 64, so d_model is 64 x " + std::to_string(n) + " = " +
                 std::to_string(designed_d_model(n)) + ", but --d-model " + std::to_string(o.d_model) + " was given");
-    m.heads = n;
-    m.d_model = designed_d_model(n);
+    use_designed_heads(m, std::move(patterns));
   }
   if (given(o, "--d-model")) m.d_model = o.d_model;
   if (given(o, "--heads")) {
@@ -144,15 +167,13 @@ Scene build_scene(const SceneOptions& o) {
       require(o.groups == 1, "--kind single means one head and one group, but --groups " +
                                  std::to_string(o.groups) + " was given");
   } else if (given(o, "--kind") && m.kind == AttentionKind::gqa && !given(o, "--scene")) {
-    // GQA without --groups: the usual choice, two heads per group when possible.
-    const int h = m.heads;
-    m.groups = (h % 2 == 0 && h >= 2) ? h / 2 : 1;
+    m.groups = default_groups(AttentionKind::gqa, m.heads);  // GQA without --groups
   }
   if (given(o, "--heads") && m.kind == AttentionKind::single)
     require(o.heads == 1, "--kind single means one head, but --heads " + std::to_string(o.heads) + " was given");
   if (given(o, "--causal")) m.causal = o.causal;
   if (given(o, "--no-scale")) m.scale_scores = !o.no_scale;
-  if (given(o, "--seed")) m.seed = o.seed;
+  if (given(o, "--seed")) m.seed = parse_seed(o.seed, "--seed");
   if (given(o, "--weight-source")) {
     m.weights = parse_weight_source(o.weight_source);
     require(m.weights != WeightSource::loaded, "--weight-source loaded is set by --weights DIR");
@@ -244,7 +265,7 @@ Scene build_scene(const SceneOptions& o) {
   if (given(o, "--colormap")) v.colormap = o.colormap;
   if (given(o, "--scores")) v.show_scores = o.scores;
   if (given(o, "--per-head-scale")) v.shared_scale = !o.per_head_scale;
-  if (given(o, "--view")) v.view = o.view;
+  if (given(o, "--view")) v.view = parse_view(o.view);
   return s;
 }
 

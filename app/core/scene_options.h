@@ -22,7 +22,7 @@ enum SceneFlagGroup : unsigned {
 struct SceneOptions {
   std::string scene_file, text, input, kind, weight_source, weights_dir, designed;
   int d_model = 0, heads = 0, groups = 0;
-  uint64_t seed = 0;
+  std::string seed;  // checked by build_scene: a whole number 0 … 2^64−1 (CLI11 would wrap "-1")
   bool causal = false, no_scale = false;
   std::string grid, pattern, image, alphas, deltas, delta_preset, query, kernel;
   double alpha = 0, lambda = 0;
@@ -41,7 +41,17 @@ bool flag_given(const CLI::App* app, const char* flag);
 // What the relpos-like commands (relpos, export --what relpos) infer from the flags: a sentence
 // starts from the `line` offsets (the scene's default preset is 2D), and without --heads H follows
 // the --deltas, a conv preset (9 or 25), the --alphas, or the model's heads in mixed mode.
+// Also sets the view to relpos1d/relpos2d (what the command draws).
 void apply_relpos_defaults(Scene& scene, const SceneOptions& options);
+
+// True when the flags name an input (--text --input --grid --pattern --image --scene), or an offset
+// preset (--delta-preset --deltas --scene).
+bool input_given(const SceneOptions& options);
+bool preset_given(const SceneOptions& options);
+
+// The window's starting scene: build_scene, then adapted to its view (scene_rules.h) in what the flags
+// left at its default — so `--view relpos2d` alone shows a grid.
+Scene build_window_scene(const SceneOptions& options);
 
 // Base scene (default or --scene file) with every given flag applied. Throws InputError for a
 // value that cannot be valid (bad kind name, contradicting --groups, malformed lists, NaN α…).

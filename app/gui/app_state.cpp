@@ -98,7 +98,7 @@ void SelectQuery(AppState& state, int index) {
   // The sentence relative-position view computes its expansion for one query: tell the engine.
   if (state.scene.input.source != InputSource::grid) {
     state.scene.relpos.query_index = index;
-    if (state.scene.view.view == "relpos1d") NoteEdit(state, Panel::relpos);
+    if (state.scene.view.view == View::relpos1d) NoteEdit(state, Panel::relpos);
   }
 }
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/scene/scene.h"
@@ -89,7 +89,7 @@ struct ConvWindowState {
   std::string input_error;
 };
 
-// The Export panel (issue 5, "From the window"): its settings survive between exports so that
+// The Export panel: its settings survive between exports so that
 // Ctrl+S repeats the last one; the export itself runs off the UI thread.
 struct ExportOutcome {
   bool ok = false;
@@ -181,7 +181,7 @@ struct AppState {
   bool show_model = true;
   bool show_shapes_floating = false;  // Shapes beside another view
   bool show_export = false;
-  // Classroom (issue 6): the Lessons panel, head Analysis, the KV-cache calculator, and the UI
+  // Classroom: the Lessons panel, head Analysis, the KV-cache calculator, and the UI
   // language (i18n.h; persisted with the preferences).
   bool show_lessons = false;
   bool show_analysis = false;

@@ -1,4 +1,4 @@
-// classroom_state.h — the state of the classroom windows (issue 6): the Lessons panel, the head
+// classroom_state.h — the state of the classroom windows: the Lessons panel, the head
 // Analysis window, the KV-cache calculator and the Open/Save scene dialog. AppState holds one of
 // each; the windows live in window_lessons.cpp, window_analysis.cpp, window_kv_cache.cpp and
 // window_scene.cpp.

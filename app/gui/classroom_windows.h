@@ -1,4 +1,4 @@
-// classroom_windows.h — the windows of issue 6 ("Classroom content"), one file each:
+// classroom_windows.h — the classroom windows, one file each:
 //
 //   window_lessons.cpp   the Lessons panel: pick a lesson, read it, step through it (lesson 4 shows
 //                        the KV-cache comparison beside the maps)

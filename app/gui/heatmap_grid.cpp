@@ -161,6 +161,13 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
     draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr(spec.value_name));
     DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5);
+    if (spec.masked) {  // the swatch of masked cells, as exported figures have it
+      const ImVec2 swatch(x, top + bar_h + font * 0.8f);
+      const Rgba c = masked_color(spec.colormap);
+      draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
+      draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
+      draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
+    }
   }
   // Leave the cursor below the grid so the window knows its content size.
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + g.label_h + float(g.grid_rows) * (block_h + g.gap)));

@@ -262,6 +262,7 @@ constexpr Entry table[] = {
     {"key %d: %s", "键 %d：%s"},
     {"score: %s%s", "分数：%s%s"},
     {" (masked)", "（已掩码）"},
+    {"masked", "已掩码"},
     {"probability: %s", "概率：%s"},
     {"click: select this query · double-click: open large", "单击：选为查询 · 双击：放大查看"},
     {"score", "分数"},

@@ -193,7 +193,7 @@ void DrawConvWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  state.layout.view = "conv";
+  state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
     ImGui::TextWrapped(tr("Convolution works on a 2D grid; the input is a sentence or a tensor."));

@@ -1,4 +1,4 @@
-// window_export.cpp — the Export panel (issue 5, "From the window").
+// window_export.cpp — the Export panel.
 //
 // What (the current view, one head, all heads), format (PNG, SVG, CSV, .npy), scale, caption on/off
 // and the path — by default exports/attnscope-<what>-<timestamp>.<ext> under the current folder. The

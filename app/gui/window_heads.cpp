@@ -145,6 +145,7 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.labels_extent = labels.extent;
   spec.shared_scale = pictures.shared_scale;
   spec.shared_range = pictures.heads_range;
+  spec.masked = pictures.masked;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
   spec.value_name = pictures.scores ? tr("score") : tr("probability");
@@ -170,6 +171,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     spec.caption = nullptr;
     spec.shared_scale = true;
     spec.shared_range = pictures.heads[size_t(head)].range;
+    spec.masked = pictures.masked;
     const HeatmapGridResult hit = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, nullptr);
     HandleHit(state, att, labels.labels, hit, head);
   }
@@ -187,7 +189,7 @@ void DrawHeadsWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  state.layout.view = "heads";
+  state.layout.view = to_string(View::heads);
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
   DrawToolbar(state, labels ? &labels->labels : nullptr);

@@ -84,15 +84,6 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
 
 namespace {
 
-bool Given(CLI::App* app, const char* flag) {
-  if (!app) return false;
-  try {
-    return app->count(flag) > 0;
-  } catch (const CLI::OptionNotFound&) {
-    return false;
-  }
-}
-
 // True when the command line names any scene setting (then the last session's scene is not restored).
 bool AnySceneFlag(const cli::SceneOptions& options) {
   if (!options.app) return false;
@@ -147,12 +138,13 @@ void HandleShortcuts(AppState& state) {
 }
 
 void DrawViewWindow(AppState& state) {
-  const std::string& view = state.scene.view.view;
-  if (view == "shapes") DrawShapesWindow(state, false);
-  else if (view == "relpos1d") DrawRelpos1dWindow(state);
-  else if (view == "relpos2d") DrawRelpos2dWindow(state);
-  else if (view == "conv") DrawConvWindow(state);
-  else DrawHeadsWindow(state);
+  switch (state.scene.view.view) {
+    case View::heads: DrawHeadsWindow(state); break;
+    case View::shapes: DrawShapesWindow(state, false); break;
+    case View::relpos1d: DrawRelpos1dWindow(state); break;
+    case View::relpos2d: DrawRelpos2dWindow(state); break;
+    case View::conv: DrawConvWindow(state); break;
+  }
 }
 
 
@@ -168,18 +160,18 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   const bool scripted = !options.screenshot.empty() || bench;
   // --frames without --screenshot: an interactive run (saved state and all) that closes itself after
   // N frames — for demos and for testing what is remembered between runs.
-  const bool auto_close = !scripted && Given(options.app, "--frames");
+  const bool auto_close = !scripted && cli::flag_given(options.app, "--frames");
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
   require(options.bench_changes >= 1 && options.bench_changes <= 10000, "--bench-changes must be between 1 and 10000");
   require(options.bench_fps >= 0 && options.bench_fps <= 1000, "--bench-fps must be between 0 (unpaced) and 1000");
-  require(!Given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
+  require(!cli::flag_given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
           "--theme must be light or dark, got '" + options.theme + "'");
   if (!options.language.empty()) parse_language(options.language);  // names the valid ones
-  require(options.step >= 1 || !Given(options.app, "--lesson"), "--step counts from 1");
-  require(!Given(options.app, "--step") || Given(options.app, "--lesson"), "--step needs --lesson N");
+  require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
+  require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
   require(options.save_scene.empty() || scripted, "--save-scene needs --screenshot FILE.png");
   std::optional<ImVec2> pointer;
   if (!options.pointer.empty()) {
@@ -209,14 +201,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     if (last) {
       scene = *last;
     } else {
-      // `--view relpos2d` alone means "show me a grid": adapt what the flags left at its default.
-      scene = cli::build_scene(scene_options);
-      const bool input_given = Given(scene_options.app, "--text") || Given(scene_options.app, "--input") ||
-                               Given(scene_options.app, "--grid") || Given(scene_options.app, "--pattern") ||
-                               Given(scene_options.app, "--image") || Given(scene_options.app, "--scene");
-      const bool preset_given = Given(scene_options.app, "--delta-preset") || Given(scene_options.app, "--deltas") ||
-                                Given(scene_options.app, "--scene");
-      AdaptSceneToView(scene, !input_given, !preset_given);
+      scene = cli::build_window_scene(scene_options);  // `--view relpos2d` alone shows a grid
     }
   } catch (const InputError& e) {
     startup_error = e.what();

@@ -23,7 +23,7 @@ struct WindowOptions {
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   bool show_export = false;  // open the Export panel at start
-  // Classroom (issue 6).
+  // Classroom.
   int lesson = 0;            // open lesson N (1 … 5) at start; 0: none
   int step = 1;              // its step (1-based)
   std::string language;      // en | zh: the UI language (default: the saved one, else en)

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attnscope/scene/scene_rules.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -13,39 +14,23 @@ namespace attnscope::gui {
 namespace {
 
 struct ViewEntry {
-  const char* id;
+  View id;
   const char* title;
 };
 constexpr ViewEntry views[] = {
-    {"heads", TrKey("Heads")},
-    {"shapes", TrKey("Shapes")},
-    {"relpos1d", TrKey("Rel. position 1D")},
-    {"relpos2d", TrKey("Rel. position 2D")},
-    {"conv", TrKey("Convolution")},
+    {View::heads, TrKey("Heads")},
+    {View::shapes, TrKey("Shapes")},
+    {View::relpos1d, TrKey("Rel. position 1D")},
+    {View::relpos2d, TrKey("Rel. position 2D")},
+    {View::conv, TrKey("Convolution")},
 };
 
 }  // namespace
 
-void AdaptSceneToView(Scene& scene, bool may_change_input, bool may_change_preset) {
-  const std::string& view = scene.view.view;
-  const bool wants_grid = view == "relpos2d" || view == "conv";
-  const bool wants_tokens = view == "heads" || view == "shapes" || view == "relpos1d";
-  InputSource& source = scene.input.source;
-  if (may_change_input) {
-    if (wants_grid && source != InputSource::grid) source = InputSource::grid;
-    else if (wants_tokens && source == InputSource::grid) source = InputSource::text;
-  }
-  // The 3×3 / 5×5 offset presets are 2D: a sentence gets a line of offsets instead.
-  RelposSettings& r = scene.relpos;
-  if (may_change_preset && source != InputSource::grid && view == "relpos1d" && r.deltas.empty() &&
-      (r.delta_preset == "conv3x3" || r.delta_preset == "conv5x5"))
-    r.delta_preset = "line";
-}
-
-void SwitchView(AppState& state, const std::string& view) {
+void SwitchView(AppState& state, View view) {
   if (state.scene.view.view == view) return;
   state.scene.view.view = view;
-  AdaptSceneToView(state.scene, true, true);
+  adapt_scene_to_view(state.scene, true, true);
   NoteEdit(state, Panel::startup);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnscope/attention/designed_heads.h"
+#include "attnscope/scene/scene_rules.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/attention/trace.h"
 #include "gui/i18n.h"
@@ -54,23 +55,13 @@ void ResizeDesigned(ModelSettings& m, int count) {
   m.designed.resize(size_t(count));
 }
 
-// Keeps H | C and G | H after an edit, and G fixed where the kind fixes it. Designed heads fix
-// H = the number of patterns (1 for single-head) and C = 64·H.
+// Keeps H | C and G | H after an edit (scene_rules.h); a designed single head keeps one pattern.
 void KeepShapeValid(ModelSettings& m, int d_model) {
   if (m.weights == WeightSource::designed) {
     if (m.kind == AttentionKind::single) ResizeDesigned(m, 1);
     if (m.designed.empty()) ResizeDesigned(m, m.heads);
-    m.heads = int(m.designed.size());
-    m.d_model = designed_d_model(m.heads);
-  } else {
-    m.heads = closest_at_most(divisors(d_model, limits::max_heads), m.heads);
   }
-  switch (m.kind) {
-    case AttentionKind::single: break;  // effective_heads/groups force 1 without losing H and G
-    case AttentionKind::mha: m.groups = m.heads; break;
-    case AttentionKind::mqa: m.groups = 1; break;
-    case AttentionKind::gqa: m.groups = closest_at_most(divisors(m.heads, m.heads), m.groups); break;
-  }
+  keep_shape_valid(m, d_model);
 }
 
 // One pattern per head, as combos two to a row, each with its description as a tooltip.
@@ -132,7 +123,7 @@ void DrawModelWindow(AppState& state) {
       m.kind = kind;
       // Entering GQA from MHA/MQA: start with two heads per group, the common choice.
       if (kind == AttentionKind::gqa && before != AttentionKind::gqa)
-        m.groups = (m.heads % 2 == 0 && m.heads >= 2) ? m.heads / 2 : 1;
+        m.groups = default_groups(AttentionKind::gqa, m.heads);
       edited = true;
     }
   }

@@ -231,13 +231,13 @@ bool DeltaPad(AppState& state, const RelposAnalysis* shown, float size) {
 }
 
 // Starts a relpos view's window with controls on the left (returns false when collapsed).
-bool BeginRelposWindow(AppState& state, const char* title, const char* layout_view) {
+bool BeginRelposWindow(AppState& state, const char* title, View view) {
   PlaceNextWindow(state, Slot::main);
   if (!ImGui::Begin(title, nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return false;
   }
-  state.layout.view = layout_view;
+  state.layout.view = to_string(view);
   return true;
 }
 
@@ -276,7 +276,7 @@ bool HaveRelpos(const AppState& state, int dims) {
 // ---- 1D window ---------------------------------------------------------------------------------------
 
 void DrawRelpos1dWindow(AppState& state) {
-  if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), "relpos1d")) return;
+  if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), View::relpos1d)) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source == InputSource::grid) {
     ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
@@ -379,7 +379,7 @@ void DrawRelpos1dWindow(AppState& state) {
 // ---- 2D window ---------------------------------------------------------------------------------------
 
 void DrawRelpos2dWindow(AppState& state) {
-  if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), "relpos2d")) return;
+  if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
   if (state.scene.input.source != InputSource::grid) {
     ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));

@@ -92,7 +92,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
     ImGui::End();
     return;
   }
-  if (!floating) state.layout.view = "shapes";
+  if (!floating) state.layout.view = to_string(View::shapes);
   BusyIndicator(state);
   if (state.scene.input.source == InputSource::grid) {
     ImGui::TextWrapped(tr("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid."));

@@ -34,8 +34,7 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
 // Makes `scene` showable in its view: a grid view gets a grid input and a sentence view a sentence
 // (when may_change_input), and a sentence's relative-position heads a 1D offset preset instead of a
 // 2D one (when may_change_preset).
-void AdaptSceneToView(Scene& scene, bool may_change_input, bool may_change_preset);
 // Sets scene.view.view and adapts the scene to it.
-void SwitchView(AppState& state, const std::string& view);
+void SwitchView(AppState& state, View view);
 
 }  // namespace attnscope::gui

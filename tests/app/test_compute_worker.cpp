@@ -6,11 +6,13 @@
 #include <atomic>
 #include <chrono>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "core/compute_worker.h"
+#include "analysis_helpers.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
+using namespace attnscope::test;
 using namespace std::chrono_literals;
 
 namespace {
@@ -57,7 +59,6 @@ TEST_CASE("compute worker: heatmaps first, then the head statistics of the same 
   REQUIRE(first.pictures);
   CHECK(first.pictures->heads.size() == 8);
   CHECK(first.stats == nullptr);                          // not yet
-  CHECK(first.analysis->attention->stats.entropy.empty());  // the analysis itself carries none
   CHECK_FALSE(worker.busy());  // the heatmaps are done: no spinner for the statistics
   CHECK_FALSE(worker.idle());  // but the worker is not finished
 
@@ -70,7 +71,7 @@ TEST_CASE("compute worker: heatmaps first, then the head statistics of the same 
   REQUIRE(second.stats != nullptr);
   CHECK(second.stats_error.empty());
   CHECK(deliveries == 2);
-  check_same_stats(*second.stats, analyse(scene).attention->stats);
+  check_same_stats(*second.stats, stats_of(analyse(scene)));
   REQUIRE(second.stats->drift_from_mha.size() == 8);  // pooled from the MHA base: drift is there
 }
 
@@ -91,7 +92,7 @@ TEST_CASE("compute worker: a newer scene goes before the statistics of an older 
   const ComputeResult b_stats = next_result(worker);
   CHECK(b_stats.generation == b_generation);
   REQUIRE(b_stats.stats != nullptr);
-  check_same_stats(*b_stats.stats, analyse(scene).attention->stats);
+  check_same_stats(*b_stats.stats, stats_of(analyse(scene)));
   CHECK(deliveries == 3);  // a's heatmaps, b's heatmaps, b's statistics; never a's statistics
 }
 

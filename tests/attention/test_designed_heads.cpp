@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
@@ -19,6 +19,7 @@
 #include "attnscope/scene/scene_json.h"
 #include "check.h"
 #include "run_cli.h"
+#include "analysis_helpers.h"
 
 using namespace attnscope;
 using namespace attnscope::test;
@@ -211,7 +212,7 @@ TEST_CASE("designed heads: each pattern's claim holds on many English and Chines
       else repeat_new.add(row_argmax(probs[6], i) == i);
       with_repeats += has_earlier && i == t_count - 1;
     }
-    if (t_count >= 2) broad.add(att.stats.normalised_entropy[7] >= 0.99);
+    if (t_count >= 2) broad.add(head_stats(att.result.probs, false).normalised_entropy[7] >= 0.99);
   }
   MESSAGE("sentences " << sentences << " (Chinese " << zh_sentences << "), rows: previous " << previous.share()
                        << ", next " << next.share() << ", self " << self.share() << ", first " << first.share()
@@ -271,7 +272,7 @@ TEST_CASE("designed heads: positional patterns hold at the token limit, and unde
     CHECK(row_argmax(q[1], i) == i);  // the next token is masked: the nearest allowed key is the token itself
     for (int j = 0; j <= i; ++j) CHECK(q[2](i, j) == doctest::Approx(1.0 / (i + 1)));
   }
-  CHECK(c.attention->stats.normalised_entropy[2] == doctest::Approx(1.0));
+  CHECK(stats_of(c).normalised_entropy[2] == doctest::Approx(1.0));
 }
 
 // ---- GQA blending -------------------------------------------------------------------------------
@@ -287,9 +288,9 @@ TEST_CASE("designed heads: GQA/MQA pool the designed MHA exactly as convert_mha_
   CHECK(a.scene.model.d_model == 256);
   // G = H: the conversion is the identity, and there is no drift to report.
   const Analysis mha = analyse_designed("The cat sat on the mat because it was tired.", names);
-  CHECK(mha.attention->stats.drift_from_mha.empty());
-  CHECK(mha.attention->mha_probs.empty());
-  check_close3(a.attention->mha_probs, mha.attention->result.probs, 0, "the MHA base");
+  CHECK(stats_of(mha).drift_from_mha.empty());
+  CHECK(mha_probs_of(mha).empty());
+  check_close3(mha_probs_of(a), mha.attention->result.probs, 0, "the MHA base");
 }
 
 TEST_CASE("designed heads: sharing K/V blends the patterns of a group by a measured amount") {
@@ -307,7 +308,7 @@ TEST_CASE("designed heads: sharing K/V blends the patterns of a group by a measu
       CHECK(after[h](i, i) == doctest::Approx(0.5).epsilon(0.01));
     }
   // The pooled map differs from both originals, measured by the JS divergence; drift is that number.
-  const std::vector<double>& drift = mqa.attention->stats.drift_from_mha;
+  const std::vector<double>& drift = stats_of(mqa).drift_from_mha;
   REQUIRE(drift.size() == 2);
   for (int h = 0; h < 2; ++h) {
     CHECK(drift[h] == doctest::Approx(mean_js_divergence(after[h], before[h])));
@@ -318,12 +319,12 @@ TEST_CASE("designed heads: sharing K/V blends the patterns of a group by a measu
   CHECK(drift[0] == doctest::Approx(one_row * 10 / 11).epsilon(0.01));
   CHECK(drift[1] == doctest::Approx(one_row * 10 / 11).epsilon(0.01));
   // The two pooled heads are now the same map; before, they were far apart.
-  CHECK(mqa.attention->stats.js_divergence(0, 1) < 1e-6);
-  CHECK(mha.attention->stats.js_divergence(0, 1) > 0.6);
+  CHECK(stats_of(mqa).js_divergence(0, 1) < 1e-6);
+  CHECK(stats_of(mha).js_divergence(0, 1) > 0.6);
 
   // GQA with two groups: only heads that share a group blend.
   const Analysis gqa = analyse_designed(text, {"previous", "next", "self", "self"}, false, AttentionKind::gqa, 2);
-  const auto& g = gqa.attention->stats.drift_from_mha;
+  const auto& g = stats_of(gqa).drift_from_mha;
   REQUIRE(g.size() == 4);
   CHECK(g[0] > 0.1);
   CHECK(g[1] > 0.1);

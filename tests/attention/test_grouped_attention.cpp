@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/text/embeddings.h"
 #include "attnscope/core/error.h"
 #include "attnscope/attention/grouped_attention.h"

@@ -4,12 +4,14 @@
 
 #include <cmath>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/rng.h"
 #include "check.h"
+#include "analysis_helpers.h"
 
 using namespace attnscope;
+using namespace attnscope::test;
 
 namespace {
 
@@ -123,7 +125,7 @@ TEST_CASE("head stats: analyse() fills them, and drift from MHA only when K/V we
   s.model.d_model = 32;
   s.model.heads = 4;
   const Analysis mha = analyse(s);
-  const HeadStats& st = mha.attention->stats;
+  const HeadStats& st = stats_of(mha);
   REQUIRE(st.entropy.size() == 4);
   CHECK(st.js_divergence.rows() == 4);
   CHECK(st.drift_from_mha.empty());
@@ -134,39 +136,42 @@ TEST_CASE("head stats: analyse() fills them, and drift from MHA only when K/V we
   s.model.kind = AttentionKind::gqa;
   s.model.groups = 2;
   const Analysis gqa = analyse(s);
-  REQUIRE(gqa.attention->stats.drift_from_mha.size() == 4);
-  attnscope::test::check_close3(gqa.attention->mha_probs, mha.attention->result.probs, 0, "MHA base");
+  REQUIRE(stats_of(gqa).drift_from_mha.size() == 4);
+  attnscope::test::check_close3(mha_probs_of(gqa), mha.attention->result.probs, 0, "MHA base");
   for (int h = 0; h < 4; ++h) {
-    CHECK(gqa.attention->stats.drift_from_mha[h] > 0);
-    CHECK(gqa.attention->stats.drift_from_mha[h] ==
+    CHECK(stats_of(gqa).drift_from_mha[h] > 0);
+    CHECK(stats_of(gqa).drift_from_mha[h] ==
           doctest::Approx(mean_js_divergence(gqa.attention->result.probs[h], mha.attention->result.probs[h])));
   }
   s.model.weights = WeightSource::independent;  // no MHA base to compare with
-  CHECK(analyse(s).attention->stats.drift_from_mha.empty());
+  CHECK(stats_of(analyse(s)).drift_from_mha.empty());
 }
 
-TEST_CASE("head stats: analyse() without statistics, then attention_statistics(), gives the same numbers") {
+TEST_CASE("head stats: an analysis carries none; attention_statistics() gives them and the MHA base's maps") {
   Scene s;
   s.model.d_model = 32;
   s.model.heads = 4;
   s.model.kind = AttentionKind::gqa;
   s.model.groups = 2;
-  const Analysis full = analyse(s);
-  const Analysis bare = analyse(s, nullptr, /*head_statistics=*/false);
-  CHECK(bare.attention->stats.entropy.empty());
-  CHECK(bare.attention->mha_probs.empty());
+  const Analysis a = analyse(s);
   Tensor3 mha_probs;
-  const HeadStats later = attention_statistics(*bare.attention, bare.scene.model, nullptr, &mha_probs);
-  const HeadStats& st = full.attention->stats;
-  CHECK(later.entropy == st.entropy);
-  CHECK(later.normalised_entropy == st.normalised_entropy);
-  CHECK(later.mean_distance == st.mean_distance);
-  CHECK(later.first_token_mass == st.first_token_mass);
-  CHECK(later.js_divergence == st.js_divergence);
-  CHECK(later.js_rows == st.js_rows);
+  const HeadStats later = attention_statistics(*a.attention, a.scene.model, nullptr, &mha_probs);
+  const HeadStats direct = head_stats(a.attention->result.probs, false);
+  CHECK(later.entropy == direct.entropy);
+  CHECK(later.normalised_entropy == direct.normalised_entropy);
+  CHECK(later.mean_distance == direct.mean_distance);
+  CHECK(later.first_token_mass == direct.first_token_mass);
+  CHECK(later.js_divergence == direct.js_divergence);
+  CHECK(later.js_rows == direct.js_rows);
+  // The MHA base is the same query heads with their own K/V: the scene with G = H.
+  s.model.kind = AttentionKind::mha;
+  s.model.groups = 4;
+  const Analysis mha = analyse(s);
+  attnscope::test::check_close3(mha_probs, mha.attention->result.probs, 0, "MHA base");
   REQUIRE(later.drift_from_mha.size() == 4);
-  CHECK(later.drift_from_mha == st.drift_from_mha);
-  attnscope::test::check_close3(mha_probs, full.attention->mha_probs, 0, "MHA base");
+  for (int h = 0; h < 4; ++h)
+    CHECK(later.drift_from_mha[size_t(h)] == doctest::Approx(mean_js_divergence(a.attention->result.probs[size_t(h)],
+                                                                                  mha.attention->result.probs[size_t(h)])));
 }
 
 TEST_CASE("head stats: a set cancel flag stops head_stats, head_drift and attention_statistics") {
@@ -175,7 +180,7 @@ TEST_CASE("head stats: a set cancel flag stops head_stats, head_drift and attent
   s.model.heads = 8;
   s.model.kind = AttentionKind::mqa;
   s.input.text = "the cat sat on the mat because it was tired and the dog was not";
-  const Analysis a = analyse(s, nullptr, false);
+  const Analysis a = analyse(s);
   std::atomic<bool> cancel{true};
   CHECK_THROWS_AS(head_stats(a.attention->result.probs, false, &cancel), Cancelled);
   CHECK_THROWS_AS(head_drift(a.attention->result.probs, a.attention->result.probs, &cancel), Cancelled);

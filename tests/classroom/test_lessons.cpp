@@ -5,12 +5,13 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/io/assets.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/classroom/lessons.h"
 #include "run_cli.h"
+#include "analysis_helpers.h"
 
 using namespace attnscope;
 using namespace attnscope::test;
@@ -67,9 +68,9 @@ TEST_CASE("lesson 1: one head and eight heads have the same parameter count, eig
   CHECK(many.attention->result.probs.size() == 8);
   // The designed step: four heads with four different patterns.
   const Analysis designed = analyse(l.steps[2].scene);
-  REQUIRE(designed.attention->stats.js_divergence.rows() == 4);
+  REQUIRE(stats_of(designed).js_divergence.rows() == 4);
   for (int a = 0; a < 4; ++a)
-    for (int b = a + 1; b < 4; ++b) CHECK(designed.attention->stats.js_divergence(a, b) > 0.3);
+    for (int b = a + 1; b < 4; ++b) CHECK(stats_of(designed).js_divergence(a, b) > 0.3);
 }
 
 TEST_CASE("lesson 2: removing the 1/sqrt(d_k) scale saturates the softmax") {
@@ -79,8 +80,8 @@ TEST_CASE("lesson 2: removing the 1/sqrt(d_k) scale saturates the softmax") {
   CHECK_FALSE(l.steps[1].scene.model.scale_scores);
   const Analysis scaled = analyse(l.steps[0].scene), raw = analyse(l.steps[1].scene);
   CHECK(scaled.attention->shape.head_dim() == 64);
-  const auto& es = scaled.attention->stats.normalised_entropy;
-  const auto& er = raw.attention->stats.normalised_entropy;
+  const auto& es = stats_of(scaled).normalised_entropy;
+  const auto& er = stats_of(raw).normalised_entropy;
   for (size_t h = 0; h < es.size(); ++h) CHECK(er[h] < es[h]);
   CHECK(mean(er) < 0.5 * mean(es));
   // Saturation: the largest weight of a row grows from a share to most of the row.
@@ -118,11 +119,11 @@ TEST_CASE("lesson 4: MHA → GQA → MQA moves the heads further from their MHA 
   CHECK(mha.attention->shape.groups == 4);
   CHECK(gqa.attention->shape.groups == 2);
   CHECK(mqa.attention->shape.groups == 1);
-  CHECK(mha.attention->stats.drift_from_mha.empty());
-  REQUIRE(gqa.attention->stats.drift_from_mha.size() == 4);
+  CHECK(stats_of(mha).drift_from_mha.empty());
+  REQUIRE(stats_of(gqa).drift_from_mha.size() == 4);
   for (int h = 0; h < 4; ++h) {
-    CHECK(gqa.attention->stats.drift_from_mha[h] > 0.01);
-    CHECK(mqa.attention->stats.drift_from_mha[h] >= gqa.attention->stats.drift_from_mha[h] - 1e-9);
+    CHECK(stats_of(gqa).drift_from_mha[h] > 0.01);
+    CHECK(stats_of(mqa).drift_from_mha[h] >= stats_of(gqa).drift_from_mha[h] - 1e-9);
   }
   CHECK(mqa.attention->trace.kv_bytes_per_token_fp16 * 4 == mha.attention->trace.kv_bytes_per_token_fp16);
   // The calculator beside it: Llama-2-70B with the numbers the explanation quotes.

@@ -1,8 +1,9 @@
-// The bad-input sweep (issue 7): the command-line tools fed broken files, broken text, impossible
+// The bad-input sweep: the command-line tools fed broken files, broken text, impossible
 // sizes and unusable paths. For each: exit code 2 (not a crash), one "error: …" line naming the
 // problem, and nothing left behind at the output path.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -54,6 +55,7 @@ fs::path make_fixtures() {
   write_file_atomic(d / "huge_text_scene.json", "{\"input\": {\"text\": \"" + std::string(1100000, 'a') + "\"}}");
   fs::create_directories(d / "a_folder");
   write_file_atomic(d / "a_file", "x");
+  REQUIRE(::mkfifo((d / "a_fifo").c_str(), 0600) == 0);  // would block a read forever
   return d;
 }
 
@@ -74,6 +76,10 @@ TEST_CASE("bad-input sweep: every tool exits 2 with a named problem and leaves n
       {"compute --input " + f("not_numpy.npy"), "magic"},
       {"compute --input " + f("a_folder"), "is a folder"},
       {"compute --input " + f("missing.npy"), "no such file"},
+      {"compute --input " + f("a_fifo"), "is a named pipe (FIFO), not a regular file"},
+      {"compute --input /dev/zero", "is a character device, not a regular file"},
+      {"compute --scene " + f("a_fifo"), "named pipe"},
+      {"conv --image " + f("a_fifo") + " --kernel box", "named pipe"},
       // --- text
       {"compute --text \"$(printf 'caf\\351')\"", "invalid UTF-8 at byte 3"},
       {"compute --text \"$(printf '\\340\\244')\"", "invalid UTF-8 at byte 0"},
@@ -88,6 +94,10 @@ TEST_CASE("bad-input sweep: every tool exits 2 with a named problem and leaves n
       {"compute --text hi --d-model 100000", "d_model must be between 1 and 4096"},
       {"compute --text hi --heads 128 --d-model 128", "heads must be between 1 and 64"},
       {"compute --text hi --heads abc", "heads"},
+      {"compute --text hi --seed -1", "--seed must be a whole number from 0 to 18446744073709551615, got '-1'"},
+      {"compute --text hi --seed 18446744073709551616", "got '18446744073709551616'"},
+      {"compute --text hi --seed 1e3", "--seed must be a whole number"},
+      {"export --what heads --format png --text hi --view spiral", "unknown view 'spiral'"},
       // --- relative position: alpha, deltas, grids, queries
       {"relpos --grid 8x8 --alpha -1", "--alpha must be >= 0"},
       {"relpos --grid 8x8 --alpha nan", "finite"},

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "check.h"

@@ -1,5 +1,5 @@
 // `attnscope relpos` and `attnscope conv` end to end: the files and numbers they write, and every
-// invalid input of issue 3 item 8 exiting 2 with one line and no file.
+// invalid input exiting 2 with one line and no file.
 #include <doctest/doctest.h>
 
 #include <stb_image_write.h>
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "check.h"

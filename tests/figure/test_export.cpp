@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
@@ -53,7 +53,7 @@ Analysis analyse_grid(const std::string& view, int side) {
   s.relpos.query_row = 2;
   s.relpos.query_col = side - 2;
   s.conv.kernel = "sobel_x";
-  s.view.view = view;
+  s.view.view = parse_view(view);
   return analyse(s);
 }
 
@@ -315,7 +315,7 @@ TEST_CASE("export: relpos grid maps carry the engine's probabilities and mark th
 TEST_CASE("export: relpos on a sentence shows each head's T x T map with the tokens") {
   Scene s;
   s.input.text = "The cat sat on the mat.";
-  s.view.view = "relpos1d";
+  s.view.view = View::relpos1d;
   s.relpos.heads = 3;
   s.relpos.delta_preset = "line";
   const Analysis a = analyse(s);
@@ -556,7 +556,7 @@ TEST_CASE("export: request parsing names what is valid") {
   CHECK(parse_export_format("SVG") == ExportFormat::svg);
   CHECK_THROWS_WITH_AS(parse_export_format("jpg"), doctest::Contains("png, svg, csv, npy"), InputError);
   ViewSettings view;
-  view.view = "relpos2d";
+  view.view = View::relpos2d;
   view.colormap = "magma";
   view.shared_scale = false;
   const ExportRequest from_view = export_request_for_view(view);

@@ -113,4 +113,18 @@ inline void cli(const uint8_t* data, size_t size) {
   }
 }
 
+// ---- the table of targets ------------------------------------------------------------------------
+// Every target, by name: the fuzz executable picks one at start (ATTNSCOPE_FUZZ_TARGET), scripts/fuzz.sh
+// runs each in turn, and the normal suite replays each one's corpus. A new target is one line here.
+using Entry = void (*)(const uint8_t*, size_t);
+struct Target {
+  const char* name;
+  Entry entry;
+  int min_corpus;  // committed seed inputs it must have
+};
+inline constexpr Target targets[] = {
+    {"npy", npy, 4},       {"scene_json", scene_json, 3}, {"tokenizer", tokenizer, 3},
+    {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
+};
+
 }  // namespace attnscope::fuzz

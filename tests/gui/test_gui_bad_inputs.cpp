@@ -1,4 +1,4 @@
-// The bad-input sweep through the window (issue 7): the scene-level inputs of
+// The bad-input sweep through the window: the scene-level inputs of
 // tests/test_bad_input_sweep.cpp given to the scripted window. Each must render, show an on-screen
 // error that names the problem (the layout JSON's "error" is the message drawn in the window), and
 // exit normally — never crash.

@@ -1,4 +1,4 @@
-// The classroom windows (issue 6): every lesson opens at every step in English and Chinese and shows
+// The classroom windows: every lesson opens at every step in English and Chinese and shows
 // its step's scene; the head analysis draws the engine's JS matrix; the KV-cache calculator draws its
 // three bars; the language switch changes the menu labels; Save/Open scene round-trip through the
 // window's own code.
@@ -6,12 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/classroom/lessons.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/attention/weights.h"
 #include "gui_run.h"
+#include "analysis_helpers.h"
 
 namespace attnscope::test {
 namespace {
@@ -54,9 +55,9 @@ TEST_SUITE("gui_classroom") {
           CHECK(w.layout["lesson"] == lesson.number);
           CHECK(w.layout["lesson_step"] == step);
           CHECK(w.layout["language"] == language);
-          CHECK(w.layout["view"] == scene.view.view);
+          CHECK(w.layout["view"] == to_string(scene.view.view));
           // The heads shown are the step's: H heads, each framed in its kv group.
-          if (scene.view.view == "heads") {
+          if (scene.view.view == View::heads) {
             const int heads = effective_heads(scene.model), groups = effective_groups(scene.model);
             REQUIRE(int(w.layout["heads"].size()) == heads);
             for (const auto& h : w.layout["heads"])
@@ -84,8 +85,8 @@ TEST_SUITE("gui_classroom") {
     const Lesson lesson = load_lessons()[3];  // lesson 4: designed heads pooled from MHA to 2 groups
     const Scene& scene = lesson.steps[1].scene;
     const Analysis analysis = analyse(scene);
-    const MatD& js = analysis.attention->stats.js_divergence;
-    REQUIRE(!analysis.attention->stats.drift_from_mha.empty());
+    const MatD& js = stats_of(analysis).js_divergence;
+    REQUIRE(!stats_of(analysis).drift_from_mha.empty());
     const WindowRun w = run_window("analysis", "--lesson 4 --step 2 --show-analysis");
     const auto& r = widget(w, "analysis.similarity");
     const int heads = int(js.rows());

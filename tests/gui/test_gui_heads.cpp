@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/attention/weights.h"
 #include "gui_run.h"

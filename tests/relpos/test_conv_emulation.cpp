@@ -6,7 +6,7 @@
 #include <cmath>
 #include <functional>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/relpos/conv_emulation.h"
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/grids.h"

@@ -10,7 +10,7 @@
 #include <functional>
 #include <limits>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/core/rng.h"
@@ -407,7 +407,7 @@ TEST_CASE("relpos analysis: a sentence uses token positions, and mixed mode slid
   s.relpos.heads = 4;
   s.relpos.delta_preset = "line";
   s.relpos.query_index = 4;
-  s.view.view = "relpos1d";
+  s.view.view = View::relpos1d;
   s.relpos.alpha = 1000;
   const Analysis pure = analyse(s);
   REQUIRE(pure.relpos);
@@ -450,7 +450,7 @@ TEST_CASE("analyse: a grid scene fills relpos, conv only in the conv view, and s
   CHECK(a.relpos);
   CHECK(!a.conv);
   CHECK(!a.attention);
-  s.view.view = "conv";
+  s.view.view = View::conv;
   const Analysis c = analyse(s);
   REQUIRE(c.conv);
   CHECK(c.conv->curve.size() == 25);
@@ -463,7 +463,34 @@ TEST_CASE("analyse: a grid scene fills relpos, conv only in the conv view, and s
   CHECK(!analyse(text).relpos);
 }
 
-TEST_CASE("analyse_relpos_only: grids, pure positional sentences with any head count, and mixed mode") {
+TEST_CASE("analysis request: the view decides what is computed, in request_for only") {
+  Scene s;  // a sentence in the heads view
+  CHECK(request_for(s) == AnalysisRequest{.attention = true, .relpos = false, .conv = false});
+  s.view.view = View::shapes;
+  CHECK(request_for(s) == AnalysisRequest{.attention = true, .relpos = false, .conv = false});
+  s.view.view = View::relpos1d;
+  CHECK(request_for(s) == AnalysisRequest{.attention = true, .relpos = true, .conv = false});
+  s.view.view = View::heads;
+  s.relpos.mixed = true;  // mixed mode changes the heads' scores: relpos is needed in every view
+  CHECK(request_for(s) == AnalysisRequest{.attention = true, .relpos = true, .conv = false});
+  Scene g = grid_scene("rings", 8, 8);
+  CHECK(request_for(g) == AnalysisRequest{.attention = false, .relpos = true, .conv = false});
+  g.view.view = View::conv;
+  CHECK(request_for(g) == AnalysisRequest{.attention = false, .relpos = true, .conv = true});
+  // analyse() computes exactly what the request names.
+  const Analysis conv_only = analyse(g, AnalysisRequest{.attention = false, .relpos = false, .conv = true});
+  CHECK(conv_only.conv);
+  CHECK(!conv_only.relpos);
+  Scene text;
+  const Analysis heads = analyse(text, AnalysisRequest{.attention = true, .relpos = false, .conv = true});
+  CHECK(heads.attention);
+  CHECK(!heads.relpos);
+  CHECK(!heads.conv);  // conv is for grids
+}
+
+TEST_CASE("analyse with relpos only: grids, pure positional sentences with any head count, and mixed mode") {
+  const AnalysisRequest positional{.attention = false, .relpos = true};
+  auto analyse_relpos_only = [&](const Scene& scene) { return *analyse(scene, positional).relpos; };
   Scene s;
   s.input.source = InputSource::grid;
   s.input.grid.rows = s.input.grid.cols = 8;
@@ -482,11 +509,12 @@ TEST_CASE("analyse_relpos_only: grids, pure positional sentences with any head c
   CHECK(sentence.dims == 1);
   CHECK(sentence.cols == 7);
   CHECK(sentence.heads.size() == 3);
+  CHECK(!analyse(s, positional).attention);
 
   s.relpos.mixed = true;  // content scores come from the model's attention: heads must match
   s.model.heads = 4;
   s.relpos.heads = 4;
-  s.view.view = "relpos1d";
+  s.view.view = View::relpos1d;
   const RelposAnalysis mixed = analyse_relpos_only(s);
   check_close(mixed.probs_query, analyse(s).relpos->probs_query, 0, "mixed");
 

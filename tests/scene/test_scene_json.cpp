@@ -9,35 +9,59 @@
 
 using namespace attnscope;
 
-TEST_CASE("scene json: every setting round-trips") {
+TEST_CASE("scene json: every setting, each set to a non-default value, round-trips") {
   Scene s;
   s.input.source = InputSource::grid;
   s.input.text = "我喜欢打篮球";
-  s.input.grid = {"checkerboard", "", 12, 20, 99};
+  s.input.tensor_path = "x.npy";
+  s.input.grid = {"checkerboard", "photo.png", 12, 20, 99};
   s.model.kind = AttentionKind::gqa;
   s.model.d_model = 128, s.model.heads = 16, s.model.groups = 4;
   s.model.causal = true, s.model.scale_scores = false;
   s.model.seed = 1234567890123ull;
   s.model.weights = WeightSource::independent;
   s.model.weights_dir = "w/";
+  s.model.designed = {"previous", "first"};
   s.relpos.heads = 3;
+  s.relpos.alpha = 2.5;
   s.relpos.alphas = {0.5, 1, 2};
   s.relpos.deltas = {{-1, 0}, {0.5, 1}, {2, -2}};
+  s.relpos.delta_preset = "random";
+  s.relpos.delta_seed = 77;
   s.relpos.pad_keys = true;
-  s.relpos.query_row = 4;
+  s.relpos.query_row = 4, s.relpos.query_col = 5, s.relpos.query_index = 6;
   s.relpos.mixed = true;
   s.relpos.lambda = 0.25;
   s.conv = {"custom", {0, 1, 0, 1, -4, 1, 0, 1, 0}, 20};
-  s.view = {"conv", "magma", true, false, 3};
-  const Scene back = scene_from_json(nlohmann::json::parse(scene_to_json(s).dump()));
-  CHECK(scene_to_json(back) == scene_to_json(s));
-  CHECK(back.model.seed == 1234567890123ull);
-  CHECK(back.relpos.deltas[1][0] == 0.5);
+  s.view = {View::conv, "magma", true, false, 3};
+
+  // Every value written differs from the default scene's: no field was left at its default.
+  const nlohmann::json written = scene_to_json(s), defaults = scene_to_json(Scene{});
+  int leaves = 0;
+  for (const auto& [section, object] : defaults.items()) {
+    if (!object.is_object()) continue;
+    for (const auto& [key, value] : object.items()) {
+      if (value.is_object()) {
+        for (const auto& [sub, leaf] : value.items()) {
+          INFO(section << "." << key << "." << sub);
+          CHECK(written[section][key][sub] != leaf);
+          ++leaves;
+        }
+      } else {
+        INFO(section << "." << key);
+        CHECK(written[section][key] != value);
+        ++leaves;
+      }
+    }
+  }
+  CHECK(leaves == 38);  // the fields of scene.h: a new one needs a line above
+  const Scene back = scene_from_json(nlohmann::json::parse(written.dump()));
+  CHECK(back == s);
   CHECK(back.input.text == "我喜欢打篮球");
 
   const auto path = attnscope::test::fresh_dir("scene_json") / "s.json";
   save_scene(path, s);
-  CHECK(scene_to_json(load_scene(path)) == scene_to_json(s));
+  CHECK(load_scene(path) == s);
 }
 
 TEST_CASE("scene json: missing keys keep defaults, unknown keys are reported, newer formats warned") {
@@ -60,6 +84,8 @@ TEST_CASE("scene json: wrong types and malformed files name the key or the posit
                        doctest::Contains("'model.heads' must be a whole number"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"kind": "moe"}})")),
                        doctest::Contains("valid: single, mha, mqa, gqa"), InputError);
+  CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"view": {"view": "spiral"}})")),
+                       doctest::Contains("valid: heads, shapes, relpos1d, relpos2d, conv"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"relpos": {"deltas": [[1]]}})")),
                        doctest::Contains("relpos.deltas"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"seed": -1}})")),

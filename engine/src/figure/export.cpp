@@ -81,8 +81,8 @@ std::string to_string(const ExportRequest& r) {
 
 ExportRequest export_request_for_view(const ViewSettings& view) {
   ExportRequest r;
-  if (view.view == "relpos1d" || view.view == "relpos2d") r.what = ExportWhat::relpos;
-  else if (view.view == "conv") r.what = ExportWhat::conv;
+  if (view.view == View::relpos1d || view.view == View::relpos2d) r.what = ExportWhat::relpos;
+  else if (view.view == View::conv) r.what = ExportWhat::conv;
   r.colormap = parse_colormap(view.colormap);
   r.scores = view.show_scores;
   r.shared_scale = view.shared_scale;

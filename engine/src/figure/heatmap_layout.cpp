@@ -18,6 +18,14 @@
 namespace attnscope {
 
 // ---- validation ----------------------------------------------------------------------------------
+std::vector<Rgba> panel_colors(const FigureSpec& spec, size_t panel) {
+  const PanelSpec& p = spec.panels[panel];
+  const ColorBarSpec& bar = spec.colorbars[size_t(p.colorbar)];
+  std::vector<Rgba> colors(p.values.size());
+  values_to_colors(p.values.data(), p.values.size(), bar.range, bar.colormap, colors.data());
+  return colors;
+}
+
 void validate_figure(const FigureSpec& spec) {
   require(!spec.panels.empty(), "the figure has no panels to draw");
   require(!spec.colorbars.empty(), "the figure has no colour bar");

@@ -41,13 +41,11 @@ void mark_cell(Image& image, const Rect& cell) {
   }
 }
 
-void draw_panel(Image& image, const PanelSpec& p, const PanelLayout& L, const ColorBarSpec& bar,
+void draw_panel(Image& image, const PanelSpec& p, const PanelLayout& L, const std::vector<Rgba>& colors,
                 const TextRasterizer& text) {
   fill_rect(image, L.frame, p.frame.value_or(figure_lines));
   for (int r = 0; r < p.rows; ++r)
-    for (int c = 0; c < p.cols; ++c)
-      fill_rect(image, L.cell(r, c), value_to_color(p.values[size_t(r) * size_t(p.cols) + size_t(c)], bar.range,
-                                                    bar.colormap));
+    for (int c = 0; c < p.cols; ++c) fill_rect(image, L.cell(r, c), colors[size_t(r) * size_t(p.cols) + size_t(c)]);
   if (p.marked_row >= 0) mark_cell(image, L.cell(p.marked_row, p.marked_col));
   draw_text(image, L.title, figure_text, text);
   for (const auto& t : L.row_labels) draw_text(image, t, figure_text, text);
@@ -83,8 +81,7 @@ Image render_figure(const FigureSpec& spec, const FigureLayout& layout, const Te
   require(layout.panels.size() == spec.panels.size(), "the layout was made for another figure");
   Image image(layout.width, layout.height, figure_background);
   for (size_t i = 0; i < spec.panels.size(); ++i) {
-    const PanelSpec& p = spec.panels[i];
-    draw_panel(image, p, layout.panels[i], spec.colorbars[size_t(p.colorbar)], text);
+    draw_panel(image, spec.panels[i], layout.panels[i], panel_colors(spec, i), text);
   }
   for (const auto& bar : layout.colorbars)
     draw_colorbar(image, spec.colorbars[size_t(bar.colorbar)], bar, layout.line_width, text);

@@ -77,15 +77,14 @@ void append_text(std::string& out, const TextPlacement& t, const char* cls, cons
 }
 
 // ---- panels --------------------------------------------------------------------------------------
-void append_panel(std::string& out, const PanelSpec& p, const PanelLayout& L, const ColorBarSpec& bar,
+void append_panel(std::string& out, const PanelSpec& p, const PanelLayout& L, const std::vector<Rgba>& colors,
                   const TextRasterizer& text) {
   out += "<g class=\"panel\">\n<title>" + escape_xml(p.title) + "</title>\n";
   append_rect(out, L.frame, "frame", hex(p.frame.value_or(figure_lines)));
   out += "<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
   for (int r = 0; r < p.rows; ++r)
     for (int c = 0; c < p.cols; ++c)
-      append_rect(out, L.cell(r, c), "cell",
-                  hex(value_to_color(p.values[size_t(r) * size_t(p.cols) + size_t(c)], bar.range, bar.colormap)));
+      append_rect(out, L.cell(r, c), "cell", hex(colors[size_t(r) * size_t(p.cols) + size_t(c)]));
   out += "</g>\n";
   if (p.marked_row >= 0) {
     const Rect cell = L.cell(p.marked_row, p.marked_col);
@@ -155,8 +154,7 @@ std::string render_svg(const FigureSpec& spec, const FigureLayout& layout, const
   out += head;
   append_rect(out, {0, 0, layout.width, layout.height}, "background", hex(figure_background));
   for (size_t i = 0; i < spec.panels.size(); ++i) {
-    const PanelSpec& p = spec.panels[i];
-    append_panel(out, p, layout.panels[i], spec.colorbars[size_t(p.colorbar)], text);
+    append_panel(out, spec.panels[i], layout.panels[i], panel_colors(spec, i), text);
   }
   for (size_t i = 0; i < layout.colorbars.size(); ++i) {
     const ColorBarLayout& bar = layout.colorbars[i];

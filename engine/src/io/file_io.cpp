@@ -14,11 +14,29 @@
 namespace attnscope {
 namespace fs = std::filesystem;
 
+namespace {
+
+std::string kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::fifo: return "named pipe (FIFO)";
+    case fs::file_type::character: return "character device";
+    case fs::file_type::block: return "block device";
+    case fs::file_type::socket: return "socket";
+    default: return "special file";
+  }
+}
+
+}  // namespace
+
 std::string read_file(const fs::path& path, int64_t max_bytes) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   require(!ec && fs::exists(status), "cannot read '" + path.string() + "': no such file");
   require(!fs::is_directory(status), "cannot read '" + path.string() + "': it is a folder, not a file");
+  // A FIFO would block the read until a writer comes (forever, from a command line); a device or a
+  // socket is not a file either.
+  require(fs::is_regular_file(status), "cannot read '" + path.string() + "': it is a " + kind_of(status) +
+                                           ", not a regular file");
   std::ifstream in(path, std::ios::binary);
   require(bool(in), "cannot read '" + path.string() + "': " + std::strerror(errno));
   std::string bytes;

@@ -50,6 +50,23 @@ const char* to_string(InputSource s) {
   return "?";
 }
 
+const char* to_string(View v) {
+  switch (v) {
+    case View::heads: return "heads";
+    case View::shapes: return "shapes";
+    case View::relpos1d: return "relpos1d";
+    case View::relpos2d: return "relpos2d";
+    case View::conv: return "conv";
+  }
+  return "?";
+}
+
+View parse_view(const std::string& name) {
+  for (View v : all_views)
+    if (name == to_string(v)) return v;
+  throw InputError("unknown view '" + name + "' (valid: heads, shapes, relpos1d, relpos2d, conv)");
+}
+
 AttentionKind parse_attention_kind(const std::string& name) {
   for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa})
     if (name == to_string(k)) return k;

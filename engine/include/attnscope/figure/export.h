@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"
@@ -53,7 +53,7 @@ ExportFormat parse_export_format(const std::string& text);
 const char* to_string(ExportFormat format);   // "png" …, also the file extension
 std::string to_string(const ExportRequest& request_what);  // "heads", "head:3", "relpos", "conv"
 
-// Colormap, scores and shared scale from a scene's view; `what` from view.view (heads and shapes →
+// Colormap, scores and shared scale from a scene's view; `what` from the view (heads and shapes →
 // heads, relpos1d/relpos2d → relpos, conv → conv).
 ExportRequest export_request_for_view(const ViewSettings& view);
 

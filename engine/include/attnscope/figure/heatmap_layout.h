@@ -49,6 +49,11 @@ struct FigureSpec {
   std::string caption;                    // one line under the figure; empty → none
 };
 
+// The colours of a panel's cells, [rows, cols] row-major: its values through its colour bar's range and
+// colormap, non-finite values (masked cells) in the masked colour. The PNG and SVG renderers and the
+// window's textures all colour cells with this, so a cell has the same colour on screen and on paper.
+std::vector<Rgba> panel_colors(const FigureSpec& spec, size_t panel);
+
 // Throws InputError (what is wrong and where) for a panel whose values/labels disagree with its size,
 // an empty panel, or a colour bar index out of range.
 void validate_figure(const FigureSpec& spec);

@@ -25,6 +25,7 @@ struct GridSettings {
   int rows = 16;
   int cols = 16;
   uint64_t seed = 7;              // for the noise pattern
+  bool operator==(const GridSettings&) const = default;
 };
 
 struct InputSettings {
@@ -32,6 +33,7 @@ struct InputSettings {
   std::string text = "The cat sat on the mat because it was tired.";
   std::string tensor_path;
   GridSettings grid;
+  bool operator==(const InputSettings&) const = default;
 };
 
 // ---- model: grouped attention -----------------------------------------------------------------
@@ -57,6 +59,7 @@ struct ModelSettings {
   // repeat, broad). Then H = designed.size() (single forces 1), C = 64·H, and X is the designed
   // embedding of designed_heads.h; the input must be text.
   std::vector<std::string> designed;
+  bool operator==(const ModelSettings&) const = default;
 };
 
 // ---- relative position (SPEC "Relative-position quadratic attention") ---------------------------
@@ -72,6 +75,7 @@ struct RelposSettings {
   int query_index = -1;                       // sentence query; −1 → centre
   bool mixed = false;                         // sentences: content scores + λ·positional scores
   double lambda = 1.0;
+  bool operator==(const RelposSettings&) const = default;
 };
 
 // ---- convolution as attention ------------------------------------------------------------------
@@ -79,15 +83,21 @@ struct ConvSettings {
   std::string kernel = "gaussian";   // identity | box | gaussian | sobel_x | sobel_y | laplacian | sharpen | custom
   std::vector<double> custom;        // K² numbers, row-major, K = 3 or 5, when kernel == custom
   double alpha = 50.0;
+  bool operator==(const ConvSettings&) const = default;
 };
 
 // ---- view ---------------------------------------------------------------------------------------
+// What the main area shows. It also decides what analyse() computes — through request_for()
+// (analysis.h), the one place that reads it for that.
+enum class View { heads, shapes, relpos1d, relpos2d, conv };
+
 struct ViewSettings {
-  std::string view = "heads";        // heads | shapes | relpos1d | relpos2d | conv
+  View view = View::heads;
   std::string colormap = "viridis";  // viridis | magma | grayscale | diverging
   bool show_scores = false;          // raw scores instead of probabilities
   bool shared_scale = true;          // one colour scale for all heads (else one per head)
   int selected_query = -1;           // highlighted query row; −1 → none
+  bool operator==(const ViewSettings&) const = default;
 };
 
 struct Scene {
@@ -96,6 +106,7 @@ struct Scene {
   RelposSettings relpos;
   ConvSettings conv;
   ViewSettings view;
+  bool operator==(const Scene&) const = default;
 };
 
 // The (H, G) a kind implies: single → (1, 1), mha → (H, H), mqa → (H, 1), gqa → (H, G).
@@ -105,9 +116,13 @@ int effective_groups(const ModelSettings& m);
 const char* to_string(AttentionKind kind);
 const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
+const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
 WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
+View parse_view(const std::string& name);
+// Every view, in menu order.
+inline constexpr View all_views[] = {View::heads, View::shapes, View::relpos1d, View::relpos2d, View::conv};
 
 }  // namespace attnscope

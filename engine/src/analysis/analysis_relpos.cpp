@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/grids.h"
 #include "attnscope/attention/grouped_attention.h"
@@ -44,21 +44,6 @@ Mat mixed_scores(const Mat& content, const RelposHead& head, double lambda) {
 }  // namespace
 
 // ---- relative position --------------------------------------------------------------------------
-
-RelposAnalysis analyse_relpos_only(const Scene& scene, const std::atomic<bool>* cancel) {
-  if (scene.input.source == InputSource::grid) return analyse_relpos(scene, nullptr, cancel);
-  if (scene.relpos.mixed) {
-    Scene s = scene;
-    s.view.view = "relpos1d";
-    return *analyse(s, cancel, /*head_statistics=*/false).relpos;
-  }
-  const int d_model = scene.model.d_model;
-  require(d_model >= 1 && d_model <= limits::max_d_model,
-          "d_model must be between 1 and " + std::to_string(limits::max_d_model) + ", got " + std::to_string(d_model));
-  AttentionAnalysis tokens;
-  prepare_input(scene.input, d_model, scene.model.seed, tokens.tokens, tokens.labels, tokens.x);
-  return analyse_relpos(scene, &tokens, cancel);
-}
 
 RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* attention, const std::atomic<bool>* cancel) {
   const RelposSettings& s = scene.relpos;

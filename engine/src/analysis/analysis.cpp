@@ -1,11 +1,12 @@
 // analysis.cpp — Scene → Analysis: the one place where settings become numbers.
-#include "attnscope/scene/analysis.h"
+#include "attnscope/analysis/analysis.h"
 
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/text/embeddings.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/io/npy.h"
+#include "attnscope/scene/scene_rules.h"
 
 namespace attnscope {
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
@@ -82,55 +83,89 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
   return stats;
 }
 
-Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel, bool head_statistics) {
-  Analysis a;
-  a.scene = scene;
-  ModelSettings& m = a.scene.model;
-  m.heads = effective_heads(m);
-  m.groups = effective_groups(m);
+AnalysisRequest request_for(const Scene& scene) {
+  AnalysisRequest r;
+  const View view = scene.view.view;
+  if (scene.input.source == InputSource::grid) {
+    r.attention = false;
+    r.relpos = true;
+    r.conv = view == View::conv;
+  } else {
+    r.relpos = view == View::relpos1d || scene.relpos.mixed;
+  }
+  return r;
+}
+
+namespace {
+
+// Grouped attention on a sentence or tensor (SPEC "Grouped attention"). `m` is normalised; a tensor
+// input brings its own width C, written back to m.d_model.
+std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, ModelSettings& m,
+                                                           const std::atomic<bool>* cancel) {
+  auto att = std::make_shared<AttentionAnalysis>();
   const bool designed = m.weights == WeightSource::designed;
-  if (designed) {
+  require(!designed || scene.input.source == InputSource::text,
+          "designed heads need a sentence as input: they read the positions and token features of the designed "
+          "embedding, which a tensor file does not have");
+  if (scene.input.source == InputSource::tensor) {
+    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x);
+    m.d_model = int(att->x.cols());
+  }
+  att->shape = {m.d_model, m.heads, m.groups};
+  validate_shape(att->shape);
+  if (scene.input.source == InputSource::text) {
+    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x);
+    if (designed) att->x = designed_embedding(att->tokens, m.d_model, m.seed);
+  }
+  check_cancel(cancel);
+  att->weights = weights_for(m, att->shape);
+  check_cancel(cancel);
+  att->result = grouped_attention(att->x, att->weights, att->shape, AttentionOptions{m.causal, m.scale_scores, cancel});
+  att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
+  return att;
+}
+
+// The tokens and their vectors of a sentence (or the rows of a tensor), for purely positional heads:
+// no attention weights are made, so any relpos head count works.
+AttentionAnalysis tokens_only(const Scene& scene) {
+  const int d_model = scene.model.d_model;
+  require(d_model >= 1 && d_model <= limits::max_d_model,
+          "d_model must be between 1 and " + std::to_string(limits::max_d_model) + ", got " + std::to_string(d_model));
+  AttentionAnalysis tokens;
+  prepare_input(scene.input, d_model, scene.model.seed, tokens.tokens, tokens.labels, tokens.x);
+  return tokens;
+}
+
+}  // namespace
+
+Analysis analyse(const Scene& scene, const AnalysisRequest& request, const std::atomic<bool>* cancel) {
+  Analysis a;
+  a.scene = normalise_scene(scene);
+  a.request = request;
+  ModelSettings& m = a.scene.model;
+  if (m.weights == WeightSource::designed)
     require(!m.designed.empty(), "weight source 'designed' needs a list of patterns, one per head (previous, next, "
                                  "self, first, punct, local, repeat, broad)");
-    m.d_model = designed_d_model(m.heads);  // the designed layout fixes d_k = 64
-  }
-
-  if (scene.input.source == InputSource::text || scene.input.source == InputSource::tensor) {
-    auto att = std::make_shared<AttentionAnalysis>();
-    require(!designed || scene.input.source == InputSource::text,
-            "designed heads need a sentence as input: they read the positions and token features of the designed "
-            "embedding, which a tensor file does not have");
-    // A tensor input brings its own width C.
-    int d_model = m.d_model;
-    if (scene.input.source == InputSource::tensor) {
-      prepare_input(scene.input, d_model, m.seed, att->tokens, att->labels, att->x);
-      m.d_model = d_model = int(att->x.cols());
-    }
-    att->shape = {d_model, m.heads, m.groups};
-    validate_shape(att->shape);
-    if (scene.input.source == InputSource::text) {
-      prepare_input(scene.input, d_model, m.seed, att->tokens, att->labels, att->x);
-      if (designed) att->x = designed_embedding(att->tokens, d_model, m.seed);
-    }
-    check_cancel(cancel);
-    att->weights = weights_for(m, att->shape);
-    check_cancel(cancel);
-    const AttentionOptions options{m.causal, m.scale_scores, cancel};
-    att->result = grouped_attention(att->x, att->weights, att->shape, options);
-    att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
-    if (head_statistics) att->stats = attention_statistics(*att, m, cancel, &att->mha_probs);
-    a.attention = std::move(att);
-  }
-  // Relative-position attention (analysis_relpos.cpp): always on a grid; on a sentence when its view
-  // is shown or mixed mode needs it. Convolution as attention only in its view (the α curve costs most).
   if (scene.input.source == InputSource::grid) {
-    a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, nullptr, cancel));
-    if (scene.view.view == "conv") a.conv = std::make_shared<const ConvAnalysis>(analyse_conv(a.scene, cancel));
-  } else if (scene.view.view == "relpos1d" || scene.relpos.mixed) {
-    a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, a.attention.get(), cancel));
+    // Relative-position attention (analysis_relpos.cpp) and convolution as attention, on the grid.
+    if (request.relpos) a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, nullptr, cancel));
+    if (request.conv) a.conv = std::make_shared<const ConvAnalysis>(analyse_conv(a.scene, cancel));
+  } else {
+    // Mixed mode adds positional scores to the content scores, so it needs the attention.
+    if (request.attention || (request.relpos && scene.relpos.mixed)) a.attention = analyse_attention(a.scene, m, cancel);
+    if (request.relpos) {
+      if (a.attention) {
+        a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, a.attention.get(), cancel));
+      } else {
+        const AttentionAnalysis tokens = tokens_only(a.scene);
+        a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, &tokens, cancel));
+      }
+    }
   }
   check_cancel(cancel);
   return a;
 }
+
+Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel) { return analyse(scene, request_for(scene), cancel); }
 
 }  // namespace attnscope

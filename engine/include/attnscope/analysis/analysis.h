@@ -1,7 +1,10 @@
 // analysis.h — the engine's answer to a Scene: every number the views and exports draw.
 //
-// analyse(scene) is the one entry point shared by the GUI worker, the CLI and the exporters.
-// An Analysis is immutable once made; views only read it.
+// analyse(scene, request) is the one entry point shared by the GUI worker, the CLI and the exporters.
+// What it computes is an explicit AnalysisRequest; request_for(scene) builds the usual one from the
+// scene's view and input, and is the only place where the view decides what is computed.
+// An Analysis is immutable once made; views only read it. The head statistics (entropy, JS
+// similarity, drift from MHA) are not part of it: callers that show them call attention_statistics().
 #pragma once
 #include <atomic>
 #include <memory>
@@ -29,10 +32,6 @@ struct AttentionAnalysis {
   AttentionWeights weights;
   AttentionResult result;
   Trace trace;
-  // Per-head entropy, distance, first-token mass, the [H, H] JS matrix (head_stats.h); drift_from_mha
-  // is filled when an MHA base was pooled to G < H (weight source converted or designed).
-  HeadStats stats;
-  Tensor3 mha_probs;                // [H, T, T] the MHA base's maps when it was pooled to G < H; else empty
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.
@@ -78,19 +77,33 @@ struct ConvAnalysis {
   std::vector<ConvCurvePoint> curve;  // error versus α, default_conv_curve_alphas()
 };
 
+// What analyse() computes.
+struct AnalysisRequest {
+  bool attention = true;  // grouped attention, for a sentence or tensor input
+  bool relpos = false;    // relative-position attention: the grid's, or 1D over a sentence's tokens
+  bool conv = false;      // convolution as attention, grid input only (the α curve makes it the slowest)
+  bool operator==(const AnalysisRequest&) const = default;
+};
+
+// The request a scene's view asks for:
+//   sentence/tensor  attention; relpos too in the relpos1d view or in mixed mode
+//   grid             relpos; conv too in the conv view
+AnalysisRequest request_for(const Scene& scene);
+
 struct Analysis {
-  Scene scene;                                  // the settings this answers (effective H, G applied)
-  std::shared_ptr<const AttentionAnalysis> attention;  // for text/tensor input
-  // Grid input: always. Sentence/tensor input: when view.view == "relpos1d" or relpos.mixed.
-  std::shared_ptr<const RelposAnalysis> relpos;
-  // Grid input with view.view == "conv" (the α curve makes it the slowest view).
-  std::shared_ptr<const ConvAnalysis> conv;
+  Scene scene;                                  // the settings this answers (normalise_scene applied)
+  AnalysisRequest request;                      // what was asked for
+  std::shared_ptr<const AttentionAnalysis> attention;  // request.attention on a sentence or tensor
+  std::shared_ptr<const RelposAnalysis> relpos;        // request.relpos
+  std::shared_ptr<const ConvAnalysis> conv;            // request.conv on a grid
 };
 
 // Throws InputError for invalid settings and Cancelled when *cancel becomes true.
-// head_statistics = false leaves AttentionAnalysis::stats and mha_probs empty (the window shows the
-// heatmaps first and asks attention_statistics() for them afterwards).
-Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel = nullptr, bool head_statistics = true);
+// On a sentence, relpos without attention gives purely positional heads (any head count); mixed mode
+// computes the content scores it needs. On a grid, `attention` is ignored.
+Analysis analyse(const Scene& scene, const AnalysisRequest& request, const std::atomic<bool>* cancel = nullptr);
+// analyse(scene, request_for(scene), cancel).
+Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
 
 // The head statistics of an attention analysis (head_stats.h); drift_from_mha too when the model's
 // K/V were pooled from an MHA base (weights converted or designed, G < H), whose maps go to
@@ -105,11 +118,6 @@ HeadStats attention_statistics(const AttentionAnalysis& attention, const ModelSe
 // the model's heads. Throws InputError for invalid settings, Cancelled when *cancel becomes true.
 RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* attention,
                               const std::atomic<bool>* cancel = nullptr);
-
-// Relative-position attention without grouped attention: the grid, or the sentence's tokens and their
-// vectors (any head count works, as no attention weights are made); mixed mode, which needs the
-// content scores, goes through analyse(). What `attnscope relpos` and `export --what relpos` compute.
-RelposAnalysis analyse_relpos_only(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
 
 // Convolution as attention on the scene's grid (scene.conv kernel and α, scene.relpos.pad_keys).
 // Throws InputError for a non-grid input or invalid settings, Cancelled when *cancel becomes true.

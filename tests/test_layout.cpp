@@ -1,0 +1,120 @@
+// The allowed include directions (README "Layout"), checked over the sources:
+//   - the engine includes no ImGui, GLFW or OpenGL header and nothing of app/;
+//   - each engine folder includes only the folders its README.md lists under "May include:";
+//   - app/core includes neither app/cli nor app/gui, and app/cli not app/gui.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path source_dir = ATTNSCOPE_SOURCE_DIR;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool is_source(const fs::path& p) { return p.extension() == ".h" || p.extension() == ".cpp"; }
+
+// Every `#include "…"` and `#include <…>` of a file.
+std::vector<std::string> includes_of(const fs::path& p) {
+  static const std::regex include_line(R"(^\s*#\s*include\s*[<"]([^">]+)[">])");
+  std::vector<std::string> out;
+  std::istringstream in(slurp(p));
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line))
+    if (std::regex_search(line, m, include_line)) out.push_back(m[1]);
+  return out;
+}
+
+// The engine folder an include names ("attnscope/relpos/grids.h", or a private "relpos/x.h"), or "".
+std::string engine_folder_of(const std::string& include, const std::set<std::string>& folders) {
+  std::string path = include.rfind("attnscope/", 0) == 0 ? include.substr(10) : include;
+  const size_t slash = path.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string folder = path.substr(0, slash);
+  return folders.count(folder) ? folder : "";
+}
+
+}  // namespace
+
+TEST_CASE("layout: every engine folder says what it may include, and its sources keep to it") {
+  std::map<std::string, std::set<std::string>> allowed;
+  for (const auto& entry : fs::directory_iterator(source_dir / "engine/src")) {
+    if (!entry.is_directory()) continue;
+    const std::string folder = entry.path().filename().string();
+    const fs::path note = entry.path() / "README.md";
+    INFO("engine/src/" << folder);
+    REQUIRE_MESSAGE(fs::exists(note), "each engine folder has a README.md saying what lives there");
+    std::smatch m;
+    const std::string text = slurp(note);
+    REQUIRE(std::regex_search(text, m, std::regex(R"(May include:([^\n]*))")));
+    std::istringstream words(m[1].str());
+    allowed[folder];
+    for (std::string w; words >> w;)
+      if (w != "nothing" && w != "else" && w != "in" && w != "the" && w != "engine") allowed[folder].insert(w);
+  }
+  std::set<std::string> folders;
+  for (const auto& [f, _] : allowed) folders.insert(f);
+  // Every public header folder has its source folder (and so its note).
+  for (const auto& entry : fs::directory_iterator(source_dir / "engine/include/attnscope")) {
+    CHECK_MESSAGE(entry.is_directory(), entry.path() << ": public headers live in concept folders");
+    CHECK_MESSAGE(folders.count(entry.path().filename().string()), entry.path() << " has no engine/src folder");
+  }
+  for (const auto& [f, deps] : allowed)
+    for (const std::string& d : deps) CHECK_MESSAGE(folders.count(d), f << " may include '" << d << "', which is no folder");
+
+  int files = 0, checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir / "engine")) {
+    if (!entry.is_regular_file() || !is_source(entry.path())) continue;
+    const fs::path rel = fs::relative(entry.path(), source_dir / "engine");
+    auto part = rel.begin();
+    const std::string top = (part++)->string();
+    if (top == "include") ++part;  // include/attnscope/<folder>/…
+    const std::string folder = part->string();
+    INFO(rel.string());
+    REQUIRE_MESSAGE(folders.count(folder), "every engine source sits in a concept folder");
+    ++files;
+    for (const std::string& inc : includes_of(entry.path())) {
+      INFO("#include " << inc);
+      for (const char* gui : {"imgui", "GLFW/", "GL/", "glad", "backends/"})
+        CHECK_MESSAGE(inc.rfind(gui, 0) != 0, "the engine includes no window header");
+      for (const char* app : {"gui/", "cli/", "core/scene_options", "core/compute_worker", "core/pictures"})
+        CHECK_MESSAGE(inc.rfind(app, 0) != 0, "the engine includes nothing of app/");
+      const std::string to = engine_folder_of(inc, folders);
+      if (to.empty() || to == folder) continue;
+      ++checked;
+      CHECK_MESSAGE(allowed[folder].count(to), "engine/" << folder << " may not include " << to
+                                                         << " (see engine/src/" << folder << "/README.md)");
+    }
+  }
+  CHECK(files > 50);
+  CHECK(checked > 50);
+}
+
+TEST_CASE("layout: app/core includes neither the command line nor the window, and the command line not the window") {
+  const std::map<std::string, std::vector<std::string>> forbidden = {{"core", {"cli/", "gui/", "imgui", "GLFW/"}},
+                                                                     {"cli", {"gui/", "imgui", "GLFW/"}}};
+  int files = 0;
+  for (const auto& [folder, bad] : forbidden)
+    for (const auto& entry : fs::directory_iterator(source_dir / "app" / folder)) {
+      if (!is_source(entry.path())) continue;
+      ++files;
+      for (const std::string& inc : includes_of(entry.path()))
+        for (const std::string& b : bad)
+          CHECK_MESSAGE(inc.rfind(b, 0) != 0, "app/" << folder << "/" << entry.path().filename().string() << " includes " << inc);
+    }
+  CHECK(files >= 10);
+}
