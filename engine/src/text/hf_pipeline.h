@@ -100,6 +100,14 @@ struct TemplatePiece {
   std::vector<int32_t> ids;
 };
 
+// A piece of text on its way to the model: a word after pre-tokenization, or an added token already
+// turned into its id.
+struct Piece {
+  std::string text;
+  int32_t added_id = -1;   // ≥ 0: an added token, already an id
+  bool at_origin = false;  // starts at byte 0 of the original text (Metaspace's prepend_scheme "first")
+};
+
 struct Pipeline {
   std::string source;       // the file(s), for messages
   std::string kind;         // "tokenizer.json" or "GPT-2 vocab.json + merges.txt"
@@ -128,6 +136,8 @@ class HfTokenizer final : public Tokenizer {
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override;
 
   const Pipeline& pipeline() const { return p_; }
+  // Steps 1–3: the words the model will see (added tokens as pieces with their id). Validates the text.
+  std::vector<Piece> pre_tokenize(std::string_view text) const;
 
  private:
   // The piece an id stands for; throws InputError for an id no token has.

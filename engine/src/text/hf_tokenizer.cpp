@@ -178,12 +178,6 @@ std::vector<AddedTokenMatcher::Match> AddedTokenMatcher::find_all(std::string_vi
 
 namespace {
 
-struct Piece {
-  std::string text;
-  int32_t added_id = -1;   // ≥ 0: an added token, already an id
-  bool at_origin = false;  // starts at byte 0 of the original text (Metaspace's prepend_scheme "first")
-};
-
 bool ends_with_word(std::string_view s) {
   if (s.empty()) return false;
   size_t begin;
@@ -230,7 +224,7 @@ void split_on_added(const Pipeline& p, const AddedTokenMatcher& matcher, std::st
       }
     }
     push_text(done, begin);
-    out.push_back({std::string(), token.id, at_origin && begin == 0});
+    out.push_back({token.content, token.id, at_origin && begin == 0});
     done = end;
   }
   push_text(done, text.size());
@@ -261,7 +255,7 @@ std::string apply_normalizers(const std::vector<NormalizerStep>& steps, std::str
 namespace {
 
 // One pre-tokenizer step over every piece that is not an added token yet.
-std::vector<Piece> pre_tokenize(const PreTokenizerStep& step, std::vector<Piece> pieces) {
+std::vector<Piece> apply_pre_tokenizer(const PreTokenizerStep& step, std::vector<Piece> pieces) {
   std::vector<Piece> out;
   out.reserve(pieces.size());
   auto emit = [&](const Piece& from, std::string_view text, const std::vector<Span>& spans) {
@@ -328,7 +322,7 @@ std::vector<Piece> pre_tokenize(const PreTokenizerStep& step, std::vector<Piece>
 
 }  // namespace
 
-std::vector<int32_t> HfTokenizer::encode_ids(std::string_view text, bool add_special_tokens) const {
+std::vector<Piece> HfTokenizer::pre_tokenize(std::string_view text) const {
   require(int64_t(text.size()) <= limits::max_text_bytes,
           "the text has " + std::to_string(text.size()) + " bytes; the limit is " +
               std::to_string(limits::max_text_bytes) + " (1 MiB)");
@@ -347,7 +341,12 @@ std::vector<int32_t> HfTokenizer::encode_ids(std::string_view text, bool add_spe
     split_on_added(p_, p_.normalized_matcher, normalized, piece.at_origin, pieces);
   }
   // 3. Pre-tokenizers.
-  for (const PreTokenizerStep& step : p_.pre_tokenizers) pieces = pre_tokenize(step, std::move(pieces));
+  for (const PreTokenizerStep& step : p_.pre_tokenizers) pieces = apply_pre_tokenizer(step, std::move(pieces));
+  return pieces;
+}
+
+std::vector<int32_t> HfTokenizer::encode_ids(std::string_view text, bool add_special_tokens) const {
+  const std::vector<Piece> pieces = pre_tokenize(text);
   // 4. The model.
   std::vector<int32_t> ids;
   ids.reserve(text.size() / 3 + 4);
