@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(npy scene_json tokenizer lists image cli)
+[[ ${#targets[@]} -gt 0 ]] || targets=(npy scene_json tokenizer tokenizer_json lists image cli)
 "$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
 build="$root/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_FUZZ=ON \

@@ -36,6 +36,7 @@ TEST_CASE("fuzz corpus: every committed input runs cleanly through its target") 
   CHECK(replay("npy", f::npy) >= 4);
   CHECK(replay("scene_json", f::scene_json) >= 3);
   CHECK(replay("tokenizer", f::tokenizer) >= 3);
+  CHECK(replay("tokenizer_json", f::tokenizer_json) >= 6);
   CHECK(replay("lists", f::lists) >= 4);
   CHECK(replay("image", f::image) >= 2);
   CHECK(replay("cli", f::cli) >= 3);

@@ -38,7 +38,9 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
   merges_.reserve(merges.size());
   std::string joined;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+    // (Not a structured binding: clang 14 cannot capture one in the lambda.)
+    const std::string& left = merges[rank].first;
+    const std::string& right = merges[rank].second;
     auto refuse = [&](const std::string& problem) {
       throw InputError(source + ": merge " + std::to_string(rank) + " (" + quote_token(left) + " + " +
                        quote_token(right) + ") " + problem);
