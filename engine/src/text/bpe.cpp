@@ -2,6 +2,7 @@
 #include "attnscope/text/bpe.h"
 
 #include <algorithm>
+#include <bit>
 #include <queue>
 
 #include "attnscope/core/error.h"
@@ -17,7 +18,6 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
     : options_(std::move(options)) {
   using text_detail::quote_token;
   // (Plain ifs, not require(): the messages must not be built for each of 150k good entries.)
-  token_to_id_.reserve(vocab.size());
   int64_t max_id = -1;
   for (const auto& [token, id] : vocab) {
     if (id < 0 || id >= limits::max_vocab_tokens)
@@ -25,17 +25,26 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
                        std::to_string(limits::max_vocab_tokens - 1));
     max_id = std::max(max_id, id);
   }
-  id_to_token_.assign(size_t(max_id + 1), nullptr);
+  tokens_.resize(size_t(max_id + 1));
+  has_token_.assign(size_t(max_id + 1), 0);
+  token_slots_.assign(std::bit_ceil(std::max<size_t>(16, vocab.size() * 2)), TokenSlot{0, -1});
+  const size_t mask = token_slots_.size() - 1;
   for (auto& [token, id] : vocab) {
-    auto [it, inserted] = token_to_id_.emplace(std::move(token), int32_t(id));
-    if (!inserted) throw InputError(source + ": the vocabulary lists " + quote_token(it->first) + " twice");
-    const std::string*& slot = id_to_token_[size_t(id)];
-    if (slot)
-      throw InputError(source + ": id " + std::to_string(id) + " is given to both " + quote_token(*slot) + " and " +
-                       quote_token(it->first) + "; every id must name one token");
-    slot = &it->first;
+    if (has_token_[size_t(id)])
+      throw InputError(source + ": id " + std::to_string(id) + " is given to both " + quote_token(tokens_[size_t(id)]) +
+                       " and " + quote_token(token) + "; every id must name one token");
+    const size_t h = std::hash<std::string_view>{}(token);
+    const uint32_t tag = uint32_t(h >> 32);
+    size_t i = h & mask;
+    for (; token_slots_[i].id >= 0; i = (i + 1) & mask)
+      if (token_slots_[i].tag == tag && tokens_[size_t(token_slots_[i].id)] == token)
+        throw InputError(source + ": the vocabulary lists " + quote_token(token) + " twice");
+    token_slots_[i] = {tag, int32_t(id)};
+    tokens_[size_t(id)] = std::move(token);
+    has_token_[size_t(id)] = 1;
+    ++token_count_;
   }
-  merges_.reserve(merges.size());
+  merge_slots_.assign(std::bit_ceil(std::max<size_t>(16, merges.size() * 2)), MergeSlot{kNoKey, {}});
   std::string joined;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     // (Not a structured binding: clang 14 cannot capture one in the lambda.)
@@ -52,7 +61,7 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
     const auto result = token_to_id(joined);
     if (!result) refuse("makes " + quote_token(joined) + ", which is not in the vocabulary");
     // A pair listed twice keeps its last rank (the tokenizers library builds a map from the list).
-    merges_.insert_or_assign(pair_key(*l, *r), Merge{int32_t(rank), *result});
+    insert_merge(pair_key(*l, *r), Merge{int32_t(rank), *result});
   }
   if (options_.unk_token) unk_id_ = token_to_id(*options_.unk_token);
   for (int b = 0; b < 256; ++b) {
@@ -63,18 +72,45 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
 }
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
-  const auto it = token_to_id_.find(token);
-  if (it == token_to_id_.end()) return std::nullopt;
-  return it->second;
+  const size_t h = std::hash<std::string_view>{}(token);
+  const uint32_t tag = uint32_t(h >> 32);
+  const size_t mask = token_slots_.size() - 1;
+  for (size_t i = h & mask; token_slots_[i].id >= 0; i = (i + 1) & mask)
+    if (token_slots_[i].tag == tag && tokens_[size_t(token_slots_[i].id)] == token) return token_slots_[i].id;
+  return std::nullopt;
 }
 
 const std::string* BpeModel::id_to_token(int32_t id) const {
-  return id >= 0 && id < id_limit() ? id_to_token_[size_t(id)] : nullptr;
+  return id >= 0 && id < id_limit() && has_token_[size_t(id)] ? &tokens_[size_t(id)] : nullptr;
+}
+
+namespace {
+// SplitMix64's finaliser: pair keys differ only in a few low bits of each half.
+size_t mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return size_t(x ^ (x >> 31));
+}
+}  // namespace
+
+void BpeModel::insert_merge(uint64_t key, Merge merge) {
+  const size_t mask = merge_slots_.size() - 1;
+  size_t i = mix(key) & mask;
+  for (; merge_slots_[i].key != kNoKey; i = (i + 1) & mask)
+    if (merge_slots_[i].key == key) {
+      merge_slots_[i].merge = merge;
+      return;
+    }
+  merge_slots_[i] = {key, merge};
+  ++merge_count_;
 }
 
 const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
-  const auto it = merges_.find(pair_key(left, right));
-  return it == merges_.end() ? nullptr : &it->second;
+  const uint64_t key = pair_key(left, right);
+  const size_t mask = merge_slots_.size() - 1;
+  for (size_t i = mix(key) & mask; merge_slots_[i].key != kNoKey; i = (i + 1) & mask)
+    if (merge_slots_[i].key == key) return &merge_slots_[i].merge;
+  return nullptr;
 }
 
 std::vector<BpeModel::Symbol> BpeModel::initial_symbols(std::string_view word) const {
