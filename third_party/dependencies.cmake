@@ -6,8 +6,14 @@ find_package(nlohmann_json 3 REQUIRED)                 # nlohmann-json3-dev -> n
 find_package(CLI11 REQUIRED)                           # libcli11-dev     -> CLI11::CLI11
 pkg_check_modules(STB REQUIRED IMPORTED_TARGET GLOBAL stb)    # libstb-dev       -> PkgConfig::STB
 pkg_check_modules(FONTCONFIG REQUIRED IMPORTED_TARGET GLOBAL fontconfig)  # libfontconfig-dev
+# Tokenizers (engine/src/text): PCRE2 runs the pre-tokenizer patterns exactly as tokenizer.json states
+# them (\p{L}, (?i:…), (?!\S)); utf8proc does NFC/NFKC. Both are linked PRIVATE into the engine.
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET GLOBAL libpcre2-8)  # libpcre2-dev
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET GLOBAL libutf8proc)  # libutf8proc-dev
 add_library(attnscope::stb ALIAS PkgConfig::STB)
 add_library(attnscope::fontconfig ALIAS PkgConfig::FONTCONFIG)
+add_library(attnscope::pcre2 ALIAS PkgConfig::PCRE2)
+add_library(attnscope::utf8proc ALIAS PkgConfig::UTF8PROC)
 
 if(ATTNSCOPE_OPENMP)
   find_package(OpenMP REQUIRED COMPONENTS CXX)

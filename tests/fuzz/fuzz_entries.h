@@ -21,7 +21,10 @@
 #include "attnscope/model/config.h"
 #include "attnscope/core/parse_lists.h"
 #include "attnscope/scene/scene_json.h"
+#include "attnscope/text/bpe.h"
+#include "attnscope/text/byte_level.h"
 #include "attnscope/text/tokenizer.h"
+#include "attnscope/text/tokenizer_interface.h"
 #include "core/scene_options.h"
 
 namespace attnscope::fuzz {
@@ -63,6 +66,165 @@ inline void tokenizer(const uint8_t* data, size_t size) {
     if (!tokens.empty() && tokens.size() <= 64) (void)embed_tokens(tokens, 8, 1);
   } catch (const InputError&) {
   }
+}
+
+// ---- tokenizer_json: arbitrary tokenizer.json text, and arbitrary text through loaded vocabularies ----
+
+namespace tokenizer_json_detail {
+
+using json = nlohmann::json;
+
+// A byte-level vocabulary (GPT-2's 256 characters) with a few merges, Qwen's Split pattern, NFC,
+// added tokens with every flag and a BOS/EOS template: decoding gives the text back exactly.
+inline const Tokenizer& byte_level() {
+  static const auto t = [] {
+    json vocab = json::object(), merges = json::array();
+    int id = 0;
+    auto add = [&](const std::string& s) {
+      if (!vocab.contains(s)) vocab[s] = id++;
+    };
+    for (int b = 0; b < 256; ++b) add(encode_utf8(byte_to_unicode(uint8_t(b))));
+    for (auto [l, r] : {std::pair{"Ġ", "t"}, {"h", "e"}, {"Ġt", "he"}, {"æ", "Ī"}, {"æĪ", "ĳ"}, {"Ġ", "Ġ"}, {"1", "2"}}) {
+      add(l), add(r), add(std::string(l) + r);
+      merges.push_back(json::array({l, r}));
+    }
+    const std::string pattern =
+        R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+    auto added = [&](int i, const char* content, bool special, bool lstrip, bool rstrip, bool single_word, bool normalized) {
+      return json{{"id", i}, {"content", content}, {"special", special}, {"lstrip", lstrip}, {"rstrip", rstrip},
+                  {"single_word", single_word}, {"normalized", normalized}};
+    };
+    const json doc = {
+        {"added_tokens", json::array({added(id, "<|end|>", true, false, false, false, false),
+                                      added(id + 1, "<m>", true, true, true, false, false),
+                                      added(id + 2, "word", false, false, false, true, true)})},
+        {"normalizer", {{"type", "NFC"}}},
+        {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", json::array({
+             {{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}})}}},
+        {"post_processor", {{"type", "TemplateProcessing"}, {"single", json::array({"<|end|>", "$A", "<|end|>"})},
+                            {"special_tokens", {{"<|end|>", {{"id", "<|end|>"}, {"ids", {id}}, {"tokens", {"<|end|>"}}}}}}}},
+        {"decoder", {{"type", "ByteLevel"}}},
+        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+    return tokenizer_from_json(doc.dump(), "fuzz byte-level");
+  }();
+  return *t;
+}
+
+// A SentencePiece-style vocabulary: ▁ normalizer, byte fallback for everything, the Llama decoder.
+inline const Tokenizer& sentencepiece() {
+  static const auto t = [] {
+    json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+    int id = 3;
+    for (int b = 0; b < 256; ++b) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      vocab[name] = id++;
+    }
+    json merges = json::array();
+    for (const char* s : {"▁", "a", "b", "t", "h", "e", "我"}) vocab[s] = id++;
+    for (auto [l, r] : {std::pair{"▁", "t"}, {"h", "e"}, {"▁t", "he"}, {"a", "b"}}) {
+      if (!vocab.contains(std::string(l) + r)) vocab[std::string(l) + r] = id++;
+      merges.push_back(std::string(l) + " " + r);
+    }
+    const json doc = {
+        {"added_tokens", json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}, {"normalized", false}},
+                                      {{"id", 1}, {"content", "<s>"}, {"special", true}, {"normalized", false}},
+                                      {{"id", 2}, {"content", "</s>"}, {"special", true}, {"normalized", false}}})},
+        {"normalizer", {{"type", "Sequence"}, {"normalizers", json::array({
+             {{"type", "Prepend"}, {"prepend", "▁"}},
+             {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "▁"}}})}}},
+        {"pre_tokenizer", nullptr},
+        {"post_processor", {{"type", "TemplateProcessing"}, {"single", json::array({"<s>", "$A"})},
+                            {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
+        {"decoder", {{"type", "Sequence"}, {"decoders", json::array({
+             {{"type", "Replace"}, {"pattern", {{"String", "▁"}}}, {"content", " "}},
+             {{"type", "ByteFallback"}}, {{"type", "Fuse"}},
+             {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}})}}},
+        {"model", {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"byte_fallback", true},
+                   {"vocab", vocab}, {"merges", merges}}}};
+    return tokenizer_from_json(doc.dump(), "fuzz sentencepiece");
+  }();
+  return *t;
+}
+
+// Encodes, describes and decodes; traps when an id is out of range, the per-token fields disagree
+// in length, a label is not valid UTF-8, or a lossless tokenizer does not give the text back.
+inline void exercise(const Tokenizer& t, std::string_view text, bool lossless) {
+  std::vector<int32_t> ids;
+  try {
+    ids = t.encode_ids(text, false);
+  } catch (const InputError&) {
+    return;  // invalid UTF-8 or too long: a message, as promised
+  }
+  for (int32_t id : ids)
+    if (id < 0 || id >= t.vocab_size()) __builtin_trap();
+  const Encoding e = t.describe(ids);
+  if (e.labels.size() != ids.size() || e.bytes.size() != ids.size() || e.pieces.size() != ids.size()) __builtin_trap();
+  for (const std::string& label : e.labels) try {
+      validate_utf8(label);
+    } catch (const InputError&) {
+      __builtin_trap();
+    }
+  const std::string decoded = t.decode(ids);
+  try {
+    validate_utf8(decoded);
+  } catch (const InputError&) {
+    __builtin_trap();
+  }
+  if (lossless && decoded != text) __builtin_trap();
+  (void)t.encode_ids(text, true);
+}
+
+}  // namespace tokenizer_json_detail
+
+// Input: tokenizer.json text, then optionally a NUL byte and a text to encode with it. The whole input
+// is also encoded as text by two fixed vocabularies, so the encoder is fuzzed even when the JSON is
+// broken; and the BPE fast path is checked against its plain-loop reference on it.
+inline void tokenizer_json(const uint8_t* data, size_t size) {
+  namespace d = tokenizer_json_detail;
+  const std::string_view input = as_text(data, size);
+  const size_t nul = input.find('\0');
+  const std::string_view document = input.substr(0, nul);
+  const std::string_view text = nul == std::string_view::npos ? std::string_view("Hello 世界 123!") : input.substr(nul + 1);
+  try {
+    const auto t = tokenizer_from_json(document, "fuzz.json");
+    d::exercise(*t, text, false);
+  } catch (const InputError&) {
+  }
+  // Byte-level BPE gives the text back, except where NFC changes it (ASCII never changes) and where
+  // "<m>" (lstrip/rstrip) takes the spaces around it.
+  bool ascii = true;
+  for (unsigned char c : input) ascii &= c < 0x80;
+  d::exercise(d::byte_level(), input, ascii && input.find("<m>") == std::string_view::npos);
+  // The ▁ scheme is lossless for text without ▁ itself and without its special tokens' strings.
+  const bool plain = input.find("\xE2\x96\x81") == std::string_view::npos && input.find("<s>") == std::string_view::npos &&
+                     input.find("</s>") == std::string_view::npos && input.find("<unk>") == std::string_view::npos;
+  d::exercise(d::sentencepiece(), input, plain);
+  // BPE merges: the heap against the plain loop, on the input as one word (short: the loop is O(n²)).
+  static const BpeModel model = [] {
+    std::vector<std::pair<std::string, int64_t>> vocab;
+    std::vector<std::pair<std::string, std::string>> merges;
+    for (int c = 'a'; c <= 'e'; ++c) vocab.emplace_back(std::string(1, char(c)), c - 'a');
+    // Each merge joins two earlier tokens (a fixed pseudo-random choice): many ties and overlaps.
+    for (unsigned i = 0, x = 12345; merges.size() < 120; ++i) {
+      x = x * 1103515245u + 12345u;
+      const auto& l = vocab[(x >> 8) % vocab.size()].first;
+      x = x * 1103515245u + 12345u;
+      const auto& r = vocab[(x >> 8) % vocab.size()].first;
+      if (l.size() + r.size() > 6) continue;
+      const std::string joined = l + r;
+      merges.emplace_back(l, r);
+      if (std::none_of(vocab.begin(), vocab.end(), [&](const auto& v) { return v.first == joined; }))
+        vocab.emplace_back(joined, int64_t(vocab.size()));
+    }
+    return BpeModel(vocab, merges, BpeOptions{}, "fuzz");
+  }();
+  std::string word;
+  for (size_t i = 0; i < size && word.size() < 200; ++i) word += char('a' + data[i] % 5);
+  std::vector<int32_t> fast;
+  model.encode_word(word, fast);
+  if (fast != model.encode_word_reference(word)) __builtin_trap();
 }
 
 inline void lists(const uint8_t* data, size_t size) {
@@ -165,6 +327,7 @@ struct Target {
 };
 inline constexpr Target targets[] = {
     {"npy", npy, 4},       {"scene_json", scene_json, 3}, {"tokenizer", tokenizer, 3},
+    {"tokenizer_json", tokenizer_json, 6},
     {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
     {"safetensors", safetensors, 4}, {"model_config", model_config, 4},
 };

@@ -56,6 +56,22 @@ std::u32string decode_utf8(std::string_view text) {
   return out;
 }
 
+void validate_utf8(std::string_view text, std::string_view where) {
+  try {
+    for (size_t i = 0; i < text.size();) {
+      // ASCII needs no decoding; long English runs skip the general path.
+      if (static_cast<unsigned char>(text[i]) < 0x80) {
+        ++i;
+        continue;
+      }
+      (void)decode_one(text, i);
+    }
+  } catch (const InputError& e) {
+    if (where.empty()) throw;
+    throw InputError(std::string(where) + ": " + e.what());
+  }
+}
+
 std::string encode_utf8(char32_t cp) {
   std::string s;
   if (cp < 0x80) {

@@ -23,6 +23,9 @@ struct Token {
 // Decodes UTF-8 strictly (no overlongs, surrogates or code points above U+10FFFF).
 // Throws InputError "invalid UTF-8 at byte N: <reason>".
 std::u32string decode_utf8(std::string_view text);
+// The same check without decoding. A non-empty `where` (a file name) starts the message:
+// "'vocab.json': invalid UTF-8 at byte N: …".
+void validate_utf8(std::string_view text, std::string_view where = {});
 std::string encode_utf8(char32_t codepoint);
 
 bool is_cjk_ideograph(char32_t cp);
