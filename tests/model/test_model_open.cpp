@@ -266,7 +266,7 @@ TEST_CASE("model open: a sharded checkpoint's index is checked against its shard
 }
 
 TEST_CASE("model convert: pooling K/V shares every other weight and averages the groups' heads") {
-  const auto m = model::open(model_fixture("llama_gqa_bf16_sharded"));  // H = 4, G = 2
+  const auto m = model::open(model_fixture("qwen2_gqa"));  // H = 4, G = 2, q/k/v biases
   const auto same = convert_kv_heads(*m, 2);
   CHECK(same->weights == m->weights);
   CHECK(same->pooled_kv.empty());
@@ -276,13 +276,15 @@ TEST_CASE("model convert: pooling K/V shares every other weight and averages the
   CHECK(mqa->original_kv_heads == 2);
   const int D = m->config.head_dim;
   for (int l = 0; l < m->config.layers; ++l) {
-    const KvWeights& a = m->kv(l);
+    const Mat ak = m->kv(l).wk.to_mat(), av = m->kv(l).wv.to_mat();
     const KvWeights& b = mqa->kv(l);
     REQUIRE(b.wk.rows() == D);
-    const Mat expected_k = (a.wk.topRows(D) + a.wk.bottomRows(D)) / 2;
-    const Mat expected_v = (a.wv.topRows(D) + a.wv.bottomRows(D)) / 2;
-    test::check_close(b.wk, expected_k, 1e-7, "pooled W_K");
-    test::check_close(b.wv, expected_v, 1e-7, "pooled W_V");
+    const Mat expected_k = (ak.topRows(D) + ak.bottomRows(D)) / 2;
+    const Mat expected_v = (av.topRows(D) + av.bottomRows(D)) / 2;
+    test::check_close(b.wk.to_mat(), expected_k, 1e-7, "pooled W_K");
+    test::check_close(b.wv.to_mat(), expected_v, 1e-7, "pooled W_V");
+    const Vec expected_bk = (m->kv(l).bk.head(D) + m->kv(l).bk.tail(D)) / 2;
+    CHECK((b.bk - expected_bk).cwiseAbs().maxCoeff() <= 1e-7);
   }
   // Pooling a converted model starts again from the checkpoint's own K/V.
   CHECK(convert_kv_heads(*mqa, 2)->pooled_kv.empty());

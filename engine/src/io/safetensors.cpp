@@ -269,21 +269,27 @@ std::string_view SafetensorsFile::raw(const SafetensorsTensor& t) const {
 }
 
 void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, bool release_pages) const {
-  require(converts_to_float32(t.dtype), std::string("'") + path().string() + "': tensor '" + t.name + "' has dtype " +
-                                            to_string(t.dtype) + ", which attnscope cannot read as weights (valid: "
-                                            "F32, F16, BF16)");
-  const int64_t count = t.count();
-  const std::string_view bytes = raw(t);
+  read_float32(t, dst, 0, t.count(), release_pages);
+}
+
+void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, int64_t first, int64_t count,
+                                   bool release_pages) const {
+  require(converts_to_float32(t.dtype), std::string("'") + path().string() + "': tensor '" + t.name +
+                                            "' has dtype " + to_string(t.dtype) +
+                                            ", which attnscope cannot read as weights (valid: F32, F16, BF16)");
+  require(first >= 0 && count >= 0 && first + count <= t.count(), "read outside tensor '" + t.name + "'");
   const int size = element_bytes(t.dtype);
+  const char* src = raw(t).data() + first * size;
+  const uint64_t file_at = header_.data_start + t.begin + uint64_t(first * size);
   // Chunks of 64K values, converted and checked for NaN/inf while they are still in cache; large
-  // tensors use every core (the page faults of the fresh float32 memory are most of the cost).
+  // ranges use every core (the page faults of the fresh float32 memory are most of the cost).
   constexpr int64_t chunk = 1 << 16;
   const int64_t chunks = (count + chunk - 1) / chunk;
   int64_t first_bad = count;
 #pragma omp parallel for schedule(static) reduction(min : first_bad) if (chunks >= 16)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t at = c * chunk, n = std::min(chunk, count - at);
-    convert_to_float32(bytes.data() + at * size, t.dtype, n, dst + at);
+    convert_to_float32(src + at * size, t.dtype, n, dst + at);
     float probe = 0;
     for (int64_t i = 0; i < n; ++i) probe += dst[at + i] * 0.0f;  // NaN exactly when a value is not finite
     if (probe != 0.0f || std::isnan(probe))
@@ -294,13 +300,13 @@ void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, bool 
         }
     // Hand the chunk's source pages back at once, so a large tensor (a 150K-token embedding) never
     // has its file bytes and its float32 copy resident together.
-    if (release_pages) file_.release(header_.data_start + t.begin + uint64_t(at * size), uint64_t(n * size));
+    if (release_pages) file_.release(file_at + uint64_t(at * size), uint64_t(n * size));
   }
   if (first_bad < count)
     throw InputError(std::string("'") + path().string() + "': tensor '" + t.name + "' holds " +
-                     (std::isnan(dst[first_bad]) ? "NaN" : "infinity") + " at flat index " + std::to_string(first_bad) +
-                     " (weights must be finite numbers)");
-  if (release_pages) file_.release(header_.data_start + t.begin, t.end - t.begin);
+                     (std::isnan(dst[first_bad]) ? "NaN" : "infinity") + " at flat index " +
+                     std::to_string(first + first_bad) + " (weights must be finite numbers)");
+  if (release_pages) file_.release(file_at, uint64_t(count * size));
 }
 
 // ---- writing -------------------------------------------------------------------------------------

@@ -97,11 +97,23 @@ const SafetensorsTensor& Checkpoint::tensor(const std::string& name) const {
 }
 
 void Checkpoint::read(const std::string& name, const std::vector<int64_t>& shape, float* dst) const {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  read_range(name, shape, 0, count, dst);
+}
+
+void Checkpoint::read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row,
+                           int64_t rows, float* dst) const {
+  read_range(name, shape, first_row * shape.at(1), rows * shape.at(1), dst);
+}
+
+void Checkpoint::read_range(const std::string& name, const std::vector<int64_t>& shape, int64_t first, int64_t count,
+                            float* dst) const {
   const SafetensorsTensor& t = tensor(name);
   const Location& at = where_.at(name);
   require(t.shape == shape, "'" + at.file->path().string() + "': tensor '" + name + "' has shape " +
                                 shape_text(t.shape) + ", but config.json implies " + shape_text(shape));
-  at.file->read_float32(t, dst);
+  at.file->read_float32(t, dst, first, count);
   dtypes_.insert(to_string(t.dtype));
 }
 

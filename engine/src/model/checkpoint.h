@@ -28,11 +28,16 @@ class Checkpoint {
   // Reads `name` into dst (product(shape) floats) after checking its shape; throws InputError
   // naming the file, the tensor, the shape found and the shape config.json implies.
   void read(const std::string& name, const std::vector<int64_t>& shape, float* dst) const;
+  // Rows [first_row, first_row + rows) of a 2D tensor into dst [rows, shape[1]], same checks.
+  void read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row, int64_t rows,
+                 float* dst) const;
   // The description of where the tensors live ("'DIR/model.safetensors'" or "the 3 shards of 'DIR'").
   const std::string& description() const { return description_; }
   std::string dtypes_read() const;  // "BF16", "F32, F16", … of the tensors read so far
 
  private:
+  void read_range(const std::string& name, const std::vector<int64_t>& shape, int64_t first, int64_t count,
+                  float* dst) const;
   struct Location {
     const SafetensorsFile* file;
     const SafetensorsTensor* tensor;

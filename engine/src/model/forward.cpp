@@ -1,6 +1,7 @@
 // forward.cpp — the fast forward pass: the ops of model/ops.h (shared with training) in the order of
 // SPEC "Real checkpoints", one code path for both families; the family only picks the norm, the
-// positions and the MLP (config.h). Cancellable between layers.
+// positions and the MLP (config.h). Cancellable between layers. The linear layers run on packed
+// weights (packed_matrix.h), the inference-only product beside ops::linear_forward.
 //
 // Sections: buffers · one layer · the pass · top-k
 #include <algorithm>
@@ -31,6 +32,18 @@ struct Activations {
 };
 
 const float* data_or_null(const Vec& v) { return v.size() ? v.data() : nullptr; }
+
+// gelu_new in place over x [N] with Eigen's vectorised tanh (ops::gelu_new_forward calls std::tanh per
+// value, which was an eighth of a GPT-2 forward pass). Same formula; the two agree to float rounding.
+void gelu_new_inplace(float* x, int64_t N) {
+  constexpr int64_t block = 1 << 14;
+#pragma omp parallel for schedule(static) if (N >= 4 * block)
+  for (int64_t b = 0; b < N; b += block) {
+    Eigen::Map<Eigen::ArrayXf> v(x + b, std::min(block, N - b));
+    const float k = 0.7978845608028654f;  // sqrt(2/π)
+    v = 0.5f * v * (1.0f + (k * (v + 0.044715f * v.cube())).tanh());
+  }
+}
 
 void apply_norm(const ModelConfig& c, float* out, const float* x, const Vec& weight, const Vec& bias, int T) {
   if (c.norm == NormKind::layernorm)
@@ -78,15 +91,15 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
   const int Q = H * D, KV = G * D;
   // 1. attention: norm → q, k, v → RoPE → grouped causal attention → output projection → residual
   apply_norm(c, a.h.data(), a.x.data(), w.norm1_weight, w.norm1_bias, T);
-  ops::linear_forward(a.q.data(), a.h.data(), w.wq.data(), data_or_null(w.bq), T, C, Q);
-  ops::linear_forward(a.k.data(), a.h.data(), kv.wk.data(), data_or_null(kv.bk), T, C, KV);
-  ops::linear_forward(a.v.data(), a.h.data(), kv.wv.data(), data_or_null(kv.bv), T, C, KV);
+  linear_forward_packed(a.q.data(), a.h.data(), w.wq, data_or_null(w.bq), T);
+  linear_forward_packed(a.k.data(), a.h.data(), kv.wk, data_or_null(kv.bk), T);
+  linear_forward_packed(a.v.data(), a.h.data(), kv.wv, data_or_null(kv.bv), T);
   if (c.positions == PositionKind::rotary) {
     ops::rope_forward(a.q.data(), 1, T, H, D, float(c.rope_theta), 0);
     ops::rope_forward(a.k.data(), 1, T, G, D, float(c.rope_theta), 0);
   }
   ops::attention_forward(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D);
-  ops::linear_forward(a.proj.data(), a.att.data(), w.wo.data(), data_or_null(w.bo), T, Q, C);
+  linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
   ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
 }
 
@@ -94,14 +107,14 @@ void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, in
   const int C = c.d_model, F = c.ffn_dim;
   // 2. MLP: norm → up (and gate) → gelu_new or SwiGLU → down → residual
   apply_norm(c, a.h.data(), a.x.data(), w.norm2_weight, w.norm2_bias, T);
-  ops::linear_forward(a.up.data(), a.h.data(), w.w_up.data(), data_or_null(w.b_up), T, C, F);
+  linear_forward_packed(a.up.data(), a.h.data(), w.w_up, data_or_null(w.b_up), T);
   if (c.mlp == MlpKind::gelu_new) {
-    ops::gelu_new_forward(a.up.data(), a.up.data(), T * F);
+    gelu_new_inplace(a.up.data(), int64_t(T) * F);
   } else {
-    ops::linear_forward(a.gate.data(), a.h.data(), w.w_gate.data(), nullptr, T, C, F);
+    linear_forward_packed(a.gate.data(), a.h.data(), w.w_gate, nullptr, T);
     ops::swiglu_forward(a.up.data(), a.gate.data(), a.up.data(), T, F);
   }
-  ops::linear_forward(a.proj.data(), a.up.data(), w.w_down.data(), data_or_null(w.b_down), T, F, C);
+  linear_forward_packed(a.proj.data(), a.up.data(), w.w_down, data_or_null(w.b_down), T);
   ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
 }
 
@@ -119,7 +132,7 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   Activations a(T, C, H * c.head_dim, c.kv_heads * c.head_dim, c.ffn_dim);
 
   // x₀ = E[ids] (+ wpe[0..T))
-  ops::embedding_forward(a.x.data(), ids.data(), w.token_embedding.data(), T, C);
+  for (int t = 0; t < T; ++t) w.token_embedding.row(ids[size_t(t)], a.x.data() + int64_t(t) * C);
   if (c.positions == PositionKind::learned)
     ops::residual_forward(a.x.data(), a.x.data(), w.position_embedding.data(), T * C);
 
@@ -133,7 +146,7 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   check_cancel(options.cancel);
   apply_norm(c, a.h.data(), a.x.data(), w.final_norm_weight, w.final_norm_bias, T);
   r.logits.resize(T, c.vocab);
-  ops::linear_forward(r.logits.data(), a.h.data(), w.output_embedding().data(), nullptr, T, C, c.vocab);
+  linear_forward_packed(r.logits.data(), a.h.data(), w.output_embedding(), nullptr, T);
   r.top = top_next_tokens(r.logits, options.top_k);
   return r;
 }
@@ -154,10 +167,15 @@ std::vector<std::vector<NextToken>> top_next_tokens(const Mat& logits, int top_k
       if (int(best.size()) == k) best.pop_back();
       best.insert(std::upper_bound(best.begin(), best.end(), j, better), j);
     }
-    const double max = k > 0 ? double(row[best.front()]) : 0.0;
+    const float max = k > 0 ? row[best.front()] : 0.0f;
+    // The softmax denominator: vectorised float exponentials, summed in double.
     double sum = 0;
-    for (int j = 0; j < V; ++j) sum += std::exp(double(row[j]) - max);
-    for (int32_t id : best) top[size_t(t)].push_back({id, float(std::exp(double(row[id]) - max) / sum)});
+    constexpr int block = 4096;
+    for (int j = 0; j < V; j += block) {
+      const Eigen::Map<const Eigen::ArrayXf> part(row + j, std::min(block, V - j));
+      sum += double((part - max).exp().sum());
+    }
+    for (int32_t id : best) top[size_t(t)].push_back({id, float(std::exp(double(row[id]) - double(max)) / sum)});
   }
   return top;
 }

@@ -41,7 +41,8 @@ namespace {
 using Rows = std::vector<std::vector<double>>;  // [rows][cols]
 
 // y = x·Wᵀ + b     x [T, in], W [out, in], b [out] or empty → [T, out]
-Rows linear(const Rows& x, const Mat& w, const Vec& b) {
+Rows linear(const Rows& x, const PackedMatrix& packed, const Vec& b) {
+  const Mat w = packed.to_mat();
   Rows y(x.size(), std::vector<double>(size_t(w.rows())));
   for (size_t t = 0; t < x.size(); ++t)
     for (Eigen::Index o = 0; o < w.rows(); ++o) {

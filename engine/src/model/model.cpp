@@ -21,36 +21,52 @@ namespace fs = std::filesystem;
 namespace {
 
 // One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes:
-// straight into `dst`, or (scatter) through a staging buffer into one or more destinations.
+// straight into `dst` (vectors, learned positions), packed row chunk by row chunk into `packed`
+// (linear weights: never a second full float32 copy), or through a staging buffer into `scatter`.
 struct Load {
   std::string name;
   std::vector<int64_t> shape;
   float* dst = nullptr;
+  PackedMatrix* packed = nullptr;
   std::function<void(const float* staged)> scatter;
 };
 
 void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols) {
   m.resize(rows, cols);
-  plan.push_back({name, {rows, cols}, m.data(), {}});
+  plan.push_back({name, {rows, cols}, m.data(), nullptr, {}});
+}
+
+void plan_packed(std::vector<Load>& plan, const std::string& name, PackedMatrix& m, int64_t rows, int64_t cols) {
+  m = PackedMatrix(rows, cols);
+  plan.push_back({name, {rows, cols}, nullptr, &m, {}});
 }
 
 void plan_vector(std::vector<Load>& plan, const std::string& name, Vec& v, int64_t size) {
   v.resize(size);
-  plan.push_back({name, {size}, v.data(), {}});
+  plan.push_back({name, {size}, v.data(), nullptr, {}});
 }
 
-// GPT-2's Conv1D weight, stored [in, out], split along `out` into nn.Linear-layout blocks [out_i, in]
-// (c_attn's [Q | K | V] → three matrices; the other Conv1D weights → one).
-void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, std::vector<Mat*> blocks) {
+// GPT-2's Conv1D weight, stored [in, out] = Wᵀ, split along `out` into nn.Linear-layout blocks
+// [out_i, in] (c_attn's [Q | K | V] → three matrices; the other Conv1D weights → one).
+void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, std::vector<std::pair<PackedMatrix*, int64_t>> blocks) {
   int64_t out = 0;
-  for (Mat* b : blocks) out += b->rows();
-  for (Mat* b : blocks) b->resize(b->rows(), in);
-  plan.push_back({name, {in, out}, nullptr, [blocks, in, out](const float* staged) {
-                    const Eigen::Map<const Mat> w(staged, in, out);
+  for (auto& [m, rows] : blocks) {
+    *m = PackedMatrix(rows, in);
+    out += rows;
+  }
+  plan.push_back({name, {in, out}, nullptr, nullptr, [blocks, in, out](const float* staged) {
+                    std::vector<float> part;
                     int64_t at = 0;
-                    for (Mat* b : blocks) {
-                      *b = w.middleCols(at, b->rows()).transpose();
-                      at += b->rows();
+                    for (auto& [m, rows] : blocks) {
+                      if (blocks.size() == 1) {
+                        m->set_from_transposed(staged);
+                      } else {  // the block's columns of Wᵀ, as their own [in, rows] matrix
+                        part.resize(size_t(in * rows));
+                        for (int64_t k = 0; k < in; ++k)
+                          std::copy(staged + k * out + at, staged + k * out + at + rows, part.data() + k * rows);
+                        m->set_from_transposed(part.data());
+                      }
+                      at += rows;
                     }
                   }});
 }
@@ -58,7 +74,7 @@ void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, s
 // c_attn's bias [3C] split into the q, k and v biases.
 void plan_split_vector(std::vector<Load>& plan, const std::string& name, std::vector<Vec*> parts, int64_t each) {
   for (Vec* p : parts) p->resize(each);
-  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, [parts, each](const float* staged) {
+  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, nullptr, [parts, each](const float* staged) {
                     for (size_t i = 0; i < parts.size(); ++i)
                       *parts[i] = Eigen::Map<const Vec>(staged + int64_t(i) * each, each);
                   }});
@@ -74,30 +90,28 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
                                         ckpt.description() + ": this is not a GPT-2 checkpoint");
   const int64_t C = c.d_model, F = c.ffn_dim;
   std::vector<Load> plan;
-  plan_matrix(plan, p + "wte.weight", w.token_embedding, c.vocab, C);
+  plan_packed(plan, p + "wte.weight", w.token_embedding, c.vocab, C);
   plan_matrix(plan, p + "wpe.weight", w.position_embedding, c.max_positions, C);
   w.layers.resize(size_t(c.layers));
   for (int i = 0; i < c.layers; ++i) {
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = p + "h." + std::to_string(i) + ".";
-    l.wq.resize(C, C), l.kv.wk.resize(C, C), l.kv.wv.resize(C, C), l.wo.resize(C, C);
-    l.w_up.resize(F, C), l.w_down.resize(C, F);
     plan_vector(plan, h + "ln_1.weight", l.norm1_weight, C);
     plan_vector(plan, h + "ln_1.bias", l.norm1_bias, C);
-    plan_conv1d(plan, h + "attn.c_attn.weight", C, {&l.wq, &l.kv.wk, &l.kv.wv});
+    plan_conv1d(plan, h + "attn.c_attn.weight", C, {{&l.wq, C}, {&l.kv.wk, C}, {&l.kv.wv, C}});
     plan_split_vector(plan, h + "attn.c_attn.bias", {&l.bq, &l.kv.bk, &l.kv.bv}, C);
-    plan_conv1d(plan, h + "attn.c_proj.weight", C, {&l.wo});
+    plan_conv1d(plan, h + "attn.c_proj.weight", C, {{&l.wo, C}});
     plan_vector(plan, h + "attn.c_proj.bias", l.bo, C);
     plan_vector(plan, h + "ln_2.weight", l.norm2_weight, C);
     plan_vector(plan, h + "ln_2.bias", l.norm2_bias, C);
-    plan_conv1d(plan, h + "mlp.c_fc.weight", C, {&l.w_up});
+    plan_conv1d(plan, h + "mlp.c_fc.weight", C, {{&l.w_up, F}});
     plan_vector(plan, h + "mlp.c_fc.bias", l.b_up, F);
-    plan_conv1d(plan, h + "mlp.c_proj.weight", F, {&l.w_down});
+    plan_conv1d(plan, h + "mlp.c_proj.weight", F, {{&l.w_down, C}});
     plan_vector(plan, h + "mlp.c_proj.bias", l.b_down, C);
   }
   plan_vector(plan, p + "ln_f.weight", w.final_norm_weight, C);
   plan_vector(plan, p + "ln_f.bias", w.final_norm_bias, C);
-  if (!c.tied_embeddings) plan_matrix(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
   return plan;
 }
 
@@ -105,29 +119,29 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
 std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
   const int64_t C = c.d_model, F = c.ffn_dim, Q = int64_t(c.heads) * c.head_dim, KV = int64_t(c.kv_heads) * c.head_dim;
   std::vector<Load> plan;
-  plan_matrix(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
+  plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
   w.layers.resize(size_t(c.layers));
   for (int i = 0; i < c.layers; ++i) {
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = "model.layers." + std::to_string(i) + ".";
     plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
-    plan_matrix(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
-    plan_matrix(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
-    plan_matrix(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
+    plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
+    plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
     if (c.qkv_bias) {
       plan_vector(plan, h + "self_attn.q_proj.bias", l.bq, Q);
       plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
       plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
     }
-    plan_matrix(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
     plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
-    plan_matrix(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
-    plan_matrix(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
-    plan_matrix(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
+    plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
+    plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
+    plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
   }
   plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
-  if (!c.tied_embeddings) plan_matrix(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
   return plan;
 }
 
@@ -178,8 +192,18 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   std::vector<float> staging;
   for (const Load& l : plan) {
     check_cancel(cancel);
-    if (!l.scatter) {
+    if (l.dst) {
       ckpt.read(l.name, l.shape, l.dst);
+    } else if (l.packed) {
+      // Row chunks of about 4 MB through one staging buffer.
+      const int64_t rows = l.shape[0], cols = l.shape[1];
+      const int64_t step = std::max<int64_t>(PackedMatrix::panel, (int64_t(1) << 20) / cols / PackedMatrix::panel * PackedMatrix::panel);
+      staging.resize(size_t(std::min(rows, step) * cols));
+      for (int64_t r = 0; r < rows; r += step) {
+        const int64_t n = std::min(step, rows - r);
+        ckpt.read_rows(l.name, l.shape, r, n, staging.data());
+        l.packed->set_rows(r, n, staging.data());
+      }
     } else {
       int64_t count = 1;
       for (int64_t d : l.shape) count *= d;
@@ -201,7 +225,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
 // ---- convert -------------------------------------------------------------------------------------
 namespace {
 
-// Mean of the rows blocks [D rows each] of the old kv heads that make each new kv head.
+// Mean of the row blocks [D rows each] of the old kv heads that make each new kv head.
 // w [G_old·D, …] → [G_new·D, …]
 template <class M>
 M pool_heads(const M& w, int old_heads, int new_heads, int head_dim) {
@@ -214,6 +238,10 @@ M pool_heads(const M& w, int old_heads, int new_heads, int head_dim) {
           w.middleRows((Eigen::Index(g) * merge + k) * head_dim, head_dim);
   out /= float(merge);
   return out;
+}
+
+PackedMatrix pool_heads(const PackedMatrix& w, int old_heads, int new_heads, int head_dim) {
+  return PackedMatrix::from(pool_heads(w.to_mat(), old_heads, new_heads, head_dim));
 }
 
 }  // namespace

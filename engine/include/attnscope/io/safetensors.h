@@ -70,6 +70,9 @@ class SafetensorsFile {
   // the tensor and the first bad index. release_pages drops the file's pages from this process once
   // copied (a checkpoint is read once).
   void read_float32(const SafetensorsTensor& tensor, float* dst, bool release_pages = true) const;
+  // Elements [first, first + count) of the tensor (flat, C order) into dst [count]; same checks.
+  void read_float32(const SafetensorsTensor& tensor, float* dst, int64_t first, int64_t count,
+                    bool release_pages = true) const;
   // The raw bytes of a tensor (for tests and tools).
   std::string_view raw(const SafetensorsTensor& tensor) const;
 

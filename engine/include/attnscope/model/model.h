@@ -21,36 +21,39 @@
 
 #include "attnscope/core/types.h"
 #include "attnscope/model/config.h"
+#include "attnscope/model/packed_matrix.h"
 
 namespace attnscope::model {
 
 // The key and value projections: what an MHA → GQA/MQA conversion changes.
+// Linear weights are PackedMatrix (packed_matrix.h): the nn.Linear [out, in] matrix in the order the
+// forward pass's product reads it; operator()(r, c) and to_mat() give the plain values.
 struct KvWeights {
-  Mat wk, wv;                    // [G·D, C]
+  PackedMatrix wk, wv;           // [G·D, C]
   Vec bk, bv;                    // [G·D] when config.qkv_bias, else empty
 };
 
 struct LayerWeights {
   Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
-  Mat wq;                        // [H·D, C]
+  PackedMatrix wq;               // [H·D, C]
   Vec bq;                        // [H·D] when config.qkv_bias, else empty
   KvWeights kv;                  // the checkpoint's own K/V
-  Mat wo;                        // [C, H·D]
+  PackedMatrix wo;               // [C, H·D]
   Vec bo;                        // [C] when config.o_bias
   Vec norm2_weight, norm2_bias;  // [C]
-  Mat w_gate;                    // [F, C] SwiGLU only
-  Mat w_up;                      // [F, C] (GPT-2: c_fc)
-  Mat w_down;                    // [C, F] (GPT-2: c_proj of the MLP)
+  PackedMatrix w_gate;           // [F, C] SwiGLU only
+  PackedMatrix w_up;             // [F, C] (GPT-2: c_fc)
+  PackedMatrix w_down;           // [C, F] (GPT-2: c_proj of the MLP)
   Vec b_up, b_down;              // [F], [C] when config.mlp_bias
 };
 
 struct ModelWeights {
-  Mat token_embedding;           // [V, C]
+  PackedMatrix token_embedding;  // [V, C] (rows looked up by id; also the output when tied)
   Mat position_embedding;        // [P, C] learned positions only
   std::vector<LayerWeights> layers;  // [L]
   Vec final_norm_weight, final_norm_bias;  // [C]
-  Mat lm_head;                   // [V, C]; empty when tied to token_embedding
-  const Mat& output_embedding() const { return lm_head.size() ? lm_head : token_embedding; }
+  PackedMatrix lm_head;          // [V, C]; empty when tied to token_embedding
+  const PackedMatrix& output_embedding() const { return lm_head.empty() ? token_embedding : lm_head; }
 };
 
 struct Model {
