@@ -71,6 +71,8 @@ def run(name, spec, build, tmp):
     out = os.path.join(tmp, name + "_out")
     os.makedirs(out)
     bench = os.path.join(build, "bench", "bench_model")
+    first = json.loads(subprocess.run([bench, folder, str(T), "--open-only"], check=True, capture_output=True,
+                                      text=True).stdout)  # also warms the page cache for the run below
     line = subprocess.run([bench, folder, str(T), str(spec["reps"]), "--out", out], check=True,
                           capture_output=True, text=True).stdout
     ours = json.loads(line)
@@ -90,14 +92,14 @@ def run(name, spec, build, tmp):
     print(f"forward with every layer's attentions: PyTorch eager {torch_s * 1e3:.0f} ms, attnscope {ours_ms:.0f} ms "
           f"(best {ours['forward_best_ms']:.0f} ms): {torch_s * 1e3 / ours_ms:.2f}× ")
     budget = ours["weights_f32_mb"] + ours["attentions_mb"] + 300
-    print(f"attnscope open: {ours['open_cold_s']:.2f} s first, {ours['open_warm_s']:.2f} s warm; peak RSS "
+    print(f"attnscope open: {first['open_s']:.2f} s first (peak RSS {first['peak_rss_mb']:.0f} MB), {ours['open_s']:.2f} s warm; peak RSS "
           f"{ours['peak_rss_mb']:.0f} MB (budget: float32 weights {ours['weights_f32_mb']:.0f} + attentions "
           f"{ours['attentions_mb']:.1f} + 300 = {budget:.0f} MB)")
     ok = d_att <= 1e-4 and d_logits <= 1e-3
     if name == "gpt2":
         ok = ok and torch_s * 1e3 / ours_ms >= 1.5
     else:
-        ok = ok and ours_ms <= 2000 and ours["open_warm_s"] <= 2 and ours["peak_rss_mb"] <= budget
+        ok = ok and ours_ms <= 2000 and ours["open_s"] <= 2 and ours["peak_rss_mb"] <= budget
     print("targets met" if ok else "TARGETS MISSED (the machine may be loaded: compare with the PyTorch figure)")
     return ok
 
