@@ -22,7 +22,23 @@ constexpr int64_t P = PackedMatrix::panel;
 }
 
 PackedMatrix::PackedMatrix(int64_t rows, int64_t cols)
-    : rows_(rows), cols_(cols), data_(size_t((rows + P - 1) / P * cols * P), 0.0f) {}
+    : rows_(rows), cols_(cols), data_(new float[size_t((rows + P - 1) / P * cols * P)]) {
+  // Left uninitialised (every row is packed before use: a fresh page is written once, not twice),
+  // except the last panel's padding rows, which the product reads.
+  const int64_t panels = (rows + P - 1) / P;
+  if (rows % P != 0)
+    for (int64_t c = 0; c < cols; ++c)
+      std::fill(data_.get() + ((panels - 1) * cols + c) * P + rows % P, data_.get() + ((panels - 1) * cols + c + 1) * P, 0.0f);
+}
+
+PackedMatrix::PackedMatrix(const PackedMatrix& other) : PackedMatrix(other.rows_, other.cols_) {
+  std::copy(other.data_.get(), other.data_.get() + other.storage_size(), data_.get());
+}
+
+PackedMatrix& PackedMatrix::operator=(const PackedMatrix& other) {
+  if (this != &other) *this = PackedMatrix(other);
+  return *this;
+}
 
 PackedMatrix PackedMatrix::from(const Mat& w) {
   PackedMatrix p(w.rows(), w.cols());
@@ -31,11 +47,16 @@ PackedMatrix PackedMatrix::from(const Mat& w) {
 }
 
 void PackedMatrix::set_rows(int64_t first_row, int64_t n, const float* rows) {
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t r = first_row + i;
-    float* dst = data_.data() + (r / P) * cols_ * P + r % P;
-    const float* src = rows + i * cols_;
-    for (int64_t c = 0; c < cols_; ++c) dst[c * P] = src[c];
+  // One panel per iteration, so threads write disjoint memory.
+  const int64_t p0 = first_row / P, p1 = (first_row + n - 1) / P;
+#pragma omp parallel for schedule(static) if (n * cols_ >= (int64_t(1) << 18))
+  for (int64_t p = p0; p <= p1; ++p) {
+    const int64_t r0 = std::max(first_row, p * P), r1 = std::min(first_row + n, (p + 1) * P);
+    for (int64_t r = r0; r < r1; ++r) {
+      float* dst = data_.get() + p * cols_ * P + r % P;
+      const float* src = rows + (r - first_row) * cols_;
+      for (int64_t c = 0; c < cols_; ++c) dst[c * P] = src[c];
+    }
   }
 }
 
@@ -44,12 +65,12 @@ void PackedMatrix::set_from_transposed(const float* t) {
   for (int64_t p = 0; p * P < rows_; ++p) {
     const int64_t width = std::min(P, rows_ - p * P);
     for (int64_t k = 0; k < cols_; ++k)
-      std::memcpy(data_.data() + (p * cols_ + k) * P, t + k * rows_ + p * P, size_t(width) * sizeof(float));
+      std::memcpy(data_.get() + (p * cols_ + k) * P, t + k * rows_ + p * P, size_t(width) * sizeof(float));
   }
 }
 
 void PackedMatrix::row(int64_t r, float* dst) const {
-  const float* src = data_.data() + (r / P) * cols_ * P + r % P;
+  const float* src = data_.get() + (r / P) * cols_ * P + r % P;
   for (int64_t c = 0; c < cols_; ++c) dst[c] = src[c * P];
 }
 

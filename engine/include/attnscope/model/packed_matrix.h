@@ -8,6 +8,7 @@
 // Legend: BT rows of x, OC = rows (outputs), IC = cols (inputs).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "attnscope/core/types.h"
@@ -19,7 +20,11 @@ class PackedMatrix {
   static constexpr int64_t panel = 32;
 
   PackedMatrix() = default;
-  PackedMatrix(int64_t rows, int64_t cols);  // zeros
+  PackedMatrix(int64_t rows, int64_t cols);  // values unset until set_rows/set_from_transposed
+  PackedMatrix(const PackedMatrix& other);
+  PackedMatrix& operator=(const PackedMatrix& other);
+  PackedMatrix(PackedMatrix&&) noexcept = default;
+  PackedMatrix& operator=(PackedMatrix&&) noexcept = default;
   static PackedMatrix from(const Mat& w);    // w [rows, cols]
 
   int64_t rows() const { return rows_; }
@@ -27,6 +32,7 @@ class PackedMatrix {
   int64_t size() const { return rows_ * cols_; }
   bool empty() const { return rows_ == 0; }
   float operator()(int64_t r, int64_t c) const { return data_[size_t(((r / panel) * cols_ + c) * panel + r % panel)]; }
+  int64_t storage_size() const { return (rows_ + panel - 1) / panel * cols_ * panel; }
 
   // Packs n rows of W [n, cols] (row-major) starting at `first_row`.
   void set_rows(int64_t first_row, int64_t n, const float* rows);
@@ -34,11 +40,11 @@ class PackedMatrix {
   void set_from_transposed(const float* transposed);
   void row(int64_t r, float* dst) const;  // W[r, :] → dst [cols] (an embedding lookup)
   Mat to_mat() const;                     // [rows, cols]
-  const float* data() const { return data_.data(); }
+  const float* data() const { return data_.get(); }
 
  private:
   int64_t rows_ = 0, cols_ = 0;
-  std::vector<float> data_;  // [ceil(rows / 32)][cols][32]
+  std::unique_ptr<float[]> data_;  // [ceil(rows / 32)][cols][32]
 };
 
 // out [BT, OC] = x [BT, IC]·Wᵀ + bias [OC] (bias may be null). Vectorised (AVX-512 or AVX2 when the
