@@ -11,6 +11,7 @@
 
 #include "attnscope/core/error.h"
 #include "cli/commands.h"
+#include "core/version.h"
 #include "core/scene_options.h"
 #ifdef ATTNSCOPE_WITH_GUI
 #include "gui/window_main.h"
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // 1. Flags and subcommands.
   CLI::App root{"attnscope — see attention: single-head, MHA, MQA, GQA and relative-position heads"};
-  root.set_version_flag("--version", "attnscope 0.1.0");
+  root.set_version_flag("--version", attnscope::version_line(), "Print the version and the git revision it was built from");
   for (auto add : attnscope::cli::command_registry()) add(root);
   attnscope::cli::SceneOptions scene_options;
   attnscope::cli::add_scene_options(root, scene_options, attnscope::cli::flags_all);

@@ -2,11 +2,12 @@
 # The README's second command: install what is missing, build, and run the whole suite.
 #   1. AddressSanitizer + UndefinedBehaviorSanitizer build of the engine, CLI and test suite (ctest)
 #   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh)
-#   3. the Release build and the whole suite through ctest, GUI tests under Xvfb
+#   3. the Release build and the whole suite through ctest, GUI tests under Xvfb, and the install
+#      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)
 # ATTNSCOPE_QUICK=1 skips stages 1 and 2 (for a fast local loop; CI always runs all three).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt"
+"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt" "$root/scripts/deps-package.txt"
 jobs=$(nproc)
 stage_start=$SECONDS
 stage_done() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }

@@ -29,13 +29,15 @@ Picture picture_of(const FigureSpec& f, size_t panel) {
   return out;
 }
 
-// An overlay on the grid: the figure's colour, with opacity growing with the value, so the grid shows
-// through where the head does not look.
+// An overlay on the grid: the figure's colour, with opacity growing with the probability's share of
+// the largest one (whatever the colour range, which is symmetric for the diverging map), so the grid
+// shows through where the head does not look.
 Picture overlay_of(const FigureSpec& f, size_t panel) {
   Picture out = picture_of(f, panel);
   const std::vector<float>& values = f.panels[panel].values;
+  const float top = out.range.hi > 0 ? out.range.hi : 1.0f;
   for (size_t i = 0; i < out.pixels.size(); ++i) {
-    const float t = normalise(values[i], out.range);
+    const float t = std::isfinite(values[i]) ? values[i] / top : 0.0f;
     out.pixels[i].a = uint8_t(std::lround(255.0f * std::sqrt(std::clamp(t, 0.0f, 1.0f))));
   }
   return out;

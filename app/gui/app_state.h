@@ -85,7 +85,6 @@ struct RelposWindowState {
 
 struct ConvWindowState {
   ColorBarCache gray_bar, diff_bar;
-  std::string custom_text;   // the custom kernel being typed
   std::string input_error;
 };
 
@@ -109,16 +108,22 @@ struct ExportWindowState {
   GlTexture preview;
 };
 
+// Help → About (window_about.cpp): where the assets were found, looked up once.
+struct AboutWindowState {
+  bool assets_checked = false;
+  std::string assets_folder;  // found here
+  std::string assets_error;   // or why not (the folders tried)
+};
+
 struct ShapesWindowState {
-  std::shared_ptr<const Analysis> previous;  // the analysis before the current one
   std::vector<std::string> setting_changes;  // "groups: 8 → 2"
   std::vector<std::string> shape_changes;    // "split kv heads: [8, 6, 8] → [2, 6, 8]"
 };
 
 // ---- layout record -----------------------------------------------------------------------------
 
-// Where things were drawn in the last frame, in framebuffer pixels (y down) — written by scripted
-// runs as --layout-json so tests can sample the screenshot.
+// Where things were drawn in the last frame, in framebuffer pixels (y down) — written as
+// --layout-json so tests can sample the screenshot and check the layout (layout_record.h).
 struct LayoutRecord {
   struct Head {
     int head = 0, kv_group = 0, tokens = 0;
@@ -138,10 +143,25 @@ struct LayoutRecord {
     std::string name;    // "model.kind.mqa", …
     ImVec2 min, max;
   };
+  struct Window {
+    std::string title;   // ImGui's name: the title shown, then "###" and its id ("Heads###heads")
+    ImVec2 min, max;
+    bool scroll_x = false, scroll_y = false;  // has that scrollbar: what lies past that edge can be scrolled to
+  };
+  struct Text {
+    std::string window;  // the root window's name (as Window::title)
+    std::string text;
+    ImVec2 min, max;     // where the whole text is laid out
+    ImVec2 clip_min, clip_max;  // what of it can show: the window, child, table cell or widget frame
+    bool scroll_x = false, scroll_y = false;  // the (child) window it is in has that scrollbar
+  };
   std::string view;
   std::vector<Head> heads;
   std::vector<Label> labels;
   std::vector<Widget> widgets;  // a few controls, so tests can click them
+  ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
+  std::vector<Window> windows;        // every root window shown, but the menu bar, tooltips and popups
+  std::vector<Text> texts;            // only while RecordTextsInto(&texts) is on
   std::string colormap;
   bool scores = false;
   void clear() { *this = LayoutRecord{}; }
@@ -172,9 +192,11 @@ struct AppState {
   // Look and feel.
   FontAtlas* fonts = nullptr;
   float ui_scale = 1.0f;
+  float fitted_ui_scale = 0.0f;  // the scale fitted to the screen at start; 0 when a flag or the saved one chose it
   bool light_theme = true;
   bool reset_layout = true;  // place the windows at their default spots this frame
   std::string status;        // one line for the menu bar (save failures, export results)
+  std::string translation_notice_closed;  // the translation problem whose notice was closed (i18n.h)
 
   // Which windows are open.
   bool show_input = true;
@@ -187,6 +209,7 @@ struct AppState {
   bool show_analysis = false;
   bool show_kv_cache = false;
   Language language = Language::en;
+  bool show_about = false;  // Help → About
 
   InputWindowState input;
   ModelWindowState model;
@@ -198,6 +221,7 @@ struct AppState {
   LessonsWindowState lessons;
   AnalysisWindowState analysis_window;
   KvCacheWindowState kv_cache;
+  AboutWindowState about;
   SceneDialogState scene_dialog;
   Textures textures;
 

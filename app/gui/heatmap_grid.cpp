@@ -116,11 +116,12 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
 
     // Caption in the frame's colour.
     if (spec.caption) {
-      const std::string title = spec.caption(i, block_w - font * 0.6f);
-      const ImVec2 size = ImGui::CalcTextSize(title.c_str());
       const float pad = font * 0.3f;
+      // Never wider than the block: a caption too long even in its brief form ends in "…" rather than
+      // being cut or drawn over its neighbour.
+      const std::string title = Ellipsize(spec.caption(i, block_w - font * 0.6f), block_w - 2 * pad);
+      const ImVec2 size = ImGui::CalcTextSize(title.c_str());
       const ImVec2 at(min.x - g.frame, max.y + g.frame + font * 0.2f);
-      // Never wider than the block: a long caption is clipped rather than drawn over its neighbour.
       draw->PushClipRect(at, ImVec2(at.x + block_w, at.y + size.y + pad), true);
       draw->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + pad), frame_color, pad);
       draw->AddText(ImVec2(at.x + pad, at.y + pad * 0.5f), ContrastText(frame_color), title.c_str());

@@ -1,9 +1,12 @@
-// i18n.h — the window's own words in English and 中文: a table of UI strings and a tiny lookup.
+// i18n.h — the window's own words in English and other languages, and a tiny lookup.
 //
 // Every label, window title, button, tooltip and message of the window is written in English in the
-// source and passed through tr(): in Chinese it returns the table's translation (the English text
-// when the table has none, so an untranslated string still reads). The language is AppState's
-// `language`, persisted with the other preferences; run_window calls SetUiLanguage each frame.
+// source and passed through tr(): in another language it returns that language's translation from
+// assets/i18n/<code>.json (core/translations.h), read once at start by LoadTranslations — the
+// English text when the file has none, so an untranslated string still reads. A missing or broken
+// file leaves that language's words in English and says so on screen (TranslationProblem). The
+// language is AppState's `language`, persisted with the other preferences; run_window calls
+// SetUiLanguage each frame.
 //
 // ImGui identifies widgets by their label: windows use "translated title###stable id" (WindowTitle)
 // so that switching the language keeps their place and size.
@@ -11,14 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/trace.h"
 #include "attnscope/core/language.h"
 
 namespace attnscope::gui {
 
 class FontAtlas;
 
+// Reads the translation file of every language but English (assets/i18n/<code>.json). Call once at
+// start, before the first tr(); a failure is kept per language for TranslationProblem and printed
+// on stderr, never thrown.
+void LoadTranslations();
 void SetUiLanguage(Language language);
 Language UiLanguage();
+// Why the current language's words show in English ("" when its file was read), one sentence.
+const std::string& TranslationProblem();
 
 // `english` in the current language. The pointer stays valid for the whole program.
 const char* tr(const char* english);
@@ -29,17 +39,21 @@ constexpr const char* TrKey(const char* english) { return english; }
 std::string WindowTitle(const char* english, const char* id);
 // printf-style formatting of a translated format string.
 std::string trf(const char* english_format, ...);
+// An engine shape-trace step's name and formula in the current language, by the step's stable key.
+const char* TraceStepName(const TraceStep& step);
+const char* TraceStepFormula(const TraceStep& step);
 
 // Text wrapped to the available width at spaces and also between CJK characters (ImGui's own
 // wrapping breaks only at spaces, which leaves Chinese lines ragged or overflowing). Closing
 // punctuation (，。）…) never starts a line.
 void WrappedText(const std::string& text);
 
-// Every Chinese string of the table, added to the font atlas's wish list so that each of its glyphs
-// is baked before the first frame that shows it.
+// Every translated string, added to the font atlas's wish list so that each of its glyphs is baked
+// before the first frame that shows it.
 void RequestUiGlyphs(FontAtlas& fonts);
 
-// The table's English keys (tests: every key has a Chinese translation that is not the English).
-std::vector<std::pair<std::string, std::string>> UiStringTable();
+// Keys looked up in a language other than English that its file does not translate, in the order
+// first met (the layout JSON lists them, so the GUI tests catch a string drawn untranslated).
+const std::vector<std::string>& UntranslatedKeys();
 
 }  // namespace attnscope::gui

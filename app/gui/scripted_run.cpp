@@ -2,10 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnscope/classroom/lessons.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/figure/render_png.h"
+#include "gui/classroom_windows.h"
+#include "gui/i18n.h"
+#include "gui/windows.h"
 
 namespace attnscope::gui {
 namespace {
@@ -16,6 +20,21 @@ nlohmann::json rect_json(nlohmann::json j, ImVec2 min, ImVec2 max) {
   j["w"] = max.x - min.x;
   j["h"] = max.y - min.y;
   return j;
+}
+
+// The screen-wide part of a layout record (layout_record.h), scaled from ImGui's to framebuffer pixels.
+void add_screen_json(nlohmann::json& j, const LayoutRecord& layout, ImVec2 s) {
+  auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
+  j["menu_bar"] = rect_json(nlohmann::json::object(), px(layout.menu_bar_min), px(layout.menu_bar_max));
+  j["windows"] = nlohmann::json::array();
+  for (const LayoutRecord::Window& w : layout.windows)
+    j["windows"].push_back(rect_json({{"title", w.title}, {"scroll_x", w.scroll_x}, {"scroll_y", w.scroll_y}}, px(w.min), px(w.max)));
+  j["texts"] = nlohmann::json::array();
+  for (const LayoutRecord::Text& t : layout.texts) {
+    nlohmann::json e = {{"window", t.window}, {"text", t.text}, {"scroll_x", t.scroll_x}, {"scroll_y", t.scroll_y}};
+    e["clip"] = rect_json(nlohmann::json::object(), px(t.clip_min), px(t.clip_max));
+    j["texts"].push_back(rect_json(std::move(e), px(t.min), px(t.max)));
+  }
 }
 
 }  // namespace
@@ -29,7 +48,8 @@ void WriteScreenshot(const std::filesystem::path& path, int width, int height, c
   write_png(path, image);
 }
 
-void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height) {
+void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
+                     const LayoutSweep* sweep) {
   nlohmann::json j;
   j["width"] = width;
   j["height"] = height;
@@ -41,6 +61,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["selected_query"] = state.scene.view.selected_query;
   j["status"] = state.status;
   j["language"] = to_string(state.language);
+  j["translation_problem"] = TranslationProblem();
+  j["untranslated"] = UntranslatedKeys();
   j["lesson"] = state.lessons.lesson >= 0 ? state.lessons.lessons[size_t(state.lessons.lesson)].number : 0;
   j["lesson_step"] = state.lessons.step + 1;
   j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
@@ -64,7 +86,80 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
   j["shape_changes"] = state.shapes.shape_changes;
   j["setting_changes"] = state.shapes.setting_changes;
+  add_screen_json(j, state.layout, s);
+  if (sweep) {
+    j["screens"] = nlohmann::json::array();
+    for (const LayoutSweep::Screen& screen : sweep->screens()) {
+      nlohmann::json e = {{"name", screen.name},     {"view", screen.view},
+                          {"lesson", screen.lesson}, {"lesson_step", screen.lesson_step},
+                          {"error", screen.error}};
+      add_screen_json(e, screen.layout, s);
+      j["screens"].push_back(std::move(e));
+    }
+  }
   write_file_atomic(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+LayoutSweep::LayoutSweep() {
+  plan_.push_back({"start", [](AppState&) {}});
+  for (const View view : all_views)  // the menu bar's view tabs
+    plan_.push_back({std::string("view ") + to_string(view), [view](AppState& state) { SwitchView(state, view); }});
+  // The windows the menus open beside a view, one at a time (as the Windows and Classroom menus do).
+  plan_.push_back({"window head analysis", [](AppState& state) {
+                     SwitchView(state, View::heads);
+                     state.show_analysis = true;
+                   }});
+  plan_.push_back({"window kv-cache calculator", [](AppState& state) {
+                     state.show_analysis = false;
+                     state.show_kv_cache = true;
+                   }});
+  plan_.push_back({"window export", [](AppState& state) {
+                     state.show_kv_cache = false;
+                     state.show_export = true;
+                   }});
+  plan_.push_back({"window shapes beside the view", [](AppState& state) {
+                     state.show_export = false;
+                     state.show_shapes_floating = true;
+                   }});
+  plan_.push_back({"window about", [](AppState& state) {
+                     state.show_shapes_floating = false;
+                     state.show_about = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_about = false;
+                     state.show_lessons = true;
+                     state.show_input = state.show_model = false;
+                   }});
+  std::vector<Lesson> lessons;
+  try {
+    lessons = load_lessons();
+  } catch (const InputError&) {
+    // No lessons to sweep: the Lessons panel (above) shows why.
+  }
+  for (const Lesson& lesson : lessons)
+    for (int step = 0; step < int(lesson.steps.size()); ++step) {
+      const int number = lesson.number;
+      plan_.push_back({"lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
+                       [number, step](AppState& state) { OpenLesson(state, number, step); }});
+    }
+}
+
+bool LayoutSweep::after_frame(AppState& state, bool settled) {
+  if (done()) return true;
+  // A screen has settled when its result is on screen and ImGui has had frames to size the windows
+  // that just appeared (auto-fitting windows and tables take two).
+  if (++frames_shown_ < 4 || !settled) return false;
+  Screen screen;
+  screen.name = plan_[next_].name;
+  screen.view = state.layout.view;
+  screen.error = state.error;
+  screen.lesson = state.show_lessons && state.lessons.lesson >= 0 ? state.lessons.lessons[size_t(state.lessons.lesson)].number : 0;
+  screen.lesson_step = state.lessons.step + 1;
+  screen.layout = state.layout;
+  screens_.push_back(std::move(screen));
+  if (++next_ < plan_.size()) plan_[next_].show(state);
+  frames_shown_ = 0;
+  return done();
 }
 
 void WriteBenchJson(const std::filesystem::path& path, const BenchTimings& t) {

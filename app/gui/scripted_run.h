@@ -1,10 +1,13 @@
 // scripted_run.h — what a scripted run (--screenshot) writes when its frames are done: the
-// screenshot PNG, the layout JSON (where each head's heatmap was drawn) and, for the frame-time
-// benchmark, the timings. Every file goes through write_file_atomic.
+// screenshot PNG, the layout JSON (where each head's heatmap was drawn, the windows and texts) and,
+// for the frame-time benchmark, the timings; an interactive run with --layout-json writes the layout
+// when the window closes, after the layout sweep if one was asked for. Every file goes through
+// write_file_atomic.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,10 +18,49 @@ namespace attnscope::gui {
 // rgba: [height, width, 4] rows from the top. Throws InputError when the file cannot be written.
 void WriteScreenshot(const std::filesystem::path& path, int width, int height, const std::vector<unsigned char>& rgba);
 
-// {"width", "height", "view", "colormap", "values", "error", "font_notice",
+class LayoutSweep;
+
+// {"width", "height", "view", "colormap", "values", "error", "font_notice", "language",
+//  "translation_problem", "untranslated": [English keys drawn without a translation],
 //  "heads": [{"head", "kv_group", "tokens", "x", "y", "w", "h", "cell", "frame", "frame_color", "range"}],
-//  "labels": [{"axis", "index", "text", "x", "y", "w", "h"}]}   — framebuffer pixels, y down.
-void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height);
+//  "labels": [{"axis", "index", "text", "x", "y", "w", "h"}],
+//  "menu_bar": {"x", "y", "w", "h"}, "windows": [{"title", "x", "y", "w", "h", "scroll_x", "scroll_y"}],
+//  "texts": [{"window", "text", "x", "y", "w", "h", "clip": {"x", "y", "w", "h"}, "scroll_x", "scroll_y"}],
+//  "screens": [{"name", "view", "lesson", "lesson_step", "error", "menu_bar", "windows", "texts"}]}
+// — framebuffer pixels, y down. "texts" is filled when the run records them (--layout-json given);
+// "screens" is the sweep's, when there was one.
+void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
+                     const LayoutSweep* sweep = nullptr);
+
+// --layout-sweep: after the start, shows each view, each other window and every step of every lesson
+// in turn, as a user clicking through the menus would, and records each screen's layout once its
+// result is on screen — so one start of the window checks them all.
+class LayoutSweep {
+ public:
+  LayoutSweep();
+  // After a frame is on screen: records it when the screen has settled, then shows the next one.
+  // Returns true once every screen is recorded.
+  bool after_frame(AppState& state, bool settled);
+  bool done() const { return next_ >= plan_.size(); }
+
+  struct Screen {
+    std::string name;  // "view relpos2d", "lesson 4 step 2", …
+    std::string view, error;
+    int lesson = 0, lesson_step = 0;
+    LayoutRecord layout;
+  };
+  const std::vector<Screen>& screens() const { return screens_; }
+
+ private:
+  struct Step {
+    std::string name;
+    std::function<void(AppState&)> show;
+  };
+  std::vector<Step> plan_;
+  size_t next_ = 0;       // the step shown now
+  int frames_shown_ = 0;  // frames drawn since it was shown
+  std::vector<Screen> screens_;
+};
 
 struct BenchTimings {
   std::vector<double> frame_ms;    // every frame after the first result, start of frame → on screen

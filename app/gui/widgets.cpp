@@ -8,14 +8,22 @@
 #include "attnscope/figure/text_raster.h"
 #include "attnscope/text/tokenizer.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 
 namespace attnscope::gui {
 
 // ---- placement -------------------------------------------------------------------------------------
 
 ImRect SlotRect(const AppState& state, Slot slot) {
+  // The screen below the main menu bar. ImGui's work area leaves the bar out only from the frame
+  // after it was first drawn, so the bar drawn this frame counts too: a first start must not lay
+  // its windows over it.
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const ImVec2 p = vp->WorkPos, s = vp->WorkSize;
+  ImVec2 p = vp->WorkPos, s = vp->WorkSize;
+  if (const float bar_bottom = state.layout.menu_bar_max.y; bar_bottom > p.y) {
+    s.y -= bar_bottom - p.y;
+    p.y = bar_bottom;
+  }
   const float scale = state.ui_scale;
   const float left = std::min(std::clamp(s.x * 0.27f, 330.0f * scale, 560.0f * scale), s.x * 0.45f);
   const float top_h = std::round(s.y * 0.42f);
@@ -42,21 +50,25 @@ void PlaceNextWindow(const AppState& state, Slot slot) {
 
 // ---- text ------------------------------------------------------------------------------------------
 
+// Both wrap with WrappedText: ImGui's own wrapping breaks Chinese only at spaces, or starts a line
+// with "；".
 void ErrorText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(214, 39, 40, 255));
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(message.c_str());
-  ImGui::PopTextWrapPos();
+  WrappedText(message);
   ImGui::PopStyleColor();
 }
 
 void NoticeText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 120, 0, 255));
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(message.c_str());
-  ImGui::PopTextWrapPos();
+  WrappedText(message);
+  ImGui::PopStyleColor();
+}
+
+void HintText(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  WrappedText(text);
   ImGui::PopStyleColor();
 }
 
@@ -78,6 +90,16 @@ void SectionHeader(const char* title) {
   ImGui::TextUnformatted(title);
   ImGui::PopStyleColor();
   ImGui::Separator();
+}
+
+bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation, Panel panel) {
+  if ((state.scene.input.source == InputSource::grid) == wants_grid) return false;
+  ImGui::TextWrapped("%s", explanation);
+  if (ImGui::Button(wants_grid ? tr("Use a grid") : tr("Use the sentence"))) {
+    state.scene.input.source = wants_grid ? InputSource::grid : InputSource::text;
+    NoteEdit(state, panel);
+  }
+  return true;
 }
 
 void SameLineIfFits(float width) {
@@ -107,16 +129,19 @@ void AddTextRotated(ImDrawList* draw, ImVec2 bottom_left, ImU32 color, const std
   // its vertices a quarter turn counter-clockwise into place.
   const ImVec4 clip = draw->_CmdHeader.ClipRect;
   const ImVec2 origin(clip.x, clip.y);
-  const float line_h = ImGui::GetFontSize();
   const int first = draw->VtxBuffer.Size;
-  draw->AddText(origin, color, text.c_str());
+  {
+    const TextRecordPause laid_out_elsewhere;  // recorded below, where it ends up
+    draw->AddText(origin, color, text.c_str());
+  }
   for (int i = first; i < draw->VtxBuffer.Size; ++i) {
     ImDrawVert& v = draw->VtxBuffer[i];
     const float u = v.pos.x - origin.x;  // along the baseline
     const float w = v.pos.y - origin.y;  // down from the top of the line
     v.pos = ImVec2(bottom_left.x + w, bottom_left.y - u);
   }
-  (void)line_h;
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+  RecordText(text, ImVec2(bottom_left.x, bottom_left.y - size.x), ImVec2(bottom_left.x + size.y, bottom_left.y));
 }
 
 // ---- colours ---------------------------------------------------------------------------------------
@@ -231,7 +256,10 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = FormatValue(v);
-    const float ty = std::clamp(y - font * 0.5f, min.y - font * 0.5f, max.y - font * 0.5f);
+    // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
+    // Convolution window's) would lose the upper half of its top number.
+    const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
+                                std::max(max.y - font * 0.5f, draw->GetClipRectMin().y));
     draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }

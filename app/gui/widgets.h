@@ -26,8 +26,13 @@ void PlaceNextWindow(const AppState& state, Slot slot);
 // ---- text ------------------------------------------------------------------------------------------
 void ErrorText(const std::string& message);   // red, wrapped; nothing when empty
 void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
+void HintText(const std::string& text);       // greyed, wrapped (also between CJK characters)
 void HelpMarker(const char* text);            // "(?)" with a tooltip
 void SectionHeader(const char* title);        // a little space, the title, a rule
+// A view that works on a grid (wants_grid) or on a sentence, shown with the other kind of input: writes
+// `explanation` and a button that switches the input (an edit of `panel`). Returns true when the input
+// is the wrong kind; the caller then ends its window.
+bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation, Panel panel);
 // Continues the line when an item `width` pixels wide still fits, else starts a new line (toolbars
 // that wrap at large UI scales instead of running off the window).
 void SameLineIfFits(float width);

@@ -157,7 +157,8 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
     const float x = std::clamp(to_screen(c.alpha, 1).x, min.x, max.x);
     draw->AddLine(ImVec2(x, min.y), ImVec2(x, max.y), text, 1.5f);
   }
-  draw->AddText(ImVec2(min.x, origin.y), text, tr("max |MHSA − conv| against α (log–log)"));
+  // The title over the whole width, shortened with "…" where even that is too narrow.
+  draw->AddText(origin, text, Ellipsize(tr("max |MHSA − conv| against α (log–log)"), size.x).c_str());
   const char* x_label = "α";
   draw->AddText(ImVec2((min.x + max.x) * 0.5f, max.y + font * 1.3f), text, x_label);
   // Legend.
@@ -195,12 +196,7 @@ void DrawConvWindow(AppState& state) {
   }
   state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
-  if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped(tr("Convolution works on a 2D grid; the input is a sentence or a tensor."));
-    if (ImGui::Button(tr("Use a grid"))) {
-      state.scene.input.source = InputSource::grid;
-      NoteEdit(state, Panel::conv);
-    }
+  if (WrongInputForView(state, true, tr("Convolution works on a 2D grid; the input is a sentence or a tensor."), Panel::conv)) {
     ImGui::End();
     return;
   }
@@ -256,7 +252,7 @@ void DrawConvWindow(AppState& state) {
   three.shared_scale = false;
   three.range = [pictures](int i) { return (i == 0 ? pictures->conv_input : i == 1 ? pictures->conv_mhsa : pictures->conv_true).range; };
   three.colormap = Colormap::grayscale;
-  three.value_name = tr("value");
+  three.value_name = TrKey("value");
   three.columns = 3;
   ImGui::BeginChild("three", ImVec2(avail.x, top_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const HeatmapGridResult g3 = DrawHeatmapGrid(three, state.conv.gray_bar, state.ui_scale, nullptr);
@@ -270,7 +266,7 @@ void DrawConvWindow(AppState& state) {
   diff.shared_scale = true;
   diff.shared_range = pictures->conv_difference.range;
   diff.colormap = Colormap::diverging;
-  diff.value_name = tr("difference");
+  diff.value_name = TrKey("difference");
   diff.columns = 1;
   diff.max_cell = g3.cell;  // the same cell size as the images above
   const float bottom_h = ImGui::GetContentRegionAvail().y;

@@ -148,7 +148,7 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.masked = pictures.masked;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
-  spec.value_name = pictures.scores ? tr("score") : tr("probability");
+  spec.value_name = pictures.scores ? TrKey("score") : TrKey("probability");
   spec.selected_row = state.scene.view.selected_query;
   return spec;
 }
@@ -195,12 +195,8 @@ void DrawHeadsWindow(AppState& state) {
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   ErrorText(ErrorFor(state, Panel::heads));
 
-  if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."));
-    if (ImGui::Button(tr("Use the sentence"))) {
-      state.scene.input.source = InputSource::text;
-      NoteEdit(state, Panel::heads);
-    }
+  if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),
+                        Panel::heads)) {
     ImGui::End();
     return;
   }

@@ -96,7 +96,7 @@ void DrawGridInput(AppState& state) {
     grid.rows = std::clamp(rows, 2, limits::max_grid_side);
     edited = true;
   }
-  ImGui::SameLine();
+  SameLineIfFits(ImGui::GetFontSize() * 8 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr("cols")).x);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   if (ImGui::SliderInt(tr("cols"), &cols, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
     grid.cols = std::clamp(cols, 2, limits::max_grid_side);

@@ -1,14 +1,18 @@
-// window_main.cpp — run_window: the window's straight main loop.
+// window_main.cpp — run_window: the window's main loop, short like Dear ImGui's example main, with
+// each phase in a named function around it.
 //
-//   0. scene and window size from the flags (or the last session's scene)
-//   1. GLFW window with an OpenGL 3.3 core context
-//   2. Dear ImGui: context, backends, fonts (fontconfig), persisted layout
-//   3. state and the compute worker; the first scene goes to the engine
-//   4. loop: events → newest result → look (scale, theme, fonts) → frame: draw windows →
-//      submit edits → render → (scripted: screenshot and exit) → swap → persist layout
-//   5. tear down in reverse
+//   0. flag handling      CheckWindowFlags: what kind of run this is (a bad window flag: usage error)
+//   1. start-up           LoadStartup (saved preferences, language, size, the first scene), OpenWindow
+//                         (GLFW + OpenGL 3.3 core), StartImGui (context, backends, saved layout),
+//                         InitState (state, UI scale, theme, the first scene to the engine, --lesson)
+//   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
+//                         RenderFrame → swap
+//   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
+//                         interactive runs SweepLayouts, AutoCloseNow, FinishInteractiveRun (layout JSON)
+//   4. saving the session SaveLayoutIfChanged (each frame), SaveSession (at the end), TearDown
 //
-// Sections: flags · helpers · run_window
+// Sections: flags · helpers · 0 flag handling · 1 start-up · 2 one frame · 3 scripted finish ·
+//           4 saving the session · run_window
 #include "gui/window_main.h"
 
 #include <GLFW/glfw3.h>
@@ -29,6 +33,7 @@
 #include "gui/app_state.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 #include "core/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -45,7 +50,8 @@ namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
                                          "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
-                                         "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene"};
+                                         "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
+                                         "--show-about", "--layout-sweep"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -56,7 +62,13 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Frames to render before the screenshot (default 3; the last waits for the result); without "
                     "--screenshot, close the window after N frames");
   group->add_option("--size", o.size, "Window size WxH in pixels (default 1600x900, 1280x720 with --screenshot)");
-  group->add_option("--layout-json", o.layout_json, "With --screenshot: write where each head's heatmap was drawn");
+  group->add_option("--layout-json", o.layout_json,
+                    "Write where each heatmap, window and text was drawn: with --screenshot after its frames, else "
+                    "when the window closes");
+  group->add_flag("--layout-sweep", o.layout_sweep,
+                  "With --layout-json and no --screenshot: show every view, window and lesson step in turn and "
+                  "record each one's layout (tests)")
+      ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
   group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering")->group("");
@@ -76,6 +88,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--language", o.language, "UI language: en (English) | zh (中文); default: the last one chosen");
   group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");
   group->add_flag("--show-kv-cache", o.show_kv_cache, "Open the KV-cache calculator");
+  group->add_flag("--show-about", o.show_about, "Open Help → About (version, git revision, licences)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -147,24 +160,30 @@ void DrawViewWindow(AppState& state) {
   }
 }
 
+// ---- 0. flag handling ----------------------------------------------------------------------------
 
-}  // namespace
-
-// ---- run_window --------------------------------------------------------------------------------------
-
-int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  // 0. Scene and size. A bad scene flag is shown in the window (and on stderr); a bad window flag
-  //    is a usage error.
-  const bool bench = !options.bench_json.empty();
-  const bool scripted = !options.screenshot.empty() || bench;
+// What kind of run the window flags ask for.
+struct RunMode {
+  bool bench = false;       // --bench-json: the frame-time benchmark
+  bool scripted = false;    // --screenshot or a benchmark: no saved state, fixed layout, exits by itself
   // --frames without --screenshot: an interactive run (saved state and all) that closes itself after
   // N frames — for demos and for testing what is remembered between runs.
-  const bool auto_close = !scripted && cli::flag_given(options.app, "--frames");
+  bool auto_close = false;
+  std::optional<ImVec2> pointer;  // --pointer X,Y
+};
+
+// A bad window flag is a usage error (InputError); a bad scene flag is shown in the window instead.
+RunMode CheckWindowFlags(const WindowOptions& options) {
+  RunMode mode;
+  mode.bench = !options.bench_json.empty();
+  mode.scripted = !options.screenshot.empty() || mode.bench;
+  mode.auto_close = !mode.scripted && cli::flag_given(options.app, "--frames");
   require(options.frames >= 1 && options.frames <= 100000, "--frames must be between 1 and 100000");
   require(options.bench_changes >= 1 && options.bench_changes <= 10000, "--bench-changes must be between 1 and 10000");
   require(options.bench_fps >= 0 && options.bench_fps <= 1000, "--bench-fps must be between 0 (unpaced) and 1000");
-  require(!cli::flag_given(options.app, "--layout-json") || !options.screenshot.empty(), "--layout-json needs --screenshot FILE.png");
+  require(!cli::flag_given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
+  require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
+          "--layout-sweep needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
@@ -172,29 +191,54 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   if (!options.language.empty()) parse_language(options.language);  // names the valid ones
   require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
   require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
-  require(options.save_scene.empty() || scripted, "--save-scene needs --screenshot FILE.png");
-  std::optional<ImVec2> pointer;
+  require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   if (!options.pointer.empty()) {
     float x = 0, y = 0;
     char comma = 0, extra = 0;
     require(std::sscanf(options.pointer.c_str(), "%f%c%f%c", &x, &comma, &y, &extra) == 3 && comma == ',' &&
                 std::isfinite(x) && std::isfinite(y),
             "--pointer takes X,Y in window pixels, got '" + options.pointer + "'");
-    pointer = ImVec2(x, y);
+    mode.pointer = ImVec2(x, y);
   }
-  Persistence persistence(!scripted);
-  const WindowPreferences preferences = persistence.load_preferences();
+  return mode;
+}
+
+// ---- 1. start-up -----------------------------------------------------------------------------------
+
+// What the window starts from: the last session's preferences and the first scene.
+struct Startup {
+  explicit Startup(bool persist) : persistence(persist) {}
+  Persistence persistence;
+  WindowPreferences preferences;
+  Language language = Language::en;
+  WindowSize size;
+  bool fit_size_to_screen = false;  // the size is the default: made smaller on a smaller screen
+  Scene scene;
+  std::string error;   // a refused scene flag (shown in the window)
+  std::string status;  // the last scene's warnings (shown in the status line)
+};
+
+Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions& options, const RunMode& mode) {
+  const bool scripted = mode.scripted;
+  Startup startup(!scripted);
+  const Persistence& persistence = startup.persistence;
+  const WindowPreferences& preferences = startup.preferences = persistence.load_preferences();
   // The language first: the startup messages below (the last scene's warnings) are written in it.
+  LoadTranslations();
   const Language language = !options.language.empty() ? parse_language(options.language)
                             : (!scripted && !preferences.language.empty()) ? parse_language(preferences.language)
                                                                             : Language::en;
   SetUiLanguage(language);
+  startup.language = language;
   // Size: the flag, else the last session's (so its saved layout fits), else a default.
   WindowSize size = scripted ? WindowSize{1280, 720} : WindowSize{1600, 900};
   if (!options.size.empty()) size = ParseSize(options.size);
   else if (preferences.width > 0) size = {preferences.width, preferences.height};
-  Scene scene;
-  std::string startup_error, startup_status;
+  startup.size = size;
+  startup.fit_size_to_screen = !scripted && options.size.empty() && preferences.width <= 0;
+  Scene& scene = startup.scene;
+  std::string& startup_error = startup.error;
+  std::string& startup_status = startup.status;
   try {
     std::optional<Scene> last;
     if (!AnySceneFlag(scene_options)) last = persistence.load_scene(startup_status);
@@ -207,245 +251,395 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     startup_error = e.what();
     std::fprintf(stderr, "error: %s\n", e.what());
   }
+  return startup;
+}
 
-  // 1. The window and its OpenGL 3.3 core context.
+// The window and its OpenGL 3.3 core context; null (after saying why) when there is none. A default
+// size larger than the screen's work area (a 1280×720 projector) is fitted to it.
+GLFWwindow* OpenWindow(WindowSize size, bool fit_to_screen, bool scripted) {
   glfwSetErrorCallback([](int code, const char* text) { std::fprintf(stderr, "glfw error %d: %s\n", code, text); });
   if (!glfwInit()) {
     std::fprintf(stderr, "error: cannot open a window (no display?). Set DISPLAY, run under `xvfb-run -a`, or use a "
                          "subcommand such as `attnscope compute`.\n");
-    return 1;
+    return nullptr;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  int area_x = 0, area_y = 0, area_w = 0, area_h = 0;
+  if (GLFWmonitor* monitor = fit_to_screen ? glfwGetPrimaryMonitor() : nullptr) {
+    glfwGetMonitorWorkarea(monitor, &area_x, &area_y, &area_w, &area_h);
+    if (area_w >= 320 && area_h >= 240) size = {std::min(size.width, area_w), std::min(size.height, area_h)};
+  }
   GLFWwindow* window = glfwCreateWindow(size.width, size.height, "attnscope", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "error: cannot create an OpenGL 3.3 window (see the glfw error above)\n");
     glfwTerminate();
-    return 1;
+    return nullptr;
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(scripted ? 0 : 1);
+  return window;
+}
 
-  // 2. Dear ImGui with the system fonts and the saved layout (imgui.ini is written by us, atomically).
+// Dear ImGui with the saved layout (imgui.ini is written by us, atomically, not by ImGui).
+void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
+  ImGui::GetIO().IniFilename = nullptr;
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
-  FontAtlas fonts;
-  fonts.request_text(scene.input.text);
+}
 
-  int exit_code = 0;
-  {
-    // 3. State and the compute worker.
-    ComputeWorker worker([] { glfwPostEmptyEvent(); });
-    AppState state;
-    state.worker = &worker;
-    state.fonts = &fonts;
-    state.scene = scene;
-    state.scripted = scripted;
-    state.status = startup_status;
-    state.show_export = options.show_export;
-    state.show_analysis = options.show_analysis;
-    state.show_kv_cache = options.show_kv_cache;
-    state.language = language;
-    RequestUiGlyphs(fonts);
-    // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
-    // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
-    float content_scale = 1.0f;
-    glfwGetWindowContentScale(window, &content_scale, nullptr);
-    int fb_w0 = 0, fb_h0 = 0;
-    glfwGetFramebufferSize(window, &fb_w0, &fb_h0);
-    const float fitted = std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h0) / 900.0f * 20.0f) / 20.0f),
-                                    1.0f, 3.0f);
-    state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
-                     : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
-                                                              : fitted;
-    state.light_theme = options.theme.empty() ? (scripted || preferences.light_theme) : options.theme == "light";
-    state.reset_layout = !persistence.load_layout().has_value();
-    if (startup_error.empty()) {
-      NoteEdit(state, Panel::startup);
+// The state the windows share: flags, saved look, the first scene to the engine, and a lesson or
+// scene file named on the command line.
+void InitState(AppState& state, const Startup& startup, const WindowOptions& options, const RunMode& mode,
+               GLFWwindow* window) {
+  const bool scripted = mode.scripted;
+  const WindowPreferences& preferences = startup.preferences;
+  state.scene = startup.scene;
+  state.scripted = scripted;
+  state.status = startup.status;
+  state.show_export = options.show_export;
+  state.show_analysis = options.show_analysis;
+  state.show_kv_cache = options.show_kv_cache;
+  // A missing assets folder is said at once, in the About box that names the folders tried.
+  state.show_about = options.show_about || !LocateAssets(state);
+  state.language = startup.language;
+  RequestUiGlyphs(*state.fonts);
+  // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
+  // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
+  float content_scale = 1.0f;
+  glfwGetWindowContentScale(window, &content_scale, nullptr);
+  int fb_w0 = 0, fb_h0 = 0;
+  glfwGetFramebufferSize(window, &fb_w0, &fb_h0);
+  const float fitted = std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h0) / 900.0f * 20.0f) / 20.0f),
+                                  1.0f, 3.0f);
+  state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
+                   : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
+                                                            : fitted;
+  if (options.ui_scale <= 0 && (scripted || preferences.ui_scale <= 0)) state.fitted_ui_scale = fitted;
+  state.light_theme = options.theme.empty() ? (scripted || preferences.light_theme) : options.theme == "light";
+  // A saved layout fits the window size it was saved at; at another size (a --size flag, another
+  // screen) the windows are laid out afresh, as after a resize.
+  int window_w = 0, window_h = 0;
+  glfwGetWindowSize(window, &window_w, &window_h);
+  const bool layout_fits = preferences.width == window_w && preferences.height == window_h;
+  state.reset_layout = !startup.persistence.load_layout().has_value() || !layout_fits;
+  if (!options.layout_json.empty()) RecordTextsInto(&state.layout.texts);
+  if (startup.error.empty()) {
+    NoteEdit(state, Panel::startup);
+  } else {
+    state.error = startup.error;
+    state.error_panel = Panel::startup;
+  }
+  // A lesson or a scene file named on the command line replaces the scene (errors show in the window).
+  if (options.lesson > 0) {
+    if (const std::string failure = OpenLesson(state, options.lesson, options.step - 1); !failure.empty()) {
+      state.status = failure;  // and in the Lessons panel, opened to choose another
+      state.show_lessons = true;
+      state.show_input = state.show_model = false;
+      std::fprintf(stderr, "error: %s\n", failure.c_str());
     } else {
-      state.error = startup_error;
-      state.error_panel = Panel::startup;
-    }
-    // A lesson or a scene file named on the command line replaces the scene (errors show in the window).
-    if (options.lesson > 0) {
-      if (const std::string failure = OpenLesson(state, options.lesson, options.step - 1); !failure.empty()) {
-        state.status = failure;  // and in the Lessons panel, opened to choose another
-        state.show_lessons = true;
-        state.show_input = state.show_model = false;
-        std::fprintf(stderr, "error: %s\n", failure.c_str());
-      } else {
-        state.show_input = state.show_model = false;  // the lesson takes the left column
-      }
-    }
-    if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
-      std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
-
-    float applied_scale = 0.0f;
-    bool applied_light = !state.light_theme;
-    bool device_ready = false;
-    int frame = 0, frames_since_result = 0;
-    const int frames_wanted = std::max(options.frames, 2);
-    FrameBench frame_bench(options.bench_changes);
-    bool dropped_last_frame = false;
-    ImVec2 last_display(0, 0);
-    // Settled: the newest result is on screen. A scripted figure also waits for the head statistics; the
-    // benchmark, like a user, goes on once the heatmaps are there.
-    const auto settled_now = [&] { return (bench ? !worker.busy() : worker.idle()) && frames_since_result >= 1; };
-
-    // 4. The loop.
-    while (!glfwWindowShouldClose(window)) {
-      const Clock::time_point frame_start = Clock::now();
-      // a. Events: wait when idle so the window costs nothing while a teacher talks.
-      if (scripted || auto_close) glfwPollEvents();
-      else if (!worker.idle() || frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
-      else glfwWaitEventsTimeout(0.5);
-
-      // b. The worker's newest result. A scripted run waits for it before its last frames.
-      // (With simulated clicks every frame waits, so each click lands on the current result.)
-      if (scripted && !bench && (frame >= frames_wanted - 2 || !options.clicks.empty())) worker.wait_until_idle();
-      const bool got_result = TakeResult(state);
-      UploadTextures(state);
-      frames_since_result = got_result ? 0 : frames_since_result + 1;
-
-      // c. Look: style and fonts follow the UI scale and theme; new text may need new glyphs.
-      if (state.ui_scale != applied_scale || state.light_theme != applied_light) {
-        ApplyStyle(state.light_theme, state.ui_scale);
-        applied_scale = state.ui_scale;
-        applied_light = state.light_theme;
-      }
-      fonts.rebuild_if_needed(std::round(16.0f * state.ui_scale), device_ready);
-
-      // d. The frame: every window reads the state and edits the scene.
-      ImGui_ImplOpenGL3_NewFrame();
-      ImGui_ImplGlfw_NewFrame();
-      if (scripted) {  // the pointer of a headless display must not hover anything in a figure
-        io.MousePos = pointer ? *pointer : ImVec2(-FLT_MAX, -FLT_MAX);
-        for (bool& down : io.MouseDown) down = false;
-        io.MouseDown[0] = std::find(options.clicks.begin(), options.clicks.end(), frame) != options.clicks.end();
-      }
-      ImGui::NewFrame();
-      device_ready = true;
-      state.framebuffer_scale = io.DisplayFramebufferScale;
-      // Without docking, windows do not follow a resized main window: lay them out afresh (e.g. when
-      // the window moves to a projector of another size).
-      if (frame > 0 && (io.DisplaySize.x != last_display.x || io.DisplaySize.y != last_display.y)) state.reset_layout = true;
-      last_display = io.DisplaySize;
-      state.layout.clear();
-      HandleShortcuts(state);
-      SetUiLanguage(state.language);
-      DrawMenuBar(state);
-      DrawInputWindow(state);
-      DrawModelWindow(state);
-      DrawViewWindow(state);
-      DrawLessonsWindow(state);
-      DrawShapesWindow(state, true);
-      DrawAnalysisWindow(state);
-      DrawKvCacheWindow(state);
-      DrawExportWindow(state);
-      DrawSceneDialogs(state);
-      state.reset_layout = false;
-      if (bench) frame_bench.before_submit(state, settled_now());
-      ImGui::Render();
-
-      // e. Edited settings go to the engine (the newest wins). A result that comes back within a few
-      //    milliseconds (small T) is shown at once: this frame is dropped before rendering and the next
-      //    one, built right away with the result, is the one that reaches the screen.
-      const uint64_t submitted_before = state.submitted_generation;
-      SubmitIfEdited(state);
-      const bool just_submitted = state.submitted_generation != submitted_before;
-      if (bench) frame_bench.after_submit(state);
-      if (just_submitted && !dropped_last_frame && !(scripted && !bench) &&
-          worker.wait_for_result(std::chrono::milliseconds(4))) {
-        dropped_last_frame = true;
-        continue;
-      }
-      dropped_last_frame = false;
-
-      // f. Render.
-      int fb_w = 0, fb_h = 0;
-      glfwGetFramebufferSize(window, &fb_w, &fb_h);
-      glViewport(0, 0, fb_w, fb_h);
-      const ImVec4 clear = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-      glClearColor(clear.x, clear.y, clear.z, 1.0f);
-      glClear(GL_COLOR_BUFFER_BIT);
-      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-      ++frame;
-
-      // g. Scripted: after the wanted frames, once the result has been on screen for a frame.
-      if (scripted && !bench && frame >= frames_wanted && settled_now() && !ExportRunning(state)) {
-        if (!state.error.empty() && state.error != startup_error) std::fprintf(stderr, "error: %s\n", state.error.c_str());
-        try {
-          const std::vector<unsigned char> pixels = read_back_buffer(fb_w, fb_h);
-          WriteScreenshot(options.screenshot, fb_w, fb_h, pixels);
-          if (!options.save_scene.empty() && !SaveSceneFile(state, options.save_scene))
-            throw InputError(state.scene_dialog.message);
-          if (!options.layout_json.empty()) WriteLayoutJson(options.layout_json, state, fb_w, fb_h);
-        } catch (const InputError& e) {
-          std::fprintf(stderr, "error: %s\n", e.what());
-          exit_code = 2;
-        }
-        break;
-      }
-      glfwSwapBuffers(window);
-      worker.presented(state.result_generation);
-      if (auto_close && frame >= options.frames && worker.idle()) glfwSetWindowShouldClose(window, GLFW_TRUE);
-
-      if (bench) {
-        gl_finish();
-        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count();
-        if (frame_bench.after_frame(state, ms, frame >= 3 && settled_now())) break;
-        // Xvfb has no vsync: wait out the rest of the frame as a 60 Hz display would, so that the
-        // worker shares the cores with the renderer as it does on a real screen.
-        if (options.bench_fps > 0)
-          std::this_thread::sleep_until(frame_start + std::chrono::microseconds(1000000 / options.bench_fps));
-      }
-
-      // h. Persist the layout when ImGui says it changed.
-      if (io.WantSaveIniSettings) {
-        size_t ini_size = 0;
-        const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
-        if (const std::string failure = persistence.save_layout(std::string(ini, ini_size)); !failure.empty())
-          state.status = failure;
-        io.WantSaveIniSettings = false;
-      }
-    }
-
-    if (bench) {
-      BenchTimings& timings = frame_bench.timings();
-      timings.texture_uploads = state.textures.uploads;
-      try {
-        WriteBenchJson(options.bench_json, timings);
-      } catch (const InputError& e) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        exit_code = 2;
-      }
-    }
-
-    // 5a. Remember this session (interactive runs only) and free GL textures while the context lives.
-    if (!scripted) {
-      size_t ini_size = 0;
-      const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
-      persistence.save_layout(std::string(ini, ini_size));
-      if (startup_error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
-      int window_w = 0, window_h = 0;
-      glfwGetWindowSize(window, &window_w, &window_h);
-      persistence.save_preferences({state.ui_scale, state.light_theme, window_w, window_h, to_string(state.language)});
+      state.show_input = state.show_model = false;  // the lesson takes the left column
     }
   }
+  if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
+    std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
+}
 
-  // 5b. Tear down in reverse.
+// ---- 2. one frame ----------------------------------------------------------------------------------
+
+// What the loop carries from one frame to the next.
+struct FrameLoop {
+  FrameLoop(const RunMode& m, const WindowOptions& o, const AppState& state)
+      : mode(m), options(o), applied_light(!state.light_theme), frames_wanted(std::max(o.frames, 2)),
+        bench(o.bench_changes) {
+    if (o.layout_sweep) sweep.emplace();
+  }
+  const RunMode& mode;
+  const WindowOptions& options;
+  float applied_scale = 0.0f;  // the UI scale and theme the style was built for
+  bool applied_light;
+  bool device_ready = false;   // the GL backend exists (after the first NewFrame): fonts may upload
+  int frame = 0;               // frames rendered
+  int frames_since_result = 0;
+  int frames_wanted;           // scripted: frames before the screenshot
+  FrameBench bench;
+  std::optional<LayoutSweep> sweep;  // --layout-sweep
+  bool dropped_last_frame = false;
+  ImVec2 last_display{0, 0};
+  WindowSize framebuffer;      // of the last frame rendered
+
+  // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
+  // the benchmark, like a user, goes on once the heatmaps are there.
+  bool settled(const ComputeWorker& worker) const {
+    return (mode.bench ? !worker.busy() : worker.idle()) && frames_since_result >= 1;
+  }
+};
+
+// a. Events: wait when idle so the window costs nothing while a teacher talks.
+void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker) {
+  if (loop.mode.scripted || loop.mode.auto_close) glfwPollEvents();
+  else if (!worker.idle() || loop.frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
+  else glfwWaitEventsTimeout(0.5);
+}
+
+// b. The worker's newest result. A scripted run waits for it before its last frames.
+// (With simulated clicks every frame waits, so each click lands on the current result.)
+void TakeNewestResult(FrameLoop& loop, AppState& state) {
+  const RunMode& mode = loop.mode;
+  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty()))
+    state.worker->wait_until_idle();
+  const bool got_result = TakeResult(state);
+  UploadTextures(state);
+  loop.frames_since_result = got_result ? 0 : loop.frames_since_result + 1;
+}
+
+// c. Look: style and fonts follow the UI scale and theme; new text may need new glyphs.
+void ApplyLook(FrameLoop& loop, AppState& state) {
+  if (state.ui_scale != loop.applied_scale || state.light_theme != loop.applied_light) {
+    ApplyStyle(state.light_theme, state.ui_scale);
+    loop.applied_scale = state.ui_scale;
+    loop.applied_light = state.light_theme;
+  }
+  state.fonts->rebuild_if_needed(std::round(16.0f * state.ui_scale), loop.device_ready);
+}
+
+// d. The frame: every window reads the state and edits the scene.
+void DrawFrame(FrameLoop& loop, AppState& state) {
+  const RunMode& mode = loop.mode;
+  ImGuiIO& io = ImGui::GetIO();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  if (mode.scripted) {  // the pointer of a headless display must not hover anything in a figure
+    const std::vector<int>& clicks = loop.options.clicks;
+    io.MousePos = mode.pointer ? *mode.pointer : ImVec2(-FLT_MAX, -FLT_MAX);
+    for (bool& down : io.MouseDown) down = false;
+    io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
+  }
+  ImGui::NewFrame();
+  loop.device_ready = true;
+  state.framebuffer_scale = io.DisplayFramebufferScale;
+  // Without docking, windows do not follow a resized main window: lay them out afresh (e.g. when
+  // the window moves to a projector of another size).
+  if (loop.frame > 0 && (io.DisplaySize.x != loop.last_display.x || io.DisplaySize.y != loop.last_display.y))
+    state.reset_layout = true;
+  loop.last_display = io.DisplaySize;
+  state.layout.clear();
+  HandleShortcuts(state);
+  SetUiLanguage(state.language);
+  DrawMenuBar(state);
+  KeepWindowsBelowMenuBar(state);
+  DrawInputWindow(state);
+  DrawModelWindow(state);
+  DrawViewWindow(state);
+  DrawLessonsWindow(state);
+  DrawShapesWindow(state, true);
+  DrawAnalysisWindow(state);
+  DrawKvCacheWindow(state);
+  DrawExportWindow(state);
+  DrawAboutWindow(state);
+  DrawSceneDialogs(state);
+  DrawTranslationNotice(state);
+  RecordWindows(state);
+  state.reset_layout = false;
+  if (mode.bench) loop.bench.before_submit(state, loop.settled(*state.worker));
+  ImGui::Render();
+}
+
+// e. Edited settings go to the engine (the newest wins). A result that comes back within a few
+//    milliseconds (small T) is shown at once: this frame is dropped before rendering (returns true)
+//    and the next one, built right away with the result, is the one that reaches the screen.
+bool SubmitEdits(FrameLoop& loop, AppState& state) {
+  const RunMode& mode = loop.mode;
+  const uint64_t submitted_before = state.submitted_generation;
+  SubmitIfEdited(state);
+  const bool just_submitted = state.submitted_generation != submitted_before;
+  if (mode.bench) loop.bench.after_submit(state);
+  if (just_submitted && !loop.dropped_last_frame && !(mode.scripted && !mode.bench) &&
+      state.worker->wait_for_result(std::chrono::milliseconds(4))) {
+    loop.dropped_last_frame = true;
+    return true;
+  }
+  loop.dropped_last_frame = false;
+  return false;
+}
+
+// f. Render into the back buffer. Returns the framebuffer's size.
+WindowSize RenderFrame(GLFWwindow* window) {
+  WindowSize fb;
+  glfwGetFramebufferSize(window, &fb.width, &fb.height);
+  glViewport(0, 0, fb.width, fb.height);
+  const ImVec4 clear = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  glClearColor(clear.x, clear.y, clear.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  return fb;
+}
+
+// ---- 3. scripted finish ----------------------------------------------------------------------------
+
+// g. A scripted figure is done after the wanted frames, once the result has been on screen for a frame.
+bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
+  return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
+         !ExportRunning(state);
+}
+
+// Writes the screenshot of the back buffer, the scene and the layout JSON. Returns the exit code.
+int FinishScriptedRun(AppState& state, const WindowOptions& options, const std::string& startup_error, WindowSize fb) {
+  if (!state.error.empty() && state.error != startup_error) std::fprintf(stderr, "error: %s\n", state.error.c_str());
+  try {
+    const std::vector<unsigned char> pixels = read_back_buffer(fb.width, fb.height);
+    WriteScreenshot(options.screenshot, fb.width, fb.height, pixels);
+    if (!options.save_scene.empty() && !SaveSceneFile(state, options.save_scene))
+      throw InputError(state.scene_dialog.message);
+    if (!options.layout_json.empty()) WriteLayoutJson(options.layout_json, state, fb.width, fb.height);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+// The benchmark times each frame once it is on screen. Returns true when it has timed enough.
+bool BenchFrameDone(FrameLoop& loop, const AppState& state, std::chrono::steady_clock::time_point frame_start) {
+  gl_finish();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
+  if (loop.bench.after_frame(state, ms, loop.frame >= 3 && loop.settled(*state.worker))) return true;
+  // Xvfb has no vsync: wait out the rest of the frame as a 60 Hz display would, so that the
+  // worker shares the cores with the renderer as it does on a real screen.
+  if (loop.options.bench_fps > 0)
+    std::this_thread::sleep_until(frame_start + std::chrono::microseconds(1000000 / loop.options.bench_fps));
+  return false;
+}
+
+// Writes the benchmark's timings. Returns the exit code.
+int FinishBench(FrameLoop& loop, const AppState& state) {
+  BenchTimings& timings = loop.bench.timings();
+  timings.texture_uploads = state.textures.uploads;
+  try {
+    WriteBenchJson(loop.options.bench_json, timings);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+// --layout-sweep: records the screen once the newest edit's result is on it, then shows the next.
+void SweepLayouts(FrameLoop& loop, AppState& state) {
+  if (!loop.sweep) return;
+  loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
+}
+
+// An interactive run with --frames N closes itself after N frames once the result is on screen, and
+// after the layout sweep's last screen when there is one.
+bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
+  return loop.frame >= loop.options.frames && state.worker->idle() && (!loop.sweep || loop.sweep->done());
+}
+
+// An interactive run's --layout-json, written when the window closes. Returns the exit code.
+int FinishInteractiveRun(const FrameLoop& loop, const AppState& state) {
+  try {
+    WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height,
+                    loop.sweep ? &*loop.sweep : nullptr);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+// ---- 4. saving the session -------------------------------------------------------------------------
+
+// h. The layout, when ImGui says it changed (a save failure goes to the status line).
+void SaveLayoutIfChanged(AppState& state, const Persistence& persistence) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (!io.WantSaveIniSettings) return;
+  size_t ini_size = 0;
+  const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
+  if (const std::string failure = persistence.save_layout(std::string(ini, ini_size)); !failure.empty())
+    state.status = failure;
+  io.WantSaveIniSettings = false;
+}
+
+// Remembers this session (interactive runs only): layout, scene and preferences.
+void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* window) {
+  const Persistence& persistence = startup.persistence;
+  size_t ini_size = 0;
+  const char* ini = ImGui::SaveIniSettingsToMemory(&ini_size);
+  persistence.save_layout(std::string(ini, ini_size));
+  if (startup.error.empty() || state.result_generation > 0) persistence.save_scene(state.scene);
+  int window_w = 0, window_h = 0;
+  glfwGetWindowSize(window, &window_w, &window_h);
+  // A scale nobody chose (the one fitted at start) is not remembered: the next start fits its own
+  // screen (1.2 on a 1080p laptop, 1 on a 720p projector).
+  const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
+  persistence.save_preferences({chosen_scale, state.light_theme, window_w, window_h, to_string(state.language)});
+}
+
+// Tear down in reverse.
+void TearDown(GLFWwindow* window) {
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
+}
+
+}  // namespace
+
+// ---- run_window --------------------------------------------------------------------------------------
+
+int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
+  const RunMode mode = CheckWindowFlags(options);
+  const Startup startup = LoadStartup(scene_options, options, mode);
+  GLFWwindow* window = OpenWindow(startup.size, startup.fit_size_to_screen, mode.scripted);
+  if (!window) return 1;
+  StartImGui(window, startup.persistence);
+  FontAtlas fonts;
+  fonts.request_text(startup.scene.input.text);
+
+  int exit_code = 0;
+  {
+    ComputeWorker worker([] { glfwPostEmptyEvent(); });
+    AppState state;
+    state.worker = &worker;
+    state.fonts = &fonts;
+    InitState(state, startup, options, mode, window);
+    FrameLoop loop(mode, options, state);
+
+    while (!glfwWindowShouldClose(window)) {
+      const auto frame_start = std::chrono::steady_clock::now();
+      WaitForEvents(loop, worker);
+      TakeNewestResult(loop, state);
+      ApplyLook(loop, state);
+      DrawFrame(loop, state);
+      if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once
+      loop.framebuffer = RenderFrame(window);
+      ++loop.frame;
+      if (ScriptedRunDone(loop, state)) {
+        exit_code = FinishScriptedRun(state, options, startup.error, loop.framebuffer);
+        break;
+      }
+      glfwSwapBuffers(window);
+      worker.presented(state.result_generation);
+      SweepLayouts(loop, state);
+      if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
+      if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
+      SaveLayoutIfChanged(state, startup.persistence);
+    }
+
+    if (mode.bench) exit_code = FinishBench(loop, state);
+    if (!mode.scripted && !options.layout_json.empty()) exit_code = FinishInteractiveRun(loop, state);
+    RecordTextsInto(nullptr);
+    // Remember this session while the GL context lives (the textures are freed with the state).
+    if (!mode.scripted) SaveSession(state, startup, window);
+  }
+  TearDown(window);
   return exit_code;
 }
 

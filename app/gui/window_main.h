@@ -4,6 +4,8 @@
 //                                                      and layout when no scene option is given)
 //   attnscope [scene options] --screenshot FILE.png    scripted: render N frames, write the
 //             [--frames N] [--size WxH] [--layout-json FILE]   screenshot (and layout) and exit
+//   attnscope [scene options] --frames N               interactive, closing itself after N frames;
+//             [--layout-json FILE [--layout-sweep]]    the layout is written when the window closes
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -17,7 +19,8 @@ struct WindowOptions {
   std::string screenshot;   // PNG to write after the last frame; non-empty → scripted run
   int frames = 3;           // frames to render in a scripted run (the last one waits for the result)
   std::string size;         // "WxH" window size in pixels; default 1600x900 (1280x720 scripted)
-  std::string layout_json;  // where each heatmap was drawn, for tests
+  std::string layout_json;  // where each heatmap, window and text was drawn, for tests
+  bool layout_sweep = false;  // interactive: record every view, window and lesson step (LayoutSweep)
   float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
   std::string theme;        // light | dark (default light)
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
@@ -29,6 +32,7 @@ struct WindowOptions {
   std::string language;      // en | zh: the UI language (default: the saved one, else en)
   bool show_analysis = false;  // open the Head analysis window
   bool show_kv_cache = false;  // open the KV-cache calculator
+  bool show_about = false;    // open Help → About
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)

@@ -1,6 +1,6 @@
 // window_menu.cpp — the main menu bar: the view shown in the main area, the other windows, the UI
-// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, and a status line (time of the last result,
-// the spinner, save and export messages).
+// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, Help → About, and a status line (time of the
+// last result, the spinner, save and export messages).
 #include <cstdio>
 #include <string>
 
@@ -36,6 +36,11 @@ void SwitchView(AppState& state, View view) {
 
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMainMenuBar()) return;
+  // Its place this frame: the other windows are laid out and kept below it (SlotRect,
+  // KeepWindowsBelowMenuBar).
+  state.layout.menu_bar_min = ImGui::GetWindowPos();
+  state.layout.menu_bar_max = ImVec2(state.layout.menu_bar_min.x + ImGui::GetWindowWidth(),
+                                     state.layout.menu_bar_min.y + ImGui::GetWindowHeight());
   // Menu titles keep a stable ImGui id ("###…") so an open menu survives a language switch.
   if (ImGui::BeginMenu(WindowTitle("File", "menu_file").c_str())) {
     if (ImGui::MenuItem(tr("Open scene…"))) state.scene_dialog.open_open = true;
@@ -84,6 +89,11 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu(WindowTitle("Help", "menu_help").c_str())) {
+    if (ImGui::MenuItem(tr("About attnscope"), nullptr, state.show_about)) state.show_about = !state.show_about;
+    ImGui::EndMenu();
+  }
+  RecordLastItem(state, "menu.help");
   ImGui::TextDisabled("|");
   // The views, as tabs: the chosen one fills the main area.
   for (const ViewEntry& v : views) {
@@ -103,6 +113,17 @@ void DrawMenuBar(AppState& state) {
     ImGui::TextUnformatted(state.status.c_str());
   }
   ImGui::EndMainMenuBar();
+}
+
+void DrawTranslationNotice(AppState& state) {
+  const std::string& problem = TranslationProblem();
+  if (problem.empty() || problem == state.translation_notice_closed) return;
+  PlaceNextWindow(state, Slot::centre);
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0), ImGuiCond_Always);
+  ImGui::Begin("Language · 语言###translation_notice", nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
+  ErrorText(problem);
+  if (ImGui::Button("OK")) state.translation_notice_closed = problem;
+  ImGui::End();
 }
 
 }  // namespace attnscope::gui

@@ -113,10 +113,10 @@ void DrawModelWindow(AppState& state) {
   HelpMarker(tr("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
                 "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H)."));
   const std::pair<AttentionKind, const char*> kinds[] = {
-      {AttentionKind::single, TrKey("single")}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
+      {AttentionKind::single, tr("single")}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
   for (const auto& [kind, name] : kinds) {
     if (kind != AttentionKind::single) ImGui::SameLine();
-    const bool clicked = ImGui::RadioButton(tr(name), m.kind == kind);
+    const bool clicked = ImGui::RadioButton(name, m.kind == kind);
     RecordLastItem(state, std::string("model.kind.") + to_string(kind));
     if (clicked && m.kind != kind) {
       const AttentionKind before = m.kind;

@@ -151,27 +151,27 @@ void DrawExpansion(const RelposAnalysis& r, int head, int query, int key) {
     return s + ")";
   };
   const float p = r.probs.empty() ? (query == r.query ? r.probs_query(head, key) : NAN) : r.probs[size_t(head)](query, key);
+  // Each line wraps: in a narrow column (1280×720, a larger UI scale) the numbers go on the next line
+  // instead of past the edge.
   if (r.dims == 2) {
-    ImGui::TextUnformatted(trf("head %d: α = %s, Δ = (%s, %s)", head, Num(hd.alpha).c_str(), Num(hd.delta[0]).c_str(),
-                               Num(hd.delta[1]).c_str()).c_str());
-    ImGui::TextUnformatted(
-        trf("query (%d, %d) → key (%d, %d)", query / r.cols, query % r.cols, key / r.cols, key % r.cols).c_str());
-    ImGui::Text("δ = p_k − p_q = (%s, %s)", Num(t.delta[0]).c_str(), Num(t.delta[1]).c_str());
-    ImGui::Text("r_δ = (‖δ‖², δ_row, δ_col) = %s", vec(t.r).c_str());
-    ImGui::Text("v_h = −α(1, −2Δ_row, −2Δ_col) = %s", vec(t.v).c_str());
+    WrappedText(trf("head %d: α = %s, Δ = (%s, %s)", head, Num(hd.alpha).c_str(), Num(hd.delta[0]).c_str(),
+                    Num(hd.delta[1]).c_str()));
+    WrappedText(trf("query (%d, %d) → key (%d, %d)", query / r.cols, query % r.cols, key / r.cols, key % r.cols));
+    WrappedText("δ = p_k − p_q = (" + Num(t.delta[0]) + ", " + Num(t.delta[1]) + ")");
+    WrappedText("r_δ = (‖δ‖², δ_row, δ_col) = " + vec(t.r));
+    WrappedText("v_h = −α(1, −2Δ_row, −2Δ_col) = " + vec(t.v));
   } else {
-    ImGui::TextUnformatted(trf("head %d: α = %s, Δ = %s", head, Num(hd.alpha).c_str(), Num(hd.delta[1]).c_str()).c_str());
+    WrappedText(trf("head %d: α = %s, Δ = %s", head, Num(hd.alpha).c_str(), Num(hd.delta[1]).c_str()));
     if (!r.labels.empty())
-      ImGui::TextUnformatted(
-          trf("query %d %s → key %d %s", query, r.labels[size_t(query)].c_str(), key, r.labels[size_t(key)].c_str()).c_str());
-    ImGui::Text("δ = k − q = %s", Num(t.delta[1]).c_str());
-    ImGui::Text("r_δ = (δ², δ) = %s", vec(t.r).c_str());
-    ImGui::Text("v_h = −α(1, −2Δ) = %s", vec(t.v).c_str());
+      WrappedText(trf("query %d %s → key %d %s", query, r.labels[size_t(query)].c_str(), key, r.labels[size_t(key)].c_str()));
+    WrappedText("δ = k − q = " + Num(t.delta[1]));
+    WrappedText("r_δ = (δ², δ) = " + vec(t.r));
+    WrappedText("v_h = −α(1, −2Δ) = " + vec(t.v));
   }
-  ImGui::TextUnformatted(trf("score = v_h·r_δ = %s", Num(t.score).c_str()).c_str());
-  ImGui::Text("      = −α‖δ − Δ‖² + α‖Δ‖² = %s + %s", Num(t.distance_term).c_str(), Num(t.constant_term).c_str());
-  if (r.mixed) ImGui::TextDisabled("%s", trf("(mixed mode adds the content score; λ = %s)", Num(r.lambda).c_str()).c_str());
-  if (std::isfinite(p)) ImGui::TextUnformatted(trf("probability = %s", FormatValue(p).c_str()).c_str());
+  WrappedText(trf("score = v_h·r_δ = %s", Num(t.score).c_str()));
+  WrappedText("      = −α‖δ − Δ‖² + α‖Δ‖² = " + Num(t.distance_term) + " + " + Num(t.constant_term));
+  if (r.mixed) HintText(trf("(mixed mode adds the content score; λ = %s)", Num(r.lambda).c_str()));
+  if (std::isfinite(p)) WrappedText(trf("probability = %s", FormatValue(p).c_str()));
 }
 
 // The key the edited head looks at most from the query: q + Δ rounded into the input.
@@ -278,12 +278,7 @@ bool HaveRelpos(const AppState& state, int dims) {
 void DrawRelpos1dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), View::relpos1d)) return;
   const float font = ImGui::GetFontSize();
-  if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a sentence; the input is a 2D grid."));
-    if (ImGui::Button(tr("Use the sentence"))) {
-      state.scene.input.source = InputSource::text;
-      NoteEdit(state, Panel::relpos);
-    }
+  if (WrongInputForView(state, false, tr("This view works on a sentence; the input is a 2D grid."), Panel::relpos)) {
     ImGui::End();
     return;
   }
@@ -333,7 +328,7 @@ void DrawRelpos1dWindow(AppState& state) {
     const LabelCache& labels = CachedLabels(state, state.relpos.labels, r.labels);
     const bool full = !r.probs.empty();
     if (!full) NoticeText(tr("More than 1024 tokens: only the query's row is kept; each head shows one row."));
-    ImGui::TextDisabled("%s", tr("rows: queries · columns: keys · click a row to make it the query"));
+    HintText(tr("rows: queries · columns: keys · click a row to make it the query"));
     HeatmapGridSpec spec;
     spec.count = int(r.heads.size());
     spec.rows = full ? r.cols : 1;
@@ -381,12 +376,7 @@ void DrawRelpos1dWindow(AppState& state) {
 void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
-  if (state.scene.input.source != InputSource::grid) {
-    ImGui::TextWrapped(tr("This view works on a 2D grid; the input is a sentence or a tensor."));
-    if (ImGui::Button(tr("Use a grid"))) {
-      state.scene.input.source = InputSource::grid;
-      NoteEdit(state, Panel::relpos);
-    }
+  if (WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
     ImGui::End();
     return;
   }
@@ -430,7 +420,7 @@ void DrawRelpos2dWindow(AppState& state) {
     top.shared_scale = true;
     top.shared_range = pictures.relpos_combined.range;
     top.colormap = pictures.colormap;
-    top.value_name = tr("mean probability");
+    top.value_name = TrKey("mean probability");
     top.marked_cell = r.query;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,

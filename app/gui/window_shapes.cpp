@@ -60,15 +60,15 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
   for (const TraceStep& sb : tb.steps) {
     const TraceStep* sa = nullptr;
     for (const TraceStep& s : ta.steps)
-      if (s.name == sb.name) sa = &s;
-    if (!sa) changed_shapes.push_back(trf("%s: new step %s", tr(sb.name.c_str()), format_shape(sb.shape).c_str()));
+      if (s.key == sb.key) sa = &s;
+    if (!sa) changed_shapes.push_back(trf("%s: new step %s", TraceStepName(sb), format_shape(sb.shape).c_str()));
     else if (sa->shape != sb.shape)
-      changed_shapes.push_back(std::string(tr(sb.name.c_str())) + ": " + format_shape(sa->shape) + " → " + format_shape(sb.shape));
+      changed_shapes.push_back(std::string(TraceStepName(sb)) + ": " + format_shape(sa->shape) + " → " + format_shape(sb.shape));
   }
   for (const TraceStep& sa : ta.steps) {
     bool still = false;
-    for (const TraceStep& s : tb.steps) still = still || s.name == sa.name;
-    if (!still) changed_shapes.push_back(trf("%s: step gone", tr(sa.name.c_str())));
+    for (const TraceStep& s : tb.steps) still = still || s.key == sa.key;
+    if (!still) changed_shapes.push_back(trf("%s: step gone", TraceStepName(sa)));
   }
   if (ta.params.total() != tb.params.total())
     changed_shapes.push_back(std::string(tr("parameters: ")) + WithThousands(ta.params.total()) + " → " + WithThousands(tb.params.total()));
@@ -95,7 +95,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
   if (!floating) state.layout.view = to_string(View::shapes);
   BusyIndicator(state);
   if (state.scene.input.source == InputSource::grid) {
-    ImGui::TextWrapped(tr("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid."));
+    ImGui::TextWrapped("%s", tr("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid."));
     ImGui::End();
     return;
   }
@@ -132,9 +132,9 @@ void DrawShapesWindow(AppState& state, bool floating) {
     for (const TraceStep& step : trace.steps) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(tr(step.name.c_str()));  // the engine's step names are in the table
+      WrappedText(TraceStepName(step));  // a narrow column (Shapes beside the view) wraps the name
       ImGui::TableNextColumn();
-      ImGui::TextWrapped("%s", tr(step.formula.c_str()));  // formulas with words are in the table
+      ImGui::TextWrapped("%s", TraceStepFormula(step));
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(Symbolic(step).c_str());
       ImGui::TableNextColumn();

@@ -8,12 +8,16 @@
 //   window_relpos.cpp  relative-position heads on a sentence (1D) and on a grid (2D)
 //   window_conv.cpp    a K×K convolution as K² heads, beside the true convolution
 //   window_export.cpp  the Export panel: PNG / SVG / CSV / .npy of what is on screen
+//   window_about.cpp   Help → About: version, git revision, assets folder, library licences
 #pragma once
 #include "gui/app_state.h"
 
 namespace attnscope::gui {
 
 void DrawMenuBar(AppState& state);
+// The chosen language's translation file was missing or broken: says so (in English, the words the
+// window falls back to) until closed. Drawn last, so that it starts in front of the other windows.
+void DrawTranslationNotice(AppState& state);
 void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
@@ -22,6 +26,9 @@ void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
+void DrawAboutWindow(AppState& state);
+// Looks for the assets folder once (state.about); false when it is missing.
+bool LocateAssets(AppState& state);
 // Ctrl+S: export the current view with the Export panel's last settings (to a fresh file name).
 void ExportWithLastSettings(AppState& state);
 // True while an export is being written (scripted runs wait for it before their last frame).

@@ -174,24 +174,24 @@ TEST_CASE("cli kv-cache: one JSON object whose numbers match the formula, for a 
   CHECK(k["batch"] == 1);
 }
 
-TEST_CASE("cli kv-cache: presets are found at run time through ATTNSCOPE_ASSETS_DIR") {
+TEST_CASE("cli kv-cache: presets are found at run time through ATTNSCOPE_ASSETS") {
   const fs::path dir = fresh_dir("kv_assets");
   write_file_atomic(dir / "sentences.json", R"({"sentences": [{"lang": "en", "text": "hi"}]})");
   write_file_atomic(dir / "models.json", R"({"models": [{"name": "tiny", "label": "Tiny", "layers": 2, "heads": 4,
                                            "kv_heads": 2, "head_dim": 8, "context": 16, "source": "a test"}]})");
-  setenv("ATTNSCOPE_ASSETS_DIR", dir.c_str(), 1);
+  setenv("ATTNSCOPE_ASSETS", dir.c_str(), 1);
   const CliRun r = run_cli("kv-cache --model tiny --seq 16");
   const CliRun bad = run_cli("kv-cache --model llama-2-7b --seq 16");
-  setenv("ATTNSCOPE_ASSETS_DIR", (dir / "nowhere").c_str(), 1);
+  setenv("ATTNSCOPE_ASSETS", (dir / "nowhere").c_str(), 1);
   const CliRun missing = run_cli("kv-cache --model tiny --seq 16");
-  unsetenv("ATTNSCOPE_ASSETS_DIR");
+  unsetenv("ATTNSCOPE_ASSETS");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["gqa"]["bytes"] == 2 * 2 * 2 * 8 * 2 * 16);
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown model 'llama-2-7b' (valid: tiny)") != std::string::npos);
   CHECK(missing.exit_code == 2);
-  CHECK(missing.err.find("ATTNSCOPE_ASSETS_DIR is") != std::string::npos);
+  CHECK(missing.err.find("ATTNSCOPE_ASSETS is") != std::string::npos);
 }
 
 TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {

@@ -1,6 +1,8 @@
 // Shape trace, parameter counts and KV-cache bytes (SPEC "Parameter counts").
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "attnscope/attention/trace.h"
 
 using namespace attnscope;
@@ -41,4 +43,20 @@ TEST_CASE("trace: parameter counts and KV-cache bytes follow the formulas") {
   // MQA keeps 1/H of MHA's KV cache.
   CHECK(shape_trace({512, 8, 8}, 1, false, false).kv_bytes_per_token_fp32 ==
         8 * shape_trace({512, 8, 1}, 1, false, false).kv_bytes_per_token_fp32);
+}
+
+TEST_CASE("trace: every step has its own stable key, the same for the same step in any shape") {
+  // The window translates and compares steps by key; the names are English text that may be reworded.
+  const Trace gqa = shape_trace({64, 4, 2}, 6, true, true);
+  std::set<std::string> keys;
+  for (const auto& s : gqa.steps) {
+    CHECK_MESSAGE(!s.key.empty(), "step \"" << s.name << "\" has no key");
+    CHECK_MESSAGE(keys.insert(s.key).second, "key \"" << s.key << "\" is used twice");
+    CHECK(s.key.find(' ') == std::string::npos);
+  }
+  for (const auto& s : shape_trace({512, 8, 8}, 9, false, false).steps) {
+    CHECK_MESSAGE(keys.count(s.key), "MHA step \"" << s.key << "\" is missing from the GQA trace");
+    for (const auto& g : gqa.steps)
+      if (g.key == s.key) CHECK(g.name == s.name);
+  }
 }

@@ -1,5 +1,5 @@
 // Lessons and sample sentences: all five lessons load, every step analyses, each lesson shows what
-// its text claims; the loader refuses broken files; the assets folder rule.
+// its text claims; the loader refuses broken files (the assets folder rule: tests/io/test_assets.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -208,33 +208,4 @@ TEST_CASE("sample sentences: both languages, including the two the issue names")
   CHECK_THROWS_WITH_AS(load_sample_sentences(dir / "b.json"), doctest::Contains("no tokens"), InputError);
   CHECK(parse_language("zh") == Language::zh);
   CHECK_THROWS_WITH_AS(parse_language("de"), doctest::Contains("valid: en, zh"), InputError);
-}
-
-TEST_CASE("assets: found next to the sources by default, overridden by ATTNSCOPE_ASSETS_DIR") {
-  const fs::path shipped = assets_dir();
-  CHECK(fs::exists(shipped / "sentences.json"));
-  CHECK(fs::exists(shipped / "models.json"));
-  CHECK(fs::is_directory(shipped / "lessons"));
-  const auto path = asset_search_path();
-  REQUIRE_FALSE(path.empty());
-  CHECK(path.front() == executable_dir() / "assets");  // without the variable, next to the program first
-
-  const fs::path mine = fresh_dir("assets_override");
-  write_file_atomic(mine / "sentences.json", R"({"sentences": [{"lang": "zh", "text": "你好"}]})");
-  setenv("ATTNSCOPE_ASSETS_DIR", mine.c_str(), 1);
-  const fs::path found = assets_dir();
-  const auto sentences = load_sample_sentences();
-  setenv("ATTNSCOPE_ASSETS_DIR", (mine / "missing").c_str(), 1);
-  bool refused = false;
-  try {
-    assets_dir();
-  } catch (const InputError& e) {
-    refused = std::string(e.what()).find("not an attnscope assets folder") != std::string::npos;
-  }
-  unsetenv("ATTNSCOPE_ASSETS_DIR");
-  CHECK(found == mine);
-  REQUIRE(sentences.size() == 1);
-  CHECK(sentences[0].text == "你好");
-  CHECK(refused);
-  CHECK(assets_dir() == shipped);
 }

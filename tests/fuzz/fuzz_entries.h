@@ -26,6 +26,7 @@
 #include "attnscope/text/tokenizer.h"
 #include "attnscope/text/tokenizer_interface.h"
 #include "core/scene_options.h"
+#include "core/translations.h"
 
 namespace attnscope::fuzz {
 
@@ -316,6 +317,17 @@ inline void model_config(const uint8_t* data, size_t size) {
   }
 }
 
+// A translation file of the window (assets/i18n/<code>.json): whatever it holds, every string kept
+// has its English key's printf conversions, so trf() can never read a wrong argument.
+inline void translations(const uint8_t* data, size_t size) {
+  try {
+    const Translations t = parse_translations(as_text(data, size), "fuzz.json");
+    for (const auto& [english, translated] : t.strings)
+      if (printf_conversions(english) != printf_conversions(translated) || translated.empty()) __builtin_trap();
+  } catch (const InputError&) {
+  }
+}
+
 // ---- the table of targets ------------------------------------------------------------------------
 // Every target, by name: the fuzz executable picks one at start (ATTNSCOPE_FUZZ_TARGET), scripts/fuzz.sh
 // runs each in turn, and the normal suite replays each one's corpus. A new target is one line here.
@@ -330,6 +342,7 @@ inline constexpr Target targets[] = {
     {"tokenizer_json", tokenizer_json, 6},
     {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
     {"safetensors", safetensors, 4}, {"model_config", model_config, 4},
+    {"translations", translations, 3},
 };
 
 }  // namespace attnscope::fuzz

@@ -1,23 +1,29 @@
-// The window's string table (app/gui/i18n.cpp) against the window's sources: every English key the
-// sources pass to tr(), trf(), TrKey() or WindowTitle() as a literal has a Chinese entry, so a new
-// English label without its Chinese fails here instead of showing English in the 中文 UI.
-// The table is read as source text (the GUI's code is not linked into the tests).
+// The Chinese translation file (assets/i18n/zh.json) against the window's sources: every English key the
+// sources pass to tr(), trf(), TrKey() or WindowTitle() as a literal has a translation, so a new
+// English label without its Chinese fails here instead of showing English in the 中文 UI. The file
+// is read with the window's own reader (core/translations.h), which also refuses translations whose
+// printf conversions differ from the English. Strings the window looks up at run time without a
+// translation are caught by the layout sweep (test_gui_layout.cpp, "untranslated").
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/trace.h"
+#include "core/translations.h"
+#include "gui_run.h"
+
 namespace attnscope::test {
 namespace {
 
-const std::filesystem::path gui_dir = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "app" / "gui";
+const std::filesystem::path source_dir(ATTNSCOPE_SOURCE_DIR);
+const std::filesystem::path zh_file = source_dir / "assets" / "i18n" / "zh.json";
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -27,150 +33,132 @@ std::string read_text(const std::filesystem::path& path) {
   return s.str();
 }
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// Skips whitespace and // comments.
-size_t skip_blank(const std::string& s, size_t at) {
-  for (;;) {
-    while (at < s.size() && is_space(s[at])) ++at;
-    if (s.compare(at, 2, "//") != 0) return at;
-    at = s.find('\n', at);
-    if (at == std::string::npos) return s.size();
-  }
-}
-
-// Adjacent C++ string literals starting at `at` (a '"'), concatenated and unescaped; `at` moves past them.
-// Returns false when `at` does not start a literal.
-bool read_literals(const std::string& s, size_t& at, std::string& out) {
-  out.clear();
-  size_t p = skip_blank(s, at);
-  if (p >= s.size() || s[p] != '"') return false;
-  while (p < s.size() && s[p] == '"') {
-    ++p;
-    while (p < s.size() && s[p] != '"') {
-      if (s[p] == '\\' && p + 1 < s.size()) {
-        const char e = s[++p];
-        out += e == 'n' ? '\n' : e == 't' ? '\t' : e;  // \" \\ \' stand for themselves
-      } else {
-        out += s[p];
-      }
-      ++p;
-    }
-    at = ++p;  // past the closing quote
-    p = skip_blank(s, p);
-  }
-  return true;
-}
-
 struct Use {
   std::string key, where;
 };
 
-// Every literal first argument of tr( / trf( / TrKey( / WindowTitle( in `text`.
-std::vector<Use> literal_keys(const std::string& text, const std::string& file) {
+// Every literal first argument of tr( / trf( / TrKey( / WindowTitle( in the window's sources: a
+// string literal, or adjacent literals on following lines. C's escapes \" \\ \n \t are JSON's, so
+// JSON decodes each literal. A variable argument is skipped: its keys are marked with TrKey where
+// they are defined.
+std::vector<Use> literal_keys() {
+  static const std::regex call(R"re(\b(tr|trf|TrKey|WindowTitle)\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+))re");
+  static const std::regex literal(R"re("(?:[^"\\]|\\.)*")re");
   std::vector<Use> uses;
-  for (const std::string fn : {"tr(", "trf(", "TrKey(", "WindowTitle("}) {
-    for (size_t at = text.find(fn); at != std::string::npos; at = text.find(fn, at + 1)) {
-      if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_')) continue;  // e.g. str(
-      size_t p = at + fn.size();
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir / "app" / "gui")) {
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".cpp" && ext != ".h") continue;
+    const std::string text = read_text(entry.path());
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), call); m != std::sregex_iterator(); ++m) {
+      const std::string literals = (*m)[2].str();
       std::string key;
-      if (!read_literals(text, p, key)) continue;  // a variable: its keys are marked with TrKey where they are defined
-      const auto line = 1 + std::count(text.begin(), text.begin() + long(at), '\n');
-      uses.push_back({key, file + ":" + std::to_string(line)});
+      for (auto l = std::sregex_iterator(literals.begin(), literals.end(), literal); l != std::sregex_iterator(); ++l)
+        key += nlohmann::json::parse(l->str()).get<std::string>();
+      const auto line = 1 + std::count(text.begin(), text.begin() + m->position(), '\n');
+      uses.push_back({key, entry.path().filename().string() + ":" + std::to_string(line)});
     }
   }
   return uses;
 }
 
-// The table of i18n.cpp: English key → Chinese.
-std::map<std::string, std::string> string_table(std::vector<std::string>& duplicates) {
-  const std::string text = read_text(gui_dir / "i18n.cpp");
-  const std::string start = "constexpr Entry table[] = {";
-  size_t at = text.find(start);
-  REQUIRE_MESSAGE(at != std::string::npos, "app/gui/i18n.cpp has no `" << start << "`");
-  at += start.size();
-  std::map<std::string, std::string> table;
-  for (;;) {
-    at = skip_blank(text, at);
-    REQUIRE(at < text.size());
-    if (text[at] == '}') break;  // the end of the table
-    REQUIRE_MESSAGE(text[at] == '{', "unexpected text in the table: " << text.substr(at, 60));
-    ++at;
-    std::string en, zh;
-    REQUIRE_MESSAGE(read_literals(text, at, en), "an entry without an English literal: " << text.substr(at, 60));
-    at = skip_blank(text, at);
-    REQUIRE_MESSAGE(text[at] == ',', "entry \"" << en << "\": expected a comma");
-    ++at;
-    REQUIRE_MESSAGE(read_literals(text, at, zh), "entry \"" << en << "\" has no Chinese literal");
-    at = skip_blank(text, at);
-    REQUIRE_MESSAGE(text[at] == '}', "entry \"" << en << "\": expected }");
-    at = skip_blank(text, at + 1);
-    if (text[at] == ',') ++at;
-    if (!table.emplace(en, zh).second) duplicates.push_back(en);
-  }
-  return table;
-}
-
-// printf conversions in order ("%d", "%.1f", "%lld", "%s"); "%%" is not one.
-std::vector<std::string> conversions(const std::string& format) {
-  static const std::regex conversion(R"(%[-+ #0]*[0-9]*(\.[0-9]+)?(hh|h|ll|l|z|j|t|L)?[diouxXeEfFgGaAcsp%])");
-  std::vector<std::string> out;
-  for (auto it = std::sregex_iterator(format.begin(), format.end(), conversion); it != std::sregex_iterator(); ++it)
-    if (it->str() != "%%") out.push_back(it->str());
-  return out;
-}
-
 }  // namespace
 
 TEST_SUITE("gui_chinese") {
-  TEST_CASE("i18n table: every tr()/trf()/TrKey()/WindowTitle() literal in app/gui has a Chinese entry") {
-    std::vector<std::string> duplicates;
-    const std::map<std::string, std::string> table = string_table(duplicates);
-    CHECK_MESSAGE(duplicates.empty(), "keys listed twice in the table: " << duplicates.size() << ", first \""
-                                                                         << (duplicates.empty() ? "" : duplicates[0]) << "\"");
-    std::vector<Use> uses;
-    for (const auto& entry : std::filesystem::directory_iterator(gui_dir)) {
-      const std::string name = entry.path().filename().string();
-      const std::string ext = entry.path().extension().string();
-      if ((ext != ".cpp" && ext != ".h") || name.rfind("i18n.", 0) == 0) continue;
-      for (Use& u : literal_keys(read_text(entry.path()), name)) uses.push_back(std::move(u));
-    }
+  TEST_CASE("i18n zh.json: every tr()/trf()/TrKey()/WindowTitle() literal in app/gui has a translation") {
+    const Translations zh = load_translations(zh_file);
+    const std::vector<Use> uses = literal_keys();
     // The scan finds the window's labels (a broken scan would pass vacuously).
     REQUIRE(uses.size() > 200);
-    REQUIRE(table.size() > 200);
+    REQUIRE(zh.strings.size() > 200);
     int missing = 0;
+    std::set<std::string> used;
     for (const Use& u : uses) {
-      const auto it = table.find(u.key);
-      if (it == table.end()) {
-        ++missing;
-        FAIL_CHECK(u.where << ": \"" << u.key << "\" has no entry in app/gui/i18n.cpp's table");
-      } else if (it->second.empty()) {
-        FAIL_CHECK(u.where << ": \"" << u.key << "\" has an empty Chinese entry");
-      }
+      used.insert(u.key);
+      if (zh.strings.count(u.key)) continue;
+      ++missing;
+      FAIL_CHECK(u.where << ": \"" << u.key << "\" has no entry in assets/i18n/zh.json");
     }
     CHECK(missing == 0);
+    // And the file holds no stale entry that the sources no longer use.
+    for (const auto& [english, chinese] : zh.strings)
+      CHECK_MESSAGE(used.count(english), "zh.json translates \"" << english << "\", which no source passes to tr()");
   }
 
-  TEST_CASE("i18n table: each Chinese format string has the English one's conversions in the same order") {
-    std::vector<std::string> duplicates;
-    for (const auto& [en, zh] : string_table(duplicates)) {
-      INFO("entry \"" << en << "\" → \"" << zh << "\"");
-      CHECK(conversions(zh) == conversions(en));
+  TEST_CASE("i18n zh.json: read without warnings: conversions match the English, no key twice, none empty") {
+    const Translations zh = load_translations(zh_file);
+    CHECK(zh.language == "zh");
+    for (const std::string& w : zh.warnings) FAIL_CHECK(w);
+  }
+
+  TEST_CASE("i18n zh.json: every step of the engine's shape trace is translated by its key") {
+    const Translations zh = load_translations(zh_file);
+    // GQA with the causal mask and biases: the trace with every step there is.
+    AttentionShape shape;
+    shape.d_model = 64;
+    shape.heads = 4;
+    shape.groups = 2;
+    std::set<std::string> keys;
+    for (const TraceStep& step : shape_trace(shape, 6, true, true).steps) {
+      keys.insert(step.key);
+      CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");
     }
+    REQUIRE(keys.size() >= 14);
+    for (const auto& [key, step] : zh.trace_steps)
+      CHECK_MESSAGE(keys.count(key), "zh.json translates trace step \"" << key << "\", which the engine no longer has");
   }
 
-  TEST_CASE("i18n table: an entry that is not a pure formula or name has some Chinese in it") {
+  TEST_CASE("i18n zh.json: an entry that is not a pure formula or name has some Chinese in it") {
     // Keys with an English word of four or more letters (outside printf conversions) must translate it.
-    std::vector<std::string> duplicates;
     const std::regex word("[A-Za-z]{4,}");
     const std::regex technical("softmax|Ctrl|KiB|MiB|GiB|float32|PyTorch|Linear|Ainslie|npy|attnscope|JPEG|MHSA|d_model|d_head");
-    for (const auto& [en, zh] : string_table(duplicates)) {
+    for (const auto& [en, zh] : load_translations(zh_file).strings) {
       const std::string words = std::regex_replace(en, technical, "");
       if (!std::regex_search(words, word)) continue;
       bool cjk = false;
       for (unsigned char c : zh) cjk = cjk || c >= 0xE3;  // UTF-8 lead bytes of U+3000 and above (CJK, fullwidth)
       CHECK_MESSAGE(cjk, "entry \"" << en << "\" → \"" << zh << "\" has no Chinese");
     }
+  }
+
+  TEST_CASE("i18n: a missing or broken translation file shows English and says why, never a crash") {
+    // A copy of assets/ whose zh.json is missing, then not JSON, then with a wrong conversion.
+    const auto assets = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui" / "assets_i18n";
+    std::filesystem::remove_all(assets);
+    std::filesystem::create_directories(assets);
+    std::filesystem::copy(source_dir / "assets", assets, std::filesystem::copy_options::recursive);
+    const auto zh_copy = assets / "i18n" / "zh.json";
+    const std::string good = read_text(zh_copy);
+    const std::string env = "ATTNSCOPE_ASSETS=" + shell_quote(assets.string()) + " XDG_CONFIG_HOME=" +
+                            shell_quote((assets / "config").string());
+    struct Case {
+      const char* name;
+      std::string contents;  // empty: no file
+      const char* says;
+    };
+    std::string wrong_conversion = good;
+    const std::string from = "\"result in %.0f ms\": \"结果用时 %.0f 毫秒\"";
+    REQUIRE(wrong_conversion.find(from) != std::string::npos);
+    wrong_conversion.replace(wrong_conversion.find(from), from.size(), "\"result in %.0f ms\": \"结果用时 %s 毫秒\"");
+    for (const Case& c : {Case{"missing", "", "zh.json"}, Case{"broken", "{\"language\": \"zh\", \"strings\": {", "not valid JSON"},
+                          Case{"not_strings", "{\"language\": \"zh\", \"strings\": [1, 2]}", "\"strings\" is missing or not an object"}}) {
+      INFO(c.name);
+      std::filesystem::remove(zh_copy);
+      if (!c.contents.empty()) std::ofstream(zh_copy) << c.contents;
+      const WindowRun w = run_window(std::string("i18n_") + c.name, "--language zh", env);
+      const std::string problem = w.layout.at("translation_problem").get<std::string>();
+      CHECK(problem.find(c.says) != std::string::npos);
+      CHECK(problem.find("English") != std::string::npos);
+      CHECK(w.layout.at("language") == "zh");  // the lessons stay in Chinese; the window's words in English
+      CHECK(w.run.err.find(c.says) != std::string::npos);
+      bool english_menu = false;  // the menu bar's first menu, in the fallback language
+      for (const auto& t : w.layout.at("texts")) english_menu = english_menu || t.at("text") == "File";
+      CHECK(english_menu);
+    }
+    // One bad entry costs only that entry: the rest of the file is used, the entry shows English.
+    std::ofstream(zh_copy) << wrong_conversion;
+    const WindowRun w = run_window("i18n_wrong_conversion", "--language zh", env);
+    CHECK(w.layout.at("translation_problem") == "");
+    CHECK(w.run.err.find("\"result in %.0f ms\": the translation's printf conversions differ") != std::string::npos);
   }
 }
 

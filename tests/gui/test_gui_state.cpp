@@ -111,7 +111,10 @@ TEST_SUITE("gui_errors") {
   TEST_CASE("window: bad window flags are usage errors (exit 2, no file)") {
     const auto dir = fresh_dir("bad_window_flags");
     const std::string png = shell_quote((dir / "x.png").string());
-    for (const std::string args : {"--size 10x10", "--size big", "--frames 0", "--ui-scale 9", "--theme neon"}) {
+    // --layout-sweep is for interactive runs with --layout-json: with --screenshot it is refused too.
+    const std::vector<std::string> bad = {"--size 10x10", "--size big", "--frames 0", "--ui-scale 9", "--theme neon",
+                                          "--layout-sweep --layout-json " + shell_quote((dir / "x.json").string())};
+    for (const std::string& args : bad) {
       CAPTURE(args);
       const CliRun r = run_app("", args + " --screenshot " + png);
       CHECK(r.exit_code == 2);

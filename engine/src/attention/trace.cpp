@@ -19,25 +19,26 @@ std::string TraceStep::text() const {
 Trace shape_trace(const AttentionShape& s, int tokens, bool causal, bool has_bias) {
   const int64_t T = tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim();
   Trace t;
-  auto step = [&](std::string name, std::string formula, std::vector<std::string> dims, std::vector<int64_t> shape) {
-    t.steps.push_back({std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
+                  std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
   };
   const std::string bias = has_bias ? " + b" : "";
-  step("input", "X", {"T", "C"}, {T, C});
-  step("project Q", "X·W_Qᵀ" + bias, {"T", "H·d_k"}, {T, H * dk});
-  step("project K", "X·W_Kᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
-  step("project V", "X·W_Vᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
-  step("split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
-  step("heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
-  step("split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  step("project_q", "project Q", "X·W_Qᵀ" + bias, {"T", "H·d_k"}, {T, H * dk});
+  step("project_k", "project K", "X·W_Kᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
+  step("project_v", "project V", "X·W_Vᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
+  step("split_heads", "split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
+  step("heads_first", "heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
+  step("split_kv_heads", "split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
   if (G != H)
-    step("share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
-  step("scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
-  if (causal) step("causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
-  step("softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
-  step("weighted sum", "O = P·V", {"H", "T", "d_k"}, {H, T, dk});
-  step("concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * dk});
-  step("output", "concat·W_Oᵀ" + bias, {"T", "C"}, {T, C});
+    step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
+  step("scores", "scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
+  if (causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_k"}, {H, T, dk});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * dk});
+  step("output", "output", "concat·W_Oᵀ" + bias, {"T", "C"}, {T, C});
 
   t.params.wq = C * H * dk;
   t.params.wk = C * G * dk;

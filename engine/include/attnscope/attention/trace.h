@@ -10,6 +10,7 @@
 namespace attnscope {
 
 struct TraceStep {
+  std::string key;              // "split_kv_heads": stable across versions and languages (translations, diffs)
   std::string name;             // "split heads"
   std::string formula;          // "Q.view(T, H, d_k)"
   std::vector<std::string> dims;   // symbolic dims  {"T", "H", "d_k"}

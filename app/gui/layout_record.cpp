@@ -1,0 +1,135 @@
+#include "gui/layout_record.h"
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+namespace attnscope::gui {
+namespace {
+
+std::vector<LayoutRecord::Text>* text_sink = nullptr;
+
+bool IsRootWindow(const ImGuiWindow* w) {
+  const ImGuiWindowFlags not_root = ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup |
+                                    ImGuiWindowFlags_Modal | ImGuiWindowFlags_ChildMenu;
+  // Nor ImGui's implicit "Debug##Default" window, which holds nothing here.
+  return !(w->Flags & not_root) && !w->IsFallbackWindow && std::strcmp(w->Name, "##MainMenuBar") != 0;
+}
+
+// One call of ImDrawList::AddText: the text's whole layout rectangle and what of the screen it may
+// draw into (the draw list's clip rectangle, narrowed by AddText's own clip rectangle when given).
+void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos, const char* begin, const char* end,
+              float wrap_width, const ImVec4* fine_clip) {
+  if (!text_sink || !begin) return;
+  if (!end) end = begin + std::strlen(begin);
+  if (begin == end) return;
+  if (!font) font = draw->_Data->Font;
+  if (size == 0.0f) size = draw->_Data->FontSize;
+  const ImVec2 extent = font->CalcTextSizeA(size, FLT_MAX, wrap_width, begin, end);
+  ImVec4 clip = draw->_CmdHeader.ClipRect;
+  if (fine_clip) {
+    clip.x = std::max(clip.x, fine_clip->x);
+    clip.y = std::max(clip.y, fine_clip->y);
+    clip.z = std::min(clip.z, fine_clip->z);
+    clip.w = std::min(clip.w, fine_clip->w);
+  }
+  LayoutRecord::Text t;
+  const ImGuiWindow* window = ImGui::GetCurrentContext() ? ImGui::GetCurrentContext()->CurrentWindow : nullptr;
+  if (window) {
+    t.window = window->RootWindow ? window->RootWindow->Name : window->Name;
+    t.scroll_x = window->ScrollbarX;
+    t.scroll_y = window->ScrollbarY;
+  } else {
+    t.window = draw->_OwnerName ? draw->_OwnerName : "";
+  }
+  t.text.assign(begin, end);
+  t.min = pos;
+  t.max = ImVec2(pos.x + extent.x, pos.y + extent.y);
+  t.clip_min = ImVec2(clip.x, clip.y);
+  t.clip_max = ImVec2(clip.z, clip.w);
+  text_sink->push_back(std::move(t));
+}
+
+}  // namespace
+
+void RecordTextsInto(std::vector<LayoutRecord::Text>* texts) { text_sink = texts; }
+
+TextRecordPause::TextRecordPause() : paused_(text_sink) { text_sink = nullptr; }
+TextRecordPause::~TextRecordPause() { text_sink = paused_; }
+
+void RecordText(const std::string& text, ImVec2 min, ImVec2 max) {
+  if (!text_sink) return;
+  const ImGuiWindow* window = ImGui::GetCurrentWindowRead();
+  const ImDrawList* draw = ImGui::GetWindowDrawList();
+  LayoutRecord::Text t;
+  t.window = window->RootWindow->Name;
+  t.scroll_x = window->ScrollbarX;
+  t.scroll_y = window->ScrollbarY;
+  t.text = text;
+  t.min = min;
+  t.max = max;
+  t.clip_min = draw->GetClipRectMin();
+  t.clip_max = draw->GetClipRectMax();
+  text_sink->push_back(std::move(t));
+}
+
+void RecordWindows(AppState& state) {
+  for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    if (!w->Active || w->Hidden || !IsRootWindow(w)) continue;
+    state.layout.windows.push_back(
+        {w->Name, w->Pos, ImVec2(w->Pos.x + w->Size.x, w->Pos.y + w->Size.y), w->ScrollbarX, w->ScrollbarY});
+  }
+}
+
+void KeepWindowsBelowMenuBar(const AppState& state) {
+  ImGuiContext& g = *ImGui::GetCurrentContext();
+  const float top = state.layout.menu_bar_max.y;
+  const float bottom = ImGui::GetMainViewport()->Pos.y + ImGui::GetMainViewport()->Size.y;
+  if (top <= 0) return;
+  // Windows met before (ImGui places them from their own position)…
+  for (ImGuiWindow* w : g.Windows) {
+    if (!IsRootWindow(w) || w->Pos.y >= top) continue;
+    const float height = std::max(std::min(w->Size.y, bottom - top), g.Style.WindowMinSize.y);
+    ImGui::SetWindowPos(w, ImVec2(w->Pos.x, top), ImGuiCond_Always);
+    if (height < w->Size.y) ImGui::SetWindowSize(w, ImVec2(w->Size.x, height), ImGuiCond_Always);
+  }
+  // …and the saved layout of windows not created yet (ImGui places them from it when they are).
+  for (ImGuiWindowSettings* s = g.SettingsWindows.begin(); s != nullptr; s = g.SettingsWindows.next_chunk(s)) {
+    if (s->Pos.y >= top) continue;
+    const float height = std::max(std::min(float(s->Size.y), bottom - top), g.Style.WindowMinSize.y);
+    s->Pos.y = short(std::ceil(top));
+    s->Size.y = short(std::min(float(s->Size.y), height));
+  }
+}
+
+}  // namespace attnscope::gui
+
+// ---- the wrapped ImDrawList::AddText ----------------------------------------------------------------
+// ld's --wrap=SYMBOL sends every call of SYMBOL from another object file to __wrap_SYMBOL, and
+// __real_SYMBOL to the original. These are ImGui 1.86's two AddText overloads, under their mangled
+// names (a member function takes `this` as its first argument).
+extern "C" {
+void __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(ImDrawList*, const ImFont*, float, const ImVec2&,
+                                                                          ImU32, const char*, const char*, float,
+                                                                          const ImVec4*);
+void __real__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(ImDrawList*, const ImVec2&, ImU32, const char*, const char*);
+
+void __wrap__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(ImDrawList* self, const ImFont* font, float size,
+                                                                          const ImVec2& pos, ImU32 col, const char* begin,
+                                                                          const char* end, float wrap_width,
+                                                                          const ImVec4* fine_clip) {
+  attnscope::gui::NoteText(self, font, size, pos, begin, end, wrap_width, fine_clip);
+  __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(self, font, size, pos, col, begin, end, wrap_width,
+                                                                      fine_clip);
+}
+
+void __wrap__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(ImDrawList* self, const ImVec2& pos, ImU32 col, const char* begin,
+                                                      const char* end) {
+  attnscope::gui::NoteText(self, nullptr, 0.0f, pos, begin, end, 0.0f, nullptr);
+  __real__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(self, pos, col, begin, end);
+}
+}

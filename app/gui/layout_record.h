@@ -1,0 +1,45 @@
+// layout_record.h — the parts of the layout record (--layout-json) that cover the whole screen: the
+// main menu bar, every window shown, and every text drawn with the rectangle it is clipped to. The
+// GUI tests check from it that no window covers the menu bar and that no text runs past what its
+// window shows (tests/gui/test_gui_layout.cpp).
+//
+// Dear ImGui draws every text — its own labels, titles, menus and buttons as well as ours — through
+// ImDrawList::AddText. The executable's link wraps both overloads (ld --wrap, app/gui/CMakeLists.txt),
+// so each call passes through layout_record.cpp first; while no record is wanted that costs one
+// pointer test.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gui/app_state.h"
+
+namespace attnscope::gui {
+
+// Texts drawn from now on are appended to `texts` (null: none are recorded).
+void RecordTextsInto(std::vector<LayoutRecord::Text>* texts);
+
+// While one is alive, drawn text is not recorded: for text moved after it is drawn (rotated labels),
+// which RecordText then records where it ends up.
+class TextRecordPause {
+ public:
+  TextRecordPause();
+  ~TextRecordPause();
+  TextRecordPause(const TextRecordPause&) = delete;
+  TextRecordPause& operator=(const TextRecordPause&) = delete;
+
+ private:
+  std::vector<LayoutRecord::Text>* paused_;
+};
+void RecordText(const std::string& text, ImVec2 min, ImVec2 max);
+
+// Adds every root window shown this frame (not the menu bar, tooltips or popups) to
+// state.layout.windows. Call after the frame's last window, before ImGui::Render.
+void RecordWindows(AppState& state);
+
+// Keeps every window below the main menu bar (state.layout.menu_bar_max.y): a window above it —
+// from a layout saved before the bar was accounted for, or dragged there — is moved down, and
+// shortened if it then reaches past the bottom of the screen. Call after DrawMenuBar, before the
+// other windows.
+void KeepWindowsBelowMenuBar(const AppState& state);
+
+}  // namespace attnscope::gui
