@@ -14,6 +14,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "cli/commands.h"
+#include "cli/model_options.h"
 #include "cli/output_files.h"
 #include "core/scene_options.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 struct ComputeOptions {
   SceneOptions scene;
+  ModelOptions model;  // --checkpoint: a real model instead of the seeded layer
   std::string out;
   bool table = false;
 };
@@ -99,6 +101,10 @@ void print_table(const AttentionAnalysis& att) {
 }
 
 void run(const ComputeOptions& o) {
+  if (wants_model(o.model)) {
+    require(!o.table, "--table prints a seeded layer; with --checkpoint read attentions.npy instead");
+    return run_model_compute(o.model, o.scene, o.out);
+  }
   const Scene scene = build_scene(o.scene);
   require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
   const Analysis a = analyse(scene);  // every check happens before anything is written
@@ -125,6 +131,7 @@ void add_compute_command(CLI::App& root) {
   add_scene_options(*cmd, options->scene, flags_input | flags_model);
   cmd->add_option("--out", options->out, "Output folder (created if missing)")->required();
   cmd->add_flag("--table", options->table, "Also print each head's probabilities as a table");
+  add_model_options(*cmd, options->model, false);
   cmd->callback([options] { run(*options); });
 }
 

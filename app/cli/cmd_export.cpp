@@ -12,6 +12,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "cli/commands.h"
+#include "cli/model_options.h"
 #include "core/scene_options.h"
 
 namespace attnscope::cli {
@@ -19,6 +20,7 @@ namespace {
 
 struct ExportOptions {
   SceneOptions scene;
+  ModelOptions model;  // --checkpoint / --attentions: a real model's layer
   std::string what, format, out;
   double scale = 1.0;
   bool no_caption = false;
@@ -67,7 +69,10 @@ void run(const ExportOptions& o) {
   check_export_path(o.out, request.format);
 
   // 2. The analysis, then the file (written atomically).
-  const Analysis analysis = analyse_for(request, scene, o.scene);
+  const bool real = wants_model(o.model);
+  require(!real || request.what == ExportWhat::heads || request.what == ExportWhat::head,
+          "with --checkpoint or --attentions, --what is heads or head:N (a model layer's heads)");
+  const Analysis analysis = real ? model_layer_for_export(o.model, o.scene) : analyse_for(request, scene, o.scene);
   const ExportedFile file = export_to_file(analysis, request, o.out);
 
   std::string size;
@@ -90,6 +95,7 @@ void add_export_command(CLI::App& root) {
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
   add_scene_options(*cmd, options->scene, flags_all);
+  add_model_options(*cmd, options->model, true);
   cmd->footer(
       "heads: every head, titled 'head h · kv group g' and framed in its kv group's colour; causal-masked\n"
       "cells in the masked colour. head:N: one head. relpos: each relative-position head's map for the query\n"
@@ -98,7 +104,9 @@ void add_export_command(CLI::App& root) {
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
-      "--kind gqa --heads 8 --groups 2 --out heads.png");
+      "--kind gqa --heads 8 --groups 2 --out heads.png\n"
+      "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "
+      "--format png --out layer5.png");
   cmd->callback([options] { run(*options); });
 }
 

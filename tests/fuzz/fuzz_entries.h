@@ -17,6 +17,8 @@
 #include "attnscope/core/error.h"
 #include "attnscope/relpos/grids.h"
 #include "attnscope/io/npy.h"
+#include "attnscope/io/safetensors.h"
+#include "attnscope/model/config.h"
 #include "attnscope/core/parse_lists.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/text/bpe.h"
@@ -276,6 +278,45 @@ inline void cli(const uint8_t* data, size_t size) {
   }
 }
 
+// A safetensors file's first bytes: the header is parsed and validated against the given length.
+// Whatever passes must describe tensors that tile the data area exactly.
+inline void safetensors(const uint8_t* data, size_t size) {
+  try {
+    const SafetensorsHeader h = parse_safetensors_header(as_text(data, size), size, "fuzz.safetensors");
+    uint64_t at = 0;
+    for (const SafetensorsTensor& t : h.tensors) {
+      if (t.begin != at || t.end < t.begin) __builtin_trap();
+      if (uint64_t(t.count()) * uint64_t(element_bytes(t.dtype)) != t.end - t.begin) __builtin_trap();
+      at = t.end;
+    }
+    if (h.data_start + at != size) __builtin_trap();
+    // Converting what the header promises must stay inside the bytes.
+    std::vector<float> out;
+    for (const SafetensorsTensor& t : h.tensors)
+      if (converts_to_float32(t.dtype) && t.count() <= (1 << 16)) {
+        out.resize(size_t(t.count()));
+        convert_to_float32(data + h.data_start + t.begin, t.dtype, t.count(), out.data());
+      }
+  } catch (const InputError&) {
+  }
+}
+
+// config.json text: accepted configs must describe a buildable network.
+inline void model_config(const uint8_t* data, size_t size) {
+  try {
+    const model::ModelConfig c = model::parse_model_config(as_text(data, size), "fuzz/config.json");
+    if (c.heads < 1 || c.kv_heads < 1 || c.heads % c.kv_heads != 0 || c.head_dim < 1 || c.layers < 1 ||
+        c.vocab < 1 || c.parameter_count() <= 0)
+      __builtin_trap();
+  } catch (const InputError&) {
+  }
+  try {
+    const model::HeadCounts h = model::parse_head_counts(as_text(data, size), "fuzz/config.json");
+    if (h.heads < 1 || h.kv_heads < 1 || h.heads % h.kv_heads != 0) __builtin_trap();
+  } catch (const InputError&) {
+  }
+}
+
 // A translation file of the window (assets/i18n/<code>.json): whatever it holds, every string kept
 // has its English key's printf conversions, so trf() can never read a wrong argument.
 inline void translations(const uint8_t* data, size_t size) {
@@ -298,8 +339,10 @@ struct Target {
 };
 inline constexpr Target targets[] = {
     {"npy", npy, 4},       {"scene_json", scene_json, 3}, {"tokenizer", tokenizer, 3},
+    {"tokenizer_json", tokenizer_json, 6},
     {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
-    {"translations", translations, 3}, {"tokenizer_json", tokenizer_json, 6},
+    {"safetensors", safetensors, 4}, {"model_config", model_config, 4},
+    {"translations", translations, 3},
 };
 
 }  // namespace attnscope::fuzz

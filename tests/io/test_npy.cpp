@@ -72,6 +72,11 @@ TEST_CASE("npy: float64 is converted, Fortran order re-laid, versions 2 and 3 re
   const std::string fo3 =
       make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 2), }", raw<float>({0, 4, 2, 6, 1, 5, 3, 7}));
   CHECK(parse_npy(fo3, "fo3").data == std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
+  // 4D (a model's [L, H, T, T] attention stack) only when asked for.
+  const std::string fo4 =
+      make_npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2, 2), }", raw<float>({0, 4, 2, 6, 1, 5, 3, 7}));
+  CHECK(parse_npy(fo4, "fo4", 4).data == std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK_THROWS_WITH_AS(parse_npy(fo4, "fo4"), doctest::Contains("4 dimensions (valid: 1 to 3)"), InputError);
   const std::string v2 = make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", raw<float>({7, 8}), 2);
   CHECK(parse_npy(v2, "v2").data == std::vector<float>{7, 8});
   const std::string v3 = make_npy("{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (1, 1), }", raw<float>({9}), 3);

@@ -112,6 +112,8 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
     case ExportWhat::head: {
       require(a.attention != nullptr, "the input is a grid, which has no token attention heads: export relpos or "
                                       "conv, or give a sentence (--text)");
+      require(!r.scores || a.attention->result.scores.size() == a.attention->result.probs.size(),
+              "these heads hold probabilities only (attentions computed elsewhere keep no scores): leave out --scores");
       const int heads = int(a.attention->result.probs.size());
       if (r.what == ExportWhat::head)
         require(r.head >= 0 && r.head < heads,
@@ -152,6 +154,13 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
   if (r.what == ExportWhat::heads || r.what == ExportWhat::head) {
     const ModelSettings& m = a.scene.model;
     const AttentionShape& s = a.attention->shape;
+    if (!a.attention->source_note.empty()) {  // a real model's layer: its own name, not seeded settings
+      std::string c = a.attention->source_note + sep + kind_name(m.kind) + sep + "H=" + std::to_string(s.heads) + sep +
+                      "G=" + std::to_string(s.groups) + sep + (m.causal ? "causal" : "not causal") + sep +
+                      (r.scores ? "scores QKᵀ/√d_k" : "probabilities");
+      if (r.what == ExportWhat::heads) c += sep + scale;
+      return c + sep + "rows: queries, columns: keys";
+    }
     std::string c = std::string(kind_name(m.kind)) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
                     (m.causal ? "causal" : "not causal") + sep + "seed " + std::to_string(m.seed) + sep +

@@ -77,7 +77,7 @@ std::vector<int64_t> parse_shape(std::string_view tuple, const std::string& name
 
 }  // namespace
 
-NpyArray parse_npy(std::string_view bytes, const std::string& name) {
+NpyArray parse_npy(std::string_view bytes, const std::string& name, int max_dims) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
     fail(name, "it does not start with the \\x93NUMPY magic (is it a .npy file?)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -118,8 +118,8 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name) {
 
   NpyArray a;
   a.shape = parse_shape(dict_value(header, "shape", name), name);
-  if (a.shape.empty() || a.shape.size() > 3)
-    fail(name, "it has " + std::to_string(a.shape.size()) + " dimensions (valid: 1 to 3)");
+  if (a.shape.empty() || int(a.shape.size()) > max_dims)
+    fail(name, "it has " + std::to_string(a.shape.size()) + " dimensions (valid: 1 to " + std::to_string(max_dims) + ")");
   int64_t count = 1;
   for (int64_t d : a.shape) {
     if (d == 0) fail(name, "it has a zero-length dimension (empty array)");
@@ -150,23 +150,30 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name) {
     a.data = std::move(raw);
     return a;
   }
-  // Fortran order: the first index varies fastest. Re-lay in C order.
+  // Fortran order: the first index varies fastest. Re-lay in C order, walking the C-order index as
+  // an odometer (last dimension fastest) and tracking the matching Fortran offset.
   a.data.resize(raw.size());
   const auto& s = a.shape;
-  if (s.size() == 2) {
-    for (int64_t i = 0; i < s[0]; ++i)
-      for (int64_t j = 0; j < s[1]; ++j) a.data[size_t(i * s[1] + j)] = raw[size_t(i + j * s[0])];
-  } else {
-    for (int64_t i = 0; i < s[0]; ++i)
-      for (int64_t j = 0; j < s[1]; ++j)
-        for (int64_t k = 0; k < s[2]; ++k)
-          a.data[size_t((i * s[1] + j) * s[2] + k)] = raw[size_t(i + s[0] * (j + s[1] * k))];
+  const size_t n = s.size();
+  std::vector<int64_t> index(n, 0), fortran_stride(n, 1);
+  for (size_t d = 1; d < n; ++d) fortran_stride[d] = fortran_stride[d - 1] * s[d - 1];
+  int64_t from = 0;
+  for (size_t to = 0; to < raw.size(); ++to) {
+    a.data[to] = raw[size_t(from)];
+    for (size_t d = n; d-- > 0;) {
+      if (++index[d] < s[d]) {
+        from += fortran_stride[d];
+        break;
+      }
+      from -= (s[d] - 1) * fortran_stride[d];
+      index[d] = 0;
+    }
   }
   return a;
 }
 
-NpyArray read_npy(const std::filesystem::path& path) {
-  return parse_npy(read_file(path, limits::max_file_bytes), path.string());
+NpyArray read_npy(const std::filesystem::path& path, int max_dims) {
+  return parse_npy(read_file(path, limits::max_file_bytes), path.string(), max_dims);
 }
 
 std::string serialize_npy(const float* data, const std::vector<int64_t>& shape) {

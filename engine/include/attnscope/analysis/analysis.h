@@ -38,6 +38,9 @@ struct AttentionAnalysis {
   AttentionWeights weights;
   AttentionResult result;
   Trace trace;
+  // Where the heads come from when it is not the scene's seeded layer: "gpt2 · layer 5 of 12" for a
+  // checkpoint, "attentions.npy · layer 3 of 80" for a file (analysis/model_layer.h). Captions use it.
+  std::string source_note;
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.

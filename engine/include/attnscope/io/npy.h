@@ -1,7 +1,7 @@
 // npy.h — NumPy .npy files (format versions 1.0, 2.0 and 3.0).
 //
 // Reading accepts little-endian float32 ('<f4') and float64 ('<f8', converted to float32), C or
-// Fortran order, of 1 to 3 dimensions. A malformed, truncated or unsupported file raises InputError
+// Fortran order, of 1 to 3 dimensions (4 when asked). A malformed, truncated or unsupported file raises InputError
 // naming the file and the problem. Writing produces version 1.0, '<f4', C order, through a
 // temporary file renamed into place.
 #pragma once
@@ -20,9 +20,10 @@ struct NpyArray {
   std::vector<float> data;     // C-order values, product(shape) of them
 };
 
-// `name` is used in error messages (usually the path).
-NpyArray parse_npy(std::string_view bytes, const std::string& name);
-NpyArray read_npy(const std::filesystem::path& path);
+// `name` is used in error messages (usually the path). max_dims: 4 for a model's [L, H, T, T]
+// attention stack; every other file is at most 3D.
+NpyArray parse_npy(std::string_view bytes, const std::string& name, int max_dims = 3);
+NpyArray read_npy(const std::filesystem::path& path, int max_dims = 3);
 
 std::string serialize_npy(const float* data, const std::vector<int64_t>& shape);
 void write_npy(const std::filesystem::path& path, const float* data, const std::vector<int64_t>& shape);

@@ -1,0 +1,203 @@
+// model_options.cpp — real models on the command line: token ids from --ids or the checkpoint's own
+// tokenizer (--text), the forward pass, its files, and one layer for export.
+#include "cli/model_options.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/analysis/model_layer.h"
+#include "attnscope/core/error.h"
+#include "attnscope/model/attention_file.h"
+#include "attnscope/model/forward.h"
+#include "attnscope/text/tokenizer_interface.h"
+#include "cli/output_files.h"
+
+namespace attnscope::cli {
+
+namespace fs = std::filesystem;
+
+void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
+  o.app = &cmd;
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): GPT-2, Llama, Mistral, "
+                 "Qwen2");
+  cmd.add_option("--ids", o.ids, "With --checkpoint: the token ids, e.g. 15496,995 (instead of --text)");
+  cmd.add_flag("--no-special-tokens", o.no_special_tokens,
+               "With --checkpoint --text: add no BOS/EOS even where the tokenizer's files add them");
+  cmd.add_option("--layer", o.layer, exporting ? "The model layer whose heads to export (0 = first)"
+                                               : "Also write this layer's probs/scores/q/k/v/output .npy");
+  cmd.add_option("--kv-heads", o.kv_heads,
+                 "With --checkpoint: pool each layer's K/V heads to this many first (MHA → GQA/MQA, SPEC's conversion)");
+  if (exporting) {
+    cmd.add_option("--attentions", o.attentions,
+                   "Attentions computed elsewhere: [L,H,T,T] .npy or .safetensors (README \"Models too big for the laptop\")");
+    cmd.add_option("--tokens", o.tokens, "With --attentions: tokens.json with \"ids\" and/or \"labels\"");
+    cmd.add_option("--config", o.config, "With --attentions: the model's config.json, for its K/V groups");
+  }
+}
+
+bool wants_model(const ModelOptions& o) { return !o.checkpoint.empty() || !o.attentions.empty(); }
+
+namespace {
+
+// Scene flags that describe the seeded layer a real model replaces.
+void refuse_scene_model_flags(const SceneOptions& scene, const char* instead) {
+  for (const char* flag : {"--input", "--scene", "--kind", "--d-model", "--heads", "--groups", "--causal", "--no-scale",
+                           "--seed", "--weights", "--weight-source", "--designed"})
+    require(!flag_given(scene.app, flag), std::string(flag) + " does not apply with " + instead +
+                                              ": the model fixes its own layers, heads and K/V groups");
+}
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(at, comma - at);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    const bool digits = !item.empty() && item.size() <= 9 &&
+                        item.find_first_not_of("0123456789") == std::string::npos;
+    require(digits, "--ids '" + text + "': '" + item + "' is not a token id (valid: whole numbers >= 0, separated "
+                                                       "by commas, e.g. 15496,995)");
+    ids.push_back(int32_t(std::stol(item)));
+    at = comma + 1;
+  }
+  return ids;
+}
+
+struct Tokens {
+  std::vector<int32_t> ids;
+  std::vector<std::string> labels;
+  std::shared_ptr<const Tokenizer> tokenizer;  // null when --ids was given and the folder has none
+};
+
+// The checkpoint's ids and labels: --ids as given (labelled by the folder's tokenizer when it has one),
+// or --text through the folder's own tokenizer, special tokens as its files say.
+Tokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
+  const bool text = flag_given(scene.app, "--text");
+  require(text != !o.ids.empty(), "--checkpoint needs the input as --text \"…\" or as token ids --ids 1,2,3 (one of "
+                                  "the two)");
+  Tokens t;
+  if (text) {
+    try {
+      t.tokenizer = load_tokenizer_cached(o.checkpoint);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--text needs the checkpoint's own tokenizer files (or give --ids): ") + e.what());
+    }
+    t.ids = t.tokenizer->encode_ids(scene.text, !o.no_special_tokens);
+    require(!t.ids.empty(), "the text gives no tokens" + std::string(o.no_special_tokens ? "" : " (and the tokenizer adds no special token)"));
+  } else {
+    require(!o.no_special_tokens, "--no-special-tokens applies to --text; --ids are used exactly as given");
+    t.ids = parse_ids(o.ids);
+    try {
+      t.tokenizer = load_tokenizer_cached(o.checkpoint);
+    } catch (const InputError&) {
+      t.tokenizer = nullptr;  // no tokenizer files: the ids label themselves
+    }
+  }
+  if (t.tokenizer) {
+    try {
+      t.labels = t.tokenizer->describe(t.ids).labels;
+    } catch (const InputError&) {
+      t.labels.clear();  // ids beyond the tokenizer's vocabulary: the forward pass names them
+    }
+  }
+  if (t.labels.size() != t.ids.size()) {
+    t.labels.clear();
+    for (int32_t id : t.ids) t.labels.push_back(std::to_string(id));
+  }
+  return t;
+}
+
+std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
+  auto m = model::open(o.checkpoint);
+  if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
+  else require(!flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
+  return m;
+}
+
+void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
+  require(o.checkpoint.empty() || o.attentions.empty(), "give --checkpoint or --attentions, not both");
+  refuse_scene_model_flags(scene, !o.checkpoint.empty() ? "--checkpoint" : "--attentions");
+  if (!o.attentions.empty()) {
+    for (const char* flag : {"--ids", "--text", "--kv-heads", "--no-special-tokens"})
+      require(!flag_given(o.app, flag) && !flag_given(scene.app, flag),
+              std::string(flag) + " applies to --checkpoint; an attentions file holds its tokens in --tokens");
+    require(!o.tokens.empty(), "--attentions needs --tokens tokens.json (the \"ids\" and/or \"labels\" of its tokens)");
+  } else {
+    require(o.tokens.empty() && o.config.empty(), "--tokens and --config go with --attentions; a checkpoint folder has "
+                                                  "its own");
+  }
+}
+
+}  // namespace
+
+void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out) {
+  check_model_flags(o, scene);
+  const auto m = open_model(o);
+  const Tokens tokens = tokens_for(o, scene);
+  if (flag_given(o.app, "--layer")) check_layer(o.layer, m->config.layers);
+  model::ForwardOptions options;
+  options.detail_layer = flag_given(o.app, "--layer") ? o.layer : -1;
+  const model::ForwardResult r = model::forward(*m, tokens.ids, options);  // every check before any file
+
+  nlohmann::json next = nlohmann::json::array();  // per position: the top-5 next tokens
+  for (const auto& top : r.top) {
+    nlohmann::json row = nlohmann::json::array();
+    for (const model::NextToken& n : top) {
+      nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
+      if (tokens.tokenizer) try {
+          e["label"] = tokens.tokenizer->describe(std::vector<int32_t>{n.id}).labels.at(0);
+        } catch (const InputError&) {
+        }
+      row.push_back(e);
+    }
+    next.push_back(row);
+  }
+  const model::ModelConfig& c = m->config;
+  const nlohmann::json tokens_json = {{"ids", tokens.ids}, {"labels", tokens.labels}, {"next", next}};
+  const nlohmann::json model_json = {
+      {"name", m->name},         {"model_type", c.model_type}, {"layers", c.layers},   {"heads", c.heads},
+      {"kv_heads", c.kv_heads},  {"checkpoint_kv_heads", m->original_kv_heads},      {"head_dim", c.head_dim},
+      {"d_model", c.d_model},    {"vocab", c.vocab},           {"parameters", m->parameter_count()},
+      {"weights_dtype", m->source_dtypes}};
+
+  OutputFiles files(out);
+  files.npy("attentions.npy", r.attentions.data(), {r.layers, r.heads, r.tokens, r.tokens});
+  files.npy("logits.npy", r.logits);
+  files.text("tokens.json", tokens_json.dump(2) + "\n");
+  files.text("model.json", model_json.dump(2) + "\n");
+  if (r.detail) {
+    const model::LayerDetail& d = *r.detail;
+    files.npy("probs.npy", d.probs);
+    files.npy("scores.npy", d.scores);
+    files.npy("q.npy", d.q);
+    files.npy("k.npy", d.k);
+    files.npy("v.npy", d.v);
+    files.npy("output.npy", d.output);
+  }
+  files.commit();
+  std::printf("%s (%s, %d layers, %d heads, %d kv heads): %d tokens; wrote %zu files to %s\n", m->name.c_str(),
+              c.model_type.c_str(), c.layers, c.heads, c.kv_heads, r.tokens, files.written().size(), out.c_str());
+}
+
+Analysis model_layer_for_export(const ModelOptions& o, const SceneOptions& scene) {
+  check_model_flags(o, scene);
+  require(flag_given(o.app, "--layer"), "give the model layer to export with --layer N (0 = the first)");
+  if (!o.attentions.empty()) {
+    const model::AttentionStack s = model::open_attentions(o.attentions, o.tokens, o.config);
+    return layer_analysis(s, o.layer);
+  }
+  const auto m = open_model(o);
+  check_layer(o.layer, m->config.layers);
+  const Tokens tokens = tokens_for(o, scene);
+  model::ForwardOptions options;
+  options.detail_layer = o.layer;
+  return layer_analysis(*m, model::forward(*m, tokens.ids, options), tokens.labels);
+}
+
+}  // namespace attnscope::cli

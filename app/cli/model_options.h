@@ -1,0 +1,39 @@
+// model_options.h — the real-model flags of `compute` and `export` (issue 13), kept apart from the
+// scene flags: a checkpoint or an attentions file replaces the seeded layer entirely.
+//
+//   compute --checkpoint DIR (--ids 1,2,3 | --text "…" [--no-special-tokens]) [--layer N] [--kv-heads G] --out OUT
+//     OUT/attentions.npy [L,H,T,T], OUT/logits.npy [T,V], OUT/tokens.json {"ids", "labels", "next"}
+//     (+ with --layer N: probs.npy scores.npy [H,T,T], q.npy [H,T,D], k.npy v.npy [G,T,D], output.npy [T,C])
+//   export  --checkpoint DIR (--ids | --text) --layer N --what heads|head:N …
+//   export  --attentions FILE.npy|.safetensors --tokens tokens.json [--config config.json] --layer N …
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "attnscope/analysis/analysis.h"
+#include "core/scene_options.h"
+
+namespace attnscope::cli {
+
+struct ModelOptions {
+  std::string checkpoint, ids, attentions, tokens, config;
+  int layer = -1;
+  int kv_heads = 0;  // > 0: pool K/V to this many heads per layer first (SPEC's conversion)
+  bool no_special_tokens = false;
+  CLI::App* app = nullptr;
+};
+
+// exporting: also --attentions/--tokens/--config (a file computed elsewhere).
+void add_model_options(CLI::App& cmd, ModelOptions& options, bool exporting);
+
+// True when --checkpoint or --attentions was given: the command works on a real model.
+bool wants_model(const ModelOptions& options);
+
+// compute --checkpoint: runs the forward pass and writes the files above. Throws InputError before
+// writing anything when an input is wrong.
+void run_model_compute(const ModelOptions& options, const SceneOptions& scene, const std::string& out);
+
+// export --checkpoint / --attentions: layer N of the model as an Analysis for the figure/array code.
+Analysis model_layer_for_export(const ModelOptions& options, const SceneOptions& scene);
+
+}  // namespace attnscope::cli

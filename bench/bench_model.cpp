@@ -1,0 +1,98 @@
+// bench_model — opening a checkpoint and its forward pass with every layer's attentions kept.
+// Not a test: it prints figures (one JSON line), read by bench/compare_model_torch.py.
+//
+//   bench_model DIR T [reps] [--out OUT] [--open-only]
+// DIR is a checkpoint folder, opened once (run it twice for a warm-cache figure: compare_model_torch.py
+// does); T tokens of ids (t·7919 + 11) mod V are run `reps` times (default 5). --out writes the last
+// pass's attentions [L·H, T, T] and logits [T, V] as .npy, for the comparison with PyTorch.
+// Peak RSS is VmHWM (the whole process: mapped file pages still resident count too).
+#include <malloc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/model/forward.h"
+
+using namespace attnscope;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// VmHWM of /proc/self/status: the peak resident set of this program's own address space. (getrusage's
+// ru_maxrss survives exec, so run from Python it would report the Python parent's peak.)
+double peak_rss_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;  // kB
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // as app/main.cpp: freed tensors are reused
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: bench_model DIR T [reps] [--out OUT]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const int T = std::atoi(argv[2]);
+  int reps = 5;
+  std::string out;
+  bool open_only = false;
+  for (int i = 3; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+    else if (std::strcmp(argv[i], "--open-only") == 0) open_only = true;
+    else reps = std::max(1, std::atoi(argv[i]));
+  }
+  try {
+    auto t0 = std::chrono::steady_clock::now();
+    const auto m = model::open(dir);
+    const double open_s = seconds_since(t0);
+    const model::ModelConfig& c = m->config;
+    if (open_only) {
+      std::printf("{\"model\": \"%s\", \"open_s\": %.3f, \"peak_rss_mb\": %.0f}\n", m->name.c_str(), open_s, peak_rss_mb());
+      return 0;
+    }
+
+    std::vector<int32_t> ids(size_t(std::max(T, 0)));
+    for (int t = 0; t < T; ++t) ids[size_t(t)] = int32_t((int64_t(t) * 7919 + 11) % c.vocab);
+    (void)model::forward(*m, ids);  // warm-up: threads, first-touch pages
+    std::vector<double> ms;
+    model::ForwardResult r;
+    for (int i = 0; i < reps; ++i) {
+      t0 = std::chrono::steady_clock::now();
+      r = model::forward(*m, ids);
+      ms.push_back(seconds_since(t0) * 1e3);
+    }
+    std::sort(ms.begin(), ms.end());
+    if (!out.empty()) {
+      write_npy(out + "/attentions.npy", r.attentions.data(), {int64_t(r.layers) * r.heads, r.tokens, r.tokens});
+      write_npy(out + "/logits.npy", r.logits);
+    }
+    const double weights_mb = double(c.parameter_count()) * 4 / (1 << 20);
+    const double attentions_mb = double(r.attentions.size()) * 4 / (1 << 20);
+    std::printf(
+        "{\"model\": \"%s\", \"tokens\": %d, \"open_s\": %.3f, \"forward_median_ms\": %.2f, "
+        "\"forward_best_ms\": %.2f, \"peak_rss_mb\": %.0f, \"weights_f32_mb\": %.0f, \"attentions_mb\": %.1f, "
+        "\"parameters\": %lld}\n",
+        m->name.c_str(), T, open_s, ms[ms.size() / 2], ms.front(), peak_rss_mb(), weights_mb,
+        attentions_mb, static_cast<long long>(c.parameter_count()));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

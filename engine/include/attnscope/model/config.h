@@ -1,0 +1,65 @@
+// config.h — a checkpoint's config.json, read into the few numbers and switches the forward pass needs.
+//
+// Families (SPEC "Real checkpoints"):
+//   gpt2   model_type gpt2: learned positions, LayerNorm(layer_norm_epsilon), gelu_new MLP, Conv1D
+//          weights, output tied to wte unless tie_word_embeddings is false
+//   llama  model_type llama, mistral, qwen2: RMSNorm(rms_norm_eps), rotate-half RoPE(rope_theta),
+//          num_key_value_heads, optional head_dim, SwiGLU MLP, tie_word_embeddings
+// The differences live in this struct (norm, positions, mlp), not in two forward passes.
+// Anything outside these conventions is refused with a message that names the key and says what is
+// supported: another model_type, a rope_scaling, an activation other than the family's own, …
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnscope::model {
+
+enum class Family { gpt2, llama };
+enum class NormKind { layernorm, rmsnorm };        // LayerNorm (weight + bias) or RMSNorm (weight)
+enum class PositionKind { learned, rotary };       // wpe added to the input, or RoPE on q and k
+enum class MlpKind { gelu_new, swiglu };           // down(gelu_new(up x)) or down(silu(gate x) ⊙ up x)
+
+struct ModelConfig {
+  std::string model_type;  // gpt2 | llama | mistral | qwen2
+  Family family = Family::llama;
+  NormKind norm = NormKind::rmsnorm;
+  PositionKind positions = PositionKind::rotary;
+  MlpKind mlp = MlpKind::swiglu;
+
+  int layers = 0;         // L
+  int d_model = 0;        // C
+  int heads = 0;          // H
+  int kv_heads = 0;       // G, divides H
+  int head_dim = 0;       // D (C / H unless config.json says otherwise)
+  int ffn_dim = 0;        // F
+  int vocab = 0;          // V
+  int max_positions = 0;  // the longest input the model was built for
+  double norm_eps = 1e-5;
+  double rope_theta = 10000.0;      // rotary only
+  bool tied_embeddings = true;      // logits use the token embedding table (no lm_head.weight)
+  int sliding_window = 0;           // > 0: keys further back than this are not seen (Mistral); inputs
+                                    // longer than it are refused, since the mask would differ
+  bool qkv_bias = false;            // q/k/v projections have biases (gpt2, qwen2, llama attention_bias)
+  bool o_bias = false;              // the output projection has a bias (gpt2, llama attention_bias)
+  bool mlp_bias = false;            // the MLP projections have biases (gpt2)
+
+  int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
+};
+
+// Reads config.json's text. `name` (the path) goes into messages. Throws InputError naming the key
+// for a missing or wrong field, an unsupported model_type or feature.
+ModelConfig parse_model_config(std::string_view json_text, const std::string& name);
+
+// model_type values parse_model_config accepts, for messages: "gpt2, llama, mistral, qwen2".
+const char* supported_model_types();
+
+// Just (H, G) from a config.json of ANY decoder (num_attention_heads / n_head, num_key_value_heads),
+// for drawing the kv groups of attentions computed elsewhere; G = H when the file has no
+// num_key_value_heads. Throws InputError when it holds neither head count.
+struct HeadCounts {
+  int heads = 0, kv_heads = 0;
+};
+HeadCounts parse_head_counts(std::string_view json_text, const std::string& name);
+
+}  // namespace attnscope::model

@@ -1,0 +1,81 @@
+// forward.h — the forward pass of a real checkpoint: every layer's attention, the logits, the top-5.
+//
+// One pass for both families (SPEC "Real checkpoints"), float32, always causal:
+//   x = embed(ids) (+ wpe[0..T) for learned positions)                       [T, C]
+//   per layer:  h = norm1(x);  q, k, v = h·W_Qᵀ (+b), h·W_Kᵀ (+b), h·W_Vᵀ (+b)  [T, H·D], [T, G·D]
+//               rotary: rope(q), rope(k) (rotate-half, rope_theta)
+//               P_h = softmax(q_h·k_{g(h)}ᵀ/√D + causal mask)               [H, T, T]  → attentions[l]
+//               x += (P·v)·W_Oᵀ (+b);  x += mlp(norm2(x))
+//   logits = norm_f(x)·Eᵀ   (E = lm_head, or the token embedding when tied)  [T, V]
+// Legend: L layers, T tokens, C d_model, H query heads, G kv heads, D head width, V vocabulary.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "attnscope/core/types.h"
+#include "attnscope/model/model.h"
+
+namespace attnscope::model {
+
+// The largest [L, H, T, T] attention stack a forward pass keeps: 2^28 floats = 1 GiB.
+inline constexpr int64_t max_model_attention_cells = int64_t(1) << 28;
+
+struct ForwardOptions {
+  // Checked between layers; a set flag throws Cancelled (the window's worker: a newer setting).
+  const std::atomic<bool>* cancel = nullptr;
+  // ≥ 0: also keep this layer's inputs and intermediates (LayerDetail), as `compute --layer N` writes.
+  int detail_layer = -1;
+  int top_k = 5;  // next tokens kept per position (at most V)
+};
+
+// One layer's attention in the shapes of grouped_attention.h's AttentionResult.
+struct LayerDetail {
+  int layer = 0;
+  Mat input;        // [T, C]     norm1(x): what the projections read
+  Tensor3 q;        // [H, T, D]  after the rotary positions (what the scores use)
+  Tensor3 k;        // [G, T, D]  after the rotary positions
+  Tensor3 v;        // [G, T, D]
+  Tensor3 scores;   // [H, T, T]  q_h·k_{g(h)}ᵀ/√D, masked entries −inf
+  Tensor3 probs;    // [H, T, T]
+  Tensor3 head_out; // [H, T, D]  P_h·v_{g(h)}
+  Mat concat;       // [T, H·D]
+  Mat output;       // [T, C]     the attention block's output (before the residual add)
+};
+
+struct NextToken {
+  int32_t id = 0;
+  float probability = 0;
+};
+
+struct ForwardResult {
+  int layers = 0, heads = 0, kv_heads = 0, tokens = 0, vocab = 0;  // L, H, G, T, V
+  std::vector<float> attentions;  // [L, H, T, T] row-major: every layer's probabilities
+  Mat logits;                     // [T, V]
+  std::vector<std::vector<NextToken>> top;  // [T][top_k] most probable next tokens, most probable first
+  std::optional<LayerDetail> detail;        // when ForwardOptions::detail_layer ≥ 0
+  // Head h of layer l: [T, T] rows are queries, columns keys.
+  Eigen::Map<const Mat> attention(int layer, int head) const {
+    return {attentions.data() + (int64_t(layer) * heads + head) * tokens * tokens, tokens, tokens};
+  }
+};
+
+// Throws InputError naming the problem for ids outside [0, V), an empty input, more tokens than the
+// model's max_position_embeddings, its sliding window, attnscope's T limit (2048) or an attention stack
+// above max_model_attention_cells; Cancelled when *cancel becomes true between layers.
+void check_forward_input(const ModelConfig& config, std::span<const int32_t> ids);
+
+// The fast pass (Eigen products through model/ops.h, OpenMP).
+ForwardResult forward(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options = {});
+
+// The plain-loop reference the fast pass is tested against (same contract; slow: tests only).
+ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options = {});
+
+// The top_k entries of each row of logits [T, V] after a softmax, most probable first (ties: the lower
+// id first).
+std::vector<std::vector<NextToken>> top_next_tokens(const Mat& logits, int top_k);
+
+}  // namespace attnscope::model

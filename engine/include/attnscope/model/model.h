@@ -1,0 +1,95 @@
+// model.h — a Hugging Face checkpoint folder opened once into float32 weights, shared immutable.
+//
+//   DIR/config.json                                 → ModelConfig (config.h)
+//   DIR/model.safetensors                           one file, or
+//   DIR/model.safetensors.index.json + shards       "weight_map": tensor name → shard file
+// Every tensor the family needs is looked up by its Hugging Face name, checked against the shape
+// config.json implies, converted to float32 (F32/F16/BF16) and refused when it holds NaN or ±inf.
+// GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], so
+// one forward pass (forward.h) serves both families.
+//
+// Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
+// P learned positions.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/core/types.h"
+#include "attnscope/model/config.h"
+#include "attnscope/model/packed_matrix.h"
+
+namespace attnscope::model {
+
+// The key and value projections: what an MHA → GQA/MQA conversion changes.
+// Linear weights are PackedMatrix (packed_matrix.h): the nn.Linear [out, in] matrix in the order the
+// forward pass's product reads it; operator()(r, c) and to_mat() give the plain values.
+struct KvWeights {
+  PackedMatrix wk, wv;           // [G·D, C]
+  Vec bk, bv;                    // [G·D] when config.qkv_bias, else empty
+};
+
+struct LayerWeights {
+  Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
+  PackedMatrix wq;               // [H·D, C]
+  Vec bq;                        // [H·D] when config.qkv_bias, else empty
+  KvWeights kv;                  // the checkpoint's own K/V
+  PackedMatrix wo;               // [C, H·D]
+  Vec bo;                        // [C] when config.o_bias
+  Vec norm2_weight, norm2_bias;  // [C]
+  PackedMatrix w_gate;           // [F, C] SwiGLU only
+  PackedMatrix w_up;             // [F, C] (GPT-2: c_fc)
+  PackedMatrix w_down;           // [C, F] (GPT-2: c_proj of the MLP)
+  Vec b_up, b_down;              // [F], [C] when config.mlp_bias
+};
+
+struct ModelWeights {
+  PackedMatrix token_embedding;  // [V, C] (rows looked up by id; also the output when tied)
+  Mat position_embedding;        // [P, C] learned positions only
+  std::vector<LayerWeights> layers;  // [L]
+  Vec final_norm_weight, final_norm_bias;  // [C]
+  PackedMatrix lm_head;          // [V, C]; empty when tied to token_embedding
+  const PackedMatrix& output_embedding() const { return lm_head.empty() ? token_embedding : lm_head; }
+};
+
+struct Model {
+  std::filesystem::path dir;     // the checkpoint folder
+  std::string name;              // its folder name ("gpt2", "Qwen2.5-0.5B")
+  ModelConfig config;            // after a conversion, kv_heads is the pooled G
+  // The checkpoint's weights, shared (never copied) by a model and its K/V conversions.
+  std::shared_ptr<const ModelWeights> weights;
+  std::vector<KvWeights> pooled_kv;  // [L] after convert_kv_heads, else empty
+  std::string source_dtypes;     // what the files held, e.g. "BF16" or "F16, F32"
+  double load_seconds = 0;       // wall time of open()
+  int original_kv_heads = 0;     // G of the checkpoint itself
+  int64_t parameter_count() const { return config.parameter_count(); }
+  // Layer `layer`'s K/V projections: the pooled ones after a conversion, else the checkpoint's.
+  const KvWeights& kv(int layer) const {
+    return pooled_kv.empty() ? weights->layers[size_t(layer)].kv : pooled_kv[size_t(layer)];
+  }
+};
+
+// progress(fraction) is called from the opening thread as the weights load (0 < fraction ≤ 1,
+// increasing; the last call is 1). It must not throw.
+using Progress = std::function<void(double fraction)>;
+
+// Opens a checkpoint folder. Throws InputError naming the file and the problem (missing folder or
+// file, malformed safetensors or index, config.json refused, a tensor missing or of the wrong shape,
+// NaN/inf weights, not enough memory for the float32 weights) and Cancelled when *cancel becomes true
+// between tensors. Suited to a worker thread; the result is immutable and may be shared freely.
+std::shared_ptr<const Model> open(const std::filesystem::path& dir, const Progress& progress = {},
+                                  const std::atomic<bool>* cancel = nullptr);
+
+// The MHA → GQA/MQA conversion of SPEC (Ainslie et al. 2023) on every layer of a loaded model: the
+// K and V heads of the query heads in each new group are mean-pooled, W_K^(g) = mean over the old
+// kv heads g' that query heads of group g read, same for W_V and the biases; W_Q and W_O unchanged.
+// Pooling always starts from the checkpoint's own K/V: `kv_heads` must divide its G (a GQA model pools
+// further, it cannot un-pool); kv_heads == that G gives the checkpoint back. Only the K/V matrices
+// are new: every other weight is shared with `model`.
+std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads);
+
+}  // namespace attnscope::model

@@ -1,0 +1,82 @@
+// model_layer.cpp — a real model's layer in the shapes of AttentionAnalysis.
+#include "attnscope/analysis/model_layer.h"
+
+#include "attnscope/core/error.h"
+
+namespace attnscope {
+
+namespace {
+
+// The scene a real layer answers: its kind from (H, G), always causal for a checkpoint.
+Scene layer_scene(int heads, int groups, int d_model, bool causal) {
+  Scene scene;
+  scene.model.kind = groups == heads ? (heads == 1 ? AttentionKind::single : AttentionKind::mha)
+                                     : (groups == 1 ? AttentionKind::mqa : AttentionKind::gqa);
+  scene.model.heads = heads;
+  scene.model.groups = groups;
+  scene.model.d_model = d_model;
+  scene.model.causal = causal;
+  scene.model.weights = WeightSource::loaded;
+  scene.view.view = View::heads;
+  return scene;
+}
+
+std::string of_layers(int layer, int layers) {
+  return "layer " + std::to_string(layer) + " of " + std::to_string(layers);
+}
+
+}  // namespace
+
+void check_layer(int layer, int layers) {
+  require(layer >= 0 && layer < layers, "layer " + std::to_string(layer) + " does not exist: this model has " +
+                                            std::to_string(layers) + (layers == 1 ? " layer (0)" : " layers (0-" +
+                                            std::to_string(layers - 1) + ")"));
+}
+
+Analysis layer_analysis(const model::Model& model, const model::ForwardResult& forward,
+                        const std::vector<std::string>& labels) {
+  require(forward.detail.has_value(), "the forward pass kept no layer's detail (set ForwardOptions::detail_layer)");
+  require(int(labels.size()) == forward.tokens, "need one label per token: " + std::to_string(labels.size()) +
+                                                    " labels for " + std::to_string(forward.tokens) + " tokens");
+  const model::LayerDetail& d = *forward.detail;
+  const model::ModelConfig& c = model.config;
+  Analysis a;
+  a.scene = layer_scene(c.heads, c.kv_heads, c.heads * c.head_dim, true);
+  a.request.attention = true;
+  auto att = std::make_shared<AttentionAnalysis>();
+  att->labels = labels;
+  att->x = d.input;
+  att->shape = {c.heads * c.head_dim, c.heads, c.kv_heads};  // so that head_dim() is D
+  att->result.q = d.q;
+  att->result.k = d.k;
+  att->result.v = d.v;
+  att->result.scores = d.scores;
+  att->result.probs = d.probs;
+  att->result.head_out = d.head_out;
+  att->result.concat = d.concat;
+  att->result.output = d.output;
+  att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
+  if (model.config.kv_heads != model.original_kv_heads)
+    att->source_note += " · K/V pooled from " + std::to_string(model.original_kv_heads) + " heads";
+  a.attention = std::move(att);
+  return a;
+}
+
+Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
+  check_layer(layer, stack.layers);
+  const int T = stack.tokens;
+  Analysis a;
+  a.scene = layer_scene(stack.heads, stack.kv_heads, stack.heads, stack.causal);
+  a.request.attention = true;
+  auto att = std::make_shared<AttentionAnalysis>();
+  att->labels = stack.labels;
+  att->shape = {stack.heads, stack.heads, stack.kv_heads};
+  for (int h = 0; h < stack.heads; ++h) att->result.probs.push_back(stack.attention(layer, h));
+  att->x = Mat::Zero(T, 0);
+  att->source_note = stack.source + " · " + of_layers(layer, stack.layers);
+  if (!stack.groups_from_config) att->source_note += " · no config.json: each head its own K/V group";
+  a.attention = std::move(att);
+  return a;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,135 @@
+// attention_file.cpp — an [L, H, T, T] attention stack from .npy or .safetensors, with its tokens and
+// (optionally) the config that says how the heads share K/V.
+#include "attnscope/model/attention_file.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/io/safetensors.h"
+#include "attnscope/model/config.h"
+#include "attnscope/model/forward.h"
+
+namespace attnscope::model {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The stack's shape and values from a .safetensors file: the tensor "attentions", or the only one.
+std::vector<int64_t> read_safetensors_stack(const fs::path& path, std::vector<float>& values) {
+  const SafetensorsFile f(path);
+  const SafetensorsTensor* t = f.header().find("attentions");
+  if (!t) {
+    require(f.header().tensors.size() == 1, "'" + path.string() + "' holds " +
+                                                std::to_string(f.header().tensors.size()) +
+                                                " tensors and none is named \"attentions\"; save the [L, H, T, T] "
+                                                "stack under that name");
+    t = &f.header().tensors.front();
+  }
+  require(t->shape.size() == 4 && t->count() <= max_model_attention_cells,
+          "'" + path.string() + "': tensor '" + t->name + "' has shape " + shape_text(t->shape) +
+              "; an attention stack is [layers, heads, tokens, tokens] of at most " +
+              std::to_string(max_model_attention_cells) + " values");
+  values.resize(size_t(t->count()));
+  f.read_float32(*t, values.data(), false);
+  return t->shape;
+}
+
+}  // namespace
+
+AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& tokens_json, const fs::path& config_json) {
+  const std::string name = attentions_file.string();
+  AttentionStack s;
+  s.source = attentions_file.filename().string();
+  std::vector<int64_t> shape;
+  const std::string ext = attentions_file.extension().string();
+  if (ext == ".safetensors") {
+    shape = read_safetensors_stack(attentions_file, s.attentions);
+  } else {
+    require(ext == ".npy", "'" + name + "': an attentions file is .npy or .safetensors");
+    NpyArray a = read_npy(attentions_file, 4);
+    shape = a.shape;
+    s.attentions = std::move(a.data);
+  }
+  require(shape.size() == 4 && shape[2] == shape[3],
+          "'" + name + "' has shape " + shape_text(shape) + "; an attention stack is [layers, heads, tokens, tokens]");
+  require(int64_t(s.attentions.size()) <= max_model_attention_cells,
+          "'" + name + "' holds more than " + std::to_string(max_model_attention_cells) + " values");
+  s.layers = int(shape[0]), s.heads = int(shape[1]), s.tokens = int(shape[2]);
+  s.kv_heads = s.heads;
+  const int T = s.tokens;
+
+  // Every row a probability distribution over the keys (messages built only on failure: this runs
+  // over up to 2^28 values).
+  s.causal = true;
+  auto where = [&](int l, int h, int i) {
+    return "'" + name + "': layer " + std::to_string(l) + ", head " + std::to_string(h) + ", query " + std::to_string(i);
+  };
+  for (int l = 0; l < s.layers; ++l)
+    for (int h = 0; h < s.heads; ++h)
+      for (int i = 0; i < T; ++i) {
+        const float* row = s.attentions.data() + ((int64_t(l) * s.heads + h) * T + i) * T;
+        double sum = 0;
+        for (int j = 0; j < T; ++j) {
+          if (!(std::isfinite(row[j]) && row[j] >= -1e-6f && row[j] <= 1.0f + 1e-3f))
+            throw InputError(where(l, h, i) + ", key " + std::to_string(j) + " holds " + std::to_string(row[j]) +
+                             ", which is not a probability (the file must hold softmax outputs, not scores)");
+          sum += row[j];
+          if (j > i && row[j] != 0.0f) s.causal = false;
+        }
+        if (std::abs(sum - 1.0) > 0.02) throw InputError(where(l, h, i) + " sums to " + std::to_string(sum) + ", not 1");
+      }
+
+  // tokens.json: ids and/or labels, T of each.
+  const std::string tname = tokens_json.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(tokens_json, int64_t(64) << 20));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("'" + tname + "' is not valid JSON: " + e.what());
+  }
+  require(j.is_object() && (j.contains("ids") || j.contains("labels")),
+          "'" + tname + "' must be a JSON object with \"ids\" (token ids) and/or \"labels\" (token texts)");
+  auto list_of = [&](const char* key) -> const nlohmann::json* {
+    if (!j.contains(key)) return nullptr;
+    require(j[key].is_array() && int64_t(j[key].size()) == T,
+            "'" + tname + "': \"" + key + "\" must be a list of " + std::to_string(T) +
+                " entries, one per token of the attentions");
+    return &j[key];
+  };
+  if (const auto* ids = list_of("ids"))
+    for (const auto& id : *ids) {
+      require(id.is_number_integer(), "'" + tname + "': \"ids\" must hold whole numbers, got " + id.dump());
+      s.ids.push_back(int32_t(id.get<int64_t>()));
+    }
+  if (const auto* labels = list_of("labels")) {
+    for (const auto& l : *labels) {
+      require(l.is_string(), "'" + tname + "': \"labels\" must hold strings, got " + l.dump());
+      s.labels.push_back(l.get<std::string>());
+    }
+  } else {
+    for (int32_t id : s.ids) s.labels.push_back(std::to_string(id));
+  }
+
+  if (!config_json.empty()) {
+    const HeadCounts h = parse_head_counts(read_file(config_json, int64_t(16) << 20), config_json.string());
+    require(h.heads == s.heads, "'" + config_json.string() + "' gives " + std::to_string(h.heads) +
+                                    " attention heads, but '" + name + "' holds " + std::to_string(s.heads) +
+                                    " per layer (is it the same model?)");
+    s.kv_heads = h.kv_heads;
+    s.groups_from_config = true;
+  }
+  return s;
+}
+
+}  // namespace attnscope::model

@@ -1,0 +1,51 @@
+// checkpoint.h — (private) the safetensors files of a checkpoint folder behind one name → tensor table.
+//
+//   DIR/model.safetensors                       a single file (preferred when present, as transformers does)
+//   DIR/model.safetensors.index.json + shards   {"weight_map": {"tensor name": "model-00001-of-00002.safetensors"}}
+// Shard names must be plain file names inside DIR (no folder part), each shard is opened once, and a
+// tensor the index places in a shard must be in that shard's header.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "attnscope/io/safetensors.h"
+
+namespace attnscope::model::detail {
+
+class Checkpoint {
+ public:
+  // Throws InputError: no folder, no safetensors file (naming what the folder holds instead), a
+  // malformed index or shard.
+  explicit Checkpoint(const std::filesystem::path& dir);
+
+  bool has(const std::string& name) const { return where_.count(name) != 0; }
+  // The tensor's header entry; throws InputError naming the files searched when it is absent.
+  const SafetensorsTensor& tensor(const std::string& name) const;
+  // Reads `name` into dst (product(shape) floats) after checking its shape; throws InputError
+  // naming the file, the tensor, the shape found and the shape config.json implies.
+  void read(const std::string& name, const std::vector<int64_t>& shape, float* dst) const;
+  // Rows [first_row, first_row + rows) of a 2D tensor into dst [rows, shape[1]], same checks.
+  void read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row, int64_t rows,
+                 float* dst) const;
+  // The description of where the tensors live ("'DIR/model.safetensors'" or "the 3 shards of 'DIR'").
+  const std::string& description() const { return description_; }
+  std::string dtypes_read() const;  // "BF16", "F32, F16", … of the tensors read so far
+
+ private:
+  void read_range(const std::string& name, const std::vector<int64_t>& shape, int64_t first, int64_t count,
+                  float* dst) const;
+  struct Location {
+    const SafetensorsFile* file;
+    const SafetensorsTensor* tensor;
+  };
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, Location> where_;
+  std::string description_;
+  mutable std::set<std::string> dtypes_;
+};
+
+}  // namespace attnscope::model::detail

@@ -1,0 +1,235 @@
+// config.cpp — config.json → ModelConfig, with a message naming the key for every refusal.
+//
+// Defaults are Hugging Face's own (GPT2Config, LlamaConfig, MistralConfig, Qwen2Config) for the keys
+// their config.json files may leave out; the sizes that define the network are required.
+#include "attnscope/model/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
+
+namespace attnscope::model {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw InputError("'" + name + "': " + what);
+}
+
+class Reader {
+ public:
+  Reader(const json& j, std::string name) : j_(j), name_(std::move(name)) {}
+
+  bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
+
+  // A required whole number in [lo, hi]; `alias` is an older spelling read when `key` is absent.
+  int integer(const char* key, int lo, int hi, const char* alias = nullptr) const {
+    const char* used = has(key) || !alias ? key : alias;
+    if (!has(used))
+      fail(name_, "config.json has no \"" + std::string(key) + "\" (needed to build the " + family_ + " network)");
+    return integer_value(used, lo, hi);
+  }
+  int integer_or(const char* key, int fallback, int lo, int hi) const {
+    return has(key) ? integer_value(key, lo, hi) : fallback;
+  }
+  double number_or(const char* key, double fallback, double lo, double hi) const {
+    if (!has(key)) return fallback;
+    const json& v = j_[key];
+    if (!v.is_number()) fail(name_, "\"" + std::string(key) + "\" must be a number, got " + v.dump());
+    const double d = v.get<double>();
+    if (!(d >= lo && d <= hi))
+      fail(name_, "\"" + std::string(key) + "\" = " + v.dump() + " is outside the valid range " + std::to_string(lo) +
+                      " to " + std::to_string(hi));
+    return d;
+  }
+  bool boolean_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_[key].is_boolean()) fail(name_, "\"" + std::string(key) + "\" must be true or false, got " + j_[key].dump());
+    return j_[key].get<bool>();
+  }
+  std::string string_or(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!j_[key].is_string()) fail(name_, "\"" + std::string(key) + "\" must be a string, got " + j_[key].dump());
+    return j_[key].get<std::string>();
+  }
+  void set_family(std::string f) { family_ = std::move(f); }
+
+ private:
+  int integer_value(const char* key, int lo, int hi) const {
+    const json& v = j_[key];
+    if (!v.is_number_integer())
+      fail(name_, "\"" + std::string(key) + "\" must be a whole number, got " + v.dump());
+    const int64_t n = v.get<int64_t>();
+    if (n < lo || n > hi)
+      fail(name_, "\"" + std::string(key) + "\" = " + std::to_string(n) + " is outside what attnscope supports (" +
+                      std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    return int(n);
+  }
+  const json& j_;
+  std::string name_;
+  std::string family_ = "model";
+};
+
+// Bounds that keep every size product within int64 and every tensor within reach of 24-bit indices
+// times a few: they exceed every published model of these families.
+constexpr int max_layers = 1024;
+constexpr int max_width = 1 << 16;           // C, F, H·D
+constexpr int max_vocab = 1 << 21;
+constexpr int max_positions_bound = 1 << 24;
+
+void check_common(const ModelConfig& c, const std::string& name) {
+  if (c.kv_heads > c.heads || c.heads % c.kv_heads != 0)
+    fail(name, "the key/value heads (" + std::to_string(c.kv_heads) + ") must divide the attention heads (" +
+                   std::to_string(c.heads) + ")");
+  if (int64_t(c.heads) * c.head_dim > max_width)
+    fail(name, "heads × head width = " + std::to_string(int64_t(c.heads) * c.head_dim) + " is above the limit of " +
+                   std::to_string(max_width));
+}
+
+ModelConfig read_gpt2(const Reader& r, const std::string& name) {
+  ModelConfig c;
+  c.family = Family::gpt2;
+  c.norm = NormKind::layernorm;
+  c.positions = PositionKind::learned;
+  c.mlp = MlpKind::gelu_new;
+  c.layers = r.integer("n_layer", 1, max_layers);
+  c.d_model = r.integer("n_embd", 1, max_width);
+  c.heads = r.integer("n_head", 1, limits::max_heads);
+  c.kv_heads = c.heads;
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer("n_positions", 1, max_positions_bound, "n_ctx");
+  c.ffn_dim = r.integer_or("n_inner", 4 * c.d_model, 1, max_width);
+  c.norm_eps = r.number_or("layer_norm_epsilon", 1e-5, 0, 1);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
+  if (c.d_model % c.heads != 0)
+    fail(name, "\"n_head\" = " + std::to_string(c.heads) + " does not divide \"n_embd\" = " + std::to_string(c.d_model));
+  c.head_dim = c.d_model / c.heads;
+  const std::string act = r.string_or("activation_function", "gelu_new");
+  // gelu_pytorch_tanh is the same tanh formula under another name.
+  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+    fail(name, "\"activation_function\" = \"" + act + "\" is not supported for gpt2 (supported: gelu_new)");
+  if (!r.boolean_or("scale_attn_weights", true))
+    fail(name, "\"scale_attn_weights\" = false is not supported (attnscope scales scores by 1/sqrt(head_dim))");
+  if (r.boolean_or("scale_attn_by_inverse_layer_idx", false))
+    fail(name, "\"scale_attn_by_inverse_layer_idx\" = true is not supported (supported: false)");
+  c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  return c;
+}
+
+ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c;
+  c.family = Family::llama;
+  c.layers = r.integer("num_hidden_layers", 1, max_layers);
+  c.d_model = r.integer("hidden_size", 1, max_width);
+  c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
+  c.kv_heads = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
+  c.ffn_dim = r.integer("intermediate_size", 1, max_width);
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer("max_position_embeddings", 1, max_positions_bound);
+  if (r.has("head_dim")) {
+    c.head_dim = r.integer("head_dim", 2, max_width);
+  } else {
+    if (c.d_model % c.heads != 0)
+      fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +
+                     std::to_string(c.d_model) + " and there is no \"head_dim\"");
+    c.head_dim = c.d_model / c.heads;
+  }
+  if (c.head_dim % 2 != 0)
+    fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
+  c.norm_eps = r.number_or("rms_norm_eps", 1e-6, 0, 1);
+  c.rope_theta = r.number_or("rope_theta", 10000.0, 1.0, 1e12);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  const std::string act = r.string_or("hidden_act", "silu");
+  if (act != "silu")
+    fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for " + type + " (supported: silu, the SwiGLU MLP)");
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
+                   " is not supported (supported: null, plain rotary positions with rope_theta)");
+  if (r.has("partial_rotary_factor") && r.number_or("partial_rotary_factor", 1.0, 0, 1) != 1.0)
+    fail(name, "\"partial_rotary_factor\" other than 1 is not supported (rotary positions on the whole head)");
+  if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
+  // Qwen2 always has q/k/v biases; Llama's attention_bias adds them to q, k, v and o.
+  const bool attention_bias = r.boolean_or("attention_bias", false);
+  c.qkv_bias = type == "qwen2" || attention_bias;
+  c.o_bias = attention_bias;
+  c.mlp_bias = false;
+  if (type == "mistral") {
+    c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
+  } else if (type == "qwen2") {
+    if (r.boolean_or("use_sliding_window", false))
+      c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
+  }
+  return c;
+}
+
+}  // namespace
+
+const char* supported_model_types() { return "gpt2, llama, mistral, qwen2"; }
+
+int64_t ModelConfig::parameter_count() const {
+  const int64_t C = d_model, Q = int64_t(heads) * head_dim, KV = int64_t(kv_heads) * head_dim, F = ffn_dim;
+  const bool layernorm = norm == NormKind::layernorm;
+  int64_t per_layer = C * Q + 2 * C * KV + Q * C;  // W_Q, W_K, W_V, W_O
+  if (qkv_bias) per_layer += Q + 2 * KV;
+  if (o_bias) per_layer += C;
+  per_layer += (mlp == MlpKind::swiglu ? 3 : 2) * C * F;
+  if (mlp_bias) per_layer += F + C;
+  per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
+  int64_t total = int64_t(vocab) * C + per_layer * layers + (layernorm ? 2 : 1) * C;
+  if (positions == PositionKind::learned) total += int64_t(max_positions) * C;
+  if (!tied_embeddings) total += int64_t(vocab) * C;
+  return total;
+}
+
+ModelConfig parse_model_config(std::string_view json_text, const std::string& name) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::exception& e) {
+    fail(name, std::string("config.json is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail(name, "config.json is not a JSON object");
+  if (!j.contains("model_type") || !j["model_type"].is_string())
+    fail(name, std::string("config.json has no \"model_type\" string (supported: ") + supported_model_types() + ")");
+  const std::string type = j["model_type"].get<std::string>();
+  Reader r(j, name);
+  r.set_family(type);
+  ModelConfig c;
+  if (type == "gpt2") c = read_gpt2(r, name);
+  else if (type == "llama" || type == "mistral" || type == "qwen2") c = read_llama(j, r, name, type);
+  else
+    fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
+                   "); for other models compute the attentions with transformers and open the attentions file");
+  c.model_type = type;
+  check_common(c, name);
+  return c;
+}
+
+HeadCounts parse_head_counts(std::string_view json_text, const std::string& name) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::exception& e) {
+    fail(name, std::string("config.json is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail(name, "config.json is not a JSON object");
+  const Reader r(j, name);
+  HeadCounts h;
+  if (r.has("num_attention_heads")) h.heads = r.integer("num_attention_heads", 1, 1 << 12);
+  else if (r.has("n_head")) h.heads = r.integer("n_head", 1, 1 << 12);
+  else fail(name, "config.json has neither \"num_attention_heads\" nor \"n_head\"");
+  if (r.has("num_key_value_heads")) h.kv_heads = r.integer("num_key_value_heads", 1, 1 << 12);
+  else if (r.has("num_kv_heads")) h.kv_heads = r.integer("num_kv_heads", 1, 1 << 12);
+  else if (r.has("n_head_kv")) h.kv_heads = r.integer("n_head_kv", 1, 1 << 12);
+  else if (r.boolean_or("multi_query", false)) h.kv_heads = 1;
+  else h.kv_heads = h.heads;
+  if (h.heads % h.kv_heads != 0)
+    fail(name, "the key/value heads (" + std::to_string(h.kv_heads) + ") must divide the attention heads (" +
+                   std::to_string(h.heads) + ")");
+  return h;
+}
+
+}  // namespace attnscope::model

@@ -1,0 +1,213 @@
+// forward_reference.cpp — the plain-loop oracle of forward.cpp: SPEC "Real checkpoints" written as
+// loops over indices, in double accumulators, with no Eigen product and no shared op, so that the fast
+// pass and this one can only agree by both following the formulas.
+//
+// Sections: checks shared with the fast pass · small formulas · the pass
+#include <algorithm>
+#include <cmath>
+
+#include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
+#include "attnscope/model/forward.h"
+
+namespace attnscope::model {
+
+// ---- checks shared with the fast pass -------------------------------------------------------------
+void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
+  const int64_t T = int64_t(ids.size());
+  require(T >= 1, "the input has no tokens");
+  require(T <= limits::max_tokens, "the input has " + std::to_string(T) + " tokens; attnscope's limit is " +
+                                       std::to_string(limits::max_tokens) + " (README \"Limits\")");
+  require(T <= c.max_positions, "the input has " + std::to_string(T) + " tokens, more than this model's " +
+                                    std::to_string(c.max_positions) + " positions (max_position_embeddings)");
+  require(c.sliding_window == 0 || T <= c.sliding_window,
+          "the input has " + std::to_string(T) + " tokens, longer than this model's sliding_window of " +
+              std::to_string(c.sliding_window) + "; attnscope computes full causal attention only, so use at most " +
+              std::to_string(c.sliding_window) + " tokens");
+  const int64_t cells = int64_t(c.layers) * c.heads * T * T;
+  require(int64_t(c.heads) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
+          "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
+              std::to_string(c.heads) + " heads × T²) exceed attnscope's limit of " +
+              std::to_string(max_model_attention_cells) + " values; use fewer tokens");
+  for (size_t i = 0; i < ids.size(); ++i)
+    require(ids[i] >= 0 && ids[i] < c.vocab, "token id " + std::to_string(ids[i]) + " at position " +
+                                                 std::to_string(i) + " is outside the vocabulary (0 to " +
+                                                 std::to_string(c.vocab - 1) + ")");
+}
+
+// ---- small formulas ---------------------------------------------------------------------------------
+namespace {
+
+using Rows = std::vector<std::vector<double>>;  // [rows][cols]
+
+// y = x·Wᵀ + b     x [T, in], W [out, in], b [out] or empty → [T, out]
+Rows linear(const Rows& x, const PackedMatrix& packed, const Vec& b) {
+  const Mat w = packed.to_mat();
+  Rows y(x.size(), std::vector<double>(size_t(w.rows())));
+  for (size_t t = 0; t < x.size(); ++t)
+    for (Eigen::Index o = 0; o < w.rows(); ++o) {
+      double s = b.size() ? double(b[o]) : 0.0;
+      for (Eigen::Index i = 0; i < w.cols(); ++i) s += x[t][size_t(i)] * double(w(o, i));
+      y[t][size_t(o)] = s;
+    }
+  return y;
+}
+
+// LayerNorm (weight and bias) or RMSNorm (weight only) of each row.
+Rows norm(const Rows& x, const Vec& weight, const Vec& bias, NormKind kind, double eps) {
+  Rows y = x;
+  for (auto& row : y) {
+    const double n = double(row.size());
+    double mean = 0;
+    if (kind == NormKind::layernorm) {
+      for (double v : row) mean += v;
+      mean /= n;
+    }
+    double var = 0;
+    for (double v : row) var += (v - mean) * (v - mean);
+    var /= n;
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (size_t i = 0; i < row.size(); ++i)
+      row[i] = (row[i] - mean) * inv * double(weight[Eigen::Index(i)]) + (bias.size() ? double(bias[Eigen::Index(i)]) : 0.0);
+  }
+  return y;
+}
+
+// Rotate-half RoPE on each head of x [T, heads·D] in place: dimension i pairs with i + D/2,
+// angle = t·θ^(−2i/D), x' = x·cos + rotate_half(x)·sin.
+void rope(Rows& x, int heads, int D, double theta) {
+  for (size_t t = 0; t < x.size(); ++t)
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < D / 2; ++i) {
+        // Hugging Face computes inv_freq and the angle in float32 (torch.arange(...).float()).
+        const float inv_freq = 1.0f / float(std::pow(theta, double(2 * i) / D));
+        const float angle = float(t) * inv_freq;
+        const double c = std::cos(double(angle)), s = std::sin(double(angle));
+        double& a = x[t][size_t(h * D + i)];
+        double& b = x[t][size_t(h * D + i + D / 2)];
+        const double a0 = a, b0 = b;
+        a = a0 * c - b0 * s;
+        b = b0 * c + a0 * s;
+      }
+}
+
+double gelu_new(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+
+Mat to_mat(const Rows& r) {
+  Mat m(Eigen::Index(r.size()), r.empty() ? 0 : Eigen::Index(r[0].size()));
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) m(i, j) = float(r[size_t(i)][size_t(j)]);
+  return m;
+}
+
+// Head h's columns of x [T, heads·D] → [T, D].
+Mat head_of(const Rows& x, int h, int D) {
+  Mat m(Eigen::Index(x.size()), D);
+  for (size_t t = 0; t < x.size(); ++t)
+    for (int d = 0; d < D; ++d) m(Eigen::Index(t), d) = float(x[t][size_t(h * D + d)]);
+  return m;
+}
+
+}  // namespace
+
+// ---- the pass ----------------------------------------------------------------------------------------
+ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options) {
+  const ModelConfig& c = model.config;
+  check_forward_input(c, ids);
+  const ModelWeights& w = *model.weights;
+  const int T = int(ids.size()), C = c.d_model, H = c.heads, G = c.kv_heads, D = c.head_dim, L = c.layers;
+  ForwardResult r;
+  r.layers = L, r.heads = H, r.kv_heads = G, r.tokens = T, r.vocab = c.vocab;
+  r.attentions.assign(size_t(int64_t(L) * H * T * T), 0.0f);
+
+  // x₀ = E[ids] (+ wpe[t])
+  Rows x(size_t(T), std::vector<double>(size_t(C), 0.0));
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < C; ++i)
+      x[size_t(t)][size_t(i)] = double(w.token_embedding(ids[size_t(t)], i)) +
+                                (c.positions == PositionKind::learned ? double(w.position_embedding(t, i)) : 0.0);
+
+  for (int l = 0; l < L; ++l) {
+    check_cancel(options.cancel);
+    const LayerWeights& lw = w.layers[size_t(l)];
+    const KvWeights& kv = model.kv(l);
+    // 1. projections
+    const Rows h = norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps);
+    Rows q = linear(h, lw.wq, lw.bq), k = linear(h, kv.wk, kv.bk);
+    const Rows v = linear(h, kv.wv, kv.bv);
+    if (c.positions == PositionKind::rotary) {
+      rope(q, H, D, c.rope_theta);
+      rope(k, G, D, c.rope_theta);
+    }
+    // 2. scores → causal mask → softmax → weighted sum, head by head
+    Rows concat(size_t(T), std::vector<double>(size_t(H * D), 0.0));
+    const bool keep = options.detail_layer == l;
+    LayerDetail detail;
+    for (int head = 0; head < H; ++head) {
+      const int g = head / (H / G);
+      Mat scores(T, T), probs(T, T);
+      for (int i = 0; i < T; ++i) {
+        std::vector<double> s(size_t(T), -INFINITY);
+        double max = -INFINITY;
+        for (int j = 0; j <= i; ++j) {
+          double dot = 0;
+          for (int d = 0; d < D; ++d) dot += q[size_t(i)][size_t(head * D + d)] * k[size_t(j)][size_t(g * D + d)];
+          s[size_t(j)] = dot / std::sqrt(double(D));
+          max = std::max(max, s[size_t(j)]);
+        }
+        double sum = 0;
+        for (int j = 0; j <= i; ++j) sum += std::exp(s[size_t(j)] - max);
+        for (int j = 0; j < T; ++j) {
+          const double p = j <= i ? std::exp(s[size_t(j)] - max) / sum : 0.0;
+          scores(i, j) = float(s[size_t(j)]);
+          probs(i, j) = float(p);
+          r.attentions[size_t(((int64_t(l) * H + head) * T + i) * T + j)] = float(p);
+          if (j <= i)
+            for (int d = 0; d < D; ++d) concat[size_t(i)][size_t(head * D + d)] += p * v[size_t(j)][size_t(g * D + d)];
+        }
+      }
+      if (keep) {
+        detail.scores.push_back(scores);
+        detail.probs.push_back(probs);
+        detail.q.push_back(head_of(q, head, D));
+        detail.head_out.push_back(head_of(concat, head, D));
+      }
+    }
+    // 3. output projection and residual, then the MLP and its residual
+    const Rows attn = linear(concat, lw.wo, lw.bo);
+    if (keep) {
+      detail.layer = l;
+      detail.input = to_mat(h);
+      for (int g = 0; g < G; ++g) {
+        detail.k.push_back(head_of(k, g, D));
+        detail.v.push_back(head_of(v, g, D));
+      }
+      detail.concat = to_mat(concat);
+      detail.output = to_mat(attn);
+      r.detail = std::move(detail);
+    }
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)];
+    const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+    Rows hidden = linear(h2, lw.w_up, lw.b_up);
+    if (c.mlp == MlpKind::gelu_new) {
+      for (auto& row : hidden)
+        for (double& e : row) e = gelu_new(e);
+    } else {
+      const Rows gate = linear(h2, lw.w_gate, Vec());
+      for (size_t t = 0; t < hidden.size(); ++t)
+        for (size_t f = 0; f < hidden[t].size(); ++f) hidden[t][f] *= silu(gate[t][f]);
+    }
+    const Rows mlp = linear(hidden, lw.w_down, lw.b_down);
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+  }
+  check_cancel(options.cancel);
+  r.logits = to_mat(linear(norm(x, w.final_norm_weight, w.final_norm_bias, c.norm, c.norm_eps), w.output_embedding(), Vec()));
+  r.top = top_next_tokens(r.logits, options.top_k);
+  return r;
+}
+
+}  // namespace attnscope::model

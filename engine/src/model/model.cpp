@@ -1,0 +1,279 @@
+// model.cpp — opening a checkpoint folder: config.json, then each family's tensors by name, then the
+// K/V-head conversion.
+//
+// Sections: the load plan (one list of name → shape → destination per family) · open · convert
+#include "attnscope/model/model.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "checkpoint.h"
+
+namespace attnscope::model {
+
+namespace fs = std::filesystem;
+
+// ---- the load plan -------------------------------------------------------------------------------
+namespace {
+
+// One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes:
+// straight into `dst` (vectors, learned positions), packed row chunk by row chunk into `packed`
+// (linear weights: never a second full float32 copy), or through a staging buffer into `scatter`.
+struct Load {
+  std::string name;
+  std::vector<int64_t> shape;
+  float* dst = nullptr;
+  PackedMatrix* packed = nullptr;
+  std::function<void(const float* staged)> scatter;
+};
+
+void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols) {
+  m.resize(rows, cols);
+  plan.push_back({name, {rows, cols}, m.data(), nullptr, {}});
+}
+
+void plan_packed(std::vector<Load>& plan, const std::string& name, PackedMatrix& m, int64_t rows, int64_t cols) {
+  m = PackedMatrix(rows, cols);
+  plan.push_back({name, {rows, cols}, nullptr, &m, {}});
+}
+
+void plan_vector(std::vector<Load>& plan, const std::string& name, Vec& v, int64_t size) {
+  v.resize(size);
+  plan.push_back({name, {size}, v.data(), nullptr, {}});
+}
+
+// GPT-2's Conv1D weight, stored [in, out] = Wᵀ, split along `out` into nn.Linear-layout blocks
+// [out_i, in] (c_attn's [Q | K | V] → three matrices; the other Conv1D weights → one).
+void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, std::vector<std::pair<PackedMatrix*, int64_t>> blocks) {
+  int64_t out = 0;
+  for (auto& [m, rows] : blocks) {
+    *m = PackedMatrix(rows, in);
+    out += rows;
+  }
+  plan.push_back({name, {in, out}, nullptr, nullptr, [blocks, in, out](const float* staged) {
+                    std::vector<float> part;
+                    int64_t at = 0;
+                    for (auto& [m, rows] : blocks) {
+                      if (blocks.size() == 1) {
+                        m->set_from_transposed(staged);
+                      } else {  // the block's columns of Wᵀ, as their own [in, rows] matrix
+                        part.resize(size_t(in * rows));
+                        for (int64_t k = 0; k < in; ++k)
+                          std::copy(staged + k * out + at, staged + k * out + at + rows, part.data() + k * rows);
+                        m->set_from_transposed(part.data());
+                      }
+                      at += rows;
+                    }
+                  }});
+}
+
+// c_attn's bias [3C] split into the q, k and v biases.
+void plan_split_vector(std::vector<Load>& plan, const std::string& name, std::vector<Vec*> parts, int64_t each) {
+  for (Vec* p : parts) p->resize(each);
+  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, nullptr, [parts, each](const float* staged) {
+                    for (size_t i = 0; i < parts.size(); ++i)
+                      *parts[i] = Eigen::Map<const Vec>(staged + int64_t(i) * each, each);
+                  }});
+}
+
+// GPT-2: names with or without the "transformer." prefix; c_attn = [Q | K | V] is split into three
+// nn.Linear-layout matrices; attn.bias / attn.masked_bias (causal-mask buffers) are never read.
+std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt, ModelWeights& w) {
+  std::string p;
+  if (ckpt.has("transformer.wte.weight")) p = "transformer.";
+  else
+    require(ckpt.has("wte.weight"), "missing tensor 'wte.weight' (nor 'transformer.wte.weight') in " +
+                                        ckpt.description() + ": this is not a GPT-2 checkpoint");
+  const int64_t C = c.d_model, F = c.ffn_dim;
+  std::vector<Load> plan;
+  plan_packed(plan, p + "wte.weight", w.token_embedding, c.vocab, C);
+  plan_matrix(plan, p + "wpe.weight", w.position_embedding, c.max_positions, C);
+  w.layers.resize(size_t(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& l = w.layers[size_t(i)];
+    const std::string h = p + "h." + std::to_string(i) + ".";
+    plan_vector(plan, h + "ln_1.weight", l.norm1_weight, C);
+    plan_vector(plan, h + "ln_1.bias", l.norm1_bias, C);
+    plan_conv1d(plan, h + "attn.c_attn.weight", C, {{&l.wq, C}, {&l.kv.wk, C}, {&l.kv.wv, C}});
+    plan_split_vector(plan, h + "attn.c_attn.bias", {&l.bq, &l.kv.bk, &l.kv.bv}, C);
+    plan_conv1d(plan, h + "attn.c_proj.weight", C, {{&l.wo, C}});
+    plan_vector(plan, h + "attn.c_proj.bias", l.bo, C);
+    plan_vector(plan, h + "ln_2.weight", l.norm2_weight, C);
+    plan_vector(plan, h + "ln_2.bias", l.norm2_bias, C);
+    plan_conv1d(plan, h + "mlp.c_fc.weight", C, {{&l.w_up, F}});
+    plan_vector(plan, h + "mlp.c_fc.bias", l.b_up, F);
+    plan_conv1d(plan, h + "mlp.c_proj.weight", F, {{&l.w_down, C}});
+    plan_vector(plan, h + "mlp.c_proj.bias", l.b_down, C);
+  }
+  plan_vector(plan, p + "ln_f.weight", w.final_norm_weight, C);
+  plan_vector(plan, p + "ln_f.bias", w.final_norm_bias, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  return plan;
+}
+
+// Llama, Mistral, Qwen2: model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj, RMSNorms.
+std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
+  const int64_t C = c.d_model, F = c.ffn_dim, Q = int64_t(c.heads) * c.head_dim, KV = int64_t(c.kv_heads) * c.head_dim;
+  std::vector<Load> plan;
+  plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
+  w.layers.resize(size_t(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& l = w.layers[size_t(i)];
+    const std::string h = "model.layers." + std::to_string(i) + ".";
+    plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
+    plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
+    plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
+    plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    if (c.qkv_bias) {
+      plan_vector(plan, h + "self_attn.q_proj.bias", l.bq, Q);
+      plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
+      plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
+    }
+    plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
+    plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
+    plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
+    plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
+  }
+  plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  return plan;
+}
+
+// Refuses a model whose float32 weights would not fit in this machine's memory, before allocating.
+void check_memory(const ModelConfig& c, const fs::path& dir) {
+  const double need = double(c.parameter_count()) * 4;
+  const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+  char need_gb[32], have_gb[32];
+  std::snprintf(need_gb, sizeof need_gb, "%.1f", need / 1e9);
+  std::snprintf(have_gb, sizeof have_gb, "%.1f", have / 1e9);
+  require(have <= 0 || need <= 0.8 * have,
+          "'" + dir.string() + "': this model's float32 weights need " + need_gb + " GB, but this machine has " +
+              have_gb + " GB of memory; compute its attentions where it fits (transformers, output_attentions=True) "
+              "and open the attentions file instead (README \"Models too big for the laptop\")");
+}
+
+}  // namespace
+
+// ---- open ----------------------------------------------------------------------------------------
+std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress, const std::atomic<bool>* cancel) {
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  require(fs::exists(dir, ec), "checkpoint folder '" + dir.string() + "' does not exist");
+  require(fs::is_directory(dir, ec), "'" + dir.string() + "' is a file; give the checkpoint folder (the one holding "
+                                                             "config.json and model.safetensors)");
+  const fs::path config_path = dir / "config.json";
+  require(fs::exists(config_path, ec), "checkpoint folder '" + dir.string() + "' has no config.json");
+  auto model = std::make_shared<Model>();
+  model->dir = dir;
+  model->name = fs::absolute(dir, ec).lexically_normal().filename().string();
+  if (model->name.empty()) model->name = fs::absolute(dir, ec).lexically_normal().parent_path().filename().string();
+  model->config = parse_model_config(read_file(config_path, int64_t(16) << 20), config_path.string());
+  const ModelConfig& c = model->config;
+  check_memory(c, dir);
+
+  const detail::Checkpoint ckpt(dir);
+  auto weights = std::make_shared<ModelWeights>();
+  ModelWeights& w = *weights;
+  const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w) : plan_llama(c, w);
+
+  // Check every name and shape before reading anything, so a wrong file fails fast.
+  double total = 0;
+  for (const Load& l : plan) {
+    ckpt.tensor(l.name);
+    total += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
+  }
+  double done = 0;
+  std::vector<float> staging;
+  for (const Load& l : plan) {
+    check_cancel(cancel);
+    if (l.dst) {
+      ckpt.read(l.name, l.shape, l.dst);
+    } else if (l.packed) {
+      // Row chunks of about 4 MB through one staging buffer.
+      const int64_t rows = l.shape[0], cols = l.shape[1];
+      const int64_t step = std::max<int64_t>(PackedMatrix::panel, (int64_t(1) << 20) / cols / PackedMatrix::panel * PackedMatrix::panel);
+      staging.resize(size_t(std::min(rows, step) * cols));
+      for (int64_t r = 0; r < rows; r += step) {
+        const int64_t n = std::min(step, rows - r);
+        ckpt.read_rows(l.name, l.shape, r, n, staging.data());
+        l.packed->set_rows(r, n, staging.data());
+      }
+    } else {
+      int64_t count = 1;
+      for (int64_t d : l.shape) count *= d;
+      staging.resize(size_t(count));
+      ckpt.read(l.name, l.shape, staging.data());
+      l.scatter(staging.data());
+    }
+    done += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
+    if (progress) progress(total > 0 ? std::min(1.0, done / total) : 1.0);
+  }
+  model->weights = std::move(weights);
+  model->original_kv_heads = c.kv_heads;
+  model->source_dtypes = ckpt.dtypes_read();
+  model->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (progress) progress(1.0);
+  return model;
+}
+
+// ---- convert -------------------------------------------------------------------------------------
+namespace {
+
+// Mean of the row blocks [D rows each] of the old kv heads that make each new kv head.
+// w [G_old·D, …] → [G_new·D, …]
+template <class M>
+M pool_heads(const M& w, int old_heads, int new_heads, int head_dim) {
+  if (w.size() == 0) return w;
+  const int merge = old_heads / new_heads;
+  M out = M::Zero(Eigen::Index(new_heads) * head_dim, w.cols());
+  for (int g = 0; g < new_heads; ++g)
+    for (int k = 0; k < merge; ++k)
+      out.middleRows(Eigen::Index(g) * head_dim, head_dim) +=
+          w.middleRows((Eigen::Index(g) * merge + k) * head_dim, head_dim);
+  out /= float(merge);
+  return out;
+}
+
+PackedMatrix pool_heads(const PackedMatrix& w, int old_heads, int new_heads, int head_dim) {
+  return PackedMatrix::from(pool_heads(w.to_mat(), old_heads, new_heads, head_dim));
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) {
+  const ModelConfig& c = model.config;
+  const int original = model.original_kv_heads;
+  require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
+          "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
+  require(original % kv_heads == 0, "this checkpoint has " + std::to_string(original) +
+                                        " kv heads; it can be pooled to a divisor of that, not to " +
+                                        std::to_string(kv_heads));
+  auto out = std::make_shared<Model>();
+  out->dir = model.dir;
+  out->name = model.name;
+  out->config = c;
+  out->config.kv_heads = kv_heads;
+  out->weights = model.weights;  // shared, not copied
+  out->source_dtypes = model.source_dtypes;
+  out->load_seconds = model.load_seconds;
+  out->original_kv_heads = original;
+  if (kv_heads == original) return out;
+  out->pooled_kv.resize(model.weights->layers.size());
+  for (size_t i = 0; i < out->pooled_kv.size(); ++i) {
+    const KvWeights& from = model.weights->layers[i].kv;
+    KvWeights& to = out->pooled_kv[i];
+    to.wk = pool_heads(from.wk, original, kv_heads, c.head_dim);
+    to.wv = pool_heads(from.wv, original, kv_heads, c.head_dim);
+    to.bk = pool_heads(from.bk, original, kv_heads, c.head_dim);
+    to.bv = pool_heads(from.bv, original, kv_heads, c.head_dim);
+  }
+  return out;
+}
+
+}  // namespace attnscope::model

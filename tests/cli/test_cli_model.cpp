@@ -1,0 +1,195 @@
+// End-to-end tests of the real-model command line: compute --checkpoint (ids and text), export of a
+// checkpoint layer and of attentions computed elsewhere (README's snippet format), and bad input
+// (exit 2, one "error:" line naming the problem, no file left behind).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "check.h"
+#include "model/checkpoint_fixtures.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return s;
+}
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p, 1 << 24)); }
+
+// Runs a command that must fail: exit 2, one "error:" line containing `message`, nothing in `out`.
+void check_refused(const std::string& args, const std::string& message, const fs::path& out) {
+  CAPTURE(args);
+  const CliRun r = run_cli(args);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "error: "));
+  CHECK(contains(r.err, message));
+  CHECK(count_files(out) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits and tokens PyTorch gives") {
+  const fs::path out = fresh_dir("cli_model_compute");
+  const auto ids = fixture_ids("llama_gqa_bf16_sharded");
+  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture("llama_gqa_bf16_sharded")) + " --ids " +
+                           ids_text(ids) + " --out " + q(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "llama_gqa_bf16_sharded (llama, 2 layers, 4 heads, 2 kv heads): 12 tokens"));
+  const NpyArray att = read_npy(out / "attentions.npy", 4);
+  CHECK(att.shape == std::vector<int64_t>{2, 4, 12, 12});
+  CHECK(max_diff(att.data, fixture_reference("llama_gqa_bf16_sharded", "attentions").values) <= 1e-5);
+  const NpyArray logits = read_npy(out / "logits.npy");
+  CHECK(logits.shape == std::vector<int64_t>{12, 64});
+  CHECK(max_diff(logits.data, fixture_reference("llama_gqa_bf16_sharded", "logits").values) <= 1e-4);
+  const auto tokens = read_json(out / "tokens.json");
+  CHECK(tokens["ids"].get<std::vector<int32_t>>() == ids);
+  CHECK(tokens["labels"].size() == ids.size());
+  REQUIRE(tokens["next"].size() == ids.size());
+  CHECK(tokens["next"][0].size() == 5);
+  const auto model = read_json(out / "model.json");
+  CHECK(model["kv_heads"] == 2);
+  CHECK(model["weights_dtype"] == "BF16");
+  CHECK(!fs::exists(out / "probs.npy"));
+}
+
+TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
+  const fs::path out = fresh_dir("cli_model_layer");
+  const auto ids = fixture_ids("gpt2_prefix_f32");
+  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture("gpt2_prefix_f32")) + " --ids " + ids_text(ids) +
+                           " --layer 1 --out " + q(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_npy(out / "probs.npy").shape == std::vector<int64_t>{4, 12, 12});
+  CHECK(read_npy(out / "scores.npy").shape == std::vector<int64_t>{4, 12, 12});
+  CHECK(read_npy(out / "q.npy").shape == std::vector<int64_t>{4, 12, 4});
+  CHECK(read_npy(out / "k.npy").shape == std::vector<int64_t>{4, 12, 4});
+  CHECK(read_npy(out / "v.npy").shape == std::vector<int64_t>{4, 12, 4});
+  CHECK(max_diff(read_npy(out / "output.npy").data, fixture_reference("gpt2_prefix_f32", "detail.output").values) <=
+        1e-4);
+  // Layer 1's probs are the second block of the attention stack.
+  const NpyArray att = read_npy(out / "attentions.npy", 4);
+  const std::vector<float> layer1(att.data.begin() + 4 * 144, att.data.end());
+  CHECK(read_npy(out / "probs.npy").data == layer1);
+}
+
+TEST_CASE("cli model: --text runs the checkpoint's own tokenizer, with its special tokens unless told not to") {
+  const fs::path out = fresh_dir("cli_model_text");
+  const std::string dir = q(model_fixture("llama_gqa_bf16_sharded"));
+  REQUIRE(run_cli("compute --checkpoint " + dir + " --text 'the cat sat on the mat.' --out " + q(out / "bos")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + dir + " --text 'the cat sat on the mat.' --no-special-tokens --out " +
+                  q(out / "plain")).exit_code == 0);
+  const auto bos = read_json(out / "bos" / "tokens.json"), plain = read_json(out / "plain" / "tokens.json");
+  const auto bos_ids = bos["ids"].get<std::vector<int32_t>>(), plain_ids = plain["ids"].get<std::vector<int32_t>>();
+  REQUIRE(bos_ids.size() == plain_ids.size() + 1);
+  CHECK(bos_ids.front() == 1);  // <s>, from the files' TemplateProcessing
+  CHECK(std::vector<int32_t>(bos_ids.begin() + 1, bos_ids.end()) == plain_ids);
+  CHECK(plain["labels"][0] == "the");
+  // The same ids through --ids give the same attentions.
+  REQUIRE(run_cli("compute --checkpoint " + dir + " --ids " + ids_text(plain_ids) + " --out " + q(out / "ids")).exit_code == 0);
+  CHECK(read_npy(out / "ids" / "attentions.npy", 4).data == read_npy(out / "plain" / "attentions.npy", 4).data);
+  // Qwen2-style files add nothing.
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen2_gqa")) + " --text 'the cat' --out " +
+                  q(out / "qwen")).exit_code == 0);
+  CHECK(read_json(out / "qwen" / "tokens.json")["labels"].size() == 2);  // "the", " cat"
+}
+
+TEST_CASE("cli model: export a checkpoint layer's heads, and a converted model's") {
+  const fs::path out = fresh_dir("cli_model_export");
+  const auto ids = fixture_ids("qwen2_gqa");
+  const std::string base = "export --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(ids);
+  CliRun r = run_cli(base + " --layer 1 --what heads --format npy --out " + q(out / "l1.npy"));
+  REQUIRE(r.exit_code == 0);
+  const auto ref = fixture_reference("qwen2_gqa", "attentions").values;
+  CHECK(max_diff(read_npy(out / "l1.npy").data, std::vector<float>(ref.begin() + 4 * 144, ref.end())) <= 1e-5);
+  r = run_cli(base + " --layer 0 --what heads --format png --scale 2 --out " + q(out / "l0.png"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::file_size(out / "l0.png") > 1000);
+  r = run_cli(base + " --layer 0 --what head:2 --scores --format csv --out " + q(out / "h2.csv"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(read_file(out / "h2.csv", 1 << 20), "-inf"));  // masked scores
+  r = run_cli(base + " --layer 0 --kv-heads 1 --what heads --format svg --out " + q(out / "mqa.svg"));
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = read_file(out / "mqa.svg", 1 << 24);
+  CHECK(contains(svg, "K/V pooled from 2 heads"));
+  CHECK(contains(svg, "head 3 · kv group 0"));
+}
+
+TEST_CASE("cli model: attentions computed elsewhere (README's snippet format) export end to end") {
+  const fs::path out = fresh_dir("cli_model_precomputed");
+  const fs::path dir = model_fixture("precomputed");
+  const std::string base = "export --attentions " + q(dir / "attentions.npy") + " --tokens " + q(dir / "tokens.json");
+  CliRun r = run_cli(base + " --config " + q(dir / "config.json") + " --layer 1 --what heads --format csv --out " +
+                     q(out / "l1.csv"));
+  REQUIRE(r.exit_code == 0);
+  const std::string csv = read_file(out / "l1.csv", 1 << 20);
+  CHECK(contains(csv, "head 3 (kv group 1)"));
+  CHECK(contains(csv, "The"));
+  r = run_cli("export --attentions " + q(dir / "attentions.safetensors") + " --tokens " + q(dir / "tokens.json") +
+              " --config " + q(dir / "config.json") + " --layer 0 --what heads --format npy --out " + q(out / "l0.npy"));
+  REQUIRE(r.exit_code == 0);
+  const auto ref = fixture_reference("qwen2_gqa", "attentions").values;
+  CHECK(read_npy(out / "l0.npy").data == std::vector<float>(ref.begin(), ref.begin() + 4 * 144));
+  r = run_cli(base + " --layer 0 --what heads --format png --out " + q(out / "l0.png"));
+  REQUIRE(r.exit_code == 0);
+  // compute --checkpoint's own output opens the same way.
+  const fs::path computed = out / "computed";
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(fixture_ids("qwen2_gqa")) +
+                  " --out " + q(computed)).exit_code == 0);
+  r = run_cli("export --attentions " + q(computed / "attentions.npy") + " --tokens " + q(computed / "tokens.json") +
+              " --layer 1 --what heads --format npy --out " + q(out / "again.npy"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(max_diff(read_npy(out / "again.npy").data, std::vector<float>(ref.begin() + 4 * 144, ref.end())) <= 1e-5);
+}
+
+TEST_CASE("cli model: bad checkpoints, inputs and flag combinations exit 2 naming the problem") {
+  const fs::path out = fresh_dir("cli_model_bad");
+  const std::string qwen = q(model_fixture("qwen2_gqa")), gpt2 = q(model_fixture("gpt2_prefix_f32"));
+  const std::string o = " --out " + q(out / "x");
+  check_refused("compute --checkpoint " + q(model_fixture("none")) + " --ids 1" + o, "does not exist", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1,64" + o, "token id 64 at position 1 is outside the vocabulary", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1,x" + o, "'x' is not a token id", out);
+  std::vector<int32_t> long_ids(33, 3);
+  check_refused("compute --checkpoint " + gpt2 + " --ids " + ids_text(long_ids) + o,
+                "33 tokens, more than this model's 32 positions", out);
+  check_refused("compute --checkpoint " + qwen + o, "needs the input as --text", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1 --text hi" + o, "one of the two", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1 --heads 4" + o, "--heads does not apply with --checkpoint", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1,2 --layer 2" + o, "layer 2 does not exist", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1,2 --kv-heads 3" + o, "must divide the 4 query heads", out);
+  check_refused("compute --checkpoint " + gpt2 + " --text 'the cat'" + o, "gpt2_prefix_f32", out);  // no tokenizer files
+  check_refused("export --checkpoint " + qwen + " --ids 1,2 --what heads --format png --out " + q(out / "x.png"),
+                "give the model layer to export with --layer N", out);
+  check_refused("export --checkpoint " + qwen + " --ids 1,2 --layer 0 --what relpos --format png --out " +
+                    q(out / "x.png"),
+                "--what is heads or head:N", out);
+  const fs::path pre = model_fixture("precomputed");
+  check_refused("export --attentions " + q(pre / "attentions.npy") + " --layer 0 --what heads --format png --out " +
+                    q(out / "x.png"),
+                "--attentions needs --tokens", out);
+  check_refused("export --attentions " + q(pre / "attentions.npy") + " --tokens " + q(pre / "tokens.json") +
+                    " --layer 0 --scores --what heads --format png --out " + q(out / "x.png"),
+                "leave out --scores", out);
+  check_refused("export --attentions " + q(pre / "attentions.npy") + " --tokens " + q(pre / "tokens.json") +
+                    " --ids 1 --layer 0 --what heads --format png --out " + q(out / "x.png"),
+                "--ids applies to --checkpoint", out);
+}

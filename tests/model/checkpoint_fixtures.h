@@ -1,0 +1,59 @@
+// checkpoint_fixtures.h — the tiny checkpoints of tests/fixtures/models (made by make_model_fixtures.py) and
+// their PyTorch reference outputs, for the model tests.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/safetensors.h"
+
+namespace attnscope::test {
+
+inline std::filesystem::path model_fixture(const std::string& name) {
+  return std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "models" / name;
+}
+
+// Every checkpoint fixture, one per family variant.
+inline const std::vector<std::string>& checkpoint_fixtures() {
+  static const std::vector<std::string> names{"gpt2_prefix_f32",           "gpt2_noprefix_f16_untied",
+                                              "llama_gqa_bf16_sharded",    "llama_mqa_headdim_tied_f32",
+                                              "qwen2_gqa",                 "mistral_mha_f32"};
+  return names;
+}
+
+inline std::vector<int32_t> fixture_ids(const std::string& name) {
+  const auto j = nlohmann::json::parse(read_file(model_fixture(name) / "ids.json", 1 << 20));
+  return j["ids"].get<std::vector<int32_t>>();
+}
+
+struct ReferenceTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+// A tensor of the fixture's reference.safetensors ("attentions", "logits", "detail.q", …).
+inline ReferenceTensor fixture_reference(const std::string& name, const std::string& tensor) {
+  const SafetensorsFile f(model_fixture(name) / "reference.safetensors");
+  const SafetensorsTensor* t = f.header().find(tensor);
+  ReferenceTensor r;
+  if (!t) return r;
+  r.shape = t->shape;
+  r.values.resize(size_t(t->count()));
+  f.read_float32(*t, r.values.data(), false);
+  return r;
+}
+
+// Copies a fixture folder to a fresh scratch folder, to break it in one way.
+inline std::filesystem::path copy_fixture(const std::string& name, const std::string& scratch) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "model_fixtures" / scratch;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  fs::copy(model_fixture(name), dir, fs::copy_options::recursive);
+  return dir;
+}
+
+}  // namespace attnscope::test

@@ -1,0 +1,125 @@
+// Tests of attentions computed elsewhere (issue 13 item 9) and of a real layer as an Analysis: the
+// precomputed fixture is what README's transformers snippet writes, made from the qwen2_gqa fixture.
+#include <doctest/doctest.h>
+
+#include "attnscope/analysis/model_layer.h"
+#include "attnscope/figure/export.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/model/attention_file.h"
+#include "check.h"
+#include "model/checkpoint_fixtures.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::model;
+using attnscope::test::contains;
+using attnscope::test::error_of;
+using attnscope::test::model_fixture;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path precomputed = model_fixture("precomputed");
+
+std::string open_error(const fs::path& file, const fs::path& tokens, const fs::path& config = {}) {
+  return error_of([&] { (void)open_attentions(file, tokens, config); });
+}
+
+}  // namespace
+
+TEST_CASE("attention file: the snippet's .npy and .safetensors open with the config's K/V groups") {
+  const auto reference = test::fixture_reference("qwen2_gqa", "attentions");
+  for (const char* file : {"attentions.npy", "attentions.safetensors"}) {
+    CAPTURE(file);
+    const AttentionStack s = open_attentions(precomputed / file, precomputed / "tokens.json", precomputed / "config.json");
+    CHECK(s.layers == 2);
+    CHECK(s.heads == 4);
+    CHECK(s.kv_heads == 2);
+    CHECK(s.tokens == 12);
+    CHECK(s.causal);
+    CHECK(s.groups_from_config);
+    CHECK(s.attentions == reference.values);
+    CHECK(s.ids == test::fixture_ids("qwen2_gqa"));
+    CHECK(s.labels.front() == "The");
+  }
+  const AttentionStack no_config = open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json");
+  CHECK(no_config.kv_heads == 4);
+  CHECK_FALSE(no_config.groups_from_config);
+}
+
+TEST_CASE("attention file: wrong shapes, scores instead of probabilities and mismatched tokens are refused") {
+  const fs::path dir = test::fresh_dir("attention_file");
+  const auto a = read_npy(precomputed / "attentions.npy", 4);
+  // 3D instead of 4D.
+  write_npy(dir / "three.npy", a.data.data(), {8, 12, 12});
+  CHECK(contains(open_error(dir / "three.npy", precomputed / "tokens.json"),
+                 "has shape [8, 12, 12]; an attention stack is [layers, heads, tokens, tokens]"));
+  // Scores, not probabilities.
+  std::vector<float> scores = a.data;
+  scores[5] = 3.5f;
+  write_npy(dir / "scores.npy", scores.data(), {2, 4, 12, 12});
+  CHECK(contains(open_error(dir / "scores.npy", precomputed / "tokens.json"), "is not a probability"));
+  std::vector<float> half = a.data;
+  for (float& v : half) v *= 0.5f;
+  write_npy(dir / "half.npy", half.data(), {2, 4, 12, 12});
+  CHECK(contains(open_error(dir / "half.npy", precomputed / "tokens.json"), "layer 0, head 0, query 0 sums to 0.5"));
+  // Tokens that do not match T.
+  write_file_atomic(dir / "tokens.json", R"({"ids": [1, 2, 3]})");
+  CHECK(contains(open_error(precomputed / "attentions.npy", dir / "tokens.json"),
+                 "\"ids\" must be a list of 12 entries, one per token"));
+  write_file_atomic(dir / "tokens.json", R"([1, 2])");
+  CHECK(contains(open_error(precomputed / "attentions.npy", dir / "tokens.json"), "must be a JSON object with \"ids\""));
+  write_file_atomic(dir / "tokens.json", "{\"ids\": [1,");
+  CHECK(contains(open_error(precomputed / "attentions.npy", dir / "tokens.json"), "is not valid JSON"));
+  // A config of another model.
+  write_file_atomic(dir / "config.json", R"({"num_attention_heads": 8, "num_key_value_heads": 2})");
+  CHECK(contains(open_error(precomputed / "attentions.npy", precomputed / "tokens.json", dir / "config.json"),
+                 "gives 8 attention heads, but"));
+  // A safetensors file of several unnamed tensors, and another extension.
+  const std::vector<float> x{1, 0, 0, 1};
+  write_file_atomic(dir / "two.safetensors", serialize_safetensors({{"a", {1, 1, 2, 2}, x.data()}, {"b", {1}, x.data()}}));
+  CHECK(contains(open_error(dir / "two.safetensors", precomputed / "tokens.json"), "none is named \"attentions\""));
+  CHECK(contains(open_error(dir / "tokens.json", precomputed / "tokens.json"), "is .npy or .safetensors"));
+  CHECK(contains(open_error(dir / "none.npy", precomputed / "tokens.json"), "no such file"));
+}
+
+TEST_CASE("model layer: an attentions file's layer exports its heads with the model's K/V groups") {
+  const AttentionStack s = open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json", precomputed / "config.json");
+  const Analysis a = layer_analysis(s, 1);
+  CHECK(a.scene.model.kind == AttentionKind::gqa);
+  CHECK(a.scene.model.causal);
+  ExportRequest r;
+  r.format = ExportFormat::npy;
+  const ExportArray arr = export_array(a, r);
+  CHECK(arr.shape == std::vector<int64_t>{4, 12, 12});
+  CHECK(std::equal(arr.values.begin(), arr.values.end(), s.attentions.begin() + 4 * 144));
+  CHECK(arr.block_names[2] == "head 2 (kv group 1)");
+  CHECK(arr.row_labels.front() == "The");
+  CHECK(contains(export_caption(a, r), "attentions.npy · layer 1 of 2 · GQA · H=4 · G=2 · causal"));
+  r.scores = true;
+  CHECK(contains(error_of([&] { (void)export_array(a, r); }), "leave out --scores"));
+  CHECK(contains(error_of([&] { (void)layer_analysis(s, 2); }), "layer 2 does not exist: this model has 2 layers (0-1)"));
+}
+
+TEST_CASE("model layer: a checkpoint layer carries the forward pass's maps, scores and q/k/v") {
+  const auto m = model::open(model_fixture("qwen2_gqa"));
+  ForwardOptions options;
+  options.detail_layer = 1;
+  const auto ids = test::fixture_ids("qwen2_gqa");
+  const ForwardResult f = forward(*m, ids, options);
+  const std::vector<std::string> labels(ids.size(), "t");
+  const Analysis a = layer_analysis(*m, f, labels);
+  const AttentionAnalysis& att = *a.attention;
+  CHECK(att.shape.head_dim() == m->config.head_dim);
+  REQUIRE(att.result.probs.size() == 4);
+  test::check_close(att.result.probs[3], f.attention(1, 3), 0, "probs");
+  CHECK(att.result.scores.size() == 4);
+  CHECK(att.result.k.size() == 2);
+  ExportRequest r;
+  CHECK(contains(export_caption(a, r), "qwen2_gqa · layer 1 of 2 · GQA · H=4 · G=2 · causal · probabilities"));
+  const Analysis pooled = layer_analysis(*convert_kv_heads(*m, 1), forward(*convert_kv_heads(*m, 1), ids, options), labels);
+  CHECK(pooled.scene.model.kind == AttentionKind::mqa);
+  CHECK(contains(pooled.attention->source_note, "K/V pooled from 2 heads"));
+  CHECK(contains(error_of([&] { (void)layer_analysis(*m, forward(*m, ids), labels); }), "kept no layer's detail"));
+}

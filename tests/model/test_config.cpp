@@ -1,0 +1,163 @@
+// Tests of config.json parsing: the families' fields and defaults, and every refusal naming its key.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/model/config.h"
+#include "check.h"
+
+using namespace attnscope;
+using namespace attnscope::model;
+using attnscope::test::contains;
+using attnscope::test::error_of;
+
+namespace {
+
+nlohmann::json gpt2() {
+  return {{"model_type", "gpt2"}, {"n_layer", 12}, {"n_embd", 768}, {"n_head", 12}, {"vocab_size", 50257},
+          {"n_positions", 1024}, {"layer_norm_epsilon", 1e-5}, {"activation_function", "gelu_new"}, {"n_inner", nullptr}};
+}
+
+nlohmann::json qwen() {  // Qwen2.5-0.5B's config.json, abridged
+  return {{"model_type", "qwen2"}, {"hidden_size", 896}, {"num_hidden_layers", 24}, {"num_attention_heads", 14},
+          {"num_key_value_heads", 2}, {"intermediate_size", 4864}, {"vocab_size", 151936},
+          {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0},
+          {"tie_word_embeddings", true}, {"use_sliding_window", false}, {"sliding_window", 32768},
+          {"hidden_act", "silu"}, {"rope_scaling", nullptr}};
+}
+
+std::string refusal(const nlohmann::json& j) {
+  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
+}
+
+}  // namespace
+
+TEST_CASE("model config: GPT-2 small reads with Hugging Face's defaults and its parameter count") {
+  const ModelConfig c = parse_model_config(gpt2().dump(), "config.json");
+  CHECK(c.family == Family::gpt2);
+  CHECK(c.norm == NormKind::layernorm);
+  CHECK(c.positions == PositionKind::learned);
+  CHECK(c.mlp == MlpKind::gelu_new);
+  CHECK(c.head_dim == 64);
+  CHECK(c.ffn_dim == 3072);
+  CHECK(c.kv_heads == 12);
+  CHECK(c.tied_embeddings);
+  CHECK(c.max_positions == 1024);
+  CHECK(c.parameter_count() == 124439808);  // GPT-2 small, as published (tied head counted once)
+}
+
+TEST_CASE("model config: Qwen2.5-0.5B reads as GQA 14/2 with q/k/v biases, tied, no sliding window") {
+  const ModelConfig c = parse_model_config(qwen().dump(), "config.json");
+  CHECK(c.family == Family::llama);
+  CHECK(c.heads == 14);
+  CHECK(c.kv_heads == 2);
+  CHECK(c.head_dim == 64);
+  CHECK(c.qkv_bias);
+  CHECK_FALSE(c.o_bias);
+  CHECK(c.tied_embeddings);
+  CHECK(c.sliding_window == 0);
+  CHECK(c.rope_theta == 1000000.0);
+  CHECK(c.parameter_count() == 494032768);  // Qwen2.5-0.5B's published count
+}
+
+TEST_CASE("model config: llama defaults, explicit head_dim, and Mistral's sliding window") {
+  nlohmann::json j = {{"model_type", "llama"}, {"hidden_size", 24}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                      {"intermediate_size", 40}, {"vocab_size", 64}, {"max_position_embeddings", 32}};
+  ModelConfig c = parse_model_config(j.dump(), "config.json");
+  CHECK(c.kv_heads == 4);  // MHA when num_key_value_heads is absent
+  CHECK(c.head_dim == 6);
+  CHECK(c.norm_eps == 1e-6);
+  CHECK(c.rope_theta == 10000.0);
+  CHECK_FALSE(c.tied_embeddings);
+  CHECK_FALSE(c.qkv_bias);
+  j["head_dim"] = 8;
+  CHECK(parse_model_config(j.dump(), "config.json").head_dim == 8);
+  j["model_type"] = "mistral";
+  j["sliding_window"] = 4096;
+  CHECK(parse_model_config(j.dump(), "config.json").sliding_window == 4096);
+  j["sliding_window"] = nullptr;
+  CHECK(parse_model_config(j.dump(), "config.json").sliding_window == 0);
+}
+
+TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are refused naming the key") {
+  nlohmann::json j = qwen();
+  j["model_type"] = "bert";
+  std::string e = refusal(j);
+  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2)"));
+  CHECK(contains(e, "cfg/config.json"));
+  j.erase("model_type");
+  CHECK(contains(refusal(j), "no \"model_type\""));
+
+  j = qwen();
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}};
+  CHECK(contains(refusal(j), "\"rope_scaling\" = {\"factor\":32.0,\"rope_type\":\"llama3\"} is not supported (supported: null"));
+
+  for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
+                          "max_position_embeddings"}) {
+    j = qwen();
+    j.erase(key);
+    CAPTURE(key);
+    CHECK(contains(refusal(j), "config.json has no \"" + std::string(key) + "\""));
+  }
+  for (const char* key : {"n_layer", "n_embd", "n_head", "vocab_size"}) {
+    nlohmann::json g = gpt2();
+    g.erase(key);
+    CAPTURE(key);
+    CHECK(contains(refusal(g), "config.json has no \"" + std::string(key) + "\""));
+  }
+  nlohmann::json g = gpt2();
+  g.erase("n_positions");
+  CHECK(contains(refusal(g), "no \"n_positions\""));
+  g["n_ctx"] = 512;  // the older spelling
+  CHECK(parse_model_config(g.dump(), "c").max_positions == 512);
+}
+
+TEST_CASE("model config: wrong types, impossible sizes and unsupported switches are refused") {
+  nlohmann::json j = qwen();
+  j["num_key_value_heads"] = 3;
+  CHECK(contains(refusal(j), "key/value heads (3) must divide the attention heads (14)"));
+  j = qwen();
+  j["hidden_size"] = "896";
+  CHECK(contains(refusal(j), "\"hidden_size\" must be a whole number"));
+  j = qwen();
+  j["num_attention_heads"] = 0;
+  CHECK(contains(refusal(j), "\"num_attention_heads\" = 0 is outside what attnscope supports"));
+  j = qwen();
+  j["hidden_act"] = "gelu";
+  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported"));
+  j = qwen();
+  j["tie_word_embeddings"] = "yes";
+  CHECK(contains(refusal(j), "\"tie_word_embeddings\" must be true or false"));
+  j = qwen();
+  j["head_dim"] = 63;
+  CHECK(contains(refusal(j), "head width 63 is odd"));
+  j = qwen();
+  j["num_attention_heads"] = 13;
+  j["num_key_value_heads"] = 1;
+  CHECK(contains(refusal(j), "does not divide \"hidden_size\""));
+  nlohmann::json g = gpt2();
+  g["activation_function"] = "relu";
+  CHECK(contains(refusal(g), "\"activation_function\" = \"relu\" is not supported for gpt2"));
+  g = gpt2();
+  g["scale_attn_by_inverse_layer_idx"] = true;
+  CHECK(contains(refusal(g), "scale_attn_by_inverse_layer_idx"));
+  g = gpt2();
+  g["n_head"] = 7;
+  CHECK(contains(refusal(g), "\"n_head\" = 7 does not divide \"n_embd\" = 768"));
+  CHECK(contains(error_of([] { (void)parse_model_config("{\"model_type\":", "c.json"); }), "not valid JSON"));
+  CHECK(contains(error_of([] { (void)parse_model_config("[1]", "c.json"); }), "not a JSON object"));
+}
+
+TEST_CASE("model config: head counts from any decoder's config.json, for attentions computed elsewhere") {
+  HeadCounts h = parse_head_counts(qwen().dump(), "c");
+  CHECK(h.heads == 14);
+  CHECK(h.kv_heads == 2);
+  h = parse_head_counts(gpt2().dump(), "c");
+  CHECK(h.heads == 12);
+  CHECK(h.kv_heads == 12);
+  h = parse_head_counts(R"({"model_type":"falcon","num_attention_heads":71,"multi_query":true})", "c");
+  CHECK(h.kv_heads == 1);
+  CHECK(contains(error_of([] { (void)parse_head_counts("{}", "c"); }), "neither \"num_attention_heads\" nor \"n_head\""));
+  CHECK(contains(error_of([] { (void)parse_head_counts(R"({"num_attention_heads":8,"num_key_value_heads":3})", "c"); }),
+                 "must divide"));
+}

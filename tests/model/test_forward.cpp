@@ -1,0 +1,183 @@
+// Tests of the forward pass: against the PyTorch references of every fixture (attentions to 1e-5,
+// logits to 1e-4 relative), the fast pass against the plain-loop reference, the layer detail, the
+// SPEC invariants (rows sum to 1, causal zeros), the K/V conversion, the input limits and cancelling.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/model/forward.h"
+#include "check.h"
+#include "model/checkpoint_fixtures.h"
+
+using namespace attnscope;
+using namespace attnscope::model;
+using attnscope::test::contains;
+using attnscope::test::error_of;
+using attnscope::test::model_fixture;
+
+namespace {
+
+// Largest |a − b| over the flat arrays, and where; checks it ≤ tol · scale, scale = max(1, max |b|)
+// when `relative`, else 1.
+void check_flat(const float* a, const std::vector<float>& b, double tol, bool relative, const std::string& what) {
+  double worst = 0, scale = 1;
+  size_t at = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    scale = std::max(scale, relative ? std::abs(double(b[i])) : 1.0);
+    const double d = std::isfinite(a[i]) ? std::abs(double(a[i]) - double(b[i])) : INFINITY;
+    if (d > worst || i == 0) worst = d, at = i;
+  }
+  INFO(what << ": largest difference " << worst << " at flat index " << at << " (scale " << scale << ")");
+  CHECK(worst <= tol * scale);
+}
+
+void check_same_result(const ForwardResult& a, const ForwardResult& b, double att_tol, double logit_tol,
+                       const std::string& what) {
+  REQUIRE(a.attentions.size() == b.attentions.size());
+  check_flat(a.attentions.data(), b.attentions, att_tol, false, what + " attentions");
+  REQUIRE(a.logits.size() == b.logits.size());
+  const std::vector<float> logits(b.logits.data(), b.logits.data() + b.logits.size());
+  check_flat(a.logits.data(), logits, logit_tol, true, what + " logits");
+}
+
+}  // namespace
+
+TEST_CASE("model forward: every fixture matches the PyTorch reference (attentions 1e-5, logits 1e-4 relative)") {
+  for (const std::string& name : test::checkpoint_fixtures()) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    const auto ids = test::fixture_ids(name);
+    const auto attentions = test::fixture_reference(name, "attentions");
+    const auto logits = test::fixture_reference(name, "logits");
+    const int T = int(ids.size());
+    REQUIRE(attentions.shape == std::vector<int64_t>{m->config.layers, m->config.heads, T, T});
+    REQUIRE(logits.shape == std::vector<int64_t>{T, m->config.vocab});
+    for (const bool fast : {true, false}) {
+      const ForwardResult r = fast ? forward(*m, ids) : forward_reference(*m, ids);
+      const std::string which = fast ? "fast" : "reference";
+      check_flat(r.attentions.data(), attentions.values, 1e-5, false, which + " attentions");
+      check_flat(r.logits.data(), logits.values, 1e-4, true, which + " logits");
+    }
+  }
+}
+
+TEST_CASE("model forward: the fast pass equals the plain-loop reference, layer detail included") {
+  for (const std::string& name : test::checkpoint_fixtures()) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    const auto ids = test::fixture_ids(name);
+    ForwardOptions options;
+    options.detail_layer = m->config.layers - 1;
+    const ForwardResult fast = forward(*m, ids, options), ref = forward_reference(*m, ids, options);
+    check_same_result(fast, ref, 1e-6, 1e-5, name);
+    REQUIRE(fast.detail.has_value());
+    REQUIRE(ref.detail.has_value());
+    const LayerDetail &a = *fast.detail, &b = *ref.detail;
+    test::check_close(a.input, b.input, 1e-5, "input");
+    test::check_close3(a.q, b.q, 1e-5, "q");
+    test::check_close3(a.k, b.k, 1e-5, "k");
+    test::check_close3(a.v, b.v, 1e-5, "v");
+    test::check_close3(a.scores, b.scores, 1e-4, "scores");
+    test::check_close3(a.probs, b.probs, 1e-6, "probs");
+    test::check_close3(a.head_out, b.head_out, 1e-5, "head_out");
+    test::check_close(a.concat, b.concat, 1e-5, "concat");
+    test::check_close(a.output, b.output, 1e-5, "output");
+  }
+}
+
+TEST_CASE("model forward: the last layer's q (after RoPE), k, v and output match PyTorch") {
+  for (const std::string& name : test::checkpoint_fixtures()) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    ForwardOptions options;
+    options.detail_layer = m->config.layers - 1;
+    const ForwardResult r = forward(*m, test::fixture_ids(name), options);
+    auto flat = [](const Tensor3& t) {
+      std::vector<float> v;
+      for (const Mat& m : t) v.insert(v.end(), m.data(), m.data() + m.size());
+      return v;
+    };
+    check_flat(flat(r.detail->q).data(), test::fixture_reference(name, "detail.q").values, 1e-4, true, "q");
+    check_flat(flat(r.detail->k).data(), test::fixture_reference(name, "detail.k").values, 1e-4, true, "k");
+    check_flat(flat(r.detail->v).data(), test::fixture_reference(name, "detail.v").values, 1e-4, true, "v");
+    check_flat(r.detail->output.data(), test::fixture_reference(name, "detail.output").values, 1e-4, true, "output");
+  }
+}
+
+TEST_CASE("model forward: rows sum to 1, the causal upper triangle is exactly 0, the top-5 is sorted") {
+  const auto m = model::open(model_fixture("qwen2_gqa"));
+  const ForwardResult r = forward(*m, test::fixture_ids("qwen2_gqa"));
+  for (int l = 0; l < r.layers; ++l)
+    for (int h = 0; h < r.heads; ++h) {
+      const auto p = r.attention(l, h);
+      for (int i = 0; i < r.tokens; ++i) {
+        CHECK(std::abs(p.row(i).sum() - 1.0f) < 1e-5);
+        for (int j = i + 1; j < r.tokens; ++j) REQUIRE(p(i, j) == 0.0f);
+      }
+    }
+  REQUIRE(r.top.size() == size_t(r.tokens));
+  for (int t = 0; t < r.tokens; ++t) {
+    const auto& top = r.top[size_t(t)];
+    REQUIRE(top.size() == 5);
+    Eigen::Index best;
+    r.logits.row(t).maxCoeff(&best);
+    CHECK(top[0].id == int32_t(best));
+    const double denom = (r.logits.row(t).cast<double>().array() - double(r.logits(t, best))).exp().sum();
+    CHECK(std::abs(top[0].probability - 1.0 / denom) < 1e-6);
+    for (size_t i = 1; i < top.size(); ++i) CHECK(top[i].probability <= top[i - 1].probability);
+  }
+}
+
+TEST_CASE("model forward: converting to the model's own G is the identity, and MQA shares one K per layer") {
+  const auto m = model::open(model_fixture("mistral_mha_f32"));  // H = G = 2
+  const auto ids = test::fixture_ids("mistral_mha_f32");
+  ForwardOptions options;
+  options.detail_layer = 0;
+  const ForwardResult base = forward(*m, ids, options);
+  const ForwardResult same = forward(*convert_kv_heads(*m, 2), ids, options);
+  CHECK(base.attentions == same.attentions);
+  CHECK(base.logits == same.logits);
+  const auto mqa = convert_kv_heads(*m, 1);
+  const ForwardResult pooled = forward(*mqa, ids, options);
+  CHECK(pooled.kv_heads == 1);
+  REQUIRE(pooled.detail->k.size() == 1);
+  check_same_result(pooled, forward_reference(*mqa, ids, options), 1e-6, 1e-5, "MQA fast vs reference");
+  // The pooled K equals the mean of the two original K heads (both before RoPE and after, since RoPE is
+  // linear and the same for every head).
+  const Mat mean_k = (base.detail->k[0] + base.detail->k[1]) / 2;
+  test::check_close(pooled.detail->k[0], mean_k, 1e-5, "pooled k");
+}
+
+TEST_CASE("model forward: inputs beyond the model's context or attnscope's limits are refused") {
+  const auto m = model::open(model_fixture("mistral_mha_f32"));  // 32 positions, sliding window 16
+  CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>{}); }), "the input has no tokens"));
+  CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>(17, 1)); }),
+                 "17 tokens, longer than this model's sliding_window of 16"));
+  CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>{1, 64, 2}); }),
+                 "token id 64 at position 1 is outside the vocabulary (0 to 63)"));
+  CHECK(contains(error_of([&] { (void)forward_reference(*m, std::vector<int32_t>{-1}); }), "token id -1"));
+  const auto g = model::open(model_fixture("gpt2_prefix_f32"));  // n_positions 32
+  CHECK(contains(error_of([&] { (void)forward(*g, std::vector<int32_t>(33, 1)); }),
+                 "33 tokens, more than this model's 32 positions (max_position_embeddings)"));
+  CHECK_NOTHROW((void)forward(*g, std::vector<int32_t>(32, 1)));
+  // attnscope's own limits, on a config that claims a long context.
+  ModelConfig long_context = m->config;
+  long_context.max_positions = 1 << 20;
+  long_context.sliding_window = 0;
+  CHECK(contains(error_of([&] { check_forward_input(long_context, std::vector<int32_t>(2049, 1)); }),
+                 "2049 tokens; attnscope's limit is 2048"));
+  long_context.layers = 200;
+  CHECK(contains(error_of([&] { check_forward_input(long_context, std::vector<int32_t>(2048, 1)); }),
+                 "exceed attnscope's limit"));
+}
+
+TEST_CASE("model forward: a set cancel flag stops the pass between layers") {
+  const auto m = model::open(model_fixture("llama_gqa_bf16_sharded"));
+  std::atomic<bool> cancel{true};
+  ForwardOptions options;
+  options.cancel = &cancel;
+  CHECK_THROWS_AS((void)forward(*m, test::fixture_ids("llama_gqa_bf16_sharded"), options), Cancelled);
+  CHECK_THROWS_AS((void)forward_reference(*m, test::fixture_ids("llama_gqa_bf16_sharded"), options), Cancelled);
+}
