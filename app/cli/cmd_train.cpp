@@ -68,6 +68,7 @@ void run(TrainOptions& o) {
   require(!(o.mlp && o.no_mlp), "--mlp and --no-mlp are exclusive");
   if (o.mlp) s.model.mlp = true;
   if (o.no_mlp) s.model.mlp = false;
+  require(s.model.intermediate_size == 0 || s.model.mlp, "--ffn sets the MLP width: give --mlp too");
   s.task.kind = parse_task(o.task);
   s.task.level = parse_text_level(o.text_level);
   if (s.task.kind == TaskKind::text) {

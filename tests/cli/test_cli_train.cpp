@@ -99,6 +99,8 @@ TEST_CASE("train cli: bad settings exit 2 with one error line and leave nothing 
       {"--task text --text-file " + f("missing.txt"), "no such file"},
       {"--task text --text-file " + f("short.txt") + " --text-level bytes", "unknown text level 'bytes'"},
       {"--mlp --no-mlp", "--mlp and --no-mlp are exclusive"},
+      {"--ffn 64", "--ffn sets the MLP width: give --mlp too"},
+      {"--mlp --ffn -3", "the MLP width must be 1 or more"},
       {"--steps abc", "steps"},
   };
   for (const Case& c : cases) {

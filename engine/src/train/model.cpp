@@ -33,6 +33,8 @@ void validate_model_config(const ModelConfig& c) {
                                        "): each kv head serves the same number of query heads");
   require(c.vocab_size >= 2 && c.vocab_size <= max_vocab,
           "the vocabulary must have 2 to " + s(max_vocab) + " tokens, got " + s(c.vocab_size));
+  require(c.intermediate_size >= 0, "the MLP width must be 1 or more (0 = 4 x d_model), got " +
+                                        s(c.intermediate_size));
   require(!c.mlp || (c.ffn() >= 1 && c.ffn() <= 4 * max_d_model),
           "the MLP width must be 1 to " + s(4 * max_d_model) + ", got " + s(c.ffn()));
   require(std::isfinite(c.rope_theta) && c.rope_theta > 1.0f, "rope theta must be a number above 1");
