@@ -329,26 +329,45 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 
 // ================================ SwiGLU =========================================================
 
+namespace {
+// SwiGLU works in blocks of this many elements: exp(−gate) of a block is computed vectorised into an
+// Eigen-allocated buffer, so the block boundaries (and with them the bits) do not depend on threads.
+constexpr int64_t swiglu_block = 4096;
+}  // namespace
+
 void swiglu_forward(float* out, const float* gate, const float* up, int BT, int F) {
   // out = silu(gate)·up = gate·sigmoid(gate)·up        out, gate, up [BT, F]
-  const int64_t N = int64_t(BT) * F;
-#pragma omp parallel for schedule(static) if (N >= parallel_min_elements)
-  for (int64_t i = 0; i < N; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  const int64_t N = int64_t(BT) * F, blocks = (N + swiglu_block - 1) / swiglu_block;
+#pragma omp parallel if (N >= parallel_min_elements)
+  {
+    Eigen::ArrayXf e(swiglu_block);
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t begin = blk * swiglu_block, n = std::min(swiglu_block, N - begin);
+      e.head(n) = (-Eigen::Map<const Eigen::ArrayXf>(gate + begin, n)).exp();
+      for (int64_t i = 0; i < n; ++i) out[begin + i] = gate[begin + i] / (1.0f + e[i]) * up[begin + i];
+    }
   }
 }
 
 void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int BT,
                      int F) {
   // s = sigmoid(g): d silu(g)/dg = s·(1 + g·(1 − s));  dgate += dout·up·silu'(g);  dup += dout·silu(g)
-  const int64_t N = int64_t(BT) * F;
-#pragma omp parallel for schedule(static) if (N >= parallel_min_elements)
-  for (int64_t i = 0; i < N; ++i) {
-    const float g = gate[i];
-    const float s = 1.0f / (1.0f + std::exp(-g));
-    dgate[i] += dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
-    dup[i] += dout[i] * g * s;
+  const int64_t N = int64_t(BT) * F, blocks = (N + swiglu_block - 1) / swiglu_block;
+#pragma omp parallel if (N >= parallel_min_elements)
+  {
+    Eigen::ArrayXf e(swiglu_block);
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t begin = blk * swiglu_block, n = std::min(swiglu_block, N - begin);
+      e.head(n) = (-Eigen::Map<const Eigen::ArrayXf>(gate + begin, n)).exp();
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t i = begin + j;
+        const float g = gate[i], s = 1.0f / (1.0f + e[j]);
+        dgate[i] += dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
+        dup[i] += dout[i] * g * s;
+      }
+    }
   }
 }
 

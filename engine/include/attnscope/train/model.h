@@ -1,0 +1,148 @@
+// model.h — a small decoder-only transformer in exactly the Llama layout, trainable on the CPU.
+//
+//   ids [B, T] → x = embed_tokens[ids]                                     [BT, C]
+//   each of L blocks (pre-norm):
+//     h = RMSNorm₁(x); q = h·W_qᵀ [BT, H·D], k = h·W_kᵀ, v = h·W_vᵀ [BT, G·D]
+//     q, k ← rotary(q, k);  a = grouped causal attention(q, k, v)   [BT, H·D]   (probs [B, H, T, T])
+//     x ← x + a·W_oᵀ
+//     with an MLP:  h = RMSNorm₂(x);  x ← x + W_down·(silu(W_gate·h) ⊙ W_up·h)
+//   logits = RMSNorm_f(x)·embed_tokensᵀ (tied)                              [BT, V]
+//   loss = mean cross-entropy of the next token over the scored positions (targets ≥ 0)
+//
+// Parameters live in one arena with named views (llm.c, llama2.c): `params()` lists every tensor
+// under its Hugging Face Llama name, so saving a checkpoint is a walk over that table. Gradients and
+// the two AdamW moments are arenas of the same layout. An attention-only model has no MLP tensors
+// (and no post-attention norm) in its arena; the checkpoint writer fills them with zeros / ones.
+//
+// Sizes: L ≤ 4 layers, d_model ≤ 256, H ≤ 16 heads (issue 14); validate_model_config() says what
+// is wrong in words.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope::train {
+
+struct ModelConfig {
+  int vocab_size = 0;
+  int layers = 2;            // L
+  int d_model = 64;          // C
+  int heads = 4;             // H
+  int groups = 2;            // G, kv heads; divides H
+  bool mlp = false;          // SwiGLU MLP in every block, or attention-only
+  int intermediate_size = 0; // F; 0 means 4·C rounded (only with mlp)
+  int max_positions = 256;   // written to config.json; rotary positions work at any length
+  float rope_theta = 10000.0f;
+  float rms_norm_eps = 1e-5f;
+
+  int head_dim() const { return d_model / heads; }
+  int ffn() const { return mlp ? (intermediate_size > 0 ? intermediate_size : 4 * d_model) : 0; }
+};
+
+inline constexpr int max_layers = 4;
+inline constexpr int max_d_model = 256;
+inline constexpr int max_heads = 16;
+inline constexpr int max_vocab = 8192;
+inline constexpr int max_seq_len = 512;
+
+// Throws InputError naming the setting, its value and what would be valid.
+void validate_model_config(const ModelConfig& c);
+
+// One tensor of the arena: its Hugging Face name, shape and place.
+struct ParamView {
+  std::string name;            // e.g. "model.layers.0.self_attn.q_proj.weight"
+  std::vector<int64_t> shape;  // [out, in] for matrices (nn.Linear layout), [C] for norms
+  size_t offset = 0;           // in floats, a multiple of 16 (64-byte aligned)
+  size_t size = 0;
+  bool decay = false;          // AdamW weight decay applies (matrices, not norm weights)
+};
+
+// A 64-byte-aligned float buffer (aligned, so Eigen's vectorised loops split it the same way on
+// every run — see ops.cpp on determinism).
+class FloatArena {
+ public:
+  FloatArena() = default;
+  explicit FloatArena(size_t n);
+  float* data() { return data_.get(); }
+  const float* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  void zero();
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float[], Free> data_;
+  size_t size_ = 0;
+};
+
+// Pointers into an arena, one per tensor (null where the model has no such tensor).
+struct LayerTensors {
+  float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *gate, *up, *down;
+};
+struct ModelTensors {
+  float* embed = nullptr;       // [V, C]
+  std::vector<LayerTensors> layers;
+  float* final_norm = nullptr;  // [C]
+};
+
+// The activations of one forward pass at one (B, T), kept for the backward (llm.c's ActivationTensors),
+// plus the gradient scratch the backward needs.
+struct Activations {
+  int B = 0, T = 0;
+  FloatArena memory;
+  std::vector<float*> x;                      // [L + 1] residual stream entering each block, x[L] = final [BT, C]
+  std::vector<float*> ln1, rstd1, q, k, v;    // [BT, C], [BT], [BT, H·D] (rotated), [BT, G·D] (rotated), [BT, G·D]
+  std::vector<float*> probs, atty, x_mid;     // [B, H, T, T], [BT, H·D], [BT, C]
+  std::vector<float*> ln2, rstd2, gate, up, swi;  // [BT, C], [BT], [BT, F] ×3 (MLP only)
+  float *lnf = nullptr, *rstdf = nullptr, *logits = nullptr, *out_probs = nullptr;  // [BT, C], [BT], [BT, V] ×2
+  std::vector<int32_t> ids, targets;          // [BT]
+  // backward scratch
+  float *dresid = nullptr, *dln = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr, *datty = nullptr;
+  float *dgate = nullptr, *dup = nullptr, *dswi = nullptr, *dlogits = nullptr;
+};
+
+class Model {
+ public:
+  // Validates the configuration and lays out the arenas; the weights start at zero (see init_weights).
+  explicit Model(const ModelConfig& config);
+
+  const ModelConfig& config() const { return config_; }
+  const std::vector<ParamView>& params() const { return views_; }
+  size_t parameter_count() const { return weights_.size() ? total_ : 0; }
+
+  float* weights() { return weights_.data(); }
+  const float* weights() const { return weights_.data(); }
+  float* grads() { return grads_.data(); }
+  const float* grads() const { return grads_.data(); }
+  size_t arena_size() const { return total_; }
+  ModelTensors weight_tensors();
+  ModelTensors grad_tensors();
+  // The view of a named tensor, or null.
+  const ParamView* find(const std::string& name) const;
+
+  // Llama-style initialisation from `seed`: matrices and the embedding N(0, 0.02) — the output
+  // projections (o_proj, down_proj) scaled by 1/sqrt(2L) as in GPT-2 — and norm weights 1.
+  void init_weights(uint64_t seed);
+
+  // Activations sized for B sequences of T tokens.
+  Activations make_activations(int B, int T) const;
+
+  // Forward pass over ids [B·T] (row b·T + t = token t of sequence b). With targets [B·T] (−1 = not
+  // scored) it returns the mean cross-entropy; without, 0. Logits and every layer's probs stay in `a`.
+  float forward(Activations& a, const int32_t* ids, const int32_t* targets) const;
+  // Accumulates the gradient of the last forward's loss into grads() (call zero_grads() first), or
+  // into `grad_arena` [arena_size()] when given (the trainer's per-thread share of a batch).
+  void backward(Activations& a, float* grad_arena = nullptr);
+  void zero_grads() { grads_.zero(); }
+
+ private:
+  ModelTensors tensors_of(float* base) const;
+  ModelConfig config_;
+  std::vector<ParamView> views_;
+  size_t total_ = 0;
+  FloatArena weights_, grads_;
+};
+
+}  // namespace attnscope::train

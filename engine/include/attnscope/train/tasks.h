@@ -1,0 +1,79 @@
+// tasks.h — the built-in training tasks: sequences to learn, which positions are scored, probes.
+//
+//   induction  x₁ … xₙ x₁ … xₙ             random half repeated (T = 2n); scored: the second copy,
+//                                           whose next token is predictable from the first
+//   copy       x₁ … xₙ | x₁ … xₙ            scored: from the separator on (T = 2n + 1)
+//   reverse    x₁ … xₙ | xₙ … x₁            scored: from the separator on
+//   sort       x₁ … xₙ | sorted(x)           scored: from the separator on
+//   text       windows of a UTF-8 text, every position scored (next-token language modelling);
+//              tokens are characters (code points) or the words, punctuation marks and CJK
+//              ideographs of SPEC's tokenizer (text/tokenizer.h) — Chinese works either way
+// Symbols are drawn uniformly from `symbols` tokens; "|" is one extra token. A target of −1 marks
+// a position that is not scored. All draws come from the caller's Rng, so a seed fixes the data.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnscope/core/rng.h"
+
+namespace attnscope::train {
+
+enum class TaskKind { induction, copy, reverse, sort, text };
+enum class TextLevel { chars, words };
+
+TaskKind parse_task(std::string_view name);  // InputError listing the valid names
+const char* task_name(TaskKind kind);
+TextLevel parse_text_level(std::string_view name);
+const char* text_level_name(TextLevel level);
+
+struct TaskSettings {
+  TaskKind kind = TaskKind::induction;
+  int seq_len = 64;     // T, tokens per training sequence
+  int symbols = 32;     // synthetic tasks: distinct random tokens
+  std::string text;     // text task: the UTF-8 content
+  std::string text_name = "the text";  // named in error messages (the file path)
+  TextLevel level = TextLevel::chars;
+};
+
+inline constexpr int max_text_vocab = 4096;  // rarer tokens of a text share "<unk>"
+
+class Task {
+ public:
+  // Validates the settings (sequence length, symbols, a text that is valid UTF-8 and long enough)
+  // and builds the vocabulary. Throws InputError saying what is wrong.
+  explicit Task(const TaskSettings& settings);
+
+  TaskKind kind() const { return s_.kind; }
+  int seq_len() const { return s_.seq_len; }
+  int vocab_size() const { return int(vocab_.size()); }
+  // The text of every token id (synthetic symbols are "A"…"Z", "a"…"z", then "s52", …; "|" the separator).
+  const std::vector<std::string>& vocab() const { return vocab_; }
+  // Tokens of the text task's token stream (empty for synthetic tasks).
+  size_t text_tokens() const { return stream_.size(); }
+
+  // B fresh examples: ids [B·T], targets [B·T] (−1 where not scored).
+  void sample(Rng& rng, int B, int32_t* ids, int32_t* targets) const;
+  // The example shown while training: the same sequence for a given task and settings, whatever the
+  // training seed (drawn from a fixed seed; the text task shows the text's first T tokens).
+  std::vector<int32_t> probe() const;
+  // A random half of length n repeated (T = 2n), from a fixed seed over this task's vocabulary: the
+  // sequence that induction scores are measured on, for every task.
+  std::vector<int32_t> induction_probe(int n) const;
+
+ private:
+  void one_example(Rng& rng, int32_t* ids, int32_t* targets) const;
+  TaskSettings s_;
+  std::vector<std::string> vocab_;
+  std::vector<int32_t> stream_;  // text task: the whole text as token ids
+  int32_t separator_ = -1;
+};
+
+// Induction score of each head on a sequence made of a random half of length n repeated (SPEC
+// "Training"): the mean over queries i ≥ n + 1 (0-based) of P[i, i − n + 1], the attention to the
+// token that followed the earlier occurrence of the current token.
+//   probs [H, T, T] with T ≥ 2n  →  [H]
+std::vector<float> induction_scores(const float* probs, int H, int T, int n);
+
+}  // namespace attnscope::train

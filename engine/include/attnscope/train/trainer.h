@@ -1,0 +1,148 @@
+// trainer.h — training a small Llama-layout transformer on a built-in task, step by step.
+//
+// Built to run on a worker thread (the command line runs it on the main thread):
+//
+//   Trainer trainer(settings);                    // validates (InputError), builds task, model, AdamW
+//   while (!trainer.finished()) {
+//     check_cancel(&cancel);                      // or trainer.run(&cancel, on_snapshot)
+//     trainer.step();                             // one AdamW step on a fresh batch → its loss
+//     if (trainer.steps_done() % 25 == 0) publish(trainer.snapshot());
+//   }
+//   trainer.save(dir);                            // config.json, model.safetensors, vocab.json, loss.csv
+//
+// A Trainer is not shared between threads: the worker owns it and hands out TrainSnapshot values
+// (plain data, copied) for the window to draw. One seed gives the same loss curve bit for bit for a
+// given thread count: data, initialisation and every reduction are ordered (ops.h). Threads split
+// the batch (data parallel, one fork/join per step); `threads` sets how many.
+// Snapshots show every layer's heads on a fixed probe sequence and an induction score per head
+// (tasks.h), measured on a repeated random sequence, for every task.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/core/rng.h"
+#include "attnscope/core/types.h"
+#include "attnscope/train/model.h"
+#include "attnscope/train/optimizer.h"
+#include "attnscope/train/tasks.h"
+
+namespace attnscope::train {
+
+class WorkerTeam;  // train/team.h (private)
+
+struct TrainSettings {
+  TaskSettings task;            // kind, seq_len (T), symbols, text, level
+  ModelConfig model;            // layers, d_model, heads, groups, mlp; vocab_size comes from the task
+  OptimizerSettings optimizer;  // lr, warmup, …; total_steps is set from `steps`
+  int batch = 16;               // sequences per step
+  int steps = 1000;             // optimizer steps in all
+  uint64_t seed = 1;            // weights and data
+  int threads = 0;              // OpenMP threads for this trainer's work; 0 = the default (all cores)
+  int snapshot_every = 25;      // run(): steps between snapshots
+};
+
+// The defaults of `attnscope train --task induction` (README "Training"): L = 2, d_model = 64,
+// H = 4, G = 2, attention-only, T = 64, batch 16, 32 symbols.
+TrainSettings default_train_settings();
+
+// Throws InputError naming the setting and what is valid (also everything the task, model and
+// optimizer validate).
+void validate_train_settings(const TrainSettings& s);
+
+// The same settings with G = H (MHA), G = the given groups when strictly between, and G = 1 (MQA):
+// what "Compare MHA / GQA / MQA" trains side by side. Same seed, so the same data in the same order.
+std::vector<TrainSettings> group_variants(const TrainSettings& s);
+
+// KV-cache bytes per token of a model in float32: 2 (K and V) · L · G · head_dim · 4.
+int64_t kv_cache_bytes_per_token(const ModelConfig& c);
+
+struct InductionPoint {
+  int step = 0;
+  std::vector<std::vector<float>> scores;  // [L][H]
+};
+
+// What the window shows; plain data, safe to copy to another thread.
+struct TrainSnapshot {
+  int step = 0;                  // steps done
+  int total_steps = 0;
+  bool finished = false;
+  std::vector<float> losses;     // the loss of every step done, [step]
+  float learning_rate = 0;       // of the next step
+  float grad_norm = 0;           // of the last step, before clipping
+  double steps_per_second = 0;   // over the steps since the previous snapshot
+  std::vector<int32_t> probe_ids;          // [T_probe]
+  std::vector<std::string> probe_tokens;   // their text
+  std::vector<Tensor3> probe_probs;        // [L] of [H] of [T_probe, T_probe]: every head on the probe
+  int induction_n = 0;                     // half length of the induction probe
+  std::vector<std::vector<float>> induction;      // [L][H] now
+  std::vector<InductionPoint> induction_history;  // one point per snapshot taken so far
+  int64_t kv_cache_bytes_per_token = 0;
+  int64_t parameters = 0;
+  int layers = 0, heads = 0, groups = 0;
+};
+
+// Largest induction score among the heads of `layer` (0-based) in a snapshot.
+float best_induction_score(const TrainSnapshot& s, int layer);
+
+class Trainer {
+ public:
+  explicit Trainer(TrainSettings settings);
+  ~Trainer();
+  Trainer(Trainer&&) noexcept;
+  Trainer& operator=(Trainer&&) noexcept;
+
+  // One optimizer step on a fresh batch; returns its loss (before the update). Throws InputError
+  // when the loss stops being finite ("training diverged … lower the learning rate").
+  float step();
+  bool finished() const { return int(losses_.size()) >= s_.steps; }
+  int steps_done() const { return int(losses_.size()); }
+
+  // Steps until finished; between steps checks `cancel` (throws Cancelled) and every
+  // snapshot_every steps, and at the end, calls on_snapshot.
+  void run(const std::atomic<bool>* cancel = nullptr,
+           const std::function<void(const TrainSnapshot&)>& on_snapshot = {});
+
+  // Runs the probes through the current weights (two forward passes at B = 1: cheap).
+  TrainSnapshot snapshot();
+  // Induction scores [L][H] on the induction probe now.
+  std::vector<std::vector<float>> induction_scores_now();
+
+  // Saves the checkpoint folder with loss.csv (checkpoint.h).
+  void save(const std::filesystem::path& dir) const;
+
+  const TrainSettings& settings() const { return s_; }
+  const Model& model() const { return model_; }
+  Model& model() { return model_; }
+  const Task& task() const { return task_; }
+  const std::vector<float>& losses() const { return losses_; }
+
+ private:
+  TrainSettings s_;
+  Task task_;
+  Model model_;
+  AdamW optimizer_;
+  Rng data_rng_;
+  // The batch is split into `chunks` runs of consecutive sequences, one per thread, each a whole
+  // single-threaded forward and backward into its own gradient arena; the gradients are then summed
+  // in chunk order. One fork/join per step instead of one per matrix product: on two cores shared
+  // with other work this is what keeps the second thread from waiting on the first.
+  int chunks_ = 1;
+  std::unique_ptr<WorkerTeam> team_;    // chunks_ threads, the caller's included
+  std::vector<int> chunk_begin_;        // [chunks + 1] first sequence of each chunk
+  std::vector<Activations> chunk_acts_; // [chunks]
+  std::vector<FloatArena> chunk_grads_; // [chunks − 1]; chunk 0 uses the model's own arena
+  Activations probe_acts_;
+  std::vector<int32_t> ids_, targets_, probe_ids_, induction_ids_;
+  std::vector<float> losses_;
+  float last_grad_norm_ = 0;
+  std::vector<InductionPoint> history_;
+  std::chrono::steady_clock::time_point last_snapshot_time_;
+  int last_snapshot_step_ = 0;
+};
+
+}  // namespace attnscope::train

@@ -1,0 +1,271 @@
+// model.cpp — the Llama-layout transformer: parameter arena, initialisation, forward and backward.
+//
+// Sections: validation · arenas · layout · initialisation · activations · forward · backward
+// The forward and backward are straight sequences of ops.h calls, as llm.c's gpt2_forward/backward.
+#include "attnscope/train/model.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "attnscope/core/error.h"
+#include "attnscope/core/rng.h"
+#include "attnscope/model/ops.h"
+
+namespace attnscope::train {
+
+// ================================ validation =====================================================
+
+void validate_model_config(const ModelConfig& c) {
+  auto s = [](auto v) { return std::to_string(v); };
+  require(c.layers >= 1 && c.layers <= max_layers, "layers must be 1 to " + s(max_layers) + ", got " + s(c.layers));
+  require(c.d_model >= 2 && c.d_model <= max_d_model,
+          "d_model must be 2 to " + s(max_d_model) + ", got " + s(c.d_model));
+  require(c.heads >= 1 && c.heads <= max_heads, "heads must be 1 to " + s(max_heads) + ", got " + s(c.heads));
+  require(c.d_model % c.heads == 0, "d_model (" + s(c.d_model) + ") must be divisible by heads (" + s(c.heads) +
+                                        "): each head gets d_model / heads dimensions");
+  require(c.head_dim() % 2 == 0, "the head width d_model / heads = " + s(c.head_dim()) +
+                                     " must be even: rotary positions rotate pairs of dimensions");
+  require(c.groups >= 1 && c.groups <= c.heads,
+          "groups (kv heads) must be 1 to heads (" + s(c.heads) + "), got " + s(c.groups));
+  require(c.heads % c.groups == 0, "groups (" + s(c.groups) + ") must divide heads (" + s(c.heads) +
+                                       "): each kv head serves the same number of query heads");
+  require(c.vocab_size >= 2 && c.vocab_size <= max_vocab,
+          "the vocabulary must have 2 to " + s(max_vocab) + " tokens, got " + s(c.vocab_size));
+  require(c.intermediate_size >= 0, "the MLP width must be 1 or more (0 = 4 x d_model), got " +
+                                        s(c.intermediate_size));
+  require(!c.mlp || (c.ffn() >= 1 && c.ffn() <= 4 * max_d_model),
+          "the MLP width must be 1 to " + s(4 * max_d_model) + ", got " + s(c.ffn()));
+  require(std::isfinite(c.rope_theta) && c.rope_theta > 1.0f, "rope theta must be a number above 1");
+  require(std::isfinite(c.rms_norm_eps) && c.rms_norm_eps > 0.0f, "rms_norm_eps must be a number above 0");
+  require(c.max_positions >= 1, "max_positions must be at least 1");
+}
+
+// ================================ arenas =========================================================
+
+FloatArena::FloatArena(size_t n) : size_(n) {
+  const size_t bytes = ((n * sizeof(float) + 63) / 64) * 64;
+  data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes ? bytes : 64)));
+  if (!data_) throw std::bad_alloc();
+  zero();
+}
+
+void FloatArena::zero() {
+  if (size_) std::memset(data_.get(), 0, size_ * sizeof(float));
+}
+
+void FloatArena::Free::operator()(float* p) const { std::free(p); }
+
+// ================================ layout =========================================================
+
+namespace {
+size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+}  // namespace
+
+Model::Model(const ModelConfig& config) : config_(config) {
+  validate_model_config(config_);
+  const int64_t C = config_.d_model, V = config_.vocab_size, HD = int64_t(config_.heads) * config_.head_dim(),
+                GD = int64_t(config_.groups) * config_.head_dim(), F = config_.ffn();
+  auto add = [&](std::string name, std::vector<int64_t> shape, bool decay) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= size_t(d);
+    views_.push_back({std::move(name), std::move(shape), total_, n, decay});
+    total_ += round16(n);
+  };
+  add("model.embed_tokens.weight", {V, C}, true);
+  for (int l = 0; l < config_.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    add(p + "input_layernorm.weight", {C}, false);
+    add(p + "self_attn.q_proj.weight", {HD, C}, true);
+    add(p + "self_attn.k_proj.weight", {GD, C}, true);
+    add(p + "self_attn.v_proj.weight", {GD, C}, true);
+    add(p + "self_attn.o_proj.weight", {C, HD}, true);
+    if (config_.mlp) {
+      add(p + "post_attention_layernorm.weight", {C}, false);
+      add(p + "mlp.gate_proj.weight", {F, C}, true);
+      add(p + "mlp.up_proj.weight", {F, C}, true);
+      add(p + "mlp.down_proj.weight", {C, F}, true);
+    }
+  }
+  add("model.norm.weight", {C}, false);
+  weights_ = FloatArena(total_);
+  grads_ = FloatArena(total_);
+}
+
+const ParamView* Model::find(const std::string& name) const {
+  for (const ParamView& v : views_)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+ModelTensors Model::tensors_of(float* base) const {
+  auto at = [&](const std::string& name) -> float* {
+    const ParamView* v = find(name);
+    return v ? base + v->offset : nullptr;
+  };
+  ModelTensors t;
+  t.embed = at("model.embed_tokens.weight");
+  for (int l = 0; l < config_.layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    t.layers.push_back({at(p + "input_layernorm.weight"), at(p + "self_attn.q_proj.weight"),
+                        at(p + "self_attn.k_proj.weight"), at(p + "self_attn.v_proj.weight"),
+                        at(p + "self_attn.o_proj.weight"), at(p + "post_attention_layernorm.weight"),
+                        at(p + "mlp.gate_proj.weight"), at(p + "mlp.up_proj.weight"), at(p + "mlp.down_proj.weight")});
+  }
+  t.final_norm = at("model.norm.weight");
+  return t;
+}
+
+ModelTensors Model::weight_tensors() { return tensors_of(weights_.data()); }
+ModelTensors Model::grad_tensors() { return tensors_of(grads_.data()); }
+
+// ================================ initialisation =================================================
+
+void Model::init_weights(uint64_t seed) {
+  Rng rng(seed);
+  // Box–Muller from the portable generator (rng.h), so a seed means the same weights everywhere.
+  auto normal = [&rng]() {
+    const double u1 = (double(rng.next_u64() >> 11) + 1.0) * 0x1.0p-53, u2 = double(rng.next_u64() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  };
+  const double std_dev = 0.02, out_std = 0.02 / std::sqrt(2.0 * config_.layers);
+  weights_.zero();
+  for (const ParamView& v : views_) {
+    float* w = weights_.data() + v.offset;
+    if (v.shape.size() == 1) {
+      std::fill(w, w + v.size, 1.0f);
+      continue;
+    }
+    const bool output_proj = v.name.find("o_proj") != std::string::npos || v.name.find("down_proj") != std::string::npos;
+    const double s = output_proj ? out_std : std_dev;
+    for (size_t i = 0; i < v.size; ++i) w[i] = float(s * normal());
+  }
+}
+
+// ================================ activations ====================================================
+
+Activations Model::make_activations(int B, int T) const {
+  const size_t BT = size_t(B) * T, C = config_.d_model, HD = size_t(config_.heads) * config_.head_dim(),
+               GD = size_t(config_.groups) * config_.head_dim(), F = config_.ffn(), V = config_.vocab_size,
+               L = config_.layers, HTT = size_t(B) * config_.heads * T * T;
+  // First pass counts, second pass hands out pointers: one arena, every block 64-byte aligned.
+  Activations a;
+  a.B = B, a.T = T;
+  a.ids.assign(BT, 0);
+  a.targets.assign(BT, -1);
+  size_t total = 0;
+  std::vector<std::pair<float**, size_t>> plan;
+  auto take = [&](float*& p, size_t n) { plan.push_back({&p, n}), total += round16(n); };
+  a.x.resize(L + 1), a.ln1.resize(L), a.rstd1.resize(L), a.q.resize(L), a.k.resize(L), a.v.resize(L);
+  a.probs.resize(L), a.atty.resize(L), a.x_mid.resize(L);
+  a.ln2.assign(L, nullptr), a.rstd2.assign(L, nullptr), a.gate.assign(L, nullptr), a.up.assign(L, nullptr),
+      a.swi.assign(L, nullptr);
+  for (size_t l = 0; l <= L; ++l) take(a.x[l], BT * C);
+  for (size_t l = 0; l < L; ++l) {
+    take(a.ln1[l], BT * C), take(a.rstd1[l], BT), take(a.q[l], BT * HD), take(a.k[l], BT * GD), take(a.v[l], BT * GD);
+    take(a.probs[l], HTT), take(a.atty[l], BT * HD), take(a.x_mid[l], BT * C);
+    if (config_.mlp) take(a.ln2[l], BT * C), take(a.rstd2[l], BT), take(a.gate[l], BT * F), take(a.up[l], BT * F),
+        take(a.swi[l], BT * F);
+  }
+  take(a.lnf, BT * C), take(a.rstdf, BT), take(a.logits, BT * V), take(a.out_probs, BT * V);
+  take(a.dresid, BT * C), take(a.dln, BT * C), take(a.dq, BT * HD), take(a.dk, BT * GD), take(a.dv, BT * GD);
+  take(a.datty, BT * HD), take(a.dlogits, BT * V);
+  if (config_.mlp) take(a.dgate, BT * F), take(a.dup, BT * F), take(a.dswi, BT * F);
+  a.memory = FloatArena(total);
+  size_t offset = 0;
+  for (auto& [p, n] : plan) *p = a.memory.data() + offset, offset += round16(n);
+  return a;
+}
+
+// ================================ forward ========================================================
+
+float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
+            D = config_.head_dim(), F = config_.ffn(), V = config_.vocab_size;
+  const float eps = config_.rms_norm_eps, theta = config_.rope_theta;
+  const ModelTensors w = tensors_of(const_cast<float*>(weights_.data()));
+  std::copy(ids, ids + BT, a.ids.begin());
+  if (targets) std::copy(targets, targets + BT, a.targets.begin());
+  else std::fill(a.targets.begin(), a.targets.end(), -1);
+
+  ops::embedding_forward(a.x[0], a.ids.data(), w.embed, BT, C);
+  for (int l = 0; l < config_.layers; ++l) {
+    const LayerTensors& lw = w.layers[l];
+    // attention block
+    ops::rmsnorm_forward(a.ln1[l], a.rstd1[l], a.x[l], lw.attn_norm, BT, C, eps);
+    ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
+    ops::linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
+    ops::linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
+    ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
+    ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
+    ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
+    ops::linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
+    ops::residual_forward(a.x_mid[l], a.x_mid[l], a.x[l], BT * C);
+    if (!config_.mlp) {
+      std::copy(a.x_mid[l], a.x_mid[l] + size_t(BT) * C, a.x[l + 1]);
+      continue;
+    }
+    // MLP block
+    ops::rmsnorm_forward(a.ln2[l], a.rstd2[l], a.x_mid[l], lw.mlp_norm, BT, C, eps);
+    ops::linear_forward(a.gate[l], a.ln2[l], lw.gate, nullptr, BT, C, F);
+    ops::linear_forward(a.up[l], a.ln2[l], lw.up, nullptr, BT, C, F);
+    ops::swiglu_forward(a.swi[l], a.gate[l], a.up[l], BT, F);
+    ops::linear_forward(a.x[l + 1], a.swi[l], lw.down, nullptr, BT, F, C);
+    ops::residual_forward(a.x[l + 1], a.x[l + 1], a.x_mid[l], BT * C);
+  }
+  ops::rmsnorm_forward(a.lnf, a.rstdf, a.x[config_.layers], w.final_norm, BT, C, eps);
+  ops::linear_forward(a.logits, a.lnf, w.embed, nullptr, BT, C, V);  // tied output embedding
+  if (!targets) return 0.0f;
+  return ops::crossentropy_forward(a.out_probs, a.logits, a.targets.data(), BT, V);
+}
+
+// ================================ backward =======================================================
+
+void Model::backward(Activations& a, float* grad_arena) {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
+            D = config_.head_dim(), F = config_.ffn(), V = config_.vocab_size;
+  const float theta = config_.rope_theta;
+  const ModelTensors w = weight_tensors();
+  const ModelTensors g = tensors_of(grad_arena ? grad_arena : grads_.data());
+  auto zero = [](float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); };
+
+  // loss → logits → final norm; dresid carries the residual stream's gradient down the blocks
+  zero(a.dlogits, size_t(BT) * V);
+  ops::crossentropy_backward(a.dlogits, a.out_probs, a.targets.data(), BT, V);
+  zero(a.dln, size_t(BT) * C);
+  ops::linear_backward(a.dln, g.embed, nullptr, a.dlogits, a.lnf, w.embed, BT, C, V);
+  zero(a.dresid, size_t(BT) * C);
+  ops::rmsnorm_backward(a.dresid, g.final_norm, a.dln, a.x[config_.layers], w.final_norm, a.rstdf, BT, C);
+
+  for (int l = config_.layers - 1; l >= 0; --l) {
+    const LayerTensors& lw = w.layers[l];
+    const LayerTensors& lg = g.layers[l];
+    if (config_.mlp) {
+      // x[l+1] = x_mid + down(swi): the residual passes dresid through unchanged, the branch gets it too
+      zero(a.dswi, size_t(BT) * F);
+      ops::linear_backward(a.dswi, lg.down, nullptr, a.dresid, a.swi[l], lw.down, BT, F, C);
+      zero(a.dgate, size_t(BT) * F), zero(a.dup, size_t(BT) * F);
+      ops::swiglu_backward(a.dgate, a.dup, a.dswi, a.gate[l], a.up[l], BT, F);
+      zero(a.dln, size_t(BT) * C);
+      ops::linear_backward(a.dln, lg.gate, nullptr, a.dgate, a.ln2[l], lw.gate, BT, C, F);
+      ops::linear_backward(a.dln, lg.up, nullptr, a.dup, a.ln2[l], lw.up, BT, C, F);
+      ops::rmsnorm_backward(a.dresid, lg.mlp_norm, a.dln, a.x_mid[l], lw.mlp_norm, a.rstd2[l], BT, C);
+    }
+    // x_mid = x[l] + o_proj(attention(...))
+    zero(a.datty, size_t(BT) * H * D);
+    ops::linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
+    zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
+    ops::attention_backward(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
+    ops::rope_backward(a.dq, B, T, H, D, theta, 0);
+    ops::rope_backward(a.dk, B, T, G, D, theta, 0);
+    zero(a.dln, size_t(BT) * C);
+    ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
+    ops::linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
+    ops::linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
+    ops::rmsnorm_backward(a.dresid, lg.attn_norm, a.dln, a.x[l], lw.attn_norm, a.rstd1[l], BT, C);
+  }
+  ops::embedding_backward(g.embed, a.dresid, a.ids.data(), BT, C);
+}
+
+}  // namespace attnscope::train

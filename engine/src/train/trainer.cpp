@@ -1,0 +1,247 @@
+// trainer.cpp — the training loop: sample a batch, forward, backward, AdamW; probes for snapshots.
+#include "attnscope/train/trainer.h"
+
+#include <cmath>
+
+#include "attnscope/core/error.h"
+#include "attnscope/train/checkpoint.h"
+#include "core/parallel.h"
+#include "train/team.h"
+
+namespace attnscope::train {
+
+namespace {
+
+constexpr uint64_t data_stream = 0xDA7A'5EED'0000'0001ull;  // data draws apart from the weights' draws
+
+ModelConfig model_for(const TrainSettings& s, const Task& task) {
+  ModelConfig c = s.model;
+  c.vocab_size = task.vocab_size();
+  c.max_positions = std::max(c.max_positions, s.task.seq_len);
+  return c;
+}
+
+OptimizerSettings optimizer_for(const TrainSettings& s) {
+  OptimizerSettings o = s.optimizer;
+  o.total_steps = s.steps;
+  return o;
+}
+
+}  // namespace
+
+TrainSettings default_train_settings() {
+  TrainSettings s;
+  s.task.kind = TaskKind::induction;
+  s.task.seq_len = 64;
+  s.task.symbols = 32;
+  s.model.layers = 2;
+  s.model.d_model = 64;
+  s.model.heads = 4;
+  s.model.groups = 2;
+  s.model.mlp = false;
+  s.batch = 16;
+  s.steps = 1000;
+  s.optimizer.lr = 3e-3f;
+  s.optimizer.warmup = 50;
+  return s;
+}
+
+void validate_train_settings(const TrainSettings& s) {
+  require(s.steps >= 1 && s.steps <= 10'000'000, "steps must be 1 to 10000000, got " + std::to_string(s.steps));
+  require(s.batch >= 1 && s.batch <= 1024, "the batch must be 1 to 1024 sequences, got " + std::to_string(s.batch));
+  require(s.task.seq_len >= 4 && s.task.seq_len <= max_seq_len, "the sequence length must be 4 to " +
+                                                                    std::to_string(max_seq_len) + ", got " +
+                                                                    std::to_string(s.task.seq_len));
+  require(s.threads >= 0 && s.threads <= 256, "threads must be 0 (all cores) to 256, got " + std::to_string(s.threads));
+  require(s.snapshot_every >= 1, "snapshot_every must be at least 1");
+  ModelConfig probe = s.model;
+  if (probe.vocab_size < 2) probe.vocab_size = 2;  // the task decides it; the rest is checked here
+  validate_model_config(probe);
+  validate_optimizer_settings(optimizer_for(s));
+}
+
+std::vector<TrainSettings> group_variants(const TrainSettings& s) {
+  std::vector<int> groups = {s.model.heads};
+  if (s.model.groups > 1 && s.model.groups < s.model.heads) groups.push_back(s.model.groups);
+  else if (s.model.heads >= 4) groups.push_back(s.model.heads / 2);
+  if (s.model.heads > 1) groups.push_back(1);
+  std::vector<TrainSettings> out;
+  for (int g : groups) {
+    TrainSettings v = s;
+    v.model.groups = g;
+    out.push_back(v);
+  }
+  return out;
+}
+
+int64_t kv_cache_bytes_per_token(const ModelConfig& c) {
+  return int64_t(2) * c.layers * c.groups * c.head_dim() * int64_t(sizeof(float));
+}
+
+float best_induction_score(const TrainSnapshot& s, int layer) {
+  if (layer < 0 || layer >= int(s.induction.size())) return 0.0f;
+  float best = 0.0f;
+  for (float v : s.induction[layer]) best = std::max(best, v);
+  return best;
+}
+
+Trainer::Trainer(TrainSettings settings)
+    : s_((validate_train_settings(settings), std::move(settings))),
+      task_(s_.task),
+      model_(model_for(s_, task_)),
+      optimizer_(optimizer_for(s_), model_.arena_size()),
+      data_rng_(s_.seed ^ data_stream) {
+  s_.model = model_.config();
+  s_.optimizer = optimizer_.settings();
+  model_.init_weights(s_.seed);
+  const int T = s_.task.seq_len;
+#ifdef _OPENMP
+  const int threads = s_.threads > 0 ? s_.threads : omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  chunks_ = std::max(1, std::min(threads, s_.batch));
+  team_ = std::make_unique<WorkerTeam>(chunks_);
+  for (int c = 0; c <= chunks_; ++c) chunk_begin_.push_back(int(int64_t(s_.batch) * c / chunks_));
+  for (int c = 0; c < chunks_; ++c) {
+    chunk_acts_.push_back(model_.make_activations(chunk_begin_[c + 1] - chunk_begin_[c], T));
+    if (c > 0) chunk_grads_.emplace_back(model_.arena_size());
+  }
+  ids_.resize(size_t(s_.batch) * T);
+  targets_.resize(ids_.size());
+  // Probes: the induction task shows its induction probe; other tasks show an example of their own.
+  const int n = T / 2;
+  induction_ids_ = task_.induction_probe(n);
+  probe_ids_ = task_.kind() == TaskKind::induction ? induction_ids_ : task_.probe();
+  probe_acts_ = model_.make_activations(1, int(std::max(probe_ids_.size(), induction_ids_.size())));
+  last_snapshot_time_ = std::chrono::steady_clock::now();
+}
+
+Trainer::~Trainer() = default;
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+
+float Trainer::step() {
+  const int T = s_.task.seq_len;
+  task_.sample(data_rng_, s_.batch, ids_.data(), targets_.data());
+  // 1. Each chunk of the batch: forward and backward on one thread, gradients into its own arena.
+  std::vector<float> chunk_loss(chunks_);
+  std::vector<int> chunk_scored(chunks_, 0);
+  team_->run([&](int c) {
+    const size_t row0 = size_t(chunk_begin_[c]) * T, rows = size_t(chunk_begin_[c + 1] - chunk_begin_[c]) * T;
+    for (size_t i = row0; i < row0 + rows; ++i) chunk_scored[c] += targets_[i] >= 0;
+    chunk_loss[c] = model_.forward(chunk_acts_[c], ids_.data() + row0, targets_.data() + row0);
+    float* grads = c == 0 ? model_.grads() : chunk_grads_[c - 1].data();
+    std::fill(grads, grads + model_.arena_size(), 0.0f);
+    model_.backward(chunk_acts_[c], grads);
+  });
+  // 2. The batch's mean loss and gradient: chunk means weighted by their scored positions, in order.
+  int scored = 0;
+  for (int n : chunk_scored) scored += n;
+  double loss_sum = 0;
+  for (int c = 0; c < chunks_; ++c) loss_sum += double(chunk_loss[c]) * chunk_scored[c];
+  const float loss = scored ? float(loss_sum / scored) : 0.0f;
+  if (!std::isfinite(loss))
+    throw InputError("training diverged at step " + std::to_string(losses_.size() + 1) +
+                     " (the loss is no longer a finite number): lower the learning rate");
+  if (chunks_ > 1) {
+    std::vector<float> weight(chunks_);
+    for (int c = 0; c < chunks_; ++c) weight[c] = scored ? float(chunk_scored[c]) / float(scored) : 0.0f;
+    float* g = model_.grads();
+    team_->run([&](int slice) {  // each thread sums one slice of the arena over the chunks
+      const auto [begin, end] = slice_of(model_.arena_size(), slice, chunks_);
+      for (size_t i = begin; i < end; ++i) {
+        float sum = weight[0] * g[i];
+        for (int c = 1; c < chunks_; ++c) sum += weight[c] * chunk_grads_[c - 1].data()[i];
+        g[i] = sum;
+      }
+    });
+  }
+  // 3. AdamW (clipping, schedule) on the whole arena, one slice per thread.
+  last_grad_norm_ = optimizer_.step(model_.weights(), model_.grads(), model_.params(), team_.get());
+  losses_.push_back(loss);
+  return loss;
+}
+
+void Trainer::run(const std::atomic<bool>* cancel, const std::function<void(const TrainSnapshot&)>& on_snapshot) {
+  while (!finished()) {
+    check_cancel(cancel);
+    step();
+    if (on_snapshot && (steps_done() % s_.snapshot_every == 0 || finished())) on_snapshot(snapshot());
+  }
+}
+
+namespace {
+// Probabilities of every head of every layer for one sequence, from activations at B = 1.
+//   probs[l] [1, H, Tcap, Tcap] laid out for the activations' T; the sequence is the first T tokens
+std::vector<Tensor3> heads_of(const Activations& a, int L, int H, int T) {
+  std::vector<Tensor3> out(L, Tensor3(H));
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h)
+      out[l][h] = Eigen::Map<const Mat>(a.probs[l] + size_t(h) * a.T * a.T, a.T, a.T).topLeftCorner(T, T);
+  return out;
+}
+}  // namespace
+
+std::vector<std::vector<float>> Trainer::induction_scores_now() {
+  const detail::SingleThreadScope serial(true);  // B = 1 and T ≤ 512: too small to split
+  const int L = model_.config().layers, H = model_.config().heads, T = int(induction_ids_.size());
+  // The probe activations are sized for the longer probe; causal attention makes a shorter
+  // sequence padded at the end give the same probabilities on its own positions.
+  std::vector<int32_t> ids(probe_acts_.T, 0);
+  std::copy(induction_ids_.begin(), induction_ids_.end(), ids.begin());
+  model_.forward(probe_acts_, ids.data(), nullptr);
+  std::vector<std::vector<float>> scores(L);
+  const std::vector<Tensor3> heads = heads_of(probe_acts_, L, H, T);
+  for (int l = 0; l < L; ++l) {
+    std::vector<float> flat(size_t(H) * T * T);
+    for (int h = 0; h < H; ++h) Eigen::Map<Mat>(flat.data() + size_t(h) * T * T, T, T) = heads[l][h];
+    scores[l] = induction_scores(flat.data(), H, T, T / 2);
+  }
+  return scores;
+}
+
+TrainSnapshot Trainer::snapshot() {
+  const auto now = std::chrono::steady_clock::now();
+  TrainSnapshot snap;
+  snap.step = steps_done();
+  snap.total_steps = s_.steps;
+  snap.finished = finished();
+  snap.losses = losses_;
+  snap.learning_rate = learning_rate(optimizer_.settings(), std::min(steps_done(), s_.steps - 1));
+  snap.grad_norm = last_grad_norm_;
+  const double seconds = std::chrono::duration<double>(now - last_snapshot_time_).count();
+  if (snap.step > last_snapshot_step_ && seconds > 0) snap.steps_per_second = (snap.step - last_snapshot_step_) / seconds;
+  last_snapshot_time_ = now;
+  last_snapshot_step_ = snap.step;
+
+  const ModelConfig& c = model_.config();
+  snap.induction_n = int(induction_ids_.size()) / 2;
+  snap.induction = induction_scores_now();
+  if (history_.empty() || history_.back().step != snap.step) history_.push_back({snap.step, snap.induction});
+  snap.induction_history = history_;
+
+  const detail::SingleThreadScope serial(true);
+  std::vector<int32_t> ids(probe_acts_.T, 0);
+  std::copy(probe_ids_.begin(), probe_ids_.end(), ids.begin());
+  model_.forward(probe_acts_, ids.data(), nullptr);
+  snap.probe_ids = probe_ids_;
+  for (int32_t id : probe_ids_) snap.probe_tokens.push_back(task_.vocab()[id]);
+  snap.probe_probs = heads_of(probe_acts_, c.layers, c.heads, int(probe_ids_.size()));
+  snap.kv_cache_bytes_per_token = kv_cache_bytes_per_token(c);
+  snap.parameters = 0;
+  for (const ParamView& v : model_.params()) snap.parameters += int64_t(v.size);
+  snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.groups;
+  return snap;
+}
+
+void Trainer::save(const std::filesystem::path& dir) const {
+  CheckpointExtras extras;
+  extras.vocab = task_.vocab();
+  extras.task = task_name(task_.kind());
+  extras.level = task_.kind() == TaskKind::text ? text_level_name(s_.task.level) : "symbols";
+  extras.losses = losses_;
+  save_checkpoint(model_, dir, extras);
+}
+
+}  // namespace attnscope::train

@@ -1,0 +1,126 @@
+// `attnscope train` end to end: the checkpoint folder and progress lines; bad settings exit 2 with one
+// "error: …" line and leave no file behind; the text task on a Chinese file.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attnscope/io/file_io.h"
+#include "check.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+// Small and quick: 2 layers, d_model 32, T = 16, batch 4.
+const std::string quick = "--d-model 32 --seq-len 16 --batch 4 ";
+}  // namespace
+
+TEST_CASE("train cli: writes config.json, model.safetensors, loss.csv and vocab.json, printing progress") {
+  const fs::path out = fresh_dir("cli_train") / "run";  // created by the command
+  const CliRun r = run_cli("train --task induction --layers 2 --heads 4 --groups 2 " + quick +
+                           "--steps 20 --seed 3 --print-every 10 --out " + shell_quote(out.string()));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(contains(r.out, "step 10/20  loss "));
+  CHECK(contains(r.out, "step 20/20  loss "));
+  CHECK(contains(r.out, "induction L1 "));
+  CHECK(contains(r.out, "KV cache 256 bytes/token"));  // 2 · L 2 · G 2 · head_dim 8 · 4 bytes
+  const auto cfg = nlohmann::json::parse(read_file(out / "config.json", 1 << 20));
+  CHECK(cfg["model_type"] == "llama");
+  CHECK(cfg["num_key_value_heads"] == 2);
+  CHECK(fs::file_size(out / "model.safetensors") > 10000);
+  const std::string csv = read_file(out / "loss.csv", 1 << 20);
+  CHECK(csv.rfind("step,loss\n1,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 21);
+  CHECK(contains(csv, "\n20,"));
+  CHECK(count_files(out) == 4);
+
+  // The same seed again: the same loss curve, byte for byte.
+  const fs::path again = fresh_dir("cli_train_again");
+  REQUIRE(run_cli("train " + quick + "--steps 20 --seed 3 --out " + shell_quote(again.string())).exit_code == 0);
+  CHECK(read_file(again / "loss.csv", 1 << 20) == csv);
+}
+
+TEST_CASE("train cli: the text task learns a Chinese file by characters") {
+  const fs::path dir = fresh_dir("cli_train_text");
+  write_file_atomic(dir / "poem.txt", "床前明月光，疑是地上霜。举头望明月，低头思故乡。\n");
+  const CliRun r = run_cli("train --task text --text-file " + shell_quote((dir / "poem.txt").string()) +
+                           " --seq-len 8 --batch 4 --d-model 32 --steps 5 --mlp --out " +
+                           shell_quote((dir / "out").string()));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto vocab = nlohmann::json::parse(read_file(dir / "out" / "vocab.json", 1 << 20));
+  CHECK(vocab["task"] == "text");
+  CHECK(vocab["level"] == "chars");
+  CHECK(vocab["tokens"][0] == "明");  // three times, the most frequent character
+  const auto cfg = nlohmann::json::parse(read_file(dir / "out" / "config.json", 1 << 20));
+  CHECK(cfg["intermediate_size"] == 128);  // --mlp: 4 · d_model
+  CHECK(cfg["vocab_size"] == vocab["tokens"].size());
+}
+
+TEST_CASE("train cli: bad settings exit 2 with one error line and leave nothing behind") {
+  const fs::path fx = fresh_dir("cli_train_bad");
+  write_file_atomic(fx / "empty.txt", "");
+  write_file_atomic(fx / "latin1.txt", "caf\xe9 au lait");
+  write_file_atomic(fx / "short.txt", "abc");
+  write_file_atomic(fx / "a_file", "x");
+  auto f = [&](const char* name) { return shell_quote((fx / name).string()); };
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"--heads 4 --groups 3", "groups (3) must divide heads (4)"},
+      {"--d-model 30 --heads 4", "d_model (30) must be divisible by heads (4)"},
+      {"--heads 32 --groups 1", "heads must be 1 to 16"},
+      {"--layers 9", "layers must be 1 to 4"},
+      {"--d-model 512", "d_model must be 2 to 256"},
+      {"--steps 0", "steps must be 1"},
+      {"--steps -5", "steps must be 1"},
+      {"--lr 0", "learning rate must be a number above 0"},
+      {"--lr -0.01", "learning rate must be a number above 0"},
+      {"--lr nan", "learning rate must be a number above 0"},
+      {"--lr inf", "learning rate must be a number above 0"},
+      {"--batch 0", "batch must be 1 to 1024"},
+      {"--seq-len 7", "must be even"},
+      {"--seq-len 100000", "sequence length must be 4 to 512"},
+      {"--warmup -1", "warm-up steps must be 0 or more"},
+      {"--task parity", "unknown task 'parity'"},
+      {"--task text", "--task text needs --text-file"},
+      {"--text-file " + f("short.txt"), "--text-file is only for --task text"},
+      {"--task text --text-file " + f("empty.txt"), "is empty"},
+      {"--task text --text-file " + f("latin1.txt"), "latin1.txt': invalid UTF-8 at byte 4"},
+      {"--task text --text-file " + f("short.txt") + " --seq-len 8", "needs at least 9"},
+      {"--task text --text-file " + f("missing.txt"), "no such file"},
+      {"--task text --text-file " + f("short.txt") + " --text-level bytes", "unknown text level 'bytes'"},
+      {"--mlp --no-mlp", "--mlp and --no-mlp are exclusive"},
+      {"--ffn 64", "--ffn sets the MLP width: give --mlp too"},
+      {"--mlp --ffn -3", "the MLP width must be 1 or more"},
+      {"--steps abc", "steps"},
+  };
+  for (const Case& c : cases) {
+    const fs::path out = fx / "out";
+    // the defaults otherwise: every case fails before the first step
+    const CliRun run = run_cli("train " + c.args + " --out " + shell_quote(out.string()));
+    INFO(c.args << " → " << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.rfind("error: ", 0) == 0);
+    CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+    CHECK(contains(run.err, c.message));
+    CHECK(!fs::exists(out));
+  }
+  // unusable output folders: an existing file, a path under a file
+  for (const std::string& out : {(fx / "a_file").string(), (fx / "a_file" / "sub").string()}) {
+    const CliRun run = run_cli("train " + quick + "--steps 2 --out " + shell_quote(out));
+    INFO(out << " → " << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.rfind("error: ", 0) == 0);
+    CHECK(contains(run.err, "--out"));
+  }
+  CHECK(read_file(fx / "a_file", 16) == "x");
+}
