@@ -33,6 +33,9 @@ struct WindowOptions {
   bool show_analysis = false;  // open the Head analysis window
   bool show_kv_cache = false;  // open the KV-cache calculator
   bool show_about = false;    // open Help → About
+  bool show_training = false;  // open the Training window
+  std::vector<std::string> train_settings;  // its fields, "key=value" (training_worker.h)
+  std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
