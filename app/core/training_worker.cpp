@@ -293,14 +293,15 @@ void TrainingRun::loop() {
     }
     // Snapshots every few steps, after a single step (the user wants to see it), at the end and on
     // failure — published before the state changes, so whoever sees the run idle sees its last view.
-    if (!failure.empty() || stepped_alone || done || trainer_.steps_done() % settings_.snapshot_every == 0) publish();
+    const bool show = !failure.empty() || stepped_alone || done || trainer_.steps_done() % settings_.snapshot_every == 0;
+    if (show) publish();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!failure.empty()) error_ = failure, failed_ = true, running_ = false, steps_asked_ = 0;
       if (done) finished_ = true, running_ = false;
       working_ = false;
     }
-    if (on_update_) on_update_();
+    if (show && on_update_) on_update_();  // the window redraws when there is something new to draw
   }
 }
 

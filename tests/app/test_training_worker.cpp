@@ -93,7 +93,8 @@ TEST_CASE("training form: bad settings say what is wrong instead of starting") {
   const auto empty = fresh_dir("training_form") / "empty.txt";
   write_file_atomic(empty, "");
   f.text_path = empty.string();
-  CHECK_FALSE(error_of([&] { training_settings(f); }).empty());
+  // Refused when the run is built (the task reads the text), before any thread starts.
+  CHECK(contains(error_of([&] { TrainingRun run(training_settings(f), "text", nullptr); }), "empty.txt"));
   f = small_form();
   f.snapshot_every = 0;
   CHECK(contains(error_of([&] { training_settings(f); }), "refreshes"));
