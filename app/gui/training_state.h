@@ -30,6 +30,7 @@ struct TrainingWindowState {
   // Scripted runs (--train-actions): done one by one, each once the runs are idle again.
   std::vector<std::string> actions;
   size_t next_action = 0;
+  bool drawn_busy = false;  // the last frame was drawn while a run was busy (its final view not yet shown)
 };
 
 }  // namespace attnscope::gui

@@ -363,7 +363,7 @@ void ShowTrainingWith(AppState& state, const train::TrainSettings& settings) {
 
 bool TrainingBusy(const AppState& state) {
   const TrainingWindowState& t = state.training;
-  return t.next_action < t.actions.size() || AnyBusy(t);
+  return t.drawn_busy || t.next_action < t.actions.size() || AnyBusy(t);
 }
 
 void ScriptedTrainingPause(const AppState& state) {
@@ -376,6 +376,8 @@ void ScriptedTrainingPause(const AppState& state) {
 void DrawTrainingWindow(AppState& state) {
   TrainingWindowState& t = state.training;
   RunScriptedActions(state);
+  // Asked before the views are read: when idle now, this frame shows each run's last view.
+  t.drawn_busy = t.next_action < t.actions.size() || AnyBusy(t);
   if (!state.show_training) return;
   PlaceNextWindow(state, Slot::main);
   if (!ImGui::Begin(WindowTitle("Training", "training").c_str(), &state.show_training)) {
