@@ -62,7 +62,7 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
   if (lo > hi) lo = 0, hi = 1;
   if (hi - lo < 1e-6f) hi = lo + 1;
   const float pad = (hi - lo) * 0.05f;
-  if (!(y_lo < y_hi)) lo -= pad, hi += pad;
+  if (!(y_lo < y_hi)) lo = lo >= 0 ? std::max(0.0f, lo - pad) : lo - pad, hi += pad;  // a loss never goes below 0
 
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
