@@ -378,7 +378,12 @@ void DrawTrainingWindow(AppState& state) {
   RunScriptedActions(state);
   // Asked before the views are read: when idle now, this frame shows each run's last view.
   t.drawn_busy = t.next_action < t.actions.size() || AnyBusy(t);
-  if (!state.show_training) return;
+  if (!state.show_training) {
+    // Closing the window pauses its runs (nothing trains out of sight); Start goes on from there.
+    for (auto& r : t.runs)
+      if (r->state() == RunState::running) r->pause();
+    return;
+  }
   PlaceNextWindow(state, Slot::main);
   if (!ImGui::Begin(WindowTitle("Training", "training").c_str(), &state.show_training)) {
     ImGui::End();

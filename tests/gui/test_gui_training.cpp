@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "attnscope/io/file_io.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "attnscope/train/trainer.h"
@@ -131,6 +132,20 @@ TEST_SUITE("gui_training") {
     const model::ForwardResult r = model::forward(*model::open(dir), ids);
     const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> trained(a.logits, T, V);
     check_close(r.logits, trained, 1e-4, "logits of the checkpoint the window saved");
+  }
+
+  TEST_CASE("training window: the text task trains on a UTF-8 file, Chinese included") {
+    const fs::path text = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "training_poem.txt";
+    fs::create_directories(text.parent_path());
+    std::string poem;
+    for (int i = 0; i < 8; ++i) poem += "床前明月光，疑是地上霜。举头望明月，低头思故乡。The moon is bright tonight.\n";
+    write_file_atomic(text, poem);
+    const WindowRun w = run_window("training_text", small + ",task=text,text=" + text.string() + ",steps=3 --train-actions start");
+    REQUIRE(w.layout["training"]["runs"].size() == 1);
+    const json& run = w.layout["training"]["runs"][0];
+    CHECK(run["state"] == "finished");
+    CHECK(run["losses"].size() == 3);
+    CHECK(run["probe_tokens"][0] == "床");  // the probe is the text's first T characters
   }
 
   TEST_CASE("training window: bad settings are named on screen and nothing starts, in both languages") {
