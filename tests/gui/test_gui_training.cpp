@@ -134,6 +134,33 @@ TEST_SUITE("gui_training") {
     check_close(r.logits, trained, 1e-4, "logits of the checkpoint the window saved");
   }
 
+  TEST_CASE("training window: with three runs on screen no text is cut, EN and ZH, 1280x720 to 1920x1080") {
+    // As gui_layout checks every window: a text may only pass an edge its window (or the window its
+    // child sits in) can scroll past.
+    for (const std::string language : {"en", "zh"})
+      for (const std::string size : {"1280x720", "1600x900", "1920x1080"}) {
+        CAPTURE(language);
+        CAPTURE(size);
+        const WindowRun w = run_window("training_layout", small + ",steps=5 --train-actions compare --language " + language +
+                                                              " --size " + size);
+        REQUIRE(w.layout["training"]["runs"].size() == 3);
+        int texts = 0;
+        for (const json& t : w.layout["texts"]) {
+          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
+          ++texts;
+          const json& c = t["clip"];
+          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
+          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
+          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
+          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
+          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
+          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
+        }
+        CHECK(texts > 50);
+        CHECK(w.layout["untranslated"].empty());
+      }
+  }
+
   TEST_CASE("training window: the text task trains on a UTF-8 file, Chinese included") {
     const fs::path text = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "training_poem.txt";
     fs::create_directories(text.parent_path());
