@@ -85,7 +85,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Benchmark frame pacing: frames per second, as vsync on a display would allow (default 60; "
                     "0: as fast as possible)")
       ->group("");
-  group->add_option("--lesson", o.lesson, "Open lesson N (1 to 5) in the Lessons panel");
+  group->add_option("--lesson", o.lesson, "Open lesson N (from 1) in the Lessons panel");
   group->add_option("--step", o.step, "With --lesson: start at this step (default 1)");
   group->add_option("--language", o.language, "UI language: en (English) | zh (中文); default: the last one chosen");
   group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");

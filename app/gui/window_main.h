@@ -27,7 +27,7 @@ struct WindowOptions {
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   bool show_export = false;  // open the Export panel at start
   // Classroom.
-  int lesson = 0;            // open lesson N (1 … 5) at start; 0: none
+  int lesson = 0;            // open lesson N (from 1) at start; 0: none
   int step = 1;              // its step (1-based)
   std::string language;      // en | zh: the UI language (default: the saved one, else en)
   bool show_analysis = false;  // open the Head analysis window
