@@ -393,7 +393,10 @@ void DrawTrainingWindow(AppState& state) {
   const bool busy = AnyBusy(t);
 
   // 1. Settings (locked while runs exist: Reset to change them).
-  if (ImGui::CollapsingHeader(tr("Model and training settings"), ImGuiTreeNodeFlags_DefaultOpen)) DrawSettings(t, has_runs);
+  if (ImGui::CollapsingHeader(tr("Model and training settings"), ImGuiTreeNodeFlags_DefaultOpen)) {
+    DrawSettings(t, has_runs);
+    if (has_runs) HintText(tr("The settings are locked while there is a run: Reset to change them."));
+  }
 
   // 2. Buttons.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
