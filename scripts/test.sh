@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build, and run the whole suite.
-#   1. AddressSanitizer + UndefinedBehaviorSanitizer build of the engine, CLI and test suite (ctest)
-#   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh)
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer build (clang, with libFuzzer's coverage) of the
+#      engine, CLI, test suite and fuzzer, and the suite through ctest
+#   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh), on stage 1's build
 #   3. the Release build and the whole suite through ctest, GUI tests under Xvfb, and the install
 #      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)
+# Stages 1 and 2 share one build: each source is compiled once per configuration (two in all).
 # ATTNSCOPE_QUICK=1 skips stages 1 and 2 (for a fast local loop; CI always runs all three).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,9 +16,9 @@ stage_done() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECO
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   echo "== 1/3 sanitizers: ASan + UBSan build and suite"
-  asan="$root/build-asan"
-  cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_BUILD_APP=OFF \
-    -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
+  # The same configuration as scripts/fuzz.sh, which then finds its fuzzer already built.
+  asan="$root/build-fuzz"
+  "$root/scripts/fuzz.sh" --configure-only
   cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure --timeout 1800 -j"$jobs")

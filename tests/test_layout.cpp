@@ -73,8 +73,9 @@ TEST_CASE("layout: every engine folder says what it may include, and its sources
     CHECK_MESSAGE(entry.is_directory(), entry.path() << ": public headers live in concept folders");
     CHECK_MESSAGE(folders.count(entry.path().filename().string()), entry.path() << " has no engine/src folder");
   }
-  for (const auto& [f, deps] : allowed)
-    for (const std::string& d : deps) CHECK_MESSAGE(folders.count(d), f << " may include '" << d << "', which is no folder");
+  for (const auto& entry : allowed)  // not a structured binding: CHECK_MESSAGE cannot capture one (clang 14)
+    for (const std::string& d : entry.second)
+      CHECK_MESSAGE(folders.count(d), entry.first << " may include '" << d << "', which is no folder");
 
   int files = 0, checked = 0;
   for (const auto& entry : fs::recursive_directory_iterator(source_dir / "engine")) {
@@ -108,7 +109,9 @@ TEST_CASE("layout: app/core includes neither the command line nor the window, an
   const std::map<std::string, std::vector<std::string>> forbidden = {{"core", {"cli/", "gui/", "imgui", "GLFW/"}},
                                                                      {"cli", {"gui/", "imgui", "GLFW/"}}};
   int files = 0;
-  for (const auto& [folder, bad] : forbidden)
+  for (const auto& rule : forbidden) {
+    const std::string& folder = rule.first;  // not a structured binding: CHECK_MESSAGE cannot capture one
+    const auto& bad = rule.second;
     for (const auto& entry : fs::directory_iterator(source_dir / "app" / folder)) {
       if (!is_source(entry.path())) continue;
       ++files;
@@ -116,5 +119,6 @@ TEST_CASE("layout: app/core includes neither the command line nor the window, an
         for (const std::string& b : bad)
           CHECK_MESSAGE(inc.rfind(b, 0) != 0, "app/" << folder << "/" << entry.path().filename().string() << " includes " << inc);
     }
+  }
   CHECK(files >= 10);
 }

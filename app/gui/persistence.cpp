@@ -70,6 +70,10 @@ WindowPreferences Persistence::load_preferences() const {
     if (w >= 320 && w <= 7680 && h >= 240 && h <= 4320) p.width = w, p.height = h;
     const std::string language = j.value("language", std::string());
     if (language == "en" || language == "zh") p.language = language;
+    if (j.contains("recent_tokenizers") && j["recent_tokenizers"].is_array())
+      for (const auto& path : j["recent_tokenizers"])
+        if (path.is_string() && !path.get<std::string>().empty() && p.recent_tokenizers.size() < max_recent_tokenizers)
+          p.recent_tokenizers.push_back(path.get<std::string>());
   } catch (const std::exception&) {
     // A damaged preferences file only means the defaults.
   }
@@ -103,7 +107,8 @@ std::string Persistence::save_preferences(const WindowPreferences& p) const {
   try {
     ensure_directory(folder_);
     const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height},
-                             {"language", p.language.empty() ? "en" : p.language}};
+                             {"language", p.language.empty() ? "en" : p.language},
+                             {"recent_tokenizers", p.recent_tokenizers}};
     write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
   } catch (const InputError& e) {
     return std::string("could not save the window preferences: ") + e.what();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnscope/scene/scene.h"
 
@@ -19,7 +20,9 @@ struct WindowPreferences {
   bool light_theme = true;  // light reads better on most projectors
   int width = 0, height = 0;  // the window's size (0: not saved), so the saved layout fits it
   std::string language;     // "en" | "zh" ("": not saved)
+  std::vector<std::string> recent_tokenizers;  // the Input window's recent tokenizer paths, newest first
 };
+inline constexpr size_t max_recent_tokenizers = 8;
 
 class Persistence {
  public:

@@ -21,7 +21,9 @@ Mat random_mat(int64_t rows, int64_t cols, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("packed matrix: packing keeps every value, from rows, from the transpose and back") {
-  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{1, 1}, {31, 5}, {32, 7}, {33, 3}, {100, 17}}) {
+  // Plain ints, not a structured binding: CAPTURE's lambda cannot name one in clang 14.
+  for (const auto& shape : std::vector<std::pair<int, int>>{{1, 1}, {31, 5}, {32, 7}, {33, 3}, {100, 17}}) {
+    const int rows = shape.first, cols = shape.second;
     CAPTURE(rows);
     const Mat w = random_mat(rows, cols, uint64_t(rows * 100 + cols));
     const PackedMatrix p = PackedMatrix::from(w);
@@ -39,7 +41,8 @@ TEST_CASE("packed matrix: packing keeps every value, from rows, from the transpo
 
 TEST_CASE("packed matrix: the product equals the plain-loop reference on every edge shape") {
   for (const int BT : {1, 3, 7, 8, 9, 17, 64, 300})
-    for (const auto& [out, in] : std::vector<std::pair<int, int>>{{1, 1}, {5, 3}, {32, 16}, {33, 64}, {100, 40}, {768, 96}}) {
+    for (const auto& shape : std::vector<std::pair<int, int>>{{1, 1}, {5, 3}, {32, 16}, {33, 64}, {100, 40}, {768, 96}}) {
+      const int out = shape.first, in = shape.second;
       CAPTURE(BT);
       CAPTURE(out);
       CAPTURE(in);

@@ -37,7 +37,8 @@ std::string encode_png(const std::vector<unsigned char>& pixels, int width, int 
 
 TEST_CASE("grid patterns: every pattern has the asked size, values in [0, 1], is deterministic and not flat") {
   for (const std::string& name : grid_pattern_names())
-    for (auto [rows, cols] : {std::pair{16, 16}, std::pair{5, 23}, std::pair{64, 64}, std::pair{1, 1}}) {
+    for (const auto& shape : {std::pair{16, 16}, std::pair{5, 23}, std::pair{64, 64}, std::pair{1, 1}}) {
+      const int rows = shape.first, cols = shape.second;  // not a binding: CAPTURE cannot name one (clang 14)
       CAPTURE(name);
       CAPTURE(rows);
       CAPTURE(cols);

@@ -39,11 +39,18 @@ TEST_CASE("scene json: every setting, each set to a non-default value, round-tri
   // Every value written differs from the default scene's: no field was left at its default.
   const nlohmann::json written = scene_to_json(s), defaults = scene_to_json(Scene{});
   int leaves = 0;
-  for (const auto& [section, object] : defaults.items()) {
+  // items() by name, not structured bindings: INFO's lambda cannot capture one in clang 14.
+  for (const auto& s_item : defaults.items()) {
+    const std::string section = s_item.key();
+    const nlohmann::json& object = s_item.value();
     if (!object.is_object()) continue;
-    for (const auto& [key, value] : object.items()) {
+    for (const auto& k_item : object.items()) {
+      const std::string key = k_item.key();
+      const nlohmann::json& value = k_item.value();
       if (value.is_object()) {
-        for (const auto& [sub, leaf] : value.items()) {
+        for (const auto& l_item : value.items()) {
+          const std::string sub = l_item.key();
+          const nlohmann::json& leaf = l_item.value();
           INFO(section << "." << key << "." << sub);
           CHECK(written[section][key][sub] != leaf);
           ++leaves;
