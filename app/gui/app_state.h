@@ -29,6 +29,7 @@
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
 #include "core/pictures.h"
+#include "gui/training_state.h"
 
 namespace attnscope::gui {
 
@@ -213,6 +214,7 @@ struct AppState {
   bool show_kv_cache = false;
   Language language = Language::en;
   bool show_about = false;  // Help → About
+  bool show_training = false;  // Classroom → Training (window_training.cpp)
 
   InputWindowState input;
   ModelWindowState model;
@@ -225,6 +227,7 @@ struct AppState {
   AnalysisWindowState analysis_window;
   KvCacheWindowState kv_cache;
   AboutWindowState about;
+  TrainingWindowState training;
   SceneDialogState scene_dialog;
   Textures textures;
 

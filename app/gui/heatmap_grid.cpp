@@ -36,6 +36,13 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
     for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 2));
   g.head_bar = spec.shared_scale ? 0.0f : font * 0.9f + head_numbers;
   g.bar = spec.shared_scale ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
+  // As wide as the bar's title and its "masked" swatch too: a grid that fills the width (the Training
+  // window's rows of heads) must not push them past the edge.
+  if (spec.shared_scale) {
+    float widest = ImGui::CalcTextSize(tr(spec.value_name)).x;
+    if (spec.masked) widest = std::max(widest, font * 1.2f + ImGui::CalcTextSize(tr("masked")).x);
+    g.bar = std::max(g.bar, font * 0.8f + widest + font * 0.3f);
+  }
   // The shared bar's title sits above the first row: keep a line for it.
   if (spec.shared_scale) g.label_h = std::max(g.label_h, font * 1.7f);
   auto fit = [&] {

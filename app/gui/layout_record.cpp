@@ -11,6 +11,15 @@
 namespace attnscope::gui {
 namespace {
 
+// A text can be scrolled to when its window or a window it sits in has that scrollbar: a child
+// (the Training window's rows of heads) inside a scrolling window moves with it.
+void ScrollOf(const ImGuiWindow* window, LayoutRecord::Text& t) {
+  for (const ImGuiWindow* w = window; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr) {
+    t.scroll_x = t.scroll_x || w->ScrollbarX;
+    t.scroll_y = t.scroll_y || w->ScrollbarY;
+  }
+}
+
 std::vector<LayoutRecord::Text>* text_sink = nullptr;
 
 bool IsRootWindow(const ImGuiWindow* w) {
@@ -41,8 +50,7 @@ void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos
   const ImGuiWindow* window = ImGui::GetCurrentContext() ? ImGui::GetCurrentContext()->CurrentWindow : nullptr;
   if (window) {
     t.window = window->RootWindow ? window->RootWindow->Name : window->Name;
-    t.scroll_x = window->ScrollbarX;
-    t.scroll_y = window->ScrollbarY;
+    ScrollOf(window, t);
   } else {
     t.window = draw->_OwnerName ? draw->_OwnerName : "";
   }
@@ -67,8 +75,7 @@ void RecordText(const std::string& text, ImVec2 min, ImVec2 max) {
   const ImDrawList* draw = ImGui::GetWindowDrawList();
   LayoutRecord::Text t;
   t.window = window->RootWindow->Name;
-  t.scroll_x = window->ScrollbarX;
-  t.scroll_y = window->ScrollbarY;
+  ScrollOf(window, t);
   t.text = text;
   t.min = min;
   t.max = max;

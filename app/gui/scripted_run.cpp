@@ -9,6 +9,7 @@
 #include "attnscope/figure/render_png.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/training_windows.h"
 #include "gui/windows.h"
 
 namespace attnscope::gui {
@@ -87,6 +88,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["shape_changes"] = state.shapes.shape_changes;
   j["setting_changes"] = state.shapes.setting_changes;
   add_screen_json(j, state.layout, s);
+  j["training"] = TrainingLayoutJson(state);
   if (sweep) {
     j["screens"] = nlohmann::json::array();
     for (const LayoutSweep::Screen& screen : sweep->screens()) {
@@ -125,8 +127,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_shapes_floating = false;
                      state.show_about = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window training", [](AppState& state) {
                      state.show_about = false;
+                     state.show_training = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_training = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

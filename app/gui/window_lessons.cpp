@@ -10,6 +10,7 @@
 #include "attnscope/core/error.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/training_windows.h"
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
@@ -35,6 +36,8 @@ void EnsureLoaded(AppState& state) {
 void ApplyStep(AppState& state) {
   const Lesson& lesson = state.lessons.lessons[size_t(state.lessons.lesson)];
   state.scene = lesson.steps[size_t(state.lessons.step)].scene;
+  // Lesson 7: the step sets up the Training window (the user presses Start or Compare).
+  if (const auto& training = lesson.steps[size_t(state.lessons.step)].training) ShowTrainingWith(state, *training);
   state.fonts->request_text(state.scene.input.text);
   NoteEdit(state, Panel::startup);
 }
@@ -181,6 +184,10 @@ void DrawLessonsWindow(AppState& state) {
     }
     if (ImGui::SmallButton(tr("Open the calculator"))) state.show_kv_cache = true;
   }
+
+  if (lesson.steps[size_t(l.step)].training && !state.show_training &&
+      ImGui::SmallButton(tr("Open the Training window")))
+    ShowTrainingWith(state, *lesson.steps[size_t(l.step)].training);
 
   // The explanation fills the rest and scrolls.
   SectionHeader(tr("About this lesson"));

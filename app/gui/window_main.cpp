@@ -39,6 +39,7 @@
 #include "gui/gl_texture.h"
 #include "gui/persistence.h"
 #include "gui/scripted_run.h"
+#include "gui/training_windows.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -51,7 +52,8 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
-                                         "--show-about", "--layout-sweep"};
+                                         "--show-about", "--layout-sweep", "--show-training", "--train-settings",
+                                         "--train-actions"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -83,12 +85,22 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Benchmark frame pacing: frames per second, as vsync on a display would allow (default 60; "
                     "0: as fast as possible)")
       ->group("");
-  group->add_option("--lesson", o.lesson, "Open lesson N (1 to 5) in the Lessons panel");
+  group->add_option("--lesson", o.lesson, "Open lesson N (from 1) in the Lessons panel");
   group->add_option("--step", o.step, "With --lesson: start at this step (default 1)");
   group->add_option("--language", o.language, "UI language: en (English) | zh (中文); default: the last one chosen");
   group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");
   group->add_flag("--show-kv-cache", o.show_kv_cache, "Open the KV-cache calculator");
   group->add_flag("--show-about", o.show_about, "Open Help → About (version, git revision, licences)");
+  group->add_flag("--show-training", o.show_training, "Open the Training window (Classroom → Training)");
+  group->add_option("--train-settings", o.train_settings,
+                    "Training window fields, key=value (task, text, level, layers, d_model, heads, groups, mlp, "
+                    "seq_len, batch, steps, lr, seed, threads, snapshot_every)")
+      ->delimiter(',');
+  group->add_option("--train-actions", o.train_actions,
+                    "Scripted runs: Training window buttons in order (start, compare, pause, step, reset, save:DIR, "
+                    "show:N), each once the runs are idle")
+      ->delimiter(',')
+      ->group("");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -192,6 +204,13 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
   require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
+  TrainingForm form;  // unknown keys and non-numbers are usage errors; bad values show in the window
+  for (const std::string& kv : options.train_settings) apply_training_setting(form, kv);
+  for (const std::string& a : options.train_actions)
+    require(a == "start" || a == "compare" || a == "pause" || a == "step" || a == "reset" || a.rfind("save:", 0) == 0 ||
+                a.rfind("show:", 0) == 0,
+            "--train-actions takes start, compare, pause, step, reset, save:DIR and show:N; got '" + a + "'");
+  require(options.train_actions.empty() || mode.scripted, "--train-actions needs --screenshot FILE.png");
   if (!options.pointer.empty()) {
     float x = 0, y = 0;
     char comma = 0, extra = 0;
@@ -305,6 +324,9 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.show_export = options.show_export;
   state.show_analysis = options.show_analysis;
   state.show_kv_cache = options.show_kv_cache;
+  state.show_training = options.show_training;
+  state.training.actions = options.train_actions;
+  for (const std::string& kv : options.train_settings) apply_training_setting(state.training.form, kv);
   // A missing assets folder is said at once, in the About box that names the folders tried.
   state.show_about = options.show_about || !LocateAssets(state);
   state.language = startup.language;
@@ -441,6 +463,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawShapesWindow(state, true);
   DrawAnalysisWindow(state);
   DrawKvCacheWindow(state);
+  DrawTrainingWindow(state);
   DrawExportWindow(state);
   DrawAboutWindow(state);
   DrawSceneDialogs(state);
@@ -485,8 +508,9 @@ WindowSize RenderFrame(GLFWwindow* window) {
 
 // g. A scripted figure is done after the wanted frames, once the result has been on screen for a frame.
 bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
+  ScriptedTrainingPause(state);
   return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
-         !ExportRunning(state);
+         !ExportRunning(state) && !TrainingBusy(state);
 }
 
 // Writes the screenshot of the back buffer, the scene and the layout JSON. Returns the exit code.

@@ -27,12 +27,15 @@ struct WindowOptions {
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   bool show_export = false;  // open the Export panel at start
   // Classroom.
-  int lesson = 0;            // open lesson N (1 … 5) at start; 0: none
+  int lesson = 0;            // open lesson N (from 1) at start; 0: none
   int step = 1;              // its step (1-based)
   std::string language;      // en | zh: the UI language (default: the saved one, else en)
   bool show_analysis = false;  // open the Head analysis window
   bool show_kv_cache = false;  // open the KV-cache calculator
   bool show_about = false;    // open Help → About
+  bool show_training = false;  // open the Training window
+  std::vector<std::string> train_settings;  // its fields, "key=value" (training_worker.h)
+  std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)

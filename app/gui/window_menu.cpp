@@ -67,6 +67,7 @@ void DrawMenuBar(AppState& state) {
     }
     ImGui::MenuItem(tr("Head analysis"), nullptr, &state.show_analysis);
     ImGui::MenuItem(tr("KV-cache calculator"), nullptr, &state.show_kv_cache);
+    ImGui::MenuItem(tr("Training"), nullptr, &state.show_training);
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.classroom");

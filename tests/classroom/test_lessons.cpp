@@ -34,9 +34,9 @@ fs::path copy_of_assets(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("lessons: all five load in order, in both languages, and every step analyses") {
+TEST_CASE("lessons: all load in order, in both languages, and every step analyses") {
   const std::vector<Lesson> lessons = load_lessons();
-  REQUIRE(lessons.size() == 5);
+  REQUIRE(lessons.size() >= 5);
   for (size_t k = 0; k < lessons.size(); ++k) {
     const Lesson& l = lessons[k];
     CAPTURE(l.id);

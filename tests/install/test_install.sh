@@ -31,6 +31,9 @@ done
 for lesson in "$src"/assets/lessons/*.json; do
   check "installed lesson $(basename "$lesson")" cmp -s "$lesson" "$prefix/share/attnscope/lessons/$(basename "$lesson")"
 done
+for f in "$src"/assets/models/induction/*; do
+  check "installed model file $(basename "$f")" cmp -s "$f" "$prefix/share/attnscope/models/induction/$(basename "$f")"
+done
 for n in 16 24 32 48 64 128 256 512; do
   png="$prefix/share/icons/hicolor/${n}x${n}/apps/attnscope.png"
   check "icon ${n}x${n} is a ${n} x ${n} PNG" grep -q "PNG image data, $n x $n," <(file "$png")
@@ -52,6 +55,8 @@ check "export writes a PNG" "$app" export --what heads --format png --text "我�
 check "export: heads.png is a PNG" grep -q "PNG image data" <(file heads.png)
 check "kv-cache reads the model presets" bash -c "'$app' kv-cache --model llama-2-7b --seq 4096 >kv.json"
 check "kv-cache: an answer for llama-2-7b" grep -q '"mha"' kv.json
+check "compute --checkpoint opens the shipped induction model" \
+  "$app" compute --checkpoint "$prefix/share/attnscope/models/induction" --ids 1,2,3,4,1,2,3 --out model_out
 
 # 3. The window under Xvfb: a lesson (from the assets) and the About box.
 window() {  # window NAME ARGS…: a scripted screenshot NAME.png, layout NAME.json, stderr NAME.err

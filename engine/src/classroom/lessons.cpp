@@ -70,6 +70,46 @@ Scene strict_scene(const json& j, const std::string& where) {
   return s;
 }
 
+// A step's "training": the trainer's settings, each key optional (defaults: `attnscope train`'s).
+train::TrainSettings lesson_training(const json& t, const std::string& here) {
+  require(t.is_object(), here + " must be an object");
+  require_known_keys(t, {"task", "layers", "d_model", "heads", "groups", "mlp", "seq_len", "batch", "steps", "lr", "seed"},
+                     here);
+  train::TrainSettings s = train::default_train_settings();
+  auto whole = [&](const char* key, int& field) {
+    if (!t.contains(key)) return;
+    require(t[key].is_number_integer() && t[key].get<int64_t>() >= 0 && t[key].get<int64_t>() <= 1000000,
+            here + ": \"" + key + "\" must be a whole number from 0 to 1000000");
+    field = int(t[key].get<int64_t>());
+  };
+  try {
+    if (t.contains("task")) {
+      require(t["task"].is_string(), "\"task\" must be a task name");
+      s.task.kind = train::parse_task(t["task"].get<std::string>());
+      require(s.task.kind != train::TaskKind::text, "a lesson trains on a built-in task, not on a text file");
+    }
+    whole("layers", s.model.layers), whole("d_model", s.model.d_model), whole("heads", s.model.heads);
+    whole("groups", s.model.groups), whole("seq_len", s.task.seq_len), whole("batch", s.batch);
+    whole("steps", s.steps);
+    int seed = int(s.seed);
+    whole("seed", seed);
+    s.seed = uint64_t(seed);
+    if (t.contains("mlp")) {
+      require(t["mlp"].is_boolean(), "\"mlp\" must be true or false");
+      s.model.mlp = t["mlp"].get<bool>();
+    }
+    if (t.contains("lr")) {
+      require(t["lr"].is_number(), "\"lr\" must be a number");
+      s.optimizer.lr = t["lr"].get<float>();
+    }
+    train::validate_train_settings(s);
+  } catch (const InputError& e) {
+    if (std::string(e.what()).rfind(here, 0) == 0) throw;
+    throw InputError(here + ": " + e.what());
+  }
+  return s;
+}
+
 }  // namespace
 
 // ---- lessons ------------------------------------------------------------------------------------
@@ -101,7 +141,7 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
     const json& step = j["steps"][k];
     const std::string here = where + ", step " + std::to_string(k + 1);
     require(step.is_object(), here + " must be an object");
-    require_known_keys(step, {"caption", "changes"}, here);
+    require_known_keys(step, {"caption", "changes", "training"}, here);
     LessonStep s;
     s.caption = localized(step, "caption", here);
     json patched = base;
@@ -110,6 +150,7 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
       patched.merge_patch(step["changes"]);
     }
     s.scene = strict_scene(patched, here);
+    if (step.contains("training")) s.training = lesson_training(step["training"], here + ", training");
     lesson.steps.push_back(std::move(s));
   }
 

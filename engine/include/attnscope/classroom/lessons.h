@@ -11,9 +11,14 @@
 //     "title":       {"en": "…", "zh": "…"},
 //     "explanation": {"en": "…", "zh": "…"},
 //     "scene": { a full scene, scene_json.h format },
-//     "steps": [ {"caption": {"en": "…", "zh": "…"}, "changes": { e.g. "model": {"kind": "gqa"} }}, … ],
+//     "steps": [ {"caption": {"en": "…", "zh": "…"}, "changes": { e.g. "model": {"kind": "gqa"} },
+//                 "training": {"task": "induction", "layers": 2, "d_model": 64, "heads": 4, "groups": 2,
+//                              "mlp": false, "seq_len": 64, "batch": 16, "steps": 300, "lr": 0.003,
+//                              "seed": 1}}, … ],
 //     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
-// "kv_cache" is optional (lesson 4 shows the calculator beside the maps). Unknown keys anywhere,
+// "kv_cache" is optional (lesson 4 shows the calculator beside the maps); so is a step's "training"
+// (lesson 7: the step opens the Training window with these settings; every key is optional, the
+// defaults are `attnscope train`'s, and the settings are validated as the trainer does). Unknown keys anywhere,
 // in the lesson or in its scenes, are errors: lessons ship with attnscope, so a typo must not pass.
 //
 // assets/sentences.json:
@@ -29,12 +34,14 @@
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/core/language.h"
 #include "attnscope/scene/scene.h"
+#include "attnscope/train/trainer.h"
 
 namespace attnscope {
 
 struct LessonStep {
   LocalizedText caption;  // what this step shows
   Scene scene;            // the lesson's scene with this step's changes applied
+  std::optional<train::TrainSettings> training;  // the Training window's settings for this step
 };
 
 // The calculator settings a lesson shows (a preset plus sequence, batch, element type, memory).

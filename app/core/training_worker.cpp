@@ -1,0 +1,308 @@
+// training_worker.cpp — the Training window's runs: the form → settings, one thread per run,
+// snapshots coloured by the figure layer.
+//
+// Sections: the form · probe pictures · a run
+#include "core/training_worker.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "attnscope/core/error.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/io/file_io.h"
+
+namespace attnscope::gui {
+
+// ---- the form ----------------------------------------------------------------------------------
+
+namespace {
+constexpr int64_t max_text_file_bytes = int64_t(16) << 20;  // as `attnscope train --text-file`
+
+int ParseInt(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  const long v = std::strtol(value.c_str(), &end, 10);
+  require(!value.empty() && end && *end == 0 && v >= std::numeric_limits<int>::min() &&
+              v <= std::numeric_limits<int>::max(),
+          "training setting " + key + " takes a whole number, got '" + value + "'");
+  return int(v);
+}
+}  // namespace
+
+const std::vector<const char*>& training_task_names() {
+  static const std::vector<const char*> names = {"induction", "copy", "reverse", "sort", "text"};
+  return names;
+}
+
+train::TrainSettings training_settings(const TrainingForm& form) {
+  using namespace train;
+  TrainSettings s = default_train_settings();
+  require(form.task >= 0 && form.task < int(training_task_names().size()), "unknown task");
+  s.task.kind = parse_task(training_task_names()[size_t(form.task)]);
+  s.task.level = form.words ? TextLevel::words : TextLevel::chars;
+  s.task.seq_len = form.seq_len;
+  if (s.task.kind == TaskKind::text) {
+    require(!form.text_path.empty(), "the text task needs a text file: type the path of a UTF-8 text (Chinese works)");
+    s.task.text = read_file(form.text_path, max_text_file_bytes);
+    s.task.text_name = "'" + form.text_path + "'";
+  }
+  s.model.layers = form.layers, s.model.d_model = form.d_model;
+  s.model.heads = form.heads, s.model.groups = form.groups;
+  s.model.mlp = form.mlp;
+  s.batch = form.batch;
+  s.steps = form.steps;
+  s.optimizer.lr = form.lr;
+  require(form.seed >= 0, "seed must be 0 or more, got " + std::to_string(form.seed));
+  s.seed = uint64_t(form.seed);
+  require(form.threads >= 0 && form.threads <= 64, "threads must be 0 (all cores) to 64");
+  s.threads = form.threads;
+  require(form.snapshot_every >= 1 && form.snapshot_every <= 100000,
+          "steps between refreshes must be 1 to 100000, got " + std::to_string(form.snapshot_every));
+  s.snapshot_every = form.snapshot_every;
+  validate_train_settings(s);
+  return s;
+}
+
+TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& base) {
+  TrainingForm f = base;
+  const auto& names = training_task_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (train::task_name(s.task.kind) == std::string(names[i])) f.task = int(i);
+  f.words = s.task.level == train::TextLevel::words;
+  f.layers = s.model.layers, f.d_model = s.model.d_model, f.heads = s.model.heads, f.groups = s.model.groups;
+  f.mlp = s.model.mlp;
+  f.seq_len = s.task.seq_len, f.batch = s.batch, f.steps = s.steps;
+  f.lr = s.optimizer.lr;
+  f.seed = int(s.seed);
+  return f;
+}
+
+bool same_training(const TrainingForm& a, const TrainingForm& b) {
+  return a.task == b.task && a.text_path == b.text_path && a.words == b.words && a.layers == b.layers &&
+         a.d_model == b.d_model && a.heads == b.heads && a.groups == b.groups && a.mlp == b.mlp &&
+         a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.seed == b.seed &&
+         a.threads == b.threads && a.snapshot_every == b.snapshot_every;
+}
+
+void apply_training_setting(TrainingForm& form, const std::string& key_value) {
+  const size_t eq = key_value.find('=');
+  require(eq != std::string::npos, "a training setting is key=value, got '" + key_value + "'");
+  const std::string key = key_value.substr(0, eq), value = key_value.substr(eq + 1);
+  if (key == "task") {
+    const auto& names = training_task_names();
+    for (size_t i = 0; i < names.size(); ++i)
+      if (value == names[i]) {
+        form.task = int(i);
+        return;
+      }
+    train::parse_task(value);  // throws, listing the valid names
+  } else if (key == "text") {
+    form.text_path = value;
+  } else if (key == "level") {
+    form.words = train::parse_text_level(value) == train::TextLevel::words;
+  } else if (key == "lr") {
+    char* end = nullptr;
+    const float v = std::strtof(value.c_str(), &end);
+    require(!value.empty() && end && *end == 0, "training setting lr takes a number, got '" + value + "'");
+    form.lr = v;  // NaN and ≤ 0 pass here: training_settings refuses them with the engine's message
+  } else {
+    int* field = key == "layers"           ? &form.layers
+                 : key == "d_model"        ? &form.d_model
+                 : key == "heads"          ? &form.heads
+                 : key == "groups"         ? &form.groups
+                 : key == "seq_len"        ? &form.seq_len
+                 : key == "batch"          ? &form.batch
+                 : key == "steps"          ? &form.steps
+                 : key == "seed"           ? &form.seed
+                 : key == "threads"        ? &form.threads
+                 : key == "snapshot_every" ? &form.snapshot_every
+                                           : nullptr;
+    if (key == "mlp") {
+      form.mlp = ParseInt(key, value) != 0;
+      return;
+    }
+    require(field != nullptr, "unknown training setting '" + key +
+                                  "': use task, text, level, layers, d_model, heads, groups, mlp, seq_len, batch, "
+                                  "steps, lr, seed, threads or snapshot_every");
+    *field = ParseInt(key, value);
+  }
+}
+
+// ---- probe pictures ----------------------------------------------------------------------------
+
+std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot) {
+  // One figure panel per head with the Heads view's conventions: probabilities on 0 … 1 through
+  // viridis, the cells a causal query cannot see (key > query) masked.
+  std::vector<std::vector<Picture>> out(snapshot.probe_probs.size());
+  FigureSpec figure;
+  figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
+  figure.panels.resize(1);
+  PanelSpec& panel = figure.panels[0];
+  for (size_t l = 0; l < snapshot.probe_probs.size(); ++l) {
+    for (const Mat& probs : snapshot.probe_probs[l]) {  // probs [T, T]
+      const int T = int(probs.rows());
+      panel.rows = panel.cols = T;
+      panel.values.assign(size_t(T) * size_t(T), std::numeric_limits<float>::quiet_NaN());
+      for (int q = 0; q < T; ++q)
+        for (int k = 0; k <= q; ++k) panel.values[size_t(q) * size_t(T) + size_t(k)] = probs(q, k);
+      Picture p;
+      p.width = p.height = T;
+      p.range = figure.colorbars[0].range;
+      p.pixels = panel_colors(figure, 0);
+      out[l].push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+// ---- a run -------------------------------------------------------------------------------------
+
+TrainingRun::TrainingRun(train::TrainSettings settings, std::string label, std::function<void()> on_update)
+    : settings_(settings), label_(std::move(label)), on_update_(std::move(on_update)), trainer_(settings) {
+  publish();  // step 0: the untrained heads
+  thread_ = std::thread([this] { loop(); });
+}
+
+TrainingRun::~TrainingRun() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancel_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TrainingRun::start() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_ || failed_) return;
+    running_ = true;
+  }
+  wake_.notify_all();
+}
+
+void TrainingRun::pause() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ = false;
+  steps_asked_ = 0;
+}
+
+void TrainingRun::step_once() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_ || failed_) return;
+    running_ = false;
+    ++steps_asked_;
+  }
+  wake_.notify_all();
+}
+
+void TrainingRun::save(const std::string& dir) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    save_dir_ = dir;
+    save_pending_ = true;
+    save_result_.clear();
+  }
+  wake_.notify_all();
+}
+
+RunState TrainingRun::state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_) return RunState::failed;
+  if (finished_) return RunState::finished;
+  return running_ ? RunState::running : RunState::paused;
+}
+
+bool TrainingRun::busy() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return working_ || save_pending_ || (!finished_ && !failed_ && (running_ || steps_asked_ > 0));
+}
+
+std::string TrainingRun::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+std::string TrainingRun::save_result() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return save_result_;
+}
+
+bool TrainingRun::save_ok() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return save_ok_;
+}
+
+std::shared_ptr<const TrainingView> TrainingRun::view() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return view_;
+}
+
+void TrainingRun::publish() {
+  auto view = std::make_shared<TrainingView>();
+  view->snapshot = trainer_.snapshot();
+  view->heads = probe_pictures(view->snapshot);
+  view->range = ValueRange{0.0f, 1.0f};
+  std::lock_guard<std::mutex> lock(mutex_);
+  view->generation = ++generation_;
+  view_ = std::move(view);
+}
+
+void TrainingRun::loop() {
+  for (;;) {
+    std::string save_dir;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] {
+        return cancel_ || save_pending_ || (!finished_ && !failed_ && (running_ || steps_asked_ > 0));
+      });
+      if (cancel_) return;
+      if (save_pending_) save_dir = save_dir_;
+      else if (steps_asked_ > 0) --steps_asked_;
+      working_ = true;  // busy() until this step's snapshot is out
+    }
+    if (!save_dir.empty()) {
+      // Between steps, so the checkpoint is one consistent set of weights.
+      std::string result;
+      bool ok = false;
+      try {
+        trainer_.save(save_dir);
+        result = save_dir, ok = true;
+      } catch (const InputError& e) {
+        result = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        save_result_ = result, save_ok_ = ok, save_pending_ = false, working_ = false;
+      }
+      if (on_update_) on_update_();
+      continue;
+    }
+    std::string failure;
+    try {
+      trainer_.step();
+    } catch (const InputError& e) {  // diverged: the message says to lower the learning rate
+      failure = e.what();
+    }
+    const bool done = trainer_.finished();
+    bool stepped_alone = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stepped_alone = !running_;
+    }
+    // Snapshots every few steps, after a single step (the user wants to see it), at the end and on
+    // failure — published before the state changes, so whoever sees the run idle sees its last view.
+    const bool show = !failure.empty() || stepped_alone || done || trainer_.steps_done() % settings_.snapshot_every == 0;
+    if (show) publish();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failure.empty()) error_ = failure, failed_ = true, running_ = false, steps_asked_ = 0;
+      if (done) finished_ = true, running_ = false;
+      working_ = false;
+    }
+    if (show && on_update_) on_update_();  // the window redraws when there is something new to draw
+  }
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,130 @@
+// training_worker.h — training runs on worker threads for the Training window (engine train/trainer.h).
+//
+//   UI thread                               worker thread (one per run)
+//   TrainingForm ──training_settings()──►   Trainer (built on the UI thread: bad settings throw there,
+//                                           before any thread starts)
+//   start() / pause() / step_once()  ──►    steps while running (or one step when asked), and every
+//                                           `snapshot_every` steps publishes a TrainingView:
+//   view() ◄── copy of the newest ─────     the snapshot plus the probe heads coloured by the figure
+//                                           layer (the Heads view's colours)
+//   save(dir) ──►                           writes the checkpoint between steps; save_result() says how
+//   ~TrainingRun / stop()                   cancels between steps and joins
+// "Compare MHA / GQA / MQA" is three runs of group_variants(settings): each on its own thread with one
+// OpenMP thread, so the three share the cores evenly and each stays deterministic.
+// No ImGui, GLFW or GL here: the tests drive runs directly.
+//
+// Sections: the form · a run
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnscope/train/trainer.h"
+#include "core/pictures.h"
+
+namespace attnscope::gui {
+
+// ---- the form ----------------------------------------------------------------------------------
+
+// What the Training window's fields hold, as typed; training_settings() checks and converts.
+struct TrainingForm {
+  int task = 0;             // index into training_task_names()
+  std::string text_path;    // the text task's UTF-8 file
+  bool words = false;       // text task: words instead of characters
+  int layers = 2, d_model = 64, heads = 4, groups = 2;
+  bool mlp = false;
+  int seq_len = 64;
+  int batch = 16;
+  int steps = 300;
+  float lr = 3e-3f;
+  int seed = 1;
+  int threads = 0;          // OpenMP threads of a single run (0: all cores)
+  int snapshot_every = 10;  // steps between refreshes of the curve, the heads and the scores
+};
+
+// "induction", "copy", "reverse", "sort", "text" — the order of TrainingForm::task.
+const std::vector<const char*>& training_task_names();
+
+// The engine's settings for the form: reads the text file (io/file_io.h) for the text task and
+// validates everything (InputError saying which setting and what is valid).
+train::TrainSettings training_settings(const TrainingForm& form);
+
+// The form that gives these settings (a lesson step's); threads and the refresh interval are kept from `base`.
+TrainingForm training_form(const train::TrainSettings& settings, const TrainingForm& base);
+bool same_training(const TrainingForm& a, const TrainingForm& b);  // every field equal
+
+// Sets one field from "key=value" (scripted runs: --train-settings). Keys: task, text, level
+// (chars|words), layers, d_model, heads, groups, mlp (0|1), seq_len, batch, steps, lr, seed, threads,
+// snapshot_every. InputError for an unknown key or a value that is not a number.
+void apply_training_setting(TrainingForm& form, const std::string& key_value);
+
+// ---- a run -------------------------------------------------------------------------------------
+
+// What the window draws of a run: the newest snapshot and its probe heads as pictures.
+struct TrainingView {
+  train::TrainSnapshot snapshot;
+  std::vector<std::vector<Picture>> heads;  // [L][H] probe heatmaps, T_probe × T_probe, masked above the diagonal
+  ValueRange range;                         // the shared colour range (probabilities: 0 … 1)
+  uint64_t generation = 0;                  // grows with every published snapshot
+};
+
+enum class RunState { paused, running, finished, failed };
+
+class TrainingRun {
+ public:
+  // Builds the Trainer (throws InputError for bad settings) and starts its thread, paused.
+  // `label` names the run ("MHA (G = 4)"); on_update is called on the worker thread after each
+  // published snapshot and save (e.g. glfwPostEmptyEvent).
+  TrainingRun(train::TrainSettings settings, std::string label, std::function<void()> on_update);
+  ~TrainingRun();  // cancels between steps and joins
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  void start();      // train until finished (or paused)
+  void pause();      // stop after the current step
+  void step_once();  // one more step, then paused
+  // Writes the checkpoint folder between steps (paused or not); save_result() then says what happened.
+  void save(const std::string& dir);
+
+  RunState state() const;
+  bool busy() const;  // running, or a step or a save asked for and not yet done
+  std::string error() const;  // why the run failed (diverged)
+  // "" while no save finished; else the folder written or why not. save_ok() says which.
+  std::string save_result() const;
+  bool save_ok() const;
+  std::shared_ptr<const TrainingView> view() const;  // the newest (never null after construction)
+  const std::string& label() const { return label_; }
+  const train::TrainSettings& settings() const { return settings_; }
+
+ private:
+  void loop();
+  void publish();  // worker thread: snapshot → view
+
+  const train::TrainSettings settings_;
+  const std::string label_;
+  std::function<void()> on_update_;
+  train::Trainer trainer_;  // the worker's own once the thread runs
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool running_ = false, cancel_ = false;
+  int steps_asked_ = 0;
+  std::string save_dir_;  // a save asked for
+  bool save_pending_ = false;
+  std::string save_result_, error_;
+  bool save_ok_ = false, failed_ = false, finished_ = false;
+  bool working_ = false;  // the worker is in a step or a save
+  std::shared_ptr<const TrainingView> view_;
+  uint64_t generation_ = 0;
+  std::thread thread_;
+};
+
+// The probe heads of a snapshot as pictures: every head coloured by the figure layer (panel_colors,
+// viridis, 0 … 1, masked cells above the diagonal), as the Heads view colours a causal head.
+std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot);
+
+}  // namespace attnscope::gui

@@ -1,0 +1,69 @@
+// Lesson 7 and the "training" of a lesson step: every step sets up the Training window with settings
+// the trainer accepts, the comparison's KV bytes are the ones its caption names, and a bad "training"
+// object is refused naming the lesson, the step and the key.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "attnscope/classroom/lessons.h"
+#include "attnscope/io/assets.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/train/trainer.h"
+#include "check.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV bytes are the caption's") {
+  const std::vector<Lesson> lessons = load_lessons();
+  const auto it = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 7; });
+  REQUIRE(it != lessons.end());
+  const Lesson& l = *it;
+  CHECK(l.id == "07_training_induction_heads");
+  REQUIRE(l.steps.size() == 5);
+  for (const LessonStep& step : l.steps) {
+    REQUIRE(step.training.has_value());
+    CHECK_NOTHROW(train::validate_train_settings(*step.training));
+    CHECK(step.training->task.kind == train::TaskKind::induction);
+    CHECK(step.training->model.layers == 2);  // an induction head needs two layers
+  }
+  // Step 4: Compare MHA / GQA / MQA — 2 · L · G · d_head · 4 bytes for G = 4, 2, 1.
+  const std::vector<train::TrainSettings> variants = train::group_variants(*l.steps[3].training);
+  REQUIRE(variants.size() == 3);
+  CHECK(train::kv_cache_bytes_per_token(variants[0].model) == 1024);
+  CHECK(train::kv_cache_bytes_per_token(variants[1].model) == 512);
+  CHECK(train::kv_cache_bytes_per_token(variants[2].model) == 256);
+  CHECK(contains(l.steps[3].caption.en, "1 KiB, 512 B and 256 B"));
+  CHECK(contains(l.steps[3].caption.zh, "1 KiB、512 B 和 256 B"));
+  // Step 5 names the shipped model's recipe: 400 steps from seed 1 (assets/models/README.md).
+  CHECK(l.steps[4].training->steps == 400);
+  CHECK(l.steps[4].training->seed == 1);
+  CHECK(contains(read_file(assets_dir() / "models" / "README.md", 1 << 20), "--steps 400 --seed 1"));
+}
+
+TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the step and the problem") {
+  const fs::path dir = fresh_dir("lesson_training");
+  fs::copy(assets_dir(), dir, fs::copy_options::recursive);
+  const fs::path file = dir / "lessons" / "07_training_induction_heads.json";
+  const nlohmann::json good = nlohmann::json::parse(read_file(file, 1 << 20));
+  auto error_with = [&](const nlohmann::json& training) {
+    nlohmann::json j = good;
+    j["steps"][1]["training"] = training;
+    write_file_atomic(file, j.dump());
+    return error_of([&] { load_lessons(dir); });
+  };
+  std::string e = error_with({{"task", "induction"}, {"colour", 3}});
+  CHECK(contains(e, "07_training_induction_heads"));
+  CHECK(contains(e, "step 2"));
+  CHECK(contains(e, "colour"));
+  e = error_with({{"heads", 4}, {"groups", 3}});
+  CHECK(contains(e, "step 2, training"));
+  CHECK(contains(e, "groups (3) must divide heads (4)"));
+  CHECK(contains(error_with({{"task", "text"}}), "built-in task"));
+  CHECK(contains(error_with({{"lr", "fast"}}), "\"lr\" must be a number"));
+  CHECK(contains(error_with({{"steps", -5}}), "\"steps\" must be a whole number"));
+  CHECK(contains(error_with({{"task", "poetry"}}), "induction"));
+}
