@@ -2,13 +2,14 @@
 // ($XDG_CONFIG_HOME/attnscope, else ~/.config/attnscope):
 //   imgui.ini    window positions and sizes (ImGui's own format)
 //   scene.json   the last scene (scene_json.h), restored when no scene option is given
-//   window.json  UI scale, theme and window size
+//   window.json  UI scale, theme, window size, language and the recent checkpoint folders
 // Scripted runs (--screenshot) neither read nor write any of it, so tests are reproducible.
 // Every file is written through write_file_atomic.
 #pragma once
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnscope/scene/scene.h"
 
@@ -19,6 +20,7 @@ struct WindowPreferences {
   bool light_theme = true;  // light reads better on most projectors
   int width = 0, height = 0;  // the window's size (0: not saved), so the saved layout fits it
   std::string language;     // "en" | "zh" ("": not saved)
+  std::vector<std::string> recent_checkpoints;  // the Checkpoint window's, most recent first
 };
 
 class Persistence {

@@ -125,8 +125,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_shapes_floating = false;
                      state.show_about = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window checkpoint", [](AppState& state) {
                      state.show_about = false;
+                     state.show_checkpoint = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_checkpoint = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -51,7 +52,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
-                                         "--show-about", "--layout-sweep"};
+                                         "--show-about", "--layout-sweep", "--checkpoint", "--layer"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -89,6 +90,9 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-analysis", o.show_analysis, "Open the Head analysis window");
   group->add_flag("--show-kv-cache", o.show_kv_cache, "Open the KV-cache calculator");
   group->add_flag("--show-about", o.show_about, "Open Help → About (version, git revision, licences)");
+  group->add_option("--checkpoint", o.checkpoint,
+                    "Open this Hugging Face checkpoint folder in the Checkpoint window; the Heads view draws its layer");
+  group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -191,6 +195,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   if (!options.language.empty()) parse_language(options.language);  // names the valid ones
   require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
   require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
+  require(!cli::flag_given(options.app, "--layer") || !options.checkpoint.empty(), "--layer needs --checkpoint DIR");
+  require(options.layer >= 0, "--layer counts from 0, got " + std::to_string(options.layer));
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   if (!options.pointer.empty()) {
     float x = 0, y = 0;
@@ -348,6 +354,18 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   }
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
+  state.checkpoint.recent = startup.preferences.recent_checkpoints;
+  state.checkpoint.layer = options.layer;  // kept below L when the model opens
+  if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
+  // A folder (or a file in one) dropped onto the window opens as a checkpoint.
+  glfwSetWindowUserPointer(window, &state);
+  glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+    if (count < 1) return;
+    std::error_code error;
+    std::filesystem::path dropped(paths[0]);
+    if (std::filesystem::is_regular_file(dropped, error)) dropped = dropped.parent_path();
+    OpenCheckpoint(*static_cast<AppState*>(glfwGetWindowUserPointer(w)), dropped.string());
+  });
 }
 
 // ---- 2. one frame ----------------------------------------------------------------------------------
@@ -381,9 +399,9 @@ struct FrameLoop {
 };
 
 // a. Events: wait when idle so the window costs nothing while a teacher talks.
-void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker) {
+void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const AppState& state) {
   if (loop.mode.scripted || loop.mode.auto_close) glfwPollEvents();
-  else if (!worker.idle() || loop.frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
+  else if (!worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty()) glfwWaitEventsTimeout(1.0 / 60.0);
   else glfwWaitEventsTimeout(0.5);
 }
 
@@ -391,8 +409,13 @@ void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker) {
 // (With simulated clicks every frame waits, so each click lands on the current result.)
 void TakeNewestResult(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
-  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty()))
-    state.worker->wait_until_idle();
+  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty())) {
+    state.checkpoint.loader->wait_until_idle();
+    // A checkpoint that just opened is submitted at the end of this frame; the wait is then the next one's.
+    if (!TakeCheckpoint(state)) state.worker->wait_until_idle();
+  } else {
+    TakeCheckpoint(state);
+  }
   const bool got_result = TakeResult(state);
   UploadTextures(state);
   loop.frames_since_result = got_result ? 0 : loop.frames_since_result + 1;
@@ -442,6 +465,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawKvCacheWindow(state);
   DrawExportWindow(state);
   DrawAboutWindow(state);
+  DrawCheckpointWindow(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
   RecordWindows(state);
@@ -485,7 +509,8 @@ WindowSize RenderFrame(GLFWwindow* window) {
 // g. A scripted figure is done after the wanted frames, once the result has been on screen for a frame.
 bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
   return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
-         !ExportRunning(state);
+         !ExportRunning(state) && !state.checkpoint.loader->loading() && state.checkpoint.loading.empty() &&
+         !state.scene_edited;
 }
 
 // Writes the screenshot of the back buffer, the scene and the layout JSON. Returns the exit code.
@@ -578,7 +603,8 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
   // A scale nobody chose (the one fitted at start) is not remembered: the next start fits its own
   // screen (1.2 on a 1080p laptop, 1 on a 720p projector).
   const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
-  persistence.save_preferences({chosen_scale, state.light_theme, window_w, window_h, to_string(state.language)});
+  persistence.save_preferences(
+      {chosen_scale, state.light_theme, window_w, window_h, to_string(state.language), state.checkpoint.recent});
 }
 
 // Tear down in reverse.
@@ -606,15 +632,17 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   int exit_code = 0;
   {
     ComputeWorker worker([] { glfwPostEmptyEvent(); });
+    CheckpointLoader loader([] { glfwPostEmptyEvent(); });
     AppState state;
     state.worker = &worker;
+    state.checkpoint.loader = &loader;
     state.fonts = &fonts;
     InitState(state, startup, options, mode, window);
     FrameLoop loop(mode, options, state);
 
     while (!glfwWindowShouldClose(window)) {
       const auto frame_start = std::chrono::steady_clock::now();
-      WaitForEvents(loop, worker);
+      WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
       ApplyLook(loop, state);
       DrawFrame(loop, state);

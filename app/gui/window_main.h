@@ -33,6 +33,8 @@ struct WindowOptions {
   bool show_analysis = false;  // open the Head analysis window
   bool show_kv_cache = false;  // open the KV-cache calculator
   bool show_about = false;    // open Help → About
+  std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
+  int layer = 0;             // with checkpoint: the layer the Heads view draws
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
