@@ -27,9 +27,11 @@ void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
   CheckpointWindowState& c = state.checkpoint;
   if (!c.model) return;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderInt(tr("layer"), &c.layer, 0, c.model->config.layers - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+  if (ImGui::SliderInt("##layer", &c.layer, 0, c.model->config.layers - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
     NoteEdit(state, Panel::heads);  // a running forward pass of the old layer is cancelled
-  RecordLastItem(state, "heads.layer");
+  RecordLastItem(state, "heads.layer");  // the slider's frame alone (tests click it)
+  ImGui::SameLine();
+  ImGui::TextUnformatted(tr("layer"));
   if (att && !att->source_note.empty()) {
     SameLineIfFits(ImGui::CalcTextSize(att->source_note.c_str()).x);
     ImGui::TextUnformatted(att->source_note.c_str());  // the layer on screen (the slider may be ahead of it)

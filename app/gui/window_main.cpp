@@ -563,7 +563,8 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
 bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
-  return loop.frame >= loop.options.frames && state.worker->idle() && (!loop.sweep || loop.sweep->done());
+  return loop.frame >= loop.options.frames && state.worker->idle() && state.checkpoint.loading.empty() &&
+         !state.scene_edited && (!loop.sweep || loop.sweep->done());
 }
 
 // An interactive run's --layout-json, written when the window closes. Returns the exit code.

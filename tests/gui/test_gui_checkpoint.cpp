@@ -33,6 +33,17 @@ std::string joined(const std::vector<std::string>& texts) {
   return s;
 }
 
+// Without white space: wrapped text is drawn line by line, and a long path breaks anywhere.
+std::string flat(const std::string& text) {
+  std::string s;
+  for (char c : text)
+    if (c != ' ' && c != '\n') s += c;
+  return s;
+}
+bool shows(const std::vector<std::string>& texts, const std::string& part) {
+  return flat(joined(texts)).find(flat(part)) != std::string::npos;
+}
+
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
@@ -147,15 +158,15 @@ TEST_SUITE("gui_checkpoint") {
     struct Bad {
       std::string folder, message;
     };
-    for (const Bad& c : {Bad{"truncated", "model.safetensors"}, Bad{"no_config", "config.json"},
-                         Bad{"missing", "missing"}}) {
+    for (const Bad& c : {Bad{"truncated", "model.safetensors' is not a valid safetensors file"},
+                         Bad{"no_config", "config.json"}, Bad{"missing", "missing"}}) {
       CAPTURE(c.folder);
       const WindowRun w = run_window("checkpoint_bad_" + c.folder, "--checkpoint " + shell_quote((d / c.folder).string()));
-      const std::string shown = joined(texts_of(w, "###checkpoint"));
-      INFO(shown);
-      CHECK(shown.find("Error: ") != std::string::npos);
-      CHECK(shown.find(c.message) != std::string::npos);
-      CHECK(shown.find("No checkpoint open") != std::string::npos);  // the seeded layer stays
+      const std::vector<std::string> shown = texts_of(w, "###checkpoint");
+      INFO(joined(shown));
+      CHECK(shows(shown, "Error:"));
+      CHECK(shows(shown, c.message));
+      CHECK(shows(shown, "No checkpoint open"));  // the seeded layer stays
       CHECK(w.layout.at("heads").size() > 0);
     }
   }
@@ -163,11 +174,29 @@ TEST_SUITE("gui_checkpoint") {
   TEST_CASE("checkpoint window: without a tokenizer, text is refused on screen and ids are asked for") {
     const WindowRun w = run_window("checkpoint_no_tokenizer", "--checkpoint " + shell_quote(fixture("mistral_mha_f32").string()) +
                                                                   " --text " + shell_quote("The cat sat"));
-    const std::string shown = joined(texts_of(w, "###checkpoint"));
-    INFO(shown);
-    CHECK(shown.find("This checkpoint has no tokenizer") != std::string::npos);
-    CHECK(shown.find("ids: 1 2 3") != std::string::npos);
-    CHECK(shown.find("Error: ") != std::string::npos);
+    const std::vector<std::string> shown = texts_of(w, "###checkpoint");
+    INFO(joined(shown));
+    CHECK(shows(shown, "This checkpoint has no tokenizer"));
+    CHECK(shows(shown, "ids: 1 2 3"));
+    CHECK(shows(shown, "Error:"));
+  }
+
+  TEST_CASE("checkpoint window: an interactive run remembers the checkpoints opened") {
+    const fs::path config = fresh_dir("checkpoint_recent");
+    const std::string env = "XDG_CONFIG_HOME=" + shell_quote(config.string());
+    const std::string dir = fixture("qwen2_gqa").string();
+    const CliRun first = run_app(env, "--checkpoint " + shell_quote(dir) + " --frames 4");
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    const fs::path saved = config / "attnscope" / "window.json";
+    auto recent = read_json(saved).at("recent_checkpoints");
+    REQUIRE(recent.size() == 1);
+    CHECK(recent[0] == dir);
+    // A run that opens nothing reads the list back and saves it again.
+    const CliRun second = run_app(env, "--frames 4");
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    recent = read_json(saved).at("recent_checkpoints");
+    REQUIRE(recent.size() == 1);
+    CHECK(recent[0] == dir);
   }
 
   TEST_CASE("checkpoint window: the same in Chinese") {
