@@ -38,7 +38,9 @@ uint64_t ComputeWorker::submit(const Scene& scene, std::optional<ModelSource> mo
   Job job;
   job.scene = scene;
   job.analysis_key = analysis_key_of(scene);
-  job.analysis_key.model = std::move(model);
+  if (model) {  // the model's layer depends on the model, the text and the layer alone
+    job.analysis_key = AnalysisKey{Scene{}, AnalysisRequest{}, std::move(model)};
+  }
   job.submitted = Clock::now();
   {
     std::lock_guard lock(mutex_);

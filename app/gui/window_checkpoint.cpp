@@ -128,9 +128,9 @@ void DrawNextTokens(AppState& state) {
   int q = state.scene.view.selected_query;
   const bool chosen = q >= 0 && q < tokens;
   if (!chosen) q = tokens - 1;
-  static const std::vector<std::string> none;
-  const std::vector<std::string>& labels = run->analysis.attention ? run->analysis.attention->labels : none;
-  const std::string label = q < int(labels.size()) ? state.fonts->display_label(labels[size_t(q)]) : "";
+  const AttentionAnalysis* att = run->analysis.attention.get();
+  const std::string label =
+      att && q < int(att->labels.size()) ? state.fonts->display_label(att->labels[size_t(q)]) : std::string();
   SectionHeader(tr("Next tokens"));
   WrappedText(trf("After query %d · %s:", q, label.c_str()));
   if (!chosen) HintText(tr("(the last position; click a query row in the Heads view to choose another)"));

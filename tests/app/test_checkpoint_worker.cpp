@@ -166,6 +166,18 @@ TEST_CASE("compute worker: a newer layer wins over an older one still running") 
   CHECK(contains(r->analysis->attention->source_note, "layer 1"));
   CHECK(r->model_run->layer == 1);
 
+  // Settings of the seeded layer (the Model window, the colormap) do not rerun the model's forward pass.
+  const std::shared_ptr<const Analysis> before = r->analysis;
+  Scene other = scene;
+  other.model.d_model = 32;
+  other.view.colormap = "magma";
+  worker.submit(other, ModelSource{m, input, 1});
+  worker.wait_until_idle();
+  r = worker.take_result();
+  REQUIRE(r.has_value());
+  CHECK(r->analysis == before);
+  CHECK(r->pictures->colormap == Colormap::magma);
+
   // A layer the model lacks is the engine's message, not a crash.
   worker.submit(scene, ModelSource{m, input, 7});
   worker.wait_until_idle();
