@@ -1,6 +1,6 @@
 // cmd_export.cpp — `attnscope export`: a heatmap figure (PNG/SVG) or its raw numbers (CSV/.npy).
 //
-//   attnscope export --what heads|head:N|relpos|conv --format png|svg|csv|npy [--scale S]
+//   attnscope export --what heads|head:N|relpos|conv|model --format png|svg|csv|npy [--scale S]
 //                    [--colormap NAME] [--scores] [--per-head-scale] [--no-caption]
 //                    [scene options of compute/relpos/conv] --out FILE
 // The output path is checked before anything is computed, and the file is written to a temporary
@@ -48,6 +48,9 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptio
       if (flag_given(options.app, "--heads")) require_heads_match_kernel(scene.relpos.heads, kernel_from_settings(scene.conv));
       what.conv = true;
       break;
+    case ExportWhat::model:
+      throw InputError("--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) "
+                       "or --attentions FILE --tokens tokens.json");
   }
   return analyse(scene, what);
 }
@@ -70,6 +73,18 @@ void run(const ExportOptions& o) {
 
   // 2. The analysis, then the file (written atomically).
   const bool real = wants_model(o.model);
+  if (request.what == ExportWhat::model) {
+    require(real, "--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) or "
+                  "--attentions FILE --tokens tokens.json");
+    const model::AttentionStack stack = model_stack_for_export(o.model, o.scene);
+    const ExportedFile file = export_model_view(stack, request, o.out);
+    const std::string size = file.layout ? std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
+                                         : "[" + std::to_string(stack.layers) + ", " + std::to_string(stack.heads) + ", " +
+                                               std::to_string(stack.tokens) + ", " + std::to_string(stack.tokens) + "]";
+    std::printf("wrote %s (model view of %s: %d layers x %d heads, %s, %s)\n", o.out.c_str(), stack.source.c_str(),
+                stack.layers, stack.heads, to_string(request.format), size.c_str());
+    return;
+  }
   require(!real || request.what == ExportWhat::heads || request.what == ExportWhat::head,
           "with --checkpoint or --attentions, --what is heads or head:N (a model layer's heads)");
   const Analysis analysis = real ? model_layer_for_export(o.model, o.scene) : analyse_for(request, scene, o.scene);
@@ -89,7 +104,7 @@ void add_export_command(CLI::App& root) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
-  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv")->required();
+  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model")->required();
   cmd->add_option("--format", options->format, "png | svg | csv | npy")->required();
   cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
@@ -101,12 +116,16 @@ void add_export_command(CLI::App& root) {
       "cells in the masked colour. head:N: one head. relpos: each relative-position head's map for the query\n"
       "(marked) and the combined map, on a grid or a sentence. conv: input | MHSA | true convolution |\n"
       "difference, with the error figures in the caption (gray images, diverging difference).\n"
+      "model: with --checkpoint or --attentions, every layer's heads as an L x H grid of thumbnails 'l.h',\n"
+      "framed by K/V group (PNG, SVG; .npy is the attentions [L,H,T,T]).\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
       "--kind gqa --heads 8 --groups 2 --out heads.png\n"
       "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "
-      "--format png --out layer5.png");
+      "--format png --out layer5.png\n"
+      "Its model view: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what model "
+      "--format png --out gpt2-model.png");
   cmd->callback([options] { run(*options); });
 }
 

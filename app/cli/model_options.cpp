@@ -151,4 +151,23 @@ Analysis model_layer_for_export(const ModelOptions& o, const SceneOptions& scene
   return run_model_layer(*m, tokens, o.layer).analysis;
 }
 
+model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneOptions& scene) {
+  check_model_flags(o, scene);
+  require(!flag_given(o.app, "--layer"), "--what model shows every layer: leave out --layer (or export one layer "
+                                         "with --what heads --layer N)");
+  if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
+  const auto m = open_model(o);
+  const Tokens tokens = tokens_for(o, scene);
+  model::ForwardResult r = model::forward(*m, tokens.ids);
+  model::AttentionStack s;
+  s.layers = r.layers, s.heads = r.heads, s.kv_heads = r.kv_heads, s.tokens = r.tokens;
+  s.attentions = std::move(r.attentions);
+  s.ids = tokens.ids;
+  s.labels = tokens.labels;
+  s.causal = true;  // every checkpoint attnscope reads is a causal language model
+  s.groups_from_config = true;
+  s.source = m->name;
+  return s;
+}
+
 }  // namespace attnscope::cli

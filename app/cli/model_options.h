@@ -11,6 +11,7 @@
 #include <string>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/model/attention_file.h"
 #include "core/scene_options.h"
 
 namespace attnscope::cli {
@@ -35,5 +36,9 @@ void run_model_compute(const ModelOptions& options, const SceneOptions& scene, c
 
 // export --checkpoint / --attentions: layer N of the model as an Analysis for the figure/array code.
 Analysis model_layer_for_export(const ModelOptions& options, const SceneOptions& scene);
+
+// export --what model: every layer's attentions (the forward pass of --checkpoint, or the file of
+// --attentions). Refuses --layer.
+model::AttentionStack model_stack_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 }  // namespace attnscope::cli

@@ -44,6 +44,9 @@ const char* panel_title(Panel panel);  // "Input", "Model", … ("the command li
 struct InputWindowState {
   std::string tensor_path;  // the path being typed (applied with the Load button)
   std::string image_path;
+  std::string tokenizer_path;             // a model's tokenizer being typed (applied with Load)
+  bool tokenizer_path_shown = false;      // the field was filled from the scene once
+  std::vector<std::string> recent_tokenizers;  // newest first, persisted with the preferences
 };
 
 struct ModelWindowState {

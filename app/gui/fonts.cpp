@@ -24,7 +24,10 @@ constexpr ImWchar fixed_ranges[] = {
     0x2190, 0x21FF,  // Arrows (→)
     0x2200, 0x22FF,  // Mathematical operators (− √ ≤ ∞ ·)
     0x2300, 0x23FF,  // Miscellaneous technical (⌊ ⌋)
+    0x2400, 0x243F,  // Control pictures (␣, a token label's space)
+    0x2580, 0x259F,  // Block elements (▁, SentencePiece's space in vocabulary pieces)
     0x25A0, 0x25FF,  // Geometric shapes (▾ ● □)
+    0xFFFD, 0xFFFD,  // the replacement character (token labels of bytes that form no character)
     0,
 };
 // The CJK font also brings its punctuation and full-width forms when any CJK text appears.

@@ -70,6 +70,10 @@ WindowPreferences Persistence::load_preferences() const {
     if (w >= 320 && w <= 7680 && h >= 240 && h <= 4320) p.width = w, p.height = h;
     const std::string language = j.value("language", std::string());
     if (language == "en" || language == "zh") p.language = language;
+    if (j.contains("recent_tokenizers") && j["recent_tokenizers"].is_array())
+      for (const auto& path : j["recent_tokenizers"])
+        if (path.is_string() && !path.get<std::string>().empty() && p.recent_tokenizers.size() < max_recent_tokenizers)
+          p.recent_tokenizers.push_back(path.get<std::string>());
     // Recent checkpoint folders: strings only, at most a handful (a damaged entry is skipped).
     if (const auto recent = j.find("recent_checkpoints"); recent != j.end() && recent->is_array())
       for (const auto& dir : *recent)
@@ -109,6 +113,7 @@ std::string Persistence::save_preferences(const WindowPreferences& p) const {
     ensure_directory(folder_);
     const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height},
                              {"language", p.language.empty() ? "en" : p.language},
+                             {"recent_tokenizers", p.recent_tokenizers},
                              {"recent_checkpoints", p.recent_checkpoints}};
     write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
   } catch (const InputError& e) {

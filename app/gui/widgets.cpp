@@ -215,6 +215,21 @@ std::string GridNote(const AppState& state, const std::string& engine_note) {
   return trf("%s pattern, %s cells", tr(in.grid.pattern.c_str()), size.c_str());
 }
 
+std::string TokenDetail(const AttentionAnalysis& att, int i) {
+  const Encoding& e = att.encoding;
+  if (i < 0 || size_t(i) >= e.size() || e.ids[size_t(i)] == kNoTokenId) return {};
+  std::string hex;
+  for (const unsigned char b : e.bytes[size_t(i)]) {
+    char two[4];
+    std::snprintf(two, sizeof two, "%s%02X", hex.empty() ? "" : " ", unsigned(b));
+    hex += two;
+  }
+  std::string out = trf("id %d · piece “%s” · bytes %s", int(e.ids[size_t(i)]), e.pieces[size_t(i)].c_str(),
+                        hex.empty() ? "—" : hex.c_str());
+  if (e.special[size_t(i)]) out += tr(" · special");
+  return out;
+}
+
 std::string FormatValue(float value) {
   if (std::isinf(value)) return value < 0 ? "−∞" : "+∞";
   if (std::isnan(value)) return "NaN";

@@ -74,6 +74,9 @@ float ColorBarLabelWidth(ValueRange range, int ticks);
 // description (its file name and sizes) stays as the engine wrote it.
 std::string GridNote(const AppState& state, const std::string& engine_note);
 std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
+// What a real model's tokenizer made of token i, for hovers: "id 1234 · piece “Ġcat” · bytes 20 63 61 74"
+// (and "· special"). Empty with SPEC's word tokenizer, which has no ids.
+std::string TokenDetail(const AttentionAnalysis& att, int i);
 
 // ---- axis labels -----------------------------------------------------------------------------------
 // Labels down the left of a heatmap (queries) or rotated along its top (keys), thinned so that they

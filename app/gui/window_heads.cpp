@@ -102,7 +102,10 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
   ImGui::TextUnformatted(trf("head %d · kv group %d", head, group).c_str());
   ImGui::Separator();
   ImGui::TextUnformatted(trf("query %d: %s", row, labels[size_t(row)].c_str()).c_str());
+  // With a real model's tokenizer, what each token is in its vocabulary (a "·" label's bytes, too).
+  if (const std::string detail = TokenDetail(att, row); !detail.empty()) ImGui::TextDisabled("  %s", detail.c_str());
   ImGui::TextUnformatted(trf("key %d: %s", col, labels[size_t(col)].c_str()).c_str());
+  if (const std::string detail = TokenDetail(att, col); !detail.empty()) ImGui::TextDisabled("  %s", detail.c_str());
   ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
   ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
   ImGui::TextDisabled("%s", tr("click: select this query · double-click: open large"));

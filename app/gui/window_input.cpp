@@ -1,9 +1,11 @@
 // window_input.cpp — the Input window: a sentence (with English and Chinese samples), a tensor file
 // or a 2D grid (pattern or image, rows × cols), and the tokens the engine made of it.
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "attnscope/core/limits.h"
+#include "gui/persistence.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -30,6 +32,8 @@ constexpr Sample samples[] = {
 
 const char* const patterns[] = {TrKey("checkerboard"), TrKey("gradient"), TrKey("rings"), TrKey("glyph"), TrKey("noise")};
 
+void DrawTokenizerChoice(AppState& state);
+
 void DrawSentenceInput(AppState& state) {
   InputSettings& in = state.scene.input;
   const float lines = 3.2f;
@@ -53,6 +57,77 @@ void DrawSentenceInput(AppState& state) {
       }
     }
     ImGui::EndCombo();
+  }
+  DrawTokenizerChoice(state);
+}
+
+// Remembers a tokenizer path that loaded, newest first, without repeats.
+void RememberTokenizer(InputWindowState& ui, const std::string& path) {
+  auto& recent = ui.recent_tokenizers;
+  recent.erase(std::remove(recent.begin(), recent.end(), path), recent.end());
+  recent.insert(recent.begin(), path);
+  if (recent.size() > max_recent_tokenizers) recent.resize(max_recent_tokenizers);
+}
+
+// A real model's tokenizer for the sentence (a tokenizer.json, a vocab.json with merges.txt beside it,
+// or a model folder), or SPEC's words and ideographs. The path applies with Load; a file that cannot be
+// read shows the engine's message under the Input window (Panel::input), like any other input error.
+void DrawTokenizerChoice(AppState& state) {
+  InputSettings& in = state.scene.input;
+  InputWindowState& ui = state.input;
+  if (!ui.tokenizer_path_shown) {
+    ui.tokenizer_path = in.tokenizer_path;
+    ui.tokenizer_path_shown = true;
+  }
+  // A path that analysed without an error goes to the recent list.
+  if (!in.tokenizer_path.empty() && state.analysis && state.analysis->attention &&
+      state.analysis->scene.input.tokenizer_path == in.tokenizer_path && ErrorFor(state, Panel::input).empty() &&
+      (ui.recent_tokenizers.empty() || ui.recent_tokenizers.front() != in.tokenizer_path))
+    RememberTokenizer(ui, in.tokenizer_path);
+  auto apply = [&](const std::string& path) {
+    in.tokenizer_path = path;
+    ui.tokenizer_path = path;
+    SelectQuery(state, -1);
+    NoteEdit(state, Panel::input);
+  };
+  // One row: label, path, Load, Words, and ▾ for the recent paths.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const bool recent = !ui.recent_tokenizers.empty();
+  const float buttons = ImGui::CalcTextSize(tr("Load##tokenizer"), nullptr, true).x +
+                        ImGui::CalcTextSize(tr("Words##tokenizer"), nullptr, true).x + style.FramePadding.x * 4 +
+                        style.ItemSpacing.x * 2 + (recent ? ImGui::GetFrameHeight() + style.ItemSpacing.x : 0.0f);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(tr("tokenizer"));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - buttons, 60.0f));
+  const bool enter = ImGui::InputTextWithHint("##tokenizer", tr("words (no model)"), &ui.tokenizer_path,
+                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  if (ImGui::IsItemEdited()) state.fonts->request_text(ui.tokenizer_path);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s\n%s", in.tokenizer_path.empty() ? tr("now: words and ideographs (no model)") : in.tokenizer_path.c_str(),
+                      tr("A real model's tokenizer: its tokenizer.json, its vocab.json (merges.txt beside it), "
+                         "or the model's folder. The heatmaps then show the model's own tokens."));
+  ImGui::SameLine();
+  if ((ImGui::Button(tr("Load##tokenizer")) || enter) && ui.tokenizer_path != in.tokenizer_path)
+    apply(ui.tokenizer_path);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(in.tokenizer_path.empty());
+  if (ImGui::Button(tr("Words##tokenizer"))) apply("");
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Back to the math contract's words and ideographs"));
+  if (recent) {
+    ImGui::SameLine();
+    if (ImGui::BeginCombo("##recent_tokenizers", "", ImGuiComboFlags_NoPreview | ImGuiComboFlags_PopupAlignLeft)) {
+      for (const std::string& path : ui.recent_tokenizers)
+        if (ImGui::Selectable(path.c_str(), path == in.tokenizer_path) && path != in.tokenizer_path) {
+          const std::string chosen = path;  // apply() may reorder the list being drawn
+          apply(chosen);
+          break;
+        }
+      ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Recent tokenizers"));
   }
 }
 
@@ -136,6 +211,8 @@ void DrawTokenList(AppState& state) {
     if (is_selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_HeaderActive));
     ImGui::PushID(i);
     if (ImGui::SmallButton(text.c_str())) SelectQuery(state, is_selected ? -1 : i);
+    if (ImGui::IsItemHovered())
+      if (const std::string detail = TokenDetail(att, i); !detail.empty()) ImGui::SetTooltip("%s", detail.c_str());
     ImGui::PopID();
     if (is_selected) ImGui::PopStyleColor();
   }

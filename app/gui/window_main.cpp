@@ -314,6 +314,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // A missing assets folder is said at once, in the About box that names the folders tried.
   state.show_about = options.show_about || !LocateAssets(state);
   state.language = startup.language;
+  if (!scripted) state.input.recent_tokenizers = preferences.recent_tokenizers;
   RequestUiGlyphs(*state.fonts);
   // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
   // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
@@ -605,7 +606,8 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
   // screen (1.2 on a 1080p laptop, 1 on a 720p projector).
   const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
   persistence.save_preferences(
-      {chosen_scale, state.light_theme, window_w, window_h, to_string(state.language), state.checkpoint.recent});
+      {chosen_scale, state.light_theme, window_w, window_h, to_string(state.language), state.input.recent_tokenizers,
+       state.checkpoint.recent});
 }
 
 // Tear down in reverse.

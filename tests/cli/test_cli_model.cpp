@@ -134,6 +134,37 @@ TEST_CASE("cli model: export a checkpoint layer's heads, and a converted model's
   CHECK(contains(svg, "head 3 · kv group 0"));
 }
 
+TEST_CASE("cli model: export --what model draws every layer's heads, and its .npy is compute's attentions") {
+  const fs::path out = fresh_dir("cli_model_view");
+  const auto ids = fixture_ids("qwen2_gqa");
+  const std::string base = "export --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(ids) + " --what model";
+  CliRun r = run_cli(base + " --format npy --out " + q(out / "all.npy"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "model view of qwen2_gqa: 2 layers x 4 heads"));
+  const NpyArray all = read_npy(out / "all.npy", 4);
+  CHECK(all.shape == std::vector<int64_t>{2, 4, 12, 12});
+  CHECK(max_diff(all.data, fixture_reference("qwen2_gqa", "attentions").values) <= 1e-5);
+  r = run_cli(base + " --format svg --out " + q(out / "view.svg"));
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = read_file(out / "view.svg", 1 << 24);
+  for (const char* title : {">0.0<", ">0.3<", ">1.0<", ">1.3<"}) CHECK(contains(svg, title));
+  CHECK(contains(svg, "2 K/V heads (GQA, 2 heads per K/V head)"));
+  r = run_cli(base + " --format png --scale 2 --out " + q(out / "view.png"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::file_size(out / "view.png") > 1000);
+  // The precomputed format gives the same view.
+  const fs::path dir = model_fixture("precomputed");
+  r = run_cli("export --attentions " + q(dir / "attentions.npy") + " --tokens " + q(dir / "tokens.json") + " --config " +
+              q(dir / "config.json") + " --what model --format npy --out " + q(out / "file.npy"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_npy(out / "file.npy", 4).shape == std::vector<int64_t>{2, 4, 12, 12});
+
+  const fs::path none = fresh_dir("cli_model_view_refused");
+  check_refused("export --what model --format png --text hi --out " + q(none / "a.png"), "give --checkpoint DIR", none);
+  check_refused(base + " --layer 1 --format png --out " + q(none / "b.png"), "leave out --layer", none);
+  check_refused(base + " --format csv --out " + q(none / "c.csv"), "no CSV", none);
+}
+
 TEST_CASE("cli model: attentions computed elsewhere (README's snippet format) export end to end") {
   const fs::path out = fresh_dir("cli_model_precomputed");
   const fs::path dir = model_fixture("precomputed");

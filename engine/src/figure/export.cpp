@@ -36,8 +36,9 @@ std::string scientific(double v) {
 
 void parse_export_what(const std::string& text, ExportRequest& request) {
   const std::string t = lower(text);
-  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv)";
+  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv, model)";
   if (t == "heads") request.what = ExportWhat::heads;
+  else if (t == "model") request.what = ExportWhat::model;
   else if (t == "relpos") request.what = ExportWhat::relpos;
   else if (t == "conv") request.what = ExportWhat::conv;
   else if (t.rfind("head:", 0) == 0) {
@@ -75,6 +76,7 @@ std::string to_string(const ExportRequest& r) {
     case ExportWhat::head: return "head:" + std::to_string(r.head);
     case ExportWhat::relpos: return "relpos";
     case ExportWhat::conv: return "conv";
+    case ExportWhat::model: return "model";
   }
   return "heads";
 }
@@ -129,6 +131,8 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
     case ExportWhat::conv:
       require(a.conv != nullptr, "this analysis has no convolution comparison: use a grid input and the conv view");
       break;
+    case ExportWhat::model:
+      throw InputError("--what model shows every layer of a real model: give --checkpoint DIR or --attentions FILE");
   }
 }
 
@@ -354,6 +358,7 @@ FigureSpec export_figure(const Analysis& a, const ExportRequest& r) {
     case ExportWhat::head: f = heads_figure(a, r); break;
     case ExportWhat::relpos: f = relpos_figure(a, r); break;
     case ExportWhat::conv: f = conv_figure(a); break;
+    case ExportWhat::model: break;  // validate_export refused it: the model view needs every layer
   }
   if (r.caption) f.caption = export_caption(a, r);
   return f;
@@ -414,6 +419,7 @@ ExportArray export_array(const Analysis& a, const ExportRequest& r) {
       out.col_labels = index_labels(cv.cols);
       break;
     }
+    case ExportWhat::model: break;  // validate_export refused it: the model view needs every layer
   }
   return out;
 }
@@ -459,6 +465,22 @@ std::string export_csv(const ExportArray& array) {
 }
 
 // ---- rendering and writing -----------------------------------------------------------------------
+namespace {
+
+// A figure laid out at the request's scale and encoded as its format (PNG or SVG) into `out`.
+void encode_figure(ExportedFile& out, FigureSpec figure, const ExportRequest& r, const TextRasterizer& text) {
+  out.figure = std::move(figure);
+  out.layout = layout_figure(*out.figure, r.scale, text);
+  if (r.format == ExportFormat::png) {
+    out.image = render_figure(*out.figure, *out.layout, text);
+    out.bytes = encode_png(*out.image);
+  } else {
+    out.bytes = render_svg(*out.figure, *out.layout, text);
+  }
+}
+
+}  // namespace
+
 ExportedFile render_export(const Analysis& a, const ExportRequest& r, const TextRasterizer& text) {
   validate_export(a, r);
   ExportedFile out;
@@ -468,14 +490,7 @@ ExportedFile render_export(const Analysis& a, const ExportRequest& r, const Text
     out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
     return out;
   }
-  out.figure = export_figure(a, r);
-  out.layout = layout_figure(*out.figure, r.scale, text);
-  if (r.format == ExportFormat::png) {
-    out.image = render_figure(*out.figure, *out.layout, text);
-    out.bytes = encode_png(*out.image);
-  } else {
-    out.bytes = render_svg(*out.figure, *out.layout, text);
-  }
+  encode_figure(out, export_figure(a, r), r, text);
   return out;
 }
 
@@ -508,6 +523,65 @@ std::string default_export_file_name(const ExportRequest& r, const std::string& 
   std::string what = to_string(r);
   std::replace(what.begin(), what.end(), ':', '-');
   return "attnscope-" + what + "-" + stamp + "." + to_string(r.format);
+}
+
+// ---- the model view ------------------------------------------------------------------------------
+std::string model_view_caption(const model::AttentionStack& s) {
+  const std::string sep = " · ";
+  const int per_group = s.heads / std::max(s.kv_heads, 1);
+  std::string groups = s.kv_heads == s.heads   ? "MHA, every head its own K/V"
+                       : s.kv_heads == 1       ? "MQA, one K/V head for all"
+                                               : "GQA, " + std::to_string(per_group) + " heads per K/V head";
+  if (!s.groups_from_config && s.kv_heads == s.heads) groups = "K/V groups unknown (no config.json)";
+  return s.source + sep + std::to_string(s.layers) + " layers × " + std::to_string(s.heads) + " heads" + sep +
+         std::to_string(s.kv_heads) + " K/V heads (" + groups + ")" + sep + std::to_string(s.tokens) + " tokens" + sep +
+         (s.causal ? "causal" : "not causal") + sep + "probabilities" + sep + "panel l.h = layer l, head h";
+}
+
+FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
+  require(s.layers >= 1 && s.heads >= 1 && s.tokens >= 1 &&
+              s.attentions.size() == size_t(s.layers) * size_t(s.heads) * size_t(s.tokens) * size_t(s.tokens),
+          "the model view needs attentions [L, H, T, T]");
+  require(s.kv_heads >= 1 && s.heads % s.kv_heads == 0, "the model view needs K/V heads that divide the heads");
+  FigureSpec f;
+  f.grid_columns = s.heads;
+  f.matrix_side = std::max(48, 1400 / s.heads);
+  const size_t cells = size_t(s.tokens) * size_t(s.tokens);
+  for (int l = 0; l < s.layers; ++l)
+    for (int h = 0; h < s.heads; ++h) {
+      PanelSpec p;
+      p.title = std::to_string(l) + "." + std::to_string(h);
+      p.rows = p.cols = s.tokens;
+      const float* a = s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
+      p.values.assign(a, a + cells);
+      if (s.causal)  // masked keys (after the query) in the masked colour, as every heads figure shows them
+        for (int i = 0; i < p.rows; ++i)
+          for (int j = i + 1; j < p.cols; ++j) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+      p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
+      f.panels.push_back(std::move(p));
+    }
+  assign_colorbars(f, true, r.colormap, "probability", s.causal);
+  if (r.caption) f.caption = model_view_caption(s);
+  return f;
+}
+
+ExportedFile export_model_view(const model::AttentionStack& s, const ExportRequest& r, const std::filesystem::path& path,
+                               const TextRasterizer& text) {
+  require(std::isfinite(r.scale) && r.scale >= min_export_scale && r.scale <= max_export_scale,
+          "scale must be between 1 and 4, got " + detail::format_g(r.scale));
+  require(r.format != ExportFormat::csv, "--what model has no CSV (L·H blocks in one table): use --format npy for "
+                                         "the attentions [L, H, T, T], or --what heads --layer N --format csv");
+  require(!r.scores, "--what model shows probabilities (the layers' scores are not kept): leave out --scores");
+  check_export_path(path, r.format);
+  ExportedFile out;
+  if (r.format == ExportFormat::npy) {
+    out.shape = {s.layers, s.heads, s.tokens, s.tokens};
+    out.bytes = serialize_npy(s.attentions.data(), out.shape);
+  } else {
+    encode_figure(out, model_view_figure(s, r), r, text);
+  }
+  write_file_atomic(path, out.bytes);
+  return out;
 }
 
 }  // namespace attnscope

@@ -98,11 +98,13 @@ struct Sizes {
   float max_label_width() const { return 10.0f * label_px(); }
 };
 
-// Base cell side at 1×: the largest matrix side fills about 384 px, cells between 1 and 36 px.
+// Base cell side at 1×: the largest matrix side fills about 384 px (or FigureSpec::matrix_side), cells
+// between 1 and 36 px.
 int base_cell_size(const FigureSpec& spec) {
   int largest = 1;
   for (const PanelSpec& p : spec.panels) largest = std::max({largest, p.rows, p.cols});
-  return std::clamp(384 / largest, 1, 36);
+  const int side = spec.matrix_side > 0 ? spec.matrix_side : 384;
+  return std::clamp(side / largest, 1, 36);
 }
 
 void shift(Rect& r, int dx, int dy) {

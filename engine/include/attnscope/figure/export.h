@@ -11,6 +11,9 @@
 //   relpos   relative-position heads: on a grid each head's map for the query (query cell marked) and
 //            the combined map; on a sentence each head's T × T map (the query's own cell marked) and
 //            the combined 1 × T map
+//   model    a real model's every layer (model view): an L × H grid of thumbnails titled "layer.head",
+//            each framed in its kv group's colour, one shared colour bar (model_view_figure; the
+//            layer's heads alone are `heads` with --layer)
 //   conv     convolution as attention: input | MHSA | true convolution | difference, with the error
 //            figures in the caption; gray images (the input on its own scale, MHSA and convolution
 //            on one shared scale) and the difference on a symmetric diverging scale
@@ -28,10 +31,11 @@
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"
+#include "attnscope/model/attention_file.h"
 
 namespace attnscope {
 
-enum class ExportWhat { heads, head, relpos, conv };
+enum class ExportWhat { heads, head, relpos, conv, model };
 enum class ExportFormat { png, svg, csv, npy };
 
 struct ExportRequest {
@@ -45,8 +49,8 @@ struct ExportRequest {
   bool caption = true;                 // the one-line settings caption under the figure
 };
 
-// "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv". Sets what (and head). Throws InputError
-// listing the valid forms.
+// "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv", "model". Sets what (and head). Throws
+// InputError listing the valid forms.
 void parse_export_what(const std::string& text, ExportRequest& request);
 // "png", "svg", "csv", "npy" (any case). Throws InputError listing them.
 ExportFormat parse_export_format(const std::string& text);
@@ -104,5 +108,17 @@ ExportedFile export_to_file(const Analysis& analysis, const ExportRequest& reque
 // "attnscope-heads-20261122-011500.png" for the window's default exports/ folder; `stamp` is the
 // caller's local time as YYYYMMDD-HHMMSS.
 std::string default_export_file_name(const ExportRequest& request, const std::string& stamp);
+
+// ---- the model view (ExportWhat::model) ------------------------------------------------------------
+// Every layer's heads of a real model, L rows × H columns of thumbnails (BertViz's model view, with the
+// K/V groups): panel l·H + h is layer l's head h, titled "l.h" (GPT-2's 5.1 is layer 5, head 1),
+// framed in the colour of its kv group g(h); causal-masked cells in the masked colour; one colour bar
+// (probability) for all. Thumbnails are about 1400/H pixels wide at 1×, at least 48.
+FigureSpec model_view_figure(const model::AttentionStack& stack, const ExportRequest& request);
+std::string model_view_caption(const model::AttentionStack& stack);
+// PNG/SVG: the figure; .npy: the attentions [L, H, T, T]; CSV is refused (one file of L·H blocks helps
+// nobody: export a layer with --what heads --layer N). Checks the path first, writes atomically.
+ExportedFile export_model_view(const model::AttentionStack& stack, const ExportRequest& request,
+                               const std::filesystem::path& path, const TextRasterizer& text = default_text_rasterizer());
 
 }  // namespace attnscope

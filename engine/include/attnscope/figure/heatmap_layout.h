@@ -46,6 +46,8 @@ struct FigureSpec {
   std::vector<ColorBarSpec> colorbars;    // every panel names one; a bar used by every panel is
                                           // drawn once right of the grid, others beside their last panel
   int grid_columns = 0;                   // panels per row; 0 → automatic (about square)
+  int matrix_side = 0;                    // pixels at 1× for the largest matrix side; 0 → 384 (thumbnails
+                                          // of a model view use less)
   std::string caption;                    // one line under the figure; empty → none
 };
 
