@@ -157,7 +157,7 @@ model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneO
                                          "with --what heads --layer N)");
   if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
   const auto m = open_model(o);
-  const Tokens tokens = tokens_for(o, scene);
+  const ModelTokens tokens = tokens_for(o, scene);
   model::ForwardResult r = model::forward(*m, tokens.ids);
   model::AttentionStack s;
   s.layers = r.layers, s.heads = r.heads, s.kv_heads = r.kv_heads, s.tokens = r.tokens;
