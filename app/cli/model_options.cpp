@@ -13,6 +13,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/text/tokenizer_interface.h"
 #include "cli/output_files.h"
+#include "core/model_input.h"
 
 namespace attnscope::cli {
 
@@ -50,67 +51,22 @@ void refuse_scene_model_flags(const SceneOptions& scene, const char* instead) {
                                               ": the model fixes its own layers, heads and K/V groups");
 }
 
-std::vector<int32_t> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t comma = text.find(',', at);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(at, comma - at);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    const bool digits = !item.empty() && item.size() <= 9 &&
-                        item.find_first_not_of("0123456789") == std::string::npos;
-    require(digits, "--ids '" + text + "': '" + item + "' is not a token id (valid: whole numbers >= 0, separated "
-                                                       "by commas, e.g. 15496,995)");
-    ids.push_back(int32_t(std::stol(item)));
-    at = comma + 1;
-  }
-  return ids;
-}
-
-struct Tokens {
-  std::vector<int32_t> ids;
-  std::vector<std::string> labels;
-  std::shared_ptr<const Tokenizer> tokenizer;  // null when --ids was given and the folder has none
-};
-
-// The checkpoint's ids and labels: --ids as given (labelled by the folder's tokenizer when it has one),
-// or --text through the folder's own tokenizer, special tokens as its files say.
-Tokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
+// The checkpoint's ids and labels (core/model_input.h, shared with the window): --ids as given, or
+// --text through the folder's own tokenizer, special tokens as its files say.
+ModelTokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
   const bool text = flag_given(scene.app, "--text");
   require(text != !o.ids.empty(), "--checkpoint needs the input as --text \"…\" or as token ids --ids 1,2,3 (one of "
                                   "the two)");
-  Tokens t;
-  if (text) {
-    try {
-      t.tokenizer = load_tokenizer_cached(o.checkpoint);
-    } catch (const InputError& e) {
-      throw InputError(std::string("--text needs the checkpoint's own tokenizer files (or give --ids): ") + e.what());
-    }
-    t.ids = t.tokenizer->encode_ids(scene.text, !o.no_special_tokens);
-    require(!t.ids.empty(), "the text gives no tokens" + std::string(o.no_special_tokens ? "" : " (and the tokenizer adds no special token)"));
-  } else {
+  if (!text) {
     require(!o.no_special_tokens, "--no-special-tokens applies to --text; --ids are used exactly as given");
-    t.ids = parse_ids(o.ids);
-    try {
-      t.tokenizer = load_tokenizer_cached(o.checkpoint);
-    } catch (const InputError&) {
-      t.tokenizer = nullptr;  // no tokenizer files: the ids label themselves
-    }
+    return model_tokens_from_ids(o.checkpoint, parse_token_ids(o.ids, "--ids"));
   }
-  if (t.tokenizer) {
-    try {
-      t.labels = t.tokenizer->describe(t.ids).labels;
-    } catch (const InputError&) {
-      t.labels.clear();  // ids beyond the tokenizer's vocabulary: the forward pass names them
-    }
+  try {
+    load_tokenizer_cached(o.checkpoint);  // cached: model_tokens_from_text reuses it
+  } catch (const InputError& e) {
+    throw InputError(std::string("--text needs the checkpoint's own tokenizer files (or give --ids): ") + e.what());
   }
-  if (t.labels.size() != t.ids.size()) {
-    t.labels.clear();
-    for (int32_t id : t.ids) t.labels.push_back(std::to_string(id));
-  }
-  return t;
+  return model_tokens_from_text(o.checkpoint, scene.text, !o.no_special_tokens);
 }
 
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
@@ -139,7 +95,7 @@ void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
 void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out) {
   check_model_flags(o, scene);
   const auto m = open_model(o);
-  const Tokens tokens = tokens_for(o, scene);
+  const ModelTokens tokens = tokens_for(o, scene);
   if (flag_given(o.app, "--layer")) check_layer(o.layer, m->config.layers);
   model::ForwardOptions options;
   options.detail_layer = flag_given(o.app, "--layer") ? o.layer : -1;
@@ -150,10 +106,7 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     nlohmann::json row = nlohmann::json::array();
     for (const model::NextToken& n : top) {
       nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
-      if (tokens.tokenizer) try {
-          e["label"] = tokens.tokenizer->describe(std::vector<int32_t>{n.id}).labels.at(0);
-        } catch (const InputError&) {
-        }
+      if (const std::string label = token_label(tokens, n.id); !label.empty()) e["label"] = label;
       row.push_back(e);
     }
     next.push_back(row);
@@ -194,10 +147,8 @@ Analysis model_layer_for_export(const ModelOptions& o, const SceneOptions& scene
   }
   const auto m = open_model(o);
   check_layer(o.layer, m->config.layers);
-  const Tokens tokens = tokens_for(o, scene);
-  model::ForwardOptions options;
-  options.detail_layer = o.layer;
-  return layer_analysis(*m, model::forward(*m, tokens.ids, options), tokens.labels);
+  const ModelTokens tokens = tokens_for(o, scene);
+  return run_model_layer(*m, tokens, o.layer).analysis;
 }
 
 model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneOptions& scene) {
@@ -206,7 +157,7 @@ model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneO
                                          "with --what heads --layer N)");
   if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
   const auto m = open_model(o);
-  const Tokens tokens = tokens_for(o, scene);
+  const ModelTokens tokens = tokens_for(o, scene);
   model::ForwardResult r = model::forward(*m, tokens.ids);
   model::AttentionStack s;
   s.layers = r.layers, s.heads = r.heads, s.kv_heads = r.kv_heads, s.tokens = r.tokens;

@@ -11,7 +11,7 @@ namespace {
 // What decides an analysis: the request the view asks for, and the scene without its view settings
 // (which only change colours and the highlighted row).
 AnalysisKey analysis_key_of(const Scene& scene) {
-  AnalysisKey key{scene, request_for(scene)};
+  AnalysisKey key{scene, request_for(scene), std::nullopt};
   key.scene.view = ViewSettings{};
   return key;
 }
@@ -34,10 +34,13 @@ ComputeWorker::~ComputeWorker() {
   thread_.join();
 }
 
-uint64_t ComputeWorker::submit(const Scene& scene) {
+uint64_t ComputeWorker::submit(const Scene& scene, std::optional<ModelSource> model) {
   Job job;
   job.scene = scene;
   job.analysis_key = analysis_key_of(scene);
+  if (model) {  // the model's layer depends on the model, the text and the layer alone
+    job.analysis_key = AnalysisKey{Scene{}, AnalysisRequest{}, std::move(model)};
+  }
   job.submitted = Clock::now();
   {
     std::lock_guard lock(mutex_);
@@ -107,12 +110,21 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       analysis = last_analysis_;
     } else {
       last_analysis_.reset();
+      last_model_run_.reset();
       last_stats_.reset();
-      analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
+      if (const std::optional<ModelSource>& source = job.analysis_key.model) {
+        const ModelTokens tokens = model_tokens_from_input(source->model->dir, source->input);
+        last_model_run_ = std::make_shared<const ModelLayerRun>(
+            run_model_layer(*source->model, tokens, source->layer, &cancel_));
+        analysis = std::shared_ptr<const Analysis>(last_model_run_, &last_model_run_->analysis);
+      } else {
+        analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
+      }
       last_analysis_ = analysis;
       last_key_ = job.analysis_key;
     }
     out.analysis = analysis;
+    out.model_run = last_model_run_;
     out.stats = last_stats_;
     out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
   } catch (const InputError& e) {

@@ -10,6 +10,9 @@
 // or after 100 ms (statistics_wait), so that they do not compete with drawing that frame for the CPU.
 // busy() covers only the heatmap part, so the spinner and the frame pacing follow what the heatmaps
 // wait for.
+// With a checkpoint open (ModelSource), the Analysis is that model's layer for the input text instead of
+// the seeded one (core/model_input.h, as `export --checkpoint` makes it); a newer text or layer cancels
+// the forward pass between layers.
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once
@@ -26,14 +29,25 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/scene/scene.h"
+#include "attnscope/model/model.h"
+#include "core/model_input.h"
 #include "core/pictures.h"
 
 namespace attnscope::gui {
+
+// A real model's layer to analyse instead of the scene's seeded layer.
+struct ModelSource {
+  std::shared_ptr<const model::Model> model;
+  std::string input;  // text for the model's tokenizer, or "ids: 1 2 3"
+  int layer = 0;
+  bool operator==(const ModelSource&) const = default;
+};
 
 // Two scenes with equal keys have the same Analysis.
 struct AnalysisKey {
   Scene scene;  // view settings reset
   AnalysisRequest request;
+  std::optional<ModelSource> model;
   bool operator==(const AnalysisKey&) const = default;
 };
 
@@ -47,6 +61,8 @@ struct ComputeResult {
   std::shared_ptr<const HeadStats> stats;
   std::string stats_error;
   std::string error;                          // the engine's InputError message, if any
+  // With a ModelSource: the layer's run (analysis points into it) with every position's top-5.
+  std::shared_ptr<const ModelLayerRun> model_run;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -60,8 +76,9 @@ class ComputeWorker {
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
-  // Queues `scene` and returns its generation number.
-  uint64_t submit(const Scene& scene);
+  // Queues `scene` (with a checkpoint: `model`'s layer instead of the seeded one) and returns its
+  // generation number.
+  uint64_t submit(const Scene& scene, std::optional<ModelSource> model = std::nullopt);
   // The newest finished result not taken yet.
   std::optional<ComputeResult> take_result();
   // True while a scene is pending or its heatmaps are being made; seconds_busy() says for how long.
@@ -109,6 +126,7 @@ class ComputeWorker {
   uint64_t next_generation_ = 1;
   // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
   std::shared_ptr<const Analysis> last_analysis_;
+  std::shared_ptr<const ModelLayerRun> last_model_run_;
   std::shared_ptr<const HeadStats> last_stats_;
   std::optional<AnalysisKey> last_key_;
   std::thread thread_;

@@ -17,6 +17,7 @@ const char* panel_title(Panel panel) {
     case Panel::relpos: return TrKey("Relative position");
     case Panel::conv: return TrKey("Convolution");
     case Panel::exporter: return TrKey("Export");
+    case Panel::checkpoint: return TrKey("Checkpoint");
   }
   return "";
 }
@@ -29,8 +30,45 @@ void NoteEdit(AppState& state, Panel panel) {
 void SubmitIfEdited(AppState& state) {
   if (!state.scene_edited) return;
   state.scene_edited = false;
-  state.submitted_generation = state.worker->submit(state.scene);
-  state.submitted_by = state.edited_by;
+  std::optional<ModelSource> source;
+  const CheckpointWindowState& c = state.checkpoint;
+  if (c.model && state.scene.view.view == View::heads) source = ModelSource{c.model, state.scene.input.text, c.layer};
+  state.submitted_generation = state.worker->submit(state.scene, source);
+  // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
+  state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
+}
+
+void OpenCheckpoint(AppState& state, const std::string& dir) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (!c.loader || dir.empty()) return;
+  c.loading = dir;
+  c.error.clear();
+  c.path = dir;
+  c.loader->open(dir);
+  state.show_checkpoint = true;
+}
+
+bool TakeCheckpoint(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (!c.loader) return false;
+  std::optional<CheckpointResult> result = c.loader->take_result();
+  if (!result) return false;
+  c.loading.clear();
+  if (!result->model) {
+    c.error = result->error;  // the open model, if any, stays
+    return true;
+  }
+  c.error.clear();
+  c.model = result->model;
+  c.tokenizer_error = result->tokenizer_error;
+  c.layer = std::min(c.layer, c.model->config.layers - 1);
+  const std::string dir = result->dir.string();
+  std::erase(c.recent, dir);
+  c.recent.insert(c.recent.begin(), dir);
+  if (c.recent.size() > max_recent_checkpoints) c.recent.resize(max_recent_checkpoints);
+  if (state.scene.view.view != View::heads) SwitchView(state, View::heads);
+  NoteEdit(state, Panel::checkpoint);
+  return true;
 }
 
 bool TakeResult(AppState& state) {
@@ -50,6 +88,7 @@ bool TakeResult(AppState& state) {
   state.pictures = result->pictures;
   state.head_stats = result->stats;
   state.head_stats_error = result->stats_error;
+  state.checkpoint.run = result->model_run;
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include "attnscope/scene/scene.h"
 #include "attnscope/core/language.h"
 #include "gui/classroom_state.h"
+#include "core/checkpoint_loader.h"
 #include "core/compute_worker.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -36,7 +37,7 @@ namespace attnscope::gui {
 // ---- panels and errors -------------------------------------------------------------------------
 
 // The window a setting was edited in, so that the engine's complaint shows where it was caused.
-enum class Panel { startup, input, model, heads, shapes, relpos, conv, exporter };
+enum class Panel { startup, input, model, heads, shapes, relpos, conv, exporter, checkpoint };
 const char* panel_title(Panel panel);  // "Input", "Model", … ("the command line" for startup)
 
 // ---- per-window state --------------------------------------------------------------------------
@@ -52,6 +53,21 @@ struct InputWindowState {
 struct ModelWindowState {
   std::string weights_dir;  // the folder being typed (applied with the Load button)
 };
+
+// The Checkpoint window (window_checkpoint.cpp): a real model whose layer the Heads view draws.
+struct CheckpointWindowState {
+  std::string path;                  // the folder being typed (applied with Open)
+  std::vector<std::string> recent;   // most recent first (persisted with the preferences)
+  CheckpointLoader* loader = nullptr;  // owned by run_window
+  std::string loading;               // the folder being opened ("" when none)
+  std::shared_ptr<const model::Model> model;  // the open checkpoint (null: the seeded layer)
+  std::string error;                 // why the last open failed (the engine's message)
+  std::string tokenizer_error;       // why the open model's tokenizer cannot be used ("" when it can)
+  int layer = 0;                     // the layer the Heads view draws
+  // The layer run on screen: its top-5 next tokens per position (null without a checkpoint).
+  std::shared_ptr<const ModelLayerRun> run;
+};
+inline constexpr size_t max_recent_checkpoints = 6;
 
 // Every picture of the current Pictures as a GL texture; re-sent only when its pixels changed.
 struct Textures {
@@ -215,6 +231,7 @@ struct AppState {
   Language language = Language::en;
   bool show_about = false;  // Help → About
   bool show_training = false;  // Classroom → Training (window_training.cpp)
+  bool show_checkpoint = false;  // Windows → Checkpoint
 
   InputWindowState input;
   ModelWindowState model;
@@ -228,6 +245,7 @@ struct AppState {
   KvCacheWindowState kv_cache;
   AboutWindowState about;
   TrainingWindowState training;
+  CheckpointWindowState checkpoint;
   SceneDialogState scene_dialog;
   Textures textures;
 
@@ -247,6 +265,11 @@ bool TakeResult(AppState& state);
 void UploadTextures(AppState& state);
 // Token labels with glyph-less code points spelled "U+XXXX", cached until the labels or fonts change.
 const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::vector<std::string>& labels);
+// Starts opening checkpoint folder `dir` on the loader (the Checkpoint window, a dropped folder, --checkpoint).
+void OpenCheckpoint(AppState& state, const std::string& dir);
+// Takes a finished open, if any: the model replaces the seeded layer in the Heads view, or its error
+// shows in the Checkpoint window. Returns true when one arrived.
+bool TakeCheckpoint(AppState& state);
 // Selects query token/cell `index` in every view (−1: none).
 void SelectQuery(AppState& state, int index);
 

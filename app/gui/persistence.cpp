@@ -74,6 +74,11 @@ WindowPreferences Persistence::load_preferences() const {
       for (const auto& path : j["recent_tokenizers"])
         if (path.is_string() && !path.get<std::string>().empty() && p.recent_tokenizers.size() < max_recent_tokenizers)
           p.recent_tokenizers.push_back(path.get<std::string>());
+    // Recent checkpoint folders: strings only, at most a handful (a damaged entry is skipped).
+    if (const auto recent = j.find("recent_checkpoints"); recent != j.end() && recent->is_array())
+      for (const auto& dir : *recent)
+        if (dir.is_string() && !dir.get<std::string>().empty() && p.recent_checkpoints.size() < 16)
+          p.recent_checkpoints.push_back(dir.get<std::string>());
   } catch (const std::exception&) {
     // A damaged preferences file only means the defaults.
   }
@@ -108,7 +113,8 @@ std::string Persistence::save_preferences(const WindowPreferences& p) const {
     ensure_directory(folder_);
     const nlohmann::json j = {{"ui_scale", p.ui_scale}, {"light_theme", p.light_theme}, {"width", p.width}, {"height", p.height},
                              {"language", p.language.empty() ? "en" : p.language},
-                             {"recent_tokenizers", p.recent_tokenizers}};
+                             {"recent_tokenizers", p.recent_tokenizers},
+                             {"recent_checkpoints", p.recent_checkpoints}};
     write_file_atomic(folder_ / "window.json", j.dump(2) + "\n");
   } catch (const InputError& e) {
     return std::string("could not save the window preferences: ") + e.what();

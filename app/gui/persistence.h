@@ -2,7 +2,7 @@
 // ($XDG_CONFIG_HOME/attnscope, else ~/.config/attnscope):
 //   imgui.ini    window positions and sizes (ImGui's own format)
 //   scene.json   the last scene (scene_json.h), restored when no scene option is given
-//   window.json  UI scale, theme and window size
+//   window.json  UI scale, theme, window size, language, recent tokenizers and checkpoint folders
 // Scripted runs (--screenshot) neither read nor write any of it, so tests are reproducible.
 // Every file is written through write_file_atomic.
 #pragma once
@@ -21,6 +21,7 @@ struct WindowPreferences {
   int width = 0, height = 0;  // the window's size (0: not saved), so the saved layout fits it
   std::string language;     // "en" | "zh" ("": not saved)
   std::vector<std::string> recent_tokenizers;  // the Input window's recent tokenizer paths, newest first
+  std::vector<std::string> recent_checkpoints;  // the Checkpoint window's, most recent first
 };
 inline constexpr size_t max_recent_tokenizers = 8;
 

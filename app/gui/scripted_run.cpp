@@ -131,8 +131,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_about = false;
                      state.show_training = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window checkpoint", [](AppState& state) {
                      state.show_training = false;
+                     state.show_checkpoint = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_checkpoint = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

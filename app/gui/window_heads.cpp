@@ -22,6 +22,22 @@ namespace {
 
 // ---- toolbar ---------------------------------------------------------------------------------------
 
+// With a checkpoint open: which of its layers the heads are (window_checkpoint.cpp), and what is drawn.
+void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (!c.model) return;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::SliderInt("##layer", &c.layer, 0, c.model->config.layers - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+    NoteEdit(state, Panel::heads);  // a running forward pass of the old layer is cancelled
+  RecordLastItem(state, "heads.layer");  // the slider's frame alone (tests click it)
+  ImGui::SameLine();
+  ImGui::TextUnformatted(tr("layer"));
+  if (att && !att->source_note.empty()) {
+    SameLineIfFits(ImGui::CalcTextSize(att->source_note.c_str()).x);
+    ImGui::TextUnformatted(att->source_note.c_str());  // the layer on screen (the slider may be ahead of it)
+  }
+}
+
 void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   ViewSettings& view = state.scene.view;
   bool edited = false;
@@ -195,6 +211,7 @@ void DrawHeadsWindow(AppState& state) {
   state.layout.view = to_string(View::heads);
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
+  DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   ErrorText(ErrorFor(state, Panel::heads));
 

@@ -36,7 +36,7 @@ void EnsureLoaded(AppState& state) {
 void ApplyStep(AppState& state) {
   const Lesson& lesson = state.lessons.lessons[size_t(state.lessons.lesson)];
   state.scene = lesson.steps[size_t(state.lessons.step)].scene;
-  // Lesson 7: the step sets up the Training window (the user presses Start or Compare).
+  // Lesson 6: the step sets up the Training window (the user presses Start or Compare).
   if (const auto& training = lesson.steps[size_t(state.lessons.step)].training) ShowTrainingWith(state, *training);
   state.fonts->request_text(state.scene.input.text);
   NoteEdit(state, Panel::startup);

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -53,7 +54,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions"};
+                                         "--train-actions", "--checkpoint", "--layer"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -101,6 +102,9 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "show:N), each once the runs are idle")
       ->delimiter(',')
       ->group("");
+  group->add_option("--checkpoint", o.checkpoint,
+                    "Open this Hugging Face checkpoint folder in the Checkpoint window; the Heads view draws its layer");
+  group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -203,6 +207,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   if (!options.language.empty()) parse_language(options.language);  // names the valid ones
   require(options.step >= 1 || !cli::flag_given(options.app, "--lesson"), "--step counts from 1");
   require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
+  require(!cli::flag_given(options.app, "--layer") || !options.checkpoint.empty(), "--layer needs --checkpoint DIR");
+  require(options.layer >= 0, "--layer counts from 0, got " + std::to_string(options.layer));
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   TrainingForm form;  // unknown keys and non-numbers are usage errors; bad values show in the window
   for (const std::string& kv : options.train_settings) apply_training_setting(form, kv);
@@ -371,6 +377,18 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   }
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
+  state.checkpoint.recent = startup.preferences.recent_checkpoints;
+  state.checkpoint.layer = options.layer;  // kept below L when the model opens
+  if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
+  // A folder (or a file in one) dropped onto the window opens as a checkpoint.
+  glfwSetWindowUserPointer(window, &state);
+  glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+    if (count < 1) return;
+    std::error_code error;
+    std::filesystem::path dropped(paths[0]);
+    if (std::filesystem::is_regular_file(dropped, error)) dropped = dropped.parent_path();
+    OpenCheckpoint(*static_cast<AppState*>(glfwGetWindowUserPointer(w)), dropped.string());
+  });
 }
 
 // ---- 2. one frame ----------------------------------------------------------------------------------
@@ -404,9 +422,9 @@ struct FrameLoop {
 };
 
 // a. Events: wait when idle so the window costs nothing while a teacher talks.
-void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker) {
+void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const AppState& state) {
   if (loop.mode.scripted || loop.mode.auto_close) glfwPollEvents();
-  else if (!worker.idle() || loop.frame < 3) glfwWaitEventsTimeout(1.0 / 60.0);
+  else if (!worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty()) glfwWaitEventsTimeout(1.0 / 60.0);
   else glfwWaitEventsTimeout(0.5);
 }
 
@@ -414,8 +432,13 @@ void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker) {
 // (With simulated clicks every frame waits, so each click lands on the current result.)
 void TakeNewestResult(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
-  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty()))
-    state.worker->wait_until_idle();
+  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty())) {
+    state.checkpoint.loader->wait_until_idle();
+    // A checkpoint that just opened is submitted at the end of this frame; the wait is then the next one's.
+    if (!TakeCheckpoint(state)) state.worker->wait_until_idle();
+  } else {
+    TakeCheckpoint(state);
+  }
   const bool got_result = TakeResult(state);
   UploadTextures(state);
   loop.frames_since_result = got_result ? 0 : loop.frames_since_result + 1;
@@ -466,6 +489,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawTrainingWindow(state);
   DrawExportWindow(state);
   DrawAboutWindow(state);
+  DrawCheckpointWindow(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
   RecordWindows(state);
@@ -510,7 +534,8 @@ WindowSize RenderFrame(GLFWwindow* window) {
 bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
   ScriptedTrainingPause(state);
   return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
-         !ExportRunning(state) && !TrainingBusy(state);
+         !ExportRunning(state) && !TrainingBusy(state) && !state.checkpoint.loader->loading() &&
+         state.checkpoint.loading.empty() && !state.scene_edited;
 }
 
 // Writes the screenshot of the back buffer, the scene and the layout JSON. Returns the exit code.
@@ -563,7 +588,8 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
 bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
-  return loop.frame >= loop.options.frames && state.worker->idle() && (!loop.sweep || loop.sweep->done());
+  return loop.frame >= loop.options.frames && state.worker->idle() && state.checkpoint.loading.empty() &&
+         !state.scene_edited && (!loop.sweep || loop.sweep->done());
 }
 
 // An interactive run's --layout-json, written when the window closes. Returns the exit code.
@@ -604,7 +630,8 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
   // screen (1.2 on a 1080p laptop, 1 on a 720p projector).
   const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
   persistence.save_preferences(
-      {chosen_scale, state.light_theme, window_w, window_h, to_string(state.language), state.input.recent_tokenizers});
+      {chosen_scale, state.light_theme, window_w, window_h, to_string(state.language), state.input.recent_tokenizers,
+       state.checkpoint.recent});
 }
 
 // Tear down in reverse.
@@ -632,15 +659,17 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   int exit_code = 0;
   {
     ComputeWorker worker([] { glfwPostEmptyEvent(); });
+    CheckpointLoader loader([] { glfwPostEmptyEvent(); });
     AppState state;
     state.worker = &worker;
+    state.checkpoint.loader = &loader;
     state.fonts = &fonts;
     InitState(state, startup, options, mode, window);
     FrameLoop loop(mode, options, state);
 
     while (!glfwWindowShouldClose(window)) {
       const auto frame_start = std::chrono::steady_clock::now();
-      WaitForEvents(loop, worker);
+      WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
       ApplyLook(loop, state);
       DrawFrame(loop, state);

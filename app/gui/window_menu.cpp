@@ -51,6 +51,7 @@ void DrawMenuBar(AppState& state) {
   if (ImGui::BeginMenu(WindowTitle("Windows", "menu_windows").c_str())) {
     ImGui::MenuItem(tr("Input"), nullptr, &state.show_input);
     ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);
+    ImGui::MenuItem(tr("Checkpoint"), nullptr, &state.show_checkpoint);
     ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
     ImGui::MenuItem(tr("Export…"), "Ctrl+E", &state.show_export);
     if (ImGui::MenuItem(tr("Export again"), "Ctrl+S")) ExportWithLastSettings(state);

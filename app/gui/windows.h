@@ -9,6 +9,7 @@
 //   window_conv.cpp    a K×K convolution as K² heads, beside the true convolution
 //   window_export.cpp  the Export panel: PNG / SVG / CSV / .npy of what is on screen
 //   window_about.cpp   Help → About: version, git revision, assets folder, library licences
+//   window_checkpoint.cpp  Windows → Checkpoint: open a real model, what it is, its next tokens
 #pragma once
 #include "gui/app_state.h"
 
@@ -27,6 +28,7 @@ void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
+void DrawCheckpointWindow(AppState& state);
 // Looks for the assets folder once (state.about); false when it is missing.
 bool LocateAssets(AppState& state);
 // Ctrl+S: export the current view with the Export panel's last settings (to a fresh file name).

@@ -17,7 +17,7 @@
 //                              "seed": 1}}, … ],
 //     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
 // "kv_cache" is optional (lesson 4 shows the calculator beside the maps); so is a step's "training"
-// (lesson 7: the step opens the Training window with these settings; every key is optional, the
+// (lesson 6: the step opens the Training window with these settings; every key is optional, the
 // defaults are `attnscope train`'s, and the settings are validated as the trainer does). Unknown keys anywhere,
 // in the lesson or in its scenes, are errors: lessons ship with attnscope, so a typo must not pass.
 //

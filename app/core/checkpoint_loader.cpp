@@ -1,0 +1,117 @@
+#include "core/checkpoint_loader.h"
+
+#include <exception>
+#include <new>
+
+#include "attnscope/core/error.h"
+#include "attnscope/text/tokenizer_interface.h"
+
+namespace attnscope::gui {
+
+CheckpointLoader::CheckpointLoader(std::function<void()> on_result) : on_result_(std::move(on_result)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+CheckpointLoader::~CheckpointLoader() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    pending_.reset();
+    cancel_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+uint64_t CheckpointLoader::open(const std::filesystem::path& dir) {
+  uint64_t generation = 0;
+  {
+    std::lock_guard lock(mutex_);
+    generation = next_generation_++;
+    if (running_) cancel_ = true;  // an older folder is no longer wanted
+    pending_.emplace(generation, dir);
+    result_.reset();
+  }
+  wake_.notify_all();
+  return generation;
+}
+
+void CheckpointLoader::cancel() {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.reset();
+    if (running_) cancel_ = true;
+    ++next_generation_;  // a result of the cancelled open is dropped (see run)
+    result_.reset();
+  }
+  wake_.notify_all();
+}
+
+std::optional<CheckpointResult> CheckpointLoader::take_result() {
+  std::lock_guard lock(mutex_);
+  std::optional<CheckpointResult> out = std::move(result_);
+  result_.reset();
+  return out;
+}
+
+bool CheckpointLoader::loading() const {
+  std::lock_guard lock(mutex_);
+  return running_ || pending_.has_value();
+}
+
+void CheckpointLoader::wait_until_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return !running_ && !pending_; });
+}
+
+void CheckpointLoader::run() {
+  for (;;) {
+    uint64_t generation = 0;
+    std::filesystem::path dir;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+      if (stop_) return;
+      generation = pending_->first;
+      dir = std::move(pending_->second);
+      pending_.reset();
+      running_ = true;
+      cancel_ = false;
+      progress_ = 0;
+    }
+    CheckpointResult result;
+    result.generation = generation;
+    result.dir = dir;
+    bool cancelled = false;
+    try {
+      result.model = model::open(dir, [this](double fraction) { progress_ = fraction; }, &cancel_);
+      try {
+        load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
+      } catch (const InputError& e) {
+        result.tokenizer_error = e.what();
+      }
+    } catch (const Cancelled&) {
+      cancelled = true;
+    } catch (const InputError& e) {
+      result.error = e.what();
+    } catch (const std::bad_alloc&) {
+      result.error = dir.string() + ": not enough memory for this checkpoint's float32 weights";
+    } catch (const std::exception& e) {
+      result.error = dir.string() + ": internal error: " + e.what();
+    }
+    bool delivered = false;
+    {
+      std::lock_guard lock(mutex_);
+      // Only the newest open() is answered: a cancelled or superseded one leaves no result.
+      if (!cancelled && generation + 1 == next_generation_ && !pending_) {
+        result_ = std::move(result);
+        delivered = true;
+      }
+      running_ = false;
+    }
+    idle_.notify_all();
+    if (delivered && on_result_) on_result_();
+  }
+}
+
+}  // namespace attnscope::gui

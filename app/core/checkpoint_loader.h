@@ -1,0 +1,63 @@
+// checkpoint_loader.h — opens a checkpoint folder off the UI thread (the Checkpoint window).
+//
+//   UI thread ──open(dir)──► worker thread: model::open(dir, progress, cancel) ──► take_result()
+// A newer open() cancels an older one between tensors; progress() is model::open's fraction, readable
+// from any thread each frame. The frame never waits: it polls take_result().
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "attnscope/model/model.h"
+
+namespace attnscope::gui {
+
+struct CheckpointResult {
+  uint64_t generation = 0;                   // the open() this answers
+  std::filesystem::path dir;
+  std::shared_ptr<const model::Model> model;  // null on error
+  std::string error;                         // the engine's message (names the file and the problem)
+  // Why the folder's tokenizer cannot be used ("" when it can): the window then takes ids only.
+  std::string tokenizer_error;
+};
+
+class CheckpointLoader {
+ public:
+  // on_result is called on the worker thread after each result (e.g. glfwPostEmptyEvent).
+  explicit CheckpointLoader(std::function<void()> on_result = {});
+  ~CheckpointLoader();
+  CheckpointLoader(const CheckpointLoader&) = delete;
+  CheckpointLoader& operator=(const CheckpointLoader&) = delete;
+
+  // Starts opening `dir` (cancelling an older open still running); returns its generation.
+  uint64_t open(const std::filesystem::path& dir);
+  // Cancels whatever is pending or loading; no result follows for it.
+  void cancel();
+  // The newest finished open not taken yet.
+  std::optional<CheckpointResult> take_result();
+  bool loading() const;
+  double progress() const { return progress_.load(); }  // 0–1 of the current open
+  // Blocks until nothing is pending or loading (tests, scripted runs).
+  void wait_until_idle();
+
+ private:
+  void run();
+  std::function<void()> on_result_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::optional<std::pair<uint64_t, std::filesystem::path>> pending_;
+  bool running_ = false, stop_ = false;
+  uint64_t next_generation_ = 1;
+  std::optional<CheckpointResult> result_;
+  std::atomic<bool> cancel_{false};
+  std::atomic<double> progress_{0};
+  std::thread thread_;
+};
+
+}  // namespace attnscope::gui

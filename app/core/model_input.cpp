@@ -1,0 +1,109 @@
+// model_input.cpp — text or ids → the checkpoint's tokens → one layer of the forward pass.
+#include "core/model_input.h"
+
+#include "attnscope/analysis/model_layer.h"
+#include "attnscope/core/error.h"
+
+namespace attnscope {
+
+std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what) {
+  std::vector<int32_t> ids;
+  size_t at = 0;
+  const char* separators = ", \t";
+  while (at < text.size()) {
+    const size_t start = text.find_first_not_of(separators, at);
+    if (start == std::string::npos) break;
+    size_t end = text.find_first_of(separators, start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const bool digits = item.size() <= 9 && item.find_first_not_of("0123456789") == std::string::npos;
+    require(digits, what + " '" + text + "': '" + item +
+                        "' is not a token id (valid: whole numbers >= 0, separated by commas or spaces, e.g. "
+                        "15496,995)");
+    ids.push_back(int32_t(std::stol(item)));
+    at = end;
+  }
+  require(!ids.empty(), what + " '" + text + "' holds no token id (e.g. 15496,995)");
+  return ids;
+}
+
+namespace {
+
+void label_tokens(ModelTokens& t) {
+  if (t.tokenizer) {
+    try {
+      t.labels = t.tokenizer->describe(t.ids).labels;
+    } catch (const InputError&) {
+      t.labels.clear();  // ids beyond the tokenizer's vocabulary: the forward pass names them
+    }
+  }
+  if (t.labels.size() != t.ids.size()) {
+    t.labels.clear();
+    for (int32_t id : t.ids) t.labels.push_back(std::to_string(id));
+  }
+}
+
+}  // namespace
+
+ModelTokens model_tokens_from_text(const std::filesystem::path& checkpoint, const std::string& text,
+                                   bool add_special_tokens) {
+  ModelTokens t;
+  t.tokenizer = load_tokenizer_cached(checkpoint);
+  t.ids = t.tokenizer->encode_ids(text, add_special_tokens);
+  require(!t.ids.empty(),
+          "the text gives no tokens" + std::string(add_special_tokens ? "" : " (and the tokenizer adds no special token)"));
+  label_tokens(t);
+  return t;
+}
+
+ModelTokens model_tokens_from_ids(const std::filesystem::path& checkpoint, std::vector<int32_t> ids) {
+  ModelTokens t;
+  t.ids = std::move(ids);
+  try {
+    t.tokenizer = load_tokenizer_cached(checkpoint);
+  } catch (const InputError&) {
+    t.tokenizer = nullptr;  // no tokenizer files: the ids label themselves
+  }
+  label_tokens(t);
+  return t;
+}
+
+ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, const std::string& input) {
+  const size_t start = input.find_first_not_of(" \t\n");
+  if (start != std::string::npos && input.compare(start, 4, "ids:") == 0)
+    return model_tokens_from_ids(checkpoint, parse_token_ids(input.substr(start + 4), "ids:"));
+  try {
+    load_tokenizer_cached(checkpoint);  // cached: model_tokens_from_text reuses it
+  } catch (const InputError& e) {
+    throw InputError(std::string("this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" (") +
+                     e.what() + ")");
+  }
+  return model_tokens_from_text(checkpoint, input, true);
+}
+
+std::string token_label(const ModelTokens& tokens, int32_t id) {
+  if (!tokens.tokenizer) return {};
+  try {
+    return tokens.tokenizer->describe(std::vector<int32_t>{id}).labels.at(0);
+  } catch (const InputError&) {
+    return {};
+  }
+}
+
+ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
+                              const std::atomic<bool>* cancel) {
+  check_layer(layer, model.config.layers);
+  model::ForwardOptions options;
+  options.detail_layer = layer;
+  options.cancel = cancel;
+  const model::ForwardResult forward = model::forward(model, tokens.ids, options);
+  ModelLayerRun run{layer_analysis(model, forward, tokens.labels), forward.top, {}, layer, model.config.layers};
+  for (const auto& top : forward.top) {
+    std::vector<std::string> labels;
+    for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
+    run.next_labels.push_back(std::move(labels));
+  }
+  return run;
+}
+
+}  // namespace attnscope

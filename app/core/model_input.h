@@ -1,0 +1,54 @@
+// model_input.h — a real model's input and one of its layers, shared by the command line
+// (compute/export --checkpoint) and the window's worker (the Checkpoint window), so both turn the same
+// text into the same ids, labels, Heads panels and next tokens.
+//
+//   text ──checkpoint's tokenizer──► ids, labels ──model::forward(detail_layer N)──► ModelLayerRun
+//   ids  ─────────────────────────► ids, labels (the tokenizer's when the folder has one, else "15496")
+#pragma once
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/analysis/analysis.h"
+#include "attnscope/model/forward.h"
+#include "attnscope/text/tokenizer_interface.h"
+
+namespace attnscope {
+
+struct ModelTokens {
+  std::vector<int32_t> ids;
+  std::vector<std::string> labels;             // one per id
+  std::shared_ptr<const Tokenizer> tokenizer;  // null when the folder has no tokenizer files
+};
+
+// "15496,995" or "15496 995" → ids. `what` names the input in the message ("--ids", "ids:").
+std::vector<int32_t> parse_token_ids(const std::string& text, const std::string& what);
+
+// `text` through the checkpoint folder's own tokenizer (special tokens as its files say, unless
+// add_special_tokens is false). Throws InputError when the folder has no usable tokenizer.
+ModelTokens model_tokens_from_text(const std::filesystem::path& checkpoint, const std::string& text,
+                                   bool add_special_tokens);
+// Ids as given, labelled by the folder's tokenizer when it has one (else by their numbers).
+ModelTokens model_tokens_from_ids(const std::filesystem::path& checkpoint, std::vector<int32_t> ids);
+
+// The window's input box: "ids: 1 2 3" gives ids; other text goes through the tokenizer (a folder
+// without one says to type ids).
+ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, const std::string& input);
+
+// Readable text of one next token ("" without a tokenizer or beyond its vocabulary).
+std::string token_label(const ModelTokens& tokens, int32_t id);
+
+// One layer of a forward pass, as the Heads view and export draw it, with every position's top-5.
+struct ModelLayerRun {
+  Analysis analysis;
+  std::vector<std::vector<model::NextToken>> next;  // [T][≤5], most probable first
+  std::vector<std::vector<std::string>> next_labels;  // [T][≤5] token_label of each
+  int layer = 0, layers = 0;
+};
+// Throws InputError (bad layer, ids, too long) and Cancelled when *cancel becomes true between layers.
+ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
+                              const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace attnscope

@@ -1,0 +1,188 @@
+// test_checkpoint_worker.cpp — the window's real-model path without a window: the CheckpointLoader
+// (open off the UI thread, progress, errors, cancel, newest wins), the compute worker's ModelSource
+// (a checkpoint's layer instead of the seeded one, the newest layer winning) and the input box's
+// "ids: 1 2 3" / text rule (core/model_input.h).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "attnscope/core/error.h"
+#include "attnscope/model/forward.h"
+#include "check.h"
+#include "core/checkpoint_loader.h"
+#include "core/compute_worker.h"
+#include "core/model_input.h"
+#include "model/checkpoint_fixtures.h"
+
+using namespace attnscope;
+using namespace attnscope::gui;
+using namespace attnscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The loader's answer to its newest open(), waiting up to 60 s.
+CheckpointResult loaded(CheckpointLoader& loader) {
+  loader.wait_until_idle();
+  std::optional<CheckpointResult> r = loader.take_result();
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+ComputeResult next_result(ComputeWorker& worker) {
+  REQUIRE(worker.wait_for_result(60s));
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string s = "ids:";
+  for (int32_t id : ids) s += " " + std::to_string(id);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint loader: opens a fixture off the calling thread with progress up to 1") {
+  CheckpointLoader loader;
+  const uint64_t generation = loader.open(model_fixture("llama_gqa_bf16_sharded"));
+  const CheckpointResult r = loaded(loader);
+  CHECK(r.generation == generation);
+  REQUIRE_MESSAGE(r.model, r.error);
+  CHECK(r.error.empty());
+  const auto direct = model::open(model_fixture("llama_gqa_bf16_sharded"));
+  CHECK(r.model->config.layers == direct->config.layers);
+  CHECK(r.model->config.heads == direct->config.heads);
+  CHECK(r.model->config.kv_heads == direct->config.kv_heads);
+  CHECK(r.model->parameter_count() == direct->parameter_count());
+  CHECK(loader.progress() == 1.0);
+  CHECK(r.tokenizer_error.empty());  // this fixture has a tokenizer.json
+  CHECK_FALSE(loader.loading());
+}
+
+TEST_CASE("checkpoint loader: a bad folder gives the engine's message, and the loader goes on") {
+  CheckpointLoader loader;
+  const auto no_config = copy_fixture("mistral_mha_f32", "loader_no_config");
+  std::filesystem::remove(no_config / "config.json");
+  loader.open(no_config);
+  CheckpointResult r = loaded(loader);
+  CHECK_FALSE(r.model);
+  CHECK(contains(r.error, "config.json"));
+
+  const auto truncated = copy_fixture("mistral_mha_f32", "loader_truncated");
+  std::filesystem::resize_file(truncated / "model.safetensors", std::filesystem::file_size(truncated / "model.safetensors") / 2);
+  loader.open(truncated);
+  r = loaded(loader);
+  CHECK_FALSE(r.model);
+  CHECK(contains(r.error, "model.safetensors"));
+
+  loader.open(model_fixture("mistral_mha_f32"));  // the same loader still opens a good one
+  r = loaded(loader);
+  CHECK(r.model);
+  CHECK(!r.tokenizer_error.empty());  // no tokenizer files: the window asks for ids
+}
+
+TEST_CASE("checkpoint loader: only the newest open is answered, and cancel leaves no result") {
+  CheckpointLoader loader;
+  loader.open(model_fixture("gpt2_prefix_f32"));
+  const uint64_t newest = loader.open(model_fixture("qwen2_gqa"));
+  const CheckpointResult r = loaded(loader);
+  CHECK(r.generation == newest);
+  REQUIRE(r.model);
+  CHECK(r.model->config.model_type == "qwen2");
+  CHECK_FALSE(loader.take_result().has_value());
+
+  loader.open(model_fixture("gpt2_prefix_f32"));
+  loader.cancel();
+  loader.wait_until_idle();
+  CHECK_FALSE(loader.take_result().has_value());
+}
+
+TEST_CASE("model input: \"ids:\" gives ids; text needs the checkpoint's tokenizer") {
+  const auto no_tokenizer = model_fixture("mistral_mha_f32");
+  const ModelTokens t = model_tokens_from_input(no_tokenizer, " ids: 3, 7 11");
+  CHECK(t.ids == std::vector<int32_t>{3, 7, 11});
+  CHECK(t.labels == std::vector<std::string>{"3", "7", "11"});
+  CHECK(contains(error_of([&] { model_tokens_from_input(no_tokenizer, "The cat sat"); }), "ids: 1 2 3"));
+  CHECK(contains(error_of([&] { model_tokens_from_input(no_tokenizer, "ids: 3 x"); }), "'x' is not a token id"));
+  CHECK(contains(error_of([&] { model_tokens_from_input(no_tokenizer, "ids:"); }), "holds no token id"));
+}
+
+TEST_CASE("compute worker: a model source gives the checkpoint's layer and its top-5, as the forward pass") {
+  const std::string name = "llama_gqa_bf16_sharded";
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = fixture_ids(name);
+  ComputeWorker worker([] {});
+  Scene scene;
+  worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  const ComputeResult r = next_result(worker);
+  REQUIRE_MESSAGE(r.analysis, r.error);
+  REQUIRE(r.model_run);
+  REQUIRE(r.analysis->attention);
+  const AttentionAnalysis& att = *r.analysis->attention;
+  CHECK(contains(att.source_note, "layer 1"));
+  CHECK(att.shape.heads == m->config.heads);
+  CHECK(att.shape.groups == m->config.kv_heads);
+
+  const model::ForwardResult f = model::forward(*m, ids);
+  // The probabilities drawn are layer 1's of the full forward pass.
+  const int T = int(ids.size());
+  float largest = 0;
+  for (int h = 0; h < m->config.heads; ++h)
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j)
+        largest = std::max(largest, std::abs(att.result.probs[size_t(h)](i, j) - f.attention(1, h)(i, j)));
+  CHECK(largest <= 1e-6f);
+  REQUIRE(r.model_run->next.size() == f.top.size());
+  for (size_t p = 0; p < f.top.size(); ++p) {
+    REQUIRE(r.model_run->next[p].size() == f.top[p].size());
+    for (size_t k = 0; k < f.top[p].size(); ++k) {
+      CHECK(r.model_run->next[p][k].id == f.top[p][k].id);
+      CHECK(r.model_run->next[p][k].probability == f.top[p][k].probability);
+    }
+  }
+  worker.wait_until_idle();
+}
+
+TEST_CASE("compute worker: a newer layer wins over an older one still running") {
+  const std::string name = "qwen2_gqa";
+  const auto m = model::open(model_fixture(name));
+  const std::string input = ids_text(fixture_ids(name));
+  ComputeWorker worker([] {});
+  Scene scene;
+  worker.submit(scene, ModelSource{m, input, 0});
+  const uint64_t newest = worker.submit(scene, ModelSource{m, input, 1});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  CHECK(r->generation == newest);
+  REQUIRE_MESSAGE(r->analysis, r->error);
+  CHECK(contains(r->analysis->attention->source_note, "layer 1"));
+  CHECK(r->model_run->layer == 1);
+
+  // Settings of the seeded layer (the Model window, the colormap) do not rerun the model's forward pass.
+  const std::shared_ptr<const Analysis> before = r->analysis;
+  Scene other = scene;
+  other.model.d_model = 32;
+  other.view.colormap = "magma";
+  worker.submit(other, ModelSource{m, input, 1});
+  worker.wait_until_idle();
+  r = worker.take_result();
+  REQUIRE(r.has_value());
+  CHECK(r->analysis == before);
+  CHECK(r->pictures->colormap == Colormap::magma);
+
+  // A layer the model lacks is the engine's message, not a crash.
+  worker.submit(scene, ModelSource{m, input, 7});
+  worker.wait_until_idle();
+  r = worker.take_result();
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->analysis);
+  CHECK(contains(r->error, "layer 7"));
+}

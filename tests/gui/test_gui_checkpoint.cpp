@@ -1,0 +1,213 @@
+// The Checkpoint window through scripted runs with --checkpoint on the tiny fixtures: what it shows of
+// the model, the Heads view's layer slider choosing the layer drawn, the top-5 next tokens matching
+// `attnscope compute --checkpoint` (tokens.json "next"), and bad folders shown on screen, never a crash.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attnscope/model/model.h"
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fixture(const std::string& name) { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models" / name; }
+
+// Every text drawn in the window whose ImGui name starts with `title` ("Checkpoint###checkpoint").
+std::vector<std::string> texts_of(const WindowRun& w, const std::string& title) {
+  std::vector<std::string> out;
+  for (const auto& t : w.layout.at("texts")) {
+    const std::string window = t.at("window").get<std::string>();
+    if (window.size() >= title.size() && window.compare(window.size() - title.size(), title.size(), title) == 0)
+      out.push_back(t.at("text").get<std::string>());
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& texts) {
+  std::string s;
+  for (const std::string& t : texts) s += t + "\n";
+  return s;
+}
+
+// Without white space: wrapped text is drawn line by line, and a long path breaks anywhere.
+std::string flat(const std::string& text) {
+  std::string s;
+  for (char c : text)
+    if (c != ' ' && c != '\n') s += c;
+  return s;
+}
+bool shows(const std::vector<std::string>& texts, const std::string& part) {
+  return flat(joined(texts)).find(flat(part)) != std::string::npos;
+}
+
+bool has_text(const std::vector<std::string>& texts, const std::string& text) {
+  return std::find(texts.begin(), texts.end(), text) != texts.end();
+}
+
+std::string with_commas(int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+const std::string ids = "5 17 42 9 33 60 5 17 42";  // within every fixture's vocabulary (64)
+
+}  // namespace
+
+TEST_SUITE("gui_checkpoint") {
+  TEST_CASE("checkpoint window: --checkpoint shows the model's name, family, L, H, G, d_head and parameters") {
+    const std::string name = "llama_gqa_bf16_sharded";
+    const auto m = model::open(fixture(name));
+    const WindowRun w = run_window("checkpoint_info", "--checkpoint " + shell_quote(fixture(name).string()) +
+                                                          " --text " + shell_quote("ids: " + ids));
+    const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+    INFO(joined(texts));
+    CHECK(has_text(texts, name));
+    CHECK(has_text(texts, "llama (Llama)"));
+    CHECK(has_text(texts, std::to_string(m->config.layers)));
+    CHECK(has_text(texts, std::to_string(m->config.heads)));
+    CHECK(has_text(texts, std::to_string(m->config.kv_heads) + "  (GQA)"));
+    CHECK(has_text(texts, std::to_string(m->config.head_dim)));
+    CHECK(has_text(texts, with_commas(m->parameter_count())));
+    CHECK(joined(texts).find(" s\n") != std::string::npos);  // the load time
+    // The Heads view draws the model's heads in its real K/V groups.
+    const auto& heads = w.layout.at("heads");
+    REQUIRE(int(heads.size()) == m->config.heads);
+    const int per_group = m->config.heads / m->config.kv_heads;
+    for (int h = 0; h < m->config.heads; ++h) {
+      CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / per_group);
+      CHECK(heads[size_t(h)].at("tokens").get<int>() == 9);
+    }
+    CHECK(has_text(texts_of(w, "###heads"), name + " · layer 0 of 2"));
+  }
+
+  TEST_CASE("checkpoint window: --layer and a click on the Heads view's layer slider choose the layer drawn") {
+    const std::string dir = shell_quote(fixture("qwen2_gqa").string());
+    const std::string args = "--checkpoint " + dir + " --text " + shell_quote("ids: " + ids);
+    const WindowRun first = run_window("checkpoint_layer0", args);
+    CHECK(has_text(texts_of(first, "###heads"), "qwen2_gqa · layer 0 of 2"));
+    const WindowRun flag = run_window("checkpoint_layer1", args + " --layer 1");
+    CHECK(has_text(texts_of(flag, "###heads"), "qwen2_gqa · layer 1 of 2"));
+    // A click at the slider's right end picks the last layer, which the Heads view then draws.
+    REQUIRE(first.layout.at("widgets").contains("heads.layer"));
+    const auto& slider = first.layout["widgets"]["heads.layer"];
+    char pointer[64];
+    std::snprintf(pointer, sizeof pointer, "%d,%d", int(slider["x"].get<double>() + slider["w"].get<double>() - 3),
+                  int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
+    const WindowRun clicked = run_window("checkpoint_layer_click", args + " --pointer " + pointer + " --clicks 4 --frames 8");
+    CHECK(has_text(texts_of(clicked, "###heads"), "qwen2_gqa · layer 1 of 2"));
+  }
+
+  TEST_CASE("checkpoint window: the top-5 next tokens are compute --checkpoint's tokens.json \"next\"") {
+    std::string comma_ids = ids;
+    std::replace(comma_ids.begin(), comma_ids.end(), ' ', ',');
+    struct Case {
+      std::string name, cli_input, window_text;
+    };
+    // Ids on a checkpoint without a tokenizer, and text through the checkpoint's own tokenizer.json.
+    const std::string sentence = "the cat sat on the mat";
+    for (const Case& c : {Case{"gpt2_prefix_f32", "--ids " + comma_ids, "ids: " + ids},
+                          Case{"llama_gqa_bf16_sharded", "--ids " + comma_ids, "ids: " + ids},
+                          Case{"llama_gqa_bf16_sharded", "--text " + shell_quote(sentence), sentence}}) {
+      const std::string& name = c.name;
+      CAPTURE(name);
+      CAPTURE(c.window_text);
+      const fs::path out = fresh_dir("checkpoint_next_" + name);
+      const CliRun cli = run_cli("compute --checkpoint " + shell_quote(fixture(name).string()) + " " + c.cli_input +
+                                 " --out " + shell_quote(out.string()));
+      REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
+      const auto tokens = read_json(out / "tokens.json");
+      const auto& last = tokens.at("next").back();
+      const WindowRun w = run_window("checkpoint_next_" + name, "--checkpoint " + shell_quote(fixture(name).string()) +
+                                                                    " --text " + shell_quote(c.window_text));
+      // The heads are over the checkpoint's tokens (with its BOS for the text), not the seeded layer's words.
+      CHECK(w.layout.at("heads").at(0).at("tokens").get<size_t>() == tokens.at("ids").size());
+      const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+      INFO(joined(texts));
+      // The table's rows in order: token, id, probability (the last position: no query selected).
+      std::vector<std::string> shown;
+      for (const std::string& t : texts) shown.push_back(t);
+      size_t at = 0;
+      REQUIRE(last.size() == 5);
+      for (const auto& n : last) {
+        char probability[32];
+        std::snprintf(probability, sizeof probability, "%.4f", n.at("probability").get<double>());
+        const std::string id = std::to_string(n.at("id").get<int>());
+        const auto found = std::find(shown.begin() + long(at), shown.end(), id);
+        REQUIRE_MESSAGE(found != shown.end(), "id " << id);
+        REQUIRE(found + 1 != shown.end());
+        CHECK(*(found + 1) == probability);
+        at = size_t(found - shown.begin()) + 2;
+      }
+    }
+  }
+
+  TEST_CASE("checkpoint window: a truncated safetensors or a missing config.json is an error on screen") {
+    const fs::path d = fresh_dir("checkpoint_bad");
+    fs::copy(fixture("mistral_mha_f32"), d / "truncated", fs::copy_options::recursive);
+    fs::resize_file(d / "truncated/model.safetensors", fs::file_size(d / "truncated/model.safetensors") - 100);
+    fs::copy(fixture("mistral_mha_f32"), d / "no_config", fs::copy_options::recursive);
+    fs::remove(d / "no_config/config.json");
+    struct Bad {
+      std::string folder, message;
+    };
+    for (const Bad& c : {Bad{"truncated", "model.safetensors' is not a valid safetensors file"},
+                         Bad{"no_config", "config.json"}, Bad{"missing", "missing"}}) {
+      CAPTURE(c.folder);
+      const WindowRun w = run_window("checkpoint_bad_" + c.folder, "--checkpoint " + shell_quote((d / c.folder).string()));
+      const std::vector<std::string> shown = texts_of(w, "###checkpoint");
+      INFO(joined(shown));
+      CHECK(shows(shown, "Error:"));
+      CHECK(shows(shown, c.message));
+      CHECK(shows(shown, "No checkpoint open"));  // the seeded layer stays
+      CHECK(w.layout.at("heads").size() > 0);
+    }
+  }
+
+  TEST_CASE("checkpoint window: without a tokenizer, text is refused on screen and ids are asked for") {
+    const WindowRun w = run_window("checkpoint_no_tokenizer", "--checkpoint " + shell_quote(fixture("mistral_mha_f32").string()) +
+                                                                  " --text " + shell_quote("The cat sat"));
+    const std::vector<std::string> shown = texts_of(w, "###checkpoint");
+    INFO(joined(shown));
+    CHECK(shows(shown, "This checkpoint has no tokenizer"));
+    CHECK(shows(shown, "ids: 1 2 3"));
+    CHECK(shows(shown, "Error:"));
+  }
+
+  TEST_CASE("checkpoint window: an interactive run remembers the checkpoints opened") {
+    const fs::path config = fresh_dir("checkpoint_recent");
+    const std::string env = "XDG_CONFIG_HOME=" + shell_quote(config.string());
+    const std::string dir = fixture("qwen2_gqa").string();
+    const CliRun first = run_app(env, "--checkpoint " + shell_quote(dir) + " --frames 4");
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    const fs::path saved = config / "attnscope" / "window.json";
+    auto recent = read_json(saved).at("recent_checkpoints");
+    REQUIRE(recent.size() == 1);
+    CHECK(recent[0] == dir);
+    // A run that opens nothing reads the list back and saves it again.
+    const CliRun second = run_app(env, "--frames 4");
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    recent = read_json(saved).at("recent_checkpoints");
+    REQUIRE(recent.size() == 1);
+    CHECK(recent[0] == dir);
+  }
+
+  TEST_CASE("checkpoint window: the same in Chinese") {
+    const WindowRun w = run_window("checkpoint_zh", "--language zh --checkpoint " +
+                                                        shell_quote(fixture("qwen2_gqa").string()) + " --text " +
+                                                        shell_quote("ids: " + ids));
+    const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+    INFO(joined(texts));
+    CHECK(has_text(texts, "qwen2_gqa"));
+    CHECK(has_text(texts, "下一个词元"));
+  }
+}
+
+}  // namespace attnscope::test
