@@ -207,6 +207,7 @@ TEST_CASE("training run: Save writes a checkpoint that model::open reads back to
   const train::TrainSettings s = training_settings(small_form());
   TrainingRun run(s, "G = 2", nullptr);
   run.step_once(), run.step_once();
+  wait_idle(run);  // Save writes the model as it is when the worker takes it: let both steps finish first
   const auto dir = fresh_dir("training_save") / "ckpt";
   run.save(dir.string());
   wait_idle(run);
