@@ -158,16 +158,7 @@ model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneO
   if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
   const auto m = open_model(o);
   const ModelTokens tokens = tokens_for(o, scene);
-  model::ForwardResult r = model::forward(*m, tokens.ids);
-  model::AttentionStack s;
-  s.layers = r.layers, s.heads = r.heads, s.kv_heads = r.kv_heads, s.tokens = r.tokens;
-  s.attentions = std::move(r.attentions);
-  s.ids = tokens.ids;
-  s.labels = tokens.labels;
-  s.causal = true;  // every checkpoint attnscope reads is a causal language model
-  s.groups_from_config = true;
-  s.source = m->name;
-  return s;
+  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name);
 }
 
 }  // namespace attnscope::cli

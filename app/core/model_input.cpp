@@ -90,19 +90,33 @@ std::string token_label(const ModelTokens& tokens, int32_t id) {
   }
 }
 
+model::AttentionStack attention_stack(model::ForwardResult&& forward, const ModelTokens& tokens,
+                                      const std::string& source) {
+  model::AttentionStack s;
+  s.layers = forward.layers, s.heads = forward.heads, s.kv_heads = forward.kv_heads, s.tokens = forward.tokens;
+  s.attentions = std::move(forward.attentions);
+  s.ids = tokens.ids;
+  s.labels = tokens.labels;
+  s.causal = true;  // every checkpoint attnscope reads is a causal language model
+  s.groups_from_config = true;
+  s.source = source;
+  return s;
+}
+
 ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
                               const std::atomic<bool>* cancel) {
   check_layer(layer, model.config.layers);
   model::ForwardOptions options;
   options.detail_layer = layer;
   options.cancel = cancel;
-  const model::ForwardResult forward = model::forward(model, tokens.ids, options);
-  ModelLayerRun run{layer_analysis(model, forward, tokens.labels), forward.top, {}, layer, model.config.layers};
+  model::ForwardResult forward = model::forward(model, tokens.ids, options);
+  ModelLayerRun run{layer_analysis(model, forward, tokens.labels), forward.top, {}, layer, model.config.layers, {}};
   for (const auto& top : forward.top) {
     std::vector<std::string> labels;
     for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
     run.next_labels.push_back(std::move(labels));
   }
+  run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name));
   return run;
 }
 

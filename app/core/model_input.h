@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/text/tokenizer_interface.h"
 
@@ -40,12 +41,20 @@ ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, con
 // Readable text of one next token ("" without a tokenizer or beyond its vocabulary).
 std::string token_label(const ModelTokens& tokens, int32_t id);
 
-// One layer of a forward pass, as the Heads view and export draw it, with every position's top-5.
+// Every layer's attentions of a forward pass as a stack (the model view's and `export --what model`'s
+// input): the probabilities moved out of `forward`, with the tokens' ids and labels; causal, groups from
+// the model's config.
+model::AttentionStack attention_stack(model::ForwardResult&& forward, const ModelTokens& tokens,
+                                      const std::string& source);
+
+// One layer of a forward pass, as the Heads view and export draw it, with every position's top-5 and
+// every layer's attentions (the model view).
 struct ModelLayerRun {
   Analysis analysis;
   std::vector<std::vector<model::NextToken>> next;  // [T][≤5], most probable first
   std::vector<std::vector<std::string>> next_labels;  // [T][≤5] token_label of each
   int layer = 0, layers = 0;
+  std::shared_ptr<const model::AttentionStack> stack;  // [L, H, T, T] of the same pass
 };
 // Throws InputError (bad layer, ids, too long) and Cancelled when *cancel becomes true between layers.
 ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,

@@ -139,6 +139,16 @@ TEST_CASE("compute worker: a model source gives the checkpoint's layer and its t
       for (int j = 0; j < T; ++j)
         largest = std::max(largest, std::abs(att.result.probs[size_t(h)](i, j) - f.attention(1, h)(i, j)));
   CHECK(largest <= 1e-6f);
+  // Every layer's attentions come with it (the model view), exactly the forward pass's.
+  REQUIRE(r.model_run->stack);
+  const model::AttentionStack& stack = *r.model_run->stack;
+  CHECK(stack.layers == m->config.layers);
+  CHECK(stack.heads == m->config.heads);
+  CHECK(stack.kv_heads == m->config.kv_heads);
+  CHECK(stack.tokens == T);
+  CHECK(stack.causal);
+  CHECK(stack.ids == ids);
+  CHECK(stack.attentions == f.attentions);
   REQUIRE(r.model_run->next.size() == f.top.size());
   for (size_t p = 0; p < f.top.size(); ++p) {
     REQUIRE(r.model_run->next[p].size() == f.top[p].size());
