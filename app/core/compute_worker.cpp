@@ -3,6 +3,7 @@
 #include <exception>
 #include <new>
 
+#include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 
 namespace attnscope::gui {
@@ -113,9 +114,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_model_run_.reset();
       last_stats_.reset();
       if (const std::optional<ModelSource>& source = job.analysis_key.model) {
-        const ModelTokens tokens = model_tokens_from_input(source->model->dir, source->input);
-        last_model_run_ = std::make_shared<const ModelLayerRun>(
-            run_model_layer(*source->model, tokens, source->layer, &cancel_));
+        last_model_run_ = model_layer(*source);
         analysis = std::shared_ptr<const Analysis>(last_model_run_, &last_model_run_->analysis);
       } else {
         analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
@@ -125,6 +124,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     }
     out.analysis = analysis;
     out.model_run = last_model_run_;
+    if (job.analysis_key.model && job.analysis_key.model->kv_heads > 0)
+      out.original_run = cached_original(*job.analysis_key.model);
     out.stats = last_stats_;
     out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
   } catch (const InputError& e) {
@@ -139,12 +140,52 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   return out;
 }
 
-std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first) {
+std::shared_ptr<const ModelLayerRun> ComputeWorker::cached_original(const ModelSource& source) const {
+  ModelSource key = source;
+  key.kv_heads = 0;
+  return original_run_ && original_key_ == key ? original_run_ : nullptr;
+}
+
+std::shared_ptr<const ModelLayerRun> ComputeWorker::original_layer(const ModelSource& source) {
+  if (std::shared_ptr<const ModelLayerRun> cached = cached_original(source)) return cached;
+  original_run_.reset();  // its memory goes before the next pass takes more
+  original_key_.reset();
+  const ModelTokens tokens = model_tokens_from_input(source.model->dir, source.input);
+  ++forward_passes_;
+  auto run = std::make_shared<const ModelLayerRun>(run_model_layer(*source.model, tokens, source.layer, &cancel_));
+  original_key_ = source;
+  original_key_->kv_heads = 0;
+  original_run_ = run;
+  return run;
+}
+
+std::shared_ptr<const ModelLayerRun> ComputeWorker::model_layer(const ModelSource& source) {
+  const model::Model& m = *source.model;
+  if (source.kv_heads == 0 || source.kv_heads == m.original_kv_heads) return original_layer(source);  // nothing pooled
+  if (converted_from_ != source.model || converted_kv_heads_ != source.kv_heads) {
+    converted_.reset();
+    converted_ = model::convert_kv_heads(m, source.kv_heads);  // InputError unless kv_heads divides G
+    converted_from_ = source.model;
+    converted_kv_heads_ = source.kv_heads;
+  }
+  const ModelTokens tokens = model_tokens_from_input(m.dir, source.input);
+  ++forward_passes_;
+  return std::make_shared<const ModelLayerRun>(run_model_layer(*converted_, tokens, source.layer, &cancel_));
+}
+
+std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first,
+                                                           const std::optional<ModelSource>& source) {
   ComputeResult out = first;
   try {
     const AttentionAnalysis& attention = *first.analysis->attention;
     const ModelSettings& model = first.analysis->scene.model;  // the effective one
-    last_stats_ = std::make_shared<const HeadStats>(attention_statistics(attention, model, &cancel_));
+    HeadStats stats = attention_statistics(attention, model, &cancel_);
+    if (source && source->kv_heads > 0) {  // converted: each head against the same head unconverted
+      std::shared_ptr<const ModelLayerRun> original = original_layer(*source);
+      stats.drift_from_mha = head_drift(attention.result.probs, original->analysis.attention->result.probs, &cancel_);
+      out.original_run = std::move(original);
+    }
+    last_stats_ = std::make_shared<const HeadStats>(std::move(stats));
     out.stats = last_stats_;
   } catch (const Cancelled&) {
     return std::nullopt;
@@ -198,7 +239,7 @@ void ComputeWorker::run() {
         go = !stop_ && !pending_.has_value();  // a newer scene goes first
       }
       if (go) {
-        if (std::optional<ComputeResult> second = add_statistics(*result)) deliver(std::move(*second), true);
+        if (std::optional<ComputeResult> second = add_statistics(*result, job.analysis_key.model)) deliver(std::move(*second), true);
       }
     }
     {

@@ -13,6 +13,11 @@
 // With a checkpoint open (ModelSource), the Analysis is that model's layer for the input text instead of
 // the seeded one (core/model_input.h, as `export --checkpoint` makes it); a newer text or layer cancels
 // the forward pass between layers.
+// Convert to GQA/MQA (ModelSource::kv_heads > 0): the layer is that of convert_kv_heads(model, kv_heads)
+// (cached per model and kv_heads; only K/V are new), and the statistics add each head's drift from the
+// unconverted model's same layer, whose run is cached per (model, input, layer): moving the K/V slider
+// reruns only the converted model. At the checkpoint's own G the "converted" model is the checkpoint
+// itself and the drift exactly 0.
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once
@@ -40,6 +45,7 @@ struct ModelSource {
   std::shared_ptr<const model::Model> model;
   std::string input;  // text for the model's tokenizer, or "ids: 1 2 3"
   int layer = 0;
+  int kv_heads = 0;   // pool each layer's K/V to this many heads first (must divide G); 0: as trained, no drift
   bool operator==(const ModelSource&) const = default;
 };
 
@@ -63,6 +69,9 @@ struct ComputeResult {
   std::string error;                          // the engine's InputError message, if any
   // With a ModelSource: the layer's run (analysis points into it) with every position's top-5.
   std::shared_ptr<const ModelLayerRun> model_run;
+  // With ModelSource::kv_heads > 0: the unconverted model's run of the same layer and input (what the
+  // drift is measured against), once it is there (the first delivery may come without it).
+  std::shared_ptr<const ModelLayerRun> original_run;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -92,6 +101,8 @@ class ComputeWorker {
   void presented(uint64_t generation);
   // Blocks until a result is ready to take or `timeout` passed; true when one is ready.
   bool wait_for_result(std::chrono::microseconds timeout);
+  // Model forward passes run so far (converted and original ones; tests check what is cached).
+  int forward_passes() const { return forward_passes_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -103,8 +114,14 @@ class ComputeWorker {
   };
   void run();
   ComputeResult compute(const Job& job);
-  // The second delivery: `first` with its head statistics, or nullopt when cancelled.
-  std::optional<ComputeResult> add_statistics(const ComputeResult& first);
+  // The second delivery: `first` with its head statistics (and, for a converted model, the original's
+  // run and the drift from it), or nullopt when cancelled.
+  std::optional<ComputeResult> add_statistics(const ComputeResult& first, const std::optional<ModelSource>& source);
+  // A checkpoint's layer: the converted model's, or the cached original's when nothing is pooled.
+  std::shared_ptr<const ModelLayerRun> model_layer(const ModelSource& source);
+  // The unconverted model's run for `source` (model, input, layer), from the cache or run now.
+  std::shared_ptr<const ModelLayerRun> original_layer(const ModelSource& source);
+  std::shared_ptr<const ModelLayerRun> cached_original(const ModelSource& source) const;
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
   void deliver(ComputeResult result, bool statistics_follow);
 
@@ -129,6 +146,13 @@ class ComputeWorker {
   std::shared_ptr<const ModelLayerRun> last_model_run_;
   std::shared_ptr<const HeadStats> last_stats_;
   std::optional<AnalysisKey> last_key_;
+  // Worker-thread only: the last K/V conversion (source model and kv_heads → converted model) and the
+  // last unconverted run (its ModelSource with kv_heads 0 → run).
+  std::shared_ptr<const model::Model> converted_from_, converted_;
+  int converted_kv_heads_ = 0;
+  std::optional<ModelSource> original_key_;
+  std::shared_ptr<const ModelLayerRun> original_run_;
+  std::atomic<int> forward_passes_{0};
   std::thread thread_;
 };
 

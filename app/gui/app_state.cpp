@@ -32,7 +32,7 @@ void SubmitIfEdited(AppState& state) {
   state.scene_edited = false;
   std::optional<ModelSource> source;
   const CheckpointWindowState& c = state.checkpoint;
-  if (c.model && state.scene.view.view == View::heads) source = ModelSource{c.model, state.scene.input.text, c.layer};
+  if (c.model && state.scene.view.view == View::heads) source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads};
   state.submitted_generation = state.worker->submit(state.scene, source);
   // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
   state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
@@ -61,6 +61,7 @@ bool TakeCheckpoint(AppState& state) {
   c.error.clear();
   c.model = result->model;
   c.tokenizer_error = result->tokenizer_error;
+  c.kv_heads = 0;  // as trained: another model has other divisors
   c.layer = std::min(c.layer, c.model->config.layers - 1);
   const std::string dir = result->dir.string();
   std::erase(c.recent, dir);
@@ -89,6 +90,7 @@ bool TakeResult(AppState& state) {
   state.head_stats = result->stats;
   state.head_stats_error = result->stats_error;
   state.checkpoint.run = result->model_run;
+  state.checkpoint.original = result->original_run;
   return true;
 }
 

@@ -66,6 +66,10 @@ struct CheckpointWindowState {
   int layer = 0;                     // the layer the Heads view draws
   // The layer run on screen: its top-5 next tokens per position (null without a checkpoint).
   std::shared_ptr<const ModelLayerRun> run;
+  // Convert to GQA/MQA: pool each layer's K/V to this many heads (a divisor of the checkpoint's G;
+  // 0: as trained), and the unconverted run of the same layer that the drift is measured against.
+  int kv_heads = 0;
+  std::shared_ptr<const ModelLayerRun> original;
 };
 inline constexpr size_t max_recent_checkpoints = 6;
 

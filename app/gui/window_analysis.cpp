@@ -1,8 +1,9 @@
 // window_analysis.cpp — head analysis (head_stats.h) of the current attention: per head the entropy
 // (and normalised to [0, 1]), the mean attention distance and the first-token mass as a table with
 // bars; the Jensen–Shannon similarity of every pair of heads as a small heatmap (a GL texture through
-// the engine's colormap, like the Heads window); and, after an MHA → GQA/MQA conversion, how far each
-// head drifted from its MHA original, with a sentence saying what that means.
+// the engine's colormap, like the Heads window); and, after a conversion to GQA/MQA (the Model window's
+// seeded MHA layer, or a checkpoint's layer pooled in the Checkpoint window), how far each head drifted
+// from the original model, with a sentence saying what that means.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -147,11 +148,18 @@ void SimilarityMap(AppState& state, const AttentionAnalysis& att, const HeadStat
 void DrawAnalysisWindow(AppState& state) {
   if (!state.show_analysis) return;
   // The right part of the main area, wide enough for the table (it floats over the view).
+  // Beside an open Checkpoint window (the right third) it goes over the left column instead, so that the
+  // conversion summary, the drift and part of the Heads view show together.
   {
     const ImRect main = SlotRect(state, Slot::main);
-    const float w = std::min(main.GetWidth(), std::max(SlotRect(state, Slot::right_third).GetWidth(), 600.0f * state.ui_scale));
+    const ImRect right = SlotRect(state, Slot::right_third);
+    const float wanted = std::max(right.GetWidth(), 600.0f * state.ui_scale);
+    const bool beside_checkpoint = state.show_checkpoint && state.checkpoint.model;
+    const float left_x = SlotRect(state, Slot::left_top).Min.x;
+    const float w = beside_checkpoint ? std::min(right.Min.x - left_x, std::max(main.Min.x - left_x, wanted))
+                                      : std::min(main.GetWidth(), wanted);
     const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-    ImGui::SetNextWindowPos(ImVec2(main.Max.x - w, main.Min.y), cond);
+    ImGui::SetNextWindowPos(ImVec2(beside_checkpoint ? left_x : main.Max.x - w, main.Min.y), cond);
     ImGui::SetNextWindowSize(ImVec2(w, main.GetHeight()), cond);
   }
   if (!ImGui::Begin(WindowTitle("Head analysis", "analysis").c_str(), &state.show_analysis)) {
@@ -182,7 +190,7 @@ void DrawAnalysisWindow(AppState& state) {
   SimilarityMap(state, *att, stats);
 
   if (!stats.drift_from_mha.empty()) {
-    SectionHeader(tr("Drift from the MHA original"));
+    SectionHeader(tr("Drift from the original model"));  // MHA for the seeded layer, maybe GQA for a checkpoint
     const HeadStats& s = stats;
     const auto most = std::max_element(s.drift_from_mha.begin(), s.drift_from_mha.end());
     WrappedText(tr("Each head's map now against the same query head before its keys and values were "

@@ -6,7 +6,12 @@
 // Opening runs on the CheckpointLoader's thread (a progress bar meanwhile), the forward pass on the
 // compute worker (ModelSource): the frame never waits for either.
 //
-// Sections: opening · what the model is · next tokens · window
+// Convert to GQA/MQA: a K/V-heads slider over the divisors of the checkpoint's own G pools each layer's
+// K/V heads by their mean (SPEC's conversion, Ainslie et al. 2023) on the worker; the Heads view, the
+// info table and the next tokens then show the converted model, the Head analysis window each head's
+// drift from the original, and one line here what pooling cost (mean drift, the top-1 next token).
+//
+// Sections: opening · what the model is · next tokens · convert to GQA/MQA · window
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
@@ -39,6 +44,7 @@ void DrawOpenControls(AppState& state) {
     c.loading.clear();
     c.model.reset();
     c.run.reset();
+    c.original.reset();
     c.tokenizer_error.clear();
     NoteEdit(state, Panel::checkpoint);  // the seeded layer again
   }
@@ -85,6 +91,8 @@ std::string Thousands(int64_t n) {
   return out;
 }
 
+const char* KindName(int heads, int kv_heads) { return kv_heads == heads ? "MHA" : kv_heads == 1 ? "MQA" : "GQA"; }
+
 void DrawModelInfo(AppState& state) {
   const model::Model& m = *state.checkpoint.model;
   const model::ModelConfig& cfg = m.config;
@@ -96,8 +104,13 @@ void DrawModelInfo(AppState& state) {
     InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
-    InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" +
-                                  (cfg.kv_heads == cfg.heads ? "MHA" : cfg.kv_heads == 1 ? "MQA" : "GQA") + ")");
+    // The G of the run on screen: after a conversion, the pooled one next to the checkpoint's.
+    const ModelLayerRun* run = state.checkpoint.run.get();
+    const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
+    if (shown_g == cfg.kv_heads)
+      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + KindName(cfg.heads, cfg.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, KindName(cfg.heads, shown_g), cfg.kv_heads));
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
     InfoRow(tr("parameters"), Thousands(m.parameter_count()));
     InfoRow(tr("weights"), m.source_dtypes);
@@ -121,13 +134,18 @@ void DrawModelInfo(AppState& state) {
 
 // ---- next tokens -------------------------------------------------------------------------------------
 
+// The query position the next tokens are shown for: the selected row, else the last one.
+int NextTokenPosition(const AppState& state, int tokens) {
+  const int q = state.scene.view.selected_query;
+  return q >= 0 && q < tokens ? q : tokens - 1;
+}
+
 void DrawNextTokens(AppState& state) {
   const ModelLayerRun* run = state.checkpoint.run.get();
   if (!run || run->next.empty() || state.scene.view.view != View::heads) return;
   const int tokens = int(run->next.size());
-  int q = state.scene.view.selected_query;
-  const bool chosen = q >= 0 && q < tokens;
-  if (!chosen) q = tokens - 1;
+  const int q = NextTokenPosition(state, tokens);
+  const bool chosen = q == state.scene.view.selected_query;
   const AttentionAnalysis* att = run->analysis.attention.get();
   const std::string label =
       att && q < int(att->labels.size()) ? state.fonts->display_label(att->labels[size_t(q)]) : std::string();
@@ -155,6 +173,79 @@ void DrawNextTokens(AppState& state) {
   RecordLastItem(state, "checkpoint.next_tokens");
 }
 
+// ---- convert to GQA/MQA ------------------------------------------------------------------------------
+
+// The top-1 next token after query q as the summary quotes it: 'text', or #id without a label.
+std::string TokenName(AppState& state, const ModelLayerRun& run, int q) {
+  const std::string& label = run.next_labels[size_t(q)][0];
+  std::string name = label.empty() ? "#" : "'";
+  name += label.empty() ? std::to_string(run.next[size_t(q)][0].id) : state.fonts->display_label(label);
+  if (!label.empty()) name += "'";
+  return name;
+}
+
+// What pooling cost on the layer on screen: the heads' mean drift, and the top-1 next token before and after.
+void DrawConversionSummary(AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  const ModelLayerRun* run = c.run.get();
+  const ModelLayerRun* original = c.original.get();
+  if (!run || !original || run->next.empty() || run->next.size() != original->next.size()) return;
+  if (!state.head_stats || state.head_stats->drift_from_mha.empty()) {
+    SpinnerText(tr("computing the drift from the original model…"));
+    return;
+  }
+  const std::vector<double>& drift = state.head_stats->drift_from_mha;
+  double mean = 0;
+  for (double d : drift) mean += d;
+  mean /= double(drift.size());
+  WrappedText(trf("Mean drift over the %d heads of layer %d: %.3f nats.", int(drift.size()), run->layer, mean));
+  const int q = NextTokenPosition(state, int(run->next.size()));
+  if (run->next[size_t(q)].empty() || original->next[size_t(q)].empty()) return;
+  const model::NextToken& before = original->next[size_t(q)][0];
+  const model::NextToken& after = run->next[size_t(q)][0];
+  if (before.id == after.id)
+    WrappedText(trf("Top-1 next token after query %d stays %s: probability %.3f → %.3f.", q,
+                    TokenName(state, *run, q).c_str(), double(before.probability), double(after.probability)));
+  else
+    WrappedText(trf("Top-1 next token after query %d changed: %s (%.3f) → %s (%.3f).", q,
+                    TokenName(state, *original, q).c_str(), double(before.probability), TokenName(state, *run, q).c_str(),
+                    double(after.probability)));
+  RecordLastItem(state, "checkpoint.conversion_summary");
+}
+
+void DrawConversion(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  const model::ModelConfig& cfg = c.model->config;
+  SectionHeader(tr("Convert to GQA / MQA"));
+  std::vector<int> options;  // divisors of the checkpoint's own G: a GQA model pools further, never back
+  for (int g = 1; g <= cfg.kv_heads; ++g)
+    if (cfg.kv_heads % g == 0) options.push_back(g);
+  if (options.size() < 2) {
+    HintText(tr("This checkpoint already has one K/V head (MQA): there is nothing to pool."));
+    return;
+  }
+  const int chosen = c.kv_heads > 0 ? c.kv_heads : cfg.kv_heads;
+  int index = int(std::find(options.begin(), options.end(), chosen) - options.begin());
+  if (index >= int(options.size())) index = int(options.size()) - 1;
+  const int g = options[size_t(index)];
+  const std::string shown = g == cfg.kv_heads ? trf("%d  (%s, as trained)", g, KindName(cfg.heads, g))
+                                              : std::to_string(g) + "  (" + KindName(cfg.heads, g) + ")";
+  ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x * 0.6f));
+  if (ImGui::SliderInt(tr("K/V heads"), &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
+    const int picked = options[size_t(std::clamp(index, 0, int(options.size()) - 1))];
+    const int wanted = picked == cfg.kv_heads ? 0 : picked;  // G itself: the checkpoint as trained
+    if (wanted != c.kv_heads) {
+      c.kv_heads = wanted;
+      NoteEdit(state, Panel::checkpoint);  // the worker converts; a running pass of the old G is cancelled
+    }
+  }
+  RecordLastItem(state, "checkpoint.kv_heads");
+  HintText(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));
+  if (c.kv_heads == 0) return;
+  DrawConversionSummary(state);
+  if (!state.show_analysis && ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
+}
+
 }  // namespace
 
 // ---- window ------------------------------------------------------------------------------------------
@@ -170,6 +261,7 @@ void DrawCheckpointWindow(AppState& state) {
   if (state.checkpoint.model) {
     DrawModelInfo(state);
     DrawNextTokens(state);
+    if (state.scene.view.view == View::heads) DrawConversion(state);
   } else if (state.checkpoint.loading.empty()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
   }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -139,6 +140,14 @@ Series LossSeries(const std::vector<float>& losses, std::string label, ImU32 col
 
 // ---- settings -------------------------------------------------------------------------------------
 
+// A task id of training_task_names() in the window's language (the ids stay the engine's and the CLI's).
+const char* TaskLabel(const char* id) {
+  static constexpr const char* keys[] = {TrKey("induction"), TrKey("copy"), TrKey("reverse"), TrKey("sort"), TrKey("text")};
+  for (const char* key : keys)
+    if (std::strcmp(key, id) == 0) return tr(key);
+  return id;
+}
+
 // Out-of-range values are not clamped silently: training_settings refuses them with a message.
 void IntField(const char* label, int* value) { ImGui::InputInt(label, value, 0, 0); }
 
@@ -153,10 +162,11 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
     ImGui::SetNextItemWidth(field);
   };
   ImGui::SetNextItemWidth(field * 1.5f);
-  const auto& names = training_task_names();
-  if (ImGui::BeginCombo(tr("task"), names[size_t(f.task)])) {
+  const auto& names = training_task_names();  // the engine's and the CLI's ids, shown translated
+  if (ImGui::BeginCombo(tr("task"), TaskLabel(names[size_t(f.task)]))) {
     for (int i = 0; i < int(names.size()); ++i)
-      if (ImGui::Selectable(names[size_t(i)], i == f.task)) f.task = i;
+      if (ImGui::Selectable((std::string(TaskLabel(names[size_t(i)])) + "##" + names[size_t(i)]).c_str(), i == f.task))
+        f.task = i;
     ImGui::EndCombo();
   }
   if (f.task == int(names.size()) - 1) {  // text: a file and its tokens

@@ -1,7 +1,8 @@
 // test_checkpoint_worker.cpp — the window's real-model path without a window: the CheckpointLoader
 // (open off the UI thread, progress, errors, cancel, newest wins), the compute worker's ModelSource
 // (a checkpoint's layer instead of the seeded one, the newest layer winning) and the input box's
-// "ids: 1 2 3" / text rule (core/model_input.h).
+// "ids: 1 2 3" / text rule (core/model_input.h), and Convert to GQA/MQA on the worker (ModelSource::kv_heads:
+// the converted model's layer, each head's drift from the original, the original's pass cached).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 #include "attnscope/model/forward.h"
 #include "check.h"
@@ -45,6 +47,33 @@ std::string ids_text(const std::vector<int32_t>& ids) {
   std::string s = "ids:";
   for (int32_t id : ids) s += " " + std::to_string(id);
   return s;
+}
+
+// Layer `layer`'s probabilities of a forward pass, [H, T, T].
+Tensor3 layer_probs(const model::ForwardResult& f, int layer) {
+  Tensor3 out;
+  for (int h = 0; h < f.heads; ++h) out.push_back(f.attention(layer, h));
+  return out;
+}
+
+// The newest result after the worker went idle: the one with its head statistics.
+ComputeResult settled(ComputeWorker& worker, const ModelSource& source) {
+  worker.submit(Scene{}, source);
+  worker.wait_until_idle();
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+void check_same_top(const std::vector<std::vector<model::NextToken>>& shown, const std::vector<std::vector<model::NextToken>>& want) {
+  REQUIRE(shown.size() == want.size());
+  for (size_t p = 0; p < want.size(); ++p) {
+    REQUIRE(shown[p].size() == want[p].size());
+    for (size_t k = 0; k < want[p].size(); ++k) {
+      CHECK(shown[p][k].id == want[p][k].id);
+      CHECK(shown[p][k].probability == want[p][k].probability);
+    }
+  }
 }
 
 }  // namespace
@@ -195,4 +224,77 @@ TEST_CASE("compute worker: a newer layer wins over an older one still running") 
   REQUIRE(r.has_value());
   CHECK_FALSE(r->analysis);
   CHECK(contains(r->error, "layer 7"));
+}
+
+TEST_CASE("compute worker: Convert to GQA/MQA gives the converted model's layer and each head's drift from the original") {
+  const std::string name = "llama_gqa_bf16_sharded";  // H = 4, G = 2
+  const auto m = model::open(model_fixture(name));
+  REQUIRE(m->config.heads == 4);
+  REQUIRE(m->config.kv_heads == 2);
+  const std::vector<int32_t> ids = fixture_ids(name);
+  const std::string input = ids_text(ids);
+  const int layer = 1;
+  const model::ForwardResult original = model::forward(*m, ids);
+  const model::ForwardResult mqa = model::forward(*model::convert_kv_heads(*m, 1), ids);
+  ComputeWorker worker([] {});
+
+  // Pooled to MQA: the probabilities, every layer's stack and the next tokens are the converted model's.
+  ComputeResult r = settled(worker, ModelSource{m, input, layer, 1});
+  REQUIRE_MESSAGE(r.analysis, r.error);
+  REQUIRE(r.model_run);
+  const AttentionAnalysis& att = *r.analysis->attention;
+  CHECK(att.shape.groups == 1);
+  CHECK(contains(att.source_note, "K/V pooled from 2 heads"));
+  CHECK(att.result.probs == layer_probs(mqa, layer));
+  REQUIRE(r.model_run->stack);
+  CHECK(r.model_run->stack->kv_heads == 1);
+  CHECK(r.model_run->stack->attentions == mqa.attentions);
+  check_same_top(r.model_run->next, mqa.top);
+  CHECK(att.result.probs != layer_probs(original, layer));  // pooling moved something
+  // The original's run of the same layer comes with it, and the drift is measured against it.
+  REQUIRE(r.original_run);
+  CHECK(r.original_run->analysis.attention->shape.groups == 2);
+  CHECK(r.original_run->analysis.attention->result.probs == layer_probs(original, layer));
+  check_same_top(r.original_run->next, original.top);
+  REQUIRE_MESSAGE(r.stats, r.stats_error);
+  const std::vector<double> drift = head_drift(layer_probs(mqa, layer), layer_probs(original, layer));
+  CHECK(r.stats->drift_from_mha == drift);
+  CHECK(*std::max_element(drift.begin(), drift.end()) > 0);
+  CHECK(worker.forward_passes() == 2);  // the converted model and the original
+
+  // At the checkpoint's own G nothing is pooled: the original's layer, drift exactly 0, no new pass.
+  r = settled(worker, ModelSource{m, input, layer, 2});
+  REQUIRE_MESSAGE(r.analysis, r.error);
+  CHECK(r.analysis->attention->shape.groups == 2);
+  CHECK(r.analysis->attention->result.probs == layer_probs(original, layer));
+  REQUIRE_MESSAGE(r.stats, r.stats_error);
+  CHECK(r.stats->drift_from_mha == std::vector<double>(4, 0.0));
+  CHECK(worker.forward_passes() == 2);
+
+  // Back to MQA: only the converted model runs again; the original's pass is the cached one.
+  const std::shared_ptr<const ModelLayerRun> cached = r.original_run;
+  r = settled(worker, ModelSource{m, input, layer, 1});
+  REQUIRE_MESSAGE(r.stats, r.stats_error);
+  CHECK(r.stats->drift_from_mha == drift);
+  CHECK(r.original_run == cached);
+  CHECK(worker.forward_passes() == 3);
+
+  // As trained (0): no drift to show, and still no new pass.
+  r = settled(worker, ModelSource{m, input, layer, 0});
+  REQUIRE_MESSAGE(r.stats, r.stats_error);
+  CHECK(r.stats->drift_from_mha.empty());
+  CHECK_FALSE(r.original_run);
+  CHECK(r.analysis->attention->result.probs == layer_probs(original, layer));
+  CHECK(worker.forward_passes() == 3);
+
+  // Another layer needs the original's pass again (and the converted one).
+  r = settled(worker, ModelSource{m, input, 0, 1});
+  REQUIRE_MESSAGE(r.stats, r.stats_error);
+  CHECK(r.stats->drift_from_mha == head_drift(layer_probs(mqa, 0), layer_probs(original, 0)));
+  CHECK(worker.forward_passes() == 5);
+
+  // A K/V count that does not divide the checkpoint's G is the engine's message, not a crash.
+  r = settled(worker, ModelSource{m, input, layer, 4});
+  CHECK_FALSE(r.analysis);
+  CHECK(contains(r.error, "divisor"));
 }

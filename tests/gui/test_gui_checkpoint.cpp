@@ -1,11 +1,14 @@
 // The Checkpoint window through scripted runs with --checkpoint on the tiny fixtures: what it shows of
 // the model, the Heads view's layer slider choosing the layer drawn, the top-5 next tokens matching
-// `attnscope compute --checkpoint` (tokens.json "next"), and bad folders shown on screen, never a crash.
+// `attnscope compute --checkpoint` (tokens.json "next"), bad folders shown on screen, never a crash, and
+// Convert to GQA/MQA (the K/V heads slider: new group frames, the converted G, the drift per head).
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/head_stats.h"
+#include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
 
@@ -197,6 +200,73 @@ TEST_SUITE("gui_checkpoint") {
     recent = read_json(saved).at("recent_checkpoints");
     REQUIRE(recent.size() == 1);
     CHECK(recent[0] == dir);
+  }
+
+  TEST_CASE("checkpoint window: the K/V heads slider converts to MQA; the Heads view regroups, Head analysis shows the drift") {
+    const std::string name = "llama_gqa_bf16_sharded";  // H = 4, G = 2
+    const auto m = model::open(fixture(name));
+    REQUIRE(m->config.heads == 4);
+    REQUIRE(m->config.kv_heads == 2);
+    const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids) +
+                             " --show-analysis --size 1600x1000";  // the slider below the next tokens in view
+    const WindowRun before = run_window("checkpoint_kv_before", args);
+    // As trained: two K/V groups of two heads, no drift column.
+    const auto& heads_before = before.layout.at("heads");
+    REQUIRE(heads_before.size() == 4);
+    for (int h = 0; h < 4; ++h) CHECK(heads_before[size_t(h)].at("kv_group").get<int>() == h / 2);
+    CHECK(has_text(texts_of(before, "###checkpoint"), "2  (GQA, as trained)"));
+    CHECK_FALSE(shows(texts_of(before, "###analysis"), "Drift from the original model"));
+    // A click at the slider's left end picks 1 K/V head (MQA).
+    REQUIRE(before.layout.at("widgets").contains("checkpoint.kv_heads"));
+    const auto& slider = before.layout["widgets"]["checkpoint.kv_heads"];
+    char pointer[64];
+    std::snprintf(pointer, sizeof pointer, "%d,%d", int(slider["x"].get<double>() + 3),
+                  int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
+    const WindowRun after = run_window("checkpoint_kv_mqa", args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    const std::vector<std::string> shown = texts_of(after, "###checkpoint");
+    INFO(joined(shown));
+    const auto& heads_after = after.layout.at("heads");
+    REQUIRE(heads_after.size() == 4);
+    for (int h = 0; h < 4; ++h) CHECK(heads_after[size_t(h)].at("kv_group").get<int>() == 0);  // one frame colour
+    CHECK(has_text(shown, "1  (MQA)"));
+    CHECK(has_text(shown, "1  (MQA, converted from 2)"));
+    CHECK(has_text(texts_of(after, "###heads"), name + " · layer 0 of 2 · K/V pooled from 2 heads"));
+    // The drift the window shows is the engine's: layer 0 of the MQA model against the checkpoint's.
+    std::vector<int32_t> id_list;
+    for (int id : {5, 17, 42, 9, 33, 60, 5, 17, 42}) id_list.push_back(id);
+    const model::ForwardResult original = model::forward(*m, id_list);
+    const model::ForwardResult mqa = model::forward(*model::convert_kv_heads(*m, 1), id_list);
+    Tensor3 a, b;
+    for (int h = 0; h < 4; ++h) {
+      a.push_back(mqa.attention(0, h));
+      b.push_back(original.attention(0, h));
+    }
+    const std::vector<double> drift = head_drift(a, b);
+    const std::vector<std::string> analysis = texts_of(after, "###analysis");
+    INFO(joined(analysis));
+    CHECK(shows(analysis, "Drift from the original model"));
+    CHECK(has_text(analysis, "drift"));  // the table's column
+    double mean = 0;
+    for (int h = 0; h < 4; ++h) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3f", drift[size_t(h)]);
+      CAPTURE(h);
+      CHECK(has_text(analysis, text));
+      mean += drift[size_t(h)] / 4;
+    }
+    char summary[96];
+    std::snprintf(summary, sizeof summary, "Mean drift over the 4 heads of layer 0: %.3f nats.", mean);
+    CHECK(shows(shown, summary));
+    CHECK(shows(shown, "Top-1 next token after query 8"));
+    // In Chinese: the slider's line and the summary are translated, nothing drawn untranslated.
+    const WindowRun zh_before = run_window("checkpoint_kv_zh_before", "--language zh " + args);
+    const auto& zh_slider = zh_before.layout.at("widgets").at("checkpoint.kv_heads");
+    std::snprintf(pointer, sizeof pointer, "%d,%d", int(zh_slider["x"].get<double>() + 3),
+                  int(zh_slider["y"].get<double>() + zh_slider["h"].get<double>() / 2));
+    const WindowRun zh = run_window("checkpoint_kv_zh", "--language zh " + args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    CHECK(has_text(texts_of(zh, "###checkpoint"), "1（MQA，由 2 个合并而来）"));
+    CHECK(shows(texts_of(zh, "###analysis"), "相对原始模型的偏移"));
+    CHECK(zh.layout.at("untranslated").empty());
   }
 
   TEST_CASE("checkpoint window: the same in Chinese") {

@@ -202,6 +202,22 @@ TEST_SUITE("gui_training") {
     CHECK(run.exit_code == 2);
     CHECK(run.err.find("unknown training setting 'colour'") != std::string::npos);
   }
+
+  TEST_CASE("training window: the task combo shows the task in the window's language; the ids stay the engine's") {
+    struct Case {
+      std::string task, english, chinese;
+    };
+    for (const Case& c : {Case{"induction", "induction", "归纳"}, Case{"sort", "sort", "排序"}}) {
+      CAPTURE(c.task);
+      const WindowRun en = run_window("training_task_en_" + c.task, small + ",task=" + c.task + " --language en");
+      bool shown = false;  // the combo's preview, exactly
+      for (const json& t : en.layout["texts"]) shown = shown || t["text"].get<std::string>() == c.english;
+      CHECK(shown);
+      const WindowRun zh = run_window("training_task_zh_" + c.task, small + ",task=" + c.task + " --language zh");
+      CHECK(any_text(zh.layout, c.chinese));
+      CHECK(zh.layout["untranslated"].empty());
+    }
+  }
 }
 
 }  // namespace attnscope::test
