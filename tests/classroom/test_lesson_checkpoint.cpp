@@ -106,6 +106,7 @@ TEST_CASE("lesson 6 on the shipped model: what the captions claim holds on the s
   CHECK(induction.layer == 1);  // "The shipped model's layer-1 heads score near 1 too"
   CHECK(induction.score > 0.8f);
   CHECK(previous.score < 0.3f);  // step 3: "The shipped model has none (its best score is low)"
+  CHECK(sink.score < 0.3f);      // step 2: "The shipped model's best is far lower"
   // Step 5: 20 tokens twice: "drop to about 0".
   const HeadPatternScores at20 = shipped_scores(c5, repeated_random_ids(c5.repeat_tokens, vocab, c5.repeat_seed));
   REQUIRE(at20.repeat.has_value());
