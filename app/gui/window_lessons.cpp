@@ -6,8 +6,8 @@
 // computed once per worker result), or says how to get a model when none is open.
 //
 // Layout, top to bottom: the lesson chooser, the title, the step buttons with the step's caption
-// (what to look at now), the checkpoint's heads (lesson 6), the KV-cache bars (lesson 4), and the
-// explanation filling the rest.
+// (what to look at now), the KV-cache bars (lesson 4), and the explanation filling the rest (lesson 6:
+// below the checkpoint's heads or how to get a model, scrolling with them).
 //
 // Sections: steps · the open checkpoint (lesson 6) · window
 #include <algorithm>
@@ -160,7 +160,7 @@ void DrawTopHeadsTable(AppState& state) {
                   cfg.kv_heads == cfg.heads ? "MHA" : cfg.kv_heads == 1 ? "MQA" : "GQA"));
   ErrorText(l.scores_error);
   if (!l.scores) {
-    if (l.scores_error.empty()) SpinnerText(tr("running the model…"));
+    if (l.scores_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));
     return;
   }
   constexpr int rows = 3;
