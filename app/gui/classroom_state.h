@@ -3,14 +3,24 @@
 // each; the windows live in window_lessons.cpp, window_analysis.cpp, window_kv_cache.cpp and
 // window_scene.cpp.
 #pragma once
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/classroom/lessons.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
+
+namespace attnscope {
+struct ModelLayerRun;
+namespace model {
+struct Model;
+}
+}  // namespace attnscope
 
 namespace attnscope::gui {
 
@@ -21,6 +31,17 @@ struct LessonsWindowState {
   std::string open_error;        // why the lesson/step asked for (--lesson, --step) does not exist
   int lesson = -1;               // index into lessons of the open lesson (−1: none chosen)
   int step = 0;                  // its current step
+  // A step's "checkpoint" (lesson 6): applied once per step and open model (the ids of a repeated
+  // sequence come from that model's vocabulary), the shipped model opened at most once per step, and
+  // a head chosen by its pattern score once the step's run has come back.
+  std::weak_ptr<const model::Model> applied_for;  // the model the step's settings were applied for
+  bool open_tried = false;                     // the step's "open" asked the loader already
+  bool focus_pending = false;                  // a "head": "induction" … waits for the step's run
+  uint64_t focus_generation = 0;               // the submission whose result it waits for (0: not yet sent)
+  // The pattern scores of the run on screen, computed once per worker result.
+  std::shared_ptr<const ModelLayerRun> scored_run;
+  std::optional<HeadPatternScores> scores;
+  std::string scores_error;
 };
 
 struct AnalysisWindowState {

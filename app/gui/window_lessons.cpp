@@ -1,13 +1,23 @@
 // window_lessons.cpp — the Lessons panel: choose one of the lessons (assets/lessons, lessons.h), read
 // its title and explanation in the UI language, and step through it. Each step's scene replaces the
-// app's scene, so every view follows; lesson 4 also shows the KV-cache comparison of its model.
+// app's scene, so every view follows; lesson 4 also shows the KV-cache comparison of its model, and
+// lesson 6 acts on the open checkpoint (its layer, input and a head shown large) and lists the heads of
+// THIS model that score highest as attention sinks, previous-token and induction heads (head_patterns.h,
+// computed once per worker result), or says how to get a model when none is open.
 //
 // Layout, top to bottom: the lesson chooser, the title, the step buttons with the step's caption
-// (what to look at now), the KV-cache bars (lesson 4), and the explanation filling the rest.
+// (what to look at now), the KV-cache bars (lesson 4), and the explanation filling the rest (lesson 6:
+// below the checkpoint's heads or how to get a model, scrolling with them).
+//
+// Sections: steps · the open checkpoint (lesson 6) · window
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <string>
 
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/core/error.h"
+#include "core/model_input.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/training_windows.h"
@@ -15,6 +25,8 @@
 
 namespace attnscope::gui {
 namespace {
+
+// ---- steps -------------------------------------------------------------------------------------------
 
 void EnsureLoaded(AppState& state) {
   LessonsWindowState& l = state.lessons;
@@ -36,10 +48,182 @@ void EnsureLoaded(AppState& state) {
 void ApplyStep(AppState& state) {
   const Lesson& lesson = state.lessons.lessons[size_t(state.lessons.lesson)];
   state.scene = lesson.steps[size_t(state.lessons.step)].scene;
-  // Lesson 6: the step sets up the Training window (the user presses Start or Compare).
+  // Lesson 7: the step sets up the Training window (the user presses Start or Compare).
   if (const auto& training = lesson.steps[size_t(state.lessons.step)].training) ShowTrainingWith(state, *training);
+  // Lesson 6: the step's checkpoint settings are applied (again) on the next frame, for the model open then.
+  state.lessons.applied_for.reset();
+  state.lessons.open_tried = false;
+  state.lessons.focus_pending = false;
   state.fonts->request_text(state.scene.input.text);
   NoteEdit(state, Panel::startup);
+}
+
+const LessonStep* CurrentStep(const AppState& state) {
+  const LessonsWindowState& l = state.lessons;
+  if (l.lesson < 0 || l.lesson >= int(l.lessons.size())) return nullptr;
+  const Lesson& lesson = l.lessons[size_t(l.lesson)];
+  return l.step >= 0 && l.step < int(lesson.steps.size()) ? &lesson.steps[size_t(l.step)] : nullptr;
+}
+
+// ---- the open checkpoint (lesson 6) ------------------------------------------------------------------
+
+// The pattern scores of the run on screen, once per worker result (not per frame).
+void ScoreRun(AppState& state) {
+  LessonsWindowState& l = state.lessons;
+  if (state.checkpoint.run == l.scored_run) return;
+  l.scored_run = state.checkpoint.run;
+  l.scores.reset();
+  l.scores_error.clear();
+  if (!l.scored_run || !l.scored_run->stack) return;
+  try {
+    l.scores = head_pattern_scores(*l.scored_run->stack);
+  } catch (const InputError& e) {
+    l.scores_error = e.what();
+  }
+}
+
+// Opens the step's shipped model. The Checkpoint window stays as it was: this panel says what the model
+// is, and the Heads view keeps its width.
+void OpenShipped(AppState& state, const LessonCheckpoint& step) {
+  const bool shown = state.show_checkpoint;
+  OpenCheckpoint(state, step.model_dir.string());
+  state.show_checkpoint = shown;
+}
+
+// The step's "checkpoint": open the shipped model if asked and none is open; once per open model, set
+// the layer, the input (a repeated sequence from this model's vocabulary) and the head shown large.
+void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
+  LessonsWindowState& l = state.lessons;
+  CheckpointWindowState& c = state.checkpoint;
+  if (step.open && !l.open_tried && !c.model && c.loading.empty()) {
+    l.open_tried = true;
+    OpenShipped(state, step);
+  }
+  if (!c.model || l.applied_for.lock() == c.model) return;  // (a closed model's pointer is expired, never reused)
+  l.applied_for = c.model;
+  const model::ModelConfig& cfg = c.model->config;
+  if (step.layer) c.layer = std::min(*step.layer, cfg.layers - 1);
+  if (step.repeat_tokens > 0) {
+    std::string text = "ids:";
+    try {
+      for (int32_t id : repeated_random_ids(step.repeat_tokens, cfg.vocab, step.repeat_seed))
+        text += " " + std::to_string(id);
+      state.scene.input.text = text;
+    } catch (const InputError& e) {
+      state.error = e.what();  // a model with a vocabulary of one token: said where the run's errors go
+      state.error_panel = Panel::checkpoint;
+    }
+  } else if (!step.input.empty()) {
+    state.scene.input.text = step.input;
+  }
+  state.scene.input.source = InputSource::text;
+  state.fonts->request_text(state.scene.input.text);
+  state.heads.large_head = step.head && *step.head < cfg.heads ? *step.head : -1;
+  l.focus_pending = step.top_head.has_value();
+  l.focus_generation = 0;
+  NoteEdit(state, Panel::checkpoint);
+}
+
+// "head": "induction" (…): once the step's run is back, its top head of that pattern is shown large,
+// in its layer.
+void FocusTopHead(AppState& state, HeadPattern pattern) {
+  LessonsWindowState& l = state.lessons;
+  if (!l.focus_pending || !state.checkpoint.model) return;
+  if (l.focus_generation == 0) {
+    if (!state.scene_edited) l.focus_generation = state.submitted_generation;  // sent at the end of the last frame
+    return;
+  }
+  if (state.result_generation < l.focus_generation) return;
+  l.focus_pending = false;
+  if (!l.scores || l.scored_run != state.checkpoint.run) return;
+  const std::vector<TopHead> top = top_heads(*l.scores, pattern, 1);
+  if (top.empty()) return;
+  state.heads.large_head = top[0].head;
+  if (state.checkpoint.layer != top[0].layer) {
+    state.checkpoint.layer = top[0].layer;
+    NoteEdit(state, Panel::heads);
+  }
+}
+
+std::string HeadName(const TopHead& t) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.2f", double(t.score));
+  return std::to_string(t.layer) + "." + std::to_string(t.head) + "  " + value;
+}
+
+// The three top-3 lists of the run on screen, side by side.
+void DrawTopHeadsTable(AppState& state) {
+  const LessonsWindowState& l = state.lessons;
+  const model::ModelConfig& cfg = state.checkpoint.model->config;
+  WrappedText(trf("%s: %d layers, %d query heads sharing %d K/V heads (%s).", state.checkpoint.model->name.c_str(),
+                  cfg.layers, cfg.heads, cfg.kv_heads,
+                  cfg.kv_heads == cfg.heads ? "MHA" : cfg.kv_heads == 1 ? "MQA" : "GQA"));
+  ErrorText(l.scores_error);
+  if (!l.scores) {
+    if (l.scores_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));
+    return;
+  }
+  constexpr int rows = 3;
+  const HeadPattern patterns[] = {HeadPattern::sink, HeadPattern::previous, HeadPattern::induction};
+  if (ImGui::BeginTable("##top_heads", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableSetupColumn(tr("sink"));
+    ImGui::TableSetupColumn(tr("previous"));
+    ImGui::TableSetupColumn(tr("induction"));
+    ImGui::TableHeadersRow();
+    std::vector<TopHead> top[3];
+    for (int k = 0; k < 3; ++k) top[k] = top_heads(*l.scores, patterns[k], rows);
+    for (int r = 0; r < rows; ++r) {
+      ImGui::TableNextRow();
+      for (int k = 0; k < 3; ++k) {
+        ImGui::TableNextColumn();
+        if (r < int(top[k].size())) ImGui::TextUnformatted(HeadName(top[k][size_t(r)]).c_str());
+        else if (r == 0) ImGui::TextDisabled("%s", tr("no repeat"));
+      }
+    }
+    ImGui::EndTable();
+  }
+  RecordLastItem(state, "lesson.top_heads");
+  HintText(tr("layer.head and score, from 0 as on the Heads view's layer slider; computed from the input on screen."));
+  if (!l.scores->repeat)
+    HintText(tr("Induction needs an input whose second half repeats the first (the lesson's steps give one)."));
+}
+
+// With no checkpoint open: how to get GPT-2 once, where to point attnscope, and the shipped model.
+void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.loading.empty()) {
+    SpinnerText(trf("opening %s…", c.loading.c_str()));
+    return;
+  }
+  NoticeText(tr("No checkpoint is open."));
+  if (!step.model.empty()) {
+    WrappedText(tr("Look at the model attnscope's own trainer made (2 layers, trained on repeated sequences):"));
+    if (ImGui::Button(trf("Open the shipped model %s", step.model.c_str()).c_str())) OpenShipped(state, step);
+    RecordLastItem(state, "lesson.open_shipped");
+  }
+  WrappedText(tr("Or download GPT-2 once (about 550 MB) from the Hugging Face Hub:"));
+  static const char* commands[] = {
+      "pip install huggingface_hub",
+      "huggingface-cli download gpt2 config.json model.safetensors tokenizer.json vocab.json merges.txt "
+      "--local-dir ~/models/gpt2"};
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  for (const char* command : commands) ImGui::TextWrapped("%s", command);
+  ImGui::PopStyleColor();
+  RecordLastItem(state, "lesson.download");
+  if (ImGui::SmallButton(tr("Copy the commands")))
+    ImGui::SetClipboardText((std::string(commands[0]) + "\n" + commands[1] + "\n").c_str());
+  WrappedText(tr("Then open that folder in Windows → Checkpoint, or start attnscope with --checkpoint ~/models/gpt2."));
+  ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
+}
+
+void DrawCheckpointStep(AppState& state, const LessonCheckpoint& step) {
+  SectionHeader(tr("Heads of this model"));
+  if (!state.checkpoint.model) {
+    DrawNoCheckpoint(state, step);
+    return;
+  }
+  DrawTopHeadsTable(state);
+  ErrorText(ErrorFor(state, Panel::checkpoint));
 }
 
 std::string LessonName(const Lesson& lesson) {
@@ -47,6 +231,8 @@ std::string LessonName(const Lesson& lesson) {
 }
 
 }  // namespace
+
+// ---- window ------------------------------------------------------------------------------------------
 
 std::string OpenLesson(AppState& state, int number, int step) {
   EnsureLoaded(state);
@@ -71,6 +257,15 @@ void GoToLessonStep(AppState& state, int step) {
   const int count = int(l.lessons[size_t(l.lesson)].steps.size());
   l.step = std::clamp(step, 0, count - 1);
   ApplyStep(state);
+}
+
+void UpdateLessonCheckpoint(AppState& state) {
+  if (!state.show_lessons) return;
+  const LessonStep* step = CurrentStep(state);
+  if (!step || !step->checkpoint) return;
+  ScoreRun(state);
+  ApplyCheckpointStep(state, *step->checkpoint);
+  if (step->checkpoint->top_head) FocusTopHead(state, *step->checkpoint->top_head);
 }
 
 void DrawLessonsWindow(AppState& state) {
@@ -189,9 +384,16 @@ void DrawLessonsWindow(AppState& state) {
       ImGui::SmallButton(tr("Open the Training window")))
     ShowTrainingWith(state, *lesson.steps[size_t(l.step)].training);
 
-  // The explanation fills the rest and scrolls.
-  SectionHeader(tr("About this lesson"));
+  // The explanation fills the rest and scrolls. Lesson 6: below the open checkpoint's heads, ranked by
+  // this run's scores (UpdateLessonCheckpoint), which scroll with it (at 720p a caption, the table or the
+  // download text and the explanation do not all fit).
+  const std::optional<LessonCheckpoint>& checkpoint = lesson.steps[size_t(l.step)].checkpoint;
+  if (!checkpoint) SectionHeader(tr("About this lesson"));
   ImGui::BeginChild("##explanation", ImVec2(0, 0), false);
+  if (checkpoint) {
+    DrawCheckpointStep(state, *checkpoint);
+    SectionHeader(tr("About this lesson"));
+  }
   WrappedText(lesson.explanation.text(language).c_str());
   ImGui::EndChild();
   ImGui::End();

@@ -479,6 +479,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   SetUiLanguage(state.language);
   DrawMenuBar(state);
   KeepWindowsBelowMenuBar(state);
+  UpdateLessonCheckpoint(state);  // before the views draw, so they show what the lesson step set
   DrawInputWindow(state);
   DrawModelWindow(state);
   DrawViewWindow(state);

@@ -1,4 +1,4 @@
-// Lesson 6 and the "training" of a lesson step: every step sets up the Training window with settings
+// Lesson 7 and the "training" of a lesson step: every step sets up the Training window with settings
 // the trainer accepts, the comparison's KV bytes are the ones its caption names, and a bad "training"
 // object is refused naming the lesson, the step and the key.
 #include <doctest/doctest.h>
@@ -17,12 +17,12 @@ using namespace attnscope;
 using namespace attnscope::test;
 namespace fs = std::filesystem;
 
-TEST_CASE("lesson 6: every step sets up the Training window; the comparison's KV bytes are the caption's") {
+TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV bytes are the caption's") {
   const std::vector<Lesson> lessons = load_lessons();
-  const auto it = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 6; });
+  const auto it = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 7; });
   REQUIRE(it != lessons.end());
   const Lesson& l = *it;
-  CHECK(l.id == "06_training_induction_heads");
+  CHECK(l.id == "07_training_induction_heads");
   REQUIRE(l.steps.size() == 5);
   for (const LessonStep& step : l.steps) {
     REQUIRE(step.training.has_value());
@@ -47,7 +47,7 @@ TEST_CASE("lesson 6: every step sets up the Training window; the comparison's KV
 TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the step and the problem") {
   const fs::path dir = fresh_dir("lesson_training");
   fs::copy(assets_dir(), dir, fs::copy_options::recursive);
-  const fs::path file = dir / "lessons" / "06_training_induction_heads.json";
+  const fs::path file = dir / "lessons" / "07_training_induction_heads.json";
   const nlohmann::json good = nlohmann::json::parse(read_file(file, 1 << 20));
   auto error_with = [&](const nlohmann::json& training) {
     nlohmann::json j = good;
@@ -56,7 +56,7 @@ TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the 
     return error_of([&] { load_lessons(dir); });
   };
   std::string e = error_with({{"task", "induction"}, {"colour", 3}});
-  CHECK(contains(e, "06_training_induction_heads"));
+  CHECK(contains(e, "07_training_induction_heads"));
   CHECK(contains(e, "step 2"));
   CHECK(contains(e, "colour"));
   e = error_with({{"heads", 4}, {"groups", 3}});

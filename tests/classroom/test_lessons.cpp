@@ -1,4 +1,4 @@
-// Lessons and sample sentences: all five lessons load, every step analyses, each lesson shows what
+// Lessons and sample sentences: all seven lessons load, every step analyses, each lesson shows what
 // its text claims; the loader refuses broken files (the assets folder rule: tests/io/test_assets.cpp).
 #include <doctest/doctest.h>
 

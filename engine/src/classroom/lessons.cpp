@@ -110,6 +110,65 @@ train::TrainSettings lesson_training(const json& t, const std::string& here) {
   return s;
 }
 
+// A step's "checkpoint" (lessons.h LessonCheckpoint). `assets` is the folder the lesson file is in.
+LessonCheckpoint lesson_checkpoint(const json& c, const fs::path& assets, const std::string& here) {
+  require(c.is_object(), here + " must be an object");
+  require_known_keys(c, {"model", "open", "layer", "input", "repeat", "head"}, here);
+  LessonCheckpoint out;
+  auto whole = [&](const json& parent, const char* key, int lo, int hi, const std::string& where) {
+    require(parent[key].is_number_integer() && parent[key].get<int64_t>() >= lo && parent[key].get<int64_t>() <= hi,
+            where + ": \"" + key + "\" must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return int(parent[key].get<int64_t>());
+  };
+  if (c.contains("model")) {
+    require(c["model"].is_string() && !c["model"].get<std::string>().empty(),
+            here + ": \"model\" must name a checkpoint folder in assets/, e.g. \"models/induction\"");
+    out.model = c["model"].get<std::string>();
+    const fs::path rel(out.model);
+    const bool inside = rel.is_relative() && std::none_of(rel.begin(), rel.end(), [](const fs::path& p) { return p == ".."; });
+    require(inside, here + ": \"model\" must be a folder inside assets/, not '" + out.model + "'");
+    out.model_dir = assets / rel;
+    std::error_code ec;
+    require(fs::is_regular_file(out.model_dir / "config.json", ec),
+            here + ": \"model\": '" + out.model_dir.string() + "' is no checkpoint folder (it has no config.json)");
+  }
+  if (c.contains("open")) {
+    require(c["open"].is_boolean(), here + ": \"open\" must be true or false");
+    out.open = c["open"].get<bool>();
+    require(!out.open || !out.model.empty(), here + ": \"open\" needs the \"model\" to open");
+  }
+  if (c.contains("layer")) out.layer = whole(c, "layer", 0, 1000, here);
+  if (c.contains("input")) {
+    require(c["input"].is_string() && !c["input"].get<std::string>().empty(),
+            here + ": \"input\" must be a non-empty text (words, or \"ids: 1 2 3\")");
+    out.input = c["input"].get<std::string>();
+    decode_utf8(out.input);  // throws on invalid UTF-8
+  }
+  if (c.contains("repeat")) {
+    const std::string where = here + ", repeat";
+    const json& r = c["repeat"];
+    require(r.is_object(), where + " must be an object {\"tokens\": n, \"seed\": s}");
+    require_known_keys(r, {"tokens", "seed"}, where);
+    require(r.contains("tokens"), where + ": \"tokens\" (how many ids each copy has) is missing");
+    require(!c.contains("input"), here + ": \"repeat\" and \"input\" both set the Input text; give one");
+    out.repeat_tokens = whole(r, "tokens", 2, 512, where);
+    if (r.contains("seed")) out.repeat_seed = uint64_t(whole(r, "seed", 0, 1000000, where));
+  }
+  if (c.contains("head")) {
+    const json& h = c["head"];
+    if (h.is_string()) {
+      const std::string name = h.get<std::string>();
+      for (HeadPattern p : {HeadPattern::sink, HeadPattern::previous, HeadPattern::induction})
+        if (name == head_pattern_name(p)) out.top_head = p;
+      require(out.top_head.has_value(),
+              here + ": \"head\" must be a head number or \"sink\", \"previous\" or \"induction\", not \"" + name + "\"");
+    } else {
+      out.head = whole(c, "head", 0, 1000, here);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- lessons ------------------------------------------------------------------------------------
@@ -141,7 +200,7 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
     const json& step = j["steps"][k];
     const std::string here = where + ", step " + std::to_string(k + 1);
     require(step.is_object(), here + " must be an object");
-    require_known_keys(step, {"caption", "changes", "training"}, here);
+    require_known_keys(step, {"caption", "changes", "training", "checkpoint"}, here);
     LessonStep s;
     s.caption = localized(step, "caption", here);
     json patched = base;
@@ -151,6 +210,8 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
     }
     s.scene = strict_scene(patched, here);
     if (step.contains("training")) s.training = lesson_training(step["training"], here + ", training");
+    if (step.contains("checkpoint"))
+      s.checkpoint = lesson_checkpoint(step["checkpoint"], file.parent_path().parent_path(), here + ", checkpoint");
     lesson.steps.push_back(std::move(s));
   }
 

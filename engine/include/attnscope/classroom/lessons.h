@@ -14,11 +14,14 @@
 //     "steps": [ {"caption": {"en": "…", "zh": "…"}, "changes": { e.g. "model": {"kind": "gqa"} },
 //                 "training": {"task": "induction", "layers": 2, "d_model": 64, "heads": 4, "groups": 2,
 //                              "mlp": false, "seq_len": 64, "batch": 16, "steps": 300, "lr": 0.003,
-//                              "seed": 1}}, … ],
+//                              "seed": 1},
+//                 "checkpoint": {"model": "models/induction", "open": true, "layer": 1,
+//                                "repeat": {"tokens": 20, "seed": 7}, "head": "induction"}}, … ],
 //     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
 // "kv_cache" is optional (lesson 4 shows the calculator beside the maps); so is a step's "training"
-// (lesson 6: the step opens the Training window with these settings; every key is optional, the
-// defaults are `attnscope train`'s, and the settings are validated as the trainer does). Unknown keys anywhere,
+// (lesson 7: the step opens the Training window with these settings; every key is optional, the
+// defaults are `attnscope train`'s, and the settings are validated as the trainer does); so is a step's
+// "checkpoint" (lesson 6: what the step does with the open checkpoint, see LessonCheckpoint). Unknown keys anywhere,
 // in the lesson or in its scenes, are errors: lessons ship with attnscope, so a typo must not pass.
 //
 // assets/sentences.json:
@@ -31,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/core/language.h"
 #include "attnscope/scene/scene.h"
@@ -38,10 +42,34 @@
 
 namespace attnscope {
 
+// A step's "checkpoint" (every key optional): what the Lessons window does with the open checkpoint.
+//   "model"   a checkpoint folder shipped in assets/, e.g. "models/induction": with no checkpoint open,
+//             the window offers to open it (must hold a config.json)
+//   "open"    true: the step opens "model" itself when no checkpoint is open (so a class with nothing
+//             downloaded sees real heads)
+//   "layer"   the layer the Heads view draws (kept below the model's L)
+//   "input"   the Input window's text: words for the checkpoint's tokenizer, or "ids: 1 2 3"
+//   "repeat"  {"tokens": n, "seed": s}: instead of "input", n ids drawn from the open model's vocabulary
+//             and the same n again (repeated_random_ids), the sequence induction heads show on
+//   "head"    a head shown large: its number (in "layer"), or "sink" / "previous" / "induction" for the
+//             head of this run that scores highest on that pattern (and its layer)
+struct LessonCheckpoint {
+  std::string model;                        // as written ("" none)
+  std::filesystem::path model_dir;          // <assets>/<model>
+  bool open = false;
+  std::optional<int> layer;
+  std::string input;                        // "" keeps the scene's text (unless repeat_tokens)
+  int repeat_tokens = 0;                    // n (0: no repeated sequence)
+  uint64_t repeat_seed = 0;
+  std::optional<int> head;                  // a head number
+  std::optional<HeadPattern> top_head;      // or the top head of a pattern
+};
+
 struct LessonStep {
   LocalizedText caption;  // what this step shows
   Scene scene;            // the lesson's scene with this step's changes applied
   std::optional<train::TrainSettings> training;  // the Training window's settings for this step
+  std::optional<LessonCheckpoint> checkpoint;    // what this step does with the open checkpoint
 };
 
 // The calculator settings a lesson shows (a preset plus sequence, batch, element type, memory).
