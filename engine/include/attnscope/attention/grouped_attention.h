@@ -32,6 +32,12 @@ struct AttentionResult {
   Mat output;        // [T, C]
 };
 
+// Query rows per task of the fast path: it works in blocks of this many rows (projections, each
+// head's scores, softmax and P·V, output), which the cores take as they come free. A block's scores
+// and probabilities, 2 × 128 × T floats, stay in a core's L2 cache up to T ≈ 2048. Public so that
+// the tests can pick sizes that are not a multiple of it.
+inline constexpr int attention_row_block = 128;
+
 // Fast path: Eigen matrix products, heads in parallel. Throws InputError on bad shapes.
 AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
                                   const AttentionOptions& options);
