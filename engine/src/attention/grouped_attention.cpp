@@ -182,23 +182,34 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
     return cancelled.load(std::memory_order_relaxed) || overflow.load(std::memory_order_relaxed);
   };
+  // Short inputs have few row blocks: the projections are then also cut by columns (whole heads or
+  // groups, or slices of C for the output) so that each step has at least `min_tasks` tasks and
+  // both cores get about the same share.
+  constexpr int min_tasks = 8;
+  const int qkv_parts = std::clamp((min_tasks + 3 * blocks - 1) / (3 * blocks), 1, H);
+  const int out_parts = std::clamp((min_tasks + blocks - 1) / blocks, 1, std::max(1, int(C) / 16));
 #pragma omp parallel
   {
-    // 1. project: rows [r0, r1) of Q, K or V = X·Wᵀ + b, split into the heads' / groups' [T, d_k].
+    // 1. project: rows [r0, r1) of Q, K or V = X·Wᵀ + b for heads (or groups) [u0, u1), split into
+    // their [T, d_k].
     Mat proj;
 #pragma omp for schedule(dynamic)
-    for (int task = 0; task < 3 * blocks; ++task) {
+    for (int task = 0; task < 3 * blocks * qkv_parts; ++task) {
       if (stop()) continue;
-      const int which = task / blocks;  // 0 Q, 1 K, 2 V
+      const int which = task / (blocks * qkv_parts);  // 0 Q, 1 K, 2 V
+      const int part = task / blocks % qkv_parts;
       const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
       const Mat& wm = which == 0 ? w.wq : which == 1 ? w.wk : w.wv;
       const Vec& b = which == 0 ? w.bq : which == 1 ? w.bk : w.bv;
       Tensor3& dst = which == 0 ? r.q : which == 1 ? r.k : r.v;
-      proj.noalias() = x.middleRows(r0, r1 - r0) * wm.transpose();  // [r1 − r0, heads·d_k]
-      if (b.size()) proj.rowwise() += b.transpose();
+      const int units = int(dst.size()), u0 = part * units / qkv_parts, u1 = (part + 1) * units / qkv_parts;
+      if (u0 == u1) continue;  // fewer groups than parts
+      const Eigen::Index c0 = Eigen::Index(u0) * dk, cols = Eigen::Index(u1 - u0) * dk;
+      proj.noalias() = x.middleRows(r0, r1 - r0) * wm.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
+      if (b.size()) proj.rowwise() += b.segment(c0, cols).transpose();
       if (!all_finite(proj)) overflow = true;
-      for (size_t j = 0; j < dst.size(); ++j)
-        dst[j].middleRows(r0, r1 - r0) = proj.middleCols(Eigen::Index(j) * dk, dk);
+      for (int j = u0; j < u1; ++j)
+        dst[j].middleRows(r0, r1 - r0) = proj.middleCols(Eigen::Index(j - u0) * dk, dk);
     }
     // 2–5 per head × block of query rows (attend_block): S, mask, softmax, P·V, concat.
 #pragma omp for schedule(dynamic)
@@ -209,14 +220,16 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options.causal, r.scores[h], r.probs[h], r.head_out[h]);
       r.concat.block(r0, Eigen::Index(h) * dk, r1 - r0, dk) = r.head_out[h].middleRows(r0, r1 - r0);
     }
-    // 6. output: rows [r0, r1) of concat·W_Oᵀ + b_O.
+    // 6. output: rows [r0, r1), columns [c0, c1) of concat·W_Oᵀ + b_O.
 #pragma omp for schedule(dynamic)
-    for (int block = 0; block < blocks; ++block) {
+    for (int task = 0; task < blocks * out_parts; ++task) {
       if (stop()) continue;
-      const int r0 = block * attention_row_block, r1 = block_end(r0);
-      auto out = r.output.middleRows(r0, r1 - r0);
-      out.noalias() = r.concat.middleRows(r0, r1 - r0) * w.wo.transpose();  // [r1 − r0, C]
-      if (w.bo.size()) out.rowwise() += w.bo.transpose();
+      const int part = task / blocks;
+      const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
+      const Eigen::Index c0 = part * C / out_parts, cols = (part + 1) * C / out_parts - c0;
+      auto out = r.output.block(r0, c0, r1 - r0, cols);
+      out.noalias() = r.concat.middleRows(r0, r1 - r0) * w.wo.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
+      if (w.bo.size()) out.rowwise() += w.bo.segment(c0, cols).transpose();
     }
   }
   if (overflow)
