@@ -1,4 +1,4 @@
-// grouped_attention.cpp — the fast path: one GEMM per projection, heads in parallel.
+// grouped_attention.cpp — the fast path: Eigen products in tasks over blocks of query rows, on all cores.
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
 //   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]

@@ -16,7 +16,7 @@ namespace attnscope {
 struct AttentionOptions {
   bool causal = false;       // key j > query i gets −inf before the softmax
   bool scale_scores = true;  // divide by √d_k (a lesson turns it off to show saturation)
-  // When set during the call, grouped_attention throws Cancelled (error.h) after the head it is on
+  // When set during the call, grouped_attention throws Cancelled (error.h) after the tasks it is on
   // (the window's worker: a newer scene need not wait for all heads of T = 2048).
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -38,7 +38,7 @@ struct AttentionResult {
 // the tests can pick sizes that are not a multiple of it.
 inline constexpr int attention_row_block = 128;
 
-// Fast path: Eigen matrix products, heads in parallel. Throws InputError on bad shapes.
+// Fast path: Eigen matrix products in tasks over blocks of query rows. Throws InputError on bad shapes.
 AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
                                   const AttentionOptions& options);
 
