@@ -323,3 +323,63 @@ TEST_CASE("grouped attention: a set cancel flag stops it (short and long inputs)
     check_close(with_flag.output, without.output, 0, "output");
   }
 }
+
+TEST_CASE("grouped attention: blocks of query rows match the reference on sizes that cross block edges") {
+  // The fast path cuts every step into blocks of attention_row_block query rows, and with the causal
+  // mask a block multiplies only the keys its last row sees: sizes just below, at and past the
+  // edges, several H/G pairs, causal and not, with and without biases.
+  const int b = attention_row_block;
+  Rng pick(29);
+  struct Case { int T, C, H, G; bool causal, bias; };
+  const Case cases[] = {{b - 1, 24, 3, 1, true, false}, {b, 16, 2, 2, true, true},   {b + 1, 24, 6, 3, true, true},
+                        {b + 1, 24, 6, 2, false, false}, {2 * b + 37, 32, 4, 2, true, false},
+                        {2 * b + 37, 16, 4, 4, false, true}, {3 * b - 5, 12, 2, 1, true, true}};
+  for (const Case& c : cases) {
+    CAPTURE(c.T);
+    CAPTURE(c.H);
+    CAPTURE(c.G);
+    CAPTURE(c.causal);
+    const AttentionShape shape{c.C, c.H, c.G};
+    AttentionWeights w = random_weights(shape, pick.next_u64());
+    if (c.bias) {
+      const int dk = shape.head_dim();
+      w.bq = random_vector(c.H * dk, 5), w.bk = random_vector(c.G * dk, 6);
+      w.bv = random_vector(c.G * dk, 7), w.bo = random_vector(c.C, 8);
+    }
+    const Mat x = random_matrix(c.T, c.C, pick.next_u64(), 2.0f);
+    const AttentionOptions opt{.causal = c.causal};
+    const AttentionResult fast = grouped_attention(x, w, shape, opt);
+    const AttentionResult ref = grouped_attention_reference(x, w, shape, opt);
+    check_close3(fast.q, ref.q, 1e-5, "q");
+    check_close3(fast.k, ref.k, 1e-5, "k");
+    check_close3(fast.v, ref.v, 1e-5, "v");
+    check_close3(fast.scores, ref.scores, 1e-5, "scores");
+    check_close3(fast.probs, ref.probs, 1e-5, "probs");
+    check_close3(fast.head_out, ref.head_out, 1e-5, "head_out");
+    check_close(fast.concat, ref.concat, 1e-5, "concat");
+    check_close(fast.output, ref.output, 1e-5, "output");
+    if (c.causal)  // masked keys: scores −inf and probabilities exactly 0, in every block
+      for (const Mat& p : fast.probs)
+        for (int i = 0; i + 1 < c.T; ++i) CHECK(p.row(i).tail(c.T - 1 - i).cwiseAbs().maxCoeff() == 0.0f);
+  }
+}
+
+TEST_CASE("grouped attention: overflowing scores in a later block of rows are redone exactly") {
+  // Rows past the first block whose float32 scores overflow go through the double-precision rescore
+  // with their own row index (the causal mask included).
+  const int T = attention_row_block + 9;
+  const AttentionShape shape{16, 4, 2};
+  const AttentionWeights w = random_weights(shape, 31);
+  Mat x = random_matrix(T, 16, 32);
+  x.bottomRows(5) *= 1e20f;  // the last rows' queries and keys are huge
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    const AttentionResult fast = grouped_attention(x, w, shape, {.causal = causal});
+    const AttentionResult ref = grouped_attention_reference(x, w, shape, {.causal = causal});
+    // The last row sees every key in both modes; its float32 scores overflow.
+    CHECK(std::isinf(fast.scores[0].row(T - 1).cwiseAbs().maxCoeff()));
+    for (const Mat& p : fast.probs) CHECK(p.allFinite());
+    check_close3(fast.probs, ref.probs, 1e-5, "probs");  // scores near 1e40 differ by float rounding
+    check_close(fast.output, ref.output, 1e-5 * x.cwiseAbs().maxCoeff(), "output");
+  }
+}

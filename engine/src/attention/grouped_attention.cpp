@@ -1,4 +1,4 @@
-// grouped_attention.cpp — the fast path: one GEMM per projection, heads in parallel.
+// grouped_attention.cpp — the fast path: Eigen products in tasks over blocks of query rows, on all cores.
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
 //   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]
@@ -7,6 +7,8 @@
 //   4. softmax   P_h = softmax_rows(S_h)                     [T, T]
 //   5. weigh     O_h = P_h·V_{g(h)}                          [T, d_k] → concat [T, H·d_k]
 //   6. output    out = concat·W_Oᵀ + b_O                     [T, C]
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -114,6 +116,41 @@ void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionSha
               " (use fewer heads or a shorter input)");
 }
 
+// Rows [r0, r1) of one head: S = Q·Kᵀ·scale (masked), P = softmax(S), O = P·V.
+// q [T, d_k], k, v [T, d_k]; scores, probs [T, T] and out [T, d_k] are written in rows [r0, r1) only.
+// With `causal`, keys ≥ r1 are masked for every row of the block and are neither multiplied nor
+// exponentiated; the triangle inside the block is masked row by row.
+void attend_block(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, bool causal, Mat& scores,
+                  Mat& probs, Mat& out) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const int T = int(k.rows()), rows = r1 - r0;
+  const int keys = causal ? r1 : T;  // keys any row of the block may see
+  auto s = scores.block(r0, 0, rows, keys);
+  s.noalias() = scale * (q.middleRows(r0, rows) * k.topRows(keys).transpose());
+  // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone in
+  // double so the probabilities stay exact instead of merely finite. One check for the block is
+  // enough in the common case; only a block that fails it is checked row by row.
+  const bool block_finite = all_finite(s);
+  Eigen::Array<float, 1, Eigen::Dynamic> e(keys);
+  for (int i = r0; i < r1; ++i) {
+    const int n = causal ? i + 1 : T;  // keys row i sees
+    auto srow = scores.row(i);
+    auto prow = probs.row(i);
+    srow.tail(T - n).setConstant(-inf);
+    if (!block_finite && !all_finite(srow.head(n))) {
+      rescore_row_in_double(q, k, i, scale, causal, scores, probs);
+      continue;
+    }
+    // Every seen score is finite: max-subtracted exp, sum ≥ 1, masked keys exactly 0.
+    const auto seen = srow.head(n).array();
+    const float max = seen.maxCoeff();
+    e.head(n) = (seen - max).exp();
+    prow.head(n) = e.head(n) * (1.0f / e.head(n).sum());
+    prow.tail(T - n).setZero();
+  }
+  out.middleRows(r0, rows).noalias() = probs.block(r0, 0, rows, keys) * v.topRows(keys);
+}
+
 }  // namespace
 
 AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
@@ -121,68 +158,84 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   validate_inputs(x, w, shape);
   const int T = int(x.rows()), H = shape.heads, G = shape.groups, dk = shape.head_dim();
   const float scale = options.scale_scores ? 1.0f / std::sqrt(float(dk)) : 1.0f;
-  constexpr float inf = std::numeric_limits<float>::infinity();
   // Projections, scores and P·V in multiply–adds; small inputs stay on this thread (parallel.h).
   const long long C = shape.d_model;
   const long long work = T * C * (H + 2 * G) * dk + 2ll * H * T * T * dk + T * H * dk * C;
   const detail::SingleThreadScope serial(work < detail::serial_work_limit);
 
-  // 1. project: three GEMMs; Eigen parallelises them over both cores.
-  Mat q = x * w.wq.transpose();  // [T, H·d_k]
-  Mat k = x * w.wk.transpose();  // [T, G·d_k]
-  Mat v = x * w.wv.transpose();  // [T, G·d_k]
-  if (w.bq.size()) q.rowwise() += w.bq.transpose();
-  if (w.bk.size()) k.rowwise() += w.bk.transpose();
-  if (w.bv.size()) v.rowwise() += w.bv.transpose();
+  AttentionResult r;
+  r.q.resize(H), r.k.resize(G), r.v.resize(G), r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
+  for (int h = 0; h < H; ++h) r.q[h].resize(T, dk), r.scores[h].resize(T, T), r.probs[h].resize(T, T), r.head_out[h].resize(T, dk);
+  for (int g = 0; g < G; ++g) r.k[g].resize(T, dk), r.v[g].resize(T, dk);
+  r.concat.resize(T, Eigen::Index(H) * dk);
+  r.output.resize(T, C);
 
-  if (!all_finite(q) || !all_finite(k) || !all_finite(v))
+  // Every step is cut into tasks over blocks of query rows that write disjoint rows of the results,
+  // so no task waits for another inside a step and the cores take tasks as they come free: on two
+  // cores shared with other programs, a core the scheduler hands away for a time slice does not hold
+  // the other at a barrier inside every product (Eigen's threaded products spin on each other).
+  // Each task runs its products on one thread (Eigen does so inside a parallel region).
+  const int blocks = (T + attention_row_block - 1) / attention_row_block;
+  auto block_end = [&](int r0) { return std::min(T, r0 + attention_row_block); };  // rows [r0, end)
+  std::atomic<bool> overflow{false}, cancelled{false};
+  auto stop = [&] {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
+    return cancelled.load(std::memory_order_relaxed) || overflow.load(std::memory_order_relaxed);
+  };
+  // Short inputs have few row blocks: the projections are then also cut by columns (whole heads or
+  // groups, or slices of C for the output) so that each step has at least `min_tasks` tasks and
+  // both cores get about the same share.
+  constexpr int min_tasks = 8;
+  const int qkv_parts = std::clamp((min_tasks + 3 * blocks - 1) / (3 * blocks), 1, H);
+  const int out_parts = std::clamp((min_tasks + blocks - 1) / blocks, 1, std::max(1, int(C) / 16));
+#pragma omp parallel
+  {
+    // 1. project: rows [r0, r1) of Q, K or V = X·Wᵀ + b for heads (or groups) [u0, u1), split into
+    // their [T, d_k].
+    Mat proj;
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < 3 * blocks * qkv_parts; ++task) {
+      if (stop()) continue;
+      const int which = task / (blocks * qkv_parts);  // 0 Q, 1 K, 2 V
+      const int part = task / blocks % qkv_parts;
+      const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
+      const Mat& wm = which == 0 ? w.wq : which == 1 ? w.wk : w.wv;
+      const Vec& b = which == 0 ? w.bq : which == 1 ? w.bk : w.bv;
+      Tensor3& dst = which == 0 ? r.q : which == 1 ? r.k : r.v;
+      const int units = int(dst.size()), u0 = part * units / qkv_parts, u1 = (part + 1) * units / qkv_parts;
+      if (u0 == u1) continue;  // fewer groups than parts
+      const Eigen::Index c0 = Eigen::Index(u0) * dk, cols = Eigen::Index(u1 - u0) * dk;
+      proj.noalias() = x.middleRows(r0, r1 - r0) * wm.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
+      if (b.size()) proj.rowwise() += b.segment(c0, cols).transpose();
+      if (!all_finite(proj)) overflow = true;
+      for (int j = u0; j < u1; ++j)
+        dst[j].middleRows(r0, r1 - r0) = proj.middleCols(Eigen::Index(j - u0) * dk, dk);
+    }
+    // 2–5 per head × block of query rows (attend_block): S, mask, softmax, P·V, concat.
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < H * blocks; ++task) {
+      if (stop()) continue;
+      const int h = task / blocks, g = kv_group_of_head(h, H, G);
+      const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
+      attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options.causal, r.scores[h], r.probs[h], r.head_out[h]);
+      r.concat.block(r0, Eigen::Index(h) * dk, r1 - r0, dk) = r.head_out[h].middleRows(r0, r1 - r0);
+    }
+    // 6. output: rows [r0, r1), columns [c0, c1) of concat·W_Oᵀ + b_O.
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < blocks * out_parts; ++task) {
+      if (stop()) continue;
+      const int part = task / blocks;
+      const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
+      const Eigen::Index c0 = part * C / out_parts, cols = (part + 1) * C / out_parts - c0;
+      auto out = r.output.block(r0, c0, r1 - r0, cols);
+      out.noalias() = r.concat.middleRows(r0, r1 - r0) * w.wo.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
+      if (w.bo.size()) out.rowwise() += w.bo.segment(c0, cols).transpose();
+    }
+  }
+  if (overflow)
     throw InputError("the projections Q, K, V overflow float32: the input values (largest |x| = " +
                      std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
-
-  AttentionResult r;
-  r.q.resize(H), r.k.resize(G), r.v.resize(G);
-  r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
-  for (int h = 0; h < H; ++h) r.scores[h].resize(T, T), r.head_out[h].resize(T, dk);
-  for (int g = 0; g < G; ++g) {
-    r.k[g] = k.middleCols(Eigen::Index(g) * dk, dk);  // [T, d_k]
-    r.v[g] = v.middleCols(Eigen::Index(g) * dk, dk);
-  }
-  r.concat.resize(T, Eigen::Index(H) * dk);
-
-  // 2–5 per head. Long inputs run the heads one after another so that every product and the
-  // softmax use all cores; short inputs give each core whole heads, as their products are too
-  // small to split.
-  auto attend = [&](int h) {
-    const int g = kv_group_of_head(h, H, G);
-    r.q[h] = q.middleCols(Eigen::Index(h) * dk, dk);               // [T, d_k]
-    Mat& scores = r.scores[h];
-    scores.noalias() = (r.q[h] * scale) * r.k[g].transpose();     // [T, T]
-    if (options.causal)
-      for (int i = 0; i < T; ++i) scores.row(i).tail(T - 1 - i).setConstant(-inf);
-    Mat& probs = r.probs[h];
-    softmax_rows_into(scores, probs);
-    // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone
-    // in double so the probabilities stay exact instead of merely finite.
-    for (int i = 0; i < T; ++i)
-      if (!all_finite(scores.row(i).head(options.causal ? i + 1 : T)))
-        rescore_row_in_double(r.q[h], r.k[g], i, scale, options.causal, scores, probs);
-    r.head_out[h].noalias() = probs * r.v[g];                      // [T, d_k]
-    r.concat.middleCols(Eigen::Index(h) * dk, dk) = r.head_out[h];
-  };
-  if (T >= 192) {
-    for (int h = 0; h < H; ++h) {
-      check_cancel(options.cancel);
-      attend(h);
-    }
-  } else {
-#pragma omp parallel for schedule(dynamic) if (H > 1 && int64_t(T) * T * dk >= 4096)
-    for (int h = 0; h < H; ++h) attend(h);
-  }
-
-  check_cancel(options.cancel);
-  // 6. output projection.
-  r.output = r.concat * w.wo.transpose();  // [T, C]
-  if (w.bo.size()) r.output.rowwise() += w.bo.transpose();
+  if (cancelled) throw Cancelled();
   return r;
 }
 

@@ -16,7 +16,7 @@ namespace attnscope {
 struct AttentionOptions {
   bool causal = false;       // key j > query i gets −inf before the softmax
   bool scale_scores = true;  // divide by √d_k (a lesson turns it off to show saturation)
-  // When set during the call, grouped_attention throws Cancelled (error.h) after the head it is on
+  // When set during the call, grouped_attention throws Cancelled (error.h) after the tasks it is on
   // (the window's worker: a newer scene need not wait for all heads of T = 2048).
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -32,7 +32,13 @@ struct AttentionResult {
   Mat output;        // [T, C]
 };
 
-// Fast path: Eigen matrix products, heads in parallel. Throws InputError on bad shapes.
+// Query rows per task of the fast path: it works in blocks of this many rows (projections, each
+// head's scores, softmax and P·V, output), which the cores take as they come free. A block's scores
+// and probabilities, 2 × 128 × T floats, stay in a core's L2 cache up to T ≈ 2048. Public so that
+// the tests can pick sizes that are not a multiple of it.
+inline constexpr int attention_row_block = 128;
+
+// Fast path: Eigen matrix products in tasks over blocks of query rows. Throws InputError on bad shapes.
 AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
                                   const AttentionOptions& options);
 
