@@ -111,6 +111,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     } else {
       last_analysis_.reset();
       last_model_run_.reset();
+      last_model_view_.reset();
       last_stats_.reset();
       if (const std::optional<ModelSource>& source = job.analysis_key.model) {
         const ModelTokens tokens = model_tokens_from_input(source->model->dir, source->input);
@@ -127,6 +128,12 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     out.model_run = last_model_run_;
     out.stats = last_stats_;
     out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
+    if (last_model_run_ && last_model_run_->stack) {
+      const Colormap colormap = parse_colormap(job.scene.view.colormap);
+      if (!last_model_view_ || last_model_view_->colormap != colormap)
+        last_model_view_ = std::make_shared<const ModelViewPictures>(make_model_view(*last_model_run_->stack, colormap, &cancel_));
+      out.model_view = last_model_view_;
+    }
   } catch (const InputError& e) {
     out.error = e.what();
   } catch (const Cancelled&) {

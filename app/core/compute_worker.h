@@ -13,6 +13,8 @@
 // With a checkpoint open (ModelSource), the Analysis is that model's layer for the input text instead of
 // the seeded one (core/model_input.h, as `export --checkpoint` makes it); a newer text or layer cancels
 // the forward pass between layers.
+// With a checkpoint the result also carries the Model view's atlas of every layer (core/model_view.h),
+// made again only for a new forward pass or another colormap.
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once
@@ -31,6 +33,7 @@
 #include "attnscope/scene/scene.h"
 #include "attnscope/model/model.h"
 #include "core/model_input.h"
+#include "core/model_view.h"
 #include "core/pictures.h"
 
 namespace attnscope::gui {
@@ -63,6 +66,9 @@ struct ComputeResult {
   std::string error;                          // the engine's InputError message, if any
   // With a ModelSource: the layer's run (analysis points into it) with every position's top-5.
   std::shared_ptr<const ModelLayerRun> model_run;
+  // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
+  // in the view's colormap; null on error.
+  std::shared_ptr<const ModelViewPictures> model_view;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -127,6 +133,7 @@ class ComputeWorker {
   // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
   std::shared_ptr<const Analysis> last_analysis_;
   std::shared_ptr<const ModelLayerRun> last_model_run_;
+  std::shared_ptr<const ModelViewPictures> last_model_view_;  // of last_model_run_
   std::shared_ptr<const HeadStats> last_stats_;
   std::optional<AnalysisKey> last_key_;
   std::thread thread_;

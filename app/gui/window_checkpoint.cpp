@@ -116,6 +116,8 @@ void DrawModelInfo(AppState& state) {
   } else {
     HintText(trf("The Heads view shows layer %d; its slider chooses another.", state.checkpoint.layer));
   }
+  if (!state.show_model_view && ImGui::Button(tr("Show the model view"))) state.show_model_view = true;
+  RecordLastItem(state, "checkpoint.show_model_view");
   ErrorText(ErrorFor(state, Panel::checkpoint));
 }
 
@@ -172,6 +174,8 @@ void DrawCheckpointWindow(AppState& state) {
     DrawNextTokens(state);
   } else if (state.checkpoint.loading.empty()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
+    if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
+    RecordLastItem(state, "checkpoint.open_induction");
   }
   ImGui::End();
 }
