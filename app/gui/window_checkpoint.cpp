@@ -116,7 +116,10 @@ void DrawModelInfo(AppState& state) {
   } else {
     HintText(trf("The Heads view shows layer %d; its slider chooses another.", state.checkpoint.layer));
   }
-  if (!state.show_model_view && ImGui::Button(tr("Show the model view"))) state.show_model_view = true;
+  if (ImGui::Button(tr("Show the model view"))) {
+    state.show_model_view = true;
+    ImGui::SetWindowFocus("###model_view");  // in front, also when it was open behind this window
+  }
   RecordLastItem(state, "checkpoint.show_model_view");
   ErrorText(ErrorFor(state, Panel::checkpoint));
 }

@@ -26,10 +26,10 @@ namespace {
 
 // ---- placement ---------------------------------------------------------------------------------------
 
-// The view's place, left of the Checkpoint window when that is open.
+// The view's place: the main area, over the Heads view and the Checkpoint window (a click on a head,
+// or closing it, shows them again).
 void PlaceModelView(const AppState& state) {
-  ImRect r = SlotRect(state, Slot::main);
-  if (state.show_checkpoint) r.Max.x = SlotRect(state, Slot::right_third).Min.x;
+  const ImRect r = SlotRect(state, Slot::main);
   const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   ImGui::SetNextWindowPos(r.Min, cond);
   ImGui::SetNextWindowSize(r.GetSize(), cond);
@@ -51,7 +51,10 @@ void DrawNoCheckpoint(AppState& state) {
   if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
   RecordLastItem(state, "model_view.open_induction");
   SameLineIfFits(ImGui::CalcTextSize(tr("Open the Checkpoint window")).x + ImGui::GetStyle().FramePadding.x * 2);
-  if (ImGui::Button(tr("Open the Checkpoint window"))) state.show_checkpoint = true;
+  if (ImGui::Button(tr("Open the Checkpoint window"))) {
+    state.show_checkpoint = true;
+    ImGui::SetWindowFocus("###checkpoint");  // in front of this view, which covers its place
+  }
   ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
 }
 
@@ -71,7 +74,7 @@ GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale)
   g.gap = std::round(g.font * 0.3f);
   g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f;
   g.top = g.font * 2.6f;
-  const float min_thumb = std::round(g.font * 1.8f);
+  const float min_thumb = std::round(g.font * 1.5f);  // two-digit head numbers still fit
   auto fit = [&](float scrollbar) {
     const float w = (region.x - g.left - scrollbar) / float(mv.heads) - 2 * g.frame - g.gap;
     const float h = (region.y - g.top - scrollbar) / float(mv.layers) - 2 * g.frame - g.gap;
