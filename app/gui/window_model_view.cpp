@@ -48,7 +48,13 @@ void DrawNoCheckpoint(AppState& state) {
   }
   WrappedText(tr("No checkpoint open. The model view shows every head of every layer of a real model "
                  "(a Hugging Face checkpoint folder) for the Input window's text."));
-  if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
+  if (ImGui::Button(tr("Open the shipped induction model"))) {
+    // This view shows the progress and any error itself: the Checkpoint window stays as it was
+    // rather than opening over the grid.
+    const bool checkpoint_shown = state.show_checkpoint;
+    OpenShippedInductionModel(state);
+    state.show_checkpoint = checkpoint_shown;
+  }
   RecordLastItem(state, "model_view.open_induction");
   SameLineIfFits(ImGui::CalcTextSize(tr("Open the Checkpoint window")).x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button(tr("Open the Checkpoint window"))) {

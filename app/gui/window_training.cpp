@@ -453,7 +453,10 @@ void DrawTrainingWindow(AppState& state) {
     if (t.runs[size_t(t.shown_run)]->save_ok()) {
       HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
       // The saved folder opens like any real model (the Heads view's layers, the Model view).
-      if (ImGui::Button(tr("Open in the Checkpoint window"))) OpenCheckpoint(state, saved);
+      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+        OpenCheckpoint(state, saved);
+        ImGui::SetWindowFocus("###checkpoint");  // in front of this window, which covers its place
+      }
       RecordLastItem(state, "training.open_saved");
     } else {
       ErrorText(std::string(tr("Error: ")) + saved);

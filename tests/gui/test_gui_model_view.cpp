@@ -165,6 +165,7 @@ TEST_SUITE("gui_model_view") {
     const auto m = model::open(fs::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction");
     CHECK(int(opened.layout.at("thumbs").size()) == m->config.layers * m->config.heads);
     CHECK(joined(shown).find("induction · " + std::to_string(m->config.layers) + " layers") != std::string::npos);
+    CHECK_FALSE(has_window(opened, "Checkpoint###checkpoint"));  // not opened over the grid
   }
 
   TEST_CASE("training window: after Save, \"Open in the Checkpoint window\" opens the saved model like any other") {
