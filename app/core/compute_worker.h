@@ -13,8 +13,9 @@
 // With a checkpoint open (ModelSource), the Analysis is that model's layer for the input text instead of
 // the seeded one (core/model_input.h, as `export --checkpoint` makes it); a newer text or layer cancels
 // the forward pass between layers.
-// With a checkpoint the result also carries the Model view's atlas of every layer (core/model_view.h),
-// made again only for a new forward pass or another colormap.
+// With a checkpoint the second delivery also carries the Model view's atlas of every layer
+// (core/model_view.h), made after the heatmaps so that the Heads view does not wait for it, and again
+// only for a new forward pass or another colormap (otherwise the first delivery has it).
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once
@@ -67,8 +68,10 @@ struct ComputeResult {
   // With a ModelSource: the layer's run (analysis points into it) with every position's top-5.
   std::shared_ptr<const ModelLayerRun> model_run;
   // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
-  // in the view's colormap; null on error.
+  // in the view's colormap; null in the first delivery of a new pass or colormap, and on error
+  // (model_view_error says why).
   std::shared_ptr<const ModelViewPictures> model_view;
+  std::string model_view_error;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -109,8 +112,10 @@ class ComputeWorker {
   };
   void run();
   ComputeResult compute(const Job& job);
-  // The second delivery: `first` with its head statistics, or nullopt when cancelled.
+  // The second delivery: `first` with its head statistics and (with a checkpoint) its model view, or
+  // nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first);
+  static bool model_view_wanted(const ComputeResult& result);
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
   void deliver(ComputeResult result, bool statistics_follow);
 

@@ -38,6 +38,9 @@ struct ModelViewPictures {
   Colormap colormap = Colormap::viridis;
   ValueRange range;      // the one colour bar's range (probability)
   std::vector<ModelHeadNumbers> numbers;  // [L·H], head (l, h) at l·H + h
+  // The forward pass's stack it was made from (set by the compute worker): the window tells a grid of an
+  // older pass (kept on screen while the new one is made) by it.
+  std::shared_ptr<const model::AttentionStack> stack;
   const ModelHeadNumbers& at(int layer, int head) const { return numbers[size_t(layer) * size_t(heads) + size_t(head)]; }
 };
 

@@ -89,8 +89,10 @@ bool TakeResult(AppState& state) {
   state.head_stats = result->stats;
   state.head_stats_error = result->stats_error;
   state.checkpoint.run = result->model_run;
+  // The last grid stays while the worker makes the new pass's (its second delivery).
   if (result->model_view) state.model_view.pictures = result->model_view;
   else if (!result->model_run) state.model_view.pictures.reset();  // not a checkpoint's pass
+  state.model_view.error = result->model_view_error;
   return true;
 }
 

@@ -74,6 +74,7 @@ inline constexpr size_t max_recent_checkpoints = 6;
 // L × H grid of thumbnails, from the worker's newest model result.
 struct ModelViewWindowState {
   std::shared_ptr<const ModelViewPictures> pictures;  // null until a forward pass delivered one
+  std::string error;                                  // why the newest pass has none
   GlTexture atlas;                                    // pictures->atlas, re-sent when it changes
   ColorBarCache bar;
 };

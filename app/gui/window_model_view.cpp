@@ -279,14 +279,19 @@ void DrawModelViewWindow(AppState& state) {
     HintText(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
                 "Hover a head for its numbers; click it to open it in the Heads view."));
   }
-  BusyIndicator(state);
+  // A grid of an older pass stays on screen while the worker makes the new one.
+  const ModelLayerRun* run = c.run.get();
+  const bool stale = mv && run && run->stack && mv->stack != run->stack && state.model_view.error.empty();
+  if (stale) SpinnerText(tr("computing…"));
+  else BusyIndicator(state);
   ErrorText(ErrorFor(state, Panel::checkpoint));
   ErrorText(ErrorFor(state, Panel::heads));
+  ErrorText(state.model_view.error.empty() ? "" : std::string(tr("Error: ")) + state.model_view.error);
   if (!mv) {
     if (state.scene.view.view != View::heads) {
       WrappedText(tr("The model view draws the forward pass of the Heads view."));
       if (ImGui::Button(tr("Show in the Heads view"))) SwitchView(state, View::heads);
-    } else if (state.error.empty()) {
+    } else if (state.error.empty() && state.model_view.error.empty()) {
       SpinnerText(tr("computing…"));
     }
     ImGui::End();

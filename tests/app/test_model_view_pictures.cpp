@@ -165,13 +165,22 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   const std::string name = "llama_gqa_bf16_sharded";
   const auto m = model::open(model_fixture(name));
   const std::vector<int32_t> ids = fixture_ids(name);
-  ComputeWorker worker([] {});
+  // The second delivery waits for presented() (up to a minute here), so the first can be looked at.
+  ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
   Scene scene;
-  worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  REQUIRE(worker.wait_for_result(60s));
+  std::optional<ComputeResult> heatmaps = worker.take_result();
+  REQUIRE(heatmaps.has_value());
+  REQUIRE_MESSAGE(heatmaps->pictures, heatmaps->error);
+  CHECK(heatmaps->model_run);
+  CHECK(!heatmaps->model_view);  // the Heads view does not wait for the model view
+  worker.presented(generation);
   worker.wait_until_idle();
   std::optional<ComputeResult> first = worker.take_result();
   REQUIRE(first.has_value());
-  REQUIRE_MESSAGE(first->model_view, first->error);
+  REQUIRE_MESSAGE(first->model_view, first->model_view_error);
+  CHECK(first->model_view->stack == first->model_run->stack);
   const ModelViewPictures& mv = *first->model_view;
   CHECK(mv.layers == m->config.layers);
   CHECK(mv.heads == m->config.heads);
