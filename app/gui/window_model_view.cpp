@@ -274,10 +274,18 @@ void DrawModelViewWindow(AppState& state) {
   const ModelViewPictures* mv = state.model_view.pictures.get();
   const std::string name = c.model->name;
   if (mv) {
-    WrappedText(trf("%s · %d layers × %d heads · %d K/V heads · %d tokens", name.c_str(), mv->layers, mv->heads,
-                    mv->kv_heads, mv->tokens));
-    HintText(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
-                "Hover a head for its numbers; click it to open it in the Heads view."));
+    // One line and a "(?)" with how to read it, so the grid keeps the height (projectors, deep models).
+    const std::string header = trf("%s · %d layers × %d heads · %d K/V heads · %d tokens", name.c_str(), mv->layers,
+                                   mv->heads, mv->kv_heads, mv->tokens);
+    if (ImGui::CalcTextSize(header.c_str()).x + ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2 <=
+        ImGui::GetContentRegionAvail().x) {
+      ImGui::TextUnformatted(header.c_str());
+    } else {
+      WrappedText(header);
+      ImGui::Dummy(ImVec2(0, 0));  // the "(?)" starts the next line
+    }
+    HelpMarker(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
+                  "Hover a head for its numbers; click it to open it in the Heads view."));
   }
   // A grid of an older pass stays on screen while the worker makes the new one.
   const ModelLayerRun* run = c.run.get();
