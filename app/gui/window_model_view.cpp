@@ -3,7 +3,8 @@
 // layers, columns heads, thumbnail l.h is layer l's head h (GPT-2's 5.1), framed in its kv group's
 // colour as the Heads view frames heads. Hover a thumbnail for its numbers (first-token mass,
 // previous-token score, mean distance, entropy); click it to open that layer in the Heads view with
-// that head large.
+// that head large (the view then closes to show it). The Heads view's layer is highlighted down the
+// side, and its large head outlined.
 //
 // The pictures and numbers come from the compute worker (core/model_view.h: one atlas image, the same
 // colours as `export --what model`), one GL texture drawn in L·H pieces; the frame only lays them out.
@@ -12,10 +13,10 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
-#include "attnscope/attention/designed_heads.h"
 #include "attnscope/attention/weights.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
