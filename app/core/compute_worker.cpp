@@ -112,6 +112,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     } else {
       last_analysis_.reset();
       last_model_run_.reset();
+      last_model_view_.reset();
       last_stats_.reset();
       if (const std::optional<ModelSource>& source = job.analysis_key.model) {
         last_model_run_ = model_layer(*source);
@@ -128,6 +129,10 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       out.original_run = cached_original(*job.analysis_key.model);
     out.stats = last_stats_;
     out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
+    // The Model view's atlas of this pass and colormap, when made already (else in the second delivery).
+    if (last_model_run_ && last_model_view_ && last_model_view_->stack == last_model_run_->stack &&
+        last_model_view_->colormap == parse_colormap(job.scene.view.colormap))
+      out.model_view = last_model_view_;
   } catch (const InputError& e) {
     out.error = e.what();
   } catch (const Cancelled&) {
@@ -176,6 +181,22 @@ std::shared_ptr<const ModelLayerRun> ComputeWorker::model_layer(const ModelSourc
 std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first,
                                                            const std::optional<ModelSource>& source) {
   ComputeResult out = first;
+  if (model_view_wanted(first)) {
+    try {
+      auto made = std::make_shared<ModelViewPictures>(
+          make_model_view(*first.model_run->stack, parse_colormap(first.scene.view.colormap), &cancel_));
+      made->stack = first.model_run->stack;
+      last_model_view_ = made;
+      out.model_view = last_model_view_;
+    } catch (const Cancelled&) {
+      return std::nullopt;
+    } catch (const std::bad_alloc&) {
+      out.model_view_error = "not enough memory for the model view of this input; try fewer tokens";
+    } catch (const std::exception& e) {
+      out.model_view_error = e.what();
+    }
+  }
+  if (first.stats) return out;
   try {
     const AttentionAnalysis& attention = *first.analysis->attention;
     const ModelSettings& model = first.analysis->scene.model;  // the effective one
@@ -195,6 +216,10 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
     out.stats_error = e.what();
   }
   return out;
+}
+
+bool ComputeWorker::model_view_wanted(const ComputeResult& result) {
+  return result.model_run && result.model_run->stack && !result.model_view;
 }
 
 void ComputeWorker::deliver(ComputeResult result, bool statistics_follow) {
@@ -227,7 +252,8 @@ void ComputeWorker::run() {
     } catch (const Cancelled&) {
       // A newer scene is pending; it will produce the next result.
     }
-    const bool statistics_wanted = result && result->analysis && result->analysis->attention && !result->stats;
+    const bool statistics_wanted = result && result->analysis && result->analysis->attention &&
+                                   (!result->stats || model_view_wanted(*result));
     if (result) deliver(*result, statistics_wanted);
     if (statistics_wanted) {
       bool go = false;

@@ -18,6 +18,9 @@
 // unconverted model's same layer, whose run is cached per (model, input, layer): moving the K/V slider
 // reruns only the converted model. At the checkpoint's own G the "converted" model is the checkpoint
 // itself and the drift exactly 0.
+// With a checkpoint the second delivery also carries the Model view's atlas of every layer
+// (core/model_view.h), made after the heatmaps so that the Heads view does not wait for it, and again
+// only for a new forward pass or another colormap (otherwise the first delivery has it).
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 #pragma once
@@ -36,6 +39,7 @@
 #include "attnscope/scene/scene.h"
 #include "attnscope/model/model.h"
 #include "core/model_input.h"
+#include "core/model_view.h"
 #include "core/pictures.h"
 
 namespace attnscope::gui {
@@ -72,6 +76,11 @@ struct ComputeResult {
   // With ModelSource::kv_heads > 0: the unconverted model's run of the same layer and input (what the
   // drift is measured against), once it is there (the first delivery may come without it).
   std::shared_ptr<const ModelLayerRun> original_run;
+  // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
+  // in the view's colormap; null in the first delivery of a new pass or colormap, and on error
+  // (model_view_error says why).
+  std::shared_ptr<const ModelViewPictures> model_view;
+  std::string model_view_error;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -115,13 +124,14 @@ class ComputeWorker {
   void run();
   ComputeResult compute(const Job& job);
   // The second delivery: `first` with its head statistics (and, for a converted model, the original's
-  // run and the drift from it), or nullopt when cancelled.
+  // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first, const std::optional<ModelSource>& source);
   // A checkpoint's layer: the converted model's, or the cached original's when nothing is pooled.
   std::shared_ptr<const ModelLayerRun> model_layer(const ModelSource& source);
   // The unconverted model's run for `source` (model, input, layer), from the cache or run now.
   std::shared_ptr<const ModelLayerRun> original_layer(const ModelSource& source);
   std::shared_ptr<const ModelLayerRun> cached_original(const ModelSource& source) const;
+  static bool model_view_wanted(const ComputeResult& result);
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
   void deliver(ComputeResult result, bool statistics_follow);
 
@@ -144,6 +154,7 @@ class ComputeWorker {
   // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
   std::shared_ptr<const Analysis> last_analysis_;
   std::shared_ptr<const ModelLayerRun> last_model_run_;
+  std::shared_ptr<const ModelViewPictures> last_model_view_;  // of last_model_run_
   std::shared_ptr<const HeadStats> last_stats_;
   std::optional<AnalysisKey> last_key_;
   // Worker-thread only: the last K/V conversion (source model and kv_heads → converted model) and the

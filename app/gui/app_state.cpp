@@ -91,10 +91,18 @@ bool TakeResult(AppState& state) {
   state.head_stats_error = result->stats_error;
   state.checkpoint.run = result->model_run;
   state.checkpoint.original = result->original_run;
+  // The last grid stays while the worker makes the new pass's (its second delivery).
+  if (result->model_view) state.model_view.pictures = result->model_view;
+  else if (!result->model_run) state.model_view.pictures.reset();  // not a checkpoint's pass
+  state.model_view.error = result->model_view_error;
   return true;
 }
 
 void UploadTextures(AppState& state) {
+  if (const auto& mv = state.model_view.pictures; mv && mv->atlas.width > 0 &&
+      state.model_view.atlas.update(mv->atlas.width, mv->atlas.height,
+                                    std::shared_ptr<const std::vector<Rgba>>(mv, &mv->atlas.pixels)))
+    ++state.textures.uploads;
   Textures& t = state.textures;
   const Pictures* p = state.pictures.get();
   if (!p || t.uploaded == p) return;

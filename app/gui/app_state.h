@@ -29,6 +29,7 @@
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
+#include "core/model_view.h"
 #include "core/pictures.h"
 #include "gui/training_state.h"
 
@@ -72,6 +73,15 @@ struct CheckpointWindowState {
   std::shared_ptr<const ModelLayerRun> original;
 };
 inline constexpr size_t max_recent_checkpoints = 6;
+
+// The Model view window (window_model_view.cpp): every layer's heads of the open checkpoint as an
+// L × H grid of thumbnails, from the worker's newest model result.
+struct ModelViewWindowState {
+  std::shared_ptr<const ModelViewPictures> pictures;  // null until a forward pass delivered one
+  std::string error;                                  // why the newest pass has none
+  GlTexture atlas;                                    // pictures->atlas, re-sent when it changes
+  ColorBarCache bar;
+};
 
 // Every picture of the current Pictures as a GL texture; re-sent only when its pixels changed.
 struct Textures {
@@ -179,8 +189,16 @@ struct LayoutRecord {
     ImVec2 clip_min, clip_max;  // what of it can show: the window, child, table cell or widget frame
     bool scroll_x = false, scroll_y = false;  // the (child) window it is in has that scrollbar
   };
+  struct Thumb {          // a Model view thumbnail
+    int layer = 0, head = 0, kv_group = 0;
+    ImVec2 min, max;      // the image rectangle
+    float frame = 0;      // width of the kv-group frame drawn just outside it
+    ImU32 frame_color = 0;
+    bool current = false; // the Heads view's layer and its large head
+  };
   std::string view;
   std::vector<Head> heads;
+  std::vector<Thumb> thumbs;
   std::vector<Label> labels;
   std::vector<Widget> widgets;  // a few controls, so tests can click them
   ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
@@ -236,6 +254,7 @@ struct AppState {
   bool show_about = false;  // Help → About
   bool show_training = false;  // Classroom → Training (window_training.cpp)
   bool show_checkpoint = false;  // Windows → Checkpoint
+  bool show_model_view = false;  // Windows → Model view
 
   InputWindowState input;
   ModelWindowState model;
@@ -250,6 +269,7 @@ struct AppState {
   AboutWindowState about;
   TrainingWindowState training;
   CheckpointWindowState checkpoint;
+  ModelViewWindowState model_view;
   SceneDialogState scene_dialog;
   Textures textures;
 

@@ -77,6 +77,14 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
     e["range"] = {h.range.lo, h.range.hi};
     j["heads"].push_back(rect_json(std::move(e), h.min, h.max));
   }
+  j["thumbs"] = nlohmann::json::array();
+  for (const LayoutRecord::Thumb& t : state.layout.thumbs) {
+    nlohmann::json e = {{"layer", t.layer}, {"head", t.head}, {"kv_group", t.kv_group}, {"frame", t.frame},
+                        {"current", t.current}};
+    const ImVec4 c = ImGui::ColorConvertU32ToFloat4(t.frame_color);
+    e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
+    j["thumbs"].push_back(rect_json(std::move(e), t.min, t.max));
+  }
   j["labels"] = nlohmann::json::array();
   const ImVec2 s = state.framebuffer_scale;
   for (const LayoutRecord::Label& l : state.layout.labels) {
@@ -135,8 +143,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_training = false;
                      state.show_checkpoint = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window model view", [](AppState& state) {
                      state.show_checkpoint = false;
+                     state.show_model_view = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_model_view = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

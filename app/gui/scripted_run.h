@@ -23,6 +23,7 @@ class LayoutSweep;
 // {"width", "height", "view", "colormap", "values", "error", "font_notice", "language",
 //  "translation_problem", "untranslated": [English keys drawn without a translation],
 //  "heads": [{"head", "kv_group", "tokens", "x", "y", "w", "h", "cell", "frame", "frame_color", "range"}],
+//  "thumbs": [{"layer", "head", "kv_group", "x", "y", "w", "h", "frame", "frame_color", "current"}] (Model view),
 //  "labels": [{"axis", "index", "text", "x", "y", "w", "h"}],
 //  "menu_bar": {"x", "y", "w", "h"}, "windows": [{"title", "x", "y", "w", "h", "scroll_x", "scroll_y"}],
 //  "texts": [{"window", "text", "x", "y", "w", "h", "clip": {"x", "y", "w", "h"}, "scroll_x", "scroll_y"}],

@@ -129,6 +129,11 @@ void DrawModelInfo(AppState& state) {
   } else {
     HintText(trf("The Heads view shows layer %d; its slider chooses another.", state.checkpoint.layer));
   }
+  if (ImGui::Button(tr("Show the model view"))) {
+    state.show_model_view = true;
+    ImGui::SetWindowFocus("###model_view");  // in front, also when it was open behind this window
+  }
+  RecordLastItem(state, "checkpoint.show_model_view");
   ErrorText(ErrorFor(state, Panel::checkpoint));
 }
 
@@ -264,6 +269,8 @@ void DrawCheckpointWindow(AppState& state) {
     if (state.scene.view.view == View::heads) DrawConversion(state);
   } else if (state.checkpoint.loading.empty()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
+    if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
+    RecordLastItem(state, "checkpoint.open_induction");
   }
   ImGui::End();
 }

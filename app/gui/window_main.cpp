@@ -54,7 +54,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions", "--checkpoint", "--layer"};
+                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -104,6 +104,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
       ->group("");
   group->add_option("--checkpoint", o.checkpoint,
                     "Open this Hugging Face checkpoint folder in the Checkpoint window; the Heads view draws its layer");
+  group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
@@ -331,6 +332,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.show_analysis = options.show_analysis;
   state.show_kv_cache = options.show_kv_cache;
   state.show_training = options.show_training;
+  state.show_model_view = options.show_model_view;
   state.training.actions = options.train_actions;
   for (const std::string& kv : options.train_settings) apply_training_setting(state.training.form, kv);
   // A missing assets folder is said at once, in the About box that names the folders tried.
@@ -491,6 +493,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawExportWindow(state);
   DrawAboutWindow(state);
   DrawCheckpointWindow(state);
+  DrawModelViewWindow(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
   RecordWindows(state);

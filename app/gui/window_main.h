@@ -34,6 +34,7 @@ struct WindowOptions {
   bool show_kv_cache = false;  // open the KV-cache calculator
   bool show_about = false;    // open Help → About
   bool show_training = false;  // open the Training window
+  bool show_model_view = false;  // open the Model view
   std::vector<std::string> train_settings;  // its fields, "key=value" (training_worker.h)
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)

@@ -52,6 +52,7 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem(tr("Input"), nullptr, &state.show_input);
     ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);
     ImGui::MenuItem(tr("Checkpoint"), nullptr, &state.show_checkpoint);
+    ImGui::MenuItem(tr("Model view"), nullptr, &state.show_model_view);
     ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
     ImGui::MenuItem(tr("Export…"), "Ctrl+E", &state.show_export);
     if (ImGui::MenuItem(tr("Export again"), "Ctrl+S")) ExportWithLastSettings(state);

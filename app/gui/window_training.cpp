@@ -460,9 +460,17 @@ void DrawTrainingWindow(AppState& state) {
   if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path);
   ImGui::EndDisabled();
   if (const std::string saved = t.runs[size_t(t.shown_run)]->save_result(); !saved.empty()) {
-    if (t.runs[size_t(t.shown_run)]->save_ok())
+    if (t.runs[size_t(t.shown_run)]->save_ok()) {
       HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
-    else ErrorText(std::string(tr("Error: ")) + saved);
+      // The saved folder opens like any real model (the Heads view's layers, the Model view).
+      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+        OpenCheckpoint(state, saved);
+        ImGui::SetWindowFocus("###checkpoint");  // in front of this window, which covers its place
+      }
+      RecordLastItem(state, "training.open_saved");
+    } else {
+      ErrorText(std::string(tr("Error: ")) + saved);
+    }
   }
 
   // 4. Each run: state, step, loss, speed (and in a comparison its KV cache).

@@ -10,6 +10,7 @@
 //   window_export.cpp  the Export panel: PNG / SVG / CSV / .npy of what is on screen
 //   window_about.cpp   Help → About: version, git revision, assets folder, library licences
 //   window_checkpoint.cpp  Windows → Checkpoint: open a real model, what it is, its next tokens
+//   window_model_view.cpp  Windows → Model view: the open model's L × H heads as thumbnails
 #pragma once
 #include "gui/app_state.h"
 
@@ -29,6 +30,10 @@ void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
 void DrawCheckpointWindow(AppState& state);
+void DrawModelViewWindow(AppState& state);
+// Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
+// missing assets folder shows as the Checkpoint window's error.
+void OpenShippedInductionModel(AppState& state);
 // Looks for the assets folder once (state.about); false when it is missing.
 bool LocateAssets(AppState& state);
 // Ctrl+S: export the current view with the Export panel's last settings (to a fresh file name).

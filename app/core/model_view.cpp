@@ -1,0 +1,84 @@
+// model_view.cpp — the Model view's atlas (the engine's model_view_figure colours, tile by tile) and
+// every head's numbers (model_view.h's legend).
+#include "core/model_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnscope/attention/head_stats.h"
+#include "attnscope/core/error.h"
+#include "attnscope/figure/export.h"
+
+namespace attnscope::gui {
+
+ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p) {
+  const int t = int(p.rows());
+  ModelHeadNumbers out;
+  if (t == 0) return out;
+  double first = 0, previous = 0, distance = 0, entropy = 0;
+  for (int i = 0; i < t; ++i) {
+    first += p(i, 0);
+    if (i >= 1) previous += p(i, i - 1);
+    for (int j = 0; j < t; ++j) distance += double(p(i, j)) * std::abs(i - j);
+    entropy += row_entropy(p.row(i).data(), t);
+  }
+  out.first_token_mass = first / t;
+  out.previous_token = t >= 2 ? previous / (t - 1) : std::numeric_limits<double>::quiet_NaN();
+  out.mean_distance = distance / t;
+  out.entropy = entropy / t;
+  return out;
+}
+
+ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap colormap,
+                                  const std::atomic<bool>* cancel) {
+  ExportRequest request;
+  request.what = ExportWhat::model;
+  request.colormap = colormap;
+  request.caption = false;
+  FigureSpec figure = model_view_figure(stack, request);  // checks the stack's shape
+
+  ModelViewPictures out;
+  out.layers = stack.layers;
+  out.heads = stack.heads;
+  out.kv_heads = stack.kv_heads;
+  out.tokens = stack.tokens;
+  out.causal = stack.causal;
+  out.colormap = colormap;
+  out.range = figure.colorbars.front().range;
+  out.tile = std::min(stack.tokens, model_view_atlas_max_side / std::max(stack.layers, stack.heads));
+  const int s = out.tile, t = stack.tokens;
+  Picture& atlas = out.atlas;
+  atlas.width = stack.heads * s;
+  atlas.height = stack.layers * s;
+  atlas.range = out.range;
+  atlas.pixels.resize(size_t(atlas.width) * size_t(atlas.height));
+  out.numbers.resize(figure.panels.size());
+
+  // Tile pixel k of s shows cell ⌊(k + ½)·T / s⌋: every cell when s = T, else the nearest one.
+  std::vector<int> cell_of(static_cast<size_t>(s));
+  for (int k = 0; k < s; ++k) cell_of[size_t(k)] = std::min(t - 1, int((int64_t(2 * k + 1) * t) / (2 * s)));
+  const int panels = int(figure.panels.size());
+  const bool big = int64_t(panels) * int64_t(t) * int64_t(t) >= (int64_t(1) << 20);
+  std::atomic<bool> cancelled{false};
+#pragma omp parallel for schedule(dynamic) if (big)
+  for (int n = 0; n < panels; ++n) {
+    if (cancel && cancel->load()) {
+      cancelled = true;
+      continue;
+    }
+    const int l = n / stack.heads, h = n % stack.heads;
+    const std::vector<Rgba> colors = panel_colors(figure, size_t(n));
+    for (int y = 0; y < s; ++y) {
+      const Rgba* row = colors.data() + size_t(cell_of[size_t(y)]) * size_t(t);
+      Rgba* dst = atlas.pixels.data() + (size_t(l) * size_t(s) + size_t(y)) * size_t(atlas.width) + size_t(h) * size_t(s);
+      for (int x = 0; x < s; ++x) dst[x] = row[cell_of[size_t(x)]];
+    }
+    out.numbers[size_t(n)] = model_head_numbers(stack.attention(l, h));
+    std::vector<float>().swap(figure.panels[size_t(n)].values);  // a long input's copy goes as soon as it is drawn
+  }
+  if (cancelled) throw Cancelled();
+  return out;
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,315 @@
+// window_model_view.cpp — Windows → Model view: every head of the open checkpoint for the Input
+// window's text, as an L × H grid of thumbnails (BertViz's model view, with the K/V groups): rows are
+// layers, columns heads, thumbnail l.h is layer l's head h (GPT-2's 5.1), framed in its kv group's
+// colour as the Heads view frames heads. Hover a thumbnail for its numbers (first-token mass,
+// previous-token score, mean distance, entropy); click it to open that layer in the Heads view with
+// that head large (the view then closes to show it). The Heads view's layer is highlighted down the
+// side, and its large head outlined.
+//
+// The pictures and numbers come from the compute worker (core/model_view.h: one atlas image, the same
+// colours as `export --what model`), one GL texture drawn in L·H pieces; the frame only lays them out.
+//
+// Sections: placement · opening · grid · tooltip · window
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "attnscope/attention/weights.h"
+#include "gui/i18n.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+// ---- placement ---------------------------------------------------------------------------------------
+
+// The view's place: the main area, over the Heads view and the Checkpoint window (a click on a head,
+// or closing it, shows them again).
+void PlaceModelView(const AppState& state) {
+  const ImRect r = SlotRect(state, Slot::main);
+  const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  ImGui::SetNextWindowPos(r.Min, cond);
+  ImGui::SetNextWindowSize(r.GetSize(), cond);
+}
+
+// ---- opening -----------------------------------------------------------------------------------------
+
+// Without a checkpoint: what the view is for, and two ways to open one.
+void DrawNoCheckpoint(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (!c.loading.empty()) {
+    const std::string name = std::filesystem::path(c.loading).filename().string();
+    ImGui::ProgressBar(float(c.loader ? c.loader->progress() : 0), ImVec2(-FLT_MIN, 0),
+                       trf("opening %s…", name.c_str()).c_str());
+    return;
+  }
+  WrappedText(tr("No checkpoint open. The model view shows every head of every layer of a real model "
+                 "(a Hugging Face checkpoint folder) for the Input window's text."));
+  if (ImGui::Button(tr("Open the shipped induction model"))) {
+    // This view shows the progress and any error itself: the Checkpoint window stays as it was
+    // rather than opening over the grid.
+    const bool checkpoint_shown = state.show_checkpoint;
+    OpenShippedInductionModel(state);
+    state.show_checkpoint = checkpoint_shown;
+  }
+  RecordLastItem(state, "model_view.open_induction");
+  SameLineIfFits(ImGui::CalcTextSize(tr("Open the Checkpoint window")).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::Button(tr("Open the Checkpoint window"))) {
+    state.show_checkpoint = true;
+    ImGui::SetWindowFocus("###checkpoint");  // in front of this view, which covers its place
+  }
+  ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
+}
+
+// ---- grid --------------------------------------------------------------------------------------------
+
+struct GridGeometry {
+  float font = 16, frame = 2, gap = 4, thumb = 32;
+  float left = 0, top = 0;  // the layer numbers' column and the head numbers' rows
+  float pitch() const { return thumb + 2 * frame + gap; }
+};
+
+// Thumbnails as large as the region allows, at least `min_thumb` (then the region scrolls).
+GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale) {
+  GridGeometry g;
+  g.font = ImGui::GetFontSize();
+  g.frame = std::max(2.0f, std::round(2.0f * ui_scale));
+  g.gap = std::round(g.font * 0.3f);
+  g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f;
+  g.top = g.font * 2.6f;
+  const float min_thumb = std::round(g.font * 1.5f);  // two-digit head numbers still fit
+  auto fit = [&](float scrollbar) {
+    const float w = (region.x - g.left - scrollbar) / float(mv.heads) - 2 * g.frame - g.gap;
+    const float h = (region.y - g.top - scrollbar) / float(mv.layers) - 2 * g.frame - g.gap;
+    return std::floor(std::min(w, h));
+  };
+  g.thumb = fit(0);
+  if (g.thumb < min_thumb) g.thumb = std::max(min_thumb, fit(ImGui::GetStyle().ScrollbarSize));
+  return g;
+}
+
+// Axis numbers and titles: "head" and 0 … H−1 across the top, "layer" and 0 … L−1 down the side.
+void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry& g, ImVec2 origin, int current_layer) {
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float x0 = origin.x + g.left, y0 = origin.y + g.top;
+  draw->AddText(ImVec2(x0, origin.y), dim, tr("head"));
+  for (int h = 0; h < mv.heads; ++h) {
+    const std::string n = std::to_string(h);
+    const float w = ImGui::CalcTextSize(n.c_str()).x;
+    draw->AddText(ImVec2(x0 + float(h) * g.pitch() + g.frame + (g.thumb - w) * 0.5f, origin.y + g.font * 1.3f), text,
+                  n.c_str());
+  }
+  const std::string layer = tr("layer");
+  AddTextRotated(draw, ImVec2(origin.x, y0 + ImGui::CalcTextSize(layer.c_str()).x), dim, layer);
+  for (int l = 0; l < mv.layers; ++l) {
+    const std::string n = std::to_string(l);
+    const float w = ImGui::CalcTextSize(n.c_str()).x;
+    const ImVec2 at(x0 - g.font * 0.4f - w, y0 + float(l) * g.pitch() + g.frame + (g.thumb - g.font) * 0.5f);
+    if (l == current_layer) {  // the Heads view's layer, as a highlighted label
+      const ImU32 band = ImGui::GetColorU32(ImGuiCol_HeaderActive);
+      draw->AddRectFilled(ImVec2(at.x - g.font * 0.2f, at.y - g.font * 0.1f), ImVec2(at.x + w + g.font * 0.2f, at.y + g.font * 1.1f),
+                          band, g.font * 0.2f);
+      draw->AddText(at, ContrastText(band), n.c_str());
+    } else {
+      draw->AddText(at, text, n.c_str());
+    }
+  }
+}
+
+// One thumbnail of the atlas, framed.
+void DrawThumb(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID atlas, int l, int h, ImVec2 min,
+               const GridGeometry& g) {
+  const ImVec2 max(min.x + g.thumb, min.y + g.thumb);
+  const int group = kv_group_of_head(h, mv.heads, mv.kv_heads);
+  draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), KvGroupColor(group));
+  const float u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers);
+  draw->AddImage(atlas, min, max, ImVec2(float(h) * u, float(l) * v), ImVec2(float(h + 1) * u, float(l + 1) * v));
+}
+
+// A black-and-white outline around a thumbnail's frame (the current head, the hovered one).
+void Outline(ImDrawList* draw, ImVec2 min, const GridGeometry& g, float thickness) {
+  const ImVec2 a(min.x - g.frame - 2, min.y - g.frame - 2), b(min.x + g.thumb + g.frame + 2, min.y + g.thumb + g.frame + 2);
+  draw->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0, 0, thickness + 2);
+  draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, thickness);
+}
+
+// The probability colour bar right of the grid, with the masked swatch of a causal model.
+void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float height) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float font = ImGui::GetFontSize();
+  draw->AddText(min, ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
+  const ImVec2 top(min.x, min.y + font * 1.6f);
+  const float bar_h = std::clamp(height - font * (mv.causal ? 4.2f : 2.0f), font * 4.0f, font * 22.0f);
+  DrawColorBar(draw, state.model_view.bar, mv.colormap, top, ImVec2(top.x + font * 0.9f, top.y + bar_h), mv.range, 5);
+  if (mv.causal) {
+    const ImVec2 swatch(top.x, top.y + bar_h + font * 0.8f);
+    const Rgba c = masked_color(mv.colormap);
+    draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
+    draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
+    draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
+  }
+}
+
+float BarWidth(const ModelViewPictures& mv) {
+  const float font = ImGui::GetFontSize();
+  return std::max({ImGui::CalcTextSize(tr("probability")).x, font * 1.3f + ColorBarLabelWidth(mv.range, 5),
+                   font * 1.2f + ImGui::CalcTextSize(tr("masked")).x}) +
+         font * 0.8f;
+}
+
+// ---- tooltip -----------------------------------------------------------------------------------------
+
+std::string Number(double value, const char* format) {
+  if (!std::isfinite(value)) return "—";
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+void ThumbTooltip(const ModelViewPictures& mv, int l, int h) {
+  const ModelHeadNumbers& n = mv.at(l, h);
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(trf("layer %d · head %d · kv group %d", l, h, kv_group_of_head(h, mv.heads, mv.kv_heads)).c_str());
+  ImGui::Separator();
+  ImGui::TextUnformatted(trf("first-token mass: %s", Number(n.first_token_mass, "%.3f").c_str()).c_str());
+  ImGui::TextUnformatted(trf("previous-token score: %s", Number(n.previous_token, "%.3f").c_str()).c_str());
+  ImGui::TextUnformatted(trf("mean distance: %s tokens", Number(n.mean_distance, "%.2f").c_str()).c_str());
+  ImGui::TextUnformatted(trf("entropy: %s nats", Number(n.entropy, "%.2f").c_str()).c_str());
+  ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+  ImGui::EndTooltip();
+}
+
+// Lands on head (l, h): the Heads view draws layer l with head h large.
+void OpenHead(AppState& state, int l, int h) {
+  state.checkpoint.layer = l;
+  state.heads.large_head = h;
+  SwitchView(state, View::heads);
+  NoteEdit(state, Panel::heads);  // the new layer's forward pass (cancels an older one)
+  state.show_model_view = false;  // it covers the Heads view; Windows → Model view brings it back
+}
+
+void DrawGrid(AppState& state, const ModelViewPictures& mv) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float bar_w = BarWidth(mv);
+  const ImVec2 region(std::max(avail.x - bar_w, ImGui::GetFontSize() * 4), std::max(avail.y, ImGui::GetFontSize() * 4));
+  const ImVec2 bar_at(ImGui::GetCursorScreenPos().x + region.x + ImGui::GetFontSize() * 0.4f, ImGui::GetCursorScreenPos().y);
+  const GridGeometry g = FitGrid(mv, region, state.ui_scale);
+  const int current_layer = state.checkpoint.layer;
+  const int current_head = state.scene.view.view == View::heads ? state.heads.large_head : -1;
+  int hovered = -1;
+  if (ImGui::BeginChild("##model_view_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar)) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 size(g.left + float(mv.heads) * g.pitch(), g.top + float(mv.layers) * g.pitch());
+    // The pointer: one invisible button over the whole grid, never one per thumbnail.
+    ImGui::InvisibleButton("##thumbs", size);
+    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    if (ImGui::IsItemHovered()) {
+      const ImVec2 m = ImGui::GetIO().MousePos;
+      const int h = int(std::floor((m.x - origin.x - g.left) / g.pitch()));
+      const int l = int(std::floor((m.y - origin.y - g.top) / g.pitch()));
+      if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers) hovered = l * mv.heads + h;
+    }
+    DrawAxes(draw, mv, g, origin, current_layer);
+    const ImTextureID atlas = state.model_view.atlas.id();
+    const ImVec2 s = state.framebuffer_scale;
+    for (int l = 0; l < mv.layers; ++l)
+      for (int h = 0; h < mv.heads; ++h) {
+        const ImVec2 min(std::round(origin.x + g.left + float(h) * g.pitch() + g.frame),
+                         std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
+        DrawThumb(draw, mv, atlas, l, h, min, g);
+        const bool current = l == current_layer && h == current_head;
+        if (current) Outline(draw, min, g, 3.0f);
+        if (hovered == l * mv.heads + h) Outline(draw, min, g, 1.5f);
+        LayoutRecord::Thumb rec;
+        rec.layer = l;
+        rec.head = h;
+        rec.kv_group = kv_group_of_head(h, mv.heads, mv.kv_heads);
+        rec.min = ImVec2(min.x * s.x, min.y * s.y);
+        rec.max = ImVec2((min.x + g.thumb) * s.x, (min.y + g.thumb) * s.y);
+        rec.frame = g.frame * s.x;
+        rec.frame_color = KvGroupColor(rec.kv_group);
+        rec.current = current;
+        state.layout.thumbs.push_back(rec);
+      }
+    if (hovered >= 0) {
+      ThumbTooltip(mv, hovered / mv.heads, hovered % mv.heads);
+      if (clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
+    }
+  }
+  ImGui::EndChild();
+  RecordLastItem(state, "model_view.grid");
+  DrawBar(state, mv, ImVec2(bar_at.x, bar_at.y + g.top), region.y - g.top);
+}
+
+}  // namespace
+
+// ---- window ------------------------------------------------------------------------------------------
+
+void OpenShippedInductionModel(AppState& state) {
+  if (!LocateAssets(state)) {
+    state.checkpoint.error = state.about.assets_error;
+    return;
+  }
+  OpenCheckpoint(state, (std::filesystem::path(state.about.assets_folder) / "models" / "induction").string());
+}
+
+void DrawModelViewWindow(AppState& state) {
+  if (!state.show_model_view) return;
+  PlaceModelView(state);
+  if (!ImGui::Begin(WindowTitle("Model view", "model_view").c_str(), &state.show_model_view,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+    ImGui::End();
+    return;
+  }
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.model) {
+    DrawNoCheckpoint(state);
+    ImGui::End();
+    return;
+  }
+  const ModelViewPictures* mv = state.model_view.pictures.get();
+  const std::string name = c.model->name;
+  if (mv) {
+    // One line and a "(?)" with how to read it, so the grid keeps the height (projectors, deep models).
+    const std::string header = trf("%s · %d layers × %d heads · %d K/V heads · %d tokens", name.c_str(), mv->layers,
+                                   mv->heads, mv->kv_heads, mv->tokens);
+    if (ImGui::CalcTextSize(header.c_str()).x + ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2 <=
+        ImGui::GetContentRegionAvail().x) {
+      ImGui::TextUnformatted(header.c_str());
+    } else {
+      WrappedText(header);
+      ImGui::Dummy(ImVec2(0, 0));  // the "(?)" starts the next line
+    }
+    HelpMarker(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
+                  "Hover a head for its numbers; click it to open it in the Heads view."));
+  }
+  // A grid of an older pass stays on screen while the worker makes the new one.
+  const ModelLayerRun* run = c.run.get();
+  const bool stale = mv && run && run->stack && mv->stack != run->stack && state.model_view.error.empty();
+  if (stale) SpinnerText(tr("computing…"));
+  else BusyIndicator(state);
+  ErrorText(ErrorFor(state, Panel::checkpoint));
+  ErrorText(ErrorFor(state, Panel::heads));
+  ErrorText(state.model_view.error.empty() ? "" : std::string(tr("Error: ")) + state.model_view.error);
+  if (!mv) {
+    if (state.scene.view.view != View::heads) {
+      WrappedText(tr("The model view draws the forward pass of the Heads view."));
+      if (ImGui::Button(tr("Show in the Heads view"))) SwitchView(state, View::heads);
+    } else if (state.error.empty() && state.model_view.error.empty()) {
+      SpinnerText(tr("computing…"));
+    }
+    ImGui::End();
+    return;
+  }
+  if (!state.error.empty())
+    NoticeText(tr("These are the last valid input's heads: the model refused the new one."));
+  DrawGrid(state, *mv);
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,211 @@
+// test_model_view_pictures.cpp — the Model view window's pictures and numbers (core/model_view.h)
+// without a window: every head's first-token mass, previous-token score, mean distance and entropy
+// against a direct computation (and head_stats.h's for the numbers both have), the atlas tile by tile
+// against the engine's model_view_figure colours (nearest cells when T does not fit), cancelling, and
+// the compute worker delivering it with a checkpoint's forward pass, made again for another colormap.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "attnscope/attention/head_stats.h"
+#include "attnscope/core/error.h"
+#include "attnscope/core/rng.h"
+#include "attnscope/figure/export.h"
+#include "core/compute_worker.h"
+#include "core/model_view.h"
+#include "model/checkpoint_fixtures.h"
+
+using namespace attnscope;
+using namespace attnscope::gui;
+using namespace attnscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A stack [L, H, T, T] of random rows (causal: keys up to the query), with a strong first column in
+// even heads so the numbers differ between heads.
+model::AttentionStack random_stack(int L, int H, int G, int T, bool causal) {
+  model::AttentionStack s;
+  s.layers = L, s.heads = H, s.kv_heads = G, s.tokens = T;
+  s.causal = causal;
+  s.groups_from_config = true;
+  s.source = "random";
+  Rng rng(11);
+  s.attentions.assign(size_t(L) * H * T * T, 0.0f);
+  for (int lh = 0; lh < L * H; ++lh)
+    for (int i = 0; i < T; ++i) {
+      float* row = s.attentions.data() + (size_t(lh) * T + i) * T;
+      const int n = causal ? i + 1 : T;
+      double sum = 0;
+      for (int j = 0; j < n; ++j) sum += row[j] = float(rng.uniform(0.05, 1.0)) * (j == 0 && lh % 2 == 0 ? 8.0f : 1.0f);
+      for (int j = 0; j < n; ++j) row[j] = float(row[j] / sum);
+    }
+  return s;
+}
+
+// The input box's form of token ids.
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string s = "ids:";
+  for (int32_t id : ids) s += " " + std::to_string(id);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("model view numbers: first-token mass, previous-token score, mean distance and entropy of every head") {
+  for (const bool causal : {true, false}) {
+    CAPTURE(causal);
+    const model::AttentionStack s = random_stack(3, 4, 2, 7, causal);
+    const ModelViewPictures mv = make_model_view(s, Colormap::viridis);
+    REQUIRE(mv.numbers.size() == 12);
+    for (int l = 0; l < 3; ++l) {
+      // head_stats.h's numbers of the same layer: the Head analysis window's definitions.
+      Tensor3 probs;
+      for (int h = 0; h < 4; ++h) probs.push_back(s.attention(l, h));
+      const HeadStats stats = head_stats(probs, causal);
+      for (int h = 0; h < 4; ++h) {
+        CAPTURE(l);
+        CAPTURE(h);
+        const int T = s.tokens;
+        const float* p = s.attentions.data() + (size_t(l) * 4 + size_t(h)) * size_t(T) * size_t(T);
+        double first = 0, previous = 0, distance = 0, entropy = 0;
+        for (int i = 0; i < T; ++i) {
+          first += p[i * T];
+          if (i > 0) previous += p[i * T + i - 1];
+          for (int j = 0; j < T; ++j) {
+            const double v = p[i * T + j];
+            distance += v * std::abs(i - j);
+            if (v > 0) entropy -= v * std::log(v);
+          }
+        }
+        const ModelHeadNumbers& n = mv.at(l, h);
+        CHECK(n.first_token_mass == doctest::Approx(first / T).epsilon(1e-6));
+        CHECK(n.previous_token == doctest::Approx(previous / (T - 1)).epsilon(1e-6));
+        CHECK(n.mean_distance == doctest::Approx(distance / T).epsilon(1e-6));
+        CHECK(n.entropy == doctest::Approx(entropy / T).epsilon(1e-5));
+        CHECK(n.first_token_mass == doctest::Approx(stats.first_token_mass[size_t(h)]).epsilon(1e-6));
+        CHECK(n.mean_distance == doctest::Approx(stats.mean_distance[size_t(h)]).epsilon(1e-6));
+        CHECK(n.entropy == doctest::Approx(stats.entropy[size_t(h)]).epsilon(1e-5));
+      }
+    }
+    // The strong first column of even heads shows as a larger first-token mass.
+    CHECK(mv.at(0, 0).first_token_mass > mv.at(0, 1).first_token_mass);
+  }
+  // One token: no previous token to attend to.
+  const ModelViewPictures one = make_model_view(random_stack(1, 2, 1, 1, true), Colormap::viridis);
+  CHECK(one.at(0, 1).first_token_mass == doctest::Approx(1.0));
+  CHECK(std::isnan(one.at(0, 1).previous_token));
+  CHECK(one.at(0, 1).mean_distance == 0.0);
+}
+
+TEST_CASE("model view atlas: tile (l, h) holds model_view_figure's colours of layer l's head h") {
+  for (const Colormap map : {Colormap::viridis, Colormap::magma}) {
+    const model::AttentionStack s = random_stack(3, 4, 2, 6, true);
+    const ModelViewPictures mv = make_model_view(s, map);
+    ExportRequest r;
+    r.what = ExportWhat::model;
+    r.colormap = map;
+    const FigureSpec f = model_view_figure(s, r);
+    REQUIRE(mv.tile == 6);
+    REQUIRE(mv.atlas.width == 4 * 6);
+    REQUIRE(mv.atlas.height == 3 * 6);
+    CHECK(mv.range.lo == f.colorbars[0].range.lo);
+    CHECK(mv.range.hi == f.colorbars[0].range.hi);
+    CHECK(mv.colormap == map);
+    CHECK(mv.causal);
+    int mismatches = 0, masked = 0;
+    for (int l = 0; l < 3; ++l)
+      for (int h = 0; h < 4; ++h) {
+        const std::vector<Rgba> colors = panel_colors(f, size_t(l * 4 + h));
+        for (int y = 0; y < 6; ++y)
+          for (int x = 0; x < 6; ++x) {
+            const Rgba a = mv.atlas.pixels[size_t((l * 6 + y) * mv.atlas.width + h * 6 + x)];
+            mismatches += !(a == colors[size_t(y * 6 + x)]);
+            masked += a == masked_color(map);
+          }
+      }
+    CHECK(mismatches == 0);
+    CHECK(masked == 12 * 15);  // the upper triangle of every 6 × 6 head is masked
+  }
+}
+
+TEST_CASE("model view atlas: a long input is sampled at the nearest cell, the atlas within its limit") {
+  // 64 layers × T = 80: 64·80 pixels would exceed the limit, so a tile has 4096/64 = 64 pixels.
+  const model::AttentionStack s = random_stack(64, 1, 1, 80, false);
+  const ModelViewPictures mv = make_model_view(s, Colormap::viridis);
+  REQUIRE(mv.tile == model_view_atlas_max_side / 64);
+  CHECK(mv.atlas.height == model_view_atlas_max_side);
+  CHECK(mv.atlas.width == mv.tile);
+  ExportRequest r;
+  r.what = ExportWhat::model;
+  const FigureSpec f = model_view_figure(s, r);
+  int mismatches = 0;
+  for (const int l : {0, 31, 63}) {
+    const std::vector<Rgba> colors = panel_colors(f, size_t(l));
+    for (int y = 0; y < mv.tile; ++y)
+      for (int x = 0; x < mv.tile; ++x) {
+        const int row = int((y + 0.5) * 80 / mv.tile), col = int((x + 0.5) * 80 / mv.tile);
+        mismatches += !(mv.atlas.pixels[size_t((l * mv.tile + y) * mv.atlas.width + x)] == colors[size_t(row * 80 + col)]);
+      }
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("model view: a set cancel flag stops the atlas; a malformed stack is an InputError") {
+  const model::AttentionStack s = random_stack(2, 2, 1, 4, true);
+  std::atomic<bool> cancel{true};
+  CHECK_THROWS_AS(make_model_view(s, Colormap::viridis, &cancel), Cancelled);
+  model::AttentionStack bad = s;
+  bad.attentions.pop_back();
+  CHECK_THROWS_AS(make_model_view(bad, Colormap::viridis), InputError);
+}
+
+TEST_CASE("compute worker: a checkpoint's result carries the model view of every layer, remade for another colormap") {
+  const std::string name = "llama_gqa_bf16_sharded";
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = fixture_ids(name);
+  // The second delivery waits for presented() (up to a minute here), so the first can be looked at.
+  ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
+  Scene scene;
+  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  REQUIRE(worker.wait_for_result(60s));
+  std::optional<ComputeResult> heatmaps = worker.take_result();
+  REQUIRE(heatmaps.has_value());
+  REQUIRE_MESSAGE(heatmaps->pictures, heatmaps->error);
+  CHECK(heatmaps->model_run);
+  CHECK(!heatmaps->model_view);  // the Heads view does not wait for the model view
+  worker.presented(generation);
+  worker.wait_until_idle();
+  std::optional<ComputeResult> first = worker.take_result();
+  REQUIRE(first.has_value());
+  REQUIRE_MESSAGE(first->model_view, first->model_view_error);
+  CHECK(first->model_view->stack == first->model_run->stack);
+  const ModelViewPictures& mv = *first->model_view;
+  CHECK(mv.layers == m->config.layers);
+  CHECK(mv.heads == m->config.heads);
+  CHECK(mv.kv_heads == m->config.kv_heads);
+  CHECK(mv.tokens == int(ids.size()));
+  // The same numbers as the stack the result's layer run holds.
+  REQUIRE(first->model_run);
+  const model::AttentionStack& stack = *first->model_run->stack;
+  const ModelHeadNumbers direct = model_head_numbers(stack.attention(1, 2));
+  CHECK(mv.at(1, 2).mean_distance == direct.mean_distance);
+  CHECK(mv.at(1, 2).first_token_mass == direct.first_token_mass);
+
+  // Another colormap: the same forward pass, a new atlas; the scene without a checkpoint: none.
+  scene.view.colormap = "magma";
+  worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> second = worker.take_result();
+  REQUIRE(second.has_value());
+  REQUIRE(second->model_view);
+  CHECK(second->model_run == first->model_run);
+  CHECK(second->model_view->colormap == Colormap::magma);
+  CHECK(second->model_view->atlas.pixels != mv.atlas.pixels);
+  worker.submit(scene);
+  worker.wait_until_idle();
+  std::optional<ComputeResult> seeded = worker.take_result();
+  REQUIRE(seeded.has_value());
+  CHECK(!seeded->model_view);
+}
