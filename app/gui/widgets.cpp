@@ -243,10 +243,19 @@ std::string FormatValue(float value) {
   return s;
 }
 
+namespace {
+// The value at fraction f of the bar; one within a millionth of the span from 0 is 0, so a probability
+// bar whose smallest entry is 3.9e-15 reads "0", not "3.86e-15".
+float ColorBarTick(ValueRange range, float f) {
+  const float v = range.lo + (range.hi - range.lo) * f;
+  return std::fabs(v) <= std::fabs(range.hi - range.lo) * 1e-6f ? 0.0f : v;
+}
+}  // namespace
+
 float ColorBarLabelWidth(ValueRange range, int ticks) {
   float w = 0;
   for (int i = 0; i < ticks; ++i) {
-    const float v = range.lo + (range.hi - range.lo) * float(i) / float(std::max(1, ticks - 1));
+    const float v = ColorBarTick(range, float(i) / float(std::max(1, ticks - 1)));
     w = std::max(w, ImGui::CalcTextSize(FormatValue(v).c_str()).x);
   }
   return w + ImGui::GetFontSize() * 0.5f;
@@ -267,7 +276,7 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   float width = 0;
   for (int i = 0; i < ticks; ++i) {
     const float f = float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
-    const float v = range.lo + (range.hi - range.lo) * f;
+    const float v = ColorBarTick(range, f);
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = FormatValue(v);
