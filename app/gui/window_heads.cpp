@@ -32,9 +32,13 @@ void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
   RecordLastItem(state, "heads.layer");  // the slider's frame alone (tests click it)
   ImGui::SameLine();
   ImGui::TextUnformatted(tr("layer"));
-  if (att && !att->source_note.empty()) {
-    SameLineIfFits(ImGui::CalcTextSize(att->source_note.c_str()).x);
-    ImGui::TextUnformatted(att->source_note.c_str());  // the layer on screen (the slider may be ahead of it)
+  // The layer on screen (the slider may be ahead of it), in the UI's language (exports caption it in English).
+  if (const ModelLayerRun* run = c.run.get(); run && att) {
+    std::string note = c.model->name + " · " + trf("layer %d of %d", run->layer, run->layers);
+    if (att->shape.groups != c.model->original_kv_heads)
+      note += trf(" · K/V pooled from %d heads", c.model->original_kv_heads);
+    SameLineIfFits(ImGui::CalcTextSize(note.c_str()).x);
+    ImGui::TextUnformatted(note.c_str());
   }
 }
 

@@ -267,6 +267,7 @@ TEST_SUITE("gui_checkpoint") {
     CHECK(has_text(texts_of(zh, "###checkpoint"), "1（MQA，由 2 个合并而来）"));
     CHECK(shows(texts_of(zh, "###analysis"), "相对原始模型的偏移"));
     CHECK(zh.layout.at("untranslated").empty());
+    CHECK(has_text(texts_of(zh, "###heads"), name + " · 第 0 层，共 2 层 · K/V 由 2 个头合并"));
   }
 
   TEST_CASE("checkpoint window: the same in Chinese") {
@@ -277,6 +278,7 @@ TEST_SUITE("gui_checkpoint") {
     INFO(joined(texts));
     CHECK(has_text(texts, "qwen2_gqa"));
     CHECK(has_text(texts, "下一个词元"));
+    CHECK(has_text(texts_of(w, "###heads"), "qwen2_gqa · 第 0 层，共 2 层"));
   }
 }
 
