@@ -4,5 +4,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 bin=${ATTNSCOPE:-build/app/attnscope}
-exec "$bin" train --task induction --layers 2 --heads 4 --groups 2 --d-model 64 --steps 400 --seed 1 --threads 1 \
+exec "$bin" train --task induction --layers 2 --heads 4 --groups 2 --d-model 64 --steps 1000 --seed 1 --threads 1 \
   --out assets/models/induction

@@ -40,7 +40,7 @@ struct TrainingForm {
   bool mlp = false;
   int seq_len = 64;
   int batch = 16;
-  int steps = 300;
+  int steps = 1000;         // the default run (train --task induction): its induction heads form around step 410
   float lr = 3e-3f;
   int seed = 1;
   int threads = 0;          // OpenMP threads of a single run (0: all cores)

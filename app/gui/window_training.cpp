@@ -447,7 +447,8 @@ void DrawTrainingWindow(AppState& state) {
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
   if (!has_runs) {
     HintText(tr("Start trains one model; Step does one step; Compare trains three that differ only in G. "
-                "The induction task repeats a random half: induction heads form within a few hundred steps."));
+                "The induction task repeats random tokens with a period that changes from sequence to sequence: "
+                "induction heads form after a plateau of a few hundred steps."));
     ImGui::End();
     return;
   }

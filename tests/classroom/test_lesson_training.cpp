@@ -38,10 +38,10 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
   CHECK(train::kv_cache_bytes_per_token(variants[2].model) == 256);
   CHECK(contains(l.steps[3].caption.en, "1 KiB, 512 B and 256 B"));
   CHECK(contains(l.steps[3].caption.zh, "1 KiB、512 B 和 256 B"));
-  // Step 5 names the shipped model's recipe: 400 steps from seed 1 (assets/models/README.md).
-  CHECK(l.steps[4].training->steps == 400);
+  // Step 5 names the shipped model's recipe: 1000 steps from seed 1 (assets/models/README.md).
+  CHECK(l.steps[4].training->steps == 1000);
   CHECK(l.steps[4].training->seed == 1);
-  CHECK(contains(read_file(assets_dir() / "models" / "README.md", 1 << 20), "--steps 400 --seed 1"));
+  CHECK(contains(read_file(assets_dir() / "models" / "README.md", 1 << 20), "--steps 1000 --seed 1"));
 }
 
 TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the step and the problem") {

@@ -61,7 +61,7 @@ Task::Task(const TaskSettings& settings) : s_(settings) {
                                                               std::to_string(s_.symbols));
     for (int i = 0; i < s_.symbols; ++i) vocab_.push_back(symbol_name(i));
     if (s_.kind == TaskKind::induction) {
-      require(s_.seq_len % 2 == 0, "the induction task repeats a half: its sequence length must be even, got " + T);
+      require(s_.seq_len % 2 == 0, "the induction task's longest period is half the sequence (its induction score repeats a half): its sequence length must be even, got " + T);
     } else {
       separator_ = int32_t(vocab_.size());
       vocab_.push_back("|");
@@ -122,9 +122,13 @@ void Task::one_example(Rng& rng, int32_t* ids, int32_t* targets) const {
     return;
   }
   if (s_.kind == TaskKind::induction) {
-    const int n = T / 2;
-    for (int t = 0; t < n; ++t) ids[t] = ids[t + n] = draw(rng, s_.symbols);
-    for (int t = n; t + 1 < T; ++t) targets[t] = ids[t + 1];  // the second copy, predictable
+    // A period of its own for every example, so that no fixed look-back predicts the repeats: only
+    // "find the earlier occurrence of this token, copy what followed it" works at every period.
+    const int lo = induction_min_period(T), hi = T / 2;
+    const int p = lo + int(draw(rng, hi - lo + 1));
+    for (int t = 0; t < p; ++t) ids[t] = draw(rng, s_.symbols);
+    for (int t = p; t < T; ++t) ids[t] = ids[t - p];
+    for (int t = p; t + 1 < T; ++t) targets[t] = ids[t + 1];  // every token from the first repeat on
     return;
   }
   // copy / reverse / sort: x₁…xₙ | y₁…yₙ in 2n + 1 ≤ T tokens; a spare last slot holds the separator
@@ -166,6 +170,8 @@ std::vector<int32_t> Task::induction_probe(int n) const {
   for (int t = 0; t < n; ++t) ids[t] = ids[t + n] = t < pool ? all[t] : draw(rng, pool);
   return ids;
 }
+
+int induction_min_period(int T) { return std::max(2, T / 3); }
 
 std::vector<float> induction_scores(const float* probs, int H, int T, int n) {
   std::vector<float> scores(H, 0.0f);

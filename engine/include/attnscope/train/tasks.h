@@ -1,7 +1,15 @@
 // tasks.h — the built-in training tasks: sequences to learn, which positions are scored, probes.
 //
-//   induction  x₁ … xₙ x₁ … xₙ             random half repeated (T = 2n); scored: the second copy,
-//                                           whose next token is predictable from the first
+//   induction  x₁ … xₚ x₁ … xₚ x₁ …         p random tokens repeated cyclically to fill T, with a period
+//                                           p of its own per example, uniform in [⌊T/3⌋, T/2] (21…32
+//                                           for T = 64); scored: positions i ≥ p (0-based), whose next
+//                                           token is predictable from its earlier occurrence. The
+//                                           varying p leaves no fixed look-back that works: only
+//                                           induction does. Periods stay ≥ T/3 because with short ones
+//                                           (T/8) "guess one of the few tokens in view" pays so well
+//                                           that the default model settles on it and no induction head
+//                                           forms in 6000 steps; from T/3 it forms in a few hundred
+//                                           and still works at periods far below T/3.
 //   copy       x₁ … xₙ | x₁ … xₙ            scored: from the separator on (T = 2n + 1)
 //   reverse    x₁ … xₙ | xₙ … x₁            scored: from the separator on
 //   sort       x₁ … xₙ | sorted(x)           scored: from the separator on
@@ -69,6 +77,10 @@ class Task {
   std::vector<int32_t> stream_;  // text task: the whole text as token ids
   int32_t separator_ = -1;
 };
+
+// The shortest period of the induction task's examples for sequence length T: max(2, ⌊T/3⌋); the
+// longest is T/2, so every example repeats its first period at least once.
+int induction_min_period(int T);
 
 // Induction score of each head on a sequence made of a random half of length n repeated (SPEC
 // "Training"): the mean over queries i ≥ n + 1 (0-based) of P[i, i − n + 1], the attention to the
