@@ -27,6 +27,29 @@ Mat random_matrix(int rows, int cols, uint64_t seed, float scale = 1.0f) {
 
 Vec random_vector(int n, uint64_t seed) { return random_matrix(n, 1, seed).col(0); }
 
+// Random biases for every projection, from seeds first … first + 3.
+void add_random_biases(AttentionWeights& w, const AttentionShape& shape, uint64_t first) {
+  const int dk = shape.head_dim();
+  w.bq = random_vector(shape.heads * dk, first), w.bk = random_vector(shape.groups * dk, first + 1);
+  w.bv = random_vector(shape.groups * dk, first + 2), w.bo = random_vector(shape.d_model, first + 3);
+}
+
+// The fast path against the plain-loop reference, every intermediate to 1e-5; returns the fast result.
+AttentionResult check_against_reference(const Mat& x, const AttentionWeights& w, const AttentionShape& shape,
+                                        const AttentionOptions& opt) {
+  AttentionResult fast = grouped_attention(x, w, shape, opt);
+  const AttentionResult ref = grouped_attention_reference(x, w, shape, opt);
+  check_close3(fast.q, ref.q, 1e-5, "q");
+  check_close3(fast.k, ref.k, 1e-5, "k");
+  check_close3(fast.v, ref.v, 1e-5, "v");
+  check_close3(fast.scores, ref.scores, 1e-5, "scores");
+  check_close3(fast.probs, ref.probs, 1e-5, "probs");
+  check_close3(fast.head_out, ref.head_out, 1e-5, "head_out");
+  check_close(fast.concat, ref.concat, 1e-5, "concat");
+  check_close(fast.output, ref.output, 1e-5, "output");
+  return fast;
+}
+
 // The tiny case worked by hand: T = 3, C = 2, one head, W_Q = W_K = W_V = I.
 //   X = [[1,0],[0,1],[1,1]],  S = X·Xᵀ/√2 = [[.7071,0,.7071],[0,.7071,.7071],[.7071,.7071,1.4142]]
 //   row 0: e^.7071 = 2.02811, e^0 = 1 → sum 5.05622 → P = [0.401112, 0.197776, 0.401112]
@@ -182,22 +205,10 @@ TEST_CASE("grouped attention: fast path matches the plain-loop reference on rand
     CAPTURE(c.G);
     const AttentionShape shape{c.C, c.H, c.G};
     AttentionWeights w = random_weights(shape, pick.next_u64());
-    if (c.bias) {
-      const int dk = shape.head_dim();
-      w.bq = random_vector(c.H * dk, 1), w.bk = random_vector(c.G * dk, 2);
-      w.bv = random_vector(c.G * dk, 3), w.bo = random_vector(c.C, 4);
-    }
+    if (c.bias) add_random_biases(w, shape, 1);
     const Mat x = random_matrix(c.T, c.C, pick.next_u64(), 2.0f);
     const AttentionOptions opt{.causal = c.causal};
-    const AttentionResult fast = grouped_attention(x, w, shape, opt);
-    const AttentionResult ref = grouped_attention_reference(x, w, shape, opt);
-    check_close3(fast.q, ref.q, 1e-5, "q");
-    check_close3(fast.k, ref.k, 1e-5, "k");
-    check_close3(fast.v, ref.v, 1e-5, "v");
-    check_close3(fast.scores, ref.scores, 1e-5, "scores");
-    check_close3(fast.probs, ref.probs, 1e-5, "probs");
-    check_close3(fast.head_out, ref.head_out, 1e-5, "head_out");
-    check_close(fast.output, ref.output, 1e-5, "output");
+    check_against_reference(x, w, shape, opt);
   }
 }
 
@@ -341,23 +352,10 @@ TEST_CASE("grouped attention: blocks of query rows match the reference on sizes 
     CAPTURE(c.causal);
     const AttentionShape shape{c.C, c.H, c.G};
     AttentionWeights w = random_weights(shape, pick.next_u64());
-    if (c.bias) {
-      const int dk = shape.head_dim();
-      w.bq = random_vector(c.H * dk, 5), w.bk = random_vector(c.G * dk, 6);
-      w.bv = random_vector(c.G * dk, 7), w.bo = random_vector(c.C, 8);
-    }
+    if (c.bias) add_random_biases(w, shape, 5);
     const Mat x = random_matrix(c.T, c.C, pick.next_u64(), 2.0f);
     const AttentionOptions opt{.causal = c.causal};
-    const AttentionResult fast = grouped_attention(x, w, shape, opt);
-    const AttentionResult ref = grouped_attention_reference(x, w, shape, opt);
-    check_close3(fast.q, ref.q, 1e-5, "q");
-    check_close3(fast.k, ref.k, 1e-5, "k");
-    check_close3(fast.v, ref.v, 1e-5, "v");
-    check_close3(fast.scores, ref.scores, 1e-5, "scores");
-    check_close3(fast.probs, ref.probs, 1e-5, "probs");
-    check_close3(fast.head_out, ref.head_out, 1e-5, "head_out");
-    check_close(fast.concat, ref.concat, 1e-5, "concat");
-    check_close(fast.output, ref.output, 1e-5, "output");
+    const AttentionResult fast = check_against_reference(x, w, shape, opt);
     if (c.causal)  // masked keys: scores −inf and probabilities exactly 0, in every block
       for (const Mat& p : fast.probs)
         for (int i = 0; i + 1 < c.T; ++i) CHECK(p.row(i).tail(c.T - 1 - i).cwiseAbs().maxCoeff() == 0.0f);

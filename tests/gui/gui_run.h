@@ -77,6 +77,24 @@ inline WindowRun run_window(const std::string& name, const std::string& args, co
   return w;
 }
 
+// Every text drawn in the window whose ImGui name ends with `title` ("###checkpoint").
+inline std::vector<std::string> texts_of(const WindowRun& w, const std::string& title) {
+  std::vector<std::string> out;
+  for (const auto& t : w.layout.at("texts")) {
+    const std::string window = t.at("window").get<std::string>();
+    if (window.size() >= title.size() && window.compare(window.size() - title.size(), title.size(), title) == 0)
+      out.push_back(t.at("text").get<std::string>());
+  }
+  return out;
+}
+
+// Texts one per line (for INFO).
+inline std::string joined(const std::vector<std::string>& texts) {
+  std::string s;
+  for (const std::string& t : texts) s += t + "\n";
+  return s;
+}
+
 inline int channel_distance(Rgba a, Rgba b) {
   return std::max({std::abs(int(a.r) - int(b.r)), std::abs(int(a.g) - int(b.g)), std::abs(int(a.b) - int(b.b))});
 }

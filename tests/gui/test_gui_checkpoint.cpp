@@ -19,23 +19,6 @@ namespace fs = std::filesystem;
 
 fs::path fixture(const std::string& name) { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models" / name; }
 
-// Every text drawn in the window whose ImGui name starts with `title` ("Checkpoint###checkpoint").
-std::vector<std::string> texts_of(const WindowRun& w, const std::string& title) {
-  std::vector<std::string> out;
-  for (const auto& t : w.layout.at("texts")) {
-    const std::string window = t.at("window").get<std::string>();
-    if (window.size() >= title.size() && window.compare(window.size() - title.size(), title.size(), title) == 0)
-      out.push_back(t.at("text").get<std::string>());
-  }
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& texts) {
-  std::string s;
-  for (const std::string& t : texts) s += t + "\n";
-  return s;
-}
-
 // Without white space: wrapped text is drawn line by line, and a long path breaks anywhere.
 std::string flat(const std::string& text) {
   std::string s;

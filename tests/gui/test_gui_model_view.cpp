@@ -23,22 +23,6 @@ fs::path fixture(const std::string& name) { return fs::path(ATTNSCOPE_SOURCE_DIR
 
 const std::string ids = "5 17 42 9 33 60 5 17 42";  // within every fixture's vocabulary (64)
 
-std::vector<std::string> texts_of(const WindowRun& w, const std::string& title) {
-  std::vector<std::string> out;
-  for (const auto& t : w.layout.at("texts")) {
-    const std::string window = t.at("window").get<std::string>();
-    if (window.size() >= title.size() && window.compare(window.size() - title.size(), title.size(), title) == 0)
-      out.push_back(t.at("text").get<std::string>());
-  }
-  return out;
-}
-
-std::string joined(const std::vector<std::string>& texts) {
-  std::string s;
-  for (const std::string& t : texts) s += t + "\n";
-  return s;
-}
-
 bool has_window(const WindowRun& w, const std::string& title) {
   for (const auto& win : w.layout.at("windows"))
     if (win.at("title").get<std::string>() == title) return true;
