@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "attnscope/attention/head_stats.h"
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 
@@ -16,15 +17,14 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p) {
   const int t = int(p.rows());
   ModelHeadNumbers out;
   if (t == 0) return out;
-  double first = 0, previous = 0, distance = 0, entropy = 0;
+  double first = 0, distance = 0, entropy = 0;
   for (int i = 0; i < t; ++i) {
     first += p(i, 0);
-    if (i >= 1) previous += p(i, i - 1);
     for (int j = 0; j < t; ++j) distance += double(p(i, j)) * std::abs(i - j);
     entropy += row_entropy(p.row(i).data(), t);
   }
   out.first_token_mass = first / t;
-  out.previous_token = t >= 2 ? previous / (t - 1) : std::numeric_limits<double>::quiet_NaN();
+  out.previous_token = t >= 2 ? previous_token_score(p) : std::numeric_limits<double>::quiet_NaN();  // lesson 6's score
   out.mean_distance = distance / t;
   out.entropy = entropy / t;
   return out;

@@ -40,6 +40,18 @@ float HeadPatternScores::at(HeadPattern pattern, int layer, int head) const {
   return 0.0f;
 }
 
+float sink_score(const Eigen::Ref<const Mat>& p) {
+  double sum = 0;
+  for (int i = 1; i < p.rows(); ++i) sum += p(i, 0);
+  return float(sum / double(p.rows() - 1));
+}
+
+float previous_token_score(const Eigen::Ref<const Mat>& p) {
+  double sum = 0;
+  for (int i = 1; i < p.rows(); ++i) sum += p(i, i - 1);
+  return float(sum / double(p.rows() - 1));
+}
+
 HeadPatternScores head_pattern_scores(const model::AttentionStack& stack, int period) {
   const int T = stack.tokens;
   require(T >= 2, "head pattern scores need at least 2 tokens (got " + std::to_string(T) + ")");
@@ -63,13 +75,8 @@ HeadPatternScores head_pattern_scores(const model::AttentionStack& stack, int pe
     for (int h = 0; h < stack.heads; ++h) {
       const auto P = stack.attention(l, h);  // [T, T], rows are queries
       const size_t k = size_t(l) * size_t(stack.heads) + size_t(h);
-      double sink = 0, previous = 0;
-      for (int i = 1; i < T; ++i) {
-        sink += P(i, 0);
-        previous += P(i, i - 1);
-      }
-      s.sink[k] = float(sink / (T - 1));
-      s.previous[k] = float(previous / (T - 1));
+      s.sink[k] = sink_score(P);
+      s.previous[k] = previous_token_score(P);
       if (s.repeat) {
         const int a = s.repeat->start, p = s.repeat->period;
         double sum = 0;

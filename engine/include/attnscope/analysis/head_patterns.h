@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "attnscope/core/types.h"
 #include "attnscope/model/attention_file.h"
 
 namespace attnscope {
@@ -30,6 +31,10 @@ struct RepeatedSpan {
 // The ids' second half repeating the first (start 0, T even), else the same after one leading token (a
 // tokenizer's BOS; start 1, T odd). nullopt when neither, or when a half is shorter than 2 tokens.
 std::optional<RepeatedSpan> find_repeat(const std::vector<int32_t>& ids);
+
+// One head's sink and previous-token scores (legend above).  p [T, T], T ≥ 2.
+float sink_score(const Eigen::Ref<const Mat>& p);
+float previous_token_score(const Eigen::Ref<const Mat>& p);
 
 struct HeadPatternScores {
   int layers = 0, heads = 0;          // L, H
