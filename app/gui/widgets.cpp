@@ -1,6 +1,8 @@
 #include "gui/widgets.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -158,6 +160,31 @@ ImU32 ContrastText(ImU32 background) {
 
 // ---- sliders ---------------------------------------------------------------------------------------
 
+std::vector<int> divisors(int n, int cap) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, cap); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+bool SliderChoice(const char* label, int* value, const std::vector<int>& options,
+                  const std::function<std::string(int)>& shown_for) {
+  int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
+  const bool allowed = index < int(options.size());
+  if (!allowed) index = 0;
+  const std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
+  if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
+    return false;
+  index = std::clamp(index, 0, int(options.size()) - 1);
+  if (options[size_t(index)] == *value) return false;
+  *value = options[size_t(index)];
+  return true;
+}
+
+bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note) {
+  return SliderChoice(label, value, options, [note](int v) { return std::to_string(v) + note; });
+}
+
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
                         std::string& error, bool logarithmic) {
   double edited = *value;
@@ -182,6 +209,14 @@ bool SliderDoubleFinite(const char* label, double* value, double min, double max
 void BusyIndicator(const AppState& state) {
   if (!state.worker || state.worker->seconds_busy() < 0.1) return;
   SpinnerText(trf("computing… %.1f s", state.worker->seconds_busy()));
+}
+
+bool CheckpointLoadingBar(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (c.loading.empty()) return false;
+  const std::string name = std::filesystem::path(c.loading).filename().string();  // a full path overflows
+  ImGui::ProgressBar(float(c.loader ? c.loader->progress() : 0), ImVec2(-FLT_MIN, 0), trf("opening %s…", name.c_str()).c_str());
+  return true;
 }
 
 void SpinnerText(const std::string& text) {

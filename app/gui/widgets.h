@@ -7,6 +7,7 @@
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ ImU32 ToImU32(Rgba c);
 ImU32 ContrastText(ImU32 background);
 
 // ---- sliders ---------------------------------------------------------------------------------------
+// The divisors of n up to cap, smallest first.
+std::vector<int> divisors(int n, int cap);
+// A slider over a list of allowed integers: only those can be chosen. Returns true on change. The
+// value shows as shown(value) (default: the number, or the number and `note`); a value that is not
+// allowed (from a scene file or the command line) shows as itself, flagged.
+bool SliderChoice(const char* label, int* value, const std::vector<int>& options,
+                  const std::function<std::string(int)>& shown);
+bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "");
 // A double slider (Ctrl+click to type) that never stores NaN or ±∞: such input is refused, the old
 // value kept, and `error` set to say so. Returns true when the value changed.
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
@@ -60,6 +69,9 @@ bool SliderDoubleFinite(const char* label, double* value, double min, double max
 // A spinner and "computing…" at the current cursor line when the worker has been busy > 100 ms.
 void BusyIndicator(const AppState& state);
 // A turning arc and `text` on one line (what BusyIndicator draws).
+// While a checkpoint folder opens: a progress bar "opening <folder name>…". False (nothing drawn) when none
+// is opening.
+bool CheckpointLoadingBar(const AppState& state);
 void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------

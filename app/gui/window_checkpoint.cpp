@@ -64,11 +64,7 @@ void DrawOpenControls(AppState& state) {
     ImGui::TreePop();
   }
 
-  if (!c.loading.empty()) {
-    const std::string name = std::filesystem::path(c.loading).filename().string();
-    ImGui::ProgressBar(float(c.loader ? c.loader->progress() : 0), ImVec2(-FLT_MIN, 0),
-                       trf("opening %s…", name.c_str()).c_str());
-  }
+  CheckpointLoadingBar(state);
   ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
 }
 
@@ -222,27 +218,20 @@ void DrawConversion(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   const model::ModelConfig& cfg = c.model->config;
   SectionHeader(tr("Convert to GQA / MQA"));
-  std::vector<int> options;  // divisors of the checkpoint's own G: a GQA model pools further, never back
-  for (int g = 1; g <= cfg.kv_heads; ++g)
-    if (cfg.kv_heads % g == 0) options.push_back(g);
+  // The divisors of the checkpoint's own G: a GQA model pools further, never back.
+  const std::vector<int> options = divisors(cfg.kv_heads, cfg.kv_heads);
   if (options.size() < 2) {
     HintText(tr("This checkpoint already has one K/V head (MQA): there is nothing to pool."));
     return;
   }
-  const int chosen = c.kv_heads > 0 ? c.kv_heads : cfg.kv_heads;
-  int index = int(std::find(options.begin(), options.end(), chosen) - options.begin());
-  if (index >= int(options.size())) index = int(options.size()) - 1;
-  const int g = options[size_t(index)];
-  const std::string shown = g == cfg.kv_heads ? trf("%d  (%s, as trained)", g, KindName(cfg.heads, g))
-                                              : std::to_string(g) + "  (" + KindName(cfg.heads, g) + ")";
+  int g = c.kv_heads > 0 ? c.kv_heads : cfg.kv_heads;
   ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x * 0.6f));
-  if (ImGui::SliderInt(tr("K/V heads"), &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
-    const int picked = options[size_t(std::clamp(index, 0, int(options.size()) - 1))];
-    const int wanted = picked == cfg.kv_heads ? 0 : picked;  // G itself: the checkpoint as trained
-    if (wanted != c.kv_heads) {
-      c.kv_heads = wanted;
-      NoteEdit(state, Panel::checkpoint);  // the worker converts; a running pass of the old G is cancelled
-    }
+  if (SliderChoice(tr("K/V heads"), &g, options, [&cfg](int v) {
+        return v == cfg.kv_heads ? trf("%d  (%s, as trained)", v, KindName(cfg.heads, v))
+                                 : std::to_string(v) + "  (" + KindName(cfg.heads, v) + ")";
+      })) {
+    c.kv_heads = g == cfg.kv_heads ? 0 : g;  // G itself: the checkpoint as trained
+    NoteEdit(state, Panel::checkpoint);      // the worker converts; a running pass of the old G is cancelled
   }
   RecordLastItem(state, "checkpoint.kv_heads");
   HintText(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));

@@ -191,10 +191,7 @@ void DrawTopHeadsTable(AppState& state) {
 // With no checkpoint open: how to get GPT-2 once, where to point attnscope, and the shipped model.
 void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
   const CheckpointWindowState& c = state.checkpoint;
-  if (!c.loading.empty()) {
-    SpinnerText(trf("opening %s…", c.loading.c_str()));
-    return;
-  }
+  if (CheckpointLoadingBar(state)) return;
   NoticeText(tr("No checkpoint is open."));
   if (!step.model.empty()) {
     WrappedText(tr("Look at the model attnscope's own trainer made (2 layers, trained on repeated sequences):"));

@@ -18,28 +18,6 @@
 namespace attnscope::gui {
 namespace {
 
-std::vector<int> divisors(int n, int cap) {
-  std::vector<int> out;
-  for (int d = 1; d <= std::min(n, cap); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
-
-// A slider over a list of allowed integers: only those can be chosen. Returns true on change.
-bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "") {
-  int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
-  const bool allowed = index < int(options.size());
-  if (!allowed) index = 0;
-  // A value from a scene file or the command line that is not allowed shows as itself, flagged.
-  const std::string shown = allowed ? std::to_string(options[size_t(index)]) + note : std::to_string(*value) + tr(" (not allowed)");
-  if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
-    return false;
-  index = std::clamp(index, 0, int(options.size()) - 1);
-  if (options[size_t(index)] == *value) return false;
-  *value = options[size_t(index)];
-  return true;
-}
-
 // A designed layer of `count` heads: the patterns kept, then the others in turn.
 void ResizeDesigned(ModelSettings& m, int count) {
   const auto& all = all_designed_patterns();

@@ -41,12 +41,7 @@ void PlaceModelView(const AppState& state) {
 // Without a checkpoint: what the view is for, and two ways to open one.
 void DrawNoCheckpoint(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
-  if (!c.loading.empty()) {
-    const std::string name = std::filesystem::path(c.loading).filename().string();
-    ImGui::ProgressBar(float(c.loader ? c.loader->progress() : 0), ImVec2(-FLT_MIN, 0),
-                       trf("opening %s…", name.c_str()).c_str());
-    return;
-  }
+  if (CheckpointLoadingBar(state)) return;
   WrappedText(tr("No checkpoint open. The model view shows every head of every layer of a real model "
                  "(a Hugging Face checkpoint folder) for the Input window's text."));
   if (ImGui::Button(tr("Open the shipped induction model"))) {
