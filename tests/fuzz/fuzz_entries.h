@@ -18,6 +18,7 @@
 #include "attnscope/relpos/grids.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/io/safetensors.h"
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/config.h"
 #include "attnscope/core/parse_lists.h"
 #include "attnscope/scene/scene_json.h"
@@ -317,6 +318,22 @@ inline void model_config(const uint8_t* data, size_t size) {
   }
 }
 
+// tokens.json beside an attentions file: the first byte chooses T (1–16), the rest is the JSON. What is
+// accepted holds T labels, and T ids or none.
+inline void attention_tokens(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  const int tokens = 1 + data[0] % 16;
+  try {
+    std::vector<int32_t> ids;
+    std::vector<std::string> labels;
+    model::parse_attention_tokens(as_text(data + 1, size - 1), tokens, "fuzz/tokens.json", ids, labels);
+    if (int(labels.size()) != tokens || (!ids.empty() && int(ids.size()) != tokens)) __builtin_trap();
+    for (int32_t id : ids)
+      if (id < 0) __builtin_trap();
+  } catch (const InputError&) {
+  }
+}
+
 // A translation file of the window (assets/i18n/<code>.json): whatever it holds, every string kept
 // has its English key's printf conversions, so trf() can never read a wrong argument.
 inline void translations(const uint8_t* data, size_t size) {
@@ -342,7 +359,7 @@ inline constexpr Target targets[] = {
     {"tokenizer_json", tokenizer_json, 6},
     {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
     {"safetensors", safetensors, 4}, {"model_config", model_config, 4},
-    {"translations", translations, 3},
+    {"translations", translations, 3}, {"attention_tokens", attention_tokens, 2},
 };
 
 }  // namespace attnscope::fuzz

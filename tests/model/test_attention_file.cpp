@@ -123,3 +123,68 @@ TEST_CASE("model layer: a checkpoint layer carries the forward pass's maps, scor
   CHECK(contains(pooled.attention->source_note, "K/V pooled from 2 heads"));
   CHECK(contains(error_of([&] { (void)layer_analysis(*m, forward(*m, ids), labels); }), "kept no layer's detail"));
 }
+
+TEST_CASE("attention file: which files a path names (a file, a folder, a checkpoint beside attentions)") {
+  const fs::path dir = test::fresh_dir("attention_files_found");
+  // The snippet's folder: attentions.npy, tokens.json, config.json; found from the folder and from any file in it.
+  for (const char* f : {"attentions.npy", "tokens.json", "config.json"}) fs::copy_file(precomputed / f, dir / f);
+  for (const fs::path& path : {dir, dir / "tokens.json", dir / "attentions.npy"}) {
+    CAPTURE(path);
+    const std::optional<AttentionFiles> found = find_attention_files(path);
+    REQUIRE(found.has_value());
+    CHECK(found->attentions == dir / "attentions.npy");
+    CHECK(found->tokens == dir / "tokens.json");
+    CHECK(found->config == dir / "config.json");
+  }
+  // Any .npy file, and a safetensors file named attentions*, is an attentions file wherever it is.
+  fs::copy_file(precomputed / "attentions.npy", dir / "layer_stack.npy");
+  CHECK(find_attention_files(dir / "layer_stack.npy")->attentions == dir / "layer_stack.npy");
+  fs::copy_file(precomputed / "attentions.safetensors", dir / "attentions_70b.safetensors");
+  CHECK(find_attention_files(dir / "attentions_70b.safetensors")->attentions == dir / "attentions_70b.safetensors");
+  // Without config.json, `compute --checkpoint`'s model.json gives the groups; with neither, none.
+  fs::remove(dir / "config.json");
+  CHECK(find_attention_files(dir)->config.empty());
+  write_file_atomic(dir / "model.json", R"({"name": "m", "layers": 2, "heads": 4, "kv_heads": 2})");
+  CHECK(find_attention_files(dir)->config == dir / "model.json");
+  const AttentionStack s = open_attentions(*find_attention_files(dir));
+  CHECK(s.kv_heads == 2);
+  CHECK(s.groups_from_config);
+  // A checkpoint folder stays a checkpoint, even with attentions written into it; other files are not attentions.
+  CHECK_FALSE(find_attention_files(model_fixture("qwen2_gqa")).has_value());
+  CHECK_FALSE(find_attention_files(model_fixture("qwen2_gqa") / "config.json").has_value());
+  write_file_atomic(dir / "model.safetensors", "not read");
+  CHECK_FALSE(find_attention_files(dir).has_value());
+  CHECK(find_attention_files(dir / "attentions.npy").has_value());  // named directly, it is the file
+  CHECK_FALSE(find_attention_files(dir / "missing_folder").has_value());
+}
+
+TEST_CASE("attention file: progress per layer ends at 1, and a set cancel flag stops the opening") {
+  std::vector<double> seen;
+  const AttentionStack s = open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json", {},
+                                           [&](double f) { seen.push_back(f); });
+  REQUIRE(int(seen.size()) == s.layers);
+  for (size_t i = 1; i < seen.size(); ++i) CHECK(seen[i] > seen[i - 1]);
+  CHECK(seen.front() > 0);
+  CHECK(seen.back() == 1.0);
+  const std::atomic<bool> cancel{true};
+  CHECK_THROWS_AS(open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json", {}, {}, &cancel), Cancelled);
+}
+
+TEST_CASE("attention file: tokens.json ids are token ids (0 to 2^31 - 1), labels strings") {
+  std::vector<int32_t> ids;
+  std::vector<std::string> labels;
+  parse_attention_tokens(R"({"ids": [0, 7, 2147483647]})", 3, "t.json", ids, labels);
+  CHECK(ids == std::vector<int32_t>{0, 7, 2147483647});
+  CHECK(labels == std::vector<std::string>{"0", "7", "2147483647"});
+  parse_attention_tokens(R"({"labels": ["a", "我"]})", 2, "t.json", ids, labels);
+  CHECK(ids.empty());
+  CHECK(labels == std::vector<std::string>{"a", "我"});
+  for (const char* bad : {R"({"ids": [-1, 2]})", R"({"ids": [2147483648, 2]})", R"({"ids": [18446744073709551615, 2]})",
+                          R"({"ids": [1.5, 2]})"})
+    CHECK(contains(error_of([&] { parse_attention_tokens(bad, 2, "t.json", ids, labels); }),
+                   "'t.json': \"ids\" must hold token ids, whole numbers from 0 to 2147483647"));
+  CHECK(contains(error_of([&] { parse_attention_tokens(R"({"labels": ["a", 3]})", 2, "t.json", ids, labels); }),
+                 "\"labels\" must hold strings, got 3"));
+  CHECK(contains(error_of([&] { parse_attention_tokens("{\"labels\": [\"\xff\"]}", 1, "t.json", ids, labels); }),
+                 "is not valid JSON"));
+}

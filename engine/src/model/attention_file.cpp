@@ -2,6 +2,7 @@
 // (optionally) the config that says how the heads share K/V.
 #include "attnscope/model/attention_file.h"
 
+#include <climits>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -29,17 +30,17 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 std::vector<int64_t> read_safetensors_stack(const fs::path& path, std::vector<float>& values) {
   const SafetensorsFile f(path);
   const SafetensorsTensor* t = f.header().find("attentions");
+  const std::string name = path.string();
   if (!t) {
-    require(f.header().tensors.size() == 1, "'" + path.string() + "' holds " +
-                                                std::to_string(f.header().tensors.size()) +
-                                                " tensors and none is named \"attentions\"; save the [L, H, T, T] "
-                                                "stack under that name");
+    if (f.header().tensors.size() != 1)
+      throw InputError(std::string("'") + name + "' holds " + std::to_string(f.header().tensors.size()) +
+                       " tensors and none is named \"attentions\"; save the [L, H, T, T] stack under that name");
     t = &f.header().tensors.front();
   }
-  require(t->shape.size() == 4 && t->count() <= max_model_attention_cells,
-          "'" + path.string() + "': tensor '" + t->name + "' has shape " + shape_text(t->shape) +
-              "; an attention stack is [layers, heads, tokens, tokens] of at most " +
-              std::to_string(max_model_attention_cells) + " values");
+  if (t->shape.size() != 4 || t->count() > max_model_attention_cells)
+    throw InputError(std::string("'") + name + "': tensor '" + t->name + "' has shape " + shape_text(t->shape) +
+                     "; an attention stack is [layers, heads, tokens, tokens] of at most " +
+                     std::to_string(max_model_attention_cells) + " values");
   values.resize(size_t(t->count()));
   f.read_float32(*t, values.data(), false);
   return t->shape;
@@ -47,7 +48,74 @@ std::vector<int64_t> read_safetensors_stack(const fs::path& path, std::vector<fl
 
 }  // namespace
 
-AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& tokens_json, const fs::path& config_json) {
+std::optional<AttentionFiles> find_attention_files(const fs::path& path) {
+  std::error_code error;
+  const bool file = fs::is_regular_file(path, error);
+  const std::string name = path.filename().string(), ext = path.extension().string();
+  AttentionFiles f;
+  if (file && (ext == ".npy" || (ext == ".safetensors" && name.rfind("attentions", 0) == 0))) {
+    f.attentions = path;
+  } else {
+    const fs::path dir = file ? path.parent_path() : path;
+    if (fs::exists(dir / "model.safetensors", error) || fs::exists(dir / "model.safetensors.index.json", error))
+      return std::nullopt;  // a checkpoint (also when it holds attentions written beside it)
+    for (const char* candidate : {"attentions.npy", "attentions.safetensors"})
+      if (fs::exists(dir / candidate, error)) {
+        f.attentions = dir / candidate;
+        break;
+      }
+    if (f.attentions.empty()) return std::nullopt;
+  }
+  const fs::path dir = f.attentions.parent_path();
+  f.tokens = dir / "tokens.json";
+  for (const char* candidate : {"config.json", "model.json"})
+    if (fs::exists(dir / candidate, error)) {
+      f.config = dir / candidate;
+      break;
+    }
+  return f;
+}
+
+void parse_attention_tokens(std::string_view json_text, int tokens, const std::string& name,
+                            std::vector<int32_t>& ids, std::vector<std::string>& labels) {
+  ids.clear();
+  labels.clear();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("'" + name + "' is not valid JSON: " + e.what());
+  }
+  require(j.is_object() && (j.contains("ids") || j.contains("labels")),
+          "'" + name + "' must be a JSON object with \"ids\" (token ids) and/or \"labels\" (token texts)");
+  auto list_of = [&](const char* key) -> const nlohmann::json* {
+    if (!j.contains(key)) return nullptr;
+    require(j[key].is_array() && int64_t(j[key].size()) == tokens,
+            "'" + name + "': \"" + key + "\" must be a list of " + std::to_string(tokens) +
+                " entries, one per token of the attentions");
+    return &j[key];
+  };
+  if (const auto* list = list_of("ids"))
+    for (const auto& id : *list) {
+      const bool whole = id.is_number_unsigned() ? id.get<uint64_t>() <= uint64_t(INT32_MAX)
+                                                 : id.is_number_integer() && id.get<int64_t>() >= 0 &&
+                                                       id.get<int64_t>() <= INT32_MAX;
+      require(whole, "'" + name + "': \"ids\" must hold token ids, whole numbers from 0 to " +
+                         std::to_string(INT32_MAX) + ", got " + id.dump());
+      ids.push_back(int32_t(id.get<int64_t>()));
+    }
+  if (const auto* list = list_of("labels")) {
+    for (const auto& l : *list) {
+      require(l.is_string(), "'" + name + "': \"labels\" must hold strings, got " + l.dump());
+      labels.push_back(l.get<std::string>());
+    }
+  } else {
+    for (int32_t id : ids) labels.push_back(std::to_string(id));
+  }
+}
+
+AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& tokens_json, const fs::path& config_json,
+                               const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
   const std::string name = attentions_file.string();
   AttentionStack s;
   s.source = attentions_file.filename().string();
@@ -75,7 +143,8 @@ AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& 
   auto where = [&](int l, int h, int i) {
     return "'" + name + "': layer " + std::to_string(l) + ", head " + std::to_string(h) + ", query " + std::to_string(i);
   };
-  for (int l = 0; l < s.layers; ++l)
+  for (int l = 0; l < s.layers; ++l) {
+    check_cancel(cancel);
     for (int h = 0; h < s.heads; ++h)
       for (int i = 0; i < T; ++i) {
         const float* row = s.attentions.data() + ((int64_t(l) * s.heads + h) * T + i) * T;
@@ -89,43 +158,18 @@ AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& 
         }
         if (std::abs(sum - 1.0) > 0.02) throw InputError(where(l, h, i) + " sums to " + std::to_string(sum) + ", not 1");
       }
+    if (progress) progress(double(l + 1) / double(s.layers));
+  }
 
   // tokens.json: ids and/or labels, T of each.
-  const std::string tname = tokens_json.string();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(tokens_json, int64_t(64) << 20));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError("'" + tname + "' is not valid JSON: " + e.what());
-  }
-  require(j.is_object() && (j.contains("ids") || j.contains("labels")),
-          "'" + tname + "' must be a JSON object with \"ids\" (token ids) and/or \"labels\" (token texts)");
-  auto list_of = [&](const char* key) -> const nlohmann::json* {
-    if (!j.contains(key)) return nullptr;
-    require(j[key].is_array() && int64_t(j[key].size()) == T,
-            "'" + tname + "': \"" + key + "\" must be a list of " + std::to_string(T) +
-                " entries, one per token of the attentions");
-    return &j[key];
-  };
-  if (const auto* ids = list_of("ids"))
-    for (const auto& id : *ids) {
-      require(id.is_number_integer(), "'" + tname + "': \"ids\" must hold whole numbers, got " + id.dump());
-      s.ids.push_back(int32_t(id.get<int64_t>()));
-    }
-  if (const auto* labels = list_of("labels")) {
-    for (const auto& l : *labels) {
-      require(l.is_string(), "'" + tname + "': \"labels\" must hold strings, got " + l.dump());
-      s.labels.push_back(l.get<std::string>());
-    }
-  } else {
-    for (int32_t id : s.ids) s.labels.push_back(std::to_string(id));
-  }
+  parse_attention_tokens(read_file(tokens_json, int64_t(64) << 20), T, tokens_json.string(), s.ids, s.labels);
 
   if (!config_json.empty()) {
     const HeadCounts h = parse_head_counts(read_file(config_json, int64_t(16) << 20), config_json.string());
-    require(h.heads == s.heads, "'" + config_json.string() + "' gives " + std::to_string(h.heads) +
-                                    " attention heads, but '" + name + "' holds " + std::to_string(s.heads) +
-                                    " per layer (is it the same model?)");
+    if (h.heads != s.heads)
+      throw InputError(std::string("'") + config_json.string() + "' gives " + std::to_string(h.heads) +
+                       " attention heads, but '" + name + "' holds " + std::to_string(s.heads) +
+                       " per layer (is it the same model?)");
     s.kv_heads = h.kv_heads;
     s.groups_from_config = true;
   }

@@ -220,10 +220,12 @@ HeadCounts parse_head_counts(std::string_view json_text, const std::string& name
   HeadCounts h;
   if (r.has("num_attention_heads")) h.heads = r.integer("num_attention_heads", 1, 1 << 12);
   else if (r.has("n_head")) h.heads = r.integer("n_head", 1, 1 << 12);
-  else fail(name, "config.json has neither \"num_attention_heads\" nor \"n_head\"");
+  else if (r.has("heads")) h.heads = r.integer("heads", 1, 1 << 12);  // `compute --checkpoint`'s model.json
+  else fail(name, "config.json has neither \"num_attention_heads\" nor \"n_head\" (nor model.json's \"heads\")");
   if (r.has("num_key_value_heads")) h.kv_heads = r.integer("num_key_value_heads", 1, 1 << 12);
   else if (r.has("num_kv_heads")) h.kv_heads = r.integer("num_kv_heads", 1, 1 << 12);
   else if (r.has("n_head_kv")) h.kv_heads = r.integer("n_head_kv", 1, 1 << 12);
+  else if (r.has("kv_heads")) h.kv_heads = r.integer("kv_heads", 1, 1 << 12);
   else if (r.boolean_or("multi_query", false)) h.kv_heads = 1;
   else h.kv_heads = h.heads;
   if (h.heads % h.kv_heads != 0)

@@ -9,9 +9,13 @@
 // `attnscope compute --checkpoint` writes the same attentions.npy and tokens.json, so its output
 // opens here too.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnscope/core/types.h"
@@ -31,11 +35,37 @@ struct AttentionStack {
   }
 };
 
+// The files to open for `path`, or nullopt when `path` is a checkpoint folder (or a file in one) instead:
+//   a file named *.npy, or attentions*.safetensors  →  that file, with tokens.json and config.json beside it
+//   a folder (or another file in it) holding attentions.npy or attentions.safetensors (.npy first) and no
+//   model weights (model.safetensors or model.safetensors.index.json)  →  that file, likewise
+// `config` is config.json, else `compute --checkpoint`'s model.json, else empty (every head its own
+// group); `tokens` is tokens.json whether or not it exists (opening it then says it is missing).
+struct AttentionFiles {
+  std::filesystem::path attentions, tokens, config;
+};
+std::optional<AttentionFiles> find_attention_files(const std::filesystem::path& path);
+
+// tokens.json's text → ids and labels for T tokens (labels are the ids' numbers when it has none).
+// Throws InputError naming `name` unless it is an object with "ids" and/or "labels", each a list of T
+// whole numbers / strings.
+void parse_attention_tokens(std::string_view json_text, int tokens, const std::string& name,
+                            std::vector<int32_t>& ids, std::vector<std::string>& labels);
+
 // Reads and checks the three files: the stack is 4D, at most max_model_attention_cells values,
 // finite, each row a probability distribution (entries in [0, 1], sums within 0.02 of 1: files saved
 // from bfloat16 round each entry); tokens.json has T ids and/or labels; config.json's head count is
-// the file's H. config_json may be empty. Throws InputError naming the file and the problem.
+// the file's H (config.json's num_attention_heads / num_key_value_heads, or model.json's heads /
+// kv_heads). config_json may be empty. Throws InputError naming the file and the problem, and
+// Cancelled soon after *cancel becomes true. progress(fraction) is called as the rows are checked
+// (increasing, the last call 1).
 AttentionStack open_attentions(const std::filesystem::path& attentions_file, const std::filesystem::path& tokens_json,
-                               const std::filesystem::path& config_json = {});
+                               const std::filesystem::path& config_json = {},
+                               const std::function<void(double)>& progress = {},
+                               const std::atomic<bool>* cancel = nullptr);
+inline AttentionStack open_attentions(const AttentionFiles& files, const std::function<void(double)>& progress = {},
+                                      const std::atomic<bool>* cancel = nullptr) {
+  return open_attentions(files.attentions, files.tokens, files.config, progress, cancel);
+}
 
 }  // namespace attnscope::model

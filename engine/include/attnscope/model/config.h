@@ -54,7 +54,8 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
 // model_type values parse_model_config accepts, for messages: "gpt2, llama, mistral, qwen2".
 const char* supported_model_types();
 
-// Just (H, G) from a config.json of ANY decoder (num_attention_heads / n_head, num_key_value_heads),
+// Just (H, G) from a config.json of ANY decoder (num_attention_heads / n_head, num_key_value_heads;
+// or the heads / kv_heads of `compute --checkpoint`'s model.json),
 // for drawing the kv groups of attentions computed elsewhere; G = H when the file has no
 // num_key_value_heads. Throws InputError when it holds neither head count.
 struct HeadCounts {
