@@ -83,19 +83,26 @@ void CheckpointLoader::run() {
     result.generation = generation;
     result.dir = dir;
     bool cancelled = false;
+    const auto progress = [this](double fraction) { progress_ = fraction; };
     try {
-      result.model = model::open(dir, [this](double fraction) { progress_ = fraction; }, &cancel_);
-      try {
-        load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
-      } catch (const InputError& e) {
-        result.tokenizer_error = e.what();
+      if (const std::optional<model::AttentionFiles> files = model::find_attention_files(dir)) {
+        result.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(*files, progress, &cancel_));
+      } else {
+        std::error_code error;
+        if (std::filesystem::is_regular_file(dir, error)) result.dir = dir = dir.parent_path();  // a file in the folder
+        result.model = model::open(dir, progress, &cancel_);
+        try {
+          load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
+        } catch (const InputError& e) {
+          result.tokenizer_error = e.what();
+        }
       }
     } catch (const Cancelled&) {
       cancelled = true;
     } catch (const InputError& e) {
       result.error = e.what();
     } catch (const std::bad_alloc&) {
-      result.error = dir.string() + ": not enough memory for this checkpoint's float32 weights";
+      result.error = dir.string() + ": not enough memory for this checkpoint's float32 weights (or these attentions)";
     } catch (const std::exception& e) {
       result.error = dir.string() + ": internal error: " + e.what();
     }

@@ -1,8 +1,13 @@
-// checkpoint_loader.h — opens a checkpoint folder off the UI thread (the Checkpoint window).
+// checkpoint_loader.h — opens a checkpoint folder, or attentions computed elsewhere, off the UI thread
+// (the Checkpoint window).
 //
-//   UI thread ──open(dir)──► worker thread: model::open(dir, progress, cancel) ──► take_result()
-// A newer open() cancels an older one between tensors; progress() is model::open's fraction, readable
-// from any thread each frame. The frame never waits: it polls take_result().
+//   UI thread ──open(path)──► worker thread: model::find_attention_files(path)
+//                               none  → model::open(path, progress, cancel)             (a checkpoint)
+//                               found → model::open_attentions(files, progress, cancel) (an attentions file)
+//                             ──► take_result()
+// A newer open() cancels an older one between tensors (between layers of an attentions file);
+// progress() is the opening's fraction, readable from any thread each frame. The frame never waits: it
+// polls take_result().
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -14,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/model.h"
 
 namespace attnscope::gui {
@@ -21,7 +27,9 @@ namespace attnscope::gui {
 struct CheckpointResult {
   uint64_t generation = 0;                   // the open() this answers
   std::filesystem::path dir;
-  std::shared_ptr<const model::Model> model;  // null on error
+  std::shared_ptr<const model::Model> model;  // a checkpoint; null on error or for an attentions file
+  // Attentions computed elsewhere ([L, H, T, T] with tokens.json and config.json): null otherwise.
+  std::shared_ptr<const model::AttentionStack> attentions;
   std::string error;                         // the engine's message (names the file and the problem)
   // Why the folder's tokenizer cannot be used ("" when it can): the window then takes ids only.
   std::string tokenizer_error;
@@ -35,8 +43,9 @@ class CheckpointLoader {
   CheckpointLoader(const CheckpointLoader&) = delete;
   CheckpointLoader& operator=(const CheckpointLoader&) = delete;
 
-  // Starts opening `dir` (cancelling an older open still running); returns its generation.
-  uint64_t open(const std::filesystem::path& dir);
+  // Starts opening `path`, a checkpoint folder or an attentions file or folder (cancelling an older open
+  // still running); returns its generation.
+  uint64_t open(const std::filesystem::path& path);
   // Cancels whatever is pending or loading; no result follows for it.
   void cancel();
   // The newest finished open not taken yet.

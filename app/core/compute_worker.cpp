@@ -165,6 +165,7 @@ std::shared_ptr<const ModelLayerRun> ComputeWorker::original_layer(const ModelSo
 }
 
 std::shared_ptr<const ModelLayerRun> ComputeWorker::model_layer(const ModelSource& source) {
+  if (source.attentions) return std::make_shared<const ModelLayerRun>(attention_file_layer(source.attentions, source.layer));
   const model::Model& m = *source.model;
   if (source.kv_heads == 0 || source.kv_heads == m.original_kv_heads) return original_layer(source);  // nothing pooled
   if (converted_from_ != source.model || converted_kv_heads_ != source.kv_heads) {

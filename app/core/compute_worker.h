@@ -12,7 +12,8 @@
 // wait for.
 // With a checkpoint open (ModelSource), the Analysis is that model's layer for the input text instead of
 // the seeded one (core/model_input.h, as `export --checkpoint` makes it); a newer text or layer cancels
-// the forward pass between layers.
+// the forward pass between layers. With an attentions file (ModelSource::attentions) the layer is the
+// file's (no forward pass, no next tokens); the model view and statistics are made as for a checkpoint.
 // Convert to GQA/MQA (ModelSource::kv_heads > 0): the layer is that of convert_kv_heads(model, kv_heads)
 // (cached per model and kv_heads; only K/V are new), and the statistics add each head's drift from the
 // unconverted model's same layer, whose run is cached per (model, input, layer): moving the K/V slider
@@ -44,12 +45,14 @@
 
 namespace attnscope::gui {
 
-// A real model's layer to analyse instead of the scene's seeded layer.
+// A real model's layer to analyse instead of the scene's seeded layer: a checkpoint's forward pass on
+// `input`, or a layer of attentions computed elsewhere (then `input` is unused: the file has its tokens).
 struct ModelSource {
-  std::shared_ptr<const model::Model> model;
+  std::shared_ptr<const model::Model> model;  // a checkpoint (null with an attentions file)
   std::string input;  // text for the model's tokenizer, or "ids: 1 2 3"
   int layer = 0;
   int kv_heads = 0;   // pool each layer's K/V to this many heads first (must divide G); 0: as trained, no drift
+  std::shared_ptr<const model::AttentionStack> attentions = nullptr;  // an attentions file instead of a checkpoint
   bool operator==(const ModelSource&) const = default;
 };
 

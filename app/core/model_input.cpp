@@ -120,4 +120,10 @@ ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& toke
   return run;
 }
 
+ModelLayerRun attention_file_layer(std::shared_ptr<const model::AttentionStack> stack, int layer) {
+  ModelLayerRun run{layer_analysis(*stack, layer), {}, {}, layer, stack->layers, {}};
+  run.stack = std::move(stack);
+  return run;
+}
+
 }  // namespace attnscope

@@ -48,7 +48,7 @@ model::AttentionStack attention_stack(model::ForwardResult&& forward, const Mode
                                       const std::string& source);
 
 // One layer of a forward pass, as the Heads view and export draw it, with every position's top-5 and
-// every layer's attentions (the model view).
+// every layer's attentions (the model view); or one layer of an attentions file (no top-5).
 struct ModelLayerRun {
   Analysis analysis;
   std::vector<std::vector<model::NextToken>> next;  // [T][≤5], most probable first
@@ -59,5 +59,9 @@ struct ModelLayerRun {
 // Throws InputError (bad layer, ids, too long) and Cancelled when *cancel becomes true between layers.
 ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
                               const std::atomic<bool>* cancel = nullptr);
+
+// One layer of attentions computed elsewhere (model::open_attentions): probabilities only, no next
+// tokens (the file holds no logits). Throws InputError for a layer outside [0, L).
+ModelLayerRun attention_file_layer(std::shared_ptr<const model::AttentionStack> stack, int layer);
 
 }  // namespace attnscope

@@ -4,6 +4,7 @@
 #include "gui/windows.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace attnscope::gui {
 
@@ -32,20 +33,45 @@ void SubmitIfEdited(AppState& state) {
   state.scene_edited = false;
   std::optional<ModelSource> source;
   const CheckpointWindowState& c = state.checkpoint;
-  if (c.model && state.scene.view.view == View::heads) source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads};
+  if (c.model && state.scene.view.view == View::heads)
+    source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr};
+  else if (c.attentions && state.scene.view.view == View::heads)
+    source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
   state.submitted_generation = state.worker->submit(state.scene, source);
   // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
   state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
 }
 
-void OpenCheckpoint(AppState& state, const std::string& dir) {
+std::string CheckpointWindowState::name() const {
+  if (model) return model->name;
+  if (!attentions) return {};
+  const std::filesystem::path p(opened);
+  std::error_code error;
+  const std::string folder = (std::filesystem::is_directory(p, error) ? p : p.parent_path()).filename().string();
+  return folder.empty() ? attentions->source : folder;
+}
+
+void OpenCheckpoint(AppState& state, const std::string& path) {
   CheckpointWindowState& c = state.checkpoint;
-  if (!c.loader || dir.empty()) return;
-  c.loading = dir;
+  if (!c.loader || path.empty()) return;
+  c.loading = path;
   c.error.clear();
-  c.path = dir;
-  c.loader->open(dir);
+  c.path = path;
+  c.loader->open(path);
   state.show_checkpoint = true;
+}
+
+void CloseCheckpoint(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (c.loader) c.loader->cancel();
+  c.loading.clear();
+  c.model.reset();
+  c.attentions.reset();
+  c.opened.clear();
+  c.run.reset();
+  c.original.reset();
+  c.tokenizer_error.clear();
+  NoteEdit(state, Panel::checkpoint);  // the seeded layer again
 }
 
 bool TakeCheckpoint(AppState& state) {
@@ -54,15 +80,19 @@ bool TakeCheckpoint(AppState& state) {
   std::optional<CheckpointResult> result = c.loader->take_result();
   if (!result) return false;
   c.loading.clear();
-  if (!result->model) {
+  if (!result->model && !result->attentions) {
     c.error = result->error;  // the open model, if any, stays
     return true;
   }
   c.error.clear();
   c.model = result->model;
+  c.attentions = result->attentions;
+  c.opened = result->dir.string();
   c.tokenizer_error = result->tokenizer_error;
   c.kv_heads = 0;  // as trained: another model has other divisors
-  c.layer = std::min(c.layer, c.model->config.layers - 1);
+  c.layer = std::min(c.layer, c.layers() - 1);
+  if (c.attentions && state.fonts)  // the file's own tokens, in any script
+    for (const std::string& label : c.attentions->labels) state.fonts->request_text(label);
   const std::string dir = result->dir.string();
   std::erase(c.recent, dir);
   c.recent.insert(c.recent.begin(), dir);
@@ -89,6 +119,9 @@ bool TakeResult(AppState& state) {
   state.pictures = result->pictures;
   state.head_stats = result->stats;
   state.head_stats_error = result->stats_error;
+  if (state.fonts && result->model_run && result->model_run != state.checkpoint.run)  // next tokens: any script
+    for (const auto& labels : result->model_run->next_labels)
+      for (const std::string& label : labels) state.fonts->request_text(label);
   state.checkpoint.run = result->model_run;
   state.checkpoint.original = result->original_run;
   // The last grid stays while the worker makes the new pass's (its second delivery).

@@ -55,13 +55,16 @@ struct ModelWindowState {
   std::string weights_dir;  // the folder being typed (applied with the Load button)
 };
 
-// The Checkpoint window (window_checkpoint.cpp): a real model whose layer the Heads view draws.
+// The Checkpoint window (window_checkpoint.cpp): a real model whose layer the Heads view draws: an open
+// checkpoint, or attentions computed elsewhere (at most one of the two; neither: the seeded layer).
 struct CheckpointWindowState {
-  std::string path;                  // the folder being typed (applied with Open)
+  std::string path;                  // the folder or file being typed (applied with Open)
   std::vector<std::string> recent;   // most recent first (persisted with the preferences)
   CheckpointLoader* loader = nullptr;  // owned by run_window
-  std::string loading;               // the folder being opened ("" when none)
-  std::shared_ptr<const model::Model> model;  // the open checkpoint (null: the seeded layer)
+  std::string loading;               // the folder or file being opened ("" when none)
+  std::shared_ptr<const model::Model> model;  // the open checkpoint
+  std::shared_ptr<const model::AttentionStack> attentions;  // the open attentions file
+  std::string opened;                // the path it was opened from (folder or file)
   std::string error;                 // why the last open failed (the engine's message)
   std::string tokenizer_error;       // why the open model's tokenizer cannot be used ("" when it can)
   int layer = 0;                     // the layer the Heads view draws
@@ -71,6 +74,12 @@ struct CheckpointWindowState {
   // 0: as trained), and the unconverted run of the same layer that the drift is measured against.
   int kv_heads = 0;
   std::shared_ptr<const ModelLayerRun> original;
+
+  bool is_open() const { return model || attentions; }
+  int layers() const { return model ? model->config.layers : attentions ? attentions->layers : 0; }
+  int heads() const { return model ? model->config.heads : attentions ? attentions->heads : 0; }
+  // What captions call it: the checkpoint's name, or the attentions' folder (or file) name.
+  std::string name() const;
 };
 inline constexpr size_t max_recent_checkpoints = 6;
 
@@ -289,8 +298,11 @@ bool TakeResult(AppState& state);
 void UploadTextures(AppState& state);
 // Token labels with glyph-less code points spelled "U+XXXX", cached until the labels or fonts change.
 const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::vector<std::string>& labels);
-// Starts opening checkpoint folder `dir` on the loader (the Checkpoint window, a dropped folder, --checkpoint).
-void OpenCheckpoint(AppState& state, const std::string& dir);
+// Starts opening `path` on the loader: a checkpoint folder, or an attentions file or folder (the Checkpoint
+// window, a dropped folder or file, --checkpoint).
+void OpenCheckpoint(AppState& state, const std::string& path);
+// Closes the open checkpoint or attentions file (and cancels an opening): the seeded layer again.
+void CloseCheckpoint(AppState& state);
 // Takes a finished open, if any: the model replaces the seeded layer in the Heads view, or its error
 // shows in the Checkpoint window. Returns true when one arrived.
 bool TakeCheckpoint(AppState& state);

@@ -154,7 +154,7 @@ void DrawAnalysisWindow(AppState& state) {
     const ImRect main = SlotRect(state, Slot::main);
     const ImRect right = SlotRect(state, Slot::right_third);
     const float wanted = std::max(right.GetWidth(), 600.0f * state.ui_scale);
-    const bool beside_checkpoint = state.show_checkpoint && state.checkpoint.model;
+    const bool beside_checkpoint = state.show_checkpoint && state.checkpoint.is_open();
     const float left_x = SlotRect(state, Slot::left_top).Min.x;
     const float w = beside_checkpoint ? std::min(right.Min.x - left_x, std::max(main.Min.x - left_x, wanted))
                                       : std::min(main.GetWidth(), wanted);

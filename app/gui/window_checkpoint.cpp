@@ -3,6 +3,11 @@
 // open, the Heads view draws its layer for the Input window's text and this window lists the top-5
 // next tokens at the selected query position.
 //
+// The same path field opens attentions computed elsewhere (a model too big for this machine: README's
+// transformers snippet writes attentions.npy or .safetensors [L, H, T, T], tokens.json and config.json;
+// model::find_attention_files says which path is which). The Heads view and the model view then draw the
+// file's layers with its own tokens; there are no weights, so no next tokens and no conversion.
+//
 // Opening runs on the CheckpointLoader's thread (a progress bar meanwhile), the forward pass on the
 // compute worker (ModelSource): the frame never waits for either.
 //
@@ -38,24 +43,18 @@ void DrawOpenControls(AppState& state) {
   if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path);
   RecordLastItem(state, "checkpoint.open");
   ImGui::SameLine();
-  ImGui::BeginDisabled(!c.model && c.loading.empty());
-  if (ImGui::Button(tr("Close"))) {
-    if (c.loader) c.loader->cancel();
-    c.loading.clear();
-    c.model.reset();
-    c.run.reset();
-    c.original.reset();
-    c.tokenizer_error.clear();
-    NoteEdit(state, Panel::checkpoint);  // the seeded layer again
-  }
+  ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
+  if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
   ImGui::EndDisabled();
-  HintText(tr("Type a folder with config.json and model.safetensors, or drop the folder onto the window."));
+  HintText(tr("Type a folder with config.json and model.safetensors, or drop the folder onto the window. "
+              "Attentions computed elsewhere open the same way: attentions.npy or .safetensors with tokens.json "
+              "beside it."));
 
   if (!c.recent.empty() && ImGui::TreeNodeEx(tr("Recent checkpoints"), ImGuiTreeNodeFlags_DefaultOpen)) {
     for (const std::string& dir : c.recent) {
       const std::string name = std::filesystem::path(dir).filename().string();
       if (ImGui::Selectable((Ellipsize(name.empty() ? dir : name, ImGui::GetContentRegionAvail().x) + "##" + dir).c_str(),
-                            c.model && c.model->dir.string() == dir)) {
+                            c.is_open() && c.opened == dir)) {
         OpenCheckpoint(state, dir);
         break;  // the list changes when it opens
       }
@@ -89,6 +88,21 @@ std::string Thousands(int64_t n) {
 
 const char* KindName(int heads, int kv_heads) { return kv_heads == heads ? "MHA" : kv_heads == 1 ? "MQA" : "GQA"; }
 
+// Where the open model is drawn (the Heads view at a layer, the model view), and its run's errors.
+void DrawViewButtons(AppState& state) {
+  if (state.scene.view.view != View::heads) {
+    if (ImGui::Button(tr("Show in the Heads view"))) SwitchView(state, View::heads);
+  } else {
+    HintText(trf("The Heads view shows layer %d; its slider chooses another.", state.checkpoint.layer));
+  }
+  if (ImGui::Button(tr("Show the model view"))) {
+    state.show_model_view = true;
+    ImGui::SetWindowFocus("###model_view");  // in front, also when it was open behind this window
+  }
+  RecordLastItem(state, "checkpoint.show_model_view");
+  ErrorText(ErrorFor(state, Panel::checkpoint));
+}
+
 void DrawModelInfo(AppState& state) {
   const model::Model& m = *state.checkpoint.model;
   const model::ModelConfig& cfg = m.config;
@@ -120,17 +134,33 @@ void DrawModelInfo(AppState& state) {
     NoticeText(tr("This checkpoint has no tokenizer: type token ids in the Input window, e.g. \"ids: 1 2 3\"."));
   else
     HintText(tr("The Input window's text goes through the checkpoint's own tokenizer (or type \"ids: 1 2 3\")."));
-  if (state.scene.view.view != View::heads) {
-    if (ImGui::Button(tr("Show in the Heads view"))) SwitchView(state, View::heads);
-  } else {
-    HintText(trf("The Heads view shows layer %d; its slider chooses another.", state.checkpoint.layer));
+  DrawViewButtons(state);
+}
+
+// What an attentions file is: where it came from, L, H, G (or that no config gave them), T, causal.
+void DrawAttentionsInfo(AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  const model::AttentionStack& s = *c.attentions;
+  SectionHeader(tr("Open attentions"));
+  if (ImGui::BeginTable("##attentions_info", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+    InfoRow(tr("name"), c.name());
+    InfoRow(tr("file"), s.source);
+    InfoRow(tr("layers L"), std::to_string(s.layers));
+    InfoRow(tr("query heads H"), std::to_string(s.heads));
+    if (s.groups_from_config)
+      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + KindName(s.heads, s.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
+    InfoRow(tr("tokens T"), std::to_string(s.tokens));
+    InfoRow(tr("mask"), s.causal ? tr("causal (every upper triangle is 0)") : tr("none (some head looks ahead)"));
+    ImGui::EndTable();
   }
-  if (ImGui::Button(tr("Show the model view"))) {
-    state.show_model_view = true;
-    ImGui::SetWindowFocus("###model_view");  // in front, also when it was open behind this window
-  }
-  RecordLastItem(state, "checkpoint.show_model_view");
-  ErrorText(ErrorFor(state, Panel::checkpoint));
+  RecordLastItem(state, "checkpoint.info");
+  HintText(tr("Computed elsewhere: the file's own tokens are drawn, and the Input window's text is not used. "
+              "Without the weights there are no next tokens and no conversion to GQA / MQA."));
+  DrawViewButtons(state);
 }
 
 // ---- next tokens -------------------------------------------------------------------------------------
@@ -256,6 +286,8 @@ void DrawCheckpointWindow(AppState& state) {
     DrawModelInfo(state);
     DrawNextTokens(state);
     if (state.scene.view.view == View::heads) DrawConversion(state);
+  } else if (state.checkpoint.attentions) {
+    DrawAttentionsInfo(state);
   } else if (state.checkpoint.loading.empty()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
     if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);

@@ -22,20 +22,21 @@ namespace {
 
 // ---- toolbar ---------------------------------------------------------------------------------------
 
-// With a checkpoint open: which of its layers the heads are (window_checkpoint.cpp), and what is drawn.
+// With a checkpoint or an attentions file open: which of its layers the heads are (window_checkpoint.cpp),
+// and what is drawn.
 void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
   CheckpointWindowState& c = state.checkpoint;
-  if (!c.model) return;
+  if (!c.is_open()) return;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderInt("##layer", &c.layer, 0, c.model->config.layers - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+  if (ImGui::SliderInt("##layer", &c.layer, 0, c.layers() - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
     NoteEdit(state, Panel::heads);  // a running forward pass of the old layer is cancelled
   RecordLastItem(state, "heads.layer");  // the slider's frame alone (tests click it)
   ImGui::SameLine();
   ImGui::TextUnformatted(tr("layer"));
   // The layer on screen (the slider may be ahead of it), in the UI's language (exports caption it in English).
   if (const ModelLayerRun* run = c.run.get(); run && att) {
-    std::string note = c.model->name + " · " + trf("layer %d of %d", run->layer, run->layers);
-    if (att->shape.groups != c.model->original_kv_heads)
+    std::string note = c.name() + " · " + trf("layer %d of %d", run->layer, run->layers);
+    if (c.model && att->shape.groups != c.model->original_kv_heads)
       note += trf(" · K/V pooled from %d heads", c.model->original_kv_heads);
     SameLineIfFits(ImGui::CalcTextSize(note.c_str()).x);
     ImGui::TextUnformatted(note.c_str());

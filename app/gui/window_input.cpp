@@ -239,6 +239,8 @@ void DrawInputWindow(AppState& state) {
       NoteEdit(state, Panel::input);
     }
   }
+  if (state.checkpoint.attentions && state.scene.view.view == View::heads)
+    NoticeText(tr("An attentions file is open: the Heads view draws the file's own tokens, not this input."));
   switch (in.source) {
     case InputSource::text: DrawSentenceInput(state); break;
     case InputSource::tensor: DrawTensorInput(state); break;

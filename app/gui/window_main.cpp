@@ -103,7 +103,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
       ->delimiter(',')
       ->group("");
   group->add_option("--checkpoint", o.checkpoint,
-                    "Open this Hugging Face checkpoint folder in the Checkpoint window; the Heads view draws its layer");
+                    "Open this Hugging Face checkpoint folder (or attentions computed elsewhere: attentions.npy or .safetensors with tokens.json beside it) in the Checkpoint window; the Heads view draws its layer");
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
@@ -382,14 +382,12 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.checkpoint.recent = startup.preferences.recent_checkpoints;
   state.checkpoint.layer = options.layer;  // kept below L when the model opens
   if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
-  // A folder (or a file in one) dropped onto the window opens as a checkpoint.
+  // A folder (or a file in one) dropped onto the window opens as a checkpoint, or as attentions computed
+  // elsewhere (the loader tells them apart).
   glfwSetWindowUserPointer(window, &state);
   glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
     if (count < 1) return;
-    std::error_code error;
-    std::filesystem::path dropped(paths[0]);
-    if (std::filesystem::is_regular_file(dropped, error)) dropped = dropped.parent_path();
-    OpenCheckpoint(*static_cast<AppState*>(glfwGetWindowUserPointer(w)), dropped.string());
+    OpenCheckpoint(*static_cast<AppState*>(glfwGetWindowUserPointer(w)), paths[0]);
   });
 }
 

@@ -75,6 +75,8 @@ void DrawModelWindow(AppState& state) {
                   "position heads."));
   if (state.checkpoint.model)  // window_checkpoint.cpp
     NoticeText(tr("A checkpoint is open: the Heads view shows its layer; these settings shape the other views."));
+  else if (state.checkpoint.attentions)
+    NoticeText(tr("An attentions file is open: the Heads view shows its layer; these settings shape the other views."));
   const bool tensor_input = state.scene.input.source == InputSource::tensor;
   // With a tensor input, C is the width of X.npy (known once the engine has read it).
   const int c = tensor_input && state.analysis && state.analysis->attention ? state.analysis->attention->shape.d_model

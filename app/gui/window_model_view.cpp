@@ -43,7 +43,8 @@ void DrawNoCheckpoint(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   if (CheckpointLoadingBar(state)) return;
   WrappedText(tr("No checkpoint open. The model view shows every head of every layer of a real model "
-                 "(a Hugging Face checkpoint folder) for the Input window's text."));
+                 "(a Hugging Face checkpoint folder) for the Input window's text, or of attentions computed "
+                 "elsewhere."));
   if (ImGui::Button(tr("Open the shipped induction model"))) {
     // This view shows the progress and any error itself: the Checkpoint window stays as it was
     // rather than opening over the grid.
@@ -262,17 +263,21 @@ void DrawModelViewWindow(AppState& state) {
     return;
   }
   const CheckpointWindowState& c = state.checkpoint;
-  if (!c.model) {
+  if (!c.is_open()) {
     DrawNoCheckpoint(state);
     ImGui::End();
     return;
   }
   const ModelViewPictures* mv = state.model_view.pictures.get();
-  const std::string name = c.model->name;
+  const std::string name = c.name();
   if (mv) {
     // One line and a "(?)" with how to read it, so the grid keeps the height (projectors, deep models).
-    const std::string header = trf("%s · %d layers × %d heads · %d K/V heads · %d tokens", name.c_str(), mv->layers,
-                                   mv->heads, mv->kv_heads, mv->tokens);
+    const bool groups_known = !c.attentions || c.attentions->groups_from_config;
+    const std::string header =
+        groups_known ? trf("%s · %d layers × %d heads · %d K/V heads · %d tokens", name.c_str(), mv->layers, mv->heads,
+                           mv->kv_heads, mv->tokens)
+                     : trf("%s · %d layers × %d heads · K/V groups unknown · %d tokens", name.c_str(), mv->layers,
+                           mv->heads, mv->tokens);
     if (ImGui::CalcTextSize(header.c_str()).x + ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2 <=
         ImGui::GetContentRegionAvail().x) {
       ImGui::TextUnformatted(header.c_str());
