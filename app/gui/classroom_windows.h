@@ -2,7 +2,7 @@
 //
 //   window_lessons.cpp   the Lessons panel: pick a lesson, read it, step through it (lesson 4 shows
 //                        the KV-cache comparison beside the maps)
-//   window_analysis.cpp  per-head entropy, distance, first-token mass, the JS similarity matrix and
+//   window_analysis.cpp  per-head entropy, distance, attention sink, the JS similarity matrix and
 //                        the drift of each head from its MHA original
 //   window_kv_cache.cpp  the KV-cache and attention-parameter calculator (MHA vs GQA vs MQA)
 //   window_scene.cpp     Open scene… / Save scene… dialogs (a path field; no native file dialog)

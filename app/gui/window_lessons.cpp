@@ -166,7 +166,7 @@ void DrawTopHeadsTable(AppState& state) {
   constexpr int rows = 3;
   const HeadPattern patterns[] = {HeadPattern::sink, HeadPattern::previous, HeadPattern::induction};
   if (ImGui::BeginTable("##top_heads", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableSetupColumn(tr("sink"));
+    ImGui::TableSetupColumn(tr("attention sink"));
     ImGui::TableSetupColumn(tr("previous"));
     ImGui::TableSetupColumn(tr("induction"));
     ImGui::TableHeadersRow();
