@@ -27,8 +27,8 @@ std::string OpenLesson(AppState& state, int number, int step);
 // Moves the open lesson to `step` and applies that step's scene.
 void GoToLessonStep(AppState& state, int step);
 // Lesson 6, each frame before the windows draw: a step's "checkpoint" applied to the open model (layer,
-// input, the shipped model opened), the run's head pattern scores (once per result) and the top head of
-// the step's pattern shown large once its run is back.
+// input, the shipped model opened) and the top head of the step's pattern (by the run's head pattern
+// scores, which the compute worker made with it) shown large once its run is back.
 void UpdateLessonCheckpoint(AppState& state);
 
 // Save/Open through the dialog's logic (also used by scripted runs): the outcome lands in
