@@ -184,8 +184,8 @@ void DrawAnalysisWindow(AppState& state) {
   }
   const HeadStats& stats = *state.head_stats;
   WrappedText(tr("Entropy: how spread a head's attention is (0 = on one token; normalised 1 = uniform). "
-                              "Distance: how many tokens away it looks on average. First token: the share of "
-                              "attention on token 0."));
+                              "Distance: how many tokens away it looks on average. Attention sink: the mean "
+                              "attention of the queries after the first on token 0."));
   StatsTable(state, stats);
 
   SectionHeader(tr("How alike are the heads? (Jensen–Shannon divergence)"));
