@@ -192,8 +192,8 @@ TEST_CASE("checkpoint loader: progress polled during a 30 MB load never decrease
   REQUIRE_MESSAGE(r->model, r->error);
   seen.push_back(loader.progress());  // once the result is there
   CHECK(seen.back() == 1.0);
-  const auto decrease = std::is_sorted_until(seen.begin(), seen.end());
-  CHECK_MESSAGE(decrease == seen.end(), "poll " << (decrease - seen.begin()) << " went back to " << *decrease);
+  const size_t decrease = size_t(std::is_sorted_until(seen.begin(), seen.end()) - seen.begin());
+  CHECK_MESSAGE(decrease == seen.size(), "poll " << decrease << " saw less than the poll before it");
   CHECK(*std::min_element(seen.begin(), seen.end()) >= 0.0);
   CHECK(*std::max_element(seen.begin(), seen.end()) <= 1.0);
   // The load takes tens of milliseconds over 100 tensors, so the poll sees it under way (about three
