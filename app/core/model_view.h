@@ -14,10 +14,10 @@
 // Numbers of one head, P [T, T] its probabilities (head_stats.h's legend):
 //   attention sink     mean over rows i ≥ 1 of P[i, 0]         (attention_sink(); NaN when T = 1)
 //   previous token     mean over rows i ≥ 1 of P[i, i − 1]     (NaN when T = 1)
-// The sink is the Head analysis window's column and lesson 6's score too, and the previous-token score
-// lesson 6's (head_patterns.h): one formula each, so a class sees one number per head.
 //   mean distance      mean over rows of Σ_j P[i, j]·|i − j|   (tokens)
 //   entropy            mean over rows of row_entropy(P[i, ·])  (nats)
+// The sink is the Head analysis window's column and lesson 6's score too, and the previous-token score
+// lesson 6's (head_patterns.h): one formula each, so a class sees one number per head.
 #pragma once
 #include <atomic>
 #include <vector>

@@ -1,5 +1,6 @@
 // head_stats.h — numbers that describe attention heads: how focused, how far, how much parked on the
-// first token (the attention sink), how alike two heads are, and how far a head moved when K/V were shared (MHA → GQA/MQA).
+// first token (the attention sink), how alike two heads are, and how far a head moved when K/V were
+// shared (MHA → GQA/MQA).
 //
 // Legend: H heads, T tokens (queries = keys), P_h [T, T] a head's probabilities (rows sum to 1).
 // Row i of a head may attend to n_i keys: n_i = T, or i + 1 under a causal mask.
