@@ -113,10 +113,13 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_analysis_.reset();
       last_model_run_.reset();
       last_model_view_.reset();
+      last_head_patterns_.reset();
+      last_head_patterns_error_.clear();
       last_stats_.reset();
       if (const std::optional<ModelSource>& source = job.analysis_key.model) {
         last_model_run_ = model_layer(*source);
         analysis = std::shared_ptr<const Analysis>(last_model_run_, &last_model_run_->analysis);
+        score_head_patterns(*last_model_run_);
       } else {
         analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
       }
@@ -125,6 +128,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     }
     out.analysis = analysis;
     out.model_run = last_model_run_;
+    out.head_patterns = last_head_patterns_;
+    out.head_patterns_error = last_head_patterns_error_;
     if (job.analysis_key.model && job.analysis_key.model->kv_heads > 0)
       out.original_run = cached_original(*job.analysis_key.model);
     out.stats = last_stats_;
@@ -143,6 +148,15 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     out.error = std::string("internal error: ") + e.what();
   }
   return out;
+}
+
+void ComputeWorker::score_head_patterns(const ModelLayerRun& run) {
+  if (!run.stack) return;
+  try {
+    last_head_patterns_ = std::make_shared<const HeadPatternScores>(head_pattern_scores(*run.stack));
+  } catch (const InputError& e) {
+    last_head_patterns_error_ = e.what();  // e.g. one token: no query after the first
+  }
 }
 
 std::shared_ptr<const ModelLayerRun> ComputeWorker::cached_original(const ModelSource& source) const {

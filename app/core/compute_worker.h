@@ -19,6 +19,9 @@
 // unconverted model's same layer, whose run is cached per (model, input, layer): moving the K/V slider
 // reruns only the converted model. At the checkpoint's own G the "converted" model is the checkpoint
 // itself and the drift exactly 0.
+// With a checkpoint the first delivery carries the pass's head pattern scores (head_patterns.h: every
+// head's attention sink, previous-token and induction score, lesson 6's table), made once per forward
+// pass (L·H·T reads, nothing beside the heatmaps) so that the UI thread only reads them.
 // With a checkpoint the second delivery also carries the Model view's atlas of every layer
 // (core/model_view.h), made after the heatmaps so that the Heads view does not wait for it, and again
 // only for a new forward pass or another colormap (otherwise the first delivery has it).
@@ -37,6 +40,7 @@
 #include <thread>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/scene/scene.h"
 #include "attnscope/model/model.h"
 #include "core/model_input.h"
@@ -79,6 +83,11 @@ struct ComputeResult {
   // With ModelSource::kv_heads > 0: the unconverted model's run of the same layer and input (what the
   // drift is measured against), once it is there (the first delivery may come without it).
   std::shared_ptr<const ModelLayerRun> original_run;
+  // With a ModelSource: head_pattern_scores of model_run->stack (with the ids' own repeat), in every
+  // delivery of that pass; null on error or when the scores cannot be made (head_patterns_error says why,
+  // e.g. a one-token input).
+  std::shared_ptr<const HeadPatternScores> head_patterns;
+  std::string head_patterns_error;
   // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
   // in the view's colormap; null in the first delivery of a new pass or colormap, and on error
   // (model_view_error says why).
@@ -129,6 +138,8 @@ class ComputeWorker {
   // The second delivery: `first` with its head statistics (and, for a converted model, the original's
   // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first, const std::optional<ModelSource>& source);
+  // Sets last_head_patterns_ (or its error) from the run's stack: once per forward pass.
+  void score_head_patterns(const ModelLayerRun& run);
   // A checkpoint's layer: the converted model's, or the cached original's when nothing is pooled.
   std::shared_ptr<const ModelLayerRun> model_layer(const ModelSource& source);
   // The unconverted model's run for `source` (model, input, layer), from the cache or run now.
@@ -158,6 +169,8 @@ class ComputeWorker {
   std::shared_ptr<const Analysis> last_analysis_;
   std::shared_ptr<const ModelLayerRun> last_model_run_;
   std::shared_ptr<const ModelViewPictures> last_model_view_;  // of last_model_run_
+  std::shared_ptr<const HeadPatternScores> last_head_patterns_;  // of last_model_run_
+  std::string last_head_patterns_error_;
   std::shared_ptr<const HeadStats> last_stats_;
   std::optional<AnalysisKey> last_key_;
   // Worker-thread only: the last K/V conversion (source model and kv_heads → converted model) and the

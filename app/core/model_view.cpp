@@ -17,13 +17,12 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p) {
   const int t = int(p.rows());
   ModelHeadNumbers out;
   if (t == 0) return out;
-  double first = 0, distance = 0, entropy = 0;
+  double distance = 0, entropy = 0;
   for (int i = 0; i < t; ++i) {
-    first += p(i, 0);
     for (int j = 0; j < t; ++j) distance += double(p(i, j)) * std::abs(i - j);
     entropy += row_entropy(p.row(i).data(), t);
   }
-  out.first_token_mass = first / t;
+  out.attention_sink = attention_sink(p);  // head_stats.h: the Head analysis window's and lesson 6's sink
   out.previous_token = t >= 2 ? previous_token_score(p) : std::numeric_limits<double>::quiet_NaN();  // lesson 6's score
   out.mean_distance = distance / t;
   out.entropy = entropy / t;

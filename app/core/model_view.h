@@ -5,17 +5,19 @@
 //
 //   AttentionStack [L, H, T, T] ──model_view_figure (engine figure/export.h)──► panel_colors per head
 //                               ──► atlas [L·s, H·s] RGBA, tile (l, h) at (h·s, l·s), s = tile side
-//                               ──► numbers [L·H] (layer-major): first-token mass, previous-token score,
+//                               ──► numbers [L·H] (layer-major): attention sink, previous-token score,
 //                                   mean distance, entropy
 // The colours are the engine's figure colours (the same as `export --what model`): when T fits the
 // tile, tile pixel (x, y) is cell (query y, key x) of that head; a larger T is sampled at the nearest
 // cell, as the GL texture's nearest filtering would.
 //
 // Numbers of one head, P [T, T] its probabilities (head_stats.h's legend):
-//   first-token mass   mean over rows i of P[i, 0]            (the "attention sink")
+//   attention sink     mean over rows i ≥ 1 of P[i, 0]         (attention_sink(); NaN when T = 1)
 //   previous token     mean over rows i ≥ 1 of P[i, i − 1]     (NaN when T = 1)
 //   mean distance      mean over rows of Σ_j P[i, j]·|i − j|   (tokens)
 //   entropy            mean over rows of row_entropy(P[i, ·])  (nats)
+// The sink is the Head analysis window's column and lesson 6's score too, and the previous-token score
+// lesson 6's (head_patterns.h): one formula each, so a class sees one number per head.
 #pragma once
 #include <atomic>
 #include <vector>
@@ -27,7 +29,7 @@
 namespace attnscope::gui {
 
 struct ModelHeadNumbers {
-  double first_token_mass = 0, previous_token = 0, mean_distance = 0, entropy = 0;
+  double attention_sink = 0, previous_token = 0, mean_distance = 0, entropy = 0;
 };
 
 struct ModelViewPictures {

@@ -123,6 +123,8 @@ bool TakeResult(AppState& state) {
     for (const auto& labels : result->model_run->next_labels)
       for (const std::string& label : labels) state.fonts->request_text(label);
   state.checkpoint.run = result->model_run;
+  state.checkpoint.head_patterns = result->head_patterns;
+  state.checkpoint.head_patterns_error = result->head_patterns_error;
   state.checkpoint.original = result->original_run;
   // The last grid stays while the worker makes the new pass's (its second delivery).
   if (result->model_view) state.model_view.pictures = result->model_view;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/scene/scene.h"
@@ -70,6 +71,10 @@ struct CheckpointWindowState {
   int layer = 0;                     // the layer the Heads view draws
   // The layer run on screen: its top-5 next tokens per position (null without a checkpoint).
   std::shared_ptr<const ModelLayerRun> run;
+  // That run's head pattern scores (lesson 6's table), made on the compute worker with it; null with
+  // head_patterns_error saying why (one token) or without a checkpoint.
+  std::shared_ptr<const HeadPatternScores> head_patterns;
+  std::string head_patterns_error;
   // Convert to GQA/MQA: pool each layer's K/V to this many heads (a divisor of the checkpoint's G;
   // 0: as trained), and the unconverted run of the same layer that the drift is measured against.
   int kv_heads = 0;

@@ -38,10 +38,7 @@ struct LessonsWindowState {
   bool open_tried = false;                     // the step's "open" asked the loader already
   bool focus_pending = false;                  // a "head": "induction" … waits for the step's run
   uint64_t focus_generation = 0;               // the submission whose result it waits for (0: not yet sent)
-  // The pattern scores of the run on screen, computed once per worker result.
-  std::shared_ptr<const ModelLayerRun> scored_run;
-  std::optional<HeadPatternScores> scores;
-  std::string scores_error;
+  // (The pattern scores of the run on screen come from the compute worker: CheckpointWindowState.)
 };
 
 struct AnalysisWindowState {

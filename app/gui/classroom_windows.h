@@ -2,7 +2,7 @@
 //
 //   window_lessons.cpp   the Lessons panel: pick a lesson, read it, step through it (lesson 4 shows
 //                        the KV-cache comparison beside the maps)
-//   window_analysis.cpp  per-head entropy, distance, first-token mass, the JS similarity matrix and
+//   window_analysis.cpp  per-head entropy, distance, attention sink, the JS similarity matrix and
 //                        the drift of each head from its MHA original
 //   window_kv_cache.cpp  the KV-cache and attention-parameter calculator (MHA vs GQA vs MQA)
 //   window_scene.cpp     Open scene… / Save scene… dialogs (a path field; no native file dialog)
@@ -27,8 +27,8 @@ std::string OpenLesson(AppState& state, int number, int step);
 // Moves the open lesson to `step` and applies that step's scene.
 void GoToLessonStep(AppState& state, int step);
 // Lesson 6, each frame before the windows draw: a step's "checkpoint" applied to the open model (layer,
-// input, the shipped model opened), the run's head pattern scores (once per result) and the top head of
-// the step's pattern shown large once its run is back.
+// input, the shipped model opened) and the top head of the step's pattern (by the run's head pattern
+// scores, which the compute worker made with it) shown large once its run is back.
 void UpdateLessonCheckpoint(AppState& state);
 
 // Save/Open through the dialog's logic (also used by scripted runs): the outcome lands in

@@ -1,6 +1,6 @@
 // window_analysis.cpp — head analysis (head_stats.h) of the current attention: per head the entropy
-// (and normalised to [0, 1]), the mean attention distance and the first-token mass as a table with
-// bars; the Jensen–Shannon similarity of every pair of heads as a small heatmap (a GL texture through
+// (and normalised to [0, 1]), the mean attention distance and the attention sink (attention_sink(): rows
+// i ≥ 1, the Model view's and lesson 6's number; "—" for one token) as a table with bars; the Jensen–Shannon similarity of every pair of heads as a small heatmap (a GL texture through
 // the engine's colormap, like the Heads window); and, after a conversion to GQA/MQA (the Model window's
 // seeded MHA layer, or a checkpoint's layer pooled in the Checkpoint window), how far each head drifted
 // from the original model, with a sentence saying what that means.
@@ -50,7 +50,7 @@ void StatsTable(AppState& state, const HeadStats& s) {
   ImGui::TableSetupColumn(tr("entropy"), 0, 0.9f);
   ImGui::TableSetupColumn(tr("normalised"), 0, 1.2f);
   ImGui::TableSetupColumn(tr("distance"), 0, 1.0f);
-  ImGui::TableSetupColumn(tr("first token"), 0, 1.1f);
+  ImGui::TableSetupColumn(tr("attention sink"), 0, 1.3f);
   if (drift) ImGui::TableSetupColumn(tr("drift"), 0, 1.1f);
   ImGui::TableHeadersRow();
   char text[64];
@@ -71,8 +71,11 @@ void StatsTable(AppState& state, const HeadStats& s) {
     std::snprintf(text, sizeof text, "%.2f", s.mean_distance[size_t(h)]);
     ImGui::TextUnformatted(text);
     ImGui::TableNextColumn();
-    std::snprintf(text, sizeof text, "%.0f%%", 100.0 * s.first_token_mass[size_t(h)]);
-    Bar(s.first_token_mass[size_t(h)], text);
+    // As the Model view's tooltip and lesson 6 write it; one token has no row after the first.
+    const double sink = s.attention_sink[size_t(h)];
+    if (std::isfinite(sink)) std::snprintf(text, sizeof text, "%.2f", sink);
+    else std::snprintf(text, sizeof text, "—");
+    Bar(std::isfinite(sink) ? sink : 0.0, text);
     if (drift) {
       ImGui::TableNextColumn();
       std::snprintf(text, sizeof text, "%.3f", s.drift_from_mha[size_t(h)]);
@@ -181,8 +184,8 @@ void DrawAnalysisWindow(AppState& state) {
   }
   const HeadStats& stats = *state.head_stats;
   WrappedText(tr("Entropy: how spread a head's attention is (0 = on one token; normalised 1 = uniform). "
-                              "Distance: how many tokens away it looks on average. First token: the share of "
-                              "attention on token 0."));
+                              "Distance: how many tokens away it looks on average. Attention sink: the mean "
+                              "attention of the queries after the first on token 0."));
   StatsTable(state, stats);
 
   SectionHeader(tr("How alike are the heads? (Jensen–Shannon divergence)"));

@@ -3,7 +3,8 @@
 // app's scene, so every view follows; lesson 4 also shows the KV-cache comparison of its model, and
 // lesson 6 acts on the open checkpoint (its layer, input and a head shown large) and lists the heads of
 // THIS model that score highest as attention sinks, previous-token and induction heads (head_patterns.h,
-// computed once per worker result), or says how to get a model when none is open.
+// computed by the compute worker with each forward pass: the frame only reads them), or says how to get
+// a model when none is open.
 //
 // Layout, top to bottom: the lesson chooser, the title, the step buttons with the step's caption
 // (what to look at now), the KV-cache bars (lesson 4), and the explanation filling the rest (lesson 6:
@@ -67,21 +68,6 @@ const LessonStep* CurrentStep(const AppState& state) {
 
 // ---- the open checkpoint (lesson 6) ------------------------------------------------------------------
 
-// The pattern scores of the run on screen, once per worker result (not per frame).
-void ScoreRun(AppState& state) {
-  LessonsWindowState& l = state.lessons;
-  if (state.checkpoint.run == l.scored_run) return;
-  l.scored_run = state.checkpoint.run;
-  l.scores.reset();
-  l.scores_error.clear();
-  if (!l.scored_run || !l.scored_run->stack) return;
-  try {
-    l.scores = head_pattern_scores(*l.scored_run->stack);
-  } catch (const InputError& e) {
-    l.scores_error = e.what();
-  }
-}
-
 // Opens the step's shipped model. The Checkpoint window stays as it was: this panel says what the model
 // is, and the Heads view keeps its width.
 void OpenShipped(AppState& state, const LessonCheckpoint& step) {
@@ -135,8 +121,9 @@ void FocusTopHead(AppState& state, HeadPattern pattern) {
   }
   if (state.result_generation < l.focus_generation) return;
   l.focus_pending = false;
-  if (!l.scores || l.scored_run != state.checkpoint.run) return;
-  const std::vector<TopHead> top = top_heads(*l.scores, pattern, 1);
+  const std::shared_ptr<const HeadPatternScores>& scores = state.checkpoint.head_patterns;  // of the run on screen
+  if (!scores) return;
+  const std::vector<TopHead> top = top_heads(*scores, pattern, 1);
   if (top.empty()) return;
   state.heads.large_head = top[0].head;
   if (state.checkpoint.layer != top[0].layer) {
@@ -153,25 +140,26 @@ std::string HeadName(const TopHead& t) {
 
 // The three top-3 lists of the run on screen, side by side.
 void DrawTopHeadsTable(AppState& state) {
-  const LessonsWindowState& l = state.lessons;
-  const model::ModelConfig& cfg = state.checkpoint.model->config;
+  const CheckpointWindowState& c = state.checkpoint;
+  const model::ModelConfig& cfg = c.model->config;
   WrappedText(trf("%s: %d layers, %d query heads sharing %d K/V heads (%s).", state.checkpoint.model->name.c_str(),
                   cfg.layers, cfg.heads, cfg.kv_heads,
                   cfg.kv_heads == cfg.heads ? "MHA" : cfg.kv_heads == 1 ? "MQA" : "GQA"));
-  ErrorText(l.scores_error);
-  if (!l.scores) {
-    if (l.scores_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));
+  ErrorText(c.head_patterns_error);
+  if (!c.head_patterns) {
+    if (c.head_patterns_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));
     return;
   }
+  const HeadPatternScores& scores = *c.head_patterns;
   constexpr int rows = 3;
   const HeadPattern patterns[] = {HeadPattern::sink, HeadPattern::previous, HeadPattern::induction};
   if (ImGui::BeginTable("##top_heads", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableSetupColumn(tr("sink"));
+    ImGui::TableSetupColumn(tr("attention sink"));
     ImGui::TableSetupColumn(tr("previous"));
     ImGui::TableSetupColumn(tr("induction"));
     ImGui::TableHeadersRow();
     std::vector<TopHead> top[3];
-    for (int k = 0; k < 3; ++k) top[k] = top_heads(*l.scores, patterns[k], rows);
+    for (int k = 0; k < 3; ++k) top[k] = top_heads(scores, patterns[k], rows);
     for (int r = 0; r < rows; ++r) {
       ImGui::TableNextRow();
       for (int k = 0; k < 3; ++k) {
@@ -184,7 +172,7 @@ void DrawTopHeadsTable(AppState& state) {
   }
   RecordLastItem(state, "lesson.top_heads");
   HintText(tr("layer.head and score, from 0 as on the Heads view's layer slider; computed from the input on screen."));
-  if (!l.scores->repeat)
+  if (!scores.repeat)
     HintText(tr("Induction needs an input whose second half repeats the first (the lesson's steps give one)."));
 }
 
@@ -260,7 +248,6 @@ void UpdateLessonCheckpoint(AppState& state) {
   if (!state.show_lessons) return;
   const LessonStep* step = CurrentStep(state);
   if (!step || !step->checkpoint) return;
-  ScoreRun(state);
   ApplyCheckpointStep(state, *step->checkpoint);
   if (step->checkpoint->top_head) FocusTopHead(state, *step->checkpoint->top_head);
 }

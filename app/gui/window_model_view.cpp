@@ -1,7 +1,7 @@
 // window_model_view.cpp — Windows → Model view: every head of the open checkpoint for the Input
 // window's text, as an L × H grid of thumbnails (BertViz's model view, with the K/V groups): rows are
 // layers, columns heads, thumbnail l.h is layer l's head h (GPT-2's 5.1), framed in its kv group's
-// colour as the Heads view frames heads. Hover a thumbnail for its numbers (first-token mass,
+// colour as the Heads view frames heads. Hover a thumbnail for its numbers (attention sink,
 // previous-token score, mean distance, entropy); click it to open that layer in the Heads view with
 // that head large (the view then closes to show it). The Heads view's layer is highlighted down the
 // side, and its large head outlined.
@@ -171,7 +171,7 @@ void ThumbTooltip(const ModelViewPictures& mv, int l, int h) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(trf("layer %d · head %d · kv group %d", l, h, kv_group_of_head(h, mv.heads, mv.kv_heads)).c_str());
   ImGui::Separator();
-  ImGui::TextUnformatted(trf("first-token mass: %s", Number(n.first_token_mass, "%.3f").c_str()).c_str());
+  ImGui::TextUnformatted(trf("attention sink: %s", Number(n.attention_sink, "%.3f").c_str()).c_str());
   ImGui::TextUnformatted(trf("previous-token score: %s", Number(n.previous_token, "%.3f").c_str()).c_str());
   ImGui::TextUnformatted(trf("mean distance: %s tokens", Number(n.mean_distance, "%.2f").c_str()).c_str());
   ImGui::TextUnformatted(trf("entropy: %s nats", Number(n.entropy, "%.2f").c_str()).c_str());

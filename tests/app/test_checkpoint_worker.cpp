@@ -1,5 +1,6 @@
 // test_checkpoint_worker.cpp — the window's real-model path without a window: the CheckpointLoader
-// (open off the UI thread, progress, errors, cancel, newest wins), the compute worker's ModelSource
+// (open off the UI thread, progress — polled while a 30 MB checkpoint loads, and model::open's own
+// callback — errors, cancel during a load, newest wins), the compute worker's ModelSource
 // (a checkpoint's layer instead of the seeded one, the newest layer winning) and the input box's
 // "ids: 1 2 3" / text rule (core/model_input.h), and Convert to GQA/MQA on the worker (ModelSource::kv_heads:
 // the converted model's layer, each head's drift from the original, the original's pass cached).
@@ -10,10 +11,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
+
+#include <unistd.h>
 
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
+#include "attnscope/core/rng.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/safetensors.h"
 #include "attnscope/model/forward.h"
 #include "check.h"
 #include "core/checkpoint_loader.h"
@@ -65,6 +72,63 @@ ComputeResult settled(ComputeWorker& worker, const ModelSource& source) {
   return std::move(*r);
 }
 
+// A GPT-2-family checkpoint of random F32 weights, big enough that opening it takes a while (8 layers,
+// d_model 256, vocabulary 4096: 100 tensors, about 30 MB), written once per test process into a folder
+// of its own (test runs side by side do not share it) and removed at exit.
+struct BigCheckpoint {
+  std::filesystem::path dir;
+  int tensors = 0;  // in its model.safetensors
+  ~BigCheckpoint() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+const BigCheckpoint& big_checkpoint() {
+  static BigCheckpoint out;
+  if (out.tensors == 0) {
+    constexpr int64_t layers = 8, C = 256, F = 4 * C, vocab = 4096, positions = 128;
+    out.dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / ("loader_big_checkpoint_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(out.dir);
+    std::filesystem::create_directories(out.dir);
+    write_file_atomic(out.dir / "config.json", nlohmann::json{{"model_type", "gpt2"},
+                                                              {"n_layer", layers},
+                                                              {"n_embd", C},
+                                                              {"n_head", 8},
+                                                              {"vocab_size", vocab},
+                                                              {"n_positions", positions},
+                                                              {"layer_norm_epsilon", 1e-5}}
+                                                   .dump());
+    std::map<std::string, std::vector<int64_t>> shapes{{"wte.weight", {vocab, C}}, {"wpe.weight", {positions, C}},
+                                                       {"ln_f.weight", {C}},       {"ln_f.bias", {C}}};
+    for (int64_t i = 0; i < layers; ++i) {
+      const std::string h = "h." + std::to_string(i) + ".";
+      for (const char* norm : {"ln_1", "ln_2"}) shapes[h + norm + ".weight"] = shapes[h + norm + ".bias"] = {C};
+      shapes[h + "attn.c_attn.weight"] = {C, 3 * C};  // Conv1D: [in, out]
+      shapes[h + "attn.c_attn.bias"] = {3 * C};
+      shapes[h + "attn.c_proj.weight"] = {C, C};
+      shapes[h + "attn.c_proj.bias"] = {C};
+      shapes[h + "mlp.c_fc.weight"] = {C, F};
+      shapes[h + "mlp.c_fc.bias"] = {F};
+      shapes[h + "mlp.c_proj.weight"] = {F, C};
+      shapes[h + "mlp.c_proj.bias"] = {C};
+    }
+    Rng rng(17);
+    std::vector<std::vector<float>> values;  // kept alive until the file is written
+    values.reserve(shapes.size());
+    std::vector<SafetensorsOutput> tensors;
+    for (const auto& [name, shape] : shapes) {
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      std::vector<float>& v = values.emplace_back(size_t(count));
+      for (float& x : v) x = rng.uniform(-0.05f, 0.05f);
+      tensors.push_back({name, shape, v.data()});
+    }
+    write_file_atomic(out.dir / "model.safetensors", serialize_safetensors(tensors, {{"format", "pt"}}));
+    out.tensors = int(tensors.size());
+  }
+  return out;
+}
+
 void check_same_top(const std::vector<std::vector<model::NextToken>>& shown, const std::vector<std::vector<model::NextToken>>& want) {
   REQUIRE(shown.size() == want.size());
   for (size_t p = 0; p < want.size(); ++p) {
@@ -93,6 +157,72 @@ TEST_CASE("checkpoint loader: opens a fixture off the calling thread with progre
   CHECK(loader.progress() == 1.0);
   CHECK(r.tokenizer_error.empty());  // this fixture has a tokenizer.json
   CHECK_FALSE(loader.loading());
+}
+
+TEST_CASE("model::open reports progress once per tensor, increasing, ending at exactly 1") {
+  const BigCheckpoint& big = big_checkpoint();
+  std::vector<double> calls;
+  const auto m = model::open(big.dir, [&](double fraction) { calls.push_back(fraction); });
+  REQUIRE(m);
+  CHECK(m->config.layers == 8);
+  // One call after each tensor is read (model.cpp's loop) and a closing 1.
+  REQUIRE(int(calls.size()) == big.tensors + 1);
+  CHECK(calls.back() == 1.0);
+  CHECK(calls[calls.size() - 2] == 1.0);  // the last tensor completes the bytes exactly
+  for (size_t k = 0; k + 2 < calls.size(); ++k) {
+    CAPTURE(k);
+    CHECK(calls[k] > 0.0);
+    CHECK(calls[k] < calls[k + 1]);  // every tensor adds its bytes: strictly increasing up to 1
+  }
+}
+
+TEST_CASE("checkpoint loader: progress polled during a 30 MB load never decreases, stays in [0, 1] and ends at 1") {
+  const BigCheckpoint& big = big_checkpoint();
+  CheckpointLoader loader;
+  loader.open(big.dir);
+  std::vector<double> seen;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (loader.loading() && std::chrono::steady_clock::now() < deadline) {
+    seen.push_back(loader.progress());
+    std::this_thread::yield();
+  }
+  REQUIRE_FALSE(loader.loading());
+  std::optional<CheckpointResult> r = loader.take_result();
+  REQUIRE(r.has_value());
+  REQUIRE_MESSAGE(r->model, r->error);
+  seen.push_back(loader.progress());  // once the result is there
+  CHECK(seen.back() == 1.0);
+  const size_t decrease = size_t(std::is_sorted_until(seen.begin(), seen.end()) - seen.begin());
+  CHECK_MESSAGE(decrease == seen.size(), "poll " << decrease << " saw less than the poll before it");
+  CHECK(*std::min_element(seen.begin(), seen.end()) >= 0.0);
+  CHECK(*std::max_element(seen.begin(), seen.end()) <= 1.0);
+  // The load takes tens of milliseconds over 100 tensors, so the poll sees it under way (about three
+  // quarters of some 50,000 polls fall strictly between 0 and 1 on an idle machine).
+  const auto between = std::count_if(seen.begin(), seen.end(), [](double v) { return v > 0.0 && v < 1.0; });
+  MESSAGE("progress polled " << seen.size() << " times, " << between << " of them strictly between 0 and 1");
+  CHECK(between > 0);
+}
+
+TEST_CASE("checkpoint loader: cancel() during a load gives no result, loading() false, and the loader goes on") {
+  const BigCheckpoint& big = big_checkpoint();
+  CheckpointLoader loader;
+  loader.open(big.dir);
+  // Wait until the first tensors are in (or, on a slow poll, the load is done), then cancel.
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (loader.progress() == 0.0 && loader.loading() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  loader.cancel();
+  const double at_cancel = loader.progress();
+  loader.wait_until_idle();
+  CHECK_FALSE(loader.loading());
+  CHECK_FALSE(loader.take_result().has_value());
+  MESSAGE("cancelled at progress " << at_cancel << "; the load stopped at " << loader.progress());
+  CHECK(loader.progress() < 1.0);  // it stopped between tensors, before the end
+  // The same loader opens the folder afterwards, to the end.
+  loader.open(big.dir);
+  const CheckpointResult again = loaded(loader);
+  REQUIRE_MESSAGE(again.model, again.error);
+  CHECK(loader.progress() == 1.0);
 }
 
 TEST_CASE("checkpoint loader: a bad folder gives the engine's message, and the loader goes on") {

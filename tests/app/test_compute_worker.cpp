@@ -38,7 +38,7 @@ ComputeResult next_result(ComputeWorker& worker) {
 void check_same_stats(const HeadStats& a, const HeadStats& b) {
   CHECK(a.entropy == b.entropy);
   CHECK(a.mean_distance == b.mean_distance);
-  CHECK(a.first_token_mass == b.first_token_mass);
+  CHECK(a.attention_sink == b.attention_sink);
   CHECK(a.js_divergence == b.js_divergence);
   CHECK(a.drift_from_mha == b.drift_from_mha);
 }

@@ -1,13 +1,16 @@
 // test_model_view_pictures.cpp — the Model view window's pictures and numbers (core/model_view.h)
-// without a window: every head's first-token mass, previous-token score, mean distance and entropy
+// without a window: every head's attention sink, previous-token score, mean distance and entropy
 // against a direct computation (and head_stats.h's for the numbers both have), the atlas tile by tile
 // against the engine's model_view_figure colours (nearest cells when T does not fit), cancelling, and
-// the compute worker delivering it with a checkpoint's forward pass, made again for another colormap.
+// the compute worker delivering it with a checkpoint's forward pass, made again for another colormap;
+// the worker's head pattern scores (lesson 6's table) with every delivery of a pass, and the one
+// attention sink that the Head analysis window, the Model view's tooltip and lesson 6 all show.
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <cmath>
 
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
@@ -53,7 +56,7 @@ std::string ids_text(const std::vector<int32_t>& ids) {
 
 }  // namespace
 
-TEST_CASE("model view numbers: first-token mass, previous-token score, mean distance and entropy of every head") {
+TEST_CASE("model view numbers: attention sink, previous-token score, mean distance and entropy of every head") {
   for (const bool causal : {true, false}) {
     CAPTURE(causal);
     const model::AttentionStack s = random_stack(3, 4, 2, 7, causal);
@@ -69,9 +72,9 @@ TEST_CASE("model view numbers: first-token mass, previous-token score, mean dist
         CAPTURE(h);
         const int T = s.tokens;
         const float* p = s.attentions.data() + (size_t(l) * 4 + size_t(h)) * size_t(T) * size_t(T);
-        double first = 0, previous = 0, distance = 0, entropy = 0;
+        double sink = 0, previous = 0, distance = 0, entropy = 0;
         for (int i = 0; i < T; ++i) {
-          first += p[i * T];
+          if (i > 0) sink += p[i * T];  // queries after the first only
           if (i > 0) previous += p[i * T + i - 1];
           for (int j = 0; j < T; ++j) {
             const double v = p[i * T + j];
@@ -80,21 +83,21 @@ TEST_CASE("model view numbers: first-token mass, previous-token score, mean dist
           }
         }
         const ModelHeadNumbers& n = mv.at(l, h);
-        CHECK(n.first_token_mass == doctest::Approx(first / T).epsilon(1e-6));
+        CHECK(n.attention_sink == doctest::Approx(sink / (T - 1)).epsilon(1e-6));
         CHECK(n.previous_token == doctest::Approx(previous / (T - 1)).epsilon(1e-6));
         CHECK(n.mean_distance == doctest::Approx(distance / T).epsilon(1e-6));
         CHECK(n.entropy == doctest::Approx(entropy / T).epsilon(1e-5));
-        CHECK(n.first_token_mass == doctest::Approx(stats.first_token_mass[size_t(h)]).epsilon(1e-6));
+        CHECK(n.attention_sink == stats.attention_sink[size_t(h)]);  // the same function
         CHECK(n.mean_distance == doctest::Approx(stats.mean_distance[size_t(h)]).epsilon(1e-6));
         CHECK(n.entropy == doctest::Approx(stats.entropy[size_t(h)]).epsilon(1e-5));
       }
     }
-    // The strong first column of even heads shows as a larger first-token mass.
-    CHECK(mv.at(0, 0).first_token_mass > mv.at(0, 1).first_token_mass);
+    // The strong first column of even heads shows as a larger attention sink.
+    CHECK(mv.at(0, 0).attention_sink > mv.at(0, 1).attention_sink);
   }
-  // One token: no previous token to attend to.
+  // One token: no query after the first, no previous token to attend to.
   const ModelViewPictures one = make_model_view(random_stack(1, 2, 1, 1, true), Colormap::viridis);
-  CHECK(one.at(0, 1).first_token_mass == doctest::Approx(1.0));
+  CHECK(std::isnan(one.at(0, 1).attention_sink));
   CHECK(std::isnan(one.at(0, 1).previous_token));
   CHECK(one.at(0, 1).mean_distance == 0.0);
 }
@@ -191,7 +194,7 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   const model::AttentionStack& stack = *first->model_run->stack;
   const ModelHeadNumbers direct = model_head_numbers(stack.attention(1, 2));
   CHECK(mv.at(1, 2).mean_distance == direct.mean_distance);
-  CHECK(mv.at(1, 2).first_token_mass == direct.first_token_mass);
+  CHECK(mv.at(1, 2).attention_sink == direct.attention_sink);
 
   // Another colormap: the same forward pass, a new atlas; the scene without a checkpoint: none.
   scene.view.colormap = "magma";
@@ -208,4 +211,108 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   std::optional<ComputeResult> seeded = worker.take_result();
   REQUIRE(seeded.has_value());
   CHECK(!seeded->model_view);
+}
+
+TEST_CASE("compute worker: a checkpoint's result carries head_pattern_scores of its stack, made once per pass") {
+  const std::string name = "llama_gqa_bf16_sharded";
+  const auto m = model::open(model_fixture(name));
+  // 8 random ids of the model's vocabulary twice: the induction scores are measured too.
+  const std::vector<int32_t> ids = repeated_random_ids(8, m->config.vocab, 7);
+  ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
+  Scene scene;
+  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  // The first delivery (the heatmaps) already has them: lesson 6's table does not wait for statistics.
+  REQUIRE(worker.wait_for_result(60s));
+  std::optional<ComputeResult> heatmaps = worker.take_result();
+  REQUIRE(heatmaps.has_value());
+  REQUIRE_MESSAGE(heatmaps->model_run, heatmaps->error);
+  REQUIRE_MESSAGE(heatmaps->head_patterns, heatmaps->head_patterns_error);
+  CHECK(heatmaps->head_patterns_error.empty());
+  const HeadPatternScores want = head_pattern_scores(*heatmaps->model_run->stack);
+  const HeadPatternScores& got = *heatmaps->head_patterns;
+  CHECK(got.layers == want.layers);
+  CHECK(got.heads == want.heads);
+  CHECK(got.sink == want.sink);
+  CHECK(got.previous == want.previous);
+  CHECK(got.induction == want.induction);
+  REQUIRE(got.repeat.has_value());
+  CHECK(got.repeat->start == want.repeat->start);
+  CHECK(got.repeat->period == 8);
+  CHECK(got.induction.size() == size_t(m->config.layers * m->config.heads));
+  // The second delivery and a view-only change (another colormap) reuse the same scores, not new ones.
+  worker.presented(generation);
+  worker.wait_until_idle();
+  std::optional<ComputeResult> second = worker.take_result();
+  REQUIRE(second.has_value());
+  CHECK(second->head_patterns == heatmaps->head_patterns);
+  scene.view.colormap = "magma";
+  worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> recoloured = worker.take_result();
+  REQUIRE(recoloured.has_value());
+  CHECK(recoloured->model_run == heatmaps->model_run);
+  CHECK(recoloured->head_patterns == heatmaps->head_patterns);
+  // Another input is another pass: new scores, of its own stack (no repeat: no induction scores).
+  const std::vector<int32_t> plain{3, 9, 14, 27, 5, 40};
+  worker.submit(scene, ModelSource{m, ids_text(plain), 1});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> other = worker.take_result();
+  REQUIRE(other.has_value());
+  REQUIRE(other->head_patterns);
+  CHECK(other->head_patterns->sink == head_pattern_scores(*other->model_run->stack).sink);
+  CHECK(other->head_patterns->induction.empty());
+  // One token: no query after the first. The run is there, the scores are not, and the message says why.
+  worker.submit(scene, ModelSource{m, "ids: 5", 0});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> one = worker.take_result();
+  REQUIRE(one.has_value());
+  CHECK(one->model_run);
+  CHECK(!one->head_patterns);
+  CHECK(one->head_patterns_error.find("at least 2 tokens") != std::string::npos);
+  // The seeded layer (no checkpoint): none.
+  worker.submit(scene);
+  worker.wait_until_idle();
+  std::optional<ComputeResult> seeded = worker.take_result();
+  REQUIRE(seeded.has_value());
+  CHECK(!seeded->head_patterns);
+  CHECK(seeded->head_patterns_error.empty());
+}
+
+TEST_CASE("one attention sink: the Head analysis column, the Model view tooltip and lesson 6's score are one number") {
+  // Every head of every layer of two real fixtures, as the window gets them from the worker: the Head
+  // analysis window's column (the layer's HeadStats), the Model view's tooltip (ModelViewPictures) and
+  // lesson 6's table (HeadPatternScores).
+  for (const std::string name : {"gpt2_prefix_f32", "qwen2_gqa"}) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    const std::string input = ids_text(fixture_ids(name));
+    ComputeWorker worker([] {});
+    for (int layer = 0; layer < m->config.layers; ++layer) {
+      CAPTURE(layer);
+      worker.submit(Scene{}, ModelSource{m, input, layer});
+      worker.wait_until_idle();
+      std::optional<ComputeResult> r = worker.take_result();
+      REQUIRE(r.has_value());
+      REQUIRE_MESSAGE(r->stats, r->stats_error);
+      REQUIRE_MESSAGE(r->model_view, r->model_view_error);
+      REQUIRE_MESSAGE(r->head_patterns, r->head_patterns_error);
+      const model::AttentionStack& stack = *r->model_run->stack;
+      REQUIRE(stack.tokens >= 2);
+      REQUIRE(int(r->stats->attention_sink.size()) == m->config.heads);
+      for (int h = 0; h < m->config.heads; ++h) {
+        CAPTURE(h);
+        const double column = r->stats->attention_sink[size_t(h)];
+        const double tooltip = r->model_view->at(layer, h).attention_sink;
+        const float lesson = r->head_patterns->at(HeadPattern::sink, layer, h);
+        CHECK(tooltip == column);
+        CHECK(lesson == float(column));
+        // …and that number is the mean over the queries after the first of P[i, 0].
+        double sum = 0;
+        for (int i = 1; i < stack.tokens; ++i) sum += stack.attention(layer, h)(i, 0);
+        CHECK(column == doctest::Approx(sum / (stack.tokens - 1)).epsilon(1e-12));
+        CHECK(column >= 0.0);
+        CHECK(column <= 1.0);
+      }
+    }
+  }
 }

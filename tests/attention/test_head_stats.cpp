@@ -1,4 +1,4 @@
-// Head statistics: hand-checkable cases for entropy, distance, first-token mass and JS divergence,
+// Head statistics: hand-checkable cases for entropy, distance, the attention sink and JS divergence,
 // the row sampling of large JS matrices, and what analyse() fills in.
 #include <doctest/doctest.h>
 
@@ -33,7 +33,7 @@ TEST_CASE("head stats: uniform rows have entropy log T, normalised 1, and the ha
   CHECK(s.normalised_entropy[0] == doctest::Approx(1.0));
   // Rows 0 … 3: (0+1+2+3)/4, (1+0+1+2)/4, (2+1+0+1)/4, (3+2+1+0)/4 → 1.5, 1, 1, 1.5; mean 1.25.
   CHECK(s.mean_distance[0] == doctest::Approx((1.5 + 1 + 1 + 1.5) / 4));
-  CHECK(s.first_token_mass[0] == doctest::Approx(0.25));
+  CHECK(s.attention_sink[0] == doctest::Approx(0.25));  // rows 1 … 3 each give token 0 a quarter
 }
 
 TEST_CASE("head stats: one-hot rows have entropy 0; distance counts how far the mass sits") {
@@ -49,9 +49,30 @@ TEST_CASE("head stats: one-hot rows have entropy 0; distance counts how far the 
   CHECK(s.mean_distance[0] == 0);
   CHECK(s.mean_distance[1] == doctest::Approx(double(t - 1) / t));  // every row but the first is 1 away
   CHECK(s.mean_distance[2] == doctest::Approx((0 + 1 + 2 + 3 + 4 + 5) / double(t)));
-  CHECK(s.first_token_mass[0] == doctest::Approx(1.0 / t));
-  CHECK(s.first_token_mass[1] == doctest::Approx(2.0 / t));
-  CHECK(s.first_token_mass[2] == doctest::Approx(1.0));
+  // The sink counts rows 1 … t − 1 only: self never looks at token 0 there, previous only from row 1.
+  CHECK(s.attention_sink[0] == 0);
+  CHECK(s.attention_sink[1] == doctest::Approx(1.0 / (t - 1)));
+  CHECK(s.attention_sink[2] == doctest::Approx(1.0));
+}
+
+TEST_CASE("head stats: the attention sink leaves out row 0, which a causal mask forces onto token 0") {
+  // Causal uniform rows: row i gives token 0 the share 1/(i + 1). Row 0's forced 1 is not counted.
+  const int t = 5;
+  Mat causal = Mat::Zero(t, t);
+  double want = 0;
+  for (int i = 0; i < t; ++i) {
+    for (int j = 0; j <= i; ++j) causal(i, j) = 1.0f / float(i + 1);
+    if (i >= 1) want += 1.0 / (i + 1);
+  }
+  want /= t - 1;
+  const HeadStats s = head_stats({causal}, true);
+  CHECK(s.attention_sink[0] == doctest::Approx(want));
+  CHECK(s.attention_sink[0] == attention_sink(causal));  // one function behind the statistic
+  CHECK(s.attention_sink[0] < double(causal.col(0).cast<double>().mean()));  // the all-rows mean is inflated
+  // One token has no row after the first: NaN, which the windows draw as "—".
+  const HeadStats one = head_stats({Mat::Ones(1, 1)}, true);
+  CHECK(std::isnan(one.attention_sink[0]));
+  CHECK(std::isnan(attention_sink(Mat::Ones(1, 1))));
 }
 
 TEST_CASE("head stats: identical heads have JS 0, disjoint one-hot heads ln 2, and the matrix is symmetric") {
@@ -160,7 +181,7 @@ TEST_CASE("head stats: an analysis carries none; attention_statistics() gives th
   CHECK(later.entropy == direct.entropy);
   CHECK(later.normalised_entropy == direct.normalised_entropy);
   CHECK(later.mean_distance == direct.mean_distance);
-  CHECK(later.first_token_mass == direct.first_token_mass);
+  CHECK(later.attention_sink == direct.attention_sink);
   CHECK(later.js_divergence == direct.js_divergence);
   CHECK(later.js_rows == direct.js_rows);
   // The MHA base is the same query heads with their own K/V: the scene with G = H.

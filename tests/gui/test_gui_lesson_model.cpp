@@ -107,7 +107,7 @@ TEST_SUITE("gui_classroom") {
       CHECK(induction[r].head == top[r].head);
       CHECK(two_decimals(float(induction[r].score)) == two_decimals(top[r].score));
     }
-    const std::vector<Entry> sink = column(texts, "sink"), previous = column(texts, "previous");
+    const std::vector<Entry> sink = column(texts, "attention sink"), previous = column(texts, "previous");
     REQUIRE(sink.size() == 3);
     REQUIRE(previous.size() == 3);
     CHECK(previous[0].layer == top_heads(want, HeadPattern::previous, 1)[0].layer);
@@ -127,7 +127,7 @@ TEST_SUITE("gui_classroom") {
     const WindowRun w = run_window("lesson6_sink", "--lesson 6 --step 2");
     CHECK(w.layout["error"] == "");
     CHECK(w.layout["large_head"] == sink.head);
-    const std::vector<Entry> shown = column(drawn_in(w, "###lessons"), "sink");
+    const std::vector<Entry> shown = column(drawn_in(w, "###lessons"), "attention sink");
     REQUIRE(!shown.empty());
     CHECK(shown[0].layer == sink.layer);
     CHECK(two_decimals(float(shown[0].score)) == two_decimals(sink.score));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
 
@@ -40,12 +41,6 @@ float HeadPatternScores::at(HeadPattern pattern, int layer, int head) const {
   return 0.0f;
 }
 
-float sink_score(const Eigen::Ref<const Mat>& p) {
-  double sum = 0;
-  for (int i = 1; i < p.rows(); ++i) sum += p(i, 0);
-  return float(sum / double(p.rows() - 1));
-}
-
 float previous_token_score(const Eigen::Ref<const Mat>& p) {
   double sum = 0;
   for (int i = 1; i < p.rows(); ++i) sum += p(i, i - 1);
@@ -75,7 +70,7 @@ HeadPatternScores head_pattern_scores(const model::AttentionStack& stack, int pe
     for (int h = 0; h < stack.heads; ++h) {
       const auto P = stack.attention(l, h);  // [T, T], rows are queries
       const size_t k = size_t(l) * size_t(stack.heads) + size_t(h);
-      s.sink[k] = sink_score(P);
+      s.sink[k] = float(attention_sink(P));  // head_stats.h: the windows' definition too
       s.previous[k] = previous_token_score(P);
       if (s.repeat) {
         const int a = s.repeat->start, p = s.repeat->period;

@@ -1,4 +1,4 @@
-// head_stats.cpp — entropy, distance, first-token mass, Jensen–Shannon similarity and drift per head.
+// head_stats.cpp — entropy, distance, attention sink, Jensen–Shannon similarity and drift per head.
 //
 // Legend: H heads, T tokens. All sums run in double; probabilities come in as float.
 #include "attnscope/attention/head_stats.h"
@@ -21,6 +21,13 @@ float sum_xlogx(const Eigen::Ref<const Eigen::ArrayXf>& x) {
 }
 
 }  // namespace
+
+double attention_sink(const Eigen::Ref<const Mat>& p) {
+  if (p.rows() < 2) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (Eigen::Index i = 1; i < p.rows(); ++i) sum += double(p(i, 0));
+  return sum / double(p.rows() - 1);
+}
 
 double row_entropy(const float* p, int n) {
   return std::max(-double(sum_xlogx(Eigen::Map<const Eigen::ArrayXf>(p, n))), 0.0);
@@ -64,7 +71,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
   s.entropy.assign(size_t(heads), 0);
   s.normalised_entropy.assign(size_t(heads), 0);
   s.mean_distance.assign(size_t(heads), 0);
-  s.first_token_mass.assign(size_t(heads), 0);
+  s.attention_sink.assign(size_t(heads), std::numeric_limits<double>::quiet_NaN());
   s.js_divergence = MatD::Zero(heads, heads);
   if (t_count == 0) return s;
 
@@ -78,7 +85,7 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
   for (int h = 0; h < heads; ++h) {
     if (cancelled()) continue;
     const Mat& p = probs[size_t(h)];
-    double entropy = 0, normalised = 0, distance = 0, first = 0;
+    double entropy = 0, normalised = 0, distance = 0;
     int normalised_rows = 0;
     for (int i = 0; i < t_count; ++i) {
       const float* row = &p(i, 0);
@@ -91,12 +98,11 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
         ++normalised_rows;
       }
       for (int j = 0; j < t_count; ++j) distance += double(row[j]) * std::abs(i - j);
-      first += row[0];
     }
     s.entropy[size_t(h)] = entropy / t_count;
     s.normalised_entropy[size_t(h)] = normalised_rows ? normalised / normalised_rows : 0;
     s.mean_distance[size_t(h)] = distance / t_count;
-    s.first_token_mass[size_t(h)] = first / t_count;
+    s.attention_sink[size_t(h)] = attention_sink(p);
   }
   check_cancel(cancel);
 

@@ -1,7 +1,9 @@
 // head_patterns.h — what each head of a real model does, as three numbers per head, read off one
 // forward pass's attentions (model::AttentionStack [L, H, T, T]):
 //
-//   attention sink   mean over queries i ≥ 1 of P[i, 0]        (attention parked on the first token)
+//   attention sink   mean over queries i ≥ 1 of P[i, 0]        (attention parked on the first token;
+//                                                              head_stats.h's attention_sink(), the one
+//                                                              definition the windows share)
 //   previous token   mean over queries i ≥ 1 of P[i, i − 1]
 //   induction        on a repeated sequence  s … s+p−1 | s+p … s+2p−1  (the same p ids twice after a
 //                    prefix of s tokens): mean over queries i = s+p+1 … s+2p−1 of P[i, i − p + 1], the
@@ -32,8 +34,7 @@ struct RepeatedSpan {
 // tokenizer's BOS; start 1, T odd). nullopt when neither, or when a half is shorter than 2 tokens.
 std::optional<RepeatedSpan> find_repeat(const std::vector<int32_t>& ids);
 
-// One head's sink and previous-token scores (legend above).  p [T, T], T ≥ 2.
-float sink_score(const Eigen::Ref<const Mat>& p);
+// One head's previous-token score (legend above).  p [T, T], T ≥ 2. (Its sink score is attention_sink().)
 float previous_token_score(const Eigen::Ref<const Mat>& p);
 
 struct HeadPatternScores {

@@ -1,12 +1,17 @@
-// head_stats.h — numbers that describe attention heads: how focused, how far, how much on the first
-// token, how alike two heads are, and how far a head moved when K/V were shared (MHA → GQA/MQA).
+// head_stats.h — numbers that describe attention heads: how focused, how far, how much parked on the
+// first token (the attention sink), how alike two heads are, and how far a head moved when K/V were
+// shared (MHA → GQA/MQA).
 //
 // Legend: H heads, T tokens (queries = keys), P_h [T, T] a head's probabilities (rows sum to 1).
 // Row i of a head may attend to n_i keys: n_i = T, or i + 1 under a causal mask.
 //   entropy              H(P_h[i,·]) = −Σ_j P log P  (nats; 0·log 0 = 0), mean over rows
 //   normalised entropy   H(P_h[i,·]) / ln n_i, mean over rows with n_i ≥ 2, in [0, 1] (1 = uniform)
 //   mean distance        Σ_j P_h[i,j]·|i − j|  (tokens), mean over rows
-//   first-token mass     P_h[i, 0], mean over rows (the "attention sink" share)
+//   attention sink       P_h[i, 0], mean over rows i ≥ 1: the attention parked on the first token. Row 0
+//                        is left out: under a causal mask it can only attend to token 0, which would add
+//                        about 1/T to every head. T = 1 has no such row: NaN (the windows draw "—").
+//                        The one definition of the sink: the Head analysis window, the Model view's
+//                        tooltip and lesson 6's ranking (head_patterns.h) all call attention_sink().
 //   JS divergence        JS(p, q) = ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, natural log, in [0, ln 2];
 //                        between heads a, b: mean over query rows of JS(P_a[i,·], P_b[i,·])
 //   drift from MHA       for a head of a converted GQA/MQA layer: JS between its map and its MHA
@@ -23,7 +28,7 @@ struct HeadStats {
   std::vector<double> entropy;             // [H] nats
   std::vector<double> normalised_entropy;  // [H] in [0, 1]; 0 when no row has two keys (T = 1)
   std::vector<double> mean_distance;       // [H] tokens
-  std::vector<double> first_token_mass;    // [H] in [0, 1]
+  std::vector<double> attention_sink;      // [H] in [0, 1]; NaN when T = 1 (attention_sink())
   MatD js_divergence;                      // [H, H] symmetric, zero diagonal, in [0, ln 2]
   int js_rows = 0;                         // query rows averaged in js_divergence (all T unless sampled)
   std::vector<double> drift_from_mha;      // [H] JS to the MHA original; empty when there is none
@@ -37,6 +42,10 @@ inline constexpr long long head_stats_js_budget = 1ll << 22;  // ~4M keys: a few
 //   probs  [H, T, T] rows summing to 1;  causal: whether key j > i was masked.
 // Throws Cancelled (error.h) soon after *cancel is set.
 HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel = nullptr);
+
+// One head's attention sink (legend above): mean over rows i ≥ 1 of p(i, 0), summed in double; NaN when
+// p has fewer than 2 rows.  p [T, T] rows summing to 1.
+double attention_sink(const Eigen::Ref<const Mat>& p);
 
 // Entropy (nats) of one probability row.
 double row_entropy(const float* p, int n);
