@@ -69,6 +69,8 @@ void CloseCheckpoint(AppState& state) {
   c.attentions.reset();
   c.opened.clear();
   c.run.reset();
+  c.head_patterns.reset();
+  c.head_patterns_error.clear();
   c.original.reset();
   c.tokenizer_error.clear();
   NoteEdit(state, Panel::checkpoint);  // the seeded layer again

@@ -46,13 +46,20 @@ void DrawOpenControls(AppState& state) {
   ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
   if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
   ImGui::EndDisabled();
-  HintText(tr("Type a folder with config.json and model.safetensors, or drop the folder onto the window. "
-              "Attentions computed elsewhere open the same way: attentions.npy or .safetensors with tokens.json "
-              "beside it."));
+  HintText(tr("Type or drop a checkpoint folder, or attentions computed elsewhere."));
+  ImGui::SameLine();
+  HelpMarker(tr("A checkpoint folder holds config.json and model.safetensors (or its shards). Attentions computed "
+                "elsewhere are attentions.npy or .safetensors [L, H, T, T] with tokens.json beside it, and "
+                "config.json for the K/V groups (README: \"Models too big for the laptop\")."));
 
   if (!c.recent.empty() && ImGui::TreeNodeEx(tr("Recent checkpoints"), ImGuiTreeNodeFlags_DefaultOpen)) {
     for (const std::string& dir : c.recent) {
-      const std::string name = std::filesystem::path(dir).filename().string();
+      // A folder by its name; a file (attentions) with its folder's, e.g. "llama70b/attentions.npy".
+      const std::filesystem::path path(dir);
+      std::error_code error;
+      const std::string name = std::filesystem::is_regular_file(path, error)
+                                   ? (path.parent_path().filename() / path.filename()).string()
+                                   : path.filename().string();
       if (ImGui::Selectable((Ellipsize(name.empty() ? dir : name, ImGui::GetContentRegionAvail().x) + "##" + dir).c_str(),
                             c.is_open() && c.opened == dir)) {
         OpenCheckpoint(state, dir);

@@ -1,13 +1,18 @@
 // The Checkpoint window through scripted runs with --checkpoint on the tiny fixtures: what it shows of
 // the model, the Heads view's layer slider choosing the layer drawn, the top-5 next tokens matching
 // `attnscope compute --checkpoint` (tokens.json "next"), bad folders shown on screen, never a crash, and
-// Convert to GQA/MQA (the K/V heads slider: new group frames, the converted G, the drift per head).
+// Convert to GQA/MQA (the K/V heads slider: new group frames, the converted G, the drift per head), and
+// attentions computed elsewhere (README's snippet format, and compute --checkpoint's own output) opened
+// from their folder or file.
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "attnscope/attention/head_stats.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
@@ -253,6 +258,116 @@ TEST_SUITE("gui_checkpoint") {
     CHECK(has_text(texts_of(zh, "###heads"), name + " · 第 0 层，共 2 层 · K/V 由 2 个头合并"));
   }
 
+  TEST_CASE("checkpoint window: attentions computed elsewhere open from their folder or file, with the file's tokens and groups") {
+    const fs::path precomputed = fixture("precomputed");
+    const model::AttentionStack stack =
+        model::open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json", precomputed / "config.json");
+    REQUIRE(stack.kv_heads < stack.heads);
+    struct Case {
+      fs::path path;
+      int layer;
+      std::string file;
+    };
+    for (const Case& c : {Case{precomputed, 0, "attentions.npy"}, Case{precomputed / "attentions.safetensors", 1,
+                                                                         "attentions.safetensors"}}) {
+      CAPTURE(c.path);
+      // The Input window's text is a sentence: the file's own tokens are drawn instead.
+      const WindowRun w = run_window("attentions_" + c.file, "--checkpoint " + shell_quote(c.path.string()) + " --layer " +
+                                                                 std::to_string(c.layer) + " --text " +
+                                                                 shell_quote("The cat sat on the mat"));
+      const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+      INFO(joined(texts));
+      CHECK(has_text(texts, "Open attentions"));
+      CHECK(has_text(texts, "precomputed"));
+      CHECK(has_text(texts, c.file));
+      CHECK(has_text(texts, std::to_string(stack.layers)));
+      CHECK(has_text(texts, std::to_string(stack.heads)));
+      CHECK(has_text(texts, std::to_string(stack.kv_heads) + "  (GQA)"));
+      CHECK(has_text(texts, std::to_string(stack.tokens)));
+      CHECK(has_text(texts, "causal (every upper triangle is 0)"));
+      CHECK_FALSE(shows(texts, "Error:"));
+      CHECK_FALSE(shows(texts, "Next tokens"));  // no logits in the file
+      CHECK_FALSE(shows(texts, "K/V heads"));    // no weights to pool
+      const auto& heads = w.layout.at("heads");
+      REQUIRE(int(heads.size()) == stack.heads);
+      const int per_group = stack.heads / stack.kv_heads;
+      for (int h = 0; h < stack.heads; ++h) {
+        CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / per_group);
+        CHECK(heads[size_t(h)].at("tokens").get<int>() == stack.tokens);
+      }
+      const std::vector<std::string> heads_texts = texts_of(w, "###heads");
+      CHECK(has_text(heads_texts, "precomputed · layer " + std::to_string(c.layer) + " of 2"));
+      CHECK(has_text(heads_texts, stack.labels.front()));  // "The", the file's label of token 0
+      CHECK(shows(texts_of(w, "###input"), "An attentions file is open: the Heads view draws the file's own tokens"));
+    }
+  }
+
+  TEST_CASE("checkpoint window: compute --checkpoint's output opens as attentions, its model.json giving the groups") {
+    const fs::path out = fresh_dir("attentions_from_compute");
+    std::string comma_ids = ids;
+    std::replace(comma_ids.begin(), comma_ids.end(), ' ', ',');
+    const CliRun cli = run_cli("compute --checkpoint " + shell_quote(fixture("llama_gqa_bf16_sharded").string()) +
+                               " --ids " + comma_ids + " --out " + shell_quote(out.string()));
+    REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
+    const auto m = model::open(fixture("llama_gqa_bf16_sharded"));
+    const WindowRun w = run_window("attentions_from_compute", "--checkpoint " + shell_quote((out / "tokens.json").string()));
+    const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+    INFO(joined(texts));
+    CHECK(has_text(texts, "Open attentions"));
+    CHECK(has_text(texts, std::to_string(m->config.kv_heads) + "  (GQA)"));
+    CHECK(has_text(texts, "9"));
+    const auto& heads = w.layout.at("heads");
+    REQUIRE(int(heads.size()) == m->config.heads);
+    for (int h = 0; h < m->config.heads; ++h)
+      CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / (m->config.heads / m->config.kv_heads));
+  }
+
+  TEST_CASE("checkpoint window: attentions without a config are drawn one group per head, and bad files are errors on screen") {
+    const fs::path precomputed = fixture("precomputed");
+    const fs::path d = fresh_dir("attentions_bad");
+    // No config.json: every head its own group, and the window says the groups are not known.
+    fs::create_directories(d / "no_config");
+    for (const char* f : {"attentions.npy", "tokens.json"}) fs::copy_file(precomputed / f, d / "no_config" / f);
+    {
+      const WindowRun w = run_window("attentions_no_config", "--checkpoint " + shell_quote((d / "no_config").string()) +
+                                                                 " --show-model-view");
+      const std::vector<std::string> texts = texts_of(w, "###checkpoint");
+      INFO(joined(texts));
+      CHECK(shows(texts, "not given (no config.json): each head is drawn as its own group"));
+      const auto& heads = w.layout.at("heads");
+      REQUIRE(heads.size() == 4);
+      for (int h = 0; h < 4; ++h) CHECK(heads[size_t(h)].at("kv_group").get<int>() == h);
+      CHECK(shows(texts_of(w, "###model_view"), "no_config · 2 layers × 4 heads · K/V groups unknown · 12 tokens"));
+    }
+    // Scores instead of probabilities, no tokens.json, a truncated .npy: each named on screen; the seeded layer stays.
+    const auto a = read_npy(precomputed / "attentions.npy", 4);
+    fs::create_directories(d / "scores");
+    std::vector<float> scores = a.data;
+    scores[5] = 3.5f;
+    write_npy(d / "scores" / "attentions.npy", scores.data(), {2, 4, 12, 12});
+    fs::copy_file(precomputed / "tokens.json", d / "scores" / "tokens.json");
+    fs::create_directories(d / "no_tokens");
+    fs::copy_file(precomputed / "attentions.npy", d / "no_tokens" / "attentions.npy");
+    fs::create_directories(d / "truncated");
+    fs::copy_file(precomputed / "attentions.npy", d / "truncated" / "attentions.npy");
+    fs::copy_file(precomputed / "tokens.json", d / "truncated" / "tokens.json");
+    fs::resize_file(d / "truncated" / "attentions.npy", fs::file_size(d / "truncated" / "attentions.npy") - 64);
+    struct Bad {
+      std::string folder, message;
+    };
+    for (const Bad& c : {Bad{"scores", "which is not a probability"}, Bad{"no_tokens", "tokens.json"},
+                         Bad{"truncated", "attentions.npy"}}) {
+      CAPTURE(c.folder);
+      const WindowRun w = run_window("attentions_bad_" + c.folder, "--checkpoint " + shell_quote((d / c.folder).string()));
+      const std::vector<std::string> shown = texts_of(w, "###checkpoint");
+      INFO(joined(shown));
+      CHECK(shows(shown, "Error:"));
+      CHECK(shows(shown, c.message));
+      CHECK(shows(shown, "No checkpoint open"));
+      CHECK(w.layout.at("heads").size() > 0);
+    }
+  }
+
   TEST_CASE("checkpoint window: the same in Chinese") {
     const WindowRun w = run_window("checkpoint_zh", "--language zh --checkpoint " +
                                                         shell_quote(fixture("qwen2_gqa").string()) + " --text " +
@@ -262,6 +377,13 @@ TEST_SUITE("gui_checkpoint") {
     CHECK(has_text(texts, "qwen2_gqa"));
     CHECK(has_text(texts, "下一个词元"));
     CHECK(has_text(texts_of(w, "###heads"), "qwen2_gqa · 第 0 层，共 2 层"));
+    const WindowRun file = run_window("attentions_zh", "--language zh --checkpoint " +
+                                                           shell_quote(fixture("precomputed").string()));
+    const std::vector<std::string> file_texts = texts_of(file, "###checkpoint");
+    INFO(joined(file_texts));
+    CHECK(has_text(file_texts, "已打开的注意力"));
+    CHECK(has_text(file_texts, "因果（每个上三角都是 0）"));
+    CHECK(shows(texts_of(file, "###input"), "已打开注意力文件"));
   }
 }
 

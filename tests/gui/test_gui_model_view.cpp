@@ -10,6 +10,7 @@
 
 #include "attnscope/attention/weights.h"
 #include "attnscope/figure/export.h"
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
 #include "core/model_input.h"
 #include "gui_run.h"
@@ -42,6 +43,59 @@ std::string pointer_at(double x, double y) {
   return text;
 }
 
+// The window's grid against the engine's model view figure of `stack`: thumbnails in rows of layers and
+// columns of heads, framed in the K/V group's colour, every cell's centre in the figure's colour.
+void check_thumbnails(const WindowRun& w, const model::AttentionStack& stack) {
+  const int L = stack.layers, H = stack.heads, T = stack.tokens;
+  REQUIRE(has_window(w, "Model view###model_view"));
+  const auto& thumbs = w.layout.at("thumbs");
+  REQUIRE(int(thumbs.size()) == L * H);
+  ExportRequest request;
+  request.what = ExportWhat::model;
+  const FigureSpec figure = model_view_figure(stack, request);
+  const double side = thumbs[0].at("w").get<double>();
+  CHECK(side >= 2.0 * T);  // at least 2 pixels a cell in a 1600 × 900 window
+  int mismatches = 0, compared = 0;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      CAPTURE(l);
+      CAPTURE(h);
+      const auto& t = thumbs[size_t(l * H + h)];
+      CHECK(t.at("layer").get<int>() == l);
+      CHECK(t.at("head").get<int>() == h);
+      const int g = kv_group_of_head(h, H, stack.kv_heads);
+      CHECK(t.at("kv_group").get<int>() == g);
+      const double x = t.at("x").get<double>(), y = t.at("y").get<double>(), frame = t.at("frame").get<double>();
+      CHECK(t.at("w").get<double>() == side);
+      CHECK(t.at("h").get<double>() == side);
+      // Rows of layers, columns of heads, in order, apart.
+      if (h > 0) {
+        const auto& left = thumbs[size_t(l * H + h - 1)];
+        CHECK(y == left.at("y").get<double>());
+        CHECK(x >= left.at("x").get<double>() + side + 2 * frame);
+      }
+      if (l > 0) {
+        const auto& above = thumbs[size_t((l - 1) * H + h)];
+        CHECK(x == above.at("x").get<double>());
+        CHECK(y >= above.at("y").get<double>() + side + 2 * frame);
+      }
+      // The frame: the K/V group's colour, as the Heads view and the export draw it.
+      const Rgba group = kv_group_color(g);
+      CHECK(t.at("frame_color") == nlohmann::json{group.r, group.g, group.b});
+      CHECK(channel_distance(w.png.at(int(x - frame / 2), int(y + side / 2)), group) <= 2);
+      // Every cell's centre against the figure's colour of that cell.
+      const std::vector<Rgba> colors = panel_colors(figure, size_t(l * H + h));
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j) {
+          const Rgba shown = w.png.at(int(x + (j + 0.5) * side / T), int(y + (i + 0.5) * side / T));
+          mismatches += channel_distance(shown, colors[size_t(i * T + j)]) > 2;
+          ++compared;
+        }
+    }
+  CHECK(compared == L * H * T * T);
+  CHECK(mismatches == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("gui_model_view") {
@@ -49,60 +103,25 @@ TEST_SUITE("gui_model_view") {
     for (const std::string name : {"llama_gqa_bf16_sharded", "gpt2_prefix_f32"}) {
       CAPTURE(name);
       const model::AttentionStack stack = stack_of(name, "ids: " + ids);
-      const int L = stack.layers, H = stack.heads, T = stack.tokens;
+      const int L = stack.layers, H = stack.heads;
       const WindowRun w = run_window("model_view_" + name, "--checkpoint " + shell_quote(fixture(name).string()) +
                                                                " --show-model-view --text " + shell_quote("ids: " + ids));
-      REQUIRE(has_window(w, "Model view###model_view"));
-      const auto& thumbs = w.layout.at("thumbs");
-      REQUIRE(int(thumbs.size()) == L * H);
-      ExportRequest request;
-      request.what = ExportWhat::model;
-      const FigureSpec figure = model_view_figure(stack, request);
-      const double side = thumbs[0].at("w").get<double>();
-      CHECK(side >= 2.0 * T);  // at least 2 pixels a cell in a 1600 × 900 window
-      int mismatches = 0, compared = 0;
-      for (int l = 0; l < L; ++l)
-        for (int h = 0; h < H; ++h) {
-          CAPTURE(l);
-          CAPTURE(h);
-          const auto& t = thumbs[size_t(l * H + h)];
-          CHECK(t.at("layer").get<int>() == l);
-          CHECK(t.at("head").get<int>() == h);
-          const int g = kv_group_of_head(h, H, stack.kv_heads);
-          CHECK(t.at("kv_group").get<int>() == g);
-          const double x = t.at("x").get<double>(), y = t.at("y").get<double>(), frame = t.at("frame").get<double>();
-          CHECK(t.at("w").get<double>() == side);
-          CHECK(t.at("h").get<double>() == side);
-          // Rows of layers, columns of heads, in order, apart.
-          if (h > 0) {
-            const auto& left = thumbs[size_t(l * H + h - 1)];
-            CHECK(y == left.at("y").get<double>());
-            CHECK(x >= left.at("x").get<double>() + side + 2 * frame);
-          }
-          if (l > 0) {
-            const auto& above = thumbs[size_t((l - 1) * H + h)];
-            CHECK(x == above.at("x").get<double>());
-            CHECK(y >= above.at("y").get<double>() + side + 2 * frame);
-          }
-          // The frame: the K/V group's colour, as the Heads view and the export draw it.
-          const Rgba group = kv_group_color(g);
-          CHECK(t.at("frame_color") == nlohmann::json{group.r, group.g, group.b});
-          CHECK(channel_distance(w.png.at(int(x - frame / 2), int(y + side / 2)), group) <= 2);
-          // Every cell's centre against the figure's colour of that cell.
-          const std::vector<Rgba> colors = panel_colors(figure, size_t(l * H + h));
-          for (int i = 0; i < T; ++i)
-            for (int j = 0; j < T; ++j) {
-              const Rgba shown = w.png.at(int(x + (j + 0.5) * side / T), int(y + (i + 0.5) * side / T));
-              mismatches += channel_distance(shown, colors[size_t(i * T + j)]) > 2;
-              ++compared;
-            }
-        }
-      CHECK(compared == L * H * T * T);
-      CHECK(mismatches == 0);
+      check_thumbnails(w, stack);
       CHECK(texts_of(w, "###model_view").size() > 0);
       CHECK(joined(texts_of(w, "###model_view")).find(name + " · " + std::to_string(L) + " layers × " +
                                                       std::to_string(H) + " heads") != std::string::npos);
     }
+  }
+
+  TEST_CASE("model view: attentions computed elsewhere are drawn from the file, in the config's K/V groups") {
+    const fs::path dir = fixture("precomputed");
+    const model::AttentionStack stack =
+        model::open_attentions(dir / "attentions.safetensors", dir / "tokens.json", dir / "config.json");
+    const WindowRun w = run_window("model_view_attentions", "--checkpoint " + shell_quote((dir / "attentions.safetensors").string()) +
+                                                                " --show-model-view");
+    check_thumbnails(w, stack);
+    CHECK(joined(texts_of(w, "###model_view")).find("precomputed · 2 layers × 4 heads · 2 K/V heads · 12 tokens") !=
+          std::string::npos);
   }
 
   TEST_CASE("model view: clicking thumbnail l.h shows layer l in the Heads view with head h large") {
