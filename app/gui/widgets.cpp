@@ -39,6 +39,12 @@ ImRect SlotRect(const AppState& state, Slot slot) {
       const ImVec2 min(p.x + (s.x - size.x) * 0.5f, p.y + (s.y - size.y) * 0.5f);
       return ImRect(min, ImVec2(min.x + size.x, min.y + size.y));
     }
+    case Slot::main_centre: {
+      const ImVec2 mp(p.x + left, p.y), ms(s.x - left, s.y);
+      const ImVec2 size(std::min(ms.x * 0.9f, 720.0f * scale), std::min(ms.y * 0.9f, 560.0f * scale));
+      const ImVec2 min(mp.x + (ms.x - size.x) * 0.5f, mp.y + (ms.y - size.y) * 0.5f);
+      return ImRect(min, ImVec2(min.x + size.x, min.y + size.y));
+    }
   }
   return ImRect(p, ImVec2(p.x + s.x, p.y + s.y));
 }
@@ -309,9 +315,12 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float font = ImGui::GetFontSize();
   float width = 0;
-  for (int i = 0; i < ticks; ++i) {
-    const float f = float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
-    const float v = ColorBarTick(range, f);
+  // A range without spread (one token: every probability 1) colours everything as its middle
+  // (normalise): one tick there, not the same number at every tick.
+  const bool flat = !(range.hi > range.lo);
+  for (int i = 0; i < (flat ? 1 : ticks); ++i) {
+    const float f = flat ? 0.5f : float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
+    const float v = flat ? range.lo : ColorBarTick(range, f);
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = FormatValue(v);

@@ -18,7 +18,9 @@ namespace attnscope::gui {
 
 // ---- placement -------------------------------------------------------------------------------------
 // The default layout: Input above Model in a left column, the chosen view filling the rest.
-enum class Slot { left_top, left_bottom, main, right_third, centre };
+// centre: the middle of the screen (dialogs); main_centre: the middle of the main area, clear of the
+// left column (a window shown over the view it belongs to, such as the Heads view's large head).
+enum class Slot { left_top, left_bottom, main, right_third, centre, main_centre };
 ImRect SlotRect(const AppState& state, Slot slot);
 // Sets the next window's position and size: always in scripted runs and after "Reset layout",
 // otherwise only when imgui.ini has no entry for it yet.

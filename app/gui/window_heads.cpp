@@ -183,7 +183,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
   const int head = state.heads.large_head;
   if (head < 0 || head >= int(pictures.heads.size())) return;
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
-  PlaceNextWindow(state, Slot::centre);
+  PlaceNextWindow(state, Slot::main_centre);  // over the Heads view, clear of the Lessons and Input column
   const std::string title = trf("Head %d · kv group %d", head, group) + "###large_head";
   bool open = true;
   if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
