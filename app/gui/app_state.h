@@ -144,7 +144,7 @@ struct ExportOutcome {
   std::optional<Image> preview;    // PNG exports: the pixels, shown in the panel
 };
 struct ExportWindowState {
-  int what = 0;                    // 0 the current view, 1 one head, 2 all heads
+  int what = 0;                    // 0 the current view, 1 one head, 2 all heads, 3 the model view
   int head = 0;
   int format = 0;                  // ExportFormat: png, svg, csv, npy
   float scale = 2.0f;              // 1–4

@@ -1,6 +1,7 @@
 // window_export.cpp — the Export panel.
 //
-// What (the current view, one head, all heads), format (PNG, SVG, CSV, .npy), scale, caption on/off
+// What (the current view, one head, all heads, and with a checkpoint or attentions file open the model
+// view: every layer's heads, as `export --what model`), format (PNG, SVG, CSV, .npy), scale, caption on/off
 // and the path — by default exports/attnscope-<what>-<timestamp>.<ext> under the current folder. The
 // engine's exporter (export.h) renders the shown Analysis with no GL involved and writes the file
 // atomically, on a background thread; the panel then says the full path or why nothing was written,
@@ -23,7 +24,15 @@
 namespace attnscope::gui {
 namespace {
 
-const char* const what_names[] = {TrKey("the current view"), TrKey("one head"), TrKey("all heads")};
+const char* const what_names[] = {TrKey("the current view"), TrKey("one head"), TrKey("all heads"),
+                                  TrKey("the model view")};
+constexpr int what_model_view = 3;
+
+// Every layer's attentions of the run on screen (the model view's), or null without a real model.
+std::shared_ptr<const model::AttentionStack> ModelStack(const AppState& state) {
+  const ModelLayerRun* run = state.checkpoint.run.get();
+  return state.checkpoint.is_open() && run ? run->stack : nullptr;
+}
 const char* const format_names[] = {"PNG", "SVG", "CSV", "NPY"};
 
 // ---- request -----------------------------------------------------------------------------------------
@@ -36,6 +45,8 @@ ExportRequest RequestFor(const AppState& state) {
     r.head = e.head;
   } else if (e.what == 2) {
     r.what = ExportWhat::heads;
+  } else if (e.what == what_model_view) {
+    r.what = ExportWhat::model;
   }
   r.format = ExportFormat(e.format);
   r.scale = e.scale;
@@ -64,7 +75,9 @@ std::filesystem::path DefaultPath(const ExportRequest& request) {
 void StartExport(AppState& state) {
   ExportWindowState& e = state.exporter;
   if (e.running.valid()) return;  // one at a time
-  if (!state.analysis) {
+  // The model view's stack (shared, immutable) when that is what is asked for.
+  std::shared_ptr<const model::AttentionStack> stack = e.what == what_model_view ? ModelStack(state) : nullptr;
+  if (!state.analysis || (e.what == what_model_view && !stack)) {
     e.last = {false, tr("nothing to export yet: the engine has no result for these settings"), std::nullopt};
     e.has_last = true;
     return;
@@ -77,11 +90,12 @@ void StartExport(AppState& state) {
   // Translated here: the export runs on another thread, tr() reads the window's language.
   const char* const wrote = tr("wrote ");
   const char* const not_exported = tr("not exported: ");
-  e.running = std::async(std::launch::async, [analysis, request, path, default_path, wrote, not_exported] {
+  e.running = std::async(std::launch::async, [analysis, stack, request, path, default_path, wrote, not_exported] {
     ExportOutcome out;
     try {
       if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
-      ExportedFile file = export_to_file(*analysis, request, path);
+      ExportedFile file =
+          stack ? export_model_view(*stack, request, path) : export_to_file(*analysis, request, path);
       std::error_code ec;
       const std::filesystem::path full = std::filesystem::absolute(path, ec);
       char size[32];
@@ -133,10 +147,16 @@ void DrawExportWindow(AppState& state) {
 
   ImGui::TextUnformatted(tr("what"));
   ImGui::SameLine(label_w);
-  for (int i = 0; i < 3; ++i) {
+  const bool model_view = ModelStack(state) != nullptr;
+  if (!model_view && e.what == what_model_view) e.what = 0;  // the model closed
+  for (int i = 0; i < (model_view ? 4 : 3); ++i) {
     if (i > 0) SameLineIfFits(RadioWidth(tr(what_names[i])));
     ImGui::RadioButton(tr(what_names[i]), &e.what, i);
+    RecordLastItem(state, std::string("export.what.") + std::to_string(i));
   }
+  if (e.what == what_model_view)
+    HintText(tr("Every layer's heads as an L × H grid (PNG, SVG) or the attentions [L, H, T, T] (NPY); CSV is "
+                "refused: export one layer with \"all heads\"."));
   const int heads = state.analysis && state.analysis->attention ? state.analysis->attention->shape.heads : 0;
   if (e.what == 1) {
     if (heads > 0) {

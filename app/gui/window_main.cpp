@@ -74,7 +74,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
       ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
-  group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering")->group("");
+  group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering; X1,Y1;X2,Y2 moves it after each --clicks frame")->group("");
   group->add_option("--clicks", o.clicks, "Scripted runs: frames at which the left button is pressed")
       ->delimiter(',')
       ->group("");
@@ -186,7 +186,7 @@ struct RunMode {
   // --frames without --screenshot: an interactive run (saved state and all) that closes itself after
   // N frames — for demos and for testing what is remembered between runs.
   bool auto_close = false;
-  std::optional<ImVec2> pointer;  // --pointer X,Y
+  std::vector<ImVec2> pointers;  // --pointer X,Y[;X,Y…]: one position per click, the last one kept
 };
 
 // A bad window flag is a usage error (InputError); a bad scene flag is shown in the window instead.
@@ -218,13 +218,17 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
                 a.rfind("show:", 0) == 0,
             "--train-actions takes start, compare, pause, step, reset, save:DIR and show:N; got '" + a + "'");
   require(options.train_actions.empty() || mode.scripted, "--train-actions needs --screenshot FILE.png");
-  if (!options.pointer.empty()) {
+  // "X,Y" or "X1,Y1;X2,Y2;…": the n-th position from two frames after the (n−1)-th click on.
+  for (size_t start = 0; !options.pointer.empty() && start <= options.pointer.size();) {
+    const size_t end = std::min(options.pointer.find(';', start), options.pointer.size());
+    const std::string one = options.pointer.substr(start, end - start);
     float x = 0, y = 0;
     char comma = 0, extra = 0;
-    require(std::sscanf(options.pointer.c_str(), "%f%c%f%c", &x, &comma, &y, &extra) == 3 && comma == ',' &&
-                std::isfinite(x) && std::isfinite(y),
-            "--pointer takes X,Y in window pixels, got '" + options.pointer + "'");
-    mode.pointer = ImVec2(x, y);
+    require(std::sscanf(one.c_str(), "%f%c%f%c", &x, &comma, &y, &extra) == 3 && comma == ',' && std::isfinite(x) &&
+                std::isfinite(y),
+            "--pointer takes X,Y in window pixels (or X1,Y1;X2,Y2 to move after each click), got '" + options.pointer + "'");
+    mode.pointers.push_back(ImVec2(x, y));
+    start = end + 1;
   }
   return mode;
 }
@@ -462,7 +466,10 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   ImGui_ImplGlfw_NewFrame();
   if (mode.scripted) {  // the pointer of a headless display must not hover anything in a figure
     const std::vector<int>& clicks = loop.options.clicks;
-    io.MousePos = mode.pointer ? *mode.pointer : ImVec2(-FLT_MAX, -FLT_MAX);
+    // The pointer moves on once a click's button is up again (ImGui presses a button on release).
+    const size_t clicked = size_t(std::count_if(clicks.begin(), clicks.end(), [&](int f) { return f + 1 < loop.frame; }));
+    io.MousePos = mode.pointers.empty() ? ImVec2(-FLT_MAX, -FLT_MAX)
+                                        : mode.pointers[std::min(clicked, mode.pointers.size() - 1)];
     for (bool& down : io.MouseDown) down = false;
     io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
   }

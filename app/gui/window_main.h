@@ -23,7 +23,8 @@ struct WindowOptions {
   bool layout_sweep = false;  // interactive: record every view, window and lesson step (LayoutSweep)
   float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
   std::string theme;        // light | dark (default light)
-  std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window)
+  std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window), or
+                            // "X1,Y1;X2,Y2…": the next position after each click
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
   bool show_export = false;  // open the Export panel at start
   // Classroom.

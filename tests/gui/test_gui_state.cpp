@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "attnscope/io/file_io.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
 
@@ -87,6 +88,43 @@ TEST_SUITE("gui_state") {
     const std::string message = w.layout["export_message"].get<std::string>();
     CHECK(message.find("wrote ") == 0);
     CHECK(message.find(std::filesystem::canonical(files[0]).string()) != std::string::npos);
+  }
+}
+
+TEST_SUITE("gui_state") {
+  TEST_CASE("export panel: with attentions open, \"the model view\" writes every layer's heads, as export --what model") {
+    const std::string open = "--checkpoint " +
+                             shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/precomputed").string()) +
+                             " --show-export --size 1600x900";
+    auto centre = [](const nlohmann::json& item) {
+      return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
+             std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
+    };
+    const WindowRun first = run_window("export_model_layout", open);
+    REQUIRE(first.layout["widgets"].contains("export.what.3"));  // offered only with a model open
+    const std::string radio = centre(first.layout["widgets"]["export.what.3"]);
+    // The hint below the choice moves the button: find it with the model view chosen.
+    const WindowRun chosen = run_window("export_model_chosen", open + " --frames 8 --clicks 3 --pointer " + radio);
+    REQUIRE(chosen.layout["widgets"].contains("export.button"));
+    const std::string button = centre(chosen.layout["widgets"]["export.button"]);
+    const auto cwd = fresh_dir("export_model_cwd");
+    const WindowRun w = run_window("export_model_click", open + " --frames 12 --clicks 3,7 --pointer " +
+                                                             shell_quote(radio + ";" + button), "", cwd.string());
+    std::vector<std::filesystem::path> files;
+    if (std::filesystem::exists(cwd / "exports"))
+      for (const auto& e : std::filesystem::directory_iterator(cwd / "exports")) files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    CHECK(files[0].filename().string().rfind("attnscope-model-", 0) == 0);
+    // The same figure as the command line's export --what model of the same file, byte for byte.
+    const auto out = fresh_dir("export_model_cli");
+    const std::filesystem::path dir = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/precomputed";
+    const CliRun cli = run_cli("export --attentions " + shell_quote((dir / "attentions.npy").string()) + " --tokens " +
+                               shell_quote((dir / "tokens.json").string()) + " --config " +
+                               shell_quote((dir / "config.json").string()) + " --what model --format png --scale 2 --out " +
+                               shell_quote((out / "model.png").string()));
+    REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
+    CHECK(read_file(files[0], int64_t(64) << 20) == read_file(out / "model.png", int64_t(64) << 20));
+    CHECK(w.layout["export_message"].get<std::string>().find("wrote ") == 0);
   }
 }
 
