@@ -29,7 +29,14 @@ uint64_t CheckpointLoader::open(const std::filesystem::path& dir) {
     std::lock_guard lock(mutex_);
     generation = next_generation_++;
     if (running_) cancel_ = true;  // an older folder is no longer wanted
-    pending_.emplace(generation, dir);
+    // Absolute (the recent list must work from another folder; a bare "config.json" has a folder), and
+    // without a trailing separator (so that the folder has a name).
+    std::error_code error;
+    std::filesystem::path path = std::filesystem::absolute(dir, error);
+    if (error) path = dir;
+    path = path.lexically_normal();
+    if (!path.has_filename() && path.has_parent_path()) path = path.parent_path();
+    pending_.emplace(generation, std::move(path));
     result_.reset();
   }
   wake_.notify_all();
@@ -86,6 +93,9 @@ void CheckpointLoader::run() {
     const auto progress = [this](double fraction) { progress_ = fraction; };
     try {
       if (const std::optional<model::AttentionFiles> files = model::find_attention_files(dir)) {
+        // What the recent list keeps: the file when it was named, else its folder (one entry, whichever
+        // file of the folder was dropped).
+        if (files->attentions != dir) result.dir = files->attentions.parent_path();
         result.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(*files, progress, &cancel_));
       } else {
         std::error_code error;

@@ -26,6 +26,7 @@ namespace attnscope::gui {
 
 struct CheckpointResult {
   uint64_t generation = 0;                   // the open() this answers
+  // The checkpoint folder; for attentions the file when it was named directly, else its folder.
   std::filesystem::path dir;
   std::shared_ptr<const model::Model> model;  // a checkpoint; null on error or for an attentions file
   // Attentions computed elsewhere ([L, H, T, T] with tokens.json and config.json): null otherwise.

@@ -110,17 +110,24 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     if (last_analysis_ && last_key_ == job.analysis_key) {
       analysis = last_analysis_;
     } else {
+      // What is made from every layer (the model view, the pattern scores) stays while the stack does:
+      // another layer of an attentions file is the same stack.
+      const std::shared_ptr<const model::AttentionStack> previous_stack =
+          last_model_run_ ? last_model_run_->stack : nullptr;
       last_analysis_.reset();
       last_model_run_.reset();
-      last_model_view_.reset();
-      last_head_patterns_.reset();
-      last_head_patterns_error_.clear();
       last_stats_.reset();
       if (const std::optional<ModelSource>& source = job.analysis_key.model) {
         last_model_run_ = model_layer(*source);
         analysis = std::shared_ptr<const Analysis>(last_model_run_, &last_model_run_->analysis);
-        score_head_patterns(*last_model_run_);
+        if (!previous_stack || last_model_run_->stack != previous_stack) {
+          last_model_view_.reset();
+          score_head_patterns(*last_model_run_);
+        }
       } else {
+        last_model_view_.reset();
+        last_head_patterns_.reset();
+        last_head_patterns_error_.clear();
         analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
       }
       last_analysis_ = analysis;
@@ -151,6 +158,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
 }
 
 void ComputeWorker::score_head_patterns(const ModelLayerRun& run) {
+  last_head_patterns_.reset();
+  last_head_patterns_error_.clear();
   if (!run.stack) return;
   try {
     last_head_patterns_ = std::make_shared<const HeadPatternScores>(head_pattern_scores(*run.stack));

@@ -45,7 +45,12 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
   out.causal = stack.causal;
   out.colormap = colormap;
   out.range = figure.colorbars.front().range;
-  out.tile = std::min(stack.tokens, model_view_atlas_max_side / std::max(stack.layers, stack.heads));
+  const int most = std::max(stack.layers, stack.heads);
+  if (most > model_view_atlas_max_side / 2)
+    throw InputError("the model view draws at most " + std::to_string(model_view_atlas_max_side / 2) +
+                     " layers and heads (2 pixels a head); this one has " + std::to_string(stack.layers) + " layers × " +
+                     std::to_string(stack.heads) + " heads: look at one layer in the Heads view");
+  out.tile = std::min(stack.tokens, model_view_atlas_max_side / most);
   const int s = out.tile, t = stack.tokens;
   Picture& atlas = out.atlas;
   atlas.width = stack.heads * s;

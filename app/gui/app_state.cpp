@@ -42,14 +42,27 @@ void SubmitIfEdited(AppState& state) {
   state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
 }
 
-std::string CheckpointWindowState::name() const {
-  if (model) return model->name;
-  if (!attentions) return {};
-  const std::filesystem::path p(opened);
-  std::error_code error;
-  const std::string folder = (std::filesystem::is_directory(p, error) ? p : p.parent_path()).filename().string();
-  return folder.empty() ? attentions->source : folder;
+std::string CheckpointPathName(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string ext = p.extension().string();
+  const std::filesystem::path name =
+      ext == ".npy" || ext == ".safetensors" ? p.parent_path().filename() / p.filename() : p.filename();
+  return name.empty() ? path : name.string();
 }
+
+namespace {
+// The run on screen and everything made from it: a new or closed model must not show the old one's
+// layer, grid, scores or conversion until its own results arrive.
+void ForgetRun(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  c.run.reset();
+  c.head_patterns.reset();
+  c.head_patterns_error.clear();
+  c.original.reset();
+  state.model_view.pictures.reset();
+  state.model_view.error.clear();
+}
+}  // namespace
 
 void OpenCheckpoint(AppState& state, const std::string& path) {
   CheckpointWindowState& c = state.checkpoint;
@@ -68,10 +81,8 @@ void CloseCheckpoint(AppState& state) {
   c.model.reset();
   c.attentions.reset();
   c.opened.clear();
-  c.run.reset();
-  c.head_patterns.reset();
-  c.head_patterns_error.clear();
-  c.original.reset();
+  c.shown_name.clear();
+  ForgetRun(state);
   c.tokenizer_error.clear();
   NoteEdit(state, Panel::checkpoint);  // the seeded layer again
 }
@@ -90,6 +101,13 @@ bool TakeCheckpoint(AppState& state) {
   c.model = result->model;
   c.attentions = result->attentions;
   c.opened = result->dir.string();
+  // Attentions are named by their folder (the info table gives the file).
+  c.shown_name = c.model ? c.model->name
+                         : (c.attentions->source == result->dir.filename().string() ? result->dir.parent_path()
+                                                                                     : result->dir)
+                               .filename()
+                               .string();
+  ForgetRun(state);
   c.tokenizer_error = result->tokenizer_error;
   c.kv_heads = 0;  // as trained: another model has other divisors
   c.layer = std::min(c.layer, c.layers() - 1);

@@ -83,9 +83,13 @@ struct CheckpointWindowState {
   bool is_open() const { return model || attentions; }
   int layers() const { return model ? model->config.layers : attentions ? attentions->layers : 0; }
   int heads() const { return model ? model->config.heads : attentions ? attentions->heads : 0; }
-  // What captions call it: the checkpoint's name, or the attentions' folder (or file) name.
-  std::string name() const;
+  std::string shown_name;             // the checkpoint's name, or the attentions' (set when it opens)
+  // What captions call it: the checkpoint's name, or the attentions' folder name.
+  const std::string& name() const { return shown_name; }
 };
+// A recent entry or an opened path as the window names it (no file system access: it runs every frame):
+// a folder by its name, an attentions file as "folder/file".
+std::string CheckpointPathName(const std::string& path);
 inline constexpr size_t max_recent_checkpoints = 6;
 
 // The Model view window (window_model_view.cpp): every layer's heads of the open checkpoint as an

@@ -66,8 +66,10 @@ FontAtlas::FontAtlas() {
 }
 
 void FontAtlas::request_text(std::string_view utf8) {
+  // Control characters get no glyph (display_label spells them U+XXXX); U+0000 would end ImGui's
+  // zero-terminated glyph ranges and crash the atlas build.
   for (char32_t cp : decode_utf8_lenient(utf8))
-    if (cp > 0xFFFF ? false : !in_ranges(cp, fixed_ranges)) wanted_.insert(cp);
+    if (cp >= 0x20 && !(cp >= 0x7F && cp <= 0x9F) && cp <= 0xFFFF && !in_ranges(cp, fixed_ranges)) wanted_.insert(cp);
 }
 
 bool FontAtlas::rebuild_if_needed(float pixel_size, bool upload) {

@@ -310,14 +310,19 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
     bar.strip.update(1, 256, pixels);  // top row = high values
     bar.map = int(map);
   }
-  draw->AddImage(bar.strip.id(), min, max);
+  // A range without spread (one token: every probability 1) colours everything as its middle
+  // (normalise): one swatch of that colour and one tick, not a gradient with the same number at every tick.
+  const bool flat = !(range.hi > range.lo) || !std::isfinite(range.lo) || !std::isfinite(range.hi);  // as normalise()
+  if (flat) {
+    const Rgba c = colormap_lookup(map, 0.5f);
+    draw->AddRectFilled(min, max, IM_COL32(c.r, c.g, c.b, 255));
+  } else {
+    draw->AddImage(bar.strip.id(), min, max);
+  }
   draw->AddRect(min, max, ImGui::GetColorU32(ImGuiCol_Border));
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float font = ImGui::GetFontSize();
   float width = 0;
-  // A range without spread (one token: every probability 1) colours everything as its middle
-  // (normalise): one tick there, not the same number at every tick.
-  const bool flat = !(range.hi > range.lo);
   for (int i = 0; i < (flat ? 1 : ticks); ++i) {
     const float f = flat ? 0.5f : float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
     const float v = flat ? range.lo : ColorBarTick(range, f);

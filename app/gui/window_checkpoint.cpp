@@ -45,6 +45,7 @@ void DrawOpenControls(AppState& state) {
   ImGui::SameLine();
   ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
   if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
+  RecordLastItem(state, "checkpoint.close");
   ImGui::EndDisabled();
   HintText(tr("Type or drop a checkpoint folder, or attentions computed elsewhere."));
   ImGui::SameLine();
@@ -54,12 +55,7 @@ void DrawOpenControls(AppState& state) {
 
   if (!c.recent.empty() && ImGui::TreeNodeEx(tr("Recent checkpoints"), ImGuiTreeNodeFlags_DefaultOpen)) {
     for (const std::string& dir : c.recent) {
-      // A folder by its name; a file (attentions) with its folder's, e.g. "llama70b/attentions.npy".
-      const std::filesystem::path path(dir);
-      std::error_code error;
-      const std::string name = std::filesystem::is_regular_file(path, error)
-                                   ? (path.parent_path().filename() / path.filename()).string()
-                                   : path.filename().string();
+      const std::string name = CheckpointPathName(dir);  // e.g. "gpt2", "llama70b/attentions.npy"
       if (ImGui::Selectable((Ellipsize(name.empty() ? dir : name, ImGui::GetContentRegionAvail().x) + "##" + dir).c_str(),
                             c.is_open() && c.opened == dir)) {
         OpenCheckpoint(state, dir);

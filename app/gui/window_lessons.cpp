@@ -81,7 +81,8 @@ void OpenShipped(AppState& state, const LessonCheckpoint& step) {
 void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   LessonsWindowState& l = state.lessons;
   CheckpointWindowState& c = state.checkpoint;
-  if (step.open && !l.open_tried && !c.model && c.loading.empty()) {
+  // An open attentions file stays: the user chose it (the panel offers the shipped model instead).
+  if (step.open && !l.open_tried && !c.is_open() && c.loading.empty()) {
     l.open_tried = true;
     OpenShipped(state, step);
   }
@@ -141,10 +142,9 @@ std::string HeadName(const TopHead& t) {
 // The three top-3 lists of the run on screen, side by side.
 void DrawTopHeadsTable(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
-  const model::ModelConfig& cfg = c.model->config;
-  WrappedText(trf("%s: %d layers, %d query heads sharing %d K/V heads (%s).", state.checkpoint.model->name.c_str(),
-                  cfg.layers, cfg.heads, cfg.kv_heads,
-                  cfg.kv_heads == cfg.heads ? "MHA" : cfg.kv_heads == 1 ? "MQA" : "GQA"));
+  const int heads = c.heads(), kv = c.model ? c.model->config.kv_heads : c.attentions->kv_heads;
+  WrappedText(trf("%s: %d layers, %d query heads sharing %d K/V heads (%s).", c.name().c_str(), c.layers(), heads, kv,
+                  kv == heads ? "MHA" : kv == 1 ? "MQA" : "GQA"));
   ErrorText(c.head_patterns_error);
   if (!c.head_patterns) {
     if (c.head_patterns_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));
@@ -203,9 +203,18 @@ void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
 
 void DrawCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   SectionHeader(tr("Heads of this model"));
-  if (!state.checkpoint.model) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.is_open()) {
     DrawNoCheckpoint(state, step);
     return;
+  }
+  if (c.attentions) {  // its heads rank the same way, but on the file's own tokens, not this step's input
+    NoticeText(tr("An attentions file is open: the table ranks its heads on the file's own tokens, not on this "
+                  "step's input."));
+    if (!step.model.empty()) {
+      if (ImGui::Button(trf("Open the shipped model %s", step.model.c_str()).c_str())) OpenShipped(state, step);
+      RecordLastItem(state, "lesson.open_shipped");
+    }
   }
   DrawTopHeadsTable(state);
   ErrorText(ErrorFor(state, Panel::checkpoint));

@@ -4,6 +4,7 @@
 // (a checkpoint's layer instead of the seeded one, the newest layer winning) and the input box's
 // "ids: 1 2 3" / text rule (core/model_input.h), and Convert to GQA/MQA on the worker (ModelSource::kv_heads:
 // the converted model's layer, each head's drift from the original, the original's pass cached).
+#include <atomic>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -203,6 +204,16 @@ TEST_CASE("checkpoint loader: progress polled during a 30 MB load never decrease
   CHECK(between > 0);
 }
 
+TEST_CASE("model::open stops between tensors once its cancel flag is set") {
+  const BigCheckpoint& big = big_checkpoint();
+  std::atomic<bool> cancel{false};
+  int calls = 0;
+  // The flag is set from the progress callback after the third tensor: no timing involved.
+  CHECK_THROWS_AS((void)model::open(big.dir, [&](double) { if (++calls == 3) cancel = true; }, &cancel), Cancelled);
+  CHECK(calls >= 3);
+  CHECK(calls < big.tensors);  // it stopped before the end
+}
+
 TEST_CASE("checkpoint loader: cancel() during a load gives no result, loading() false, and the loader goes on") {
   const BigCheckpoint& big = big_checkpoint();
   CheckpointLoader loader;
@@ -216,8 +227,9 @@ TEST_CASE("checkpoint loader: cancel() during a load gives no result, loading() 
   loader.wait_until_idle();
   CHECK_FALSE(loader.loading());
   CHECK_FALSE(loader.take_result().has_value());
+  // Where it stopped depends on the scheduler (a late cancel finds the load done, and its result is
+  // dropped all the same); the stop between tensors is checked without threads below.
   MESSAGE("cancelled at progress " << at_cancel << "; the load stopped at " << loader.progress());
-  CHECK(loader.progress() < 1.0);  // it stopped between tensors, before the end
   // The same loader opens the folder afterwards, to the end.
   loader.open(big.dir);
   const CheckpointResult again = loaded(loader);

@@ -39,6 +39,17 @@ bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
 
+// The value cell after a key cell of an info table ("" when the key is not shown).
+std::string value_of(const std::vector<std::string>& texts, const std::string& key) {
+  const auto it = std::find(texts.begin(), texts.end(), key);
+  return it == texts.end() || it + 1 == texts.end() ? std::string() : *(it + 1);
+}
+
+std::string centre_of(const nlohmann::json& item) {
+  return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
+         std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
+}
+
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -278,13 +289,13 @@ TEST_SUITE("gui_checkpoint") {
       const std::vector<std::string> texts = texts_of(w, "###checkpoint");
       INFO(joined(texts));
       CHECK(has_text(texts, "Open attentions"));
-      CHECK(has_text(texts, "precomputed"));
-      CHECK(has_text(texts, c.file));
-      CHECK(has_text(texts, std::to_string(stack.layers)));
-      CHECK(has_text(texts, std::to_string(stack.heads)));
-      CHECK(has_text(texts, std::to_string(stack.kv_heads) + "  (GQA)"));
-      CHECK(has_text(texts, std::to_string(stack.tokens)));
-      CHECK(has_text(texts, "causal (every upper triangle is 0)"));
+      CHECK(value_of(texts, "name") == "precomputed");
+      CHECK(value_of(texts, "file") == c.file);
+      CHECK(value_of(texts, "layers L") == std::to_string(stack.layers));
+      CHECK(value_of(texts, "query heads H") == std::to_string(stack.heads));
+      CHECK(value_of(texts, "kv heads G") == std::to_string(stack.kv_heads) + "  (GQA)");
+      CHECK(value_of(texts, "tokens T") == std::to_string(stack.tokens));
+      CHECK(value_of(texts, "mask") == "causal (every upper triangle is 0)");
       CHECK_FALSE(shows(texts, "Error:"));
       CHECK_FALSE(shows(texts, "Next tokens"));  // no logits in the file
       CHECK_FALSE(shows(texts, "K/V heads"));    // no weights to pool
@@ -314,8 +325,9 @@ TEST_SUITE("gui_checkpoint") {
     const std::vector<std::string> texts = texts_of(w, "###checkpoint");
     INFO(joined(texts));
     CHECK(has_text(texts, "Open attentions"));
-    CHECK(has_text(texts, std::to_string(m->config.kv_heads) + "  (GQA)"));
-    CHECK(has_text(texts, "9"));
+    CHECK(value_of(texts, "name") == "attentions_from_compute");  // the folder, though tokens.json was named
+    CHECK(value_of(texts, "kv heads G") == std::to_string(m->config.kv_heads) + "  (GQA)");
+    CHECK(value_of(texts, "tokens T") == "9");
     const auto& heads = w.layout.at("heads");
     REQUIRE(int(heads.size()) == m->config.heads);
     for (int h = 0; h < m->config.heads; ++h)
@@ -366,6 +378,58 @@ TEST_SUITE("gui_checkpoint") {
       CHECK(shows(shown, "No checkpoint open"));
       CHECK(w.layout.at("heads").size() > 0);
     }
+  }
+
+  TEST_CASE("checkpoint window: labels with control characters (U+0000 too) are spelled out, not drawn") {
+    const fs::path d = fresh_dir("attentions_control_labels");
+    fs::copy_file(fixture("precomputed") / "attentions.npy", d / "attentions.npy");
+    std::string labels = "[\"a\\u0000b\", \"tab\\there\", \"\\u007f\"";
+    for (int i = 3; i < 12; ++i) labels += ", \"t" + std::to_string(i) + "\"";
+    write_file_atomic(d / "tokens.json", "{\"labels\": " + labels + "]}");
+    const WindowRun w = run_window("attentions_control_labels", "--checkpoint " + shell_quote(d.string()));
+    REQUIRE_MESSAGE(w.run.exit_code == 0, w.run.err);
+    CHECK(has_text(texts_of(w, "###checkpoint"), "Open attentions"));
+    const std::vector<std::string> heads = texts_of(w, "###heads");
+    INFO(joined(heads));
+    CHECK(shows(heads, "aU+0000b"));
+    CHECK(shows(heads, "U+007F"));
+  }
+
+  TEST_CASE("checkpoint window: a file named relative to the current folder opens; recent keeps the folder") {
+    const fs::path config = fresh_dir("attentions_recent");
+    const std::string env = "XDG_CONFIG_HOME=" + shell_quote(config.string());
+    // Started inside the folder with only a file name: the folder is absolute in the recent list, once.
+    const CliRun first = run_app(env, "--checkpoint tokens.json --frames 4", fixture("precomputed").string());
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    const CliRun second = run_app(env, "--checkpoint " + shell_quote(fixture("precomputed").string()) + " --frames 4");
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    const auto recent = read_json(config / "attnscope" / "window.json").at("recent_checkpoints");
+    REQUIRE(recent.size() == 1);
+    CHECK(fs::path(recent[0].get<std::string>()) == fs::canonical(fixture("precomputed")));
+    // The file named directly is its own entry.
+    const CliRun third = run_app(env, "--checkpoint " + shell_quote((fixture("precomputed") / "attentions.npy").string()) +
+                                          " --frames 4");
+    REQUIRE_MESSAGE(third.exit_code == 0, third.err);
+    const auto after = read_json(config / "attnscope" / "window.json").at("recent_checkpoints");
+    REQUIRE(after.size() == 2);
+    CHECK(fs::path(after[0].get<std::string>()) == fs::canonical(fixture("precomputed") / "attentions.npy"));
+  }
+
+  TEST_CASE("checkpoint window: Close on attentions returns to the seeded layer; lesson 6 leaves an open file open") {
+    const std::string open = "--checkpoint " + shell_quote(fixture("precomputed").string());
+    const WindowRun first = run_window("attentions_close_layout", open);
+    REQUIRE(first.layout.at("widgets").contains("checkpoint.close"));
+    const WindowRun closed = run_window("attentions_close", open + " --frames 8 --clicks 4 --pointer " +
+                                                               centre_of(first.layout["widgets"]["checkpoint.close"]));
+    const std::vector<std::string> texts = texts_of(closed, "###checkpoint");
+    INFO(joined(texts));
+    CHECK(shows(texts, "No checkpoint open"));
+    CHECK_FALSE(shows(texts_of(closed, "###heads"), "precomputed"));
+    CHECK(closed.layout.at("heads").at(0).at("tokens").get<int>() != 12);  // the Input window's sentence again
+    // Lesson 6 opens its shipped model only when nothing is open: the file stays, and the panel says so.
+    const WindowRun lesson = run_window("attentions_lesson6", open + " --lesson 6 --step 2");
+    CHECK(has_text(texts_of(lesson, "###checkpoint"), "Open attentions"));
+    CHECK(shows(texts_of(lesson, "###lessons"), "An attentions file is open: the table ranks its heads on the file's own tokens"));
   }
 
   TEST_CASE("checkpoint window: the same in Chinese") {

@@ -1,5 +1,7 @@
 // Tests of attentions computed elsewhere (issue 13 item 9) and of a real layer as an Analysis: the
 // precomputed fixture is what README's transformers snippet writes, made from the qwen2_gqa fixture.
+#include <sys/stat.h>
+
 #include <doctest/doctest.h>
 
 #include "attnscope/analysis/model_layer.h"
@@ -187,4 +189,30 @@ TEST_CASE("attention file: tokens.json ids are token ids (0 to 2^31 - 1), labels
                  "\"labels\" must hold strings, got 3"));
   CHECK(contains(error_of([&] { parse_attention_tokens("{\"labels\": [\"\xff\"]}", 1, "t.json", ids, labels); }),
                  "is not valid JSON"));
+}
+
+TEST_CASE("attention file: a dimension of 0 or an absurd layer or head count is refused, not drawn") {
+  const fs::path dir = test::fresh_dir("attention_file_dims");
+  const std::vector<float> one{1.0f};
+  struct Case {
+    std::vector<int64_t> shape;
+  };
+  for (const Case& c : {Case{{2, 2, 0, 0}}, Case{{2, 0, 3, 3}}, Case{{0, 2, 3, 3}}, Case{{1, 8192, 1, 1}}}) {
+    CAPTURE(c.shape);
+    std::vector<float> values(size_t(c.shape[0] * c.shape[1] * c.shape[2] * c.shape[3]), 1.0f);
+    write_file_atomic(dir / "attentions.safetensors",
+                      serialize_safetensors({{"attentions", c.shape, values.empty() ? one.data() : values.data()}}));
+    write_file_atomic(dir / "tokens.json", "{\"labels\": [" + std::string(c.shape[2] >= 1 ? "\"a\"" : "") + "]}");
+    CHECK(contains(open_error(dir / "attentions.safetensors", dir / "tokens.json"),
+                   "an attention stack is [layers, heads, tokens, tokens], each at least 1, with at most 4096"));
+  }
+}
+
+TEST_CASE("attention file: a pipe named attentions.npy is an attentions file, refused as a pipe") {
+  const fs::path dir = test::fresh_dir("attention_file_fifo");
+  const fs::path fifo = dir / "attentions.npy";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::optional<AttentionFiles> found = find_attention_files(fifo);
+  REQUIRE(found.has_value());
+  CHECK(contains(open_error(found->attentions, found->tokens), "named pipe (FIFO), not a regular file"));
 }

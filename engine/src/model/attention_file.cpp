@@ -50,7 +50,9 @@ std::vector<int64_t> read_safetensors_stack(const fs::path& path, std::vector<fl
 
 std::optional<AttentionFiles> find_attention_files(const fs::path& path) {
   std::error_code error;
-  const bool file = fs::is_regular_file(path, error);
+  // Anything but a folder counts by its name: a pipe named x.npy is then refused by the reader as a
+  // pipe, not taken for a file in a checkpoint folder.
+  const bool file = fs::exists(path, error) && !fs::is_directory(path, error);
   const std::string name = path.filename().string(), ext = path.extension().string();
   AttentionFiles f;
   if (file && (ext == ".npy" || (ext == ".safetensors" && name.rfind("attentions", 0) == 0))) {
@@ -129,8 +131,10 @@ AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& 
     shape = a.shape;
     s.attentions = std::move(a.data);
   }
-  require(shape.size() == 4 && shape[2] == shape[3],
-          "'" + name + "' has shape " + shape_text(shape) + "; an attention stack is [layers, heads, tokens, tokens]");
+  require(shape.size() == 4 && shape[2] == shape[3] && shape[0] >= 1 && shape[1] >= 1 && shape[2] >= 1 &&
+              shape[0] <= max_attention_file_heads && shape[1] <= max_attention_file_heads,
+          "'" + name + "' has shape " + shape_text(shape) + "; an attention stack is [layers, heads, tokens, tokens], " +
+              "each at least 1, with at most " + std::to_string(max_attention_file_heads) + " layers and heads");
   require(int64_t(s.attentions.size()) <= max_model_attention_cells,
           "'" + name + "' holds more than " + std::to_string(max_model_attention_cells) + " values");
   s.layers = int(shape[0]), s.heads = int(shape[1]), s.tokens = int(shape[2]);

@@ -22,6 +22,9 @@
 
 namespace attnscope::model {
 
+// At most this many layers and heads in an attentions file (config.json's own limit for head counts).
+inline constexpr int max_attention_file_heads = 4096;
+
 struct AttentionStack {
   int layers = 0, heads = 0, kv_heads = 0, tokens = 0;  // L, H, G, T
   std::vector<float> attentions;    // [L, H, T, T]
