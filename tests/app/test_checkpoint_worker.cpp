@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attnscope/attention/head_stats.h"
+#include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
 #include "attnscope/io/file_io.h"
@@ -439,4 +440,44 @@ TEST_CASE("compute worker: Convert to GQA/MQA gives the converted model's layer 
   r = settled(worker, ModelSource{m, input, layer, 4});
   CHECK_FALSE(r.analysis);
   CHECK(contains(r.error, "divisor"));
+}
+
+TEST_CASE("compute worker: an attentions file's layer is drawn from the file, its model view kept across layers") {
+  const std::filesystem::path dir = model_fixture("precomputed");
+  CheckpointLoader loader;
+  loader.open(dir / "tokens.json");  // any file of the folder: the folder's attentions
+  const CheckpointResult opened = loaded(loader);
+  REQUIRE_MESSAGE(opened.attentions, opened.error);
+  CHECK_FALSE(opened.model);
+  CHECK(opened.dir == std::filesystem::canonical(dir));  // the folder, absolute
+  const std::shared_ptr<const model::AttentionStack> stack = opened.attentions;
+  ComputeWorker worker([] {});
+  ModelSource source;
+  source.attentions = stack;
+  source.layer = 1;
+  const ComputeResult first = settled(worker, source);
+  REQUIRE_MESSAGE(first.analysis, first.error);
+  CHECK(worker.forward_passes() == 0);  // no model runs
+  REQUIRE(first.model_run);
+  CHECK(first.model_run->stack == stack);
+  CHECK(first.model_run->next.empty());
+  const Analysis expected = layer_analysis(*stack, 1);
+  REQUIRE(first.analysis->attention);
+  REQUIRE(first.analysis->attention->result.probs.size() == expected.attention->result.probs.size());
+  for (size_t h = 0; h < expected.attention->result.probs.size(); ++h)
+    CHECK(first.analysis->attention->result.probs[h] == expected.attention->result.probs[h]);
+  REQUIRE(first.model_view);
+  REQUIRE(first.head_patterns);
+  // Layer 0 of the same file: a new layer, the same stack, so the same model view and scores.
+  source.layer = 0;
+  const ComputeResult second = settled(worker, source);
+  REQUIRE_MESSAGE(second.analysis, second.error);
+  CHECK(second.model_run->layer == 0);
+  CHECK(second.model_view == first.model_view);
+  CHECK(second.head_patterns == first.head_patterns);
+  // A layer the file does not have is the engine's message.
+  source.layer = 2;
+  worker.submit(Scene{}, source);
+  const ComputeResult bad = next_result(worker);
+  CHECK(contains(bad.error, "layer 2 does not exist: this model has 2 layers"));
 }
