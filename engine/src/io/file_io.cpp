@@ -28,7 +28,7 @@ std::string kind_of(const fs::file_status& status) {
 
 }  // namespace
 
-std::string read_file(const fs::path& path, int64_t max_bytes) {
+void require_regular_file(const fs::path& path) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   require(!ec && fs::exists(status), "cannot read '" + path.string() + "': no such file");
@@ -37,6 +37,10 @@ std::string read_file(const fs::path& path, int64_t max_bytes) {
   // socket is not a file either.
   require(fs::is_regular_file(status), "cannot read '" + path.string() + "': it is a " + kind_of(status) +
                                            ", not a regular file");
+}
+
+std::string read_file(const fs::path& path, int64_t max_bytes) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   require(bool(in), "cannot read '" + path.string() + "': " + std::strerror(errno));
   std::string bytes;

@@ -9,6 +9,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/io/mapped_file.h"
 #include "attnscope/core/limits.h"
 
 namespace attnscope {
@@ -173,7 +174,11 @@ NpyArray parse_npy(std::string_view bytes, const std::string& name, int max_dims
 }
 
 NpyArray read_npy(const std::filesystem::path& path, int max_dims) {
-  return parse_npy(read_file(path, limits::max_file_bytes), path.string(), max_dims);
+  // Mapped, not read into a string: a 1 GiB attention stack then needs its float copy only, not twice
+  // its size.
+  require_regular_file(path);
+  const MappedFile file(path, limits::max_file_bytes);
+  return parse_npy(file.bytes(), path.string(), max_dims);
 }
 
 std::string serialize_npy(const float* data, const std::vector<int64_t>& shape) {

@@ -12,6 +12,9 @@
 namespace attnscope {
 
 std::string read_file(const std::filesystem::path& path, int64_t max_bytes);
+// read_file's checks alone: throws InputError unless `path` names an existing regular file (not a
+// folder, a FIFO, a device or a socket), in read_file's words.
+void require_regular_file(const std::filesystem::path& path);
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // Creates `dir` (and parents) if missing; throws InputError if it cannot or if it is a file.
