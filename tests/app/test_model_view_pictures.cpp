@@ -54,6 +54,14 @@ std::string ids_text(const std::vector<int32_t>& ids) {
   return s;
 }
 
+// The first delivery of the last submit (the heatmaps), taken before the statistics follow.
+std::optional<ComputeResult> first_delivery(ComputeWorker& worker) {
+  REQUIRE(worker.wait_for_result(60s));
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("model view numbers: attention sink, previous-token score, mean distance and entropy of every head") {
@@ -172,9 +180,7 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
   Scene scene;
   const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 0});
-  REQUIRE(worker.wait_for_result(60s));
-  std::optional<ComputeResult> heatmaps = worker.take_result();
-  REQUIRE(heatmaps.has_value());
+  const std::optional<ComputeResult> heatmaps = first_delivery(worker);
   REQUIRE_MESSAGE(heatmaps->pictures, heatmaps->error);
   CHECK(heatmaps->model_run);
   CHECK(!heatmaps->model_view);  // the Heads view does not wait for the model view
@@ -222,9 +228,7 @@ TEST_CASE("compute worker: a checkpoint's result carries head_pattern_scores of 
   Scene scene;
   const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 1});
   // The first delivery (the heatmaps) already has them: lesson 6's table does not wait for statistics.
-  REQUIRE(worker.wait_for_result(60s));
-  std::optional<ComputeResult> heatmaps = worker.take_result();
-  REQUIRE(heatmaps.has_value());
+  const std::optional<ComputeResult> heatmaps = first_delivery(worker);
   REQUIRE_MESSAGE(heatmaps->model_run, heatmaps->error);
   REQUIRE_MESSAGE(heatmaps->head_patterns, heatmaps->head_patterns_error);
   CHECK(heatmaps->head_patterns_error.empty());
