@@ -144,7 +144,7 @@ void DrawTopHeadsTable(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   const int heads = c.heads(), kv = c.model ? c.model->config.kv_heads : c.attentions->kv_heads;
   WrappedText(trf("%s: %d layers, %d query heads sharing %d K/V heads (%s).", c.name().c_str(), c.layers(), heads, kv,
-                  kv == heads ? "MHA" : kv == 1 ? "MQA" : "GQA"));
+                  grouping_name(heads, kv)));
   ErrorText(c.head_patterns_error);
   if (!c.head_patterns) {
     if (c.head_patterns_error.empty() && ErrorFor(state, Panel::checkpoint).empty()) SpinnerText(tr("running the model…"));

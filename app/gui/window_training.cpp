@@ -225,8 +225,8 @@ void StartRuns(TrainingWindowState& t, bool compare) {
       // One OpenMP thread each: three runs share the cores evenly, and each stays deterministic.
       for (train::TrainSettings v : train::group_variants(s)) {
         v.threads = 1;
-        const char* kind = v.model.groups == v.model.heads ? "MHA" : v.model.groups == 1 ? "MQA" : "GQA";
-        t.runs.push_back(std::make_unique<TrainingRun>(v, trf("%s (G = %d)", kind, v.model.groups), WakeWindow()));
+        t.runs.push_back(std::make_unique<TrainingRun>(
+            v, trf("%s (G = %d)", grouping_name(v.model.heads, v.model.groups), v.model.groups), WakeWindow()));
       }
       t.comparing = true;
     } else {

@@ -529,9 +529,10 @@ std::string default_export_file_name(const ExportRequest& r, const std::string& 
 std::string model_view_caption(const model::AttentionStack& s) {
   const std::string sep = " · ";
   const int per_group = s.heads / std::max(s.kv_heads, 1);
-  std::string groups = s.kv_heads == s.heads   ? "MHA, every head its own K/V"
-                       : s.kv_heads == 1       ? "MQA, one K/V head for all"
-                                               : "GQA, " + std::to_string(per_group) + " heads per K/V head";
+  std::string groups = std::string(grouping_name(s.heads, s.kv_heads)) + ", " +
+                       (s.kv_heads == s.heads ? std::string("every head its own K/V")
+                        : s.kv_heads == 1     ? std::string("one K/V head for all")
+                                              : std::to_string(per_group) + " heads per K/V head");
   if (!s.groups_from_config && s.kv_heads == s.heads) groups = "K/V groups unknown (no config.json)";
   return s.source + sep + std::to_string(s.layers) + " layers × " + std::to_string(s.heads) + " heads" + sep +
          std::to_string(s.kv_heads) + " K/V heads (" + groups + ")" + sep + std::to_string(s.tokens) + " tokens" + sep +

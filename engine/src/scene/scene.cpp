@@ -21,6 +21,8 @@ int effective_groups(const ModelSettings& m) {
   return m.groups;
 }
 
+const char* grouping_name(int heads, int groups) { return groups == heads ? "MHA" : groups == 1 ? "MQA" : "GQA"; }
+
 const char* to_string(AttentionKind k) {
   switch (k) {
     case AttentionKind::single: return "single";

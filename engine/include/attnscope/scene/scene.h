@@ -116,6 +116,9 @@ struct Scene {
 int effective_heads(const ModelSettings& m);
 int effective_groups(const ModelSettings& m);
 
+// How H query heads sharing G K/V heads are called: "MHA" (G = H), "MQA" (G = 1 < H), else "GQA".
+const char* grouping_name(int heads, int groups);
+
 const char* to_string(AttentionKind kind);
 const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
