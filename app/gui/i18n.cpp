@@ -112,6 +112,8 @@ const std::vector<std::string>& UntranslatedKeys() { return untranslated; }
 
 std::string WindowTitle(const char* english, const char* id) { return std::string(tr(english)) + "###" + id; }
 
+std::string trcount(int n, const char* one, const char* many) { return n == 1 ? std::string(tr(one)) : trf(many, n); }
+
 std::string trf(const char* english_format, ...) {
   const char* format = tr(english_format);
   va_list args;

@@ -39,6 +39,9 @@ constexpr const char* TrKey(const char* english) { return english; }
 std::string WindowTitle(const char* english, const char* id);
 // printf-style formatting of a translated format string.
 std::string trf(const char* english_format, ...);
+// A count in words: tr(one) when n is 1 ("1 token"), else trf(many, n) ("%d tokens"). Pass both keys
+// through TrKey so that the i18n test finds them.
+std::string trcount(int n, const char* one, const char* many);
 // An engine shape-trace step's name and formula in the current language, by the step's stable key.
 const char* TraceStepName(const TraceStep& step);
 const char* TraceStepFormula(const TraceStep& step);

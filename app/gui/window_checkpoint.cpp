@@ -72,6 +72,14 @@ void DrawOpenControls(AppState& state) {
 
 // ---- what the model is -------------------------------------------------------------------------------
 
+// A key/value table (what the model is); rows by InfoRow, closed by ImGui::EndTable.
+bool BeginInfoTable(const char* id) {
+  if (!ImGui::BeginTable(id, 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) return false;
+  ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  return true;
+}
+
 void InfoRow(const char* key, const std::string& value) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
@@ -89,7 +97,6 @@ std::string Thousands(int64_t n) {
   return out;
 }
 
-const char* KindName(int heads, int kv_heads) { return kv_heads == heads ? "MHA" : kv_heads == 1 ? "MQA" : "GQA"; }
 
 // Where the open model is drawn (the Heads view at a layer, the model view), and its run's errors.
 void DrawViewButtons(AppState& state) {
@@ -110,9 +117,7 @@ void DrawModelInfo(AppState& state) {
   const model::Model& m = *state.checkpoint.model;
   const model::ModelConfig& cfg = m.config;
   SectionHeader(tr("Open checkpoint"));
-  if (ImGui::BeginTable("##checkpoint_info", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (BeginInfoTable("##checkpoint_info")) {
     InfoRow(tr("name"), m.name);
     InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
@@ -121,9 +126,9 @@ void DrawModelInfo(AppState& state) {
     const ModelLayerRun* run = state.checkpoint.run.get();
     const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
     if (shown_g == cfg.kv_heads)
-      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + KindName(cfg.heads, cfg.kv_heads) + ")");
+      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
     else
-      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, KindName(cfg.heads, shown_g), cfg.kv_heads));
+      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
     InfoRow(tr("parameters"), Thousands(m.parameter_count()));
     InfoRow(tr("weights"), m.source_dtypes);
@@ -145,15 +150,13 @@ void DrawAttentionsInfo(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   const model::AttentionStack& s = *c.attentions;
   SectionHeader(tr("Open attentions"));
-  if (ImGui::BeginTable("##attentions_info", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  if (BeginInfoTable("##attentions_info")) {
     InfoRow(tr("name"), c.name());
     InfoRow(tr("file"), s.source);
     InfoRow(tr("layers L"), std::to_string(s.layers));
     InfoRow(tr("query heads H"), std::to_string(s.heads));
     if (s.groups_from_config)
-      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + KindName(s.heads, s.kv_heads) + ")");
+      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
     else
       InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
     InfoRow(tr("tokens T"), std::to_string(s.tokens));
@@ -260,8 +263,8 @@ void DrawConversion(AppState& state) {
   int g = c.kv_heads > 0 ? c.kv_heads : cfg.kv_heads;
   ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x * 0.6f));
   if (SliderChoice(tr("K/V heads"), &g, options, [&cfg](int v) {
-        return v == cfg.kv_heads ? trf("%d  (%s, as trained)", v, KindName(cfg.heads, v))
-                                 : std::to_string(v) + "  (" + KindName(cfg.heads, v) + ")";
+        return v == cfg.kv_heads ? trf("%d  (%s, as trained)", v, grouping_name(cfg.heads, v))
+                                 : std::to_string(v) + "  (" + grouping_name(cfg.heads, v) + ")";
       })) {
     c.kv_heads = g == cfg.kv_heads ? 0 : g;  // G itself: the checkpoint as trained
     NoteEdit(state, Panel::checkpoint);      // the worker converts; a running pass of the old G is cancelled

@@ -193,7 +193,7 @@ void DrawGridInput(AppState& state) {
 void DrawTokenList(AppState& state) {
   if (!state.analysis || !state.analysis->attention) return;
   const AttentionAnalysis& att = *state.analysis->attention;
-  ImGui::TextUnformatted(att.labels.size() == 1 ? tr("1 token") : trf("%d tokens", int(att.labels.size())).c_str());
+  ImGui::TextUnformatted(trcount(int(att.labels.size()), TrKey("1 token"), TrKey("%d tokens")).c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("%s", tr("click one to select it as the query"));
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);

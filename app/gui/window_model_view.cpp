@@ -273,12 +273,11 @@ void DrawModelViewWindow(AppState& state) {
   if (mv) {
     // One line and a "(?)" with how to read it, so the grid keeps the height (projectors, deep models).
     const bool groups_known = !c.attentions || c.attentions->groups_from_config;
-    auto count = [](int n, const char* one, const char* many) { return n == 1 ? std::string(tr(one)) : trf(many, n); };
-    const std::string header = name + " · " + count(mv->layers, TrKey("1 layer"), TrKey("%d layers")) + " × " +
-                               count(mv->heads, TrKey("1 head"), TrKey("%d heads")) + " · " +
-                               (groups_known ? count(mv->kv_heads, TrKey("1 K/V head"), TrKey("%d K/V heads"))
+    const std::string header = name + " · " + trcount(mv->layers, TrKey("1 layer"), TrKey("%d layers")) + " × " +
+                               trcount(mv->heads, TrKey("1 head"), TrKey("%d heads")) + " · " +
+                               (groups_known ? trcount(mv->kv_heads, TrKey("1 K/V head"), TrKey("%d K/V heads"))
                                              : std::string(tr("K/V groups unknown"))) +
-                               " · " + count(mv->tokens, TrKey("1 token"), TrKey("%d tokens"));
+                               " · " + trcount(mv->tokens, TrKey("1 token"), TrKey("%d tokens"));
     if (ImGui::CalcTextSize(header.c_str()).x + ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2 <=
         ImGui::GetContentRegionAvail().x) {
       ImGui::TextUnformatted(header.c_str());
