@@ -50,6 +50,16 @@ AttentionResult check_against_reference(const Mat& x, const AttentionWeights& w,
   return fast;
 }
 
+// Random weights (with biases from seed `bias_seed` when `bias`) and a random X [T, C], seeded from `pick`,
+// through check_against_reference.
+AttentionResult check_random_case(Rng& pick, int T, int C, int H, int G, bool causal, bool bias, uint64_t bias_seed) {
+  const AttentionShape shape{C, H, G};
+  AttentionWeights w = random_weights(shape, pick.next_u64());
+  if (bias) add_random_biases(w, shape, bias_seed);
+  const Mat x = random_matrix(T, C, pick.next_u64(), 2.0f);
+  return check_against_reference(x, w, shape, AttentionOptions{.causal = causal});
+}
+
 // The tiny case worked by hand: T = 3, C = 2, one head, W_Q = W_K = W_V = I.
 //   X = [[1,0],[0,1],[1,1]],  S = X·Xᵀ/√2 = [[.7071,0,.7071],[0,.7071,.7071],[.7071,.7071,1.4142]]
 //   row 0: e^.7071 = 2.02811, e^0 = 1 → sum 5.05622 → P = [0.401112, 0.197776, 0.401112]
@@ -203,12 +213,7 @@ TEST_CASE("grouped attention: fast path matches the plain-loop reference on rand
     CAPTURE(c.T);
     CAPTURE(c.H);
     CAPTURE(c.G);
-    const AttentionShape shape{c.C, c.H, c.G};
-    AttentionWeights w = random_weights(shape, pick.next_u64());
-    if (c.bias) add_random_biases(w, shape, 1);
-    const Mat x = random_matrix(c.T, c.C, pick.next_u64(), 2.0f);
-    const AttentionOptions opt{.causal = c.causal};
-    check_against_reference(x, w, shape, opt);
+    check_random_case(pick, c.T, c.C, c.H, c.G, c.causal, c.bias, 1);
   }
 }
 
@@ -350,12 +355,7 @@ TEST_CASE("grouped attention: blocks of query rows match the reference on sizes 
     CAPTURE(c.H);
     CAPTURE(c.G);
     CAPTURE(c.causal);
-    const AttentionShape shape{c.C, c.H, c.G};
-    AttentionWeights w = random_weights(shape, pick.next_u64());
-    if (c.bias) add_random_biases(w, shape, 5);
-    const Mat x = random_matrix(c.T, c.C, pick.next_u64(), 2.0f);
-    const AttentionOptions opt{.causal = c.causal};
-    const AttentionResult fast = check_against_reference(x, w, shape, opt);
+    const AttentionResult fast = check_random_case(pick, c.T, c.C, c.H, c.G, c.causal, c.bias, 5);
     if (c.causal)  // masked keys: scores −inf and probabilities exactly 0, in every block
       for (const Mat& p : fast.probs)
         for (int i = 0; i + 1 < c.T; ++i) CHECK(p.row(i).tail(c.T - 1 - i).cwiseAbs().maxCoeff() == 0.0f);
