@@ -56,7 +56,7 @@ std::string shape_of(const std::string& caption) { return std::regex_replace(cap
 
 bool round_tick(double value, double step) {
   if (!(step > 0)) return false;
-  const double m = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+  const double m = step / std::pow(10.0, std::floor(std::log10(step) + 1e-6));
   const bool nice = std::abs(m - 1) < 1e-4 || std::abs(m - 2) < 1e-4 || std::abs(m - 5) < 1e-4;
   return nice && std::abs(value / step - std::round(value / step)) < 1e-3;
 }

@@ -356,17 +356,15 @@ std::vector<float> nice_ticks(ValueRange range, int max_ticks) {
   const double lo = range.lo, hi = range.hi;
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {range.lo};
   max_ticks = std::max(max_ticks, 1);
-  // The multiples of `step` in [lo, hi] (a millionth of a step of slack for float ends); counting stops
-  // past max_ticks.
+  // The multiples of `step` in [lo, hi], counting stops past max_ticks. An end within a millionth of a
+  // step of a multiple counts as that multiple (a probability bar from 9.7e-08 starts at the tick 0):
+  // the tick keeps its round value, drawn at the end.
   auto multiples = [&](double step) {
     std::vector<float> ticks;
     const double tolerance = step * 1e-6;
     const double first = std::ceil((lo - tolerance) / step), last = std::floor((hi + tolerance) / step);
-    for (double k = first; k <= last && ticks.size() <= size_t(max_ticks); k += 1) {
-      double v = k * step;
-      if (std::abs(v) < tolerance) v = 0;  // no "-0"
-      ticks.push_back(float(std::clamp(v, lo, hi)));
-    }
+    for (double k = first; k <= last && ticks.size() <= size_t(max_ticks); k += 1)
+      ticks.push_back(k == 0 ? 0.0f : float(k * step));  // no "-0"
     return ticks;
   };
   // Steps 5, 2, 1 × 10^k from one above the whole range downwards: the smallest that gives no more than
@@ -383,7 +381,7 @@ std::vector<float> nice_ticks(ValueRange range, int max_ticks) {
 
 float tick_step(const std::vector<float>& ticks) {
   if (ticks.size() < 2) return 0.0f;
-  // An end tick may have been clamped to the range by a rounding error: snap to the 1-2-5 step.
+  // Float ticks differ by a hair from the step: snap to the 1-2-5 step.
   const double d = std::abs(double(ticks[1]) - double(ticks[0]));
   const double magnitude = std::pow(10.0, std::floor(std::log10(d)));
   for (double m : {1.0, 2.0, 5.0, 10.0})
@@ -399,10 +397,10 @@ std::string format_tick(float value, float step) {
     std::snprintf(buf, sizeof buf, "%.3g", v);
   } else if (std::abs(v) >= 1e5 || s < 1e-4) {
     // Scientific, with as many digits as the step needs to tell neighbouring ticks apart.
-    const int digits = int(std::floor(std::log10(std::abs(v)) + 1e-9) - std::floor(std::log10(s) + 1e-9)) + 1;
+    const int digits = int(std::floor(std::log10(std::abs(v)) + 1e-6) - std::floor(std::log10(s) + 1e-6)) + 1;
     std::snprintf(buf, sizeof buf, "%.*e", std::clamp(digits, 1, 9) - 1, v);
   } else {
-    const double e = std::floor(std::log10(s) + 1e-9);
+    const double e = std::floor(std::log10(s) + 1e-6);  // a float step of 1e-5 is a hair below it
     int decimals = std::max(0, int(-e));
     // A step like 0.25 (lo/hi fall-back) needs one more decimal than its magnitude says.
     if (std::abs(s / std::pow(10.0, e) - std::round(s / std::pow(10.0, e))) > 1e-6) ++decimals;

@@ -137,8 +137,8 @@ inline constexpr float max_export_scale = 4.0f;
 FigureLayout layout_figure(const FigureSpec& spec, float scale, const TextRasterizer& text);
 
 // Round tick values inside [lo, hi]: multiples of one step of 1, 2 or 5 × 10^k, never the range's
-// own ends unless they are such multiples. The largest step that gives 2 … max_ticks ticks; when no
-// step does (a narrow range between two round numbers, max_ticks < 3), the largest that gives one.
+// own ends unless they are such multiples (or within a millionth of a step of one: then the multiple). The smallest step that gives no more than max_ticks ticks,
+// with two or more when some step does (always for max_ticks ≥ 5); else the one round value it has.
 // lo == hi gives the single value lo. The window's colour bars and every export use this.
 std::vector<float> nice_ticks(ValueRange range, int max_ticks);
 // The step between the ticks nice_ticks chose (0 for fewer than two).
