@@ -144,10 +144,10 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   if (state.analysis && state.analysis->scene.model.weights == WeightSource::designed &&
       int(state.analysis->scene.model.designed.size()) == heads)
     patterns = &state.analysis->scene.model.designed;
-  // Caption forms, longest first: with the designed pattern, "head h · kv group g", "h3 · g1", and
-  // the head alone while each group has a frame colour of its own (kv_group_color).
+  // Caption forms, longest first: with the designed pattern, "head h · kv group g", "h3 · g1",
+  // "h3·g1", and the head alone while each group has a frame colour of its own (kv_group_color).
   const bool own_colors = kv_groups_have_own_colors(groups);
-  spec.caption_forms = (patterns ? 1 : 0) + (own_colors ? 3 : 2);
+  spec.caption_forms = (patterns ? 1 : 0) + (own_colors ? 4 : 3);
   spec.captions = [heads, groups, patterns](int h, int form) {
     const int g = kv_group_of_head(h, heads, groups);
     if (patterns && form-- == 0) {
@@ -163,9 +163,9 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
       return trf("head %d · kv group %d", h, g) + " · " + pattern;
     }
     if (form == 0) return trf("head %d · kv group %d", h, g);
-    if (form == 1) {
+    if (form == 1 || form == 2) {
       char brief[32];
-      std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
+      std::snprintf(brief, sizeof brief, form == 1 ? "h%d · g%d" : "h%d·g%d", h, g);
       return std::string(brief);
     }
     return std::to_string(h);  // the frame colour tells the group

@@ -32,15 +32,15 @@ const std::vector<Demo> demos = {
     {"kitten", "小猫坐在垫子上，因为它累了。", "zh", 2, 14},
 };
 
-// The key labels over the first heatmap (each heatmap of the top row has its own).
+// The key labels over the first heatmap (each heatmap of the top row has its own): centred over it.
 std::vector<nlohmann::json> key_labels(const WindowRun& w) {
   std::vector<nlohmann::json> out;
   const auto& first = w.layout["heads"].at(0);
-  const double left = first["x"].get<double>() - first["cell"].get<double>();
-  const double right = first["x"].get<double>() + first["w"].get<double>() + first["cell"].get<double>();
-  for (const auto& l : w.layout["labels"])
-    if (l["axis"] == "key" && l["x"].get<double>() >= left && l["x"].get<double>() + l["w"].get<double>() <= right)
-      out.push_back(l);
+  const double left = first["x"].get<double>(), right = left + first["w"].get<double>();
+  for (const auto& l : w.layout["labels"]) {
+    const double centre = l["x"].get<double>() + l["w"].get<double>() / 2;
+    if (l["axis"] == "key" && centre >= left && centre <= right) out.push_back(l);
+  }
   return out;
 }
 
