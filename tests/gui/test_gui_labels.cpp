@@ -140,6 +140,31 @@ TEST_SUITE("gui_labels") {
     CHECK(drawn == std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat"});
   }
 
+  TEST_CASE("heads labels: a token too long even turned is shortened, and shows whole in a tooltip") {
+    const std::string word = "pneumonoultramicroscopicsilicovolcanoconiosis";
+    const std::string args = "--size 1280x720 --heads 4 --text " + shell_quote("The " + word + " was tired .");
+    const WindowRun w = run_window("labels_long_word", args);
+    nlohmann::json long_label;
+    for (const auto& k : key_labels(w)) {
+      CAPTURE(k.dump());
+      if (k["full"] == word) long_label = k;
+      else CHECK_FALSE(k["shortened"].get<bool>());  // the band grew for the longest that fits; short ones whole
+    }
+    REQUIRE(long_label.is_object());
+    CHECK(long_label["shortened"].get<bool>());
+    CHECK(long_label["orientation"] == "turned");
+    const std::string shown = long_label["text"];
+    CHECK(shown.size() > 12);                        // cut, but still most of a word
+    CHECK(shown.find("…") != std::string::npos);
+    // Hovering it shows the whole token.
+    const int x = int(long_label["x"].get<double>() + long_label["w"].get<double>() / 2);
+    const int y = int(long_label["y"].get<double>() + long_label["h"].get<double>() / 2);
+    const WindowRun hover = run_window("labels_long_word_hover", args + " --frames 4 --pointer " + std::to_string(x) + "," + std::to_string(y));
+    bool whole = false;
+    for (const auto& t : hover.layout["texts"]) whole = whole || t["text"] == word;
+    CHECK(whole);
+  }
+
   TEST_CASE("heads labels: multi-character CJK tokens stand upright, or one character under the other") {
     const auto tokenizer = write_chinese_tokenizer("labels_cjk_tokenizer");
     // Three tokens, wide columns: upright, whole.
