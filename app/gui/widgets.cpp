@@ -276,8 +276,8 @@ bool ParseTyped(const std::string& text, double& typed) {
 }
 
 std::string OutOfRangeNote(double typed, double lo, const std::string& taken) {
-  return typed < lo ? trf("%s is below the smallest allowed value: %s taken", TypedNumber(typed).c_str(), taken.c_str())
-                    : trf("%s is above the largest allowed value: %s taken", TypedNumber(typed).c_str(), taken.c_str());
+  return typed < lo ? trf("%s is below the minimum: %s taken", TypedNumber(typed).c_str(), taken.c_str())
+                    : trf("%s is above the maximum: %s taken", TypedNumber(typed).c_str(), taken.c_str());
 }
 
 Typed NotANumber(const std::string& text, const std::string& kept) {
@@ -298,7 +298,7 @@ Typed TakeChoice(const std::string& text, int current, const std::vector<int>& o
   const auto above = std::upper_bound(options.begin(), options.end(), int(std::floor(typed)));
   const int lo = *(above - 1), hi = above == options.end() ? lo : *above;
   return {true, double(best),
-          trf("%s is not allowed here (the nearest are %d and %d): %d taken", TypedNumber(typed).c_str(), lo, hi, best)};
+          trf("%s not allowed (%d or %d): %d taken", TypedNumber(typed).c_str(), lo, hi, best)};
 }
 
 // A typed text for a slider over [min, max], of whole numbers when `whole`; `format` shows a value.

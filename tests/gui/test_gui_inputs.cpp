@@ -105,7 +105,7 @@ TEST_SUITE("gui_errors") {
     CHECK(read_scene(dir / "after.json")["model"]["d_model"] == 64);
     const std::vector<std::string> model = texts_of(typed, "###model");
     INFO(joined(model));
-    CHECK(std::find(model.begin(), model.end(), "7 is not allowed here (the nearest are 4 and 8): 8 taken") != model.end());
+    CHECK(std::find(model.begin(), model.end(), "7 not allowed (4 or 8): 8 taken") != model.end());
 
     // Too large: the largest divisor, and the note says why; in Chinese too.
     const WindowRun big = run_window("inputs_typed_big", base + " --language zh" +
@@ -114,7 +114,7 @@ TEST_SUITE("gui_errors") {
     CHECK(big.layout.at("heads").size() == 64);
     const std::vector<std::string> zh = texts_of(big, "###model");
     INFO(joined(zh));
-    CHECK(std::find(zh.begin(), zh.end(), "100000 大于允许的最大值：已取 64") != zh.end());
+    CHECK(std::find(zh.begin(), zh.end(), "100000 大于最大值：已取 64") != zh.end());
   }
 
   TEST_CASE("typed slider value: Escape keeps the value, and a range slider clamps with a note") {
@@ -132,7 +132,7 @@ TEST_SUITE("gui_errors") {
     const WindowRun g = run_window("inputs_rows", grid + type_into(g0.layout, "###input", "rows", "100"));
     const std::vector<std::string> input = texts_of(g, "###input");
     INFO(joined(input));
-    CHECK(std::find(input.begin(), input.end(), "100 is above the largest allowed value: 64 taken") != input.end());
+    CHECK(std::find(input.begin(), input.end(), "100 is above the maximum: 64 taken") != input.end());
     CHECK(std::find(input.begin(), input.end(), "64") != input.end());  // the slider shows it
   }
 
