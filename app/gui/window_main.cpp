@@ -80,7 +80,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
       ->group("");
   group->add_option("--keys", o.keys,
                     "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
-                    "FRAME:escape, FRAME:tab or FRAME:text=CHARACTERS (typed; no commas)")
+                    "FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS (typed; no commas)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -194,7 +194,7 @@ struct RunMode {
   std::vector<ImVec2> pointers;  // --pointer X,Y[;X,Y…]: one position per click, the last one kept
   struct Key {
     int frame = 0;
-    std::string what;  // ctrl | enter | escape | tab | text=…
+    std::string what;  // ctrl | enter | escape | tab | backspace | text=…
   };
   std::vector<Key> keys;  // --keys FRAME:WHAT,…
 };
@@ -248,8 +248,10 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     const std::string what = colon == std::string::npos ? "" : k.substr(colon + 1);
     require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
                 frame >= 0 &&
-                (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what.rfind("text=", 0) == 0),
-            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab or FRAME:text=CHARACTERS; got '" + k + "'");
+                (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
+                 what.rfind("text=", 0) == 0),
+            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS; "
+            "got '" + k + "'");
     mode.keys.push_back({frame, what});
   }
   return mode;
@@ -497,13 +499,14 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
     io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
     // Keys as GLFW's callbacks would report them (ImGui 1.86 reads io.KeysDown by GLFW key code).
     io.KeyCtrl = false;
-    for (const int key : {GLFW_KEY_ENTER, GLFW_KEY_ESCAPE, GLFW_KEY_TAB}) io.KeysDown[key] = false;
+    for (const int key : {GLFW_KEY_ENTER, GLFW_KEY_ESCAPE, GLFW_KEY_TAB, GLFW_KEY_BACKSPACE}) io.KeysDown[key] = false;
     for (const RunMode::Key& k : mode.keys) {
       if (k.frame != loop.frame) continue;
       if (k.what == "ctrl") io.KeyCtrl = true;
       else if (k.what == "enter") io.KeysDown[GLFW_KEY_ENTER] = true;
       else if (k.what == "escape") io.KeysDown[GLFW_KEY_ESCAPE] = true;
       else if (k.what == "tab") io.KeysDown[GLFW_KEY_TAB] = true;
+      else if (k.what == "backspace") io.KeysDown[GLFW_KEY_BACKSPACE] = true;
       else io.AddInputCharactersUTF8(k.what.substr(5).c_str());
     }
   }

@@ -136,6 +136,44 @@ TEST_SUITE("gui_errors") {
     CHECK(std::find(input.begin(), input.end(), "64") != input.end());  // the slider shows it
   }
 
+  TEST_CASE("sentence box: a long sentence wraps inside the box, and editing it edits the sentence only") {
+    const std::string sentence = "The quick brown fox jumps over the lazy dog. Attention lets every token look at every "
+                                 "other token, and 注意力机制 wraps too.";
+    const std::string args = "--heads 2 --text " + shell_quote(sentence);
+    const WindowRun w = run_window("inputs_box", args);
+    // The box's text: the sentence with soft breaks ("\r\n", drawn as nothing and a new line).
+    const json* box = nullptr;
+    for (const json& t : w.layout.at("texts"))
+      if (t.at("window").get<std::string>().ends_with("###input") && t.at("text").get<std::string>().starts_with("The quick"))
+        box = &t;
+    REQUIRE(box != nullptr);
+    std::string shown = box->at("text").get<std::string>();
+    const size_t lines = 1 + size_t(std::count(shown.begin(), shown.end(), '\n'));
+    CHECK(lines >= 3);
+    // Every line inside what the box shows (the old box ran one long line off to the right).
+    CHECK(box->at("x").get<double>() + box->at("w").get<double>() <= box->at("clip").at("x").get<double>() + box->at("clip").at("w").get<double>());
+    const size_t first_break = shown.find("\r\n");  // where the first line ends, in the sentence too
+    REQUIRE(first_break > 0);
+    REQUIRE(sentence[first_break - 1] == ' ');  // English lines break after a space
+    for (size_t at = shown.find("\r\n"); at != std::string::npos; at = shown.find("\r\n", at)) shown.erase(at, 2);
+    CHECK(shown == sentence);
+
+    // Backspace at the start of the second line takes the space before the break, as in any editor
+    // that wraps; typing at the end appends. The sentence has no soft breaks in it.
+    const double x = box->at("x").get<double>(), y = box->at("y").get<double>();
+    const double line = box->at("h").get<double>() / double(lines);
+    const fs::path dir = fresh_dir("inputs_box_edit");
+    const std::string at_line_2 = std::to_string(int(x) + 1) + "," + std::to_string(int(y + line * 1.5));
+    run_window("inputs_box_backspace", args + " --frames 10 --pointer " + at_line_2 + " --clicks 4 --keys 6:backspace --save-scene " +
+                                           shell_quote((dir / "backspace.json").string()));
+    const std::string joined_text = read_scene(dir / "backspace.json")["input"]["text"].get<std::string>();
+    CHECK(joined_text == sentence.substr(0, first_break - 1) + sentence.substr(first_break));
+    const std::string below = std::to_string(int(x) + 100) + "," + std::to_string(int(y + line * double(lines) + line));
+    run_window("inputs_box_type", args + " --frames 10 --pointer " + below + " --clicks 4 --keys '6:text= Z 我' --save-scene " +
+                                      shell_quote((dir / "typed.json").string()));
+    CHECK(read_scene(dir / "typed.json")["input"]["text"] == sentence + " Z 我");
+  }
+
   TEST_CASE("paths: ~ and relative paths typed in the window are used and reported absolute") {
     const fs::path home = fresh_dir("inputs_paths_home");
     const fs::path work = fresh_dir("inputs_paths_work");
