@@ -236,6 +236,34 @@ TEST_SUITE("gui_errors") {
     CHECK(std::find(with_ids.begin(), with_ids.end(), "#" + std::to_string(int('a'))) != with_ids.end());
   }
 
+  TEST_CASE("lesson 5 step 4: the caption gives the interior and the border error the Convolution view shows") {
+    for (const std::string language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window("inputs_lesson5_" + language, "--lesson 5 --step 4 --frames 5 --language " + language);
+      // The view's numbers: "interior: 1.44e-08", "border:   3.87" (内部：…, 边界：… in Chinese).
+      std::string interior, border;
+      for (const std::string& t : texts_of(w, "###conv")) {
+        const size_t colon = t.find(language == "en" ? ":" : "：");
+        if (colon == std::string::npos) continue;
+        std::string number = t.substr(colon + (language == "en" ? 1 : std::string("：").size()));
+        number.erase(0, number.find_first_not_of(' '));
+        if (t.starts_with(language == "en" ? "interior" : "内部")) interior = number;
+        if (t.starts_with(language == "en" ? "border" : "边界")) border = number;
+      }
+      REQUIRE_FALSE(interior.empty());
+      REQUIRE_FALSE(border.empty());
+      CHECK(std::stod(border) > 1.0);       // the border does not match without padding keys …
+      CHECK(std::stod(interior) < 1e-4);    // … the interior does
+      std::string caption;
+      for (const std::string& t : texts_of(w, "###lessons")) caption += t;
+      INFO(caption);
+      CHECK(caption.find(interior) != std::string::npos);
+      CHECK(caption.find(border) != std::string::npos);
+      CHECK(caption.find("{conv.") == std::string::npos);
+      CHECK(caption.find("almost exactly") == std::string::npos);
+    }
+  }
+
   TEST_CASE("window texts: no screen of the sweep names one of attnscope's command-line flags") {
     // Every flag of the program and its subcommands, from their --help.
     std::set<std::string> flags;
