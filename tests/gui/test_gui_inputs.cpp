@@ -53,10 +53,15 @@ bool any_text_contains(const json& layout, const std::string& part) {
 }
 
 // Every text drawn, one after another: a long path that a wrapped paragraph split over lines is whole
-// again.
+// again (a wrapped line leaves out the space it broke at: compare with no_spaces()).
 std::string all_text(const json& layout) {
   std::string s;
   for (const json& t : layout.at("texts")) s += t.at("text").get<std::string>();
+  return s;
+}
+
+std::string no_spaces(std::string s) {
+  std::erase(s, ' ');
   return s;
 }
 
@@ -262,6 +267,23 @@ TEST_SUITE("gui_errors") {
       CHECK(caption.find("{conv.") == std::string::npos);
       CHECK(caption.find("almost exactly") == std::string::npos);
     }
+  }
+
+  TEST_CASE("window texts: an error that names a flag is shown in the window's words") {
+    // The layout's "error" is the engine's message (shared with the command line); what is drawn says
+    // it as the window does.
+    const WindowRun alpha = run_window("inputs_flag_alpha", "--view relpos2d --grid 8x8 --alpha -1");
+    CHECK(alpha.layout.at("error").get<std::string>().find("--alpha must be >= 0") != std::string::npos);
+    CHECK(no_spaces(all_text(alpha.layout)).find(no_spaces("α must be >= 0")) != std::string::npos);
+    CHECK(all_text(alpha.layout).find("--alpha") == std::string::npos);
+
+    const fs::path empty = fresh_dir("inputs_flag_tokenizer");  // a folder with no tokenizer in it
+    const WindowRun tok = run_window("inputs_flag_tokenizer", "--text hi --tokenizer " + shell_quote(empty.string()));
+    CHECK(tok.layout.at("error").get<std::string>().find("--tokenizer") != std::string::npos);
+    const std::string drawn = all_text(tok.layout);
+    INFO(drawn);
+    CHECK(no_spaces(drawn).find(no_spaces("point the tokenizer field (Input window) at")) != std::string::npos);
+    CHECK(drawn.find("--tokenizer") == std::string::npos);
   }
 
   TEST_CASE("window texts: no screen of the sweep names one of attnscope's command-line flags") {
