@@ -379,10 +379,16 @@ void DrawTokenList(AppState& state) {
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const int selected = state.scene.view.selected_query;
-  const std::vector<int32_t>& ids = att.encoding.ids;
+  // The vocabulary ids: the tokenizer's; for a checkpoint's pass, the pass's own (its tokens may be ids
+  // typed without a tokenizer, whose labels are the ids themselves).
+  const std::vector<int32_t>* ids = &att.encoding.ids;
+  if (const ModelLayerRun* run = state.checkpoint.run.get();
+      run && run->stack && run->stack->ids.size() == att.labels.size() && state.analysis.get() != nullptr &&
+      &run->analysis == state.analysis.get())
+    ids = &run->stack->ids;
   for (int i = 0; i < int(att.labels.size()); ++i) {
     const bool is_selected = i == selected;
-    const int32_t id = size_t(i) < ids.size() ? ids[size_t(i)] : kNoTokenId;
+    const int32_t id = size_t(i) < ids->size() ? (*ids)[size_t(i)] : kNoTokenId;
     ImGui::PushID(i);
     if (TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id, is_selected, right))
       SelectQuery(state, is_selected ? -1 : i);

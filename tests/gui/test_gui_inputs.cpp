@@ -215,7 +215,7 @@ TEST_SUITE("gui_errors") {
     const WindowRun words = run_window("inputs_chips_words", "--heads 2 --text " + shell_quote("the cat sat"));
     const std::vector<std::string> input = texts_of(words, "###input");
     INFO(joined(input));
-    for (const std::string& expected : {"0", "1", "2", "the", "cat", "sat"})
+    for (const char* expected : {"0", "1", "2", "the", "cat", "sat"})
       CHECK(std::find(input.begin(), input.end(), expected) != input.end());
     CHECK(std::find(input.begin(), input.end(), "0 the") == input.end());
     // The index is small and low, beside its token: its text item is shorter than the token's line.
@@ -239,6 +239,16 @@ TEST_SUITE("gui_errors") {
     INFO(joined(with_ids));
     CHECK(std::find(with_ids.begin(), with_ids.end(), "#" + std::to_string(cat)) != with_ids.end());
     CHECK(std::find(with_ids.begin(), with_ids.end(), "#" + std::to_string(int('a'))) != with_ids.end());
+
+    // A checkpoint without a tokenizer, given ids: each chip is its index and "#id" (not "0 5").
+    const fs::path induction = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / "induction";
+    const WindowRun typed_ids = run_window("inputs_chips_checkpoint", "--checkpoint " + shell_quote(induction.string()) +
+                                                                          " --text " + shell_quote("ids: 5 9 12") + " --frames 6");
+    const std::vector<std::string> chips = texts_of(typed_ids, "###input");
+    INFO(joined(chips));
+    for (const char* expected : {"#5", "#9", "#12", "0", "1", "2"})
+      CHECK(std::find(chips.begin(), chips.end(), expected) != chips.end());
+    CHECK(std::find(chips.begin(), chips.end(), "5") == chips.end());  // the id only once, marked as one
   }
 
   TEST_CASE("lesson 5 step 4: the caption gives the interior and the border error the Convolution view shows") {
