@@ -365,7 +365,7 @@ bool TokenChip(int index, const std::string& text, int32_t id, bool selected, fl
     draw->AddText(ImVec2(x, top), ink, main.c_str());
     x += main_w + (id_w > 0 ? space : 0.0f);
   }
-  if (id_text[0]) draw->AddText(ImVec2(x, top), selected ? ink : grey, id_text);
+  if (id_text[0]) draw->AddText(ImVec2(x, top), selected || main.empty() ? ink : grey, id_text);  // grey beside a text
   return clicked;
 }
 
