@@ -179,8 +179,10 @@ void DrawExportWindow(AppState& state) {
   const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
   ImGui::BeginDisabled(!picture);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  ImGui::SliderFloat(tr("scale"), &e.scale, 1.0f, 4.0f, "%.1f×", ImGuiSliderFlags_AlwaysClamp);
-  if (!std::isfinite(e.scale)) e.scale = 2.0f;
+  // A typed scale outside 1×–4× is clamped with a note under the slider; steps of ½.
+  double scale = e.scale;
+  std::string refused;
+  if (SliderDoubleFinite(tr("scale"), &scale, 1.0, 4.0, "%.1f×", refused)) e.scale = float(scale);
   e.scale = std::clamp(std::round(e.scale * 2.0f) / 2.0f, 1.0f, 4.0f);
   ImGui::SameLine();
   ImGui::Checkbox(tr("caption"), &e.caption);
