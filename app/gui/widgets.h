@@ -7,11 +7,13 @@
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "attnscope/figure/colormap.h"
+#include "core/user_path.h"  // user_path(): every path typed in the window
 #include "gui/app_state.h"
 
 namespace attnscope::gui {
@@ -27,6 +29,10 @@ ImRect SlotRect(const AppState& state, Slot slot);
 void PlaceNextWindow(const AppState& state, Slot slot);
 
 // ---- text ------------------------------------------------------------------------------------------
+// `message` with each command-line flag it names ("--heads", "--tokenizer") put in the window's words
+// ("heads H", "the tokenizer field (Input window)"): the engine and the command line share their
+// messages, and no message in the window names a flag. ErrorText and NoticeText apply it.
+std::string WindowTerms(const std::string& message);
 void ErrorText(const std::string& message);   // red, wrapped; nothing when empty
 void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
 void HintText(const std::string& text);       // greyed, wrapped (also between CJK characters)
@@ -56,14 +62,25 @@ ImU32 ContrastText(ImU32 background);
 // ---- sliders ---------------------------------------------------------------------------------------
 // The divisors of n up to cap, smallest first.
 std::vector<int> divisors(int n, int cap);
-// A slider over a list of allowed integers: only those can be chosen. Returns true on change. The
-// value shows as shown(value) (default: the number, or the number and `note`); a value that is not
-// allowed (from a scene file or the command line) shows as itself, flagged.
+// A slider over a list of allowed integers (ascending): only those can be chosen. Returns true on change.
+// The value shows as shown(value) (default: the number, or the number and `note`); a value that is not
+// allowed (from a scene file or the command line) shows as itself, flagged. A value typed into it
+// (Ctrl+click, Tab) is the value, not a position: an allowed one is taken; another one takes the
+// nearest allowed value (the smaller of two as near), and a note under the slider says so until the
+// value changes again.
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options,
                   const std::function<std::string(int)>& shown);
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "");
-// A double slider (Ctrl+click to type) that never stores NaN or ±∞: such input is refused, the old
-// value kept, and `error` set to say so. Returns true when the value changed.
+// ImGui's SliderInt / a 64-bit one (flags: e.g. ImGuiSliderFlags_Logarithmic). A typed value is taken
+// when the typing ends (Enter, a click elsewhere), not at every key; one outside [min, max] or not a
+// whole number takes the nearest allowed value, with a note under the slider.
+bool SliderIntTyped(const char* label, int* value, int min, int max, const char* format = "%d",
+                    ImGuiSliderFlags flags = 0);
+bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format = "%lld",
+                      ImGuiSliderFlags flags = 0);
+// A double slider (Ctrl+click to type) that never stores NaN or ±∞: a typed text that is no finite
+// number keeps the old value, a typed value out of range is clamped, each with a note under the slider.
+// `error` (the caller's message line) is cleared when the value changes. Returns true then.
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
                         std::string& error, bool logarithmic = false);
 

@@ -29,7 +29,7 @@ void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
   CheckpointWindowState& c = state.checkpoint;
   if (!c.is_open()) return;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderInt("##layer", &c.layer, 0, c.layers() - 1, "%d", ImGuiSliderFlags_AlwaysClamp))
+  if (SliderIntTyped("##layer", &c.layer, 0, c.layers() - 1))
     NoteEdit(state, Panel::heads);  // a running forward pass of the old layer is cancelled
   RecordLastItem(state, "heads.layer");  // the slider's frame alone (tests click it)
   ImGui::SameLine();
@@ -239,6 +239,15 @@ void DrawHeadsWindow(AppState& state) {
     ImGui::End();
     return;
   }
+  // Designed heads that share K/V (MQA, GQA): each keeps its pattern's name, but its map is no longer
+  // that pattern alone (under MQA every head draws the same map).
+  if (const ModelSettings& m = state.analysis->scene.model;
+      !state.checkpoint.is_open() && m.weights == WeightSource::designed && att->shape.groups < att->shape.heads)
+    NoticeText(att->shape.groups == 1
+                   ? tr("MQA: every head uses the one shared K/V, so the designed patterns blend into one map; the "
+                        "names say what each head was designed for, not what it draws now.")
+                   : tr("GQA: the heads of a K/V group share its keys and values, so their designed patterns blend "
+                        "within the group; the names say what each head was designed for, not what it draws now."));
   const Pictures& pictures = *state.pictures;
   const HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, *labels);
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);

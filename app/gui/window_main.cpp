@@ -50,7 +50,7 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
+                                         "--theme", "--pointer", "--clicks", "--keys", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
@@ -76,6 +76,11 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
   group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering; X1,Y1;X2,Y2 moves it after each --clicks frame")->group("");
   group->add_option("--clicks", o.clicks, "Scripted runs: frames at which the left button is pressed")
+      ->delimiter(',')
+      ->group("");
+  group->add_option("--keys", o.keys,
+                    "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
+                    "FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS (typed; no commas)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -187,6 +192,11 @@ struct RunMode {
   // N frames — for demos and for testing what is remembered between runs.
   bool auto_close = false;
   std::vector<ImVec2> pointers;  // --pointer X,Y[;X,Y…]: one position per click, the last one kept
+  struct Key {
+    int frame = 0;
+    std::string what;  // ctrl | enter | escape | tab | backspace | text=…
+  };
+  std::vector<Key> keys;  // --keys FRAME:WHAT,…
 };
 
 // A bad window flag is a usage error (InputError); a bad scene flag is shown in the window instead.
@@ -229,6 +239,20 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
             "--pointer takes X,Y in window pixels (or X1,Y1;X2,Y2 to move after each click), got '" + options.pointer + "'");
     mode.pointers.push_back(ImVec2(x, y));
     start = end + 1;
+  }
+  require(options.keys.empty() || mode.scripted, "--keys needs --screenshot FILE.png");
+  for (const std::string& k : options.keys) {
+    const size_t colon = k.find(':');
+    int frame = -1;
+    char extra = 0;
+    const std::string what = colon == std::string::npos ? "" : k.substr(colon + 1);
+    require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
+                frame >= 0 &&
+                (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
+                 what.rfind("text=", 0) == 0),
+            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS; "
+            "got '" + k + "'");
+    mode.keys.push_back({frame, what});
   }
   return mode;
 }
@@ -436,7 +460,8 @@ void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const App
 // (With simulated clicks every frame waits, so each click lands on the current result.)
 void TakeNewestResult(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
-  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty())) {
+  if (mode.scripted && !mode.bench &&
+      (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty() || !loop.options.keys.empty())) {
     state.checkpoint.loader->wait_until_idle();
     // A checkpoint that just opened is submitted at the end of this frame; the wait is then the next one's.
     if (!TakeCheckpoint(state)) state.worker->wait_until_idle();
@@ -472,6 +497,18 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
                                         : mode.pointers[std::min(clicked, mode.pointers.size() - 1)];
     for (bool& down : io.MouseDown) down = false;
     io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
+    // Keys as GLFW's callbacks would report them (ImGui 1.86 reads io.KeysDown by GLFW key code).
+    io.KeyCtrl = false;
+    for (const int key : {GLFW_KEY_ENTER, GLFW_KEY_ESCAPE, GLFW_KEY_TAB, GLFW_KEY_BACKSPACE}) io.KeysDown[key] = false;
+    for (const RunMode::Key& k : mode.keys) {
+      if (k.frame != loop.frame) continue;
+      if (k.what == "ctrl") io.KeyCtrl = true;
+      else if (k.what == "enter") io.KeysDown[GLFW_KEY_ENTER] = true;
+      else if (k.what == "escape") io.KeysDown[GLFW_KEY_ESCAPE] = true;
+      else if (k.what == "tab") io.KeysDown[GLFW_KEY_TAB] = true;
+      else if (k.what == "backspace") io.KeysDown[GLFW_KEY_BACKSPACE] = true;
+      else io.AddInputCharactersUTF8(k.what.substr(5).c_str());
+    }
   }
   ImGui::NewFrame();
   loop.device_ready = true;

@@ -63,7 +63,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
 
   int heads = s.heads;
-  if (ImGui::SliderInt(tr("heads H"), &heads, 1, 25, "%d", ImGuiSliderFlags_AlwaysClamp) && heads != s.heads) {
+  if (SliderIntTyped(tr("heads H"), &heads, 1, 25) && heads != s.heads) {
     s.heads = std::clamp(heads, 1, limits::max_heads);
     s.deltas.clear();
     s.alphas.clear();
@@ -106,7 +106,7 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   SectionHeader(tr("One head"));
   ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
-  if (s.heads > 1) ImGui::SliderInt(tr("head"), &w.edit_head, 0, s.heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+  if (s.heads > 1) SliderIntTyped(tr("head"), &w.edit_head, 0, s.heads - 1);
   w.edit_head = std::clamp(w.edit_head, 0, std::max(0, s.heads - 1));
   const int h = w.edit_head;
   double head_alpha = HeadAlpha(s, h);

@@ -278,7 +278,7 @@ void RunScriptedActions(AppState& state) {
       Reset(t);
     } else if (a.rfind("save:", 0) == 0) {
       t.save_path = a.substr(5);
-      if (!t.runs.empty()) t.runs[size_t(t.shown_run)]->save(t.save_path);
+      if (!t.runs.empty()) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
     } else if (a.rfind("show:", 0) == 0) {
       t.shown_run = std::clamp(std::atoi(a.c_str() + 5), 0, std::max(0, int(t.runs.size()) - 1));
     }
@@ -459,7 +459,7 @@ void DrawTrainingWindow(AppState& state) {
   ImGui::InputText("##save_path", &t.save_path);
   ImGui::SameLine();
   ImGui::BeginDisabled(busy || t.save_path.empty());
-  if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path);
+  if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
   ImGui::EndDisabled();
   if (const std::string saved = t.runs[size_t(t.shown_run)]->save_result(); !saved.empty()) {
     if (t.runs[size_t(t.shown_run)]->save_ok()) {
