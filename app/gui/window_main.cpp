@@ -24,6 +24,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -54,7 +55,8 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view"};
+                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view",
+                                         "--layout-live"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -71,6 +73,10 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--layout-sweep", o.layout_sweep,
                   "With --layout-json and no --screenshot: show every view, window and lesson step in turn and "
                   "record each one's layout (tests)")
+      ->group("");
+  group->add_flag("--layout-live", o.layout_live,
+                  "With --layout-json and no --screenshot: also rewrite it about ten times a second while the window "
+                  "is open, with the frame number (a test driving the window from outside aims at its controls)")
       ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
@@ -201,6 +207,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(!cli::flag_given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
   require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
           "--layout-sweep needs --layout-json FILE and no --screenshot");
+  require(!options.layout_live || (!options.layout_json.empty() && !mode.scripted),
+          "--layout-live needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
@@ -417,6 +425,7 @@ struct FrameLoop {
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
   WindowSize framebuffer;      // of the last frame rendered
+  std::chrono::steady_clock::time_point layout_written;  // --layout-live: the last rewrite
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
   // the benchmark, like a user, goes on once the heatmaps are there.
@@ -482,6 +491,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
   state.layout.clear();
+  ClearControls();
   HandleShortcuts(state);
   SetUiLanguage(state.language);
   DrawMenuBar(state);
@@ -594,6 +604,20 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
   loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
 }
 
+// --layout-live: the layout JSON of the frame just shown, about ten times a second (a failed write goes to
+// stderr: the test reading it then times out and says so).
+void WriteLiveLayout(FrameLoop& loop, const AppState& state) {
+  if (!loop.options.layout_live) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - loop.layout_written < std::chrono::milliseconds(100)) return;
+  loop.layout_written = now;
+  try {
+    WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height, nullptr, loop.frame);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+}
+
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
 bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
@@ -643,6 +667,11 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
        state.checkpoint.recent});
 }
 
+// SIGTERM or SIGINT (Ctrl+C in the terminal, a test ending the window) closes an interactive window as its
+// close button does: the session is saved and everything is freed (the loop wakes at least twice a second).
+volatile std::sig_atomic_t close_requested = 0;
+void RequestClose(int) { close_requested = 1; }
+
 // Tear down in reverse.
 void TearDown(GLFWwindow* window) {
   ImGui_ImplOpenGL3_Shutdown();
@@ -676,7 +705,11 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     InitState(state, startup, options, mode, window);
     FrameLoop loop(mode, options, state);
 
-    while (!glfwWindowShouldClose(window)) {
+    if (!mode.scripted) {
+      std::signal(SIGTERM, RequestClose);
+      std::signal(SIGINT, RequestClose);
+    }
+    while (!glfwWindowShouldClose(window) && !close_requested) {
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
@@ -692,6 +725,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       glfwSwapBuffers(window);
       worker.presented(state.result_generation);
       SweepLayouts(loop, state);
+      WriteLiveLayout(loop, state);
       if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
       if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
       SaveLayoutIfChanged(state, startup.persistence);
