@@ -75,8 +75,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                   "record each one's layout (tests)")
       ->group("");
   group->add_flag("--layout-live", o.layout_live,
-                  "With --layout-json and no --screenshot: also rewrite it about ten times a second while the window "
-                  "is open, with the frame number (a test driving the window from outside aims at its controls)")
+                  "With --layout-json and no --screenshot: also rewrite it after every frame while the window is open, "
+                  "with the frame number (a test driving the window from outside aims at its controls)")
       ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
@@ -425,7 +425,6 @@ struct FrameLoop {
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
   WindowSize framebuffer;      // of the last frame rendered
-  std::chrono::steady_clock::time_point layout_written;  // --layout-live: the last rewrite
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
   // the benchmark, like a user, goes on once the heatmaps are there.
@@ -604,13 +603,10 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
   loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
 }
 
-// --layout-live: the layout JSON of the frame just shown, about ten times a second (a failed write goes to
-// stderr: the test reading it then times out and says so).
-void WriteLiveLayout(FrameLoop& loop, const AppState& state) {
+// --layout-live: the layout JSON of each frame shown (about 40 kB; a failed write goes to stderr: the test
+// reading it then times out and says so).
+void WriteLiveLayout(const FrameLoop& loop, const AppState& state) {
   if (!loop.options.layout_live) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - loop.layout_written < std::chrono::milliseconds(100)) return;
-  loop.layout_written = now;
   try {
     WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height, nullptr, loop.frame);
   } catch (const InputError& e) {
