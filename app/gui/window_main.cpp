@@ -625,7 +625,7 @@ bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
 int FinishInteractiveRun(const FrameLoop& loop, const AppState& state) {
   try {
     WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height,
-                    loop.sweep ? &*loop.sweep : nullptr);
+                    loop.sweep ? &*loop.sweep : nullptr, loop.options.layout_live ? loop.frame : -1);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
