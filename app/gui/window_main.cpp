@@ -8,7 +8,8 @@
 //   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
 //                         RenderFrame → swap
 //   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
-//                         interactive runs SweepLayouts, AutoCloseNow, FinishInteractiveRun (layout JSON)
+//                         interactive runs SweepLayouts, WriteLiveLayout, AutoCloseNow, FinishInteractiveRun
+//                         (layout JSON); SIGTERM / SIGINT close an interactive window (RequestClose)
 //   4. saving the session SaveLayoutIfChanged (each frame), SaveSession (at the end), TearDown
 //
 // Sections: flags · helpers · 0 flag handling · 1 start-up · 2 one frame · 3 scripted finish ·
