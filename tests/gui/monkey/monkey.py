@@ -273,6 +273,19 @@ class Monkey:
             [("menu", "menu_display"), ("drag_typed", "##Menu")],
             menu("menu_language", "中文") + [("any", None)] * 3 + menu("menu_language", "English"),
             menu("menu_windows", "Reset layout"),
+            # Things in flight while the user goes on: a model loading, runs training, a large UI.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"),
+                                         ("press", "checkpoint", "Close"), ("any", "checkpoint")],
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            [("view", v) for v in ("Shapes", "Rel. position 1D", "Rel. position 2D", "Convolution", "Heads")] +
+            menu("menu_windows", "Model view") + [("any", None), ("any", None)],
+            open_window["Training"] + [("press", "training", "Compare MHA / GQA / MQA")] +
+            menu("menu_language", "中文") + [("any", "training"), ("press", "training", "Reset")] +
+            menu("menu_language", "English"),
+            open_window["Lessons"] + [("press", "lessons", "Choose a lesson…"), ("any", "##Combo")] +
+            [("press", "lessons", "Next")] * 5 + [("any", "lessons")],
+            [("key", "ctrl+equal")] * 8 + [("resize", 800, 600), ("any", None), ("any", None), ("any", None),
+                                           ("key", "ctrl+0"), ("resize", 1280, 720)],
             menu("menu_file", "Open scene…") + [("type_in", "", scratch + "/scene.json"), ("key", "Return"),
                                                  ("any", None)],
             menu("menu_file", "Save scene…") + [("type_in", "", scratch + "/scene.json"), ("key", "Return"),
@@ -322,6 +335,9 @@ class Monkey:
             return self.click_control(self.rng.choice(pool)) if pool else None
         if kind == "key":
             return ("key %s" % item[1], [("key", item[1])])
+        if kind == "view":
+            c = self.find([c for c in controls if c["window"] == "##MainMenuBar"], self.names(item[1]))
+            return ("view %s" % self.describe(c), [("move",) + self.point_in(c), ("click", 1, 1)]) if c else None
         if kind == "resize":
             return ("resize the window to %dx%d" % (item[1], item[2]), [("resize", item[1], item[2])])
         if kind == "sleep":
