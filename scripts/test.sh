@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build, and run the whole suite.
 #   1. AddressSanitizer + UndefinedBehaviorSanitizer build (clang, with libFuzzer's coverage) of the
-#      engine, CLI, test suite and fuzzer, and the suite through ctest
+#      engine, CLI, window, test suite and fuzzer, and the suite through ctest, with a short monkey
+#      test of the window (gui_monkey, tests/gui/monkey/; scripts/monkey.sh runs it longer)
 #   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh), on stage 1's build
 #   3. the Release build and the whole suite through ctest, GUI tests under Xvfb, and the install
 #      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)

@@ -9,6 +9,7 @@
 #include "attnscope/figure/render_png.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 #include "gui/training_windows.h"
 #include "gui/windows.h"
 
@@ -50,8 +51,9 @@ void WriteScreenshot(const std::filesystem::path& path, int width, int height, c
 }
 
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
-                     const LayoutSweep* sweep) {
+                     const LayoutSweep* sweep, int frame) {
   nlohmann::json j;
+  if (frame >= 0) j["frame"] = frame;
   j["width"] = width;
   j["height"] = height;
   j["view"] = state.layout.view;
@@ -105,6 +107,10 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["shape_changes"] = state.shapes.shape_changes;
   j["setting_changes"] = state.shapes.setting_changes;
   add_screen_json(j, state.layout, s);
+  j["controls"] = nlohmann::json::array();
+  auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
+  for (const ControlRecord& c : RecordedControls())
+    j["controls"].push_back(rect_json({{"window", c.window}, {"id", c.id}, {"typed", c.typed}}, px(c.min), px(c.max)));
   j["training"] = TrainingLayoutJson(state);
   if (sweep) {
     j["screens"] = nlohmann::json::array();

@@ -8,7 +8,8 @@
 //   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
 //                         RenderFrame → swap
 //   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
-//                         interactive runs SweepLayouts, AutoCloseNow, FinishInteractiveRun (layout JSON)
+//                         interactive runs SweepLayouts, WriteLiveLayout, AutoCloseNow, FinishInteractiveRun
+//                         (layout JSON); SIGTERM / SIGINT close an interactive window (RequestClose)
 //   4. saving the session SaveLayoutIfChanged (each frame), SaveSession (at the end), TearDown
 //
 // Sections: flags · helpers · 0 flag handling · 1 start-up · 2 one frame · 3 scripted finish ·
@@ -24,6 +25,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -54,7 +56,8 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view"};
+                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view",
+                                         "--layout-live"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -71,6 +74,10 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--layout-sweep", o.layout_sweep,
                   "With --layout-json and no --screenshot: show every view, window and lesson step in turn and "
                   "record each one's layout (tests)")
+      ->group("");
+  group->add_flag("--layout-live", o.layout_live,
+                  "With --layout-json and no --screenshot: also rewrite it after every frame while the window is open, "
+                  "with the frame number (a test driving the window from outside aims at its controls)")
       ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
@@ -211,6 +218,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(!cli::flag_given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
   require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
           "--layout-sweep needs --layout-json FILE and no --screenshot");
+  require(!options.layout_live || (!options.layout_json.empty() && !mode.scripted),
+          "--layout-live needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
@@ -519,6 +528,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
   state.layout.clear();
+  ClearControls();
   HandleShortcuts(state);
   SetUiLanguage(state.language);
   DrawMenuBar(state);
@@ -631,6 +641,17 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
   loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
 }
 
+// --layout-live: the layout JSON of each frame shown (about 40 kB; a failed write goes to stderr: the test
+// reading it then times out and says so).
+void WriteLiveLayout(const FrameLoop& loop, const AppState& state) {
+  if (!loop.options.layout_live) return;
+  try {
+    WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height, nullptr, loop.frame);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+}
+
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
 bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
@@ -642,7 +663,7 @@ bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
 int FinishInteractiveRun(const FrameLoop& loop, const AppState& state) {
   try {
     WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height,
-                    loop.sweep ? &*loop.sweep : nullptr);
+                    loop.sweep ? &*loop.sweep : nullptr, loop.options.layout_live ? loop.frame : -1);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
@@ -680,6 +701,11 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
        state.checkpoint.recent});
 }
 
+// SIGTERM or SIGINT (Ctrl+C in the terminal, a test ending the window) closes an interactive window as its
+// close button does: the session is saved and everything is freed (the loop wakes at least twice a second).
+volatile std::sig_atomic_t close_requested = 0;
+void RequestClose(int) { close_requested = 1; }
+
 // Tear down in reverse.
 void TearDown(GLFWwindow* window) {
   ImGui_ImplOpenGL3_Shutdown();
@@ -713,7 +739,11 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     InitState(state, startup, options, mode, window);
     FrameLoop loop(mode, options, state);
 
-    while (!glfwWindowShouldClose(window)) {
+    if (!mode.scripted) {
+      std::signal(SIGTERM, RequestClose);
+      std::signal(SIGINT, RequestClose);
+    }
+    while (!glfwWindowShouldClose(window) && !close_requested) {
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
@@ -729,6 +759,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       glfwSwapBuffers(window);
       worker.presented(state.result_generation);
       SweepLayouts(loop, state);
+      WriteLiveLayout(loop, state);
       if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
       if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
       SaveLayoutIfChanged(state, startup.persistence);

@@ -21,6 +21,7 @@ struct WindowOptions {
   std::string size;         // "WxH" window size in pixels; default 1600x900 (1280x720 scripted)
   std::string layout_json;  // where each heatmap, window and text was drawn, for tests
   bool layout_sweep = false;  // interactive: record every view, window and lesson step (LayoutSweep)
+  bool layout_live = false;   // interactive: rewrite layout_json while the window is open (the monkey test)
   float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
   std::string theme;        // light | dark (default light)
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window), or

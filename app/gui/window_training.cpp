@@ -446,7 +446,7 @@ void DrawTrainingWindow(AppState& state) {
   RecordLastItem(state, "training.compare");
   ImGui::EndDisabled();
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
-  if (!has_runs) {
+  if (t.runs.empty()) {  // has_runs may be stale: Reset above has just removed the runs
     HintText(tr("Start trains one model; Step does one step; Compare trains three that differ only in G. "
                 "The induction task repeats random tokens with a period that changes from sequence to sequence: "
                 "induction heads form after a plateau of a few hundred steps."));
