@@ -396,6 +396,7 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
   spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
   spec.shared_range = view.range;
   spec.masked = true;
+  spec.color_bar = !one_row;  // a comparison's bands share one bar, drawn beside them
   spec.columns = one_row && H <= 8 ? H : 0;  // a comparison: one row per run; else as large as they fit
   const HeatmapGridResult r = DrawHeatmapGrid(spec, t.bar, state.ui_scale, nullptr);
   for (const ImVec2& m : r.image_min) {
@@ -627,10 +628,19 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   ImGui::BeginGroup();
   ImRect all(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
   const float band_h = std::floor(heads_h / float(t.runs.size()));
+  // Several bands share one colour bar on their right (each of its own would not fit a band's height).
+  const bool one_bar = t.runs.size() > 1;
+  const ValueRange range = views[0]->range;
+  const float bar_w =
+      one_bar ? std::max(font * 1.4f + ColorBarLabelWidth(range, 5) + font * 0.5f,
+                         font * 0.8f + std::max(ImGui::CalcTextSize(tr("probability")).x,
+                                                font * 1.2f + ImGui::CalcTextSize(tr("masked")).x) + font * 0.3f)
+              : 0.0f;
+  const float band_w = heads_w - bar_w;
   for (size_t i = 0; i < t.runs.size(); ++i) {
     const train::TrainSnapshot& s = views[i]->snapshot;
-    ImGui::TextUnformatted(Ellipsize(trf("%s · step %d", t.runs[i]->label().c_str(), s.step), heads_w).c_str());
-    const ImVec2 size(heads_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
+    ImGui::TextUnformatted(Ellipsize(trf("%s · step %d", t.runs[i]->label().c_str(), s.step), band_w).c_str());
+    const ImVec2 size(band_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
     const ImRect r = DrawLayerHeads(state, t.heads[i], *views[i], t.layer, size, ("heads" + std::to_string(i)).c_str(),
                                     t.runs.size() > 1);
     if (r.Min.x <= r.Max.x) {
@@ -639,7 +649,21 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
     }
   }
   ImGui::EndGroup();
-  if (all.Min.x <= all.Max.x) RecordRect(state, "training.heads", all.Min, all.Max);
+  if (all.Min.x <= all.Max.x) {
+    RecordRect(state, "training.heads", all.Min, all.Max);
+    if (one_bar) {  // beside the bands, from the first band's heads to the last's, the masked swatch under it
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      const float x = ImGui::GetItemRectMin().x + band_w + font * 0.8f, top = all.Min.y;
+      const float bar_h = std::max(all.Max.y - top - font * 2.0f, font * 3.0f);
+      draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
+      DrawColorBar(draw, t.bar, Colormap::viridis, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), range, 5);
+      const ImVec2 swatch(x, top + bar_h + font * 0.8f);
+      const Rgba c = masked_color(Colormap::viridis);
+      draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
+      draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
+      draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
+    }
+  }
 }
 
 }  // namespace
