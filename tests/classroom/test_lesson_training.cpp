@@ -10,6 +10,7 @@
 #include "attnscope/io/assets.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/train/trainer.h"
+#include "core/training_worker.h"
 #include "check.h"
 #include "run_cli.h"
 
@@ -38,6 +39,11 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
   CHECK(train::kv_cache_bytes_per_token(variants[2].model) == 256);
   CHECK(contains(l.steps[3].caption.en, "1 KiB, 512 B and 256 B"));
   CHECK(contains(l.steps[3].caption.zh, "1 KiB、512 B 和 256 B"));
+  // ... at the window's own defaults, under which all three runs learn (README "The Training window").
+  const gui::TrainingForm defaults;
+  CHECK(l.steps[3].training->steps == defaults.steps);
+  CHECK(l.steps[3].training->optimizer.lr == defaults.lr);
+  CHECK(int(l.steps[3].training->seed) == defaults.seed);
   // Step 5 names the shipped model's recipe: 1000 steps from seed 1 (assets/models/README.md).
   CHECK(l.steps[4].training->steps == 1000);
   CHECK(l.steps[4].training->seed == 1);
