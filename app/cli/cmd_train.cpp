@@ -5,7 +5,8 @@
 //                   [--steps N] [--batch B] [--seq-len T] [--symbols S] [--lr LR] [--warmup W]
 //                   [--min-lr-ratio R] [--weight-decay WD] [--clip N] [--seed S] [--threads N]
 //                   [--print-every N] --out DIR
-// Prints progress (loss, learning rate, the best induction score of each layer, steps/s) and at the end
+// Prints progress (loss, learning rate, the best induction score of each layer — L0, L1, … counted from 0
+// as everywhere in attnscope — steps/s) and at the end
 // writes DIR/config.json, DIR/model.safetensors (Llama names, F32), DIR/loss.csv (step,loss) and
 // DIR/vocab.json. Every setting is checked, and the output folder tested, before the first step;
 // a failed run leaves no file behind.
@@ -56,7 +57,7 @@ std::string format_scores(const TrainSnapshot& s) {
   std::string text;
   char part[48];
   for (int l = 0; l < int(s.induction.size()); ++l) {
-    std::snprintf(part, sizeof part, "%sL%d %.2f", l ? " " : "", l + 1, double(best_induction_score(s, l)));
+    std::snprintf(part, sizeof part, "%sL%d %.2f", l ? " " : "", l, double(best_induction_score(s, l)));  // layers from 0
     text += part;
   }
   return text;

@@ -84,6 +84,11 @@ bool same_training(const TrainingForm& a, const TrainingForm& b) {
          a.threads == b.threads && a.snapshot_every == b.snapshot_every;
 }
 
+StepPacer::Clock::time_point StepPacer::due() const {
+  if (rate_ <= 0 || !has_last_) return Clock::time_point::min();
+  return last_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate_));
+}
+
 void apply_training_setting(TrainingForm& form, const std::string& key_value) {
   const size_t eq = key_value.find('=');
   require(eq != std::string::npos, "a training setting is key=value, got '" + key_value + "'");
@@ -116,6 +121,7 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
                  : key == "seed"           ? &form.seed
                  : key == "threads"        ? &form.threads
                  : key == "snapshot_every" ? &form.snapshot_every
+                 : key == "speed"          ? &form.speed
                                            : nullptr;
     if (key == "mlp") {
       form.mlp = ParseInt(key, value) != 0;
@@ -123,8 +129,11 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
     }
     require(field != nullptr, "unknown training setting '" + key +
                                   "': use task, text, level, layers, d_model, heads, groups, mlp, seq_len, batch, "
-                                  "steps, lr, seed, threads or snapshot_every");
+                                  "steps, lr, seed, threads, snapshot_every or speed");
     *field = ParseInt(key, value);
+    require(key != "speed" || (form.speed >= 0 && form.speed <= max_training_speed),
+            "training setting speed is steps per second, 0 (no limit) to " + std::to_string(max_training_speed) +
+                ", got " + value);
   }
 }
 
@@ -182,9 +191,13 @@ void TrainingRun::start() {
 }
 
 void TrainingRun::pause() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  running_ = false;
-  steps_asked_ = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    steps_asked_ = 0;
+    pacer_.forget();
+  }
+  wake_.notify_all();  // a worker waiting for its next step's time gives up waiting
 }
 
 void TrainingRun::step_once() {
@@ -195,6 +208,21 @@ void TrainingRun::step_once() {
     ++steps_asked_;
   }
   wake_.notify_all();
+}
+
+void TrainingRun::set_speed(int steps_per_second) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pacer_.rate() == steps_per_second) return;
+    pacer_.set_rate(steps_per_second);
+    ++speed_changes_;
+  }
+  wake_.notify_all();
+}
+
+int TrainingRun::speed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pacer_.rate();
 }
 
 void TrainingRun::save(const std::string& dir) {
@@ -258,8 +286,21 @@ void TrainingRun::loop() {
         return cancel_ || save_pending_ || (!finished_ && !failed_ && (running_ || steps_asked_ > 0));
       });
       if (cancel_) return;
-      if (save_pending_) save_dir = save_dir_;
-      else if (steps_asked_ > 0) --steps_asked_;
+      if (save_pending_) {
+        save_dir = save_dir_;
+      } else if (steps_asked_ > 0) {
+        --steps_asked_;
+      } else {  // running: at the speed asked for
+        const StepPacer::Clock::time_point due = pacer_.due();
+        if (StepPacer::Clock::now() < due) {
+          const uint64_t changes = speed_changes_;
+          wake_.wait_until(lock, due, [&] {
+            return cancel_ || save_pending_ || steps_asked_ > 0 || !running_ || speed_changes_ != changes;
+          });
+          continue;  // and decide again: the time may have come, or something else happened
+        }
+        pacer_.started(StepPacer::Clock::now());
+      }
       working_ = true;  // busy() until this step's snapshot is out
     }
     if (!save_dir.empty()) {

@@ -40,16 +40,17 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
   if (!spec.shared_scale)
     for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 5));
   g.head_bar = spec.shared_scale ? 0.0f : font * 0.9f + head_numbers;
-  g.bar = spec.shared_scale ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
+  const bool bar = spec.shared_scale && spec.color_bar;
+  g.bar = bar ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
   // As wide as the bar's title and its "masked" swatch too: a grid that fills the width (the Training
   // window's rows of heads) must not push them past the edge.
-  if (spec.shared_scale) {
+  if (bar) {
     float widest = ImGui::CalcTextSize(tr(spec.value_name)).x;
     if (spec.masked) widest = std::max(widest, font * 1.2f + ImGui::CalcTextSize(tr("masked")).x);
     g.bar = std::max(g.bar, font * 0.8f + widest + font * 0.3f);
   }
   // The shared bar's title sits above the first row: keep a line for it.
-  const float one_line = spec.shared_scale ? font * 1.7f : 0.0f;
+  const float one_line = bar ? font * 1.7f : 0.0f;
   g.label_h = std::max(g.label_h, one_line);
   auto fit = [&] {
     const float usable_w = avail.x - g.label_w - g.bar;
@@ -196,7 +197,7 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     }
   }
 
-  if (spec.shared_scale) {
+  if (spec.shared_scale && spec.color_bar) {
     const float top = origin.y + g.label_h + g.frame;
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
     const float bar_h = std::clamp(grid_h, font * 6.0f, font * 22.0f);

@@ -39,6 +39,7 @@ struct HeatmapGridSpec {
   const std::vector<std::string>* col_labels = nullptr;  // [cols] or null
   float labels_extent = 0;     // widest label in pixels
   bool shared_scale = true;
+  bool color_bar = true;       // shared scale: draw its bar (false: the caller draws one for several grids)
   ValueRange shared_range;
   std::function<ValueRange(int)> range;  // per heatmap, for per-heatmap colour bars
   Colormap colormap = Colormap::viridis;

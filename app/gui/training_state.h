@@ -19,14 +19,20 @@ struct TrainingWindowState {
   bool comparing = false;
   std::string error;                 // bad settings (shown in the window, nothing started)
   std::string save_path = "runs/window";
-  int shown_run = 0;                 // whose heads and induction scores are drawn
-  // The shown run's probe heads as textures [L][H], re-sent when a new snapshot arrives.
-  std::vector<std::vector<GlTexture>> textures;
-  uint64_t uploaded_generation = 0;
-  const TrainingRun* uploaded_run = nullptr;
-  int heads_step = -1;               // the step of the heads on screen
+  int shown_run = 0;                 // the run Save writes (a comparison: the one picked); see ShownRun
+  int layer = -1;                    // the layer whose heads and induction scores are drawn (−1: the last)
+  // Each run's probe heads as textures [L][H], re-sent when a new snapshot of that run arrives.
+  struct RunHeads {
+    const TrainingRun* run = nullptr;
+    uint64_t generation = 0;
+    std::vector<std::vector<GlTexture>> textures;  // [L][H]
+  };
+  std::vector<RunHeads> heads;       // [runs]
+  int heads_step = -1;               // the step of the shown run's heads on screen
   int heads_refreshes = 0;           // snapshots uploaded so far (tests: the heads refresh)
   ColorBarCache bar;
+  bool collapse_settings = false;    // a run just started: fold the settings away (once)
+  bool open_settings = false;        // Reset: unfold them again (once)
   // Scripted runs (--train-actions): done one by one, each once the runs are idle again.
   std::vector<std::string> actions;
   size_t next_action = 0;

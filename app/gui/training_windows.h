@@ -16,7 +16,8 @@ void ShowTrainingWith(AppState& state, const train::TrainSettings& settings);
 bool TrainingBusy(const AppState& state);
 // Scripted runs: sleeps a little each frame while training, so the renderer leaves the cores to it.
 void ScriptedTrainingPause(const AppState& state);
-// {"shown", "error", "comparing", "heads_step", "heads_refreshes", "heads_textures",
+// {"shown", "error", "comparing", "heads_step", "heads_refreshes", "heads_textures" (of every run),
+//  "layer" (whose heads and scores are drawn), "shown_run" (the one Save writes), "speed" (steps/s, 0: no limit),
 //  "runs": [{"label", "state", "error", "save", "save_ok", "step", "total_steps", "losses", "layers",
 //            "heads", "groups", "kv_cache_bytes_per_token", "steps_per_second", "induction" [L][H],
 //            "induction_history": [{"step", "scores"}], "probe_tokens"}]} — for --layout-json.

@@ -1,9 +1,12 @@
 // window_training.cpp — the Training window: train a small Llama-layout transformer on a built-in
-// task (core/training_worker.h runs it on a worker thread) and watch it learn — the loss curve, every
-// layer's heads on a fixed probe sequence, each head's induction score over time, steps per second.
-// "Compare MHA / GQA / MQA" trains three models that differ only in G from the same seed and data and
-// draws their loss curves together, each with its KV-cache bytes per token. Save writes a Hugging
-// Face checkpoint folder.
+// task (core/training_worker.h runs it on a worker thread) and watch it learn. Laid out for a class:
+// the buttons and a steps-per-second control (slow motion for the phase change) in a row at the top,
+// the settings folded away once a run exists, then the loss curve and the chosen layer's induction
+// scores on the left and that layer's heads on the probe sequence on the right, all in view at
+// 1280×720 without scrolling. "Compare MHA / GQA / MQA" trains three models that differ only in G
+// from the same seed and data: their loss curves together, each with its KV-cache bytes per token,
+// and each run's heads in a band of its own under its name. Save writes a Hugging Face checkpoint
+// folder. Layers and heads are counted from 0, as everywhere in attnscope.
 //
 // Sections: line plot · settings · runs · scripted actions · heads · window
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include <GLFW/glfw3.h>
 
 #include "attnscope/core/error.h"
+#include "core/user_path.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/training_windows.h"
@@ -47,12 +51,29 @@ std::string TickText(float v) {
   return buf;
 }
 
+// Rows the legend of these series takes at this width (as SameLineIfFits wraps it).
+int LegendRows(const std::vector<Series>& series, float width) {
+  const float line = ImGui::GetTextLineHeight(), spacing = ImGui::GetStyle().ItemSpacing.x;
+  int rows = series.empty() ? 0 : 1;
+  float x = 0;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const float text_w = ImGui::CalcTextSize(series[i].label.c_str()).x;
+    const float item_w = line * 0.8f + 2 + text_w;  // the swatch, a gap, the label
+    if (i > 0 && width - x - spacing < line + text_w + spacing) ++rows, x = item_w;  // as SameLineIfFits
+    else x += (i > 0 ? spacing : 0) + item_w;
+  }
+  return rows;
+}
+
 // A line plot drawn with the draw list: a framed area, 5 y ticks and 5 x ticks with numbers in the
 // UI font (readable on a projector at any UI scale), the axis names, and a legend under it that
-// wraps. Fixed y range when y_lo < y_hi, else the data's.
+// wraps; `height` holds all of it. Fixed y range when y_lo < y_hi, else the data's.
 void DrawLinePlot(const char* id, const std::vector<Series>& series, const char* x_name, const char* y_name,
-                  float height, float y_lo = 0, float y_hi = 0) {
+                  float total_height, float y_lo = 0, float y_hi = 0) {
   ImGui::PushID(id);
+  const float legend_h = float(LegendRows(series, std::max(ImGui::GetContentRegionAvail().x, 120.0f))) *
+                         ImGui::GetTextLineHeightWithSpacing();
+  const float height = std::max(total_height - legend_h - ImGui::GetStyle().ItemSpacing.y, ImGui::GetTextLineHeight() * 5);
   float x_max = 1, lo = FLT_MAX, hi = -FLT_MAX;
   for (const Series& s : series) {
     for (float x : s.x) x_max = std::max(x_max, x);
@@ -205,11 +226,18 @@ void Reset(TrainingWindowState& t) {
   t.runs.clear();  // each run cancels between steps and joins its thread
   t.comparing = false;
   t.error.clear();
-  t.textures.clear();
-  t.uploaded_run = nullptr;
-  t.uploaded_generation = 0;
+  t.heads.clear();
   t.heads_step = -1;
   t.shown_run = 0;
+  t.open_settings = true;
+}
+
+// The run Save writes and whose step the heads report: null without runs, else t.shown_run brought
+// back into range. The one way the window reaches a run by index, so no index outlives a Reset.
+TrainingRun* ShownRun(TrainingWindowState& t) {
+  if (t.runs.empty()) return nullptr;
+  t.shown_run = std::clamp(t.shown_run, 0, int(t.runs.size()) - 1);
+  return t.runs[size_t(t.shown_run)].get();
 }
 
 std::function<void()> WakeWindow() {
@@ -219,6 +247,7 @@ std::function<void()> WakeWindow() {
 // Builds the run(s) from the form; bad settings land in t.error and nothing starts.
 void StartRuns(TrainingWindowState& t, bool compare) {
   Reset(t);
+  t.open_settings = false;
   try {
     train::TrainSettings s = training_settings(t.form);
     if (compare) {
@@ -232,8 +261,11 @@ void StartRuns(TrainingWindowState& t, bool compare) {
     } else {
       t.runs.push_back(std::make_unique<TrainingRun>(s, trf("G = %d", s.model.groups), WakeWindow()));
     }
+    for (auto& r : t.runs) r->set_speed(t.form.speed);
+    t.collapse_settings = true;  // the curve and the heads take the room now
   } catch (const InputError& e) {
     Reset(t);
+    t.open_settings = false;
     t.error = e.what();
   }
 }
@@ -254,6 +286,33 @@ const char* StateName(RunState s) {
   return "";
 }
 
+// What the buttons and the scripted actions do, in one place. Called before anything of the frame
+// reads the runs, so a Reset never leaves a reference to a run behind.
+void Act(TrainingWindowState& t, const std::string& a) {
+  if (a == "start") {
+    if (t.runs.empty()) StartRuns(t, false);
+    for (auto& r : t.runs) r->start();
+  } else if (a == "compare") {
+    StartRuns(t, true);
+    for (auto& r : t.runs) r->start();
+  } else if (a == "pause") {
+    for (auto& r : t.runs) r->pause();
+  } else if (a == "step") {
+    if (t.runs.empty()) StartRuns(t, false);
+    for (auto& r : t.runs) r->step_once();
+  } else if (a == "reset") {
+    Reset(t);
+  } else if (a.rfind("save:", 0) == 0) {
+    t.save_path = a.substr(5);
+    if (TrainingRun* run = ShownRun(t)) run->save(t.save_path = user_path_text(t.save_path));
+  } else if (a == "save") {
+    if (TrainingRun* run = ShownRun(t)) run->save(t.save_path = user_path_text(t.save_path));
+  } else if (a.rfind("show:", 0) == 0) {
+    t.shown_run = std::atoi(a.c_str() + 5);
+    ShownRun(t);
+  }
+}
+
 // ---- scripted actions -------------------------------------------------------------------------------
 
 // --train-actions: each action once every run is idle again (pause: at once, to pause a running run).
@@ -263,101 +322,122 @@ void RunScriptedActions(AppState& state) {
     const std::string& a = t.actions[t.next_action];
     if (a != "pause" && AnyBusy(t)) return;
     ++t.next_action;
-    if (a == "start") {
-      if (t.runs.empty()) StartRuns(t, false);
-      for (auto& r : t.runs) r->start();
-    } else if (a == "compare") {
-      StartRuns(t, true);
-      for (auto& r : t.runs) r->start();
-    } else if (a == "pause") {
-      for (auto& r : t.runs) r->pause();
-    } else if (a == "step") {
-      if (t.runs.empty()) StartRuns(t, false);
-      for (auto& r : t.runs) r->step_once();
-    } else if (a == "reset") {
-      Reset(t);
-    } else if (a.rfind("save:", 0) == 0) {
-      t.save_path = a.substr(5);
-      if (!t.runs.empty()) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
-    } else if (a.rfind("show:", 0) == 0) {
-      t.shown_run = std::clamp(std::atoi(a.c_str() + 5), 0, std::max(0, int(t.runs.size()) - 1));
-    }
+    Act(t, a);
     return;  // one action per frame, so the frames between show each state
   }
 }
 
 // ---- heads -----------------------------------------------------------------------------------------
 
-void UploadHeads(TrainingWindowState& t, const TrainingRun& run, const TrainingView& view) {
-  if (t.uploaded_run == &run && t.uploaded_generation == view.generation) return;
-  t.textures.resize(view.heads.size());
-  for (size_t l = 0; l < view.heads.size(); ++l) {
-    t.textures[l].resize(view.heads[l].size());
-    for (size_t h = 0; h < view.heads[l].size(); ++h) {
-      const Picture& p = view.heads[l][h];
-      t.textures[l][h].update(p.width, p.height, p.pixels);
-    }
-  }
-  t.uploaded_run = &run;
-  t.uploaded_generation = view.generation;
-  t.heads_step = view.snapshot.step;
-  ++t.heads_refreshes;
+void RecordRect(AppState& state, const std::string& name, ImVec2 min, ImVec2 max) {
+  const ImVec2 s = state.framebuffer_scale;
+  state.layout.widgets.push_back({name, ImVec2(min.x * s.x, min.y * s.y), ImVec2(max.x * s.x, max.y * s.y)});
 }
 
-void DrawHeads(AppState& state, const TrainingView& view) {
+// Sends each run's newest probe heads to the GPU when they changed.
+void UploadHeads(TrainingWindowState& t, const std::vector<std::shared_ptr<const TrainingView>>& views) {
+  t.heads.resize(t.runs.size());
+  for (size_t i = 0; i < t.runs.size(); ++i) {
+    TrainingWindowState::RunHeads& u = t.heads[i];
+    const TrainingView& view = *views[i];
+    if (u.run == t.runs[i].get() && u.generation == view.generation) continue;
+    u.textures.resize(view.heads.size());
+    for (size_t l = 0; l < view.heads.size(); ++l) {
+      u.textures[l].resize(view.heads[l].size());
+      for (size_t h = 0; h < view.heads[l].size(); ++h) {
+        const Picture& p = view.heads[l][h];
+        u.textures[l][h].update(p.width, p.height, p.pixels);
+      }
+    }
+    u.run = t.runs[i].get();
+    u.generation = view.generation;
+    if (int(i) == t.shown_run) {
+      t.heads_step = view.snapshot.step;
+      ++t.heads_refreshes;
+    }
+  }
+}
+
+// The heads of layer l of one run on the probe sequence, filling a region of `size`; returns the
+// rectangle their images cover.
+ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, const TrainingView& view, int l,
+                      ImVec2 size, const char* id, bool one_row) {
   TrainingWindowState& t = state.training;
   const train::TrainSnapshot& s = view.snapshot;
-  const float label_cap = ImGui::GetFontSize() * 3;
-  const float extent = LabelExtent(s.probe_tokens, label_cap);
-  for (int l = 0; l < int(view.heads.size()); ++l) {
-    ImGui::TextUnformatted(trf("Layer %d", l + 1).c_str());
-    const float width = ImGui::GetContentRegionAvail().x;
-    const int H = int(view.heads[size_t(l)].size());
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float height = std::clamp((width - extent - line * 4) / float(std::max(H, 1)) + extent + line * 2.5f,
-                                    line * 6, line * 22);
-    ImGui::BeginChild(ImGui::GetID(("layer" + std::to_string(l)).c_str()), ImVec2(width, height), false,
-                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    HeatmapGridSpec spec;
-    spec.count = H;
-    spec.rows = spec.cols = view.heads[size_t(l)].empty() ? 0 : view.heads[size_t(l)][0].height;
-    spec.texture = [&t, l](int h) { return t.textures[size_t(l)][size_t(h)].id(); };
-    const int per_group = std::max(1, s.heads / std::max(1, s.groups));
-    spec.frame_color = [per_group](int h) { return KvGroupColor(h / per_group); };
-    const std::vector<std::vector<float>>& ind = s.induction;
-    spec.captions = [&ind, l, per_group](int h, int form) {
-      const float score = l < int(ind.size()) && h < int(ind[size_t(l)].size()) ? ind[size_t(l)][size_t(h)] : 0.0f;
-      return form == 0 ? trf("h%d · G%d · ind. %.2f", h, h / per_group, double(score)) : trf("h%d", h);
-    };
-    spec.caption_forms = 2;
-    spec.row_labels = &s.probe_tokens;
-    spec.col_labels = &s.probe_tokens;
-    spec.labels_extent = extent;
-    spec.shared_range = view.range;
-    spec.masked = true;
-    spec.columns = H;
-    DrawHeatmapGrid(spec, t.bar, state.ui_scale, nullptr);
-    ImGui::EndChild();
+  ImRect images(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
+  if (l < 0 || l >= int(view.heads.size()) || l >= int(u.textures.size())) return images;
+  const int H = int(view.heads[size_t(l)].size());
+  ImGui::BeginChild(ImGui::GetID(id), size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  HeatmapGridSpec spec;
+  spec.count = H;
+  spec.rows = spec.cols = view.heads[size_t(l)].empty() ? 0 : view.heads[size_t(l)][0].height;
+  spec.texture = [&u, l](int h) { return u.textures[size_t(l)][size_t(h)].id(); };
+  const int per_group = std::max(1, s.heads / std::max(1, s.groups));
+  spec.frame_color = [per_group](int h) { return KvGroupColor(h / per_group); };
+  const std::vector<std::vector<float>>& ind = s.induction;
+  // One caption format for every tile: head, kv group and induction score when all fit, else head and
+  // score, else the head alone.
+  auto score = [&ind, l](int h) {
+    return l < int(ind.size()) && h < int(ind[size_t(l)].size()) ? double(ind[size_t(l)][size_t(h)]) : 0.0;
+  };
+  spec.captions = [&score, per_group](int h, int form) {
+    switch (form) {
+      case 0: return trf("h%d · G%d · ind. %.2f", h, h / per_group, score(h));
+      case 1: return trf("h%d · %.2f", h, score(h));
+      default: return trf("h%d", h);
+    }
+  };
+  spec.caption_forms = 3;
+  spec.row_labels = &s.probe_tokens;
+  spec.col_labels = &s.probe_tokens;
+  spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
+  spec.shared_range = view.range;
+  spec.masked = true;
+  spec.color_bar = !one_row;  // a comparison's bands share one bar, drawn beside them
+  spec.columns = one_row && H <= 8 ? H : 0;  // a comparison: one row per run; else as large as they fit
+  const HeatmapGridResult r = DrawHeatmapGrid(spec, t.bar, state.ui_scale, nullptr);
+  for (const ImVec2& m : r.image_min) {
+    images.Add(m);
+    images.Add(ImVec2(m.x + r.image_size.x, m.y + r.image_size.y));
   }
+  ImGui::EndChild();
+  return images;
 }
 
-// Induction score of every head over time, one plot per layer.
-void DrawInduction(const TrainingView& view, float height) {
-  const train::TrainSnapshot& s = view.snapshot;
-  for (int l = 0; l < s.layers; ++l) {
-    std::vector<Series> series(size_t(s.heads));
-    for (int h = 0; h < s.heads; ++h) {
-      series[size_t(h)].label = trf("h%d", h);
-      series[size_t(h)].color = SeriesColor(h);
-      for (const train::InductionPoint& p : s.induction_history)
-        if (l < int(p.scores.size()) && h < int(p.scores[size_t(l)].size())) {
-          series[size_t(h)].x.push_back(float(p.step));
-          series[size_t(h)].y.push_back(p.scores[size_t(l)][size_t(h)]);
+// Induction score over time of layer l: each head of a single run, or each run's best head of the
+// layer in a comparison.
+void DrawInduction(const TrainingWindowState& t, const std::vector<std::shared_ptr<const TrainingView>>& views, int l,
+                   ImVec2 size) {
+  std::vector<Series> series;
+  if (t.comparing) {
+    for (size_t i = 0; i < views.size(); ++i) {
+      Series s{t.runs[i]->label(), SeriesColor(int(i)), {}, {}};
+      for (const train::InductionPoint& p : views[i]->snapshot.induction_history)
+        if (l < int(p.scores.size()) && !p.scores[size_t(l)].empty()) {
+          s.x.push_back(float(p.step));
+          s.y.push_back(*std::max_element(p.scores[size_t(l)].begin(), p.scores[size_t(l)].end()));
         }
+      series.push_back(std::move(s));
     }
-    ImGui::TextUnformatted(trf("Layer %d: induction score per head", l + 1).c_str());
-    DrawLinePlot(("induction" + std::to_string(l)).c_str(), series, tr("step"), tr("induction score"), height, 0.0f, 1.0f);
+  } else {
+    const train::TrainSnapshot& snap = views[0]->snapshot;
+    for (int h = 0; h < snap.heads; ++h) {
+      Series s{trf("h%d", h), SeriesColor(h), {}, {}};
+      for (const train::InductionPoint& p : snap.induction_history)
+        if (l < int(p.scores.size()) && h < int(p.scores[size_t(l)].size())) {
+          s.x.push_back(float(p.step));
+          s.y.push_back(p.scores[size_t(l)][size_t(h)]);
+        }
+      series.push_back(std::move(s));
+    }
   }
+  ImGui::TextUnformatted(t.comparing ? trf("Induction score of layer %d (best head of each run)", l).c_str()
+                                     : trf("Induction score of layer %d, per head", l).c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("The mean attention from each token of the second copy to the token after its earlier "
+                               "occurrence."));
+  DrawLinePlot("induction", series, tr("step"), tr("induction score"),
+               size.y - ImGui::GetTextLineHeightWithSpacing(), 0.0f, 1.0f);
 }
 
 }  // namespace
@@ -384,6 +464,207 @@ void ScriptedTrainingPause(const AppState& state) {
 
 // ---- window ------------------------------------------------------------------------------------------
 
+namespace {
+
+// Start, Pause, Step, Reset, Compare and the speed, in one row at the top: they keep their places
+// whatever the window shows under them. A press acts at once (Act), before the runs are read.
+void DrawButtons(AppState& state) {
+  TrainingWindowState& t = state.training;
+  const bool has_runs = !t.runs.empty();
+  const bool busy = AnyBusy(t);
+  bool all_done = has_runs;
+  for (const auto& r : t.runs) all_done = all_done && (r->state() == RunState::finished || r->state() == RunState::failed);
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  auto button_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + spacing; };
+  std::string pressed;
+  ImGui::BeginDisabled(busy || all_done);
+  if (ImGui::Button(tr("Start"))) pressed = "start";
+  RecordLastItem(state, "training.start");
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!busy);
+  if (ImGui::Button(tr("Pause"))) pressed = "pause";
+  RecordLastItem(state, "training.pause");
+  ImGui::EndDisabled();
+  SameLineIfFits(button_w(tr("Step")));
+  ImGui::BeginDisabled(busy || all_done);
+  if (ImGui::Button(tr("Step"))) pressed = "step";
+  RecordLastItem(state, "training.step");
+  ImGui::EndDisabled();
+  SameLineIfFits(button_w(tr("Reset")));
+  ImGui::BeginDisabled(!has_runs && t.error.empty());
+  if (ImGui::Button(tr("Reset"))) pressed = "reset";
+  RecordLastItem(state, "training.reset");
+  ImGui::EndDisabled();
+  SameLineIfFits(button_w(tr("Compare MHA / GQA / MQA")));
+  ImGui::BeginDisabled(busy);
+  if (ImGui::Button(tr("Compare MHA / GQA / MQA"))) pressed = "compare";
+  RecordLastItem(state, "training.compare");
+  ImGui::EndDisabled();
+  // The speed: not a training setting, so it can change while the runs train.
+  const char* speed_label = tr("steps per second");
+  const float slider_w = ImGui::GetFontSize() * 7;
+  SameLineIfFits(slider_w + ImGui::CalcTextSize(speed_label).x + spacing * 2);
+  ImGui::SetNextItemWidth(slider_w);
+  const std::string shown = t.form.speed == 0 ? std::string(tr("no limit")) : "%d";
+  ImGui::SliderInt(speed_label, &t.form.speed, 0, max_training_speed, shown.c_str(), ImGuiSliderFlags_AlwaysClamp);
+  RecordLastItem(state, "training.speed");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Slow motion: at most this many steps per second (0: as fast as the computer can). "
+                               "The loss curve is the same at any speed."));
+  for (auto& r : t.runs) r->set_speed(t.form.speed);
+  if (!pressed.empty()) Act(t, pressed);
+}
+
+// Settings, folded away while runs exist (and locked: Reset to change them).
+void DrawSettingsSection(TrainingWindowState& t) {
+  const bool has_runs = !t.runs.empty();
+  if (t.collapse_settings || t.open_settings) ImGui::SetNextItemOpen(t.open_settings, ImGuiCond_Always);
+  t.collapse_settings = t.open_settings = false;
+  if (ImGui::CollapsingHeader(tr("Model and training settings"), has_runs ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) {
+    DrawSettings(t, has_runs);
+    if (has_runs) HintText(tr("The settings are locked while there is a run: Reset to change them."));
+  }
+}
+
+// One line per run: state, step, loss, speed (and in a comparison its KV cache and which run Save writes).
+void DrawRunLines(TrainingWindowState& t, const std::vector<std::shared_ptr<const TrainingView>>& views) {
+  for (size_t i = 0; i < t.runs.size(); ++i) {
+    const TrainingRun& r = *t.runs[i];
+    const train::TrainSnapshot& s = views[i]->snapshot;
+    const float loss = s.losses.empty() ? NAN : s.losses.back();
+    std::string line = trf("%s: %s · step %d / %d · loss %.3f · %.1f steps/s", r.label().c_str(), tr(StateName(r.state())),
+                           s.step, s.total_steps, double(loss), s.steps_per_second);
+    if (t.comparing) {
+      line += trf(" · KV cache %s per token", HumanBytes(s.kv_cache_bytes_per_token).c_str());
+      if (ImGui::RadioButton(("##show" + std::to_string(i)).c_str(), t.shown_run == int(i))) t.shown_run = int(i);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("The run Save checkpoint writes"));
+      ImGui::SameLine();
+    }
+    WrappedText(line);
+    if (r.state() == RunState::failed) ErrorText(std::string(tr("Error: ")) + r.error());
+  }
+  if (t.comparing)
+    HintText(tr("KV-cache bytes per token = 2 (K and V) · L · G · d_head · 4 bytes (float32). Same seed, same data: "
+                "only G differs."));
+}
+
+void DrawSaveRow(AppState& state) {
+  TrainingWindowState& t = state.training;
+  TrainingRun* run = ShownRun(t);
+  if (!run) return;
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float button_w = ImGui::CalcTextSize(tr("Save checkpoint")).x + ImGui::GetStyle().FramePadding.x * 2;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - button_w - spacing, ImGui::GetFontSize() * 6));
+  ImGui::InputText("##save_path", &t.save_path);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(AnyBusy(t) || t.save_path.empty());
+  if (ImGui::Button(tr("Save checkpoint"))) Act(t, "save");
+  ImGui::EndDisabled();
+  if (const std::string saved = run->save_result(); !saved.empty()) {
+    if (run->save_ok()) {
+      HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
+      // The saved folder opens like any real model (the Heads view's layers, the Model view).
+      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+        OpenCheckpoint(state, saved);
+        ImGui::SetWindowFocus("###checkpoint");  // in front of this window, which covers its place
+      }
+      RecordLastItem(state, "training.open_saved");
+    } else {
+      ErrorText(std::string(tr("Error: ")) + saved);
+    }
+  }
+}
+
+// The loss curve, the chosen layer's heads and its induction scores, together in what is left of the
+// window: the plots in a column on the left, the heads (each run's, side by side in a comparison) on
+// the right; one under the other when the window is narrow.
+void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const TrainingView>>& views) {
+  TrainingWindowState& t = state.training;
+  const int L = views[0]->snapshot.layers;
+  if (t.layer < 0 || t.layer >= L) t.layer = L - 1;  // the last layer: where induction heads form
+  const float font = ImGui::GetFontSize(), line = ImGui::GetTextLineHeightWithSpacing();
+  if (L > 1) {
+    ImGui::SetNextItemWidth(font * 6);
+    ImGui::SliderInt(tr("layer"), &t.layer, 0, L - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+    RecordLastItem(state, "training.layer");
+    ImGui::SameLine();
+  }
+  HintText(trf("Heads of layer %d on the probe sequence (a random stretch, then the same again)", t.layer));
+  UploadHeads(t, views);
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool side_by_side = avail.x >= font * 40 && avail.y >= line * 12;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float left_w = side_by_side ? std::floor(avail.x * 0.38f) : avail.x;
+  const float plots_h = side_by_side ? avail.y : std::max(line * 24, avail.y * 0.6f);
+  const float loss_h = std::floor(plots_h * 0.52f);
+
+  ImGui::BeginGroup();
+  const ImVec2 loss_min = ImGui::GetCursorScreenPos();
+  ImGui::BeginChild("##loss", ImVec2(left_w, loss_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  std::vector<Series> loss_series;
+  for (size_t i = 0; i < t.runs.size(); ++i)
+    loss_series.push_back(LossSeries(views[i]->snapshot.losses, t.runs[i]->label(), SeriesColor(int(i)), left_w));
+  ImGui::TextUnformatted(tr("Loss"));
+  DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), loss_h - line);
+  ImGui::EndChild();
+  RecordRect(state, "training.loss", loss_min, ImVec2(loss_min.x + left_w, loss_min.y + loss_h));
+  const ImVec2 ind_min = ImGui::GetCursorScreenPos();
+  const ImVec2 ind_size(left_w, plots_h - loss_h - ImGui::GetStyle().ItemSpacing.y);
+  ImGui::BeginChild("##induction", ind_size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawInduction(t, views, t.layer, ind_size);
+  ImGui::EndChild();
+  RecordRect(state, "training.induction", ind_min, ImVec2(ind_min.x + ind_size.x, ind_min.y + ind_size.y));
+  ImGui::EndGroup();
+  if (side_by_side) ImGui::SameLine(0, gap);
+
+  // Heads: one band per run, each headed by the run's name and step.
+  const float heads_w = side_by_side ? avail.x - left_w - gap : avail.x;
+  const float heads_h = side_by_side ? avail.y : std::max(line * 14 * float(t.runs.size()), ImGui::GetContentRegionAvail().y);
+  ImGui::BeginGroup();
+  ImRect all(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
+  const float band_h = std::floor(heads_h / float(t.runs.size()));
+  // Several bands share one colour bar on their right (each of its own would not fit a band's height).
+  const bool one_bar = t.runs.size() > 1;
+  const ValueRange range = views[0]->range;
+  const float bar_w =
+      one_bar ? std::max(font * 1.4f + ColorBarLabelWidth(range, 5) + font * 0.5f,
+                         font * 0.8f + std::max(ImGui::CalcTextSize(tr("probability")).x,
+                                                font * 1.2f + ImGui::CalcTextSize(tr("masked")).x) + font * 0.3f)
+              : 0.0f;
+  const float band_w = heads_w - bar_w;
+  for (size_t i = 0; i < t.runs.size(); ++i) {
+    const train::TrainSnapshot& s = views[i]->snapshot;
+    ImGui::TextUnformatted(Ellipsize(trf("%s · step %d", t.runs[i]->label().c_str(), s.step), band_w).c_str());
+    const ImVec2 size(band_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
+    const ImRect r = DrawLayerHeads(state, t.heads[i], *views[i], t.layer, size, ("heads" + std::to_string(i)).c_str(),
+                                    t.runs.size() > 1);
+    if (r.Min.x <= r.Max.x) {
+      RecordRect(state, "training.heads." + std::to_string(i), r.Min, r.Max);
+      all.Add(r);
+    }
+  }
+  ImGui::EndGroup();
+  if (all.Min.x <= all.Max.x) {
+    RecordRect(state, "training.heads", all.Min, all.Max);
+    if (one_bar) {  // beside the bands, from the first band's heads to the last's, the masked swatch under it
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      const float x = ImGui::GetItemRectMin().x + band_w + font * 0.8f, top = all.Min.y;
+      const float bar_h = std::max(all.Max.y - top - font * 2.0f, font * 3.0f);
+      draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
+      DrawColorBar(draw, t.bar, Colormap::viridis, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), range, 5);
+      const ImVec2 swatch(x, top + bar_h + font * 0.8f);
+      const Rgba c = masked_color(Colormap::viridis);
+      draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
+      draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
+      draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
+    }
+  }
+}
+
+}  // namespace
+
 void DrawTrainingWindow(AppState& state) {
   TrainingWindowState& t = state.training;
   RunScriptedActions(state);
@@ -400,124 +681,23 @@ void DrawTrainingWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  const bool has_runs = !t.runs.empty();
-  const bool busy = AnyBusy(t);
-
-  // 1. Settings (locked while runs exist: Reset to change them).
-  if (ImGui::CollapsingHeader(tr("Model and training settings"), ImGuiTreeNodeFlags_DefaultOpen)) {
-    DrawSettings(t, has_runs);
-    if (has_runs) HintText(tr("The settings are locked while there is a run: Reset to change them."));
-  }
-
-  // 2. Buttons.
-  const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  auto button_w = [&](const char* label) { return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2 + spacing; };
-  bool all_done = has_runs;
-  for (const auto& r : t.runs) all_done = all_done && (r->state() == RunState::finished || r->state() == RunState::failed);
-  ImGui::BeginDisabled(busy || all_done);
-  if (ImGui::Button(tr("Start"))) {
-    if (!has_runs) StartRuns(t, false);
-    for (auto& r : t.runs) r->start();
-  }
-  RecordLastItem(state, "training.start");
-  ImGui::EndDisabled();
-  ImGui::SameLine();
-  ImGui::BeginDisabled(!busy);
-  if (ImGui::Button(tr("Pause")))
-    for (auto& r : t.runs) r->pause();
-  ImGui::EndDisabled();
-  SameLineIfFits(button_w(tr("Step")));
-  ImGui::BeginDisabled(busy || all_done);
-  if (ImGui::Button(tr("Step"))) {
-    if (!has_runs) StartRuns(t, false);
-    for (auto& r : t.runs) r->step_once();
-  }
-  ImGui::EndDisabled();
-  SameLineIfFits(button_w(tr("Reset")));
-  ImGui::BeginDisabled(!has_runs && t.error.empty());
-  if (ImGui::Button(tr("Reset"))) Reset(t);
-  ImGui::EndDisabled();
-  SameLineIfFits(button_w(tr("Compare MHA / GQA / MQA")));
-  ImGui::BeginDisabled(busy);
-  if (ImGui::Button(tr("Compare MHA / GQA / MQA"))) {
-    StartRuns(t, true);
-    for (auto& r : t.runs) r->start();
-  }
-  RecordLastItem(state, "training.compare");
-  ImGui::EndDisabled();
+  // 1. The buttons act first; from here on the runs stay as they are for the rest of the frame.
+  DrawButtons(state);
+  DrawSettingsSection(t);
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
-  if (t.runs.empty()) {  // has_runs may be stale: Reset above has just removed the runs
+  if (t.runs.empty()) {
     HintText(tr("Start trains one model; Step does one step; Compare trains three that differ only in G. "
                 "The induction task repeats random tokens with a period that changes from sequence to sequence: "
                 "induction heads form after a plateau of a few hundred steps."));
     ImGui::End();
     return;
   }
-
-  // 3. Save.
-  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - button_w(tr("Save checkpoint")) - spacing, ImGui::GetFontSize() * 6));
-  ImGui::InputText("##save_path", &t.save_path);
-  ImGui::SameLine();
-  ImGui::BeginDisabled(busy || t.save_path.empty());
-  if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
-  ImGui::EndDisabled();
-  if (const std::string saved = t.runs[size_t(t.shown_run)]->save_result(); !saved.empty()) {
-    if (t.runs[size_t(t.shown_run)]->save_ok()) {
-      HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
-      // The saved folder opens like any real model (the Heads view's layers, the Model view).
-      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
-        OpenCheckpoint(state, saved);
-        ImGui::SetWindowFocus("###checkpoint");  // in front of this window, which covers its place
-      }
-      RecordLastItem(state, "training.open_saved");
-    } else {
-      ErrorText(std::string(tr("Error: ")) + saved);
-    }
-  }
-
-  // 4. Each run: state, step, loss, speed (and in a comparison its KV cache).
+  // 2. Each run's line, Save, then the curves and the heads.
   std::vector<std::shared_ptr<const TrainingView>> views;
   for (const auto& r : t.runs) views.push_back(r->view());
-  for (size_t i = 0; i < t.runs.size(); ++i) {
-    const TrainingRun& r = *t.runs[i];
-    const train::TrainSnapshot& s = views[i]->snapshot;
-    const float loss = s.losses.empty() ? NAN : s.losses.back();
-    std::string line = trf("%s: %s · step %d / %d · loss %.3f · %.1f steps/s", r.label().c_str(), tr(StateName(r.state())),
-                           s.step, s.total_steps, double(loss), s.steps_per_second);
-    if (t.comparing)
-      line += trf(" · KV cache %s per token", HumanBytes(s.kv_cache_bytes_per_token).c_str());
-    if (t.comparing) {
-      if (ImGui::RadioButton(("##show" + std::to_string(i)).c_str(), t.shown_run == int(i))) t.shown_run = int(i);
-      ImGui::SameLine();
-    }
-    WrappedText(line);
-    if (r.state() == RunState::failed) ErrorText(std::string(tr("Error: ")) + r.error());
-  }
-  if (t.comparing)
-    HintText(tr("KV-cache bytes per token = 2 (K and V) · L · G · d_head · 4 bytes (float32). Same seed, same data: "
-                "only G differs."));
-
-  // 5. Loss curves.
-  const float plot_h = std::max(ImGui::GetTextLineHeight() * 12, ImGui::GetContentRegionAvail().y * 0.3f);
-  SectionHeader(tr("Loss"));
-  std::vector<Series> loss_series;
-  for (size_t i = 0; i < t.runs.size(); ++i) {
-    const train::TrainSnapshot& s = views[i]->snapshot;
-    std::string label = t.runs[i]->label();
-    if (t.comparing) label += " · " + trf("%s KV/token", HumanBytes(s.kv_cache_bytes_per_token).c_str());
-    loss_series.push_back(LossSeries(s.losses, label, SeriesColor(int(i)), ImGui::GetContentRegionAvail().x));
-  }
-  DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), plot_h);
-
-  // 6. The shown run's heads on the probe and its induction scores.
-  t.shown_run = std::clamp(t.shown_run, 0, int(t.runs.size()) - 1);
-  const TrainingView& view = *views[size_t(t.shown_run)];
-  UploadHeads(t, *t.runs[size_t(t.shown_run)], view);
-  SectionHeader(trf("Heads on the probe sequence (%s, step %d)", t.runs[size_t(t.shown_run)]->label().c_str(), view.snapshot.step).c_str());
-  DrawHeads(state, view);
-  SectionHeader(tr("Induction score over time"));
-  HintText(tr("The mean attention from each token of the second copy to the token after its earlier occurrence."));
-  DrawInduction(view, ImGui::GetTextLineHeight() * 10);
+  DrawRunLines(t, views);
+  DrawSaveRow(state);
+  DrawCurvesAndHeads(state, views);
   ImGui::End();
 }
 
@@ -527,9 +707,13 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
                       {"heads_step", t.heads_step},      {"heads_refreshes", t.heads_refreshes},
                       {"heads_textures", 0},             {"runs", nlohmann::json::array()}};
   int textures = 0;
-  for (const auto& layer : t.textures)
-    for (const GlTexture& tex : layer) textures += tex.valid() ? 1 : 0;
+  for (const auto& run : t.heads)
+    for (const auto& layer : run.textures)
+      for (const GlTexture& tex : layer) textures += tex.valid() ? 1 : 0;
   j["heads_textures"] = textures;
+  j["layer"] = t.layer;
+  j["shown_run"] = t.shown_run;
+  j["speed"] = t.form.speed;
   for (const auto& r : t.runs) {
     const std::shared_ptr<const TrainingView> view = r->view();
     const train::TrainSnapshot& s = view->snapshot;

@@ -230,3 +230,85 @@ TEST_CASE("training run: Save writes a checkpoint that model::open reads back to
   CHECK_FALSE(run.save_ok());
   CHECK(contains(run.save_result(), "/proc/no/such/dir"));
 }
+
+TEST_CASE("training pacer: at r steps per second a step starts 1/r after the one before; 0 is no limit") {
+  // A made-up clock: steps that take `cost` each, paced at `rate`, for one simulated second.
+  using Clock = StepPacer::Clock;
+  auto steps_in_a_second = [](int rate, std::chrono::milliseconds cost) {
+    StepPacer pacer;
+    pacer.set_rate(rate);
+    const Clock::time_point t0{};
+    Clock::time_point now = t0;
+    int steps = 0;
+    while (true) {
+      now = std::max(now, pacer.due());  // the worker waits until the step is due
+      if (now >= t0 + 1s) break;
+      pacer.started(now);
+      ++steps;
+      now += cost;
+    }
+    return steps;
+  };
+  CHECK(steps_in_a_second(10, 2ms) == 10);   // throttled: 1 step every 100 ms
+  CHECK(steps_in_a_second(20, 2ms) == 20);
+  CHECK(steps_in_a_second(100, 30ms) == 34);  // a step slower than 1/r is not held back further
+  CHECK(steps_in_a_second(0, 2ms) == 500);    // no limit: as fast as the steps go
+
+  StepPacer pacer;
+  pacer.set_rate(4);
+  CHECK(pacer.due() == Clock::time_point::min());  // the first step goes at once
+  const Clock::time_point t{std::chrono::seconds(5)};
+  pacer.started(t);
+  CHECK(pacer.due() == t + 250ms);
+  pacer.set_rate(100);  // a new speed counts from the last step's start
+  CHECK(pacer.due() == t + 10ms);
+  pacer.forget();  // after a pause the next Start steps at once
+  CHECK(pacer.due() == Clock::time_point::min());
+  pacer.set_rate(-3);
+  CHECK(pacer.rate() == 0);
+}
+
+TEST_CASE("training run: a speed holds a running run to that many steps per second; a new speed acts while it waits") {
+  TrainingForm f = small_form();
+  f.steps = 100000;
+  f.speed = 20;
+  const train::TrainSettings s = training_settings(f);
+  TrainingRun run(s, "G = 2", nullptr);
+  run.set_speed(f.speed);
+  CHECK(run.speed() == 20);
+  const auto begin = std::chrono::steady_clock::now();
+  run.start();
+  std::this_thread::sleep_for(400ms);
+  run.pause();
+  wait_idle(run);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const int steps = run.view()->snapshot.step;
+  // At most one step per 50 ms since Start (the first at once), however slow or loaded the machine;
+  // unthrottled, this model does hundreds of steps in that time.
+  CAPTURE(seconds);
+  CHECK(steps >= 1);
+  CHECK(steps <= int(seconds * 20) + 1);
+
+  // At 1 step per second the run waits a second between steps; lifting the limit wakes it at once:
+  // 40 more steps long before 40 s.
+  run.set_speed(1);
+  run.start();
+  run.set_speed(0);
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (run.view()->snapshot.step < steps + 40 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(2ms);
+  CHECK(run.view()->snapshot.step >= steps + 40);
+  run.pause();
+  wait_idle(run);
+}
+
+TEST_CASE("training form: the speed is steps per second, 0 to the slider's end; it is not a training setting") {
+  TrainingForm f;
+  apply_training_setting(f, "speed=25");
+  CHECK(f.speed == 25);
+  CHECK(contains(error_of([&] { apply_training_setting(f, "speed=-1"); }), "speed"));
+  CHECK(contains(error_of([&] { apply_training_setting(f, "speed=100000"); }), std::to_string(max_training_speed)));
+  TrainingForm g = f;
+  g.speed = 0;
+  CHECK(same_training(f, g));  // a new speed keeps the run that is training
+  CHECK(training_form(training_settings(f), g).speed == 0);  // a lesson's settings keep the speed asked for
+}

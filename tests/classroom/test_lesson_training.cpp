@@ -10,6 +10,7 @@
 #include "attnscope/io/assets.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/train/trainer.h"
+#include "core/training_worker.h"
 #include "check.h"
 #include "run_cli.h"
 
@@ -38,10 +39,30 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
   CHECK(train::kv_cache_bytes_per_token(variants[2].model) == 256);
   CHECK(contains(l.steps[3].caption.en, "1 KiB, 512 B and 256 B"));
   CHECK(contains(l.steps[3].caption.zh, "1 KiB、512 B 和 256 B"));
+  // ... at the window's own defaults, under which all three runs learn (README "The Training window").
+  const gui::TrainingForm defaults;
+  CHECK(l.steps[3].training->steps == defaults.steps);
+  CHECK(l.steps[3].training->optimizer.lr == defaults.lr);
+  CHECK(int(l.steps[3].training->seed) == defaults.seed);
   // Step 5 names the shipped model's recipe: 1000 steps from seed 1 (assets/models/README.md).
   CHECK(l.steps[4].training->steps == 1000);
   CHECK(l.steps[4].training->seed == 1);
   CHECK(contains(read_file(assets_dir() / "models" / "README.md", 1 << 20), "--steps 1000 --seed 1"));
+}
+
+TEST_CASE("lesson 7: layers are counted from 0, so its induction heads are layer 1, as in lesson 6") {
+  const std::vector<Lesson> lessons = load_lessons();
+  const auto it = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 7; });
+  REQUIRE(it != lessons.end());
+  std::string en = it->title.en + "\n" + it->explanation.en, zh = it->title.zh + "\n" + it->explanation.zh;
+  for (const LessonStep& step : it->steps) en += "\n" + step.caption.en, zh += "\n" + step.caption.zh;
+  // Every step trains 2 layers: layer 0 and layer 1; the induction heads are the second layer's.
+  CHECK(contains(en, "a head in layer 1 then looks"));
+  CHECK(contains(en, "a previous-token head in layer 0"));
+  CHECK(contains(zh, "第 1 层的头再去寻找"));
+  CHECK(contains(zh, "第 0 层的“前一个词元”头"));
+  for (const char* two : {"layer 2", "Layer 2", "layer-2"}) CHECK_FALSE(contains(en, two));
+  CHECK_FALSE(contains(zh, "第 2 层"));
 }
 
 TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the step and the problem") {

@@ -29,7 +29,10 @@ TEST_CASE("train cli: writes config.json, model.safetensors, loss.csv and vocab.
   CHECK(r.err.empty());
   CHECK(contains(r.out, "step 10/20  loss "));
   CHECK(contains(r.out, "step 20/20  loss "));
-  CHECK(contains(r.out, "induction L1 "));
+  // Layers from 0, as the Heads view, the Checkpoint window and every lesson count them.
+  CHECK(contains(r.out, "induction L0 "));
+  CHECK(contains(r.out, " L1 "));
+  CHECK_FALSE(contains(r.out, " L2 "));
   CHECK(contains(r.out, "KV cache 256 bytes/token"));  // 2 · L 2 · G 2 · head_dim 8 · 4 bytes
   const auto cfg = nlohmann::json::parse(read_file(out / "config.json", 1 << 20));
   CHECK(cfg["model_type"] == "llama");

@@ -22,12 +22,41 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string small = "--show-training --train-settings d_model=32,seq_len=16,batch=4,threads=1,snapshot_every=5";
+const std::string small = "--show-training --train-settings d_model=32,seq_len=16,batch=4,lr=0.003,threads=1,snapshot_every=5";
 
 bool any_text(const json& layout, const std::string& part) {
   for (const json& t : layout["texts"])
     if (t["text"].get<std::string>().find(part) != std::string::npos) return true;
   return false;
+}
+
+// "X,Y" of the middle of a recorded widget, for --pointer.
+std::string middle_of(const json& layout, const std::string& widget) {
+  REQUIRE_MESSAGE(layout.at("widgets").contains(widget), widget);
+  const json& r = layout["widgets"][widget];
+  return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + "," +
+         std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+}
+
+// The Training window's rectangle in the layout record.
+json training_window(const json& layout) {
+  for (const json& w : layout.at("windows"))
+    if (w["title"].get<std::string>().find("###training") != std::string::npos) return w;
+  FAIL("no Training window in the layout record");
+  return {};
+}
+
+bool inside(const json& r, const json& window) {
+  return r["x"].get<double>() >= window["x"].get<double>() - 0.5 && r["y"].get<double>() >= window["y"].get<double>() - 0.5 &&
+         r["x"].get<double>() + r["w"].get<double>() <= window["x"].get<double>() + window["w"].get<double>() + 0.5 &&
+         r["y"].get<double>() + r["h"].get<double>() <= window["y"].get<double>() + window["h"].get<double>() + 0.5;
+}
+
+bool overlap(const json& a, const json& b) {
+  return a["x"].get<double>() < b["x"].get<double>() + b["w"].get<double>() &&
+         b["x"].get<double>() < a["x"].get<double>() + a["w"].get<double>() &&
+         a["y"].get<double>() < b["y"].get<double>() + b["h"].get<double>() &&
+         b["y"].get<double>() < a["y"].get<double>() + a["h"].get<double>();
 }
 
 train::TrainSettings small_settings(int steps) {
@@ -218,6 +247,130 @@ TEST_SUITE("gui_training") {
       CHECK(any_text(zh.layout, c.chinese));
       CHECK(zh.layout["untranslated"].empty());
     }
+  }
+
+  TEST_CASE("training window: Reset after Step, after a finished Start and after Compare clears the runs, no crash") {
+    // The buttons as a user presses them: each click lands on the button's place in the record of a
+    // first run (the buttons stay put whatever the window shows under them). Before the fix, Reset
+    // pressed while a run existed read the emptied list of runs in the same frame (SIGSEGV).
+    const WindowRun first = run_window("training_reset_places", small + ",steps=20");
+    const std::string step = middle_of(first.layout, "training.step"), reset = middle_of(first.layout, "training.reset"),
+                      start = middle_of(first.layout, "training.start"), compare = middle_of(first.layout, "training.compare");
+    struct Case {
+      std::string name, pointer, clicks;
+    };
+    for (const Case& c : {Case{"step", step + ";" + reset, "4,12"}, Case{"start", start + ";" + reset, "4,40"},
+                          Case{"compare", compare + ";" + reset, "4,40"}}) {
+      CAPTURE(c.name);
+      const WindowRun w = run_window("training_reset_click_" + c.name,
+                                     small + ",steps=20 --pointer '" + c.pointer + "' --clicks " + c.clicks + " --frames 48");
+      const json& t = w.layout["training"];
+      CHECK(t["shown"] == true);
+      CHECK(t["runs"].empty());
+      CHECK(t["heads_textures"] == 0);
+      CHECK(any_text(w.layout, "Start trains one model"));  // the window is back to its first state
+    }
+    // Reset, then Step again: a fresh run of one step.
+    const WindowRun again = run_window("training_reset_click_again", small + ",steps=20 --pointer '" + step + ";" + reset +
+                                                                      ";" + step + "' --clicks 4,12,20 --frames 30");
+    REQUIRE(again.layout["training"]["runs"].size() == 1);
+    CHECK(again.layout["training"]["runs"][0]["losses"].size() == 1);
+
+    // The scripted actions go through the same code as the buttons.
+    for (const std::string actions : {"step,reset", "start,reset", "compare,reset", "compare,show:2,reset,step"}) {
+      CAPTURE(actions);
+      const WindowRun w = run_window("training_reset_actions", small + ",steps=10 --train-actions " + actions);
+      const json& t = w.layout["training"];
+      CHECK(t["runs"].size() == (actions.back() == 'p' ? 1u : 0u));
+      CHECK(t["shown_run"] == 0);
+    }
+  }
+
+  TEST_CASE("training window: the loss curve, the chosen layer's heads and its induction score show together") {
+    // At 1280x720 and 1920x1080, English and Chinese, one run and a comparison: the three rectangles
+    // lie inside the Training window, which has nothing to scroll, and do not overlap one another.
+    for (const std::string size : {"1280x720", "1920x1080"})
+      for (const std::string language : {"en", "zh"})
+        for (const std::string action : {"start", "compare"}) {
+          CAPTURE(size);
+          CAPTURE(language);
+          CAPTURE(action);
+          const WindowRun w = run_window("training_together", small + ",steps=10 --train-actions " + action + " --size " +
+                                                                  size + " --language " + language);
+          const json window = training_window(w.layout);
+          CHECK_FALSE(window["scroll_y"].get<bool>());
+          const json& widgets = w.layout["widgets"];
+          for (const char* name : {"training.loss", "training.heads", "training.induction"}) {
+            CAPTURE(name);
+            REQUIRE(widgets.contains(name));
+            CHECK(inside(widgets[name], window));
+            CHECK(widgets[name]["w"].get<double>() > 100);
+            CHECK(widgets[name]["h"].get<double>() > 60);
+          }
+          CHECK_FALSE(overlap(widgets["training.loss"], widgets["training.heads"]));
+          CHECK_FALSE(overlap(widgets["training.induction"], widgets["training.heads"]));
+          CHECK_FALSE(overlap(widgets["training.loss"], widgets["training.induction"]));
+          // A comparison: each run's heads in a band of its own, under the run's name.
+          const int runs = action == "compare" ? 3 : 1;
+          for (int i = 0; i < runs; ++i) {
+            const std::string band = "training.heads." + std::to_string(i);
+            REQUIRE(widgets.contains(band));
+            CHECK(inside(widgets[band], window));
+            if (i > 0) CHECK_FALSE(overlap(widgets[band], widgets["training.heads." + std::to_string(i - 1)]));
+          }
+          if (language == "en" && action == "compare")
+            for (const char* name : {"MHA (G = 4) · step 10", "GQA (G = 2) · step 10", "MQA (G = 1) · step 10"})
+              CHECK(any_text(w.layout, name));
+          CHECK(w.layout["untranslated"].empty());
+        }
+  }
+
+  TEST_CASE("training window: layers are counted from 0, as in the Heads view, lesson 6 and lesson 7") {
+    // A 2-layer model: the induction heads form in layer 1, which the window shows first; no "layer 2".
+    for (const std::string language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window("training_numbering", small + ",steps=5 --train-actions start --language " + language);
+      CHECK(w.layout["training"]["layer"] == 1);
+      const std::vector<std::string> texts = texts_of(w, "###training");
+      INFO(joined(texts));
+      auto has = [&](const std::string& part) {
+        return std::any_of(texts.begin(), texts.end(), [&](const std::string& t) { return t.find(part) != std::string::npos; });
+      };
+      if (language == "en") {
+        CHECK(has("Heads of layer 1 on the probe sequence"));
+        CHECK(has("Induction score of layer 1, per head"));
+        CHECK_FALSE(has("layer 2"));
+        CHECK_FALSE(has("Layer 2"));
+      } else {
+        CHECK(has("第 1 层的各头"));
+        CHECK(has("第 1 层各头的归纳分数"));
+        CHECK_FALSE(has("第 2 层"));
+      }
+      // Heads and groups from 0 too: h0 · G0 is the first caption.
+      CHECK(has(language == "en" ? "h0 · G0" : "头0 · 组0"));
+    }
+    // The layer slider picks layer 0 (a click at its left end).
+    const WindowRun first = run_window("training_numbering_places", small + ",steps=5 --train-actions start");
+    const json& slider = first.layout["widgets"].at("training.layer");
+    const std::string left = std::to_string(int(slider["x"].get<double>() + 3)) + "," +
+                             std::to_string(int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
+    const WindowRun zero = run_window("training_numbering_layer0",
+                                      small + ",steps=5 --train-actions start --pointer " + left + " --clicks 20 --frames 30");
+    CHECK(zero.layout["training"]["layer"] == 0);
+    CHECK(any_text(zero.layout, "Heads of layer 0 on the probe sequence"));
+  }
+
+  TEST_CASE("training window: the speed control reaches the runs and shows its value") {
+    const WindowRun w = run_window("training_speed", small + ",steps=5,speed=25 --train-actions start");
+    CHECK(w.layout["training"]["speed"] == 25);
+    CHECK(w.layout["training"]["runs"][0]["state"] == "finished");
+    const json& slider = w.layout["widgets"].at("training.speed");
+    bool shown = false;  // the slider's value, inside the slider
+    for (const json& t : w.layout["texts"])
+      shown = shown || (t["text"] == "25" && inside(t, slider));
+    CHECK(shown);
+    const WindowRun none = run_window("training_speed_none", small + ",steps=5 --language zh");
+    CHECK(any_text(none.layout, "不限速"));
   }
 }
 

@@ -1,6 +1,6 @@
 // The model attnscope ships in assets/models/induction (made by its own trainer, assets/models/README.md):
 // it opens through model::open like any Hugging Face checkpoint, is small, and has a real induction
-// head in layer 2 on a repeated random sequence (and none in layer 1, which cannot form one alone).
+// head in layer 1 on a repeated random sequence (and none in layer 0, which cannot form one alone).
 // "Real": the same head finds the earlier occurrence at every period, not a fixed look-back, and a
 // random sequence that does not repeat, scored as if it did, gets next to nothing from it.
 #include <doctest/doctest.h>
@@ -17,7 +17,7 @@
 
 using namespace attnscope;
 
-TEST_CASE("shipped model: assets/models/induction has a layer-2 induction head above 0.5 on the probe") {
+TEST_CASE("shipped model: assets/models/induction has a layer-1 induction head above 0.5 on the probe") {
   const std::filesystem::path dir = assets_dir() / "models" / "induction";
   uintmax_t bytes = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) bytes += e.file_size();
@@ -38,7 +38,7 @@ TEST_CASE("shipped model: assets/models/induction has a layer-2 induction head a
     const std::vector<float> scores = train::induction_scores(r.attentions.data() + size_t(l) * H * T * T, H, T, n);
     best[size_t(l)] = *std::max_element(scores.begin(), scores.end());
   }
-  INFO("best induction score: layer 1 " << best[0] << ", layer 2 " << best[1]);
+  INFO("best induction score: layer 0 " << best[0] << ", layer 1 " << best[1]);
   CHECK(best[1] > 0.5f);
   CHECK(best[0] < 0.3f);
   // And it predicts the second copy: the most probable next token is the one the first copy had.
@@ -57,7 +57,7 @@ std::vector<float> layer_induction(const model::Model& m, const std::vector<int3
 }
 }  // namespace
 
-TEST_CASE("shipped model: its layer-2 induction head works at every period and not on tokens that do not repeat") {
+TEST_CASE("shipped model: its layer-1 induction head works at every period and not on tokens that do not repeat") {
   const std::shared_ptr<const model::Model> m = model::open(assets_dir() / "models" / "induction");
   train::TaskSettings ts;
   const train::Task task(ts);
@@ -70,7 +70,7 @@ TEST_CASE("shipped model: its layer-2 induction head works at every period and n
     for (int h = 0; h < H; ++h) worst[size_t(h)] = std::min(worst[size_t(h)], s[size_t(h)]);
   }
   const int head = int(std::max_element(worst.begin(), worst.end()) - worst.begin());
-  INFO("layer 2 head " << head << ": lowest induction score over periods 8, 12, 20, 32 = " << worst[size_t(head)]);
+  INFO("layer 1 head " << head << ": lowest induction score over periods 8, 12, 20, 32 = " << worst[size_t(head)]);
   CHECK(worst[size_t(head)] > 0.5f);
   // 64 random tokens that are not a repeat, scored as if the second 32 repeated the first: the position
   // 31 back holds nothing the head looks for, so it scores low (a fixed 31-back head scored 0.97 here).
@@ -82,7 +82,7 @@ TEST_CASE("shipped model: its layer-2 induction head works at every period and n
   CHECK(s[size_t(head)] < 0.2f);
 }
 
-TEST_CASE("shipped model: layer 1 has a previous-token head, which layer 2's induction head reads") {
+TEST_CASE("shipped model: layer 0 has a previous-token head, which layer 1's induction head reads") {
   const std::shared_ptr<const model::Model> m = model::open(assets_dir() / "models" / "induction");
   const std::vector<int32_t> ids = repeated_random_ids(32, 32, 3);
   const model::ForwardResult r = model::forward(*m, ids);

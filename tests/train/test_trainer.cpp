@@ -208,11 +208,11 @@ TEST_CASE("trainer: MHA, GQA and MQA variants see the same data and differ only 
 
 // 800 training steps take ~6 s in Release and ~90 s under the sanitizers, where this test would find
 // nothing the other trainer tests (the same steps, fewer of them) do not: it runs in the Release stage.
-TEST_CASE("trainer: the default induction run grows an induction head in layer 2 within 800 steps" *
+TEST_CASE("trainer: the default induction run grows an induction head in layer 1 within 800 steps" *
           doctest::skip(ATTNSCOPE_SANITIZED_BUILD != 0)) {
   // `attnscope train --task induction` with its defaults, only shorter: the schedule is set for 800
   // steps (the head forms around step 450–550; with a 500-step schedule the decaying rate misses it).
-  // Layer 2 needs layer 1's previous-token head, so layer 1 itself scores low.
+  // Layer 1 needs layer 0's previous-token head, so layer 0 itself scores low (layers from 0).
   TrainSettings s = default_train_settings();
   s.steps = 800;
   Trainer trainer(s);
@@ -222,7 +222,7 @@ TEST_CASE("trainer: the default induction run grows an induction head in layer 2
     if (trainer.steps_done() == 1) first_loss = loss;
   }
   const TrainSnapshot snap = trainer.snapshot();
-  INFO("layer 1 best " << best_induction_score(snap, 0) << ", layer 2 best " << best_induction_score(snap, 1));
+  INFO("layer 0 best " << best_induction_score(snap, 0) << ", layer 1 best " << best_induction_score(snap, 1));
   CHECK(best_induction_score(snap, 1) > 0.5f);
   CHECK(best_induction_score(snap, 0) < 0.3f);
   CHECK(trainer.losses().back() < 0.25f * first_loss);
