@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "gui/widgets.h"
+
 namespace attnscope::gui {
 namespace {
 
@@ -85,6 +87,12 @@ void RecordText(const std::string& text, ImVec2 min, ImVec2 max) {
 }
 
 void RecordWindows(AppState& state) {
+  const Layout layout = ComputeLayout(LayoutInputOf(state));
+  for (int i = 0; i < int(Slot::count); ++i)
+    if (layout.open[i]) state.layout.slots.push_back({SlotName(Slot(i)), layout.rect[i].Min, layout.rect[i].Max});
+  if (layout.left.GetWidth() > 0) state.layout.slots.push_back({"left", layout.left.Min, layout.left.Max});
+  if (layout.right.GetWidth() > 0) state.layout.slots.push_back({"right", layout.right.Min, layout.right.Max});
+  state.layout.view_shown = layout.view_shown;
   for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
     if (!w->Active || w->Hidden || !IsRootWindow(w)) continue;
     state.layout.windows.push_back(

@@ -150,21 +150,7 @@ void SimilarityMap(AppState& state, const AttentionAnalysis& att, const HeadStat
 
 void DrawAnalysisWindow(AppState& state) {
   if (!state.show_analysis) return;
-  // The right part of the main area, wide enough for the table (it floats over the view).
-  // Beside an open Checkpoint window (the right third) it goes over the left column instead, so that the
-  // conversion summary, the drift and part of the Heads view show together.
-  {
-    const ImRect main = SlotRect(state, Slot::main);
-    const ImRect right = SlotRect(state, Slot::right_third);
-    const float wanted = std::max(right.GetWidth(), 600.0f * state.ui_scale);
-    const bool beside_checkpoint = state.show_checkpoint && state.checkpoint.is_open();
-    const float left_x = SlotRect(state, Slot::left_top).Min.x;
-    const float w = beside_checkpoint ? std::min(right.Min.x - left_x, std::max(main.Min.x - left_x, wanted))
-                                      : std::min(main.GetWidth(), wanted);
-    const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-    ImGui::SetNextWindowPos(ImVec2(beside_checkpoint ? left_x : main.Max.x - w, main.Min.y), cond);
-    ImGui::SetNextWindowSize(ImVec2(w, main.GetHeight()), cond);
-  }
+  PlaceNextWindow(state, Slot::analysis);  // in the right column, beside the view
   if (!ImGui::Begin(WindowTitle("Head analysis", "analysis").c_str(), &state.show_analysis)) {
     ImGui::End();
     return;

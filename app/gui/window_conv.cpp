@@ -189,7 +189,7 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
 // ---- window ------------------------------------------------------------------------------------------
 
 void DrawConvWindow(AppState& state) {
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::view);
   if (!ImGui::Begin(WindowTitle("Convolution as attention", "conv").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return;

@@ -223,7 +223,7 @@ void DrawTokenList(AppState& state) {
 
 void DrawInputWindow(AppState& state) {
   if (!state.show_input) return;
-  PlaceNextWindow(state, Slot::left_top);
+  PlaceNextWindow(state, Slot::input);
   if (!ImGui::Begin(WindowTitle("Input", "input").c_str(), &state.show_input)) {
     ImGui::End();
     return;

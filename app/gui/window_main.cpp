@@ -54,7 +54,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view"};
+                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view", "--keys"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -106,6 +106,11 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Open this Hugging Face checkpoint folder (or attentions computed elsewhere: attentions.npy or .safetensors with tokens.json beside it) in the Checkpoint window; the Heads view draws its layer");
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
+  group->add_option("--keys", o.keys,
+                    "Scripted runs: key presses FRAME:KEY (KEY: ctrl+equal, ctrl+minus, ctrl+0, ctrl+e), through the "
+                    "window's keyboard handler")
+      ->delimiter(',')
+      ->group("");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -150,11 +155,29 @@ void ApplyStyle(bool light, float scale) {
   style.GrabRounding = 3.0f;
   style.WindowPadding = ImVec2(10, 10);
   style.ItemSpacing = ImVec2(8, 6);
+  // The panels are placed by the layout (ComputeLayout): no collapse button and no resize grips, which
+  // would only snap back.
+  style.WindowMenuButtonPosition = ImGuiDir_None;
+  for (const ImGuiCol grip : {ImGuiCol_ResizeGrip, ImGuiCol_ResizeGripHovered, ImGuiCol_ResizeGripActive})
+    style.Colors[grip] = ImVec4(0, 0, 0, 0);
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }
 
-// Ctrl + / Ctrl − / Ctrl 0 for the UI scale; Ctrl+E the Export panel, Ctrl+S export again.
+// The UI scale that suits the window: the monitor's content scale (not in scripted runs, whose
+// figures must not depend on the machine), and at least the window height over 900 pixels
+// (720p → 1, 1080p → 1.2, 4K → 2.4).
+float FittedUiScale(GLFWwindow* window, bool scripted) {
+  float content_scale = 1.0f;
+  glfwGetWindowContentScale(window, &content_scale, nullptr);
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  return std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h) / 900.0f * 20.0f) / 20.0f), 1.0f,
+                    3.0f);
+}
+
+// Ctrl + / Ctrl − / Ctrl 0 for the UI scale (0: the one fitted to the window); Ctrl+E the Export
+// panel, Ctrl+S export again. The layout follows the scale on the same frame (ComputeLayout).
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.KeyCtrl) return;
@@ -162,9 +185,26 @@ void HandleShortcuts(AppState& state) {
     state.ui_scale = std::min(3.0f, std::round((state.ui_scale + 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
-  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) state.ui_scale = 1.0f;
+  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0))
+    state.ui_scale = FittedUiScale(glfwGetCurrentContext(), state.scripted);
   if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
   if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ExportWithLastSettings(state);
+}
+
+// --keys FRAME:KEY: the GLFW key codes of KEY ("ctrl+equal": left control and =); empty when unknown.
+std::vector<int> ScriptedKeyCodes(const std::string& key) {
+  std::vector<int> codes;
+  std::string rest = key;
+  if (rest.rfind("ctrl+", 0) == 0) {
+    codes.push_back(GLFW_KEY_LEFT_CONTROL);
+    rest = rest.substr(5);
+  }
+  const int code = rest == "equal" ? GLFW_KEY_EQUAL : rest == "minus" ? GLFW_KEY_MINUS : rest == "0" ? GLFW_KEY_0
+                   : rest == "e"   ? GLFW_KEY_E
+                                   : -1;
+  if (code < 0) return {};
+  codes.push_back(code);
+  return codes;
 }
 
 void DrawViewWindow(AppState& state) {
@@ -187,6 +227,11 @@ struct RunMode {
   // N frames — for demos and for testing what is remembered between runs.
   bool auto_close = false;
   std::vector<ImVec2> pointers;  // --pointer X,Y[;X,Y…]: one position per click, the last one kept
+  struct KeyPress {
+    int frame = 0;
+    std::vector<int> codes;  // GLFW key codes held together (the modifier first)
+  };
+  std::vector<KeyPress> keys;    // --keys FRAME:KEY
 };
 
 // A bad window flag is a usage error (InputError); a bad scene flag is shown in the window instead.
@@ -230,6 +275,17 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     mode.pointers.push_back(ImVec2(x, y));
     start = end + 1;
   }
+  for (const std::string& k : options.keys) {
+    const size_t colon = k.find(':');
+    int frame = -1;
+    char extra = 0;
+    const std::vector<int> codes = colon == std::string::npos ? std::vector<int>{} : ScriptedKeyCodes(k.substr(colon + 1));
+    require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
+                frame >= 0 && !codes.empty(),
+            "--keys takes FRAME:KEY with KEY one of ctrl+equal, ctrl+minus, ctrl+0, ctrl+e; got '" + k + "'");
+    mode.keys.push_back({frame, codes});
+  }
+  require(options.keys.empty() || mode.scripted, "--keys needs --screenshot FILE.png");
   return mode;
 }
 
@@ -318,6 +374,7 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
+  ImGui::GetIO().ConfigWindowsResizeFromEdges = false;  // the layout sizes the panels
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -344,14 +401,8 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.language = startup.language;
   if (!scripted) state.input.recent_tokenizers = preferences.recent_tokenizers;
   RequestUiGlyphs(*state.fonts);
-  // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
-  // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
-  float content_scale = 1.0f;
-  glfwGetWindowContentScale(window, &content_scale, nullptr);
-  int fb_w0 = 0, fb_h0 = 0;
-  glfwGetFramebufferSize(window, &fb_w0, &fb_h0);
-  const float fitted = std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h0) / 900.0f * 20.0f) / 20.0f),
-                                  1.0f, 3.0f);
+  // UI scale: the flag, else the saved one, else what suits the screen (FittedUiScale).
+  const float fitted = FittedUiScale(window, scripted);
   state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
                    : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
                                                             : fitted;
@@ -472,12 +523,21 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
                                         : mode.pointers[std::min(clicked, mode.pointers.size() - 1)];
     for (bool& down : io.MouseDown) down = false;
     io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
+    // Key presses go through the GLFW backend's own key callback, as a keyboard's do: down on their
+    // frame, up on the next.
+    for (const RunMode::KeyPress& k : mode.keys) {
+      const int action = k.frame == loop.frame ? GLFW_PRESS : k.frame + 1 == loop.frame ? GLFW_RELEASE : -1;
+      if (action < 0) continue;
+      const int mods = k.codes.front() == GLFW_KEY_LEFT_CONTROL ? GLFW_MOD_CONTROL : 0;
+      for (const int code : k.codes)
+        ImGui_ImplGlfw_KeyCallback(glfwGetCurrentContext(), code, glfwGetKeyScancode(code), action, mods);
+    }
   }
   ImGui::NewFrame();
   loop.device_ready = true;
   state.framebuffer_scale = io.DisplayFramebufferScale;
-  // Without docking, windows do not follow a resized main window: lay them out afresh (e.g. when
-  // the window moves to a projector of another size).
+  // The panels follow the window's size by themselves (ComputeLayout, every frame); a dialog is
+  // centred again (e.g. when the window moves to a projector of another size).
   if (loop.frame > 0 && (io.DisplaySize.x != loop.last_display.x || io.DisplaySize.y != loop.last_display.y))
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
@@ -489,8 +549,13 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   UpdateLessonCheckpoint(state);  // before the views draw, so they show what the lesson step set
   DrawInputWindow(state);
   DrawModelWindow(state);
-  DrawViewWindow(state);
+  // Training and the Model view take the view's place while open: the view is not drawn under them.
+  if (ComputeLayout(LayoutInputOf(state)).view_shown) DrawViewWindow(state);
+  const bool lessons_were_open = state.show_lessons;
   DrawLessonsWindow(state);
+  // Closing the Lessons panel gives the left column back to Input and Model (as the menu does).
+  if (lessons_were_open && !state.show_lessons && !state.show_input && !state.show_model)
+    state.show_input = state.show_model = true;
   DrawShapesWindow(state, true);
   DrawAnalysisWindow(state);
   DrawKvCacheWindow(state);

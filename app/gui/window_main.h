@@ -40,6 +40,7 @@ struct WindowOptions {
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
   int layer = 0;             // with checkpoint: the layer the Heads view draws
+  std::vector<std::string> keys;  // scripted: "FRAME:KEY" presses (ctrl+equal, ctrl+minus, ctrl+0, ctrl+e)
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)

@@ -232,7 +232,7 @@ bool DeltaPad(AppState& state, const RelposAnalysis* shown, float size) {
 
 // Starts a relpos view's window with controls on the left (returns false when collapsed).
 bool BeginRelposWindow(AppState& state, const char* title, View view) {
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::view);
   if (!ImGui::Begin(title, nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return false;

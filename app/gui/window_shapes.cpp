@@ -83,9 +83,9 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
 void DrawShapesWindow(AppState& state, bool floating) {
   if (floating) {
     if (!state.show_shapes_floating) return;
-    PlaceNextWindow(state, Slot::right_third);
+    PlaceNextWindow(state, Slot::shapes_side);
   } else {
-    PlaceNextWindow(state, Slot::main);
+    PlaceNextWindow(state, Slot::view);
   }
   bool* open = floating ? &state.show_shapes_floating : nullptr;
   if (!ImGui::Begin(WindowTitle("Shapes", floating ? "shapes_floating" : "shapes").c_str(), open)) {

@@ -394,7 +394,7 @@ void DrawTrainingWindow(AppState& state) {
       if (r->state() == RunState::running) r->pause();
     return;
   }
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::training);
   if (!ImGui::Begin(WindowTitle("Training", "training").c_str(), &state.show_training)) {
     ImGui::End();
     return;
