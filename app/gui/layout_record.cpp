@@ -56,6 +56,13 @@ void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos
   } else {
     t.window = draw->_OwnerName ? draw->_OwnerName : "";
   }
+  // A single-line input field (an Inputable item drawing its text one frame padding in from its clip,
+  // or further left when scrolled) scrolls its text: what lies past its edge is reached by the cursor.
+  // A slider's value, also Inputable, starts right at its clip when cut, and counts as cut.
+  const ImGuiContext* g = ImGui::GetCurrentContext();
+  if (g && fine_clip && (g->LastItemData.InFlags & ImGuiItemFlags_Inputable) && std::fabs(pos.x - fine_clip->x) > 0.5f &&
+      pos.x <= fine_clip->x + g->Style.FramePadding.x + 0.5f)
+    t.scroll_x = true;
   t.text.assign(begin, end);
   t.min = pos;
   t.max = ImVec2(pos.x + extent.x, pos.y + extent.y);

@@ -179,7 +179,7 @@ void HelpMarker(const char* text) {
 void SectionHeader(const char* title) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogramHovered));
-  ImGui::TextUnformatted(title);
+  WrappedText(title);  // a side panel may be narrower than a long title
   ImGui::PopStyleColor();
   ImGui::Separator();
 }

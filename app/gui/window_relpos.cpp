@@ -289,7 +289,9 @@ void DrawRelpos1dWindow(AppState& state) {
   RelposSettings& s = state.scene.relpos;
 
   // Left: the controls and the expansion.
-  ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false);
+  // Scrolls sideways when the view is narrow (side panels open): a checkbox's label cannot wrap.
+  ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
+                    ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
@@ -387,7 +389,7 @@ void DrawRelpos2dWindow(AppState& state) {
 
   // Left: the controls, the Δ pad and the expansion.
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
-  ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
+  ImGui::BeginChild("controls", ImVec2(left_w, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);
   edited |= DeltaPad(state, shown, std::min(left_w - font, font * 11.0f));

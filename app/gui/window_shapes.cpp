@@ -126,8 +126,9 @@ void DrawShapesWindow(AppState& state, bool floating) {
   if (ImGui::BeginTable("trace", 4, flags)) {
     ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 2.0f);
-    ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    // Shapes do not wrap: their columns fit them, and the step and formula columns (which wrap) share the rest.
+    ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
     for (const TraceStep& step : trace.steps) {
       ImGui::TableNextRow();
