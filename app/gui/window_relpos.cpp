@@ -389,7 +389,7 @@ void DrawRelpos2dWindow(AppState& state) {
 
   // Left: the controls, the Δ pad and the expansion.
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
-  ImGui::BeginChild("controls", ImVec2(left_w, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);
   edited |= DeltaPad(state, shown, std::min(left_w - font, font * 11.0f));

@@ -124,8 +124,8 @@ void DrawShapesWindow(AppState& state, bool floating) {
   SectionHeader(tr("Shape trace"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("trace", 4, flags)) {
-    ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.5f);
+    ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 1.5f);
     // Shapes do not wrap: their columns fit them, and the step and formula columns (which wrap) share the rest.
     ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthFixed);
