@@ -165,7 +165,7 @@ void HintText(const std::string& text) {
 }
 
 void HelpMarker(const char* text) {
-  ImGui::SameLine();
+  SameLineIfFits(ImGui::CalcTextSize("(?)").x);  // a narrow panel puts it on the next line, not past its edge
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
