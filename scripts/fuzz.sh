@@ -18,12 +18,13 @@ targets=("$@")
 build="$root/build-fuzz"
 # OpenMP off: libFuzzer runs one input at a time, and clang's OpenMP runtime is another package.
 # -O1 with line tables, as the sanitizers' manuals advise: readable stack traces for less compile time
-# than -O2 -g (this build also holds the sanitized test suite of scripts/test.sh).
+# than -O2 -g (this build also holds the sanitized test suite of scripts/test.sh, and the sanitized
+# window that the monkey test drives: scripts/monkey.sh, tests/gui/monkey/).
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DATTNSCOPE_FUZZ=ON \
-  -DATTNSCOPE_OPENMP=OFF -DATTNSCOPE_BUILD_APP=OFF -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
+  -DATTNSCOPE_OPENMP=OFF -DATTNSCOPE_BUILD_APP=ON -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
 [[ $configure_only == 1 ]] && exit 0
 if ! cmake --build "$build" -j"$(nproc)" --target fuzz_attnscope >"$build/build.log" 2>&1; then
   tail -40 "$build/build.log" >&2

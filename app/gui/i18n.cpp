@@ -193,6 +193,42 @@ void WrappedText(const std::string& text) {
   }
 }
 
+std::vector<size_t> SoftLineBreaks(const std::string& text, float width) {
+  ImFont* font = ImGui::GetFont();
+  const float scale = ImGui::GetFontSize() / font->FontSize;
+  const std::u32string cps = decode_utf8_lenient(text);
+  std::vector<size_t> offset;  // byte offset of each code point
+  offset.reserve(cps.size());
+  size_t at = 0;
+  for (char32_t cp : cps) {
+    offset.push_back(at);
+    at += encode_utf8(cp).size();
+  }
+  if (at != text.size()) return {};  // not UTF-8 (the engine refuses it with a message): no breaks
+  auto advance = [&](char32_t cp) { return cp > 0xFFFF ? font->FallbackAdvanceX * scale : font->GetCharAdvance(ImWchar(cp)) * scale; };
+  std::vector<size_t> breaks;
+  size_t start = 0, last_break = 0;  // last_break: a break before this index is allowed (0: none yet)
+  float line = 0;                    // width of cps[start, e)
+  for (size_t e = 0; e < cps.size(); ++e) {
+    const char32_t cp = cps[e];
+    if (cp == U'\n') {
+      start = e + 1, last_break = 0, line = 0;
+      continue;
+    }
+    if (e > start) {
+      const char32_t prev = cps[e - 1];
+      if ((prev == U' ' && cp != U' ') || ((IsCjk(cp) || IsCjk(prev)) && cp != U' ' && !NoLineStart(cp))) last_break = e;
+    }
+    line += advance(cp);
+    if (cp == U' ' || line <= width || e == start) continue;  // spaces overhang
+    const size_t cut = last_break > start ? last_break : e;
+    breaks.push_back(offset[cut]);
+    start = cut, last_break = 0, line = 0;
+    for (size_t i = cut; i <= e; ++i) line += advance(cps[i]);
+  }
+  return breaks;
+}
+
 void RequestUiGlyphs(FontAtlas& fonts) {
   fonts.request_text("Language · 语言 中文");  // the language menu names itself in both languages
   for (const auto& [language, table] : tables) {

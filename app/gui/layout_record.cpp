@@ -23,6 +23,8 @@ void ScrollOf(const ImGuiWindow* window, LayoutRecord::Text& t) {
 }
 
 std::vector<LayoutRecord::Text>* text_sink = nullptr;
+bool record_controls = false;
+std::vector<ControlRecord> controls;
 
 bool IsRootWindow(const ImGuiWindow* w) {
   const ImGuiWindowFlags not_root = ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup |
@@ -71,9 +73,31 @@ void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos
   text_sink->push_back(std::move(t));
 }
 
+// One control ImGui has just added (and not clipped away): its rectangle inside what its window shows.
+void NoteControl(const ImRect& bb, ImGuiID id, ImGuiItemFlags flags) {
+  const ImGuiWindow* window = ImGui::GetCurrentContext() ? ImGui::GetCurrentContext()->CurrentWindow : nullptr;
+  if (!window) return;
+  ImRect shown = bb;
+  shown.ClipWithFull(window->ClipRect);
+  if (shown.GetWidth() < 1.0f || shown.GetHeight() < 1.0f) return;
+  ControlRecord c;
+  c.window = window->RootWindow ? window->RootWindow->Name : window->Name;
+  c.id = id;
+  c.typed = (flags & ImGuiItemFlags_Inputable) != 0;
+  c.min = shown.Min;
+  c.max = shown.Max;
+  controls.push_back(std::move(c));
+}
+
 }  // namespace
 
-void RecordTextsInto(std::vector<LayoutRecord::Text>* texts) { text_sink = texts; }
+void RecordTextsInto(std::vector<LayoutRecord::Text>* texts) {
+  text_sink = texts;
+  record_controls = texts != nullptr;
+}
+
+const std::vector<ControlRecord>& RecordedControls() { return controls; }
+void ClearControls() { controls.clear(); }
 
 TextRecordPause::TextRecordPause() : paused_(text_sink) { text_sink = nullptr; }
 TextRecordPause::~TextRecordPause() { text_sink = paused_; }
@@ -153,5 +177,14 @@ void __wrap__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(ImDrawList* self, const ImV
                                                       const char* end) {
   attnscope::gui::NoteText(self, nullptr, 0.0f, pos, begin, end, 0.0f, nullptr);
   __real__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(self, pos, col, begin, end);
+}
+
+// ImGui::ItemAdd(const ImRect& bb, ImGuiID id, const ImRect* nav_bb, ImGuiItemFlags extra_flags): every
+// button, slider, field, menu item, tab and checkbox of imgui_widgets.cpp passes through it.
+bool __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect&, ImGuiID, const ImRect*, ImGuiItemFlags);
+bool __wrap__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect& bb, ImGuiID id, const ImRect* nav_bb, ImGuiItemFlags flags) {
+  const bool shown = __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(bb, id, nav_bb, flags);
+  if (shown && id != 0 && attnscope::gui::record_controls) attnscope::gui::NoteControl(bb, id, flags);
+  return shown;
 }
 }

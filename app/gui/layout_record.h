@@ -19,6 +19,18 @@ namespace attnscope::gui {
 // Texts drawn from now on are appended to `texts` (null: none are recorded).
 void RecordTextsInto(std::vector<LayoutRecord::Text>* texts);
 
+// Every control shown in a frame: each ImGui::ItemAdd with an id (a button, slider, field, menu item, tab
+// or checkbox of imgui_widgets.cpp), which the link wraps as it does AddText. Recorded while texts are.
+struct ControlRecord {
+  std::string window;  // the root window's name (as LayoutRecord::Window::title; "##Menu_00" for a menu)
+  unsigned id = 0;     // ImGui's id: the same control keeps it from frame to frame
+  bool typed = false;  // takes typed input: a slider, drag or text field (Ctrl+click a slider to type)
+  ImVec2 min, max;     // the part inside its window's clip rectangle
+};
+// The controls of the frame being drawn (of the last frame once it is drawn); ClearControls at its start.
+const std::vector<ControlRecord>& RecordedControls();
+void ClearControls();
+
 // While one is alive, drawn text is not recorded: for text moved after it is drawn (rotated labels),
 // which RecordText then records where it ends up.
 class TextRecordPause {

@@ -9,6 +9,7 @@
 #include "attnscope/figure/render_png.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/layout_record.h"
 #include "gui/training_windows.h"
 #include "gui/windows.h"
 
@@ -53,8 +54,9 @@ void WriteScreenshot(const std::filesystem::path& path, int width, int height, c
 }
 
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
-                     const LayoutSweep* sweep) {
+                     const LayoutSweep* sweep, int frame) {
   nlohmann::json j;
+  if (frame >= 0) j["frame"] = frame;
   j["width"] = width;
   j["height"] = height;
   j["view"] = state.layout.view;
@@ -92,14 +94,27 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["labels"] = nlohmann::json::array();
   const ImVec2 s = state.framebuffer_scale;
   for (const LayoutRecord::Label& l : state.layout.labels) {
-    nlohmann::json e = {{"axis", l.axis}, {"index", l.index}, {"text", l.text}};
+    nlohmann::json e = {{"axis", l.axis},       {"index", l.index},           {"text", l.text},
+                        {"full", l.full},       {"orientation", l.orientation}, {"shortened", l.shortened}};
     j["labels"].push_back(rect_json(std::move(e), ImVec2(l.min.x * s.x, l.min.y * s.y), ImVec2(l.max.x * s.x, l.max.y * s.y)));
   }
+  j["captions"] = nlohmann::json::array();
+  for (const LayoutRecord::Caption& c : state.layout.captions) {
+    nlohmann::json e = {{"grid", c.grid}, {"tile", c.tile}, {"form", c.form}, {"text", c.text}};
+    j["captions"].push_back(rect_json(std::move(e), ImVec2(c.min.x * s.x, c.min.y * s.y), ImVec2(c.max.x * s.x, c.max.y * s.y)));
+  }
+  j["ticks"] = nlohmann::json::array();
+  for (const LayoutRecord::Tick& t : state.layout.ticks)
+    j["ticks"].push_back({{"grid", t.grid}, {"tile", t.tile}, {"value", t.value}, {"step", t.step}, {"text", t.text}});
   j["widgets"] = nlohmann::json::object();
   for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
   j["shape_changes"] = state.shapes.shape_changes;
   j["setting_changes"] = state.shapes.setting_changes;
   add_screen_json(j, state.layout, s);
+  j["controls"] = nlohmann::json::array();
+  auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
+  for (const ControlRecord& c : RecordedControls())
+    j["controls"].push_back(rect_json({{"window", c.window}, {"id", c.id}, {"typed", c.typed}}, px(c.min), px(c.max)));
   j["training"] = TrainingLayoutJson(state);
   if (sweep) {
     j["screens"] = nlohmann::json::array();

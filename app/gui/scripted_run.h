@@ -32,8 +32,10 @@ class LayoutSweep;
 //  "texts", "heads": [{"head", "x", "y", "w", "h"}]}]}
 // — framebuffer pixels, y down. "texts" is filled when the run records them (--layout-json given);
 // "screens" is the sweep's, when there was one.
+// "controls": [{"window", "id", "typed", "x", "y", "w", "h"}] lists every control shown (layout_record.h).
+// `frame` (≥ 0: a live run's --layout-live rewrites) is written as "frame", the frames rendered so far.
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
-                     const LayoutSweep* sweep = nullptr);
+                     const LayoutSweep* sweep = nullptr, int frame = -1);
 
 // --layout-sweep: after the start, shows each view, each other window and every step of every lesson
 // in turn, as a user clicking through the menus would, and records each screen's layout once its

@@ -1,12 +1,19 @@
 #include "gui/widgets.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <filesystem>
 #include <initializer_list>
 #include <utility>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <unordered_map>
 
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"
@@ -142,19 +149,59 @@ void PlaceNextWindow(const AppState& state, Slot slot) {
 
 // ---- text ------------------------------------------------------------------------------------------
 
+std::string WindowTerms(const std::string& message) {
+  // Each flag the engine's and the command line's messages name, as the window calls the same thing.
+  // (α and λ read the same in every language: not looked up.)
+  static const std::pair<const char*, const char*> terms[] = {
+      {"alpha", "α"}, {"alphas", TrKey("α of each head")}, {"deltas", TrKey("Δ of each head")},
+      {"delta-preset", TrKey("the offsets preset")}, {"heads", "heads H"}, {"groups", "groups G"},
+      {"d-model", "d_model C"}, {"kind", TrKey("the attention kind (Model window)")},
+      {"text", TrKey("the sentence")}, {"input", TrKey("the tensor X.npy")},
+      {"tokenizer", TrKey("the tokenizer field (Input window)")}, {"grid", TrKey("the grid's rows and cols")},
+      {"pattern", "pattern"}, {"image", TrKey("the image path")}, {"query", TrKey("the query")},
+      {"kernel", "kernel"}, {"lambda", "λ"}, {"view", TrKey("the view")}, {"scene", TrKey("the scene file")},
+      {"checkpoint", TrKey("the Checkpoint window")}, {"attentions", TrKey("the Checkpoint window")},
+      {"layer", TrKey("the layer slider")}, {"what", TrKey("what to export")}, {"out", TrKey("the export path")},
+      {"format", TrKey("the export format")}, {"scores", TrKey("scores instead of probabilities")},
+      {"weights", TrKey("the weights folder")}, {"weight-source", TrKey("the weights folder")},
+      {"designed", TrKey("designed heads")}, {"seed", "seed"}, {"ids", TrKey("the token ids")},
+  };
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    const bool flag = message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
+                      std::islower(static_cast<unsigned char>(message[i + 2])) &&
+                      (i == 0 || !std::isalnum(static_cast<unsigned char>(message[i - 1])));
+    if (!flag) {
+      out += message[i++];
+      continue;
+    }
+    size_t end = i + 2;
+    while (end < message.size() && (std::islower(static_cast<unsigned char>(message[end])) ||
+                                    std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '-'))
+      ++end;
+    const std::string name = message.substr(i + 2, end - i - 2);
+    const auto it = std::find_if(std::begin(terms), std::end(terms), [&](const auto& t) { return name == t.first; });
+    if (it == std::end(terms)) out += name;  // an unknown flag: its name without the dashes
+    else if (std::strcmp(it->second, "α") == 0 || std::strcmp(it->second, "λ") == 0) out += it->second;
+    else out += tr(it->second);
+    i = end;
+  }
+  return out;
+}
+
 // Both wrap with WrappedText: ImGui's own wrapping breaks Chinese only at spaces, or starts a line
-// with "；".
+// with "；". Both say what a message names by a command-line flag in the window's words (WindowTerms).
 void ErrorText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(214, 39, 40, 255));
-  WrappedText(message);
+  WrappedText(WindowTerms(message));
   ImGui::PopStyleColor();
 }
 
 void NoticeText(const std::string& message) {
   if (message.empty()) return;
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(200, 120, 0, 255));
-  WrappedText(message);
+  WrappedText(WindowTerms(message));
   ImGui::PopStyleColor();
 }
 
@@ -257,41 +304,282 @@ std::vector<int> divisors(int n, int cap) {
   return out;
 }
 
+// How the window's sliders take typed values. ImGui types into a slider after Ctrl+click, Tab or the
+// keyboard's input key, and applies the text at every key, clamped or not; here the text is applied
+// once, when the typing ends (Enter, Tab, a click elsewhere; Escape restores the text it started
+// with), as the value itself: an allowed value is taken, another one becomes the nearest allowed value
+// and a note under the slider says so until the value changes again.
+namespace {
+
+struct TypedNote {
+  std::string text;
+  double taken = 0;
+};
+std::unordered_map<ImGuiID, TypedNote>& TypedNotes() {
+  static std::unordered_map<ImGuiID, TypedNote> notes;
+  return notes;
+}
+
+// A typed number as the user wrote it: "16", "7.5".
+std::string TypedNumber(double typed) {
+  char buf[48];
+  if (typed == std::floor(typed) && std::fabs(typed) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", typed);
+  else std::snprintf(buf, sizeof buf, "%g", typed);
+  return buf;
+}
+
+// Draws the note of slider `id` on the line under it while it still holds the value it took; the
+// slider stays the last item (for IsItemHovered and the layout record's RecordLastItem).
+void DrawTypedNote(ImGuiID id, double value) {
+  auto& notes = TypedNotes();
+  const auto it = notes.find(id);
+  if (it == notes.end()) return;
+  if (it->second.taken != value) {
+    notes.erase(it);
+    return;
+  }
+  ImGuiContext& g = *GImGui;
+  const ImGuiLastItemData slider = g.LastItemData;
+  NoticeText(it->second.text);
+  g.LastItemData = slider;
+}
+
+// What a slider takes for a typed text.
+struct Typed {
+  bool number = false;  // false: not a number (nothing taken)
+  double value = 0;     // the value taken
+  std::string note;     // empty when the typed value was taken as it is
+};
+
+// The text as a number: "16", " 7.5 ", "1e3". False for anything else ("", "3+", "nan").
+bool ParseTyped(const std::string& text, double& typed) {
+  char* end = nullptr;
+  typed = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return false;
+  while (*end == ' ') ++end;
+  return *end == '\0' && std::isfinite(typed);
+}
+
+std::string OutOfRangeNote(double typed, double lo, const std::string& taken) {
+  return typed < lo ? trf("%s is below the minimum: %s taken", TypedNumber(typed).c_str(), taken.c_str())
+                    : trf("%s is above the maximum: %s taken", TypedNumber(typed).c_str(), taken.c_str());
+}
+
+Typed NotANumber(const std::string& text, const std::string& kept) {
+  return {false, 0, trf("“%s” is not a number: %s kept", text.c_str(), kept.c_str())};
+}
+
+// A typed text for a slider over `options` (ascending): the nearest option (the smaller of two as near).
+Typed TakeChoice(const std::string& text, int current, const std::vector<int>& options) {
+  double typed = 0;
+  if (!ParseTyped(text, typed)) return NotANumber(text, std::to_string(current));
+  int best = options.front();
+  for (int o : options)
+    if (std::fabs(double(o) - typed) < std::fabs(double(best) - typed)) best = o;
+  if (double(best) == typed) return {true, double(best), {}};
+  if (typed < double(options.front()) || typed > double(options.back()))
+    return {true, double(best), OutOfRangeNote(typed, double(options.front()), std::to_string(best))};
+  // Inside the range but not allowed: name the two allowed values around it.
+  const auto above = std::upper_bound(options.begin(), options.end(), int(std::floor(typed)));
+  const int lo = *(above - 1), hi = above == options.end() ? lo : *above;
+  return {true, double(best),
+          trf("%s not allowed (%d or %d): %d taken", TypedNumber(typed).c_str(), lo, hi, best)};
+}
+
+// A typed text for a slider over [min, max], of whole numbers when `whole`; `format` shows a value.
+Typed TakeInRange(const std::string& text, double current, double min, double max, bool whole, const char* format) {
+  auto shown = [&](double v) {
+    char buf[64];
+    if (whole) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    else std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  double typed = 0;
+  if (!ParseTyped(text, typed)) return NotANumber(text, shown(current));
+  if (typed < min || typed > max) {
+    const double taken = std::clamp(whole ? std::round(typed) : typed, min, max);
+    return {true, taken, OutOfRangeNote(typed, min, shown(taken))};
+  }
+  if (whole && typed != std::round(typed))
+    return {true, std::round(typed), trf("%s is not a whole number: %s taken", TypedNumber(typed).c_str(), shown(std::round(typed)).c_str())};
+  return {true, typed, {}};
+}
+
+// The text being typed into each slider (ImGui's TempInputText writes into it at every key).
+std::unordered_map<ImGuiID, std::array<char, 64>>& TypingBuffers() {
+  static std::unordered_map<ImGuiID, std::array<char, 64>> buffers;
+  return buffers;
+}
+
+// The slider's rectangles, laid out as ImGui::SliderScalar does. False when clipped (nothing to draw).
+struct SliderRects {
+  ImGuiID id = 0;
+  ImRect frame, total;
+  ImVec2 label_size;
+};
+bool LayOutSlider(const char* label, SliderRects& r) {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  if (window->SkipItems) return false;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  r.id = window->GetID(label);
+  const float w = ImGui::CalcItemWidth();
+  r.label_size = ImGui::CalcTextSize(label, nullptr, true);
+  const ImVec2 pos = window->DC.CursorPos;
+  r.frame = ImRect(pos, ImVec2(pos.x + w, pos.y + r.label_size.y + style.FramePadding.y * 2.0f));
+  r.total = ImRect(r.frame.Min, ImVec2(r.frame.Max.x + (r.label_size.x > 0.0f ? style.ItemInnerSpacing.x + r.label_size.x : 0.0f),
+                                       r.frame.Max.y));
+  ImGui::ItemSize(r.total, style.FramePadding.y);
+  return ImGui::ItemAdd(r.total, r.id, &r.frame, ImGuiItemFlags_Inputable);
+}
+
+// The text field over a slider while it is typed into; the typed text once the typing has ended.
+// `start` is the text it starts with when this call starts the typing.
+std::optional<std::string> TypeIntoSlider(const SliderRects& r, const char* label, const std::string& start, bool decimal) {
+  auto [it, fresh] = TypingBuffers().try_emplace(r.id);
+  if (fresh) std::snprintf(it->second.data(), it->second.size(), "%s", start.c_str());
+  ImGui::TempInputText(r.frame, r.id, label, it->second.data(), int(it->second.size()),
+                       ImGuiInputTextFlags_AutoSelectAll |
+                           (decimal ? ImGuiInputTextFlags_CharsDecimal : ImGuiInputTextFlags_CharsScientific));
+  if (ImGui::TempInputIsActive(r.id)) return std::nullopt;  // still typing
+  std::string text = it->second.data();
+  TypingBuffers().erase(r.id);
+  return text;
+}
+
+// Applies what typing gave: the note (or none), and the value when it is a number. True when the value
+// changed.
+template <typename T>
+bool TakeTyped(ImGuiID id, const Typed& t, T* value) {
+  TypedNotes().erase(id);
+  if (!t.note.empty()) TypedNotes()[id] = {t.note, t.number ? t.value : double(*value)};
+  if (!t.number || T(t.value) == *value) return false;
+  *value = T(t.value);
+  ImGui::MarkItemEdited(id);
+  return true;
+}
+
+// ImGui's slider of `type` over [min, max] (it draws and drags; a drag never leaves the range), with
+// the typing done here: ImGui starts it (the frame of the Ctrl+click) and this takes it over from the
+// next frame on.
+template <typename T>
+bool SliderRange(const char* label, ImGuiDataType type, T* value, T min, T max, const char* format,
+                 ImGuiSliderFlags flags, bool whole) {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  if (window->SkipItems) return false;
+  const ImGuiID id = window->GetID(label);
+  if (ImGui::TempInputIsActive(id)) {
+    SliderRects r;
+    if (!LayOutSlider(label, r)) return false;
+    char start[64];
+    if (whole) std::snprintf(start, sizeof start, "%lld", static_cast<long long>(*value));
+    else std::snprintf(start, sizeof start, "%g", double(*value));
+    const std::optional<std::string> text = TypeIntoSlider(r, label, start, whole);
+    if (!text) return false;
+    const bool changed = TakeTyped(id, TakeInRange(*text, double(*value), double(min), double(max), whole, format), value);
+    DrawTypedNote(id, double(*value));
+    return changed;
+  }
+  TypingBuffers().erase(id);
+  T edited = *value;
+  ImGui::SliderScalar(label, type, &edited, &min, &max, format, flags | ImGuiSliderFlags_AlwaysClamp);
+  // Only a drag changes it here (the frame that starts typing applies nothing).
+  const bool changed = !ImGui::TempInputIsActive(id) && edited != *value;
+  if (changed) {
+    *value = std::clamp(edited, min, max);
+    TypedNotes().erase(id);
+  }
+  DrawTypedNote(id, double(*value));
+  return changed;
+}
+
+}  // namespace
+
+// ImGui::SliderScalar's own drawing, with the slider over the positions in `options` and a typed
+// text read as a value, not as a position (ImGui's SliderInt over the positions would read a typed 16
+// as the 16th position, the last one, clamped).
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options,
                   const std::function<std::string(int)>& shown_for) {
+  if (options.empty()) return false;
+  SliderRects r;
+  if (!LayOutSlider(label, r)) return false;
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  ImGuiContext& g = *GImGui;
+  const ImGuiStyle& style = g.Style;
+  const ImGuiID id = r.id;
+  const bool hovered = ImGui::ItemHoverable(r.frame, id);
+  bool typing = ImGui::TempInputIsActive(id);
+  if (!typing) {
+    TypingBuffers().erase(id);
+    const bool tabbed = (g.LastItemData.StatusFlags & ImGuiItemStatusFlags_FocusedByTabbing) != 0;
+    const bool clicked = hovered && g.IO.MouseClicked[0];
+    if (tabbed || clicked || g.NavActivateId == id || g.NavActivateInputId == id) {
+      ImGui::SetActiveID(id, window);
+      ImGui::SetFocusID(id, window);
+      ImGui::FocusWindow(window);
+      g.ActiveIdUsingNavDirMask |= (1 << ImGuiDir_Left) | (1 << ImGuiDir_Right);
+      typing = tabbed || (clicked && g.IO.KeyCtrl) || g.NavActivateInputId == id;
+    }
+  }
+  if (typing) {
+    const std::optional<std::string> text = TypeIntoSlider(r, label, std::to_string(*value), true);
+    if (!text) return false;
+    const bool changed = TakeTyped(id, TakeChoice(*text, *value, options), value);
+    DrawTypedNote(id, *value);
+    return changed;
+  }
+
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
   const std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
-  if (!ImGui::SliderInt(label, &index, 0, int(options.size()) - 1, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
-    return false;
-  index = std::clamp(index, 0, int(options.size()) - 1);
-  if (options[size_t(index)] == *value) return false;
-  *value = options[size_t(index)];
-  return true;
+  const ImU32 frame_col = ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_FrameBgActive
+                                             : hovered        ? ImGuiCol_FrameBgHovered
+                                                              : ImGuiCol_FrameBg);
+  ImGui::RenderNavHighlight(r.frame, id);
+  ImGui::RenderFrame(r.frame.Min, r.frame.Max, frame_col, true, style.FrameRounding);
+  ImRect grab;
+  const int first = 0, last = int(options.size()) - 1;
+  int moved = index;
+  bool changed = ImGui::SliderBehavior(r.frame, id, ImGuiDataType_S32, &moved, &first, &last, "%d",
+                                       ImGuiSliderFlags_AlwaysClamp, &grab);
+  if (grab.Max.x > grab.Min.x)
+    window->DrawList->AddRectFilled(grab.Min, grab.Max,
+                                    ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_SliderGrabActive : ImGuiCol_SliderGrab),
+                                    style.GrabRounding);
+  ImGui::RenderTextClipped(r.frame.Min, r.frame.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
+  if (r.label_size.x > 0.0f)
+    ImGui::RenderText(ImVec2(r.frame.Max.x + style.ItemInnerSpacing.x, r.frame.Min.y + style.FramePadding.y), label);
+  moved = std::clamp(moved, first, last);
+  changed = changed && options[size_t(moved)] != *value;
+  if (changed) {
+    *value = options[size_t(moved)];
+    TypedNotes().erase(id);
+    ImGui::MarkItemEdited(id);
+  }
+  DrawTypedNote(id, *value);
+  return changed;
 }
 
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note) {
   return SliderChoice(label, value, options, [note](int v) { return std::to_string(v) + note; });
 }
 
+bool SliderIntTyped(const char* label, int* value, int min, int max, const char* format, ImGuiSliderFlags flags) {
+  return SliderRange(label, ImGuiDataType_S32, value, min, max, format, flags, true);
+}
+
+bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format,
+                      ImGuiSliderFlags flags) {
+  return SliderRange(label, ImGuiDataType_S64, value, min, max, format, flags, true);
+}
+
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
                         std::string& error, bool logarithmic) {
-  double edited = *value;
-  ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp;
-  if (logarithmic) flags |= ImGuiSliderFlags_Logarithmic;
-  if (!ImGui::SliderScalar(label, ImGuiDataType_Double, &edited, &min, &max, format, flags)) return false;
-  if (!std::isfinite(edited)) {
-    error = std::string(label).substr(0, std::string(label).find("##")) +
-            tr(": only finite numbers are allowed, the value was kept");
-    return false;
-  }
-  // AlwaysClamp lets NaN through its comparisons; clamp again after the check above.
-  edited = std::clamp(edited, min, max);
-  if (edited == *value) return false;
-  *value = edited;
-  error.clear();
-  return true;
+  // Typed text is parsed here (TakeInRange): "nan" or "inf" is no number, and the value is kept.
+  const bool changed =
+      SliderRange(label, ImGuiDataType_Double, value, min, max, format, logarithmic ? ImGuiSliderFlags_Logarithmic : 0, false);
+  if (changed) error.clear();
+  return changed;
 }
 
 // ---- busy indicator --------------------------------------------------------------------------------
@@ -369,25 +657,30 @@ std::string FormatValue(float value) {
 }
 
 namespace {
-// The value at fraction f of the bar; one within a millionth of the span from 0 is 0, so a probability
-// bar whose smallest entry is 3.9e-15 reads "0", not "3.86e-15".
-float ColorBarTick(ValueRange range, float f) {
-  const float v = range.lo + (range.hi - range.lo) * f;
-  return std::fabs(v) <= std::fabs(range.hi - range.lo) * 1e-6f ? 0.0f : v;
+// A tick's number as the exports write it (format_tick), with a real minus sign.
+std::string TickText(float value, float step) {
+  const std::string s = format_tick(value, step);
+  return !s.empty() && s[0] == '-' ? "−" + s.substr(1) : s;
+}
+
+// How many ticks a bar `height` pixels tall has room for (numbers a line and a half apart), at most `ticks`.
+int TicksFor(float height, int ticks) {
+  return std::clamp(int(height / (ImGui::GetFontSize() * 1.5f)) + 1, 2, std::max(ticks, 2));
 }
 }  // namespace
 
 float ColorBarLabelWidth(ValueRange range, int ticks) {
+  // Whatever height the bar gets, its numbers are one of these sets.
   float w = 0;
-  for (int i = 0; i < ticks; ++i) {
-    const float v = ColorBarTick(range, float(i) / float(std::max(1, ticks - 1)));
-    w = std::max(w, ImGui::CalcTextSize(FormatValue(v).c_str()).x);
+  for (int most = 2; most <= std::max(ticks, 2); ++most) {
+    const std::vector<float> values = nice_ticks(range, most);
+    for (const float v : values) w = std::max(w, ImGui::CalcTextSize(TickText(v, tick_step(values)).c_str()).x);
   }
   return w + ImGui::GetFontSize() * 0.5f;
 }
 
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
-                   int ticks) {
+                   int ticks, std::vector<float>* drawn) {
   if (bar.map != int(map) || !bar.strip.valid()) {
     std::vector<Rgba> pixels(256);
     for (int i = 0; i < 256; ++i) pixels[size_t(i)] = colormap_lookup(map, float(255 - i) / 255.0f);
@@ -406,13 +699,17 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   draw->AddRect(min, max, ImGui::GetColorU32(ImGuiCol_Border));
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float font = ImGui::GetFontSize();
+  // Round numbers (1-2-5 steps) where they fall on the bar, as exported figures have them; the ends
+  // are only numbered when they are round.
+  const std::vector<float> values = flat ? std::vector<float>{range.lo} : nice_ticks(range, TicksFor(max.y - min.y, ticks));
+  const float step = tick_step(values);
+  if (drawn) *drawn = values;
   float width = 0;
-  for (int i = 0; i < (flat ? 1 : ticks); ++i) {
-    const float f = flat ? 0.5f : float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
-    const float v = flat ? range.lo : ColorBarTick(range, f);
+  for (const float v : values) {
+    const float f = flat ? 0.5f : normalise(v, range);  // 0 at the bottom
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
-    const std::string s = FormatValue(v);
+    const std::string s = TickText(v, step);
     // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
     // Convolution window's) would lose the upper half of its top number.
     const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
@@ -434,6 +731,20 @@ float LabelExtent(const std::vector<std::string>& labels, float cap) {
   return w;
 }
 
+float TurnedLength(const std::string& label) {
+  if (!label_stacks(label)) return ImGui::CalcTextSize(label.c_str()).x;
+  return float(decode_utf8_lenient(label).size()) * ImGui::GetFontSize();
+}
+
+float TurnedExtent(const std::vector<std::string>& labels, float cap) {
+  float h = 0;
+  for (const std::string& l : labels) {
+    h = std::max(h, TurnedLength(l));
+    if (h >= cap) return cap;
+  }
+  return h;
+}
+
 namespace {
 
 // Which labels to draw: every step-th, plus the selected one with its near neighbours left out.
@@ -449,6 +760,44 @@ std::vector<int> thinned(int count, float cell, int selected) {
   return out;
 }
 
+// A CJK label along its column, one character under the other (each centred on `centre_x`), cut to
+// `max_height` with "…" in the last place. Returns what was drawn and its box.
+std::string AddTextStacked(ImDrawList* draw, float centre_x, float bottom, float max_height, ImU32 color,
+                           const std::string& label, ImVec2& min, ImVec2& max) {
+  const float line = ImGui::GetFontSize();
+  std::vector<std::string> chars;
+  for (const char32_t cp : decode_utf8_lenient(label)) chars.push_back(encode_utf8(cp));
+  const size_t room = size_t(std::max(1.0f, std::floor(max_height / line)));
+  if (chars.size() > room) {
+    chars.resize(room - 1);
+    chars.push_back("…");
+  }
+  std::string shown;
+  float widest = 0;
+  for (const std::string& c : chars) {
+    shown += c;
+    widest = std::max(widest, ImGui::CalcTextSize(c.c_str()).x);
+  }
+  min = ImVec2(centre_x - widest * 0.5f, bottom - line * float(chars.size()));
+  max = ImVec2(centre_x + widest * 0.5f, bottom);
+  {
+    const TextRecordPause recorded_whole;  // one text for the label, recorded below
+    float y = min.y;
+    for (const std::string& c : chars) {
+      draw->AddText(ImVec2(centre_x - ImGui::CalcTextSize(c.c_str()).x * 0.5f, y), color, c.c_str());
+      y += line;
+    }
+  }
+  RecordText(shown, min, max);
+  return shown;
+}
+
+// The whole token as a tooltip over a label drawn shortened.
+void FullLabelTooltip(bool shortened, ImVec2 min, ImVec2 max, const std::string& full) {
+  if (shortened && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(min, max, false))
+    ImGui::SetTooltip("%s", full.c_str());
+}
+
 }  // namespace
 
 void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
@@ -456,7 +805,8 @@ void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, I
   const float font = ImGui::GetFontSize();
   const float pad = font * 0.3f;
   for (int i : thinned(int(labels.size()), cell, selected)) {
-    const std::string text = Ellipsize(labels[size_t(i)], max_width);
+    const std::string& full = labels[size_t(i)];
+    const std::string text = Ellipsize(full, max_width);
     const ImVec2 size = ImGui::CalcTextSize(text.c_str());
     const ImVec2 pos(image_min.x - pad - size.x, image_min.y + (float(i) + 0.5f) * cell - size.y * 0.5f);
     if (i == selected) {
@@ -464,7 +814,9 @@ void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, I
                           ImGui::GetColorU32(ImGuiCol_HeaderActive), 3.0f);
     }
     draw->AddText(pos, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
-    if (record) record->labels.push_back({text, "query", i, pos, ImVec2(pos.x + size.x, pos.y + size.y)});
+    const ImVec2 end(pos.x + size.x, pos.y + size.y);
+    FullLabelTooltip(text != full, pos, end, full);
+    if (record) record->labels.push_back({text, "query", i, pos, end, full, "upright", text != full});
   }
 }
 
@@ -474,23 +826,35 @@ void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImV
   const float pad = font * 0.3f;
   const ImU32 color = ImGui::GetColorU32(ImGuiCol_Text);
   // Upright labels are as wide as they are long: thin them by their width, not the line height.
-  const float upright_cell = rotated ? cell : cell * font * 0.9f / std::max(LabelExtent(labels, max_height), 1.0f);
+  const float upright_cell = rotated ? cell : cell * font * 0.9f / std::max(LabelExtent(labels, FLT_MAX), 1.0f);
   for (int i : thinned(int(labels.size()), rotated ? cell : upright_cell, -1)) {
-    const std::string text = Ellipsize(labels[size_t(i)], max_height);
-    const ImVec2 size = ImGui::CalcTextSize(text.c_str());  // x: length along the text
+    const std::string& full = labels[size_t(i)];
     const float centre = image_min.x + (float(i) + 0.5f) * cell;
+    const float bottom = image_min.y - pad;
     ImVec2 min, max;
-    if (rotated) {
-      const ImVec2 bottom_left(centre - size.y * 0.5f, image_min.y - pad);
+    std::string text;
+    const char* orientation = "upright";
+    if (rotated && label_stacks(full)) {
+      orientation = "stacked";
+      text = AddTextStacked(draw, centre, bottom, max_height, color, full, min, max);
+    } else if (rotated) {
+      orientation = "turned";
+      text = Ellipsize(full, max_height);
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());  // x: length along the text
+      const ImVec2 bottom_left(centre - size.y * 0.5f, bottom);
       AddTextRotated(draw, bottom_left, color, text);
       min = ImVec2(bottom_left.x, bottom_left.y - size.x);
       max = ImVec2(bottom_left.x + size.y, bottom_left.y);
     } else {
-      min = ImVec2(centre - size.x * 0.5f, image_min.y - pad - size.y);
+      // The grid turns the labels when one is wider than its column; never wider than the cell here.
+      text = Ellipsize(full, std::max(cell, font));
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      min = ImVec2(centre - size.x * 0.5f, bottom - size.y);
       max = ImVec2(min.x + size.x, min.y + size.y);
       draw->AddText(min, color, text.c_str());
     }
-    if (record) record->labels.push_back({text, "key", i, min, max});
+    FullLabelTooltip(text != full, min, max, full);
+    if (record) record->labels.push_back({text, "key", i, min, max, full, orientation, text != full});
   }
 }
 

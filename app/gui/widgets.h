@@ -7,11 +7,13 @@
 #include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "attnscope/figure/colormap.h"
+#include "core/user_path.h"  // user_path(): every path typed in the window
 #include "gui/app_state.h"
 
 namespace attnscope::gui {
@@ -56,6 +58,10 @@ ImRect SlotRect(const AppState& state, Slot slot);
 void PlaceNextWindow(const AppState& state, Slot slot);
 
 // ---- text ------------------------------------------------------------------------------------------
+// `message` with each command-line flag it names ("--heads", "--tokenizer") put in the window's words
+// ("heads H", "the tokenizer field (Input window)"): the engine and the command line share their
+// messages, and no message in the window names a flag. ErrorText and NoticeText apply it.
+std::string WindowTerms(const std::string& message);
 void ErrorText(const std::string& message);   // red, wrapped; nothing when empty
 void NoticeText(const std::string& message);  // amber, wrapped; nothing when empty
 void HintText(const std::string& text);       // greyed, wrapped (also between CJK characters)
@@ -85,14 +91,25 @@ ImU32 ContrastText(ImU32 background);
 // ---- sliders ---------------------------------------------------------------------------------------
 // The divisors of n up to cap, smallest first.
 std::vector<int> divisors(int n, int cap);
-// A slider over a list of allowed integers: only those can be chosen. Returns true on change. The
-// value shows as shown(value) (default: the number, or the number and `note`); a value that is not
-// allowed (from a scene file or the command line) shows as itself, flagged.
+// A slider over a list of allowed integers (ascending): only those can be chosen. Returns true on change.
+// The value shows as shown(value) (default: the number, or the number and `note`); a value that is not
+// allowed (from a scene file or the command line) shows as itself, flagged. A value typed into it
+// (Ctrl+click, Tab) is the value, not a position: an allowed one is taken; another one takes the
+// nearest allowed value (the smaller of two as near), and a note under the slider says so until the
+// value changes again.
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options,
                   const std::function<std::string(int)>& shown);
 bool SliderChoice(const char* label, int* value, const std::vector<int>& options, const char* note = "");
-// A double slider (Ctrl+click to type) that never stores NaN or ±∞: such input is refused, the old
-// value kept, and `error` set to say so. Returns true when the value changed.
+// ImGui's SliderInt / a 64-bit one (flags: e.g. ImGuiSliderFlags_Logarithmic). A typed value is taken
+// when the typing ends (Enter, a click elsewhere), not at every key; one outside [min, max] or not a
+// whole number takes the nearest allowed value, with a note under the slider.
+bool SliderIntTyped(const char* label, int* value, int min, int max, const char* format = "%d",
+                    ImGuiSliderFlags flags = 0);
+bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format = "%lld",
+                      ImGuiSliderFlags flags = 0);
+// A double slider (Ctrl+click to type) that never stores NaN or ±∞: a typed text that is no finite
+// number keeps the old value, a typed value out of range is clamped, each with a note under the slider.
+// `error` (the caller's message line) is cleared when the value changes. Returns true then.
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
                         std::string& error, bool logarithmic = false);
 
@@ -106,11 +123,12 @@ bool CheckpointLoadingBar(const AppState& state);
 void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------
-// A vertical colour bar in [min, max] with `ticks` numbers on its right; returns the width used by
-// the numbers. `bar` caches the 1 × 256 texture of `map`.
+// A vertical colour bar in [min, max] with at most `ticks` numbers on its right (fewer when the bar is
+// short), at round values (nice_ticks, heatmap_layout.h: the exports' rule); returns the width used by
+// the numbers. `bar` caches the 1 × 256 texture of `map`. `drawn` (may be null) gets the tick values.
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
-                   int ticks);
-// Width the numbers of DrawColorBar need.
+                   int ticks, std::vector<float>* drawn = nullptr);
+// Width the numbers of DrawColorBar need, whatever the bar's height.
 float ColorBarLabelWidth(ValueRange range, int ticks);
 // The engine's one-line description of the grid input ("rings pattern, 16×16 cells"), in the window's
 // language: in Chinese a generated pattern is described from the analysed scene's settings; an image's
@@ -122,16 +140,23 @@ std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
 std::string TokenDetail(const AttentionAnalysis& att, int i);
 
 // ---- axis labels -----------------------------------------------------------------------------------
-// Labels down the left of a heatmap (queries) or rotated along its top (keys), thinned so that they
-// never overlap; the selected one is always drawn, highlighted. Records what it drew in `record`
-// (may be null).
+// Labels down the left of a heatmap (queries) or along its top (keys), thinned so that they never
+// overlap; the selected one is always drawn, highlighted. A label drawn shortened shows the whole token
+// in a tooltip. Records what it drew in `record` (may be null).
 void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
                      float max_width, int selected, LayoutRecord* record);
-// rotated = false writes them upright, centred over their columns (when every label fits a cell).
+// rotated = false writes them upright, centred over their columns (the grid chooses that when every
+// label fits a cell); rotated = true turns them along their columns, reading upwards, CJK ones
+// (label_stacks, heatmap_layout.h) one character under the other as the exports draw them; either is
+// cut to `max_height` only when longer.
 void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
                    float max_height, bool rotated, LayoutRecord* record);
 // The widest label, capped at `cap` pixels.
 float LabelExtent(const std::vector<std::string>& labels, float cap);
+// How long a label is when turned along its column (stacked CJK: one line per character), and the
+// longest of them capped at `cap`.
+float TurnedLength(const std::string& label);
+float TurnedExtent(const std::vector<std::string>& labels, float cap);
 
 // ---- layout record -----------------------------------------------------------------------------------
 // Adds the images of a heatmap grid that are not attention heads (relative position, convolution) to

@@ -40,7 +40,7 @@ void DrawOpenControls(AppState& state) {
   const bool enter = ImGui::InputTextWithHint("##checkpoint_path", tr("checkpoint folder"), &c.path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
-  if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path);
+  if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path = user_path_text(c.path));  // ~, absolute
   RecordLastItem(state, "checkpoint.open");
   ImGui::SameLine();
   ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
@@ -51,7 +51,7 @@ void DrawOpenControls(AppState& state) {
   ImGui::SameLine();
   HelpMarker(tr("A checkpoint folder holds config.json and model.safetensors (or its shards). Attentions computed "
                 "elsewhere are attentions.npy or .safetensors [L, H, T, T] with tokens.json beside it, and "
-                "config.json for the K/V groups (README: \"Models too big for the laptop\")."));
+                "config.json for the K/V groups."));
 
   if (!c.recent.empty() && ImGui::TreeNodeEx(tr("Recent checkpoints"), ImGuiTreeNodeFlags_DefaultOpen)) {
     for (const std::string& dir : c.recent) {

@@ -18,6 +18,7 @@
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "gui/i18n.h"
+#include "core/user_path.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -84,7 +85,9 @@ void StartExport(AppState& state) {
   }
   const ExportRequest request = RequestFor(state);
   const bool default_path = e.path.empty();
-  const std::filesystem::path path = default_path ? DefaultPath(request) : std::filesystem::path(e.path);
+  // A typed path is expanded (~) and made absolute; the field then shows it so.
+  if (!default_path) e.path = user_path_text(e.path);
+  const std::filesystem::path path = default_path ? DefaultPath(request) : user_path(e.path);
   // The Analysis is immutable and shared: the export reads it while the window goes on.
   std::shared_ptr<const Analysis> analysis = state.analysis;
   // Translated here: the export runs on another thread, tr() reads the window's language.
@@ -96,12 +99,11 @@ void StartExport(AppState& state) {
       if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
       ExportedFile file =
           stack ? export_model_view(*stack, request, path) : export_to_file(*analysis, request, path);
-      std::error_code ec;
-      const std::filesystem::path full = std::filesystem::absolute(path, ec);
+      const std::filesystem::path full = user_path(path.string());
       char size[32];
       std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
       out.ok = true;
-      out.message = wrote + (ec ? path : full).string() + size;
+      out.message = wrote + full.string() + size;
       out.preview = std::move(file.image);
     } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
       out.message = not_exported + std::string(e.what());
@@ -161,7 +163,7 @@ void DrawExportWindow(AppState& state) {
   if (e.what == 1) {
     if (heads > 0) {
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      ImGui::SliderInt(tr("head"), &e.head, 0, heads - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+      SliderIntTyped(tr("head"), &e.head, 0, heads - 1);
       e.head = std::clamp(e.head, 0, heads - 1);
     } else {
       NoticeText(tr("The current input has no attention heads (a grid): export the current view instead."));
@@ -177,8 +179,10 @@ void DrawExportWindow(AppState& state) {
   const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
   ImGui::BeginDisabled(!picture);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  ImGui::SliderFloat(tr("scale"), &e.scale, 1.0f, 4.0f, "%.1f×", ImGuiSliderFlags_AlwaysClamp);
-  if (!std::isfinite(e.scale)) e.scale = 2.0f;
+  // A typed scale outside 1×–4× is clamped with a note under the slider; steps of ½.
+  double scale = e.scale;
+  std::string refused;
+  if (SliderDoubleFinite(tr("scale"), &scale, 1.0, 4.0, "%.1f×", refused)) e.scale = float(scale);
   e.scale = std::clamp(std::round(e.scale * 2.0f) / 2.0f, 1.0f, 4.0f);
   ImGui::SameLine();
   ImGui::Checkbox(tr("caption"), &e.caption);

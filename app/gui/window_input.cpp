@@ -1,10 +1,14 @@
 // window_input.cpp — the Input window: a sentence (with English and Chinese samples), a tensor file
 // or a 2D grid (pattern or image, rows × cols), and the tokens the engine made of it.
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "attnscope/core/limits.h"
+#include "core/user_path.h"
 #include "gui/persistence.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -34,13 +38,143 @@ const char* const patterns[] = {TrKey("checkerboard"), TrKey("gradient"), TrKey(
 
 void DrawTokenizerChoice(AppState& state);
 
+// ---- the sentence box, wrapped ----------------------------------------------------------------------
+// ImGui 1.86's InputTextMultiline does not wrap. The box edits the sentence with a soft line break
+// "\r\n" wherever a line is full (SoftLineBreaks: at spaces, between CJK characters): ImGui draws
+// '\r' as nothing and the user can neither type nor paste one, so every '\r' and the '\n' after it
+// are the box's own and come out again before the text goes anywhere. A callback re-wraps the text
+// in the box at every frame (each key, a paste, a resize of the window), keeping the cursor on the
+// same character. Deleting a soft break (Backspace at the start of a wrapped line, Delete at its end)
+// deletes the sentence's character beyond it, as in any editor that wraps.
+// This keeps ImGui's own editing — selection, clipboard, IME, undo — where a wrapped read-only view
+// with a separate edit field would show the text twice or hide it while typing.
+
+constexpr const char* soft_break = "\r\n";
+
+// Which bytes of a wrapped text are soft-break characters.
+std::vector<bool> SoftMask(const std::string& wrapped) {
+  std::vector<bool> soft(wrapped.size(), false);
+  for (size_t i = 0; i < wrapped.size(); ++i) {
+    if (wrapped[i] != '\r') continue;
+    soft[i] = true;
+    if (i + 1 < wrapped.size() && wrapped[i + 1] == '\n') soft[i + 1] = true;
+  }
+  return soft;
+}
+
+// The sentence with its soft breaks, and back.
+std::string Wrapped(const std::string& text, float width) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at : SoftLineBreaks(text, width)) {
+    out.append(text, from, at - from).append(soft_break);
+    from = at;
+  }
+  return out.append(text, from, std::string::npos);
+}
+std::string Unwrapped(const std::string& wrapped) {
+  const std::vector<bool> soft = SoftMask(wrapped);
+  std::string out;
+  for (size_t i = 0; i < wrapped.size(); ++i)
+    if (!soft[i]) out += wrapped[i];
+  return out;
+}
+// Byte position `real` of the sentence in Wrapped(sentence): after a soft break that falls there (the
+// cursor follows a word carried to the next line).
+int WrappedPosition(const std::string& wrapped, size_t real) {
+  const std::vector<bool> soft = SoftMask(wrapped);
+  size_t seen = 0, i = 0;
+  for (; i < wrapped.size(); ++i) {
+    if (soft[i]) continue;
+    if (seen == real) break;
+    ++seen;
+  }
+  return int(i);
+}
+// Real characters of wrapped[0, end).
+size_t RealBefore(const std::string& wrapped, const std::vector<bool>& soft, size_t end) {
+  size_t n = 0;
+  for (size_t i = 0; i < end && i < wrapped.size(); ++i) n += !soft[i];
+  return n;
+}
+
+struct SentenceBox {
+  float width = 0;       // the wrap width
+  std::string shown;     // what the box held at the end of the last callback (always Wrapped(…))
+  int cursor = 0;        // and its cursor
+};
+
+int RewrapSentence(ImGuiInputTextCallbackData* data) {
+  if (data->EventFlag != ImGuiInputTextFlags_CallbackAlways) return 0;
+  SentenceBox& box = *static_cast<SentenceBox*>(data->UserData);
+  const std::string now(data->Buf, size_t(data->BufTextLen));
+  std::string real;
+  size_t cursor = 0;  // in the real text
+  if (now == box.shown) {
+    real = Unwrapped(now);
+    cursor = RealBefore(now, SoftMask(now), size_t(data->CursorPos));
+  } else {
+    // What changed since the last frame, against the last wrapped text whose soft breaks are known:
+    // the common prefix and suffix are kept, the rest was removed and replaced.
+    const std::string& before = box.shown;
+    const std::vector<bool> soft = SoftMask(before);
+    size_t p = 0;
+    while (p < before.size() && p < now.size() && before[p] == now[p]) ++p;
+    size_t q = 0;
+    while (q < before.size() - p && q < now.size() - p && before[before.size() - 1 - q] == now[now.size() - 1 - q]) ++q;
+    const size_t removed_end = before.size() - q;
+    std::string inserted = now.substr(p, now.size() - q - p);
+    inserted.erase(std::remove(inserted.begin(), inserted.end(), '\r'), inserted.end());
+    size_t head = RealBefore(before, soft, p);                     // real characters kept before
+    const size_t removed_real = RealBefore(before, soft, removed_end) - head;
+    const std::string old_real = Unwrapped(before);
+    size_t tail = head + removed_real;                               // where the kept rest starts
+    if (removed_real == 0 && inserted.empty() && removed_end > p) {
+      // Only a soft break was deleted: Backspace (the cursor was after it) takes the character before
+      // it, Delete the one after it.
+      const bool backspace = size_t(box.cursor) >= removed_end;
+      auto utf8_start = [&](size_t i) {
+        while (i > 0 && (static_cast<unsigned char>(old_real[i]) & 0xC0) == 0x80) --i;
+        return i;
+      };
+      if (backspace && head > 0) head = utf8_start(head - 1);
+      else if (!backspace && tail < old_real.size()) {
+        ++tail;
+        while (tail < old_real.size() && (static_cast<unsigned char>(old_real[tail]) & 0xC0) == 0x80) ++tail;
+      }
+    }
+    real = old_real.substr(0, head) + inserted + old_real.substr(tail);
+    cursor = head + inserted.size();
+  }
+  const std::string wrapped = Wrapped(real, box.width);
+  if (wrapped != now) {
+    data->DeleteChars(0, data->BufTextLen);
+    data->InsertChars(0, wrapped.c_str(), wrapped.c_str() + wrapped.size());
+    data->CursorPos = data->SelectionStart = data->SelectionEnd = WrappedPosition(wrapped, cursor);
+  }
+  box.shown = wrapped;
+  box.cursor = data->CursorPos;
+  return 0;
+}
+
 void DrawSentenceInput(AppState& state) {
   InputSettings& in = state.scene.input;
   const float lines = 3.2f;
-  if (ImGui::InputTextMultiline("##sentence", &in.text,
-                                ImVec2(-1.0f, ImGui::GetTextLineHeightWithSpacing() * lines))) {
-    state.fonts->request_text(in.text);
-    NoteEdit(state, Panel::input);
+  static SentenceBox box;  // one sentence box
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const ImVec2 size(-1.0f, ImGui::GetTextLineHeightWithSpacing() * lines);
+  // The text's width inside the frame, with room for the scrollbar and the cursor.
+  box.width = std::max(ImGui::GetContentRegionAvail().x - style.FramePadding.x * 2 - style.ScrollbarSize - 2.0f,
+                       ImGui::GetFontSize() * 4);
+  std::string shown = Wrapped(in.text, box.width);
+  const ImGuiID id = ImGui::GetID("##sentence");
+  if (ImGui::GetActiveID() != id) box.shown = shown, box.cursor = 0;  // before typing starts
+  if (ImGui::InputTextMultiline("##sentence", &shown, size, ImGuiInputTextFlags_CallbackAlways, RewrapSentence, &box)) {
+    if (std::string text = Unwrapped(shown); text != in.text) {
+      in.text = std::move(text);
+      state.fonts->request_text(in.text);
+      NoteEdit(state, Panel::input);
+    }
   }
   ImGui::SetNextItemWidth(-1.0f);
   if (ImGui::BeginCombo("##samples", tr("Sample sentences…"))) {
@@ -108,14 +242,14 @@ void DrawTokenizerChoice(AppState& state) {
                       tr("A real model's tokenizer: its tokenizer.json, its vocab.json (merges.txt beside it), "
                          "or the model's folder. The heatmaps then show the model's own tokens."));
   ImGui::SameLine();
-  if ((ImGui::Button(tr("Load##tokenizer")) || enter) && ui.tokenizer_path != in.tokenizer_path)
-    apply(ui.tokenizer_path);
+  if ((ImGui::Button(tr("Load##tokenizer")) || enter) && user_path_text(ui.tokenizer_path) != in.tokenizer_path)
+    apply(user_path_text(ui.tokenizer_path));  // ~ expanded, absolute: the field shows what is read
   ImGui::SameLine();
   ImGui::BeginDisabled(in.tokenizer_path.empty());
   if (ImGui::Button(tr("Words##tokenizer"))) apply("");
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Back to the math contract's words and ideographs"));
+    ImGui::SetTooltip("%s", tr("Back to splitting into words and ideographs (no model)"));
   if (recent) {
     ImGui::SameLine();
     if (ImGui::BeginCombo("##recent_tokenizers", "", ImGuiComboFlags_NoPreview | ImGuiComboFlags_PopupAlignLeft)) {
@@ -139,7 +273,7 @@ void DrawTensorInput(AppState& state) {
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button(tr("Load##tensor")) || enter) {
-    in.tensor_path = state.input.tensor_path;
+    in.tensor_path = state.input.tensor_path = user_path_text(state.input.tensor_path);
     NoteEdit(state, Panel::input);
   }
   ImGui::TextDisabled("%s", tr("Rows are tokens, columns the model width C."));
@@ -167,13 +301,13 @@ void DrawGridInput(AppState& state) {
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   int rows = grid.rows, cols = grid.cols;
-  if (ImGui::SliderInt(tr("rows"), &rows, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+  if (SliderIntTyped(tr("rows"), &rows, 2, limits::max_grid_side)) {
     grid.rows = std::clamp(rows, 2, limits::max_grid_side);
     edited = true;
   }
   SameLineIfFits(ImGui::GetFontSize() * 8 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr("cols")).x);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  if (ImGui::SliderInt(tr("cols"), &cols, 2, limits::max_grid_side, "%d", ImGuiSliderFlags_AlwaysClamp)) {
+  if (SliderIntTyped(tr("cols"), &cols, 2, limits::max_grid_side)) {
     grid.cols = std::clamp(cols, 2, limits::max_grid_side);
     edited = true;
   }
@@ -183,13 +317,59 @@ void DrawGridInput(AppState& state) {
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
   if (ImGui::Button(tr("Load##image")) || enter) {
-    grid.image_path = state.input.image_path;
+    grid.image_path = state.input.image_path = user_path_text(state.input.image_path);
     edited = true;
   }
   if (edited) NoteEdit(state, Panel::input);
 }
 
-// The tokens as small buttons that wrap; clicking one selects it as the query everywhere.
+// One token chip: its index as a small grey subscript, then the token's text, then its vocabulary id
+// as a grey "#id" when a model's tokenizer gave one (a token whose text is its id — a model without a
+// tokenizer — shows "#id" alone): "₀the #262", never "0 262" with nothing to tell them apart.
+// Returns true when clicked.
+bool TokenChip(int index, const std::string& text, int32_t id, bool selected, float right) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float font = ImGui::GetFontSize(), small = std::round(font * 0.72f);
+  const std::string index_text = std::to_string(index);
+  char id_text[16] = "";
+  if (id != kNoTokenId) std::snprintf(id_text, sizeof id_text, "#%d", int(id));
+  const bool text_is_id = id != kNoTokenId && text == std::to_string(id);
+  const std::string main = text_is_id ? "" : text;
+  ImFont* f = ImGui::GetFont();
+  const float index_w = f->CalcTextSizeA(small, FLT_MAX, 0.0f, index_text.c_str()).x;
+  const float gap = font * 0.2f;
+  const float main_w = main.empty() ? 0.0f : ImGui::CalcTextSize(main.c_str()).x;
+  const float id_w = id_text[0] ? ImGui::CalcTextSize(id_text).x : 0.0f;
+  const float space = ImGui::CalcTextSize(" ").x;
+  const float w = style.FramePadding.x * 2 + index_w + gap + main_w + (main_w > 0 && id_w > 0 ? space : 0.0f) + id_w;
+  const float h = font + style.FramePadding.y * 0.5f * 2;
+  if (index > 0) {
+    ImGui::SameLine();
+    if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+  }
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton("##chip", ImVec2(w, h));
+  const bool hovered = ImGui::IsItemHovered(), held = ImGui::IsItemActive();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 bg = ImGui::GetColorU32(selected ? ImGuiCol_HeaderActive
+                                      : held   ? ImGuiCol_ButtonActive
+                                      : hovered ? ImGuiCol_ButtonHovered
+                                                : ImGuiCol_Button);
+  draw->AddRectFilled(p, ImVec2(p.x + w, p.y + h), bg, style.FrameRounding);
+  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), grey = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  float x = p.x + style.FramePadding.x;
+  const float top = p.y + (h - font) * 0.5f;
+  draw->AddText(f, small, ImVec2(x, top + font - small * 0.95f), selected ? ink : grey, index_text.c_str());  // subscript
+  x += index_w + gap;
+  if (!main.empty()) {
+    draw->AddText(ImVec2(x, top), ink, main.c_str());
+    x += main_w + (id_w > 0 ? space : 0.0f);
+  }
+  if (id_text[0]) draw->AddText(ImVec2(x, top), selected || main.empty() ? ink : grey, id_text);  // grey beside a text
+  return clicked;
+}
+
+// The tokens as chips that wrap; clicking one selects it as the query everywhere.
 void DrawTokenList(AppState& state) {
   if (!state.analysis || !state.analysis->attention) return;
   const AttentionAnalysis& att = *state.analysis->attention;
@@ -199,23 +379,25 @@ void DrawTokenList(AppState& state) {
   ImGui::TextDisabled("%s", hint);
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const ImGuiStyle& style = ImGui::GetStyle();
   const int selected = state.scene.view.selected_query;
+  // The vocabulary ids: the tokenizer's; for a checkpoint's pass, the pass's own (its tokens may be ids
+  // typed without a tokenizer, whose labels are the ids themselves).
+  const std::vector<int32_t>* ids = &att.encoding.ids;
+  if (const ModelLayerRun* run = state.checkpoint.run.get();
+      run && run->stack && run->stack->ids.size() == att.labels.size() && state.analysis.get() != nullptr &&
+      &run->analysis == state.analysis.get())
+    ids = &run->stack->ids;
   for (int i = 0; i < int(att.labels.size()); ++i) {
-    const std::string text = std::to_string(i) + " " + state.fonts->display_label(att.labels[size_t(i)]);
-    const float w = ImGui::CalcTextSize(text.c_str()).x + style.FramePadding.x * 2;
-    if (i > 0) {
-      ImGui::SameLine();
-      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
-    }
     const bool is_selected = i == selected;
-    if (is_selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_HeaderActive));
+    const int32_t id = size_t(i) < ids->size() ? (*ids)[size_t(i)] : kNoTokenId;
     ImGui::PushID(i);
-    if (ImGui::SmallButton(text.c_str())) SelectQuery(state, is_selected ? -1 : i);
-    if (ImGui::IsItemHovered())
-      if (const std::string detail = TokenDetail(att, i); !detail.empty()) ImGui::SetTooltip("%s", detail.c_str());
+    if (TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id, is_selected, right))
+      SelectQuery(state, is_selected ? -1 : i);
+    if (ImGui::IsItemHovered()) {
+      const std::string detail = TokenDetail(att, i);
+      ImGui::SetTooltip("%s", (trf("token %d", i) + (detail.empty() ? "" : " · " + detail)).c_str());
+    }
     ImGui::PopID();
-    if (is_selected) ImGui::PopStyleColor();
   }
   ImGui::EndChild();
 }

@@ -38,9 +38,9 @@ void UsePreset(KvCacheWindowState& k, int index) {
   }
 }
 
+// A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
 bool SliderInt64(const char* label, int64_t* value, int64_t min, int64_t max, bool log) {
-  return ImGui::SliderScalar(label, ImGuiDataType_S64, value, &min, &max, "%lld",
-                             ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0));
+  return SliderInt64Typed(label, value, min, max, "%lld", log ? ImGuiSliderFlags_Logarithmic : 0);
 }
 
 }  // namespace
@@ -165,10 +165,8 @@ void DrawKvCacheWindow(AppState& state) {
   SliderInt64(tr("batch"), &k.input.batch, 1, 1024, true);
   double memory = k.input.memory_gib;
   const double mem_min = 0, mem_max = 2048;
-  if (ImGui::SliderScalar(tr("memory (GiB)"), ImGuiDataType_Double, &memory, &mem_min, &mem_max, "%.1f",
-                          ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_Logarithmic) &&
-      std::isfinite(memory))
-    k.input.memory_gib = memory;
+  std::string refused;  // SliderDoubleFinite notes a typed text that is no number under the slider itself
+  if (SliderDoubleFinite(tr("memory (GiB)"), &memory, mem_min, mem_max, "%.1f", refused, true)) k.input.memory_gib = memory;
   ImGui::PopItemWidth();
   ImGui::TextUnformatted(tr("element"));
   const ElementType types[] = {ElementType::fp32, ElementType::fp16, ElementType::int8};

@@ -13,6 +13,7 @@
 // Sections: steps · the open checkpoint (lesson 6) · window
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -197,7 +198,7 @@ void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
   RecordLastItem(state, "lesson.download");
   if (ImGui::SmallButton(tr("Copy the commands")))
     ImGui::SetClipboardText((std::string(commands[0]) + "\n" + commands[1] + "\n").c_str());
-  WrappedText(tr("Then open that folder in Windows → Checkpoint, or start attnscope with --checkpoint ~/models/gpt2."));
+  WrappedText(tr("Then open that folder (~/models/gpt2) in Windows → Checkpoint."));
   ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
 }
 
@@ -218,6 +219,28 @@ void DrawCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   }
   DrawTopHeadsTable(state);
   ErrorText(ErrorFor(state, Panel::checkpoint));
+}
+
+// A caption's numbers that are results, filled in from the analysis on screen: {conv.interior} and
+// {conv.border} are the largest |MHSA − conv| over the interior and over the border cells, {conv.alpha}
+// the α they were computed with (ConvAnalysis). Until the convolution of the settings on screen is
+// computed, each reads "…".
+std::string CaptionNumbers(std::string caption, const AppState& state) {
+  if (caption.find("{conv.") == std::string::npos) return caption;
+  const ConvAnalysis* conv = state.analysis ? state.analysis->conv.get() : nullptr;
+  if (conv && (conv->alpha != state.scene.conv.alpha || conv->pad_keys != state.scene.relpos.pad_keys)) conv = nullptr;
+  const std::pair<const char*, double> numbers[] = {
+      {"{conv.interior}", conv ? conv->max_abs_interior : 0.0},
+      {"{conv.border}", conv ? conv->max_abs_border : 0.0},
+      {"{conv.alpha}", conv ? conv->alpha : 0.0},
+  };
+  for (const auto& [key, value] : numbers)
+    for (size_t at = caption.find(key); at != std::string::npos; at = caption.find(key, at)) {
+      const std::string shown = conv ? FormatValue(float(value)) : "…";
+      caption.replace(at, std::strlen(key), shown);
+      at += shown.size();
+    }
+  return caption;
 }
 
 std::string LessonName(const Lesson& lesson) {
@@ -343,7 +366,7 @@ void DrawLessonsWindow(AppState& state) {
   }
   ImGui::Spacing();
   ImGui::BeginGroup();
-  WrappedText(lesson.steps[size_t(l.step)].caption.text(language));
+  WrappedText(CaptionNumbers(lesson.steps[size_t(l.step)].caption.text(language), state));
   ImGui::EndGroup();
   RecordLastItem(state, "lesson.caption");
   ErrorText(ErrorFor(state, Panel::startup));

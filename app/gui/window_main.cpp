@@ -8,7 +8,8 @@
 //   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
 //                         RenderFrame → swap
 //   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
-//                         interactive runs SweepLayouts, AutoCloseNow, FinishInteractiveRun (layout JSON)
+//                         interactive runs SweepLayouts, WriteLiveLayout, AutoCloseNow, FinishInteractiveRun
+//                         (layout JSON); SIGTERM / SIGINT close an interactive window (RequestClose)
 //   4. saving the session SaveLayoutIfChanged (each frame), SaveSession (at the end), TearDown
 //
 // Sections: flags · helpers · 0 flag handling · 1 start-up · 2 one frame · 3 scripted finish ·
@@ -24,6 +25,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -50,11 +52,12 @@ namespace attnscope::gui {
 
 namespace {
 const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "--layout-json", "--ui-scale",
-                                         "--theme", "--pointer", "--clicks", "--show-export", "--bench-json",
+                                         "--theme", "--pointer", "--clicks", "--keys", "--show-export", "--bench-json",
                                          "--bench-changes", "--bench-fps", "--lesson", "--step", "--language",
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
-                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view", "--keys"};
+                                         "--train-actions", "--checkpoint", "--layer", "--show-model-view",
+                                         "--layout-live"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -72,10 +75,20 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                   "With --layout-json and no --screenshot: show every view, window and lesson step in turn and "
                   "record each one's layout (tests)")
       ->group("");
+  group->add_flag("--layout-live", o.layout_live,
+                  "With --layout-json and no --screenshot: also rewrite it after every frame while the window is open, "
+                  "with the frame number (a test driving the window from outside aims at its controls)")
+      ->group("");
   group->add_option("--ui-scale", o.ui_scale, "UI scale, 0.5 to 3 (default: fitted to the window, e.g. 1 at 720p, 1.2 at 1080p, 2.4 at 4K)");
   group->add_option("--theme", o.theme, "light (default, for projectors) | dark");
   group->add_option("--pointer", o.pointer, "Scripted runs: pointer at X,Y (window pixels), to show hovering; X1,Y1;X2,Y2 moves it after each --clicks frame")->group("");
   group->add_option("--clicks", o.clicks, "Scripted runs: frames at which the left button is pressed")
+      ->delimiter(',')
+      ->group("");
+  group->add_option("--keys", o.keys,
+                    "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
+                    "FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS (typed; no commas), or a shortcut "
+                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e (pressed and released through the GLFW key callback)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -106,11 +119,6 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Open this Hugging Face checkpoint folder (or attentions computed elsewhere: attentions.npy or .safetensors with tokens.json beside it) in the Checkpoint window; the Heads view draws its layer");
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
-  group->add_option("--keys", o.keys,
-                    "Scripted runs: key presses FRAME:KEY (KEY: ctrl+equal, ctrl+minus, ctrl+0, ctrl+e), through the "
-                    "window's keyboard handler")
-      ->delimiter(',')
-      ->group("");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
@@ -227,11 +235,11 @@ struct RunMode {
   // N frames — for demos and for testing what is remembered between runs.
   bool auto_close = false;
   std::vector<ImVec2> pointers;  // --pointer X,Y[;X,Y…]: one position per click, the last one kept
-  struct KeyPress {
+  struct Key {
     int frame = 0;
-    std::vector<int> codes;  // GLFW key codes held together (the modifier first)
+    std::string what;  // ctrl | enter | escape | tab | backspace | text=…
   };
-  std::vector<KeyPress> keys;    // --keys FRAME:KEY
+  std::vector<Key> keys;  // --keys FRAME:WHAT,…
 };
 
 // A bad window flag is a usage error (InputError); a bad scene flag is shown in the window instead.
@@ -246,6 +254,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(!cli::flag_given(options.app, "--layout-json") || !mode.bench, "--layout-json does not go with --bench-json");
   require(!options.layout_sweep || (!options.layout_json.empty() && !mode.scripted),
           "--layout-sweep needs --layout-json FILE and no --screenshot");
+  require(!options.layout_live || (!options.layout_json.empty() && !mode.scripted),
+          "--layout-live needs --layout-json FILE and no --screenshot");
   require(options.ui_scale == 0.0f || (std::isfinite(options.ui_scale) && options.ui_scale >= 0.5f && options.ui_scale <= 3.0f),
           "--ui-scale must be between 0.5 and 3");
   require(options.theme.empty() || options.theme == "light" || options.theme == "dark",
@@ -275,17 +285,20 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     mode.pointers.push_back(ImVec2(x, y));
     start = end + 1;
   }
+  require(options.keys.empty() || mode.scripted, "--keys needs --screenshot FILE.png");
   for (const std::string& k : options.keys) {
     const size_t colon = k.find(':');
     int frame = -1;
     char extra = 0;
-    const std::vector<int> codes = colon == std::string::npos ? std::vector<int>{} : ScriptedKeyCodes(k.substr(colon + 1));
+    const std::string what = colon == std::string::npos ? "" : k.substr(colon + 1);
     require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
-                frame >= 0 && !codes.empty(),
-            "--keys takes FRAME:KEY with KEY one of ctrl+equal, ctrl+minus, ctrl+0, ctrl+e; got '" + k + "'");
-    mode.keys.push_back({frame, codes});
+                frame >= 0 &&
+                (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
+                 what.rfind("text=", 0) == 0 || !ScriptedKeyCodes(what).empty()),
+            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS, "
+            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0 or FRAME:ctrl+e; got '" + k + "'");
+    mode.keys.push_back({frame, what});
   }
-  require(options.keys.empty() || mode.scripted, "--keys needs --screenshot FILE.png");
   return mode;
 }
 
@@ -487,7 +500,8 @@ void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const App
 // (With simulated clicks every frame waits, so each click lands on the current result.)
 void TakeNewestResult(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
-  if (mode.scripted && !mode.bench && (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty())) {
+  if (mode.scripted && !mode.bench &&
+      (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty() || !loop.options.keys.empty())) {
     state.checkpoint.loader->wait_until_idle();
     // A checkpoint that just opened is submitted at the end of this frame; the wait is then the next one's.
     if (!TakeCheckpoint(state)) state.worker->wait_until_idle();
@@ -523,13 +537,26 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
                                         : mode.pointers[std::min(clicked, mode.pointers.size() - 1)];
     for (bool& down : io.MouseDown) down = false;
     io.MouseDown[0] = std::find(clicks.begin(), clicks.end(), loop.frame) != clicks.end();
-    // Key presses go through the GLFW backend's own key callback, as a keyboard's do: down on their
-    // frame, up on the next.
-    for (const RunMode::KeyPress& k : mode.keys) {
+    // Keys as GLFW's callbacks would report them (ImGui 1.86 reads io.KeysDown by GLFW key code).
+    io.KeyCtrl = false;
+    for (const int key : {GLFW_KEY_ENTER, GLFW_KEY_ESCAPE, GLFW_KEY_TAB, GLFW_KEY_BACKSPACE}) io.KeysDown[key] = false;
+    for (const RunMode::Key& k : mode.keys) {
+      if (k.frame != loop.frame) continue;
+      if (k.what == "ctrl") io.KeyCtrl = true;
+      else if (k.what == "enter") io.KeysDown[GLFW_KEY_ENTER] = true;
+      else if (k.what == "escape") io.KeysDown[GLFW_KEY_ESCAPE] = true;
+      else if (k.what == "tab") io.KeysDown[GLFW_KEY_TAB] = true;
+      else if (k.what == "backspace") io.KeysDown[GLFW_KEY_BACKSPACE] = true;
+      else if (k.what.rfind("text=", 0) == 0) io.AddInputCharactersUTF8(k.what.substr(5).c_str());
+    }
+    // Shortcuts (ctrl+equal, …) go through the GLFW backend's own key callback, as a keyboard's do: down
+    // on their frame, up on the next.
+    for (const RunMode::Key& k : mode.keys) {
+      const std::vector<int> codes = ScriptedKeyCodes(k.what);
       const int action = k.frame == loop.frame ? GLFW_PRESS : k.frame + 1 == loop.frame ? GLFW_RELEASE : -1;
-      if (action < 0) continue;
-      const int mods = k.codes.front() == GLFW_KEY_LEFT_CONTROL ? GLFW_MOD_CONTROL : 0;
-      for (const int code : k.codes)
+      if (codes.empty() || action < 0) continue;
+      const int mods = codes.front() == GLFW_KEY_LEFT_CONTROL ? GLFW_MOD_CONTROL : 0;
+      for (const int code : codes)
         ImGui_ImplGlfw_KeyCallback(glfwGetCurrentContext(), code, glfwGetKeyScancode(code), action, mods);
     }
   }
@@ -542,6 +569,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
   state.layout.clear();
+  ClearControls();
   HandleShortcuts(state);
   SetUiLanguage(state.language);
   DrawMenuBar(state);
@@ -659,6 +687,17 @@ void SweepLayouts(FrameLoop& loop, AppState& state) {
   loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
 }
 
+// --layout-live: the layout JSON of each frame shown (about 40 kB; a failed write goes to stderr: the test
+// reading it then times out and says so).
+void WriteLiveLayout(const FrameLoop& loop, const AppState& state) {
+  if (!loop.options.layout_live) return;
+  try {
+    WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height, nullptr, loop.frame);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+}
+
 // An interactive run with --frames N closes itself after N frames once the result is on screen, and
 // after the layout sweep's last screen when there is one.
 bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
@@ -670,7 +709,7 @@ bool AutoCloseNow(const FrameLoop& loop, const AppState& state) {
 int FinishInteractiveRun(const FrameLoop& loop, const AppState& state) {
   try {
     WriteLayoutJson(loop.options.layout_json, state, loop.framebuffer.width, loop.framebuffer.height,
-                    loop.sweep ? &*loop.sweep : nullptr);
+                    loop.sweep ? &*loop.sweep : nullptr, loop.options.layout_live ? loop.frame : -1);
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
@@ -708,6 +747,11 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
        state.checkpoint.recent});
 }
 
+// SIGTERM or SIGINT (Ctrl+C in the terminal, a test ending the window) closes an interactive window as its
+// close button does: the session is saved and everything is freed (the loop wakes at least twice a second).
+volatile std::sig_atomic_t close_requested = 0;
+void RequestClose(int) { close_requested = 1; }
+
 // Tear down in reverse.
 void TearDown(GLFWwindow* window) {
   ImGui_ImplOpenGL3_Shutdown();
@@ -741,7 +785,11 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
     InitState(state, startup, options, mode, window);
     FrameLoop loop(mode, options, state);
 
-    while (!glfwWindowShouldClose(window)) {
+    if (!mode.scripted) {
+      std::signal(SIGTERM, RequestClose);
+      std::signal(SIGINT, RequestClose);
+    }
+    while (!glfwWindowShouldClose(window) && !close_requested) {
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
@@ -757,6 +805,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       glfwSwapBuffers(window);
       worker.presented(state.result_generation);
       SweepLayouts(loop, state);
+      WriteLiveLayout(loop, state);
       if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
       if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
       SaveLayoutIfChanged(state, startup.persistence);

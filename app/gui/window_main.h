@@ -21,11 +21,13 @@ struct WindowOptions {
   std::string size;         // "WxH" window size in pixels; default 1600x900 (1280x720 scripted)
   std::string layout_json;  // where each heatmap, window and text was drawn, for tests
   bool layout_sweep = false;  // interactive: record every view, window and lesson step (LayoutSweep)
+  bool layout_live = false;   // interactive: rewrite layout_json while the window is open (the monkey test)
   float ui_scale = 0.0f;    // 0 → fitted to the screen (content scale, window height / 900)
   std::string theme;        // light | dark (default light)
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window), or
                             // "X1,Y1;X2,Y2…": the next position after each click
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
+  std::vector<std::string> keys;  // scripted: "FRAME:ctrl|enter|escape|tab|backspace|text=…|ctrl+equal|ctrl+minus|ctrl+0|ctrl+e"
   bool show_export = false;  // open the Export panel at start
   // Classroom.
   int lesson = 0;            // open lesson N (from 1) at start; 0: none
@@ -40,7 +42,6 @@ struct WindowOptions {
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
   int layer = 0;             // with checkpoint: the layer the Heads view draws
-  std::vector<std::string> keys;  // scripted: "FRAME:KEY" presses (ctrl+equal, ctrl+minus, ctrl+0, ctrl+e)
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)

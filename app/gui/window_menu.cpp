@@ -155,7 +155,7 @@ void DrawMenuBar(AppState& state) {
   }
   if (!state.status.empty()) {
     ImGui::TextDisabled("|");
-    ImGui::TextUnformatted(state.status.c_str());
+    ImGui::TextUnformatted(WindowTerms(state.status).c_str());  // no flag named in the window
   }
   ImGui::EndMainMenuBar();
 }

@@ -6,6 +6,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/scene/scene_json.h"
+#include "core/user_path.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -13,16 +14,10 @@
 namespace attnscope::gui {
 namespace {
 
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.string();
-}
-
 // The dialog body shared by Open and Save. Returns true when the popup should close.
 bool DialogBody(AppState& state, bool saving) {
   SceneDialogState& d = state.scene_dialog;
-  ImGui::TextUnformatted(tr("File (a path; relative to the folder attnscope was started in)"));
+  ImGui::TextUnformatted(tr("File (a path; ~ is your home folder, a relative path starts in the folder attnscope was started in)"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 26);
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   const bool enter = ImGui::InputText("##scene_path", &d.path, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -42,10 +37,12 @@ bool SaveSceneFile(AppState& state, const std::string& path) {
   SceneDialogState& d = state.scene_dialog;
   d.warnings.clear();
   try {
-    if (path.empty()) throw InputError(tr("type a file name, e.g. scene.json"));
-    save_scene(path, state.scene);
+    const std::string full = user_path_text(path);  // ~ expanded, absolute
+    if (full.empty()) throw InputError(tr("type a file name, e.g. scene.json"));
+    save_scene(full, state.scene);
+    d.path = full;
     d.ok = true;
-    d.message = trf("scene saved to %s", Absolute(path).c_str());
+    d.message = trf("scene saved to %s", full.c_str());
   } catch (const std::exception& e) {  // InputError, or JSON refusing text that is not UTF-8
     d.ok = false;
     d.message = trf("could not save the scene: %s", e.what());
@@ -58,14 +55,16 @@ bool OpenSceneFile(AppState& state, const std::string& path) {
   SceneDialogState& d = state.scene_dialog;
   d.warnings.clear();
   try {
-    if (path.empty()) throw InputError(tr("type a file name, e.g. scene.json"));
-    Scene scene = load_scene(path, &d.warnings);
+    const std::string full = user_path_text(path);  // ~ expanded, absolute
+    if (full.empty()) throw InputError(tr("type a file name, e.g. scene.json"));
+    Scene scene = load_scene(full, &d.warnings);
+    d.path = full;
     state.scene = scene;
     state.fonts->request_text(scene.input.text);
     state.lessons.lesson = -1;  // the scene is no longer a lesson's step
     NoteEdit(state, Panel::startup);
     d.ok = true;
-    d.message = trf("scene read from %s", Absolute(path).c_str());
+    d.message = trf("scene read from %s", full.c_str());
     if (!d.warnings.empty()) d.message += " · " + trf("%d keys ignored: %s", int(d.warnings.size()), d.warnings.front().c_str());
   } catch (const std::exception& e) {
     d.ok = false;

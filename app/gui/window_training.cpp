@@ -278,7 +278,7 @@ void RunScriptedActions(AppState& state) {
       Reset(t);
     } else if (a.rfind("save:", 0) == 0) {
       t.save_path = a.substr(5);
-      if (!t.runs.empty()) t.runs[size_t(t.shown_run)]->save(t.save_path);
+      if (!t.runs.empty()) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
     } else if (a.rfind("show:", 0) == 0) {
       t.shown_run = std::clamp(std::atoi(a.c_str() + 5), 0, std::max(0, int(t.runs.size()) - 1));
     }
@@ -325,10 +325,11 @@ void DrawHeads(AppState& state, const TrainingView& view) {
     const int per_group = std::max(1, s.heads / std::max(1, s.groups));
     spec.frame_color = [per_group](int h) { return KvGroupColor(h / per_group); };
     const std::vector<std::vector<float>>& ind = s.induction;
-    spec.caption = [&ind, l, per_group](int h, float w) {
+    spec.captions = [&ind, l, per_group](int h, int form) {
       const float score = l < int(ind.size()) && h < int(ind[size_t(l)].size()) ? ind[size_t(l)][size_t(h)] : 0.0f;
-      return Ellipsize(trf("h%d · G%d · ind. %.2f", h, h / per_group, double(score)), w);
+      return form == 0 ? trf("h%d · G%d · ind. %.2f", h, h / per_group, double(score)) : trf("h%d", h);
     };
+    spec.caption_forms = 2;
     spec.row_labels = &s.probe_tokens;
     spec.col_labels = &s.probe_tokens;
     spec.labels_extent = extent;
@@ -445,7 +446,7 @@ void DrawTrainingWindow(AppState& state) {
   RecordLastItem(state, "training.compare");
   ImGui::EndDisabled();
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
-  if (!has_runs) {
+  if (t.runs.empty()) {  // has_runs may be stale: Reset above has just removed the runs
     HintText(tr("Start trains one model; Step does one step; Compare trains three that differ only in G. "
                 "The induction task repeats random tokens with a period that changes from sequence to sequence: "
                 "induction heads form after a plateau of a few hundred steps."));
@@ -458,7 +459,7 @@ void DrawTrainingWindow(AppState& state) {
   ImGui::InputText("##save_path", &t.save_path);
   ImGui::SameLine();
   ImGui::BeginDisabled(busy || t.save_path.empty());
-  if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path);
+  if (ImGui::Button(tr("Save checkpoint"))) t.runs[size_t(t.shown_run)]->save(t.save_path = user_path_text(t.save_path));
   ImGui::EndDisabled();
   if (const std::string saved = t.runs[size_t(t.shown_run)]->save_result(); !saved.empty()) {
     if (t.runs[size_t(t.shown_run)]->save_ok()) {

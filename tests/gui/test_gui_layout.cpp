@@ -31,7 +31,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path fresh_config(const std::string& name) {
-  const fs::path dir = fresh_dir("layout_" + name) / "config";
+  const fs::path dir = attnscope::test::test_tmp() / "gui" / "layout" / name;
+  fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
 }

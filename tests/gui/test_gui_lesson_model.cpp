@@ -142,7 +142,7 @@ TEST_SUITE("gui_classroom") {
     CHECK(texts.find(flat("No checkpoint is open.")) != std::string::npos);
     CHECK(texts.find(flat("huggingface-cli download gpt2 config.json model.safetensors tokenizer.json vocab.json "
                           "merges.txt --local-dir ~/models/gpt2")) != std::string::npos);
-    CHECK(texts.find(flat("Windows → Checkpoint, or start attnscope with --checkpoint ~/models/gpt2.")) != std::string::npos);
+    CHECK(texts.find(flat("Then open that folder (~/models/gpt2) in Windows → Checkpoint.")) != std::string::npos);
     CHECK(texts.find(flat("Look at the model attnscope's own trainer made")) != std::string::npos);
     CHECK(en.layout["widgets"].contains("lesson.open_shipped"));
     CHECK_FALSE(en.layout["widgets"].contains("lesson.top_heads"));
@@ -150,7 +150,7 @@ TEST_SUITE("gui_classroom") {
     CHECK(zh.layout["untranslated"].empty());
     const std::string zh_texts = flat(drawn_in(zh, "###lessons"));
     CHECK(zh_texts.find(flat("还没有打开检查点。")) != std::string::npos);
-    CHECK(zh_texts.find(flat("--checkpoint ~/models/gpt2")) != std::string::npos);
+    CHECK(zh_texts.find(flat("（~/models/gpt2）")) != std::string::npos);
   }
 }
 
