@@ -240,6 +240,12 @@ struct LayoutRecord {
   std::vector<Widget> widgets;  // a few controls, so tests can click them
   ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
   std::vector<Window> windows;        // every root window shown, but the menu bar, tooltips and popups
+  struct Slot {           // the layout function's output (widgets.h, ComputeLayout): one per open slot
+    std::string name;     // "input", "view", "analysis", … ; "left"/"right" for the columns
+    ImVec2 min, max;
+  };
+  std::vector<Slot> slots;
+  bool view_shown = true;             // false while Training or the Model view takes the view's place
   std::vector<Text> texts;            // only while RecordTextsInto(&texts) is on
   std::string colormap;
   bool scores = false;
@@ -273,7 +279,7 @@ struct AppState {
   float ui_scale = 1.0f;
   float fitted_ui_scale = 0.0f;  // the scale fitted to the screen at start; 0 when a flag or the saved one chose it
   bool light_theme = true;
-  bool reset_layout = true;  // place the windows at their default spots this frame
+  bool reset_layout = true;  // centre the dialogs again this frame (the panels are placed every frame)
   std::string status;        // one line for the menu bar (save failures, export results)
   std::string translation_notice_closed;  // the translation problem whose notice was closed (i18n.h)
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "gui/widgets.h"
+
 namespace attnscope::gui {
 namespace {
 
@@ -56,6 +58,13 @@ void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos
   } else {
     t.window = draw->_OwnerName ? draw->_OwnerName : "";
   }
+  // A single-line input field (an Inputable item drawing its text one frame padding in from its clip,
+  // or further left when scrolled) scrolls its text: what lies past its edge is reached by the cursor.
+  // A slider's value, also Inputable, starts right at its clip when cut, and counts as cut.
+  const ImGuiContext* g = ImGui::GetCurrentContext();
+  if (g && fine_clip && (g->LastItemData.InFlags & ImGuiItemFlags_Inputable) && std::fabs(pos.x - fine_clip->x) > 0.5f &&
+      pos.x <= fine_clip->x + g->Style.FramePadding.x + 0.5f)
+    t.scroll_x = true;
   t.text.assign(begin, end);
   t.min = pos;
   t.max = ImVec2(pos.x + extent.x, pos.y + extent.y);
@@ -109,6 +118,12 @@ void RecordText(const std::string& text, ImVec2 min, ImVec2 max) {
 }
 
 void RecordWindows(AppState& state) {
+  const Layout layout = ComputeLayout(LayoutInputOf(state));
+  for (int i = 0; i < int(Slot::count); ++i)
+    if (layout.open[i]) state.layout.slots.push_back({SlotName(Slot(i)), layout.rect[i].Min, layout.rect[i].Max});
+  if (layout.left.GetWidth() > 0) state.layout.slots.push_back({"left", layout.left.Min, layout.left.Max});
+  if (layout.right.GetWidth() > 0) state.layout.slots.push_back({"right", layout.right.Min, layout.right.Max});
+  state.layout.view_shown = layout.view_shown;
   for (const ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
     if (!w->Active || w->Hidden || !IsRootWindow(w)) continue;
     state.layout.windows.push_back(

@@ -1,5 +1,6 @@
 // layout_record.h — the parts of the layout record (--layout-json) that cover the whole screen: the
-// main menu bar, every window shown, and every text drawn with the rectangle it is clipped to. The
+// main menu bar, the layout's slots, every window shown, and every text drawn with the rectangle it
+// is clipped to. The
 // GUI tests check from it that no window covers the menu bar and that no text runs past what its
 // window shows (tests/gui/test_gui_layout.cpp).
 //
@@ -45,7 +46,9 @@ class TextRecordPause {
 void RecordText(const std::string& text, ImVec2 min, ImVec2 max);
 
 // Adds every root window shown this frame (not the menu bar, tooltips or popups) to
-// state.layout.windows. Call after the frame's last window, before ImGui::Render.
+// state.layout.windows, and the layout function's slots (widgets.h, ComputeLayout) for the panels
+// open at the end of the frame to state.layout.slots. Call after the frame's last window, before
+// ImGui::Render.
 void RecordWindows(AppState& state);
 
 // Keeps every window below the main menu bar (state.layout.menu_bar_max.y): a window above it —

@@ -28,6 +28,9 @@ nlohmann::json rect_json(nlohmann::json j, ImVec2 min, ImVec2 max) {
 void add_screen_json(nlohmann::json& j, const LayoutRecord& layout, ImVec2 s) {
   auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
   j["menu_bar"] = rect_json(nlohmann::json::object(), px(layout.menu_bar_min), px(layout.menu_bar_max));
+  j["slots"] = nlohmann::json::object();
+  for (const LayoutRecord::Slot& slot : layout.slots) j["slots"][slot.name] = rect_json(nlohmann::json::object(), px(slot.min), px(slot.max));
+  j["view_shown"] = layout.view_shown;
   j["windows"] = nlohmann::json::array();
   for (const LayoutRecord::Window& w : layout.windows)
     j["windows"].push_back(rect_json({{"title", w.title}, {"scroll_x", w.scroll_x}, {"scroll_y", w.scroll_y}}, px(w.min), px(w.max)));
@@ -64,6 +67,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["selected_query"] = state.scene.view.selected_query;
   j["status"] = state.status;
   j["language"] = to_string(state.language);
+  j["ui_scale"] = state.ui_scale;
   j["translation_problem"] = TranslationProblem();
   j["untranslated"] = UntranslatedKeys();
   j["lesson"] = state.lessons.lesson >= 0 ? state.lessons.lessons[size_t(state.lessons.lesson)].number : 0;
@@ -119,6 +123,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                           {"lesson", screen.lesson}, {"lesson_step", screen.lesson_step},
                           {"error", screen.error}};
       add_screen_json(e, screen.layout, s);
+      e["heads"] = nlohmann::json::array();  // the heatmaps' rectangles (already in framebuffer pixels)
+      for (const LayoutRecord::Head& h : screen.layout.heads) e["heads"].push_back(rect_json({{"head", h.head}}, h.min, h.max));
       j["screens"].push_back(std::move(e));
     }
   }

@@ -20,14 +20,16 @@ void WriteScreenshot(const std::filesystem::path& path, int width, int height, c
 
 class LayoutSweep;
 
-// {"width", "height", "view", "colormap", "values", "error", "font_notice", "language",
+// {"width", "height", "view", "colormap", "values", "error", "font_notice", "language", "ui_scale",
 //  "translation_problem", "untranslated": [English keys drawn without a translation],
 //  "heads": [{"head", "kv_group", "tokens", "x", "y", "w", "h", "cell", "frame", "frame_color", "range"}],
 //  "thumbs": [{"layer", "head", "kv_group", "x", "y", "w", "h", "frame", "frame_color", "current"}] (Model view),
 //  "labels": [{"axis", "index", "text", "x", "y", "w", "h"}],
-//  "menu_bar": {"x", "y", "w", "h"}, "windows": [{"title", "x", "y", "w", "h", "scroll_x", "scroll_y"}],
+//  "menu_bar": {"x", "y", "w", "h"}, "slots": {name: {"x", "y", "w", "h"}} (the layout function's
+//  rectangles: "view", each open panel, "dialog", the "left"/"right" columns), "view_shown", "windows": [{"title", "x", "y", "w", "h", "scroll_x", "scroll_y"}],
 //  "texts": [{"window", "text", "x", "y", "w", "h", "clip": {"x", "y", "w", "h"}, "scroll_x", "scroll_y"}],
-//  "screens": [{"name", "view", "lesson", "lesson_step", "error", "menu_bar", "windows", "texts"}]}
+//  "screens": [{"name", "view", "lesson", "lesson_step", "error", "menu_bar", "slots", "view_shown", "windows",
+//  "texts", "heads": [{"head", "x", "y", "w", "h"}]}]}
 // — framebuffer pixels, y down. "texts" is filled when the run records them (--layout-json given);
 // "screens" is the sweep's, when there was one.
 // "controls": [{"window", "id", "typed", "x", "y", "w", "h"}] lists every control shown (layout_record.h).

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
+#include <initializer_list>
+#include <utility>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +25,92 @@ namespace attnscope::gui {
 
 // ---- placement -------------------------------------------------------------------------------------
 
-ImRect SlotRect(const AppState& state, Slot slot) {
+namespace {
+
+ImRect Rounded(ImVec2 min, ImVec2 max) {
+  return ImRect(ImVec2(std::round(min.x), std::round(min.y)), ImVec2(std::round(max.x), std::round(max.y)));
+}
+
+// Stacks the open slots of `column` (top to bottom) in `rect`, each as tall as its weight's share.
+void Stack(Layout& layout, const ImRect& rect, std::initializer_list<std::pair<Slot, float>> column) {
+  float total = 0;
+  for (const auto& [slot, weight] : column)
+    if (layout.open[int(slot)]) total += weight;
+  float y = rect.Min.y;
+  for (const auto& [slot, weight] : column) {
+    if (!layout.open[int(slot)]) continue;
+    const float h = rect.GetHeight() * weight / total;
+    layout.rect[int(slot)] = Rounded(ImVec2(rect.Min.x, y), ImVec2(rect.Max.x, y + h));
+    y += h;
+  }
+}
+
+}  // namespace
+
+const char* SlotName(Slot slot) {
+  switch (slot) {
+    case Slot::input: return "input";
+    case Slot::model: return "model";
+    case Slot::lessons: return "lessons";
+    case Slot::checkpoint: return "checkpoint";
+    case Slot::analysis: return "analysis";
+    case Slot::kv_cache: return "kv_cache";
+    case Slot::export_panel: return "export";
+    case Slot::shapes_side: return "shapes_side";
+    case Slot::view: return "view";
+    case Slot::training: return "training";
+    case Slot::model_view: return "model_view";
+    case Slot::dialog: return "dialog";
+    case Slot::count: break;
+  }
+  return "";
+}
+
+Layout ComputeLayout(const LayoutInput& in) {
+  Layout layout;
+  const ImVec2 p = in.area.Min, s = in.area.GetSize();
+  const float scale = in.ui_scale;
+  for (int i = 0; i < int(Slot::count); ++i) layout.open[i] = in.open[i];
+  layout.open[int(Slot::view)] = layout.open[int(Slot::dialog)] = true;
+  auto any_open = [&](std::initializer_list<Slot> slots) {
+    for (const Slot slot : slots)
+      if (layout.open[int(slot)]) return true;
+    return false;
+  };
+  const bool left_open = any_open({Slot::input, Slot::model, Slot::lessons});
+  const bool right_open =
+      any_open({Slot::checkpoint, Slot::analysis, Slot::kv_cache, Slot::export_panel, Slot::shapes_side});
+  // Column widths grow with the UI scale (their text does), within a share of the screen; together
+  // they leave the view at least 38% of the width (a narrow screen narrows both).
+  float left = left_open ? std::min(std::clamp(s.x * 0.27f, 330.0f * scale, 560.0f * scale), s.x * 0.45f) : 0.0f;
+  float right = right_open ? std::min(std::clamp(s.x * 0.30f, 360.0f * scale, 600.0f * scale), s.x * 0.45f) : 0.0f;
+  if (const float most = s.x * 0.62f; left + right > most) {
+    left *= most / (left + right);
+    right = most - left;
+  }
+  layout.left = left_open ? Rounded(p, ImVec2(p.x + left, p.y + s.y)) : ImRect(p, p);
+  layout.right = right_open ? Rounded(ImVec2(p.x + s.x - right, p.y), ImVec2(p.x + s.x, p.y + s.y))
+                            : ImRect(ImVec2(p.x + s.x, p.y), ImVec2(p.x + s.x, p.y));
+  Stack(layout, layout.left, {{Slot::input, 0.42f}, {Slot::model, 0.58f}, {Slot::lessons, 1.0f}});
+  Stack(layout, layout.right,
+        {{Slot::checkpoint, 1.2f}, {Slot::analysis, 1.2f}, {Slot::kv_cache, 1.0f}, {Slot::export_panel, 1.0f},
+         {Slot::shapes_side, 1.0f}});
+  const ImRect view(ImVec2(layout.left.Max.x, p.y), ImVec2(layout.right.Min.x, p.y + s.y));
+  layout.rect[int(Slot::view)] = view;
+  // Training and the Model view are whole workspaces: they take the view's place (side by side when
+  // both are open), and the view is not drawn under them.
+  const bool training = layout.open[int(Slot::training)], model_view = layout.open[int(Slot::model_view)];
+  layout.view_shown = !training && !model_view;
+  const float mid = std::round(view.Min.x + view.GetWidth() * 0.5f);
+  if (training) layout.rect[int(Slot::training)] = model_view ? ImRect(view.Min, ImVec2(mid, view.Max.y)) : view;
+  if (model_view) layout.rect[int(Slot::model_view)] = training ? ImRect(ImVec2(mid, view.Min.y), view.Max) : view;
+  const ImVec2 size(std::min(s.x * 0.6f, 720.0f * scale), std::min(s.y * 0.7f, 560.0f * scale));
+  const ImVec2 min(p.x + (s.x - size.x) * 0.5f, p.y + (s.y - size.y) * 0.5f);
+  layout.rect[int(Slot::dialog)] = Rounded(min, ImVec2(min.x + size.x, min.y + size.y));
+  return layout;
+}
+
+LayoutInput LayoutInputOf(const AppState& state) {
   // The screen below the main menu bar. ImGui's work area leaves the bar out only from the frame
   // after it was first drawn, so the bar drawn this frame counts too: a first start must not lay
   // its windows over it.
@@ -32,32 +120,29 @@ ImRect SlotRect(const AppState& state, Slot slot) {
     s.y -= bar_bottom - p.y;
     p.y = bar_bottom;
   }
-  const float scale = state.ui_scale;
-  const float left = std::min(std::clamp(s.x * 0.27f, 330.0f * scale, 560.0f * scale), s.x * 0.45f);
-  const float top_h = std::round(s.y * 0.42f);
-  switch (slot) {
-    case Slot::left_top: return ImRect(p, ImVec2(p.x + left, p.y + top_h));
-    case Slot::left_bottom: return ImRect(ImVec2(p.x, p.y + top_h), ImVec2(p.x + left, p.y + s.y));
-    case Slot::main: return ImRect(ImVec2(p.x + left, p.y), ImVec2(p.x + s.x, p.y + s.y));
-    case Slot::right_third: return ImRect(ImVec2(p.x + s.x * 0.62f, p.y), ImVec2(p.x + s.x, p.y + s.y));
-    case Slot::centre: {
-      const ImVec2 size(std::min(s.x * 0.6f, 720.0f * scale), std::min(s.y * 0.7f, 560.0f * scale));
-      const ImVec2 min(p.x + (s.x - size.x) * 0.5f, p.y + (s.y - size.y) * 0.5f);
-      return ImRect(min, ImVec2(min.x + size.x, min.y + size.y));
-    }
-    case Slot::main_centre: {
-      const ImVec2 mp(p.x + left, p.y), ms(s.x - left, s.y);
-      const ImVec2 size(std::min(ms.x * 0.9f, 720.0f * scale), std::min(ms.y * 0.9f, 560.0f * scale));
-      const ImVec2 min(mp.x + (ms.x - size.x) * 0.5f, mp.y + (ms.y - size.y) * 0.5f);
-      return ImRect(min, ImVec2(min.x + size.x, min.y + size.y));
-    }
-  }
-  return ImRect(p, ImVec2(p.x + s.x, p.y + s.y));
+  LayoutInput in;
+  in.area = ImRect(p, ImVec2(p.x + s.x, p.y + s.y));
+  in.ui_scale = state.ui_scale;
+  auto open = [&in](Slot slot, bool shown) { in.open[int(slot)] = shown; };
+  open(Slot::input, state.show_input);
+  open(Slot::model, state.show_model);
+  open(Slot::lessons, state.show_lessons);
+  open(Slot::checkpoint, state.show_checkpoint);
+  open(Slot::analysis, state.show_analysis);
+  open(Slot::kv_cache, state.show_kv_cache);
+  open(Slot::export_panel, state.show_export);
+  open(Slot::shapes_side, state.show_shapes_floating);
+  open(Slot::training, state.show_training);
+  open(Slot::model_view, state.show_model_view);
+  return in;
 }
+
+ImRect SlotRect(const AppState& state, Slot slot) { return ComputeLayout(LayoutInputOf(state))[slot]; }
 
 void PlaceNextWindow(const AppState& state, Slot slot) {
   const ImRect r = SlotRect(state, slot);
-  const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  const bool dialog = slot == Slot::dialog;
+  const ImGuiCond cond = (!dialog || state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   ImGui::SetNextWindowPos(r.Min, cond);
   ImGui::SetNextWindowSize(r.GetSize(), cond);
 }
@@ -127,7 +212,7 @@ void HintText(const std::string& text) {
 }
 
 void HelpMarker(const char* text) {
-  ImGui::SameLine();
+  SameLineIfFits(ImGui::CalcTextSize("(?)").x);  // a narrow panel puts it on the next line, not past its edge
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
@@ -141,7 +226,7 @@ void HelpMarker(const char* text) {
 void SectionHeader(const char* title) {
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogramHovered));
-  ImGui::TextUnformatted(title);
+  WrappedText(title);  // a side panel may be narrower than a long title
   ImGui::PopStyleColor();
   ImGui::Separator();
 }

@@ -19,13 +19,42 @@
 namespace attnscope::gui {
 
 // ---- placement -------------------------------------------------------------------------------------
-// The default layout: Input above Model in a left column, the chosen view filling the rest.
-// centre: the middle of the screen (dialogs); main_centre: the middle of the main area, clear of the
-// left column (a window shown over the view it belongs to, such as the Heads view's large head).
-enum class Slot { left_top, left_bottom, main, right_third, centre, main_centre };
+// One layout rule (ARCHITECTURE.md): panels do not place themselves. ComputeLayout maps the screen
+// below the menu bar, the UI scale and the open panels to one rectangle per slot, and every window is
+// put in its slot each frame (docked: not movable or resizable by hand, so nothing can be dragged over
+// the view). Left column: Input, Model, Lessons, stacked. Right column: Checkpoint, Head analysis,
+// KV-cache calculator, Export, Shapes beside the view, stacked. The view (the chosen view's window, or
+// the large head over it) owns the rest; Training and the Model view take the view's place while open.
+// An empty column gives its width to the view. Dialogs (About, notices) sit in the middle of the screen.
+enum class Slot {
+  input, model, lessons,                                     // left column, top to bottom
+  checkpoint, analysis, kv_cache, export_panel, shapes_side,  // right column, top to bottom
+  view,                                                      // the current view (and the large head)
+  training, model_view,                                      // in place of the view while open
+  dialog,                                                    // centred, over everything (About, notices)
+  count
+};
+const char* SlotName(Slot slot);  // "input", "view", … (the layout record's names)
+
+struct LayoutInput {
+  ImRect area;                 // the screen below the main menu bar
+  float ui_scale = 1.0f;
+  bool open[int(Slot::count)] = {};  // which panels are shown (view and dialog: ignored)
+};
+struct Layout {
+  ImRect rect[int(Slot::count)];     // empty (zero size) for a panel that is not open
+  bool open[int(Slot::count)] = {};
+  ImRect left, right;                // the columns (empty when nothing is open in them)
+  bool view_shown = true;            // false while Training or the Model view takes the view's place
+  const ImRect& operator[](Slot s) const { return rect[int(s)]; }
+};
+Layout ComputeLayout(const LayoutInput& in);
+// The layout input of this frame: the screen below the menu bar drawn this frame, the UI scale and
+// the state's show_* flags.
+LayoutInput LayoutInputOf(const AppState& state);
 ImRect SlotRect(const AppState& state, Slot slot);
-// Sets the next window's position and size: always in scripted runs and after "Reset layout",
-// otherwise only when imgui.ini has no entry for it yet.
+// Puts the next window in its slot: every frame for the docked slots; a dialog is centred when it
+// first shows and after "Reset layout" (it may be moved).
 void PlaceNextWindow(const AppState& state, Slot slot);
 
 // ---- text ------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ bool LocateAssets(AppState& state) {
 void DrawAboutWindow(AppState& state) {
   if (!state.show_about) return;
   LocateAssets(state);
-  PlaceNextWindow(state, Slot::centre);
+  PlaceNextWindow(state, Slot::dialog);
   if (!ImGui::Begin(WindowTitle("About attnscope", "about").c_str(), &state.show_about)) {
     ImGui::End();
     return;

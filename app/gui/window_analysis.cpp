@@ -33,25 +33,29 @@ std::string HeadName(const Scene& scene, int h) {
   return name;
 }
 
-void Bar(double fraction, const char* text) {
-  ImGui::ProgressBar(float(std::clamp(fraction, 0.0, 1.0)), ImVec2(-1.0f, 0.0f), text);
+// Bars are as wide as their column's header (at least a number's width): the table sizes its columns
+// to fit their contents, and scrolls sideways when the right column is narrower than that.
+void Bar(double fraction, const char* text, const char* header) {
+  const float w = std::max(ImGui::CalcTextSize(header).x, ImGui::CalcTextSize("0.000").x + ImGui::GetFontSize() * 2.0f);
+  ImGui::ProgressBar(float(std::clamp(fraction, 0.0, 1.0)), ImVec2(w, 0.0f), text);
 }
 
 void StatsTable(AppState& state, const HeadStats& s) {
   const int heads = int(s.entropy.size());
   const bool drift = !s.drift_from_mha.empty();
   const int columns = drift ? 6 : 5;
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp |
-                                ImGuiTableFlags_ScrollY;
-  const float rows_h = ImGui::GetFrameHeightWithSpacing() * float(std::min(heads, 8) + 1) + ImGui::GetStyle().CellPadding.y * 2;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY;
+  const float rows_h = ImGui::GetFrameHeightWithSpacing() * float(std::min(heads, 8) + 1) + ImGui::GetStyle().CellPadding.y * 2 +
+                       ImGui::GetStyle().ScrollbarSize;  // room for the sideways scrollbar
   if (!ImGui::BeginTable("##stats", columns, flags, ImVec2(0, rows_h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn(tr("head"), 0, 1.7f);
-  ImGui::TableSetupColumn(tr("entropy"), 0, 0.9f);
-  ImGui::TableSetupColumn(tr("normalised"), 0, 1.2f);
-  ImGui::TableSetupColumn(tr("distance"), 0, 1.0f);
-  ImGui::TableSetupColumn(tr("attention sink"), 0, 1.3f);
-  if (drift) ImGui::TableSetupColumn(tr("drift"), 0, 1.1f);
+  ImGui::TableSetupColumn(tr("head"));
+  ImGui::TableSetupColumn(tr("entropy"));
+  ImGui::TableSetupColumn(tr("normalised"));
+  ImGui::TableSetupColumn(tr("distance"));
+  ImGui::TableSetupColumn(tr("attention sink"));
+  if (drift) ImGui::TableSetupColumn(tr("drift"));
   ImGui::TableHeadersRow();
   char text[64];
   for (int h = 0; h < heads; ++h) {
@@ -66,7 +70,7 @@ void StatsTable(AppState& state, const HeadStats& s) {
     ImGui::TextUnformatted(text);
     ImGui::TableNextColumn();
     std::snprintf(text, sizeof text, "%.2f", s.normalised_entropy[size_t(h)]);
-    Bar(s.normalised_entropy[size_t(h)], text);
+    Bar(s.normalised_entropy[size_t(h)], text, tr("normalised"));
     ImGui::TableNextColumn();
     std::snprintf(text, sizeof text, "%.2f", s.mean_distance[size_t(h)]);
     ImGui::TextUnformatted(text);
@@ -75,11 +79,11 @@ void StatsTable(AppState& state, const HeadStats& s) {
     const double sink = s.attention_sink[size_t(h)];
     if (std::isfinite(sink)) std::snprintf(text, sizeof text, "%.2f", sink);
     else std::snprintf(text, sizeof text, "—");
-    Bar(std::isfinite(sink) ? sink : 0.0, text);
+    Bar(std::isfinite(sink) ? sink : 0.0, text, tr("attention sink"));
     if (drift) {
       ImGui::TableNextColumn();
       std::snprintf(text, sizeof text, "%.3f", s.drift_from_mha[size_t(h)]);
-      Bar(s.drift_from_mha[size_t(h)] / ln2, text);
+      Bar(s.drift_from_mha[size_t(h)] / ln2, text, tr("drift"));
     }
   }
   ImGui::EndTable();
@@ -150,21 +154,7 @@ void SimilarityMap(AppState& state, const AttentionAnalysis& att, const HeadStat
 
 void DrawAnalysisWindow(AppState& state) {
   if (!state.show_analysis) return;
-  // The right part of the main area, wide enough for the table (it floats over the view).
-  // Beside an open Checkpoint window (the right third) it goes over the left column instead, so that the
-  // conversion summary, the drift and part of the Heads view show together.
-  {
-    const ImRect main = SlotRect(state, Slot::main);
-    const ImRect right = SlotRect(state, Slot::right_third);
-    const float wanted = std::max(right.GetWidth(), 600.0f * state.ui_scale);
-    const bool beside_checkpoint = state.show_checkpoint && state.checkpoint.is_open();
-    const float left_x = SlotRect(state, Slot::left_top).Min.x;
-    const float w = beside_checkpoint ? std::min(right.Min.x - left_x, std::max(main.Min.x - left_x, wanted))
-                                      : std::min(main.GetWidth(), wanted);
-    const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-    ImGui::SetNextWindowPos(ImVec2(beside_checkpoint ? left_x : main.Max.x - w, main.Min.y), cond);
-    ImGui::SetNextWindowSize(ImVec2(w, main.GetHeight()), cond);
-  }
+  PlaceNextWindow(state, Slot::analysis);  // in the right column, beside the view
   if (!ImGui::Begin(WindowTitle("Head analysis", "analysis").c_str(), &state.show_analysis)) {
     ImGui::End();
     return;

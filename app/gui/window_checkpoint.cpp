@@ -282,7 +282,7 @@ void DrawConversion(AppState& state) {
 
 void DrawCheckpointWindow(AppState& state) {
   if (!state.show_checkpoint) return;
-  PlaceNextWindow(state, Slot::right_third);
+  PlaceNextWindow(state, Slot::checkpoint);
   if (!ImGui::Begin(WindowTitle("Checkpoint", "checkpoint").c_str(), &state.show_checkpoint)) {
     ImGui::End();
     return;

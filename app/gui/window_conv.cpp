@@ -189,7 +189,7 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
 // ---- window ------------------------------------------------------------------------------------------
 
 void DrawConvWindow(AppState& state) {
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::view);
   if (!ImGui::Begin(WindowTitle("Convolution as attention", "conv").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return;
@@ -202,7 +202,9 @@ void DrawConvWindow(AppState& state) {
   }
   const ConvAnalysis* shown = state.analysis ? state.analysis->conv.get() : nullptr;
 
-  ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false);
+  // Scrolls sideways when the view is narrow (side panels open): a checkbox's label cannot wrap.
+  ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false,
+                    ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));
@@ -215,7 +217,7 @@ void DrawConvWindow(AppState& state) {
     ImGui::TextUnformatted(trf("border:   %s", FormatValue(float(shown->max_abs_border)).c_str()).c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("%s", trf("(%d cells)", shown->border_cells).c_str());
-    ImGui::TextDisabled("%s", tr("largest |MHSA − conv| over each set"));
+    HintText(tr("largest |MHSA − conv| over each set"));
   }
   ImGui::EndChild();
   ImGui::SameLine();

@@ -139,7 +139,7 @@ void ExportWithLastSettings(AppState& state) { StartExport(state); }
 void DrawExportWindow(AppState& state) {
   CollectExport(state);
   if (!state.show_export) return;
-  PlaceNextWindow(state, Slot::centre);
+  PlaceNextWindow(state, Slot::export_panel);
   if (!ImGui::Begin(WindowTitle("Export", "export").c_str(), &state.show_export)) {
     ImGui::End();
     return;

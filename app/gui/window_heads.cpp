@@ -188,7 +188,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
   const int head = state.heads.large_head;
   if (head < 0 || head >= int(pictures.heads.size())) return;
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
-  PlaceNextWindow(state, Slot::main_centre);  // over the Heads view, clear of the Lessons and Input column
+  PlaceNextWindow(state, Slot::view);  // the view's area, over the Heads window
   const std::string title = trf("Head %d · kv group %d", head, group) + "###large_head";
   bool open = true;
   if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
@@ -213,7 +213,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
 // ---- window ------------------------------------------------------------------------------------------
 
 void DrawHeadsWindow(AppState& state) {
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::view);
   if (!ImGui::Begin(WindowTitle("Heads", "heads").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return;

@@ -374,8 +374,9 @@ void DrawTokenList(AppState& state) {
   if (!state.analysis || !state.analysis->attention) return;
   const AttentionAnalysis& att = *state.analysis->attention;
   ImGui::TextUnformatted(trcount(int(att.labels.size()), TrKey("1 token"), TrKey("%d tokens")).c_str());
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", tr("click one to select it as the query"));
+  const char* hint = tr("click one to select it as the query");
+  SameLineIfFits(ImGui::CalcTextSize(hint).x);  // below the count in a narrow column (a large UI scale)
+  ImGui::TextDisabled("%s", hint);
   ImGui::BeginChild("tokens", ImVec2(0, 0), true);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const int selected = state.scene.view.selected_query;
@@ -405,7 +406,7 @@ void DrawTokenList(AppState& state) {
 
 void DrawInputWindow(AppState& state) {
   if (!state.show_input) return;
-  PlaceNextWindow(state, Slot::left_top);
+  PlaceNextWindow(state, Slot::input);
   if (!ImGui::Begin(WindowTitle("Input", "input").c_str(), &state.show_input)) {
     ImGui::End();
     return;

@@ -104,7 +104,7 @@ void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_par
 
 void DrawKvCacheWindow(AppState& state) {
   if (!state.show_kv_cache) return;
-  PlaceNextWindow(state, Slot::centre);
+  PlaceNextWindow(state, Slot::kv_cache);
   if (!ImGui::Begin(WindowTitle("KV-cache calculator", "kv_cache").c_str(), &state.show_kv_cache)) {
     ImGui::End();
     return;

@@ -286,11 +286,7 @@ void UpdateLessonCheckpoint(AppState& state) {
 
 void DrawLessonsWindow(AppState& state) {
   if (!state.show_lessons) return;
-  // The whole left column (where Input and Model sit; opening a lesson closes them).
-  const ImRect top = SlotRect(state, Slot::left_top), bottom = SlotRect(state, Slot::left_bottom);
-  const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  ImGui::SetNextWindowPos(top.Min, cond);
-  ImGui::SetNextWindowSize(ImVec2(bottom.Max.x - top.Min.x, bottom.Max.y - top.Min.y), cond);
+  PlaceNextWindow(state, Slot::lessons);  // the left column (opening a lesson closes Input and Model)
   if (!ImGui::Begin(WindowTitle("Lessons", "lessons").c_str(), &state.show_lessons)) {
     ImGui::End();
     return;

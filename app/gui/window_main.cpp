@@ -87,7 +87,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
       ->group("");
   group->add_option("--keys", o.keys,
                     "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
-                    "FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS (typed; no commas)")
+                    "FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS (typed; no commas), or a shortcut "
+                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e (pressed and released through the GLFW key callback)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -162,11 +163,29 @@ void ApplyStyle(bool light, float scale) {
   style.GrabRounding = 3.0f;
   style.WindowPadding = ImVec2(10, 10);
   style.ItemSpacing = ImVec2(8, 6);
+  // The panels are placed by the layout (ComputeLayout): no collapse button and no resize grips, which
+  // would only snap back.
+  style.WindowMenuButtonPosition = ImGuiDir_None;
+  for (const ImGuiCol grip : {ImGuiCol_ResizeGrip, ImGuiCol_ResizeGripHovered, ImGuiCol_ResizeGripActive})
+    style.Colors[grip] = ImVec4(0, 0, 0, 0);
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }
 
-// Ctrl + / Ctrl − / Ctrl 0 for the UI scale; Ctrl+E the Export panel, Ctrl+S export again.
+// The UI scale that suits the window: the monitor's content scale (not in scripted runs, whose
+// figures must not depend on the machine), and at least the window height over 900 pixels
+// (720p → 1, 1080p → 1.2, 4K → 2.4).
+float FittedUiScale(GLFWwindow* window, bool scripted) {
+  float content_scale = 1.0f;
+  glfwGetWindowContentScale(window, &content_scale, nullptr);
+  int fb_w = 0, fb_h = 0;
+  glfwGetFramebufferSize(window, &fb_w, &fb_h);
+  return std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h) / 900.0f * 20.0f) / 20.0f), 1.0f,
+                    3.0f);
+}
+
+// Ctrl + / Ctrl − / Ctrl 0 for the UI scale (0: the one fitted to the window); Ctrl+E the Export
+// panel, Ctrl+S export again. The layout follows the scale on the same frame (ComputeLayout).
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.KeyCtrl) return;
@@ -174,9 +193,26 @@ void HandleShortcuts(AppState& state) {
     state.ui_scale = std::min(3.0f, std::round((state.ui_scale + 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
-  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0)) state.ui_scale = 1.0f;
+  if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0))
+    state.ui_scale = FittedUiScale(glfwGetCurrentContext(), state.scripted);
   if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
   if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ExportWithLastSettings(state);
+}
+
+// --keys FRAME:KEY: the GLFW key codes of KEY ("ctrl+equal": left control and =); empty when unknown.
+std::vector<int> ScriptedKeyCodes(const std::string& key) {
+  std::vector<int> codes;
+  std::string rest = key;
+  if (rest.rfind("ctrl+", 0) == 0) {
+    codes.push_back(GLFW_KEY_LEFT_CONTROL);
+    rest = rest.substr(5);
+  }
+  const int code = rest == "equal" ? GLFW_KEY_EQUAL : rest == "minus" ? GLFW_KEY_MINUS : rest == "0" ? GLFW_KEY_0
+                   : rest == "e"   ? GLFW_KEY_E
+                                   : -1;
+  if (code < 0) return {};
+  codes.push_back(code);
+  return codes;
 }
 
 void DrawViewWindow(AppState& state) {
@@ -258,9 +294,9 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
                 frame >= 0 &&
                 (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
-                 what.rfind("text=", 0) == 0),
-            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace or FRAME:text=CHARACTERS; "
-            "got '" + k + "'");
+                 what.rfind("text=", 0) == 0 || !ScriptedKeyCodes(what).empty()),
+            "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS, "
+            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0 or FRAME:ctrl+e; got '" + k + "'");
     mode.keys.push_back({frame, what});
   }
   return mode;
@@ -351,6 +387,7 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
+  ImGui::GetIO().ConfigWindowsResizeFromEdges = false;  // the layout sizes the panels
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -377,14 +414,8 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.language = startup.language;
   if (!scripted) state.input.recent_tokenizers = preferences.recent_tokenizers;
   RequestUiGlyphs(*state.fonts);
-  // UI scale: the flag, else the saved one, else what suits the screen: the monitor's content
-  // scale, and at least the window height over 900 pixels (1080p → 1.2, 4K → 2.4).
-  float content_scale = 1.0f;
-  glfwGetWindowContentScale(window, &content_scale, nullptr);
-  int fb_w0 = 0, fb_h0 = 0;
-  glfwGetFramebufferSize(window, &fb_w0, &fb_h0);
-  const float fitted = std::clamp(std::max(scripted ? 1.0f : content_scale, std::round(float(fb_h0) / 900.0f * 20.0f) / 20.0f),
-                                  1.0f, 3.0f);
+  // UI scale: the flag, else the saved one, else what suits the screen (FittedUiScale).
+  const float fitted = FittedUiScale(window, scripted);
   state.ui_scale = options.ui_scale > 0                    ? options.ui_scale
                    : (!scripted && preferences.ui_scale > 0) ? preferences.ui_scale
                                                             : fitted;
@@ -516,14 +547,24 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
       else if (k.what == "escape") io.KeysDown[GLFW_KEY_ESCAPE] = true;
       else if (k.what == "tab") io.KeysDown[GLFW_KEY_TAB] = true;
       else if (k.what == "backspace") io.KeysDown[GLFW_KEY_BACKSPACE] = true;
-      else io.AddInputCharactersUTF8(k.what.substr(5).c_str());
+      else if (k.what.rfind("text=", 0) == 0) io.AddInputCharactersUTF8(k.what.substr(5).c_str());
+    }
+    // Shortcuts (ctrl+equal, …) go through the GLFW backend's own key callback, as a keyboard's do: down
+    // on their frame, up on the next.
+    for (const RunMode::Key& k : mode.keys) {
+      const std::vector<int> codes = ScriptedKeyCodes(k.what);
+      const int action = k.frame == loop.frame ? GLFW_PRESS : k.frame + 1 == loop.frame ? GLFW_RELEASE : -1;
+      if (codes.empty() || action < 0) continue;
+      const int mods = codes.front() == GLFW_KEY_LEFT_CONTROL ? GLFW_MOD_CONTROL : 0;
+      for (const int code : codes)
+        ImGui_ImplGlfw_KeyCallback(glfwGetCurrentContext(), code, glfwGetKeyScancode(code), action, mods);
     }
   }
   ImGui::NewFrame();
   loop.device_ready = true;
   state.framebuffer_scale = io.DisplayFramebufferScale;
-  // Without docking, windows do not follow a resized main window: lay them out afresh (e.g. when
-  // the window moves to a projector of another size).
+  // The panels follow the window's size by themselves (ComputeLayout, every frame); a dialog is
+  // centred again (e.g. when the window moves to a projector of another size).
   if (loop.frame > 0 && (io.DisplaySize.x != loop.last_display.x || io.DisplaySize.y != loop.last_display.y))
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
@@ -536,8 +577,13 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   UpdateLessonCheckpoint(state);  // before the views draw, so they show what the lesson step set
   DrawInputWindow(state);
   DrawModelWindow(state);
-  DrawViewWindow(state);
+  // Training and the Model view take the view's place while open: the view is not drawn under them.
+  if (ComputeLayout(LayoutInputOf(state)).view_shown) DrawViewWindow(state);
+  const bool lessons_were_open = state.show_lessons;
   DrawLessonsWindow(state);
+  // Closing the Lessons panel gives the left column back to Input and Model (as the menu does).
+  if (lessons_were_open && !state.show_lessons && !state.show_input && !state.show_model)
+    state.show_input = state.show_model = true;
   DrawShapesWindow(state, true);
   DrawAnalysisWindow(state);
   DrawKvCacheWindow(state);

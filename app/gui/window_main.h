@@ -27,7 +27,7 @@ struct WindowOptions {
   std::string pointer;      // scripted: "X,Y" pointer position in window pixels (default: off the window), or
                             // "X1,Y1;X2,Y2…": the next position after each click
   std::vector<int> clicks;  // scripted: frames at which the left button is down (2,4: a double-click)
-  std::vector<std::string> keys;  // scripted: "FRAME:ctrl|enter|escape|tab|backspace|text=…", keyboard input at a frame
+  std::vector<std::string> keys;  // scripted: "FRAME:ctrl|enter|escape|tab|backspace|text=…|ctrl+equal|ctrl+minus|ctrl+0|ctrl+e"
   bool show_export = false;  // open the Export panel at start
   // Classroom.
   int lesson = 0;            // open lesson N (from 1) at start; 0: none

@@ -1,6 +1,7 @@
-// window_menu.cpp — the main menu bar: the view shown in the main area, the other windows, the UI
-// scale (also Ctrl + / Ctrl − / Ctrl 0) and theme, Help → About, and a status line (time of the
-// last result, the spinner, save and export messages).
+// window_menu.cpp — the main menu bar: the view shown in the view's area (tabs, or one menu when the
+// bar is narrow), the other windows (and Reset layout), the UI scale (also Ctrl + / Ctrl − / Ctrl 0)
+// and theme, Help → About, and a status line (time of the last result, the spinner, save and export
+// messages).
 #include <cstdio>
 #include <string>
 
@@ -24,6 +25,48 @@ constexpr ViewEntry views[] = {
     {View::relpos2d, TrKey("Rel. position 2D")},
     {View::conv, TrKey("Convolution")},
 };
+
+// Windows → Reset layout: the panels a first start shows (Input and Model beside the view), every
+// other panel closed, dialogs centred again. What the closed panels hold (a lesson's step, an open
+// checkpoint, a training run's numbers) is kept for when they are opened again.
+void ResetLayout(AppState& state) {
+  state.show_input = state.show_model = true;
+  state.show_lessons = state.show_checkpoint = state.show_analysis = state.show_kv_cache = false;
+  state.show_export = state.show_shapes_floating = state.show_model_view = state.show_training = false;
+  state.reset_layout = true;
+}
+
+// The views, as tabs in the menu bar: the chosen one fills the view's area. When the bar is too
+// narrow for them all (800×600, a large UI scale, longer Chinese names), one menu named after the
+// current view holds them instead, so every view stays one click away.
+void DrawViewTabs(AppState& state) {
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  float tabs = ImGui::CalcTextSize("|").x + spacing;  // the separator after them
+  for (const ViewEntry& v : views) tabs += ImGui::CalcTextSize(tr(v.title)).x + 2 * spacing;
+  if (tabs <= ImGui::GetContentRegionAvail().x) {
+    for (const ViewEntry& v : views) {
+      const bool current = state.scene.view.view == v.id;
+      if (current) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+      if (ImGui::MenuItem(tr(v.title), nullptr, current)) SwitchView(state, v.id);
+      RecordLastItem(state, std::string("menu.view.") + to_string(v.id));
+      if (current) ImGui::PopStyleColor();
+    }
+    return;
+  }
+  const char* current_title = views[0].title;
+  for (const ViewEntry& v : views)
+    if (state.scene.view.view == v.id) current_title = v.title;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  const bool open = ImGui::BeginMenu((trf("View: %s", tr(current_title)) + "###menu_view").c_str());
+  ImGui::PopStyleColor();
+  RecordLastItem(state, "menu.view");
+  if (!open) return;
+  for (const ViewEntry& v : views) {
+    if (ImGui::MenuItem(tr(v.title), nullptr, state.scene.view.view == v.id)) SwitchView(state, v.id);
+    RecordLastItem(state, std::string("menu.view.") + to_string(v.id));
+  }
+  ImGui::EndMenu();
+}
 
 }  // namespace
 
@@ -57,12 +100,15 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem(tr("Export…"), "Ctrl+E", &state.show_export);
     if (ImGui::MenuItem(tr("Export again"), "Ctrl+S")) ExportWithLastSettings(state);
     ImGui::Separator();
-    if (ImGui::MenuItem(tr("Reset layout"))) state.reset_layout = true;
+    if (ImGui::MenuItem(tr("Reset layout"))) ResetLayout(state);
+    RecordLastItem(state, "menu.windows.reset_layout");
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.windows");
   if (ImGui::BeginMenu(WindowTitle("Classroom", "menu_classroom").c_str())) {
-    if (ImGui::MenuItem(tr("Lessons"), nullptr, state.show_lessons)) {
+    const bool lessons_clicked = ImGui::MenuItem(tr("Lessons"), nullptr, state.show_lessons);
+    RecordLastItem(state, "menu.classroom.lessons");
+    if (lessons_clicked) {
       state.show_lessons = !state.show_lessons;
       if (state.show_lessons) state.show_input = state.show_model = false;  // the lessons take the left column
       else state.show_input = state.show_model = true;
@@ -79,6 +125,7 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem("中文", nullptr, state.language == Language::zh)) state.language = Language::zh;
     ImGui::EndMenu();
   }
+  RecordLastItem(state, "menu.language");
   if (ImGui::BeginMenu(WindowTitle("Display", "menu_display").c_str())) {
     ImGui::TextUnformatted(tr("UI scale"));
     float percent = state.ui_scale * 100.0f;
@@ -92,19 +139,14 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
     ImGui::EndMenu();
   }
+  RecordLastItem(state, "menu.display");
   if (ImGui::BeginMenu(WindowTitle("Help", "menu_help").c_str())) {
     if (ImGui::MenuItem(tr("About attnscope"), nullptr, state.show_about)) state.show_about = !state.show_about;
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.help");
   ImGui::TextDisabled("|");
-  // The views, as tabs: the chosen one fills the main area.
-  for (const ViewEntry& v : views) {
-    const bool current = state.scene.view.view == v.id;
-    if (current) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-    if (ImGui::MenuItem(tr(v.title), nullptr, current)) SwitchView(state, v.id);
-    if (current) ImGui::PopStyleColor();
-  }
+  DrawViewTabs(state);
   ImGui::TextDisabled("|");
   if (state.worker && state.worker->seconds_busy() >= 0.1) {
     BusyIndicator(state);
@@ -121,7 +163,7 @@ void DrawMenuBar(AppState& state) {
 void DrawTranslationNotice(AppState& state) {
   const std::string& problem = TranslationProblem();
   if (problem.empty() || problem == state.translation_notice_closed) return;
-  PlaceNextWindow(state, Slot::centre);
+  PlaceNextWindow(state, Slot::dialog);
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0), ImGuiCond_Always);
   ImGui::Begin("Language · 语言###translation_notice", nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse);
   ErrorText(problem);

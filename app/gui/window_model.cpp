@@ -63,7 +63,7 @@ bool DrawDesignedPatterns(ModelSettings& m) {
 
 void DrawModelWindow(AppState& state) {
   if (!state.show_model) return;
-  PlaceNextWindow(state, Slot::left_bottom);
+  PlaceNextWindow(state, Slot::model);
   if (!ImGui::Begin(WindowTitle("Model", "model").c_str(), &state.show_model)) {
     ImGui::End();
     return;

@@ -9,7 +9,7 @@
 // The pictures and numbers come from the compute worker (core/model_view.h: one atlas image, the same
 // colours as `export --what model`), one GL texture drawn in L·H pieces; the frame only lays them out.
 //
-// Sections: placement · opening · grid · tooltip · window
+// Sections: opening · grid · tooltip · window
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -24,17 +24,6 @@
 
 namespace attnscope::gui {
 namespace {
-
-// ---- placement ---------------------------------------------------------------------------------------
-
-// The view's place: the main area, over the Heads view and the Checkpoint window (a click on a head,
-// or closing it, shows them again).
-void PlaceModelView(const AppState& state) {
-  const ImRect r = SlotRect(state, Slot::main);
-  const ImGuiCond cond = (state.scripted || state.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  ImGui::SetNextWindowPos(r.Min, cond);
-  ImGui::SetNextWindowSize(r.GetSize(), cond);
-}
 
 // ---- opening -----------------------------------------------------------------------------------------
 
@@ -256,7 +245,7 @@ void OpenShippedInductionModel(AppState& state) {
 
 void DrawModelViewWindow(AppState& state) {
   if (!state.show_model_view) return;
-  PlaceModelView(state);
+  PlaceNextWindow(state, Slot::model_view);  // the view's place, while open
   if (!ImGui::Begin(WindowTitle("Model view", "model_view").c_str(), &state.show_model_view,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();

@@ -232,7 +232,7 @@ bool DeltaPad(AppState& state, const RelposAnalysis* shown, float size) {
 
 // Starts a relpos view's window with controls on the left (returns false when collapsed).
 bool BeginRelposWindow(AppState& state, const char* title, View view) {
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::view);
   if (!ImGui::Begin(title, nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImGui::End();
     return false;
@@ -290,7 +290,9 @@ void DrawRelpos1dWindow(AppState& state) {
   RelposSettings& s = state.scene.relpos;
 
   // Left: the controls and the expansion.
-  ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false);
+  // Scrolls sideways when the view is narrow (side panels open): a checkbox's label cannot wrap.
+  ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
+                    ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);

@@ -83,9 +83,9 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
 void DrawShapesWindow(AppState& state, bool floating) {
   if (floating) {
     if (!state.show_shapes_floating) return;
-    PlaceNextWindow(state, Slot::right_third);
+    PlaceNextWindow(state, Slot::shapes_side);
   } else {
-    PlaceNextWindow(state, Slot::main);
+    PlaceNextWindow(state, Slot::view);
   }
   bool* open = floating ? &state.show_shapes_floating : nullptr;
   if (!ImGui::Begin(WindowTitle("Shapes", floating ? "shapes_floating" : "shapes").c_str(), open)) {
@@ -124,10 +124,11 @@ void DrawShapesWindow(AppState& state, bool floating) {
   SectionHeader(tr("Shape trace"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("trace", 4, flags)) {
-    ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 2.0f);
-    ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.5f);
+    ImGui::TableSetupColumn(tr("formula"), ImGuiTableColumnFlags_WidthStretch, 1.5f);
+    // Shapes do not wrap: their columns fit them, and the step and formula columns (which wrap) share the rest.
+    ImGui::TableSetupColumn(tr("shape"), ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn(tr("numbers"), ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
     for (const TraceStep& step : trace.steps) {
       ImGui::TableNextRow();

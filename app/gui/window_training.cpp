@@ -567,7 +567,7 @@ void DrawSaveRow(AppState& state) {
       // The saved folder opens like any real model (the Heads view's layers, the Model view).
       if (ImGui::Button(tr("Open in the Checkpoint window"))) {
         OpenCheckpoint(state, saved);
-        ImGui::SetWindowFocus("###checkpoint");  // in front of this window, which covers its place
+        state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
       }
       RecordLastItem(state, "training.open_saved");
     } else {
@@ -676,7 +676,7 @@ void DrawTrainingWindow(AppState& state) {
       if (r->state() == RunState::running) r->pause();
     return;
   }
-  PlaceNextWindow(state, Slot::main);
+  PlaceNextWindow(state, Slot::training);
   if (!ImGui::Begin(WindowTitle("Training", "training").c_str(), &state.show_training)) {
     ImGui::End();
     return;

@@ -207,7 +207,9 @@ TEST_SUITE("gui_checkpoint") {
     REQUIRE(m->config.heads == 4);
     REQUIRE(m->config.kv_heads == 2);
     const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids) +
-                             " --show-analysis --size 1600x1000";  // the slider below the next tokens in view
+                             // The Checkpoint window and Head analysis share the right column: both whole on screen,
+                             // the slider below the next tokens and the drift at the end of the analysis.
+                             " --show-analysis --size 1920x1400 --ui-scale 0.8";
     const WindowRun before = run_window("checkpoint_kv_before", args);
     // As trained: two K/V groups of two heads, no drift column.
     const auto& heads_before = before.layout.at("heads");
@@ -341,15 +343,17 @@ TEST_SUITE("gui_checkpoint") {
     fs::create_directories(d / "no_config");
     for (const char* f : {"attentions.npy", "tokens.json"}) fs::copy_file(precomputed / f, d / "no_config" / f);
     {
-      const WindowRun w = run_window("attentions_no_config", "--checkpoint " + shell_quote((d / "no_config").string()) +
-                                                                 " --show-model-view");
+      const WindowRun w = run_window("attentions_no_config", "--checkpoint " + shell_quote((d / "no_config").string()));
       const std::vector<std::string> texts = texts_of(w, "###checkpoint");
       INFO(joined(texts));
       CHECK(shows(texts, "not given (no config.json): each head is drawn as its own group"));
       const auto& heads = w.layout.at("heads");
       REQUIRE(heads.size() == 4);
       for (int h = 0; h < 4; ++h) CHECK(heads[size_t(h)].at("kv_group").get<int>() == h);
-      CHECK(shows(texts_of(w, "###model_view"), "no_config · 2 layers × 4 heads · K/V groups unknown · 12 tokens"));
+      // The Model view takes the Heads view's place.
+      const WindowRun mv = run_window("attentions_no_config_mv", "--checkpoint " + shell_quote((d / "no_config").string()) +
+                                                                     " --show-model-view");
+      CHECK(shows(texts_of(mv, "###model_view"), "no_config · 2 layers × 4 heads · K/V groups unknown · 12 tokens"));
     }
     // Scores instead of probabilities, no tokens.json, a truncated .npy: each named on screen; the seeded layer stays.
     const auto a = read_npy(precomputed / "attentions.npy", 4);

@@ -1,16 +1,22 @@
 // The window as a user starts it — no --screenshot, a fresh config folder — at 1280×720, 1600×900 and
-// 1920×1080, in English and in Chinese, and again from a layout saved at 1920×1080: the main menu bar
-// is on screen, no window covers it or leaves the screen, and no text runs past what its window shows
-// (a text may go past an edge its window can scroll past).
+// 1920×1080, in English and in Chinese, with a checkpoint open and without, and again from a layout
+// saved at 1920×1080: the main menu bar is on screen, no window covers it or leaves the screen, no text
+// runs past what its window shows (a text may go past an edge its window can scroll past), and the one
+// layout rule holds (widgets.h, ComputeLayout): every panel sits in its slot, no panel's slot meets
+// the view's, and the heatmaps, colour bars and labels of the view lie inside the view's slot.
 //
 // One start checks every screen: --layout-sweep shows each view, each window the menus open beside
 // a view and every step of every lesson in turn, and --layout-json records each screen's menu bar,
-// windows and texts (every string ImGui draws, with the rectangle it is clipped to) when the window
-// closes. 8 starts in all, about 5 s each on an idle machine.
+// slots, windows, heatmaps and texts (every string ImGui draws, with the rectangle it is clipped to)
+// when the window closes. 10 starts in all, about 5 s each on an idle machine.
+//
+// Then the menus at 800×600 (every view one click away), the UI scale keys (Ctrl+plus, Ctrl+0 through
+// the window's keyboard handler) and Windows → Reset layout, driven as a user would.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +52,38 @@ json sweep(const std::string& name, const fs::path& config, const std::string& a
 double right(const json& r) { return r.at("x").get<double>() + r.at("w").get<double>(); }
 double bottom(const json& r) { return r.at("y").get<double>() + r.at("h").get<double>(); }
 std::string short_title(const std::string& title) { return title.substr(0, title.find("###")); }
+
+// The slot (widgets.h, Slot) a window is put in, from its ImGui id; empty for dialogs (About, notices,
+// scene files), which may sit over anything.
+std::string slot_of(const std::string& title) {
+  static const std::map<std::string, std::string> slots = {
+      {"input", "input"},         {"model", "model"},           {"lessons", "lessons"},
+      {"checkpoint", "checkpoint"}, {"analysis", "analysis"},   {"kv_cache", "kv_cache"},
+      {"export", "export"},       {"shapes_floating", "shapes_side"}, {"training", "training"},
+      {"model_view", "model_view"}, {"heads", "view"},          {"shapes", "view"},
+      {"relpos1d", "view"},       {"relpos2d", "view"},         {"conv", "view"},
+      {"large_head", "view"}};
+  const size_t hash = title.find("###");
+  const auto it = slots.find(hash == std::string::npos ? title : title.substr(hash + 3));
+  return it == slots.end() ? "" : it->second;
+}
+
+struct Box {
+  double x0, y0, x1, y1;
+  explicit Box(const json& r) : x0(r.at("x")), y0(r.at("y")), x1(right(r)), y1(bottom(r)) {}
+  Box(double a, double b, double c, double d) : x0(a), y0(b), x1(c), y1(d) {}
+  double area() const { return std::max(0.0, x1 - x0) * std::max(0.0, y1 - y0); }
+  Box meet(const Box& o) const { return {std::max(x0, o.x0), std::max(y0, o.y0), std::min(x1, o.x1), std::min(y1, o.y1)}; }
+  bool overlaps(const Box& o) const { return meet(o).x1 - meet(o).x0 > 0.5 && meet(o).y1 - meet(o).y0 > 0.5; }
+  bool inside(const Box& o) const { return x0 >= o.x0 - 0.5 && y0 >= o.y0 - 0.5 && x1 <= o.x1 + 0.5 && y1 <= o.y1 + 0.5; }
+  bool same(const Box& o) const {
+    return std::abs(x0 - o.x0) <= 1 && std::abs(y0 - o.y0) <= 1 && std::abs(x1 - o.x1) <= 1 && std::abs(y1 - o.y1) <= 1;
+  }
+  std::string str() const {
+    return "[" + std::to_string(int(x0)) + "," + std::to_string(int(y0)) + " – " + std::to_string(int(x1)) + "," +
+           std::to_string(int(y1)) + "]";
+  }
+};
 
 struct Problems {
   int count = 0;
@@ -94,6 +132,64 @@ void check_screen(const json& screen, double width, double height, const std::st
   }
 }
 
+// The layout rule on one screen: every panel in its slot, no two panel slots meeting, no panel slot
+// meeting the view's, and the view's heatmaps and texts (captions, labels, colour-bar numbers) inside
+// the view's slot and clear of every panel.
+void check_layout_rule(const json& screen, const std::string& where, Problems& problems) {
+  const json& slots = screen.at("slots");
+  if (!slots.contains("view")) {
+    problems.add(where + ": the layout record has no view slot: " + slots.dump());
+    return;
+  }
+  const Box view(slots.at("view"));
+  std::vector<std::pair<std::string, Box>> panels;  // the side slots: the left and right columns' panels
+  for (const auto& [name, rect] : slots.items())
+    if (name != "view" && name != "dialog" && name != "left" && name != "right" && name != "training" &&
+        name != "model_view")
+      panels.emplace_back(name, Box(rect));
+  for (size_t i = 0; i < panels.size(); ++i) {
+    if (panels[i].second.overlaps(view))
+      problems.add(where + ": the " + panels[i].first + " slot " + panels[i].second.str() + " meets the view's " + view.str());
+    for (size_t j = i + 1; j < panels.size(); ++j)
+      if (panels[i].second.overlaps(panels[j].second))
+        problems.add(where + ": the " + panels[i].first + " and " + panels[j].first + " slots meet");
+  }
+  for (const char* workspace : {"training", "model_view"})
+    if (slots.contains(workspace) && !Box(slots.at(workspace)).inside(view))
+      problems.add(where + ": the " + std::string(workspace) + " slot is not inside the view's");
+  std::vector<Box> panel_windows;
+  for (const json& w : screen.at("windows")) {
+    const std::string title = w.at("title"), slot = slot_of(title);
+    if (slot.empty()) continue;
+    if (!slots.contains(slot)) {
+      problems.add(where + ": window \"" + short_title(title) + "\" is shown but the layout has no " + slot + " slot");
+      continue;
+    }
+    if (!Box(w).same(Box(slots.at(slot))))
+      problems.add(where + ": window \"" + short_title(title) + "\" " + Box(w).str() + " is not in its " + slot + " slot " +
+                   Box(slots.at(slot)).str());
+    if (slot == "view" && !screen.at("view_shown").get<bool>())
+      problems.add(where + ": the view \"" + short_title(title) + "\" is drawn under Training or the Model view");
+    if (slot != "view" && slot != "training" && slot != "model_view") panel_windows.push_back(Box(w));
+  }
+  for (const json& h : screen.at("heads")) {
+    const Box head(h);
+    if (!head.inside(view)) problems.add(where + ": a heatmap " + head.str() + " lies outside the view's slot " + view.str());
+    for (const Box& p : panel_windows)
+      if (p.overlaps(head)) problems.add(where + ": a panel " + p.str() + " covers a heatmap " + head.str());
+  }
+  for (const json& t : screen.at("texts")) {
+    if (slot_of(t.at("window").get<std::string>()) != "view") continue;
+    const Box shown = Box(t).meet(Box(t.at("clip")));
+    if (shown.area() <= 0) continue;
+    if (!shown.inside(view))
+      problems.add(where + ": \"" + t.at("text").get<std::string>() + "\" of the view lies outside the view's slot");
+    for (const Box& p : panel_windows)
+      if (p.overlaps(shown))
+        problems.add(where + ": a panel " + p.str() + " covers \"" + t.at("text").get<std::string>() + "\" of the view");
+  }
+}
+
 // The final screen and every swept one; also that the sweep reached every screen.
 void check_start(const json& layout, const std::string& start, double width, double height) {
   INFO(start);
@@ -111,6 +207,7 @@ void check_start(const json& layout, const std::string& start, double width, dou
   check_screen(layout, width, height, start + ", last screen", problems);
   for (const json& s : layout.at("screens")) {
     check_screen(s, width, height, start + ", " + s.at("name").get<std::string>(), problems);
+    check_layout_rule(s, start + ", " + s.at("name").get<std::string>(), problems);
     // The swept screen is the one asked for (a lesson's view, the view tab clicked).
     if (s.at("name").get<std::string>().rfind("view ", 0) == 0) CHECK(s.at("name") == "view " + s.at("view").get<std::string>());
   }
@@ -140,6 +237,33 @@ TEST_SUITE("gui_layout") {
         const json layout = sweep(name, fresh_config(name), args);
         check_start(layout, name, size.w, size.h);
         CHECK(has_text(layout, std::string(language) == "zh" ? "文件" : "File"));  // the menu bar's first menu
+        // The default panels (Input and Model in the left column) leave the view at least 60% of the width.
+        const json& start = layout.at("screens").at(0);
+        REQUIRE(start.at("name") == "start");
+        CHECK(start.at("slots").contains("input"));
+        CHECK(start.at("slots").contains("model"));
+        CHECK(start.at("slots").at("view").at("w").get<double>() >= 0.6 * size.w);
+      }
+    }
+  }
+
+  TEST_CASE("a checkpoint open: the layout rule holds on every screen, in both languages") {
+    // The shipped induction model opens in the Checkpoint window (right column) beside the Heads view;
+    // the sweep then opens each other panel beside it, the Model view and every lesson step.
+    const std::string model = shell_quote((fs::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
+    for (const char* language : {"en", "zh"}) {
+      for (const char* size : {"1280x720", "1920x1080"}) {
+        const std::string name = std::string("checkpoint_") + language + "_" + size;
+        const json layout =
+            sweep(name, fresh_config(name), std::string("--size ") + size + " --language " + language + " --checkpoint " + model);
+        const double w = std::string(size) == "1280x720" ? 1280 : 1920, h = w == 1280 ? 720 : 1080;
+        check_start(layout, name, w, h);
+        const json& start = layout.at("screens").at(0);
+        CHECK(start.at("slots").contains("checkpoint"));
+        bool view_shown = false;  // beside the Checkpoint window, not under it
+        for (const json& window : start.at("windows"))
+          view_shown = view_shown || slot_of(window.at("title").get<std::string>()) == "view";
+        CHECK(view_shown);
       }
     }
   }
@@ -165,37 +289,155 @@ TEST_SUITE("gui_layout") {
     }
   }
 
-  TEST_CASE("a saved layout with windows over the menu bar (an older version's) is moved below it") {
+  TEST_CASE("a saved layout (an older version's, windows over the menu bar and the view) does not move the panels") {
     const fs::path config = fresh_config("over_bar");
     fs::create_directories(config / "attnscope");
     std::ofstream(config / "attnscope" / "window.json") << R"({"width": 1600, "height": 900, "language": "en"})";
     std::ofstream(config / "attnscope" / "imgui.ini") << "[Window][Input###input]\nPos=0,0\nSize=420,380\nCollapsed=0\n\n"
-                                                         "[Window][Heads###heads]\nPos=430,0\nSize=1170,900\nCollapsed=0\n";
-    const fs::path out = config / "layout.json";
+                                                         "[Window][Heads###heads]\nPos=300,0\nSize=1300,900\nCollapsed=0\n";
+    const fs::path out = config.parent_path() / "layout.json";
     const CliRun run = run_app(config_env(config), "--frames 3 --layout-json " + shell_quote(out.string()));
     INFO(run.err);
     REQUIRE(run.exit_code == 0);
     const json layout = read_json(out);
     const double bar_bottom = bottom(layout.at("menu_bar"));
     REQUIRE(bar_bottom > 0);
+    const json& slots = layout.at("slots");
     int found = 0;
     for (const json& w : layout.at("windows")) {
       const std::string title = w.at("title");
       INFO(w.dump());
       CHECK(w.at("y").get<double>() >= bar_bottom);
       CHECK(bottom(w) <= 900.5);
-      if (title == "Input###input") {
+      const std::string slot = slot_of(title);
+      if (title == "Input###input" || title == "Heads###heads") {
         ++found;
-        CHECK(w.at("x") == 0);  // the saved place, only moved down: the user's layout is kept
-        CHECK(w.at("w") == 420);
-      }
-      if (title == "Heads###heads") {
-        ++found;
-        CHECK(w.at("x") == 430);
-        CHECK(w.at("h").get<double>() == doctest::Approx(900 - bar_bottom));  // shortened to stay on screen
+        CHECK(Box(w).same(Box(slots.at(slot))));  // where the layout puts it, not where it was saved
       }
     }
     CHECK(found == 2);
+    CHECK(Box(slots.at("input")).x1 <= Box(slots.at("view")).x0 + 0.5);
+  }
+
+  TEST_CASE("800×600: every menu and every view is one click away") {
+    for (const char* language : {"en", "zh"}) {
+      INFO(language);
+      const std::string base = std::string("--size 800x600 --language ") + language;
+      const std::string name = std::string("layout_800_") + language;
+      const WindowRun first = run_window(name, base);
+      const json& widgets = first.layout.at("widgets");
+      for (const char* menu : {"menu.file", "menu.windows", "menu.classroom", "menu.language", "menu.display", "menu.help"}) {
+        INFO(menu);
+        REQUIRE(widgets.contains(menu));
+        CHECK(right(widgets.at(menu)) <= 800);
+      }
+      // The views: tabs when they all fit, else one menu named after the current view.
+      const std::vector<std::string> views = {"heads", "shapes", "relpos1d", "relpos2d", "conv"};
+      json items = widgets;
+      std::string pointer;
+      if (widgets.contains("menu.view")) {
+        const json& m = widgets.at("menu.view");
+        CHECK(right(m) <= 800);
+        pointer = std::to_string(int(m.at("x").get<double>() + m.at("w").get<double>() / 2)) + "," +
+                  std::to_string(int(m.at("y").get<double>() + m.at("h").get<double>() / 2));
+        const WindowRun opened = run_window(name + "_menu", base + " --frames 6 --clicks 3 --pointer " + pointer);
+        items = opened.layout.at("widgets");
+        pointer += ";";
+      }
+      for (const std::string& v : views) {
+        INFO(v);
+        REQUIRE(items.contains("menu.view." + v));
+        const Box item(items.at("menu.view." + v));
+        CHECK((item.x0 >= 0 && item.x1 <= 800 && item.y0 >= 0 && item.y1 <= 600));
+      }
+      // Choosing the last one (Convolution, the first to fall off a narrow bar) shows it.
+      const Box conv(items.at("menu.view.conv"));
+      pointer += std::to_string(int((conv.x0 + conv.x1) / 2)) + "," + std::to_string(int((conv.y0 + conv.y1) / 2));
+      const bool in_menu = widgets.contains("menu.view");
+      const WindowRun chosen = run_window(name + "_conv", base + " --frames 10 --clicks " + (in_menu ? "3,6" : "3") +
+                                                              " --pointer \"" + pointer + "\"");
+      CHECK(chosen.layout.at("view") == "conv");
+    }
+  }
+
+  TEST_CASE("UI scale keys: Ctrl+plus re-lays out every panel, Ctrl+0 returns to the fitted scale") {
+    // The keys go through the GLFW backend's key callback (--keys), as a keyboard's do.
+    const WindowRun small = run_window("layout_keys_720", "--size 1280x720");
+    CHECK(small.layout.at("ui_scale").get<double>() == doctest::Approx(1.0));  // 720 / 900, at least 1
+    const WindowRun larger = run_window("layout_keys_plus", "--size 1280x720 --frames 12 --keys 3:ctrl+equal,5:ctrl+equal,7:ctrl+equal");
+    CHECK(larger.layout.at("ui_scale").get<double>() == doctest::Approx(1.3));
+    // The columns grew with the text, the menu bar too, and every panel is in its (new) slot.
+    const json& a = small.layout.at("slots");
+    const json& b = larger.layout.at("slots");
+    CHECK(b.at("input").at("w").get<double>() > a.at("input").at("w").get<double>());
+    CHECK(bottom(larger.layout.at("menu_bar")) > bottom(small.layout.at("menu_bar")));
+    Problems plus;
+    check_layout_rule(larger.layout, "Ctrl+plus ×3", plus);
+    CHECK(plus.count == 0);
+    // Ctrl+0 at 1080p: the fitted 120%, not 100%.
+    const WindowRun fitted = run_window("layout_keys_fitted", "--size 1920x1080");
+    const double fitted_scale = fitted.layout.at("ui_scale");
+    CHECK(fitted_scale == doctest::Approx(1.2));  // 1080 / 900
+    const WindowRun back = run_window("layout_keys_zero", "--size 1920x1080 --frames 12 --keys 3:ctrl+equal,5:ctrl+equal,7:ctrl+0");
+    CHECK(back.layout.at("ui_scale").get<double>() == doctest::Approx(fitted_scale));
+    CHECK(Box(back.layout.at("slots").at("input")).same(Box(fitted.layout.at("slots").at("input"))));
+    // Ctrl+plus up to 200% on a 1920×1080 screen: the panels grow with their text and nothing is cut.
+    std::string presses;
+    for (int i = 0; i < 8; ++i) presses += (i ? "," : "") + std::to_string(3 + 2 * i) + ":ctrl+equal";
+    for (const char* language : {"en", "zh"}) {
+      INFO(language);
+      const WindowRun big = run_window(std::string("layout_keys_200_") + language,
+                                       std::string("--size 1920x1080 --frames 22 --language ") + language + " --keys " + presses);
+      CHECK(big.layout.at("ui_scale").get<double>() == doctest::Approx(2.0));
+      Problems problems;
+      check_screen(big.layout, 1920, 1080, std::string("200% ") + language, problems);
+      check_layout_rule(big.layout, std::string("200% ") + language, problems);
+      CHECK(problems.count == 0);
+    }
+    // And on a 1280×720 projector with Head analysis open: the columns share the width, the view keeps
+    // its part, and no panel covers it.
+    const WindowRun crowded = run_window("layout_keys_200_720", "--size 1280x720 --show-analysis --frames 22 --keys " + presses);
+    Problems rule;
+    check_layout_rule(crowded.layout, "200% at 1280×720 with Head analysis", rule);
+    CHECK(rule.count == 0);
+    CHECK(crowded.layout.at("slots").at("view").at("w").get<double>() >= 0.38 * 1280 - 1);
+  }
+
+  TEST_CASE("Windows → Reset layout brings Input and Model back; closing Lessons gives the left column back") {
+    // A lesson takes the left column (Input and Model close). Reset layout: the default panels again.
+    const std::string lesson = "--lesson 1";
+    const WindowRun menu = run_window("layout_reset_menu", lesson);
+    const json& m = menu.layout.at("widgets").at("menu.windows");
+    const std::string at_menu = std::to_string(int(m.at("x").get<double>() + 10)) + "," + std::to_string(int(m.at("y").get<double>() + 8));
+    const WindowRun opened = run_window("layout_reset_open", lesson + " --frames 6 --clicks 3 --pointer " + at_menu);
+    REQUIRE(opened.layout.at("widgets").contains("menu.windows.reset_layout"));
+    const Box item(opened.layout.at("widgets").at("menu.windows.reset_layout"));
+    const std::string at_item = std::to_string(int((item.x0 + item.x1) / 2)) + "," + std::to_string(int((item.y0 + item.y1) / 2));
+    const WindowRun reset =
+        run_window("layout_reset_done", lesson + " --frames 10 --clicks 3,6 --pointer \"" + at_menu + ";" + at_item + "\"");
+    const json& slots = reset.layout.at("slots");
+    CHECK(slots.contains("input"));
+    CHECK(slots.contains("model"));
+    CHECK(!slots.contains("lessons"));
+    std::set<std::string> shown;
+    for (const json& w : reset.layout.at("windows")) shown.insert(slot_of(w.at("title").get<std::string>()));
+    CHECK(shown.count("input"));
+    CHECK(shown.count("model"));
+    CHECK(!shown.count("lessons"));
+
+    // The Lessons panel's close button (top right of its title bar): Input and Model take the column.
+    const json& before = menu.layout.at("slots");
+    REQUIRE(before.contains("lessons"));
+    CHECK(!before.contains("input"));
+    const Box panel(before.at("lessons"));
+    const std::string at_close = std::to_string(int(panel.x1 - 4 - 8)) + "," + std::to_string(int(panel.y0 + 3 + 8));
+    const WindowRun closed = run_window("layout_reset_close", lesson + " --frames 8 --clicks 3 --pointer " + at_close);
+    const json& after = closed.layout.at("slots");
+    CHECK(!after.contains("lessons"));
+    CHECK(after.contains("input"));
+    CHECK(after.contains("model"));
+    CHECK(Box(after.at("input")).x0 == doctest::Approx(0));
+    CHECK(Box(after.at("view")).x0 == doctest::Approx(Box(after.at("input")).x1));
   }
 }
 
