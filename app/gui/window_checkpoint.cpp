@@ -199,7 +199,8 @@ void DrawNextTokens(AppState& state) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       const std::string& text = run->next_labels[size_t(q)][i];
-      ImGui::TextUnformatted(text.empty() ? "—" : state.fonts->display_label(text).c_str());
+      // Without a tokenizer the id is all there is to show.
+      ImGui::TextUnformatted(text.empty() ? ("#" + std::to_string(top[i].id)).c_str() : state.fonts->display_label(text).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%d", top[i].id);
       ImGui::TableNextColumn();
@@ -276,7 +277,64 @@ void DrawConversion(AppState& state) {
   if (!state.show_analysis && ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
 }
 
+// The card's "what it is" rows: the few numbers a class needs (the Checkpoint window has the rest).
+void DrawCardInfo(const CheckpointWindowState& c) {
+  if (!BeginInfoTable("##model_card")) return;
+  if (c.model) {
+    const model::ModelConfig& cfg = c.model->config;
+    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
+    InfoRow(tr("layers L"), std::to_string(cfg.layers));
+    InfoRow(tr("query heads H"), std::to_string(cfg.heads));
+    const ModelLayerRun* run = c.run.get();
+    const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
+    if (shown_g == cfg.kv_heads)
+      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
+    InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
+  } else {
+    const model::AttentionStack& s = *c.attentions;
+    InfoRow(tr("layers L"), std::to_string(s.layers));
+    InfoRow(tr("query heads H"), std::to_string(s.heads));
+    if (s.groups_from_config)
+      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
+    InfoRow(tr("tokens T"), std::to_string(s.tokens));
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
+
+// ---- the Model window's card -------------------------------------------------------------------------
+
+void DrawCheckpointCard(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (CheckpointLoadingBar(state)) return;
+  const bool attentions = c.attentions != nullptr;
+  SectionHeader(trf(attentions ? TrKey("Attentions file: %s") : TrKey("Checkpoint: %s"),
+                    (c.name().empty() ? CheckpointPathName(c.opened) : c.name()).c_str())
+                    .c_str());
+  RecordLastItem(state, "model.card");
+  if (!c.is_open()) {  // it failed to open: its error, and the way back
+    ErrorText(std::string(tr("Error: ")) + c.error);
+  } else {
+    DrawCardInfo(c);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x * 0.6f));
+    if (ImGui::SliderInt((std::string(tr("layer")) + "##card_layer").c_str(), &c.layer, 0, c.layers() - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp))
+      NoteEdit(state, Panel::heads);
+    RecordLastItem(state, "model.layer");
+    if (!c.input_note.empty())
+      NoticeText(tr("It opened on a random sequence repeated once, in its own vocabulary: the text on screen is not in it."));
+    if (c.model && state.scene.view.view == View::heads) DrawConversion(state);
+  }
+  ImGui::Spacing();
+  HintText(tr("One model at a time: close the checkpoint to see and edit the synthetic model again."));
+  if (ImGui::Button((std::string(tr("Close")) + "##card_close").c_str())) CloseCheckpoint(state);
+  RecordLastItem(state, "model.close_checkpoint");
+}
 
 // ---- window ------------------------------------------------------------------------------------------
 
@@ -291,10 +349,9 @@ void DrawCheckpointWindow(AppState& state) {
   if (state.checkpoint.model) {
     DrawModelInfo(state);
     DrawNextTokens(state);
-    if (state.scene.view.view == View::heads) DrawConversion(state);
   } else if (state.checkpoint.attentions) {
     DrawAttentionsInfo(state);
-  } else if (state.checkpoint.loading.empty()) {
+  } else if (!state.checkpoint.current()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
     if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
     RecordLastItem(state, "checkpoint.open_induction");
