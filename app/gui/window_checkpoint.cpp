@@ -43,7 +43,7 @@ void DrawOpenControls(AppState& state) {
   if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path);
   RecordLastItem(state, "checkpoint.open");
   ImGui::SameLine();
-  ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
+  ImGui::BeginDisabled(!c.current());  // also a checkpoint that failed to open: back to the synthetic model
   if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
   RecordLastItem(state, "checkpoint.close");
   ImGui::EndDisabled();
