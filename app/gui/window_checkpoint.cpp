@@ -11,12 +11,17 @@
 // Opening runs on the CheckpointLoader's thread (a progress bar meanwhile), the forward pass on the
 // compute worker (ModelSource): the frame never waits for either.
 //
-// Convert to GQA/MQA: a K/V-heads slider over the divisors of the checkpoint's own G pools each layer's
+// One model at a time: while a checkpoint is open (or opening, or failed to open) the Model window is its
+// card (DrawCheckpointCard: family, L, H, G, d_head, the layer, the conversion below) and the synthetic
+// settings are out of sight; a model whose tokenizer cannot read the text on screen opens on a repeated
+// random sequence of its own ids (app_state.cpp).
+//
+// Convert to GQA/MQA (in the card): a K/V-heads slider over the divisors of the checkpoint's own G pools each layer's
 // K/V heads by their mean (SPEC's conversion, Ainslie et al. 2023) on the worker; the Heads view, the
 // info table and the next tokens then show the converted model, the Head analysis window each head's
 // drift from the original, and one line here what pooling cost (mean drift, the top-1 next token).
 //
-// Sections: opening · what the model is · next tokens · convert to GQA/MQA · window
+// Sections: opening · what the model is · next tokens · convert to GQA/MQA · the Model window's card · window
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
@@ -142,6 +147,7 @@ void DrawModelInfo(AppState& state) {
     NoticeText(tr("This checkpoint has no tokenizer: type token ids in the Input window, e.g. \"ids: 1 2 3\"."));
   else
     HintText(tr("The Input window's text goes through the checkpoint's own tokenizer (or type \"ids: 1 2 3\")."));
+  if (cfg.kv_heads > 1) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
   DrawViewButtons(state);
 }
 

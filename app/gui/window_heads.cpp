@@ -4,7 +4,8 @@
 // its kv group's colour (heads that share K/V share a colour) and captioned
 // "head h · kv group g". Query tokens run down the left, key tokens along the top. Hover a cell for
 // its tokens, score and probability; click to select that query row everywhere; double-click a head
-// to open it large.
+// to open it large. With a checkpoint current, only its heads are drawn: while it opens, when it failed to
+// open or its pass failed, its progress or its error stands in their place (never another model's heads).
 //
 // Sections: toolbar · tooltip · large head · window
 #include <cmath>

@@ -1,6 +1,9 @@
 // window_model.cpp — the Model window: kind, d_model, heads (divisors of d_model only), groups
 // (divisors of heads only; fixed for single/MHA/MQA), causal mask, score scaling, seed and the K/V
-// weight source. Every change goes to the engine at once; its complaints show here.
+// weight source. Every change goes to the engine at once; its complaints show here. While a checkpoint is the
+// current model this window is its card instead (window_checkpoint.cpp: DrawCheckpointCard). A d_model that
+// the chosen H does not divide lowers H only while it must, and says so in one line; a typed d_model that
+// is not offered takes the nearest offered one, said in one line too.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>

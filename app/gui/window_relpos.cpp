@@ -62,8 +62,6 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   bool edited = false;
   ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
 
-  // These heads are a model of their own (SPEC: position-only, W_Q = W_K = 0), not the Model window's.
-  HintText(tr("Position-only heads: a model of their own, apart from the Model window's (no content, only offsets)."));
   int heads = s.heads;
   if (ImGui::SliderInt(tr("heads H"), &heads, 1, 25, "%d", ImGuiSliderFlags_AlwaysClamp) && heads != s.heads) {
     s.heads = std::clamp(heads, 1, limits::max_heads);
@@ -74,6 +72,8 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
       s.delta_preset = "line";
     edited = true;
   }
+  // These heads are a model of their own (SPEC: position-only, W_Q = W_K = 0), not the Model window's.
+  HintText(tr("Position-only heads: a model of their own, apart from the Model window's (no content, only offsets)."));
   const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : tr("(per head)");
   if (ImGui::BeginCombo(tr("Δ preset"), preset_shown)) {
     for (const std::string& name : delta_preset_names()) {
