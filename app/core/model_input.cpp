@@ -90,10 +90,20 @@ std::string ids_input(const std::vector<int32_t>& ids) {
   return text;
 }
 
+namespace {
+// The most tokens the forward pass takes (0: no limit known): the model's positions, and its sliding
+// window (attnscope computes full causal attention only).
+int longest_input(const model::Model& model) {
+  const model::ModelConfig& c = model.config;
+  if (c.max_positions > 0 && c.sliding_window > 0) return std::min(c.max_positions, c.sliding_window);
+  return std::max(c.max_positions, c.sliding_window);
+}
+}  // namespace
+
 std::string default_model_input(const model::Model& model) {
   constexpr int half = 16;
   constexpr uint64_t seed = 1;
-  const int positions = model.config.max_positions > 0 ? model.config.max_positions : 2 * half;
+  const int positions = longest_input(model) > 0 ? longest_input(model) : 2 * half;
   const std::vector<int32_t> ids = repeated_random_ids(std::clamp(positions / 2, 2, half), model.config.vocab, seed);
   // As text when the model's tokenizer reads it back to the same ids ("B H e L … B H e L …"), else as ids.
   try {
@@ -117,9 +127,9 @@ std::string model_input_problem(const model::Model& model, const std::string& in
     if (id < 0 || id >= model.config.vocab)
       return "token id " + std::to_string(id) + " is outside the model's vocabulary (0 to " +
              std::to_string(model.config.vocab - 1) + ")";
-  if (model.config.max_positions > 0 && int(tokens.ids.size()) > model.config.max_positions)
-    return std::to_string(tokens.ids.size()) + " tokens are more than the " + std::to_string(model.config.max_positions) +
-           " this model was built for";
+  if (longest_input(model) > 0 && int(tokens.ids.size()) > longest_input(model))
+    return std::to_string(tokens.ids.size()) + " tokens are more than the " + std::to_string(longest_input(model)) +
+           " this model takes";
   return {};
 }
 

@@ -260,7 +260,7 @@ void DrawConversionSummary(AppState& state) {
 void DrawConversion(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   const model::ModelConfig& cfg = c.model->config;
-  SectionHeader(tr("Convert to GQA / MQA"));
+  ImGui::TextUnformatted(tr("Convert to GQA / MQA"));
   // The divisors of the checkpoint's own G: a GQA model pools further, never back.
   const std::vector<int> options = divisors(cfg.kv_heads, cfg.kv_heads);
   if (options.size() < 2) {
@@ -277,10 +277,12 @@ void DrawConversion(AppState& state) {
     NoteEdit(state, Panel::checkpoint);      // the worker converts; a running pass of the old G is cancelled
   }
   RecordLastItem(state, "checkpoint.kv_heads");
-  HintText(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));
+  HelpMarker(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));
   if (c.kv_heads == 0) return;
   DrawConversionSummary(state);
-  if (!state.show_analysis && ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
+  if (state.show_analysis) return;
+  if (ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
+  RecordLastItem(state, "model.show_drift");
 }
 
 // The card's "what it is" rows: the few numbers a class needs (the Checkpoint window has the rest).
@@ -323,6 +325,11 @@ void DrawCheckpointCard(AppState& state) {
                     (c.name().empty() ? CheckpointPathName(c.opened) : c.name()).c_str())
                     .c_str());
   RecordLastItem(state, "model.card");
+  // Back to the synthetic model: first, so that it is in sight however small the window.
+  if (ImGui::SmallButton((std::string(tr("Close")) + "##card_close").c_str())) CloseCheckpoint(state);
+  RecordLastItem(state, "model.close_checkpoint");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("One model at a time: close the checkpoint to see and edit the synthetic model again."));
   if (!c.is_open()) {  // it failed to open: its error, and the way back
     ErrorText(std::string(tr("Error: ")) + c.error);
   } else {
@@ -336,10 +343,6 @@ void DrawCheckpointCard(AppState& state) {
       NoticeText(tr("It opened on a random sequence repeated once, in its own vocabulary: the text on screen is not in it."));
     if (c.model && state.scene.view.view == View::heads) DrawConversion(state);
   }
-  ImGui::Spacing();
-  HintText(tr("One model at a time: close the checkpoint to see and edit the synthetic model again."));
-  if (ImGui::Button((std::string(tr("Close")) + "##card_close").c_str())) CloseCheckpoint(state);
-  RecordLastItem(state, "model.close_checkpoint");
 }
 
 // ---- window ------------------------------------------------------------------------------------------

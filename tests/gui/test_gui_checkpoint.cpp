@@ -186,8 +186,8 @@ TEST_SUITE("gui_checkpoint") {
     CHECK_FALSE(shows(shown, "Error:"));
     CHECK_FALSE(shows(texts_of(w, "###heads"), "Error:"));
     CHECK(shows(texts_of(w, "###model"), "It opened on a random sequence repeated once"));
-    // 16 ids and the same 16 again (the fixture was built for 32 positions); the next tokens show their ids.
-    CHECK(w.layout.at("heads").at(0).at("tokens").get<int>() == 32);
+    // 8 ids and the same 8 again (the fixture's sliding window is 16 tokens); the next tokens show their ids.
+    CHECK(w.layout.at("heads").at(0).at("tokens").get<int>() == 16);
     CHECK(shows(shown, "#"));
   }
 
@@ -215,7 +215,7 @@ TEST_SUITE("gui_checkpoint") {
     REQUIRE(m->config.heads == 4);
     REQUIRE(m->config.kv_heads == 2);
     const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids) +
-                             " --show-analysis --size 1600x1000";
+                             " --size 1600x1000";
     const WindowRun before = run_window("checkpoint_kv_before", args);
     // As trained: two K/V groups of two heads, no drift column.
     const auto& heads_before = before.layout.at("heads");
@@ -229,7 +229,12 @@ TEST_SUITE("gui_checkpoint") {
     char pointer[64];
     std::snprintf(pointer, sizeof pointer, "%d,%d", int(slider["x"].get<double>() + 3),
                   int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
-    const WindowRun after = run_window("checkpoint_kv_mqa", args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    // Then the card's "Show each head's drift" button opens Head analysis (it would cover the card).
+    const WindowRun converted = run_window("checkpoint_kv_mqa_first", args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    REQUIRE(converted.layout.at("widgets").contains("model.show_drift"));
+    const auto& drift_button = converted.layout["widgets"]["model.show_drift"];
+    const std::string both = std::string(pointer) + ";" + centre_of(drift_button);
+    const WindowRun after = run_window("checkpoint_kv_mqa", args + " --pointer " + shell_quote(both) + " --clicks 4,10 --frames 16");
     const std::vector<std::string> shown = texts_of(after, "###model");
     INFO(joined(shown));
     CHECK(has_text(texts_of(after, "###checkpoint"), "1  (MQA, converted from 2)"));
@@ -271,7 +276,11 @@ TEST_SUITE("gui_checkpoint") {
     const auto& zh_slider = zh_before.layout.at("widgets").at("checkpoint.kv_heads");
     std::snprintf(pointer, sizeof pointer, "%d,%d", int(zh_slider["x"].get<double>() + 3),
                   int(zh_slider["y"].get<double>() + zh_slider["h"].get<double>() / 2));
-    const WindowRun zh = run_window("checkpoint_kv_zh", "--language zh " + args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    const WindowRun zh_first = run_window("checkpoint_kv_zh_first", "--language zh " + args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    REQUIRE(zh_first.layout.at("widgets").contains("model.show_drift"));
+    const std::string zh_both = std::string(pointer) + ";" + centre_of(zh_first.layout["widgets"]["model.show_drift"]);
+    const WindowRun zh = run_window("checkpoint_kv_zh", "--language zh " + args + " --pointer " + shell_quote(zh_both) +
+                                                            " --clicks 4,10 --frames 16");
     CHECK(has_text(texts_of(zh, "###model"), "1（MQA，由 2 个合并而来）"));
     CHECK(shows(texts_of(zh, "###analysis"), "相对原始模型的偏移"));
     CHECK(zh.layout.at("untranslated").empty());
