@@ -106,6 +106,11 @@ TEST_SUITE("gui_checkpoint") {
     CHECK(w.layout.at("heads").empty());  // no heatmap: nothing of another model under the checkpoint's name
     CHECK(shows(texts_of(w, "###model"), "Error:"));
     CHECK_FALSE(shows(texts_of(w, "###model"), "d_model C"));
+    // The Model view says the same, not that no checkpoint is open.
+    const WindowRun view = run_window("one_model_broken_view", args + " --show-model-view");
+    CHECK(shows(texts_of(view, "###model_view"), "model.safetensors"));
+    CHECK_FALSE(shows(texts_of(view, "###model_view"), "No checkpoint open"));
+    CHECK(view.layout.at("thumbs").empty());
     // Close (in place of the heads): the synthetic model's 8 heads and its settings again.
     REQUIRE(w.layout.at("widgets").contains("heads.close_checkpoint"));
     const WindowRun closed = run_window("one_model_broken_closed", args + " --pointer " +
