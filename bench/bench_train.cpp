@@ -4,9 +4,9 @@
 // 1. Steps per second of attnscope's Trainer for the default induction model (L = 2, d_model 64, H 4,
 //    G 2, attention-only, batch 16, T = 64) and an L = 4, d_model 256, H 8, G 2 SwiGLU model (batch 8,
 //    T = 64); then bench/compare_train_torch.py on the same shapes, batch and threads, run as a
-//    subprocess in the same run — once as is, once with OMP_WAIT_POLICY=PASSIVE (PyTorch's OpenMP
-//    threads spin between ops by default, which costs it dearly on a loaded machine; the better of
-//    the two is the figure compared against).
+//    subprocess in the same run, with PyTorch at its best (bench/anchor.py: OMP_WAIT_POLICY=PASSIVE,
+//    OpenBLAS choosing its own kernel). Both as steps/s and as a share of the sgemm rate that script
+//    measures in the same run (flops of a step as it counts them).
 // 2. Seconds (and steps) until some head of layer 2 of the default run scores above 0.5 (snapshots
 //    every 10 steps, counted in the time).
 #include <chrono>
@@ -50,25 +50,36 @@ double attnscope_steps_per_second(const Shape& s, int threads) {
   return s.steps / (now_seconds() - t0);
 }
 
-// steps/s from compare_train_torch.py, or a negative number when it could not run.
-double torch_steps_per_second(const Shape& s, int threads, bool passive) {
+// What compare_train_torch.py measured: PyTorch's steps/s, the flops of a step, the run's sgemm rate.
+struct TorchFigures {
+  double steps_per_second = -1, step_gflop = 0, sgemm_gflops = 0;
+  std::string machine;
+};
+
+TorchFigures torch_figures(const Shape& s, int threads) {
   char cmd[1024];
   std::snprintf(cmd, sizeof cmd,
-                "%s/usr/bin/python3 %s/bench/compare_train_torch.py --layers %d --d-model %d --heads %d "
+                "/usr/bin/python3 %s/bench/compare_train_torch.py --layers %d --d-model %d --heads %d "
                 "--groups %d %s --batch %d --seq-len %d --vocab 32 --threads %d --steps %d --json 2>/dev/null",
-                passive ? "OMP_WAIT_POLICY=PASSIVE " : "", ATTNSCOPE_SOURCE_DIR, s.layers, s.d_model, s.heads,
-                s.groups, s.mlp ? "--mlp" : "", s.batch, s.seq_len, threads, s.steps);
+                ATTNSCOPE_SOURCE_DIR, s.layers, s.d_model, s.heads, s.groups, s.mlp ? "--mlp" : "", s.batch,
+                s.seq_len, threads, s.steps);
+  TorchFigures f;
   FILE* p = popen(cmd, "r");
-  if (!p) return -1;
+  if (!p) return f;
   std::string out;
   char buf[512];
   while (std::fgets(buf, sizeof buf, p)) out += buf;
-  if (pclose(p) != 0) return -1;
+  if (pclose(p) != 0) return f;
   try {
-    return nlohmann::json::parse(out).at("steps_per_second").get<double>();
+    const nlohmann::json j = nlohmann::json::parse(out);
+    f.steps_per_second = j.at("steps_per_second").get<double>();
+    f.step_gflop = j.at("step_gflop").get<double>();
+    f.sgemm_gflops = j.at("sgemm_gflops").get<double>();
+    f.machine = j.at("machine").get<std::string>();
   } catch (...) {
-    return -1;
+    f.steps_per_second = -1;
   }
+  return f;
 }
 
 }  // namespace
@@ -83,14 +94,22 @@ int main(int argc, char** argv) {
   const Shape shapes[] = {{"default induction: L2 C64 H4 G2 attention-only, B16 T64", 2, 64, 4, 2, false, 16, 64, 60},
                           {"L4 C256 H8 G2 SwiGLU 1024, B8 T64", 4, 256, 8, 2, true, 8, 64, 8}};
   std::printf("training steps per second, %d threads (the machine may be loaded: compare within a run)\n", threads);
-  std::printf("%-58s %10s %10s %14s %8s\n", "model", "attnscope", "PyTorch", "PyTorch passive", "ratio");
+  std::printf("%-58s %10s %10s %8s %11s %13s %13s\n", "model", "attnscope", "PyTorch", "ratio", "GFLOP/step",
+              "attnscope %", "PyTorch %");
   for (const Shape& s : shapes) {
     const double ours = attnscope_steps_per_second(s, threads);
-    const double theirs = torch ? torch_steps_per_second(s, threads, false) : -1;
-    const double theirs_passive = torch ? torch_steps_per_second(s, threads, true) : -1;
-    const double best = std::max(theirs, theirs_passive);
-    std::printf("%-58s %10.2f %10.2f %14.2f %7.2fx\n", s.name, ours, theirs, theirs_passive,
-                best > 0 ? ours / best : 0.0);
+    const TorchFigures theirs = torch ? torch_figures(s, threads) : TorchFigures{};
+    if (theirs.steps_per_second <= 0) {
+      std::printf("%-58s %10.2f %10s (PyTorch did not run: /usr/bin/python3 with torch needed)\n", s.name, ours, "-");
+      continue;
+    }
+    // Shares of the sgemm rate measured in the same run (100%: every flop of the step at that rate).
+    const auto share = [&](double steps_per_second) {
+      return 100.0 * theirs.step_gflop * steps_per_second / theirs.sgemm_gflops;
+    };
+    std::printf("%-58s %10.2f %10.2f %7.2fx %11.3f %12.0f%% %12.0f%%\n", s.name, ours, theirs.steps_per_second,
+                ours / theirs.steps_per_second, theirs.step_gflop, share(ours), share(theirs.steps_per_second));
+    std::printf("  (%s; sgemm 2048^3 %.0f GFLOP/s)\n", theirs.machine.c_str(), theirs.sgemm_gflops);
     std::fflush(stdout);
   }
 

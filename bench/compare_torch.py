@@ -7,10 +7,15 @@ probabilities and outputs agree (max abs difference <= 1e-4), and prints both ti
 the medians, and the best of the same runs (on a shared machine the medians swing with the load;
 the best times show each side when it had the cores).
 The attnscope time comes from bench_engine (the same routine, without process start-up and file I/O).
+PyTorch runs at its best (bench/anchor.py: 2 threads, OMP_WAIT_POLICY=PASSIVE, OpenBLAS choosing its
+own kernel), and every time is also given as a share of the same run's float32 GEMM rate (OpenBLAS
+sgemm 2048³), with the flops as bench_engine counts them (projections, Q·Kᵀ and P·V).
 
 Run with Debian's python3 (python3-torch, python3-numpy; libopenblas0-pthread installed):
     /usr/bin/python3 bench/compare_torch.py [build-dir]
 """
+import anchor  # noqa: F401  (first: OMP_WAIT_POLICY=PASSIVE, OPENBLAS_CORETYPE unset, before torch loads)
+
 import json
 import math
 import os
@@ -56,11 +61,13 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "build")
     attnscope = os.path.join(build, "app", "attnscope")
     bench = os.path.join(build, "bench", "bench_engine")
-    torch.set_num_threads(2)
     rng = np.random.default_rng(0)
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"{'T':>5} {'C':>5} {'H':>3} {'G':>3} {'max|dP|':>9} {'max|dO|':>9} {'torch ms':>9} "
-          f"{'attnscope ms':>12} {'torch/attnscope':>15} {'best: torch':>11} {'attnscope':>9} {'ratio':>7}")
+    print(anchor.describe())
+    rate = anchor.sgemm_gflops()
+    print(f"sgemm 2048³ (OpenBLAS through torch.mm, 2 threads, best of 7): {rate:.0f} GFLOP/s")
+    print(f"{'T':>5} {'C':>5} {'H':>3} {'G':>3} {'GFLOP':>6} {'max|dP|':>9} {'max|dO|':>9} {'torch ms':>9} "
+          f"{'attnscope ms':>12} {'torch/attnscope':>15} {'best: torch':>11} {'attnscope':>9} {'ratio':>7} "
+          f"{'torch %sgemm':>12} {'attnscope %sgemm':>16}")
     worst = 0.0
     slower = []
     for T, C, H, G in SHAPES:
@@ -94,9 +101,12 @@ def main():
         ratio = torch_ms / ours["median_ms"]
         if ratio < 1:
             slower.append((T, C, H, G))
-        print(f"{T:5d} {C:5d} {H:3d} {G:3d} {d_probs:9.2e} {d_out:9.2e} {torch_ms:9.2f} "
+        work = ours["gflops"] * ours["median_ms"] / 1e3  # bench_engine's own flop count
+        print(f"{T:5d} {C:5d} {H:3d} {G:3d} {work:6.2f} {d_probs:9.2e} {d_out:9.2e} {torch_ms:9.2f} "
               f"{ours['median_ms']:12.2f} {ratio:14.2f}x {torch_best:11.2f} {ours['best_ms']:9.2f} "
-              f"{torch_best / ours['best_ms']:6.2f}x")
+              f"{torch_best / ours['best_ms']:6.2f}x {100 * work / (torch_best / 1e3) / rate:11.0f}% "
+              f"{100 * work / (ours['best_ms'] / 1e3) / rate:15.0f}%")
+    print("(the shares use the best times; 100% would be the whole pass at the sgemm rate)")
     print(f"largest difference {worst:.2e} (tolerance {TOLERANCE:g})")
     if worst > TOLERANCE:
         print("FAIL: attnscope and PyTorch disagree")

@@ -10,9 +10,13 @@ Float32, torch.set_num_threads(threads).
     /usr/bin/python3 bench/compare_train_torch.py --layers 2 --d-model 64 --heads 4 --groups 2 \\
         --batch 16 --seq-len 64 --vocab 32 [--mlp] [--threads 2] [--steps 30] [--json]
 
-Prints steps/s (one JSON line with --json). bench_train runs it as a subprocess for the comparison
-in README "Training"; it can also be run alone.
+PyTorch runs at its best (bench/anchor.py: OMP_WAIT_POLICY=PASSIVE, OpenBLAS choosing its own
+kernel). Prints steps/s, the flops of one step (step_gflop) and the same run's sgemm rate (one JSON
+line with --json). bench_train runs it as a subprocess for the comparison in README "Training"; it can
+also be run alone.
 """
+import anchor  # noqa: F401  (first: OMP_WAIT_POLICY=PASSIVE, OPENBLAS_CORETYPE unset, before torch loads)
+
 import argparse
 import json
 import math
@@ -97,6 +101,17 @@ def induction_batch(gen, B, T, V):
     return ids, targets
 
 
+def step_gflop(a):
+    """Flops of one training step, counted as 3x the forward's matrix products (the backward does
+    two products per forward product): per layer the Q, K, V and output projections, Q·Kᵀ and P·V
+    over all T² pairs, the SwiGLU MLP (gate, up, down: C×4C each) when there is one, and the logits."""
+    N, T, C, H, G = a.batch * a.seq_len, a.seq_len, a.d_model, a.heads, a.groups
+    D = C // H
+    attention = 2 * N * C * (2 * H * D + 2 * G * D) + 2 * 2 * a.batch * H * T * T * D
+    mlp = 2 * N * C * 4 * C * 3 if a.mlp else 0
+    return 3 * (a.layers * (attention + mlp) + 2 * N * C * a.vocab) / 1e9
+
+
 def measure(a):
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -142,10 +157,15 @@ def main():
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rate = measure(a)
+    sgemm = anchor.sgemm_gflops()
+    work = step_gflop(a)
     if a.json:
-        print(json.dumps({"steps_per_second": rate, "torch": torch.__version__, "threads": a.threads}))
+        print(json.dumps({"steps_per_second": rate, "step_gflop": work, "sgemm_gflops": sgemm,
+                          "torch": torch.__version__, "threads": a.threads, "machine": anchor.describe()}))
     else:
-        print(f"PyTorch {torch.__version__} eager, {a.threads} threads: {rate:.2f} steps/s")
+        print(anchor.describe())
+        print(f"PyTorch eager, {a.threads} threads: {rate:.2f} steps/s, {work:.3f} GFLOP a step "
+              f"({anchor.share(work, 1 / rate, sgemm)}; sgemm {sgemm:.0f} GFLOP/s)")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,18 @@
 #      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)
 # Stages 1 and 2 share one build: each source is compiled once per configuration (two in all).
 # ATTNSCOPE_QUICK=1 skips stages 1 and 2 (for a fast local loop; CI always runs all three).
+# Every ctest run schedules its entries in a random order, side by side: each entry has its own scratch
+# folder, working directory, config folder and X server (tests/test_tmp.h, tests/xvfb_run.sh), so the
+# suite must pass in any order. `scripts/test.sh --stress` then runs the Release suite again, twice over
+# with four entries at once in random order (ctest --repeat until-fail:2), to show that it does.
 set -euo pipefail
+stress=0
+for arg in "$@"; do
+  case "$arg" in
+    --stress) stress=1 ;;
+    *) echo "usage: scripts/test.sh [--stress]" >&2; exit 2 ;;
+  esac
+done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt" "$root/scripts/deps-package.txt"
 jobs=$(nproc)
@@ -21,7 +32,7 @@ if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   "$root/scripts/fuzz.sh" --configure-only
   cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure --timeout 1800 -j"$jobs")
+    ctest --output-on-failure --timeout 1800 -j"$jobs" --schedule-random)
   stage_done "1/3 sanitizers"
 
   echo "== 2/3 fuzz smoke run"
@@ -32,5 +43,10 @@ fi
 echo "== 3/3 Release build and the whole suite"
 "$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
 cd "${ATTNSCOPE_BUILD_DIR:-$root/build}"
-ctest --output-on-failure --timeout 900 -j"$jobs"
+ctest --output-on-failure --timeout 900 -j"$jobs" --schedule-random
 stage_done "3/3 Release"
+if [[ $stress == 1 ]]; then
+  echo "== stress: the Release suite twice, 4 entries at once, random order"
+  ctest --output-on-failure --timeout 900 -j4 --schedule-random --repeat until-fail:2
+  stage_done "stress"
+fi

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_tmp.h"
+
 namespace attnscope::test {
 
 struct CliRun {
@@ -30,7 +32,7 @@ inline std::string shell_quote(const std::string& s) {
 inline CliRun run_cli(const std::string& args, const std::string& env = "", const std::string& cwd = "") {
   namespace fs = std::filesystem;
   static int counter = 0;
-  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "cli_capture";
+  const fs::path dir = attnscope::test::test_tmp() / "cli_capture";
   fs::create_directories(dir);
   const fs::path out = dir / ("out" + std::to_string(counter) + ".txt");
   const fs::path err = dir / ("err" + std::to_string(counter++) + ".txt");
@@ -53,7 +55,7 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "", cons
 
 // A fresh, empty folder under the test tmp dir.
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  const auto p = std::filesystem::path(ATTNSCOPE_TEST_TMP) / name;
+  const auto p = attnscope::test::test_tmp() / name;
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;

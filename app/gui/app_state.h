@@ -211,6 +211,22 @@ struct LayoutRecord {
     std::string axis;    // "query" or "key"
     int index = 0;       // token index
     ImVec2 min, max;
+    std::string full;    // the whole label (display_label's), which `text` may shorten
+    std::string orientation;  // "upright", "turned" (reads upwards) or "stacked" (CJK, one character under the other)
+    bool shortened = false;   // text != full: cut with "…"
+  };
+  struct Caption {       // the caption under one heatmap of a grid (heatmap_grid.h)
+    int grid = 0;        // which grid drawn this frame, from 0
+    int tile = 0;        // which heatmap of it
+    int form = 0;        // which of the grid's caption forms (0: the longest): one for the whole grid
+    std::string text;
+    ImVec2 min, max;
+  };
+  struct Tick {          // a number on a grid's colour bar
+    int grid = 0;
+    int tile = -1;       // its heatmap's own bar, or −1: the grid's shared bar
+    float value = 0, step = 0;  // step: between neighbouring ticks (0 with a single tick)
+    std::string text;
   };
   struct Widget {
     std::string name;    // "model.kind.mqa", …
@@ -239,6 +255,9 @@ struct LayoutRecord {
   std::vector<Head> heads;
   std::vector<Thumb> thumbs;
   std::vector<Label> labels;
+  int grids = 0;                  // heatmap grids recorded this frame (Caption::grid, Tick::grid)
+  std::vector<Caption> captions;
+  std::vector<Tick> ticks;
   std::vector<Widget> widgets;  // a few controls, so tests can click them
   ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
   std::vector<Window> windows;        // every root window shown, but the menu bar, tooltips and popups

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnscope/figure/heatmap_layout.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 
@@ -26,14 +27,18 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
   const float font = ImGui::GetFontSize();
   GridLayout g;
   g.frame = std::max(2.0f, std::round(3.0f * ui_scale));
-  const float extent = std::min(spec.labels_extent, font * 7.0f) + font * 0.4f;
-  g.label_w = spec.row_labels ? extent : 0.0f;
-  g.label_h = spec.col_labels ? extent : 0.0f;
+  // Labels take the room their longest one needs, within reason (beyond it they are cut with "…" and
+  // show whole in a tooltip): at least 7 lines' worth, up to 14 when the view is large enough.
+  const float row_cap = std::max(font * 7.0f, std::min(font * 14.0f, avail.x * 0.2f));
+  const float key_cap = std::max(font * 7.0f, std::min(font * 14.0f, avail.y * 0.25f));
+  g.label_w = spec.row_labels ? std::min(spec.labels_extent, row_cap) + font * 0.4f : 0.0f;
+  const float turned_band = spec.col_labels ? TurnedExtent(*spec.col_labels, key_cap) + font * 0.4f : 0.0f;
+  g.label_h = turned_band;
   g.caption_h = font * 1.5f;
   g.gap = std::round(font * 0.9f);
   float head_numbers = 0;
   if (!spec.shared_scale)
-    for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 2));
+    for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 5));
   g.head_bar = spec.shared_scale ? 0.0f : font * 0.9f + head_numbers;
   g.bar = spec.shared_scale ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
   // As wide as the bar's title and its "masked" swatch too: a grid that fills the width (the Training
@@ -44,7 +49,8 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
     g.bar = std::max(g.bar, font * 0.8f + widest + font * 0.3f);
   }
   // The shared bar's title sits above the first row: keep a line for it.
-  if (spec.shared_scale) g.label_h = std::max(g.label_h, font * 1.7f);
+  const float one_line = spec.shared_scale ? font * 1.7f : 0.0f;
+  g.label_h = std::max(g.label_h, one_line);
   auto fit = [&] {
     const float usable_w = avail.x - g.label_w - g.bar;
     const float usable_h = avail.y - g.label_h;
@@ -69,15 +75,37 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
     const float n = float(std::max(spec.rows, spec.cols));
     return best >= 4.0f ? std::floor(best) : std::floor(best * n) / n;
   };
-  g.cell = fit();
-  // Short column labels (one CJK character, a number) that fit their column stand upright; the
-  // band above the heatmaps shrinks to one line and the heatmaps grow.
-  if (spec.col_labels && spec.labels_extent <= g.cell * 0.92f) {
-    g.cols_rotated = false;
-    g.label_h = font * 1.7f;
+  // Column labels stand upright when every one fits its column with the band one line tall; else they
+  // turn along their columns, in a band as tall as the longest.
+  if (spec.col_labels) {
+    const GridLayout turned = g;
+    g.label_h = std::max(font * 1.7f, one_line);
     g.cell = fit();
+    if (spec.labels_extent <= g.cell * 0.92f) {
+      g.cols_rotated = false;
+      return g;
+    }
+    g = turned;
   }
+  g.cell = fit();
   return g;
+}
+
+// The caption form for the whole grid: the longest in which every caption fits `room`.
+int CaptionForm(const HeatmapGridSpec& spec, float room) {
+  const int forms = std::max(spec.caption_forms, 1);
+  for (int f = 0; f < forms; ++f) {
+    bool all = true;
+    for (int i = 0; i < spec.count && all; ++i) all = ImGui::CalcTextSize(spec.captions(i, f).c_str()).x <= room;
+    if (all) return f;
+  }
+  return forms - 1;
+}
+
+void RecordTicks(LayoutRecord* record, int grid, int tile, const std::vector<float>& values) {
+  if (!record) return;
+  const float step = tick_step(values);
+  for (const float v : values) record->ticks.push_back({grid, tile, v, step, format_tick(v, step)});
 }
 
 }  // namespace
@@ -95,6 +123,9 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
   out.image_size = ImVec2(w, h);
   out.cell = g.cell;
   out.frame = g.frame;
+  const int grid_id = labels ? labels->grids++ : 0;
+  const float caption_pad = font * 0.3f;
+  const int caption_form = spec.captions ? CaptionForm(spec, block_w - 2 * caption_pad) : 0;
 
   for (int i = 0; i < spec.count; ++i) {
     const int across = i % g.grid_cols, down = i / g.grid_cols;
@@ -121,18 +152,19 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       outline(ImVec2(x, y), ImVec2(x + g.cell, y + g.cell));
     }
 
-    // Caption in the frame's colour.
-    if (spec.caption) {
-      const float pad = font * 0.3f;
-      // Never wider than the block: a caption too long even in its brief form ends in "…" rather than
-      // being cut or drawn over its neighbour.
-      const std::string title = Ellipsize(spec.caption(i, block_w - font * 0.6f), block_w - 2 * pad);
+    // Caption in the frame's colour, in the grid's one form.
+    if (spec.captions) {
+      // Never wider than the block: a caption too long even in the shortest form ends in "…" rather
+      // than being cut or drawn over its neighbour.
+      const std::string title = Ellipsize(spec.captions(i, caption_form), block_w - 2 * caption_pad);
       const ImVec2 size = ImGui::CalcTextSize(title.c_str());
       const ImVec2 at(min.x - g.frame, max.y + g.frame + font * 0.2f);
-      draw->PushClipRect(at, ImVec2(at.x + block_w, at.y + size.y + pad), true);
-      draw->AddRectFilled(at, ImVec2(at.x + size.x + 2 * pad, at.y + size.y + pad), frame_color, pad);
-      draw->AddText(ImVec2(at.x + pad, at.y + pad * 0.5f), ContrastText(frame_color), title.c_str());
+      const ImVec2 end(at.x + size.x + 2 * caption_pad, at.y + size.y + caption_pad);
+      draw->PushClipRect(at, ImVec2(at.x + block_w, at.y + size.y + caption_pad), true);
+      draw->AddRectFilled(at, end, frame_color, caption_pad);
+      draw->AddText(ImVec2(at.x + caption_pad, at.y + caption_pad * 0.5f), ContrastText(frame_color), title.c_str());
       draw->PopClipRect();
+      if (labels) labels->captions.push_back({grid_id, i, caption_form, title, at, end});
     }
 
     // Labels on the outer edges only: all heatmaps share them.
@@ -144,7 +176,9 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
                     g.cols_rotated, labels);
     if (!spec.shared_scale) {
       const ImVec2 bar_min(max.x + g.frame + font * 0.3f, min.y);
-      DrawColorBar(draw, bar, spec.colormap, bar_min, ImVec2(bar_min.x + font * 0.45f, max.y), spec.range(i), 2);
+      std::vector<float> ticks;
+      DrawColorBar(draw, bar, spec.colormap, bar_min, ImVec2(bar_min.x + font * 0.45f, max.y), spec.range(i), 5, &ticks);
+      RecordTicks(labels, grid_id, i, ticks);
     }
 
     // Pointer: one invisible button per heatmap, never one per cell.
@@ -168,7 +202,9 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float bar_h = std::clamp(grid_h, font * 6.0f, font * 22.0f);
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
     draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr(spec.value_name));
-    DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5);
+    std::vector<float> ticks;
+    DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5, &ticks);
+    RecordTicks(labels, grid_id, -1, ticks);
     if (spec.masked) {  // the swatch of masked cells, as exported figures have it
       const ImVec2 swatch(x, top + bar_h + font * 0.8f);
       const Rgba c = masked_color(spec.colormap);

@@ -1,7 +1,9 @@
 // heatmap_grid.h — a grid of equally sized heatmaps (one per head), drawn as GL textures: each in a
-// coloured frame with a caption under it, row labels down the left of the first column, column
-// labels along the top of the first row (thinned when cells are small, upright when they fit), and
-// a colour bar with numbers (one shared, or a thin one per heatmap). Used by the Heads window and
+// coloured frame with a caption under it (one caption form for the whole grid), row labels down the
+// left of the first column, column labels along the top of the first row (thinned when cells are
+// small; upright when every one fits its column, else turned along it — CJK one character under the
+// other — in a band as tall as the longest, within reason), and a colour bar with round numbers (one
+// shared, or a thin one per heatmap). Used by the Heads window and
 // the relative-position windows; the caller draws its own tooltip from the returned hit.
 #pragma once
 #include <imgui.h>
@@ -27,7 +29,11 @@ struct HeatmapGridSpec {
   int rows = 0, cols = 0;      // cells in each: queries × keys, or grid rows × columns
   std::function<ImTextureID(int)> texture;
   std::function<ImTextureID(int)> background;       // drawn under each heatmap (overlays); may be empty
-  std::function<std::string(int, float)> caption;   // caption of heatmap i fitted to a width
+  // Heatmap i's caption in form f: 0 the longest, each next one shorter, caption_forms of them. Every
+  // caption of the grid is drawn in one form, the longest in which all of them fit their tiles (the
+  // last one, cut with "…", when none does). Empty: no captions.
+  std::function<std::string(int i, int f)> captions;
+  int caption_forms = 1;
   std::function<ImU32(int)> frame_color;
   const std::vector<std::string>* row_labels = nullptr;  // [rows] or null
   const std::vector<std::string>* col_labels = nullptr;  // [cols] or null

@@ -88,9 +88,18 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["labels"] = nlohmann::json::array();
   const ImVec2 s = state.framebuffer_scale;
   for (const LayoutRecord::Label& l : state.layout.labels) {
-    nlohmann::json e = {{"axis", l.axis}, {"index", l.index}, {"text", l.text}};
+    nlohmann::json e = {{"axis", l.axis},       {"index", l.index},           {"text", l.text},
+                        {"full", l.full},       {"orientation", l.orientation}, {"shortened", l.shortened}};
     j["labels"].push_back(rect_json(std::move(e), ImVec2(l.min.x * s.x, l.min.y * s.y), ImVec2(l.max.x * s.x, l.max.y * s.y)));
   }
+  j["captions"] = nlohmann::json::array();
+  for (const LayoutRecord::Caption& c : state.layout.captions) {
+    nlohmann::json e = {{"grid", c.grid}, {"tile", c.tile}, {"form", c.form}, {"text", c.text}};
+    j["captions"].push_back(rect_json(std::move(e), ImVec2(c.min.x * s.x, c.min.y * s.y), ImVec2(c.max.x * s.x, c.max.y * s.y)));
+  }
+  j["ticks"] = nlohmann::json::array();
+  for (const LayoutRecord::Tick& t : state.layout.ticks)
+    j["ticks"].push_back({{"grid", t.grid}, {"tile", t.tile}, {"value", t.value}, {"step", t.step}, {"text", t.text}});
   j["widgets"] = nlohmann::json::object();
   for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
   j["shape_changes"] = state.shapes.shape_changes;

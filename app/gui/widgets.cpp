@@ -285,25 +285,30 @@ std::string FormatValue(float value) {
 }
 
 namespace {
-// The value at fraction f of the bar; one within a millionth of the span from 0 is 0, so a probability
-// bar whose smallest entry is 3.9e-15 reads "0", not "3.86e-15".
-float ColorBarTick(ValueRange range, float f) {
-  const float v = range.lo + (range.hi - range.lo) * f;
-  return std::fabs(v) <= std::fabs(range.hi - range.lo) * 1e-6f ? 0.0f : v;
+// A tick's number as the exports write it (format_tick), with a real minus sign.
+std::string TickText(float value, float step) {
+  const std::string s = format_tick(value, step);
+  return !s.empty() && s[0] == '-' ? "−" + s.substr(1) : s;
+}
+
+// How many ticks a bar `height` pixels tall has room for (numbers a line and a half apart), at most `ticks`.
+int TicksFor(float height, int ticks) {
+  return std::clamp(int(height / (ImGui::GetFontSize() * 1.5f)) + 1, 2, std::max(ticks, 2));
 }
 }  // namespace
 
 float ColorBarLabelWidth(ValueRange range, int ticks) {
+  // Whatever height the bar gets, its numbers are one of these sets.
   float w = 0;
-  for (int i = 0; i < ticks; ++i) {
-    const float v = ColorBarTick(range, float(i) / float(std::max(1, ticks - 1)));
-    w = std::max(w, ImGui::CalcTextSize(FormatValue(v).c_str()).x);
+  for (int most = 2; most <= std::max(ticks, 2); ++most) {
+    const std::vector<float> values = nice_ticks(range, most);
+    for (const float v : values) w = std::max(w, ImGui::CalcTextSize(TickText(v, tick_step(values)).c_str()).x);
   }
   return w + ImGui::GetFontSize() * 0.5f;
 }
 
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
-                   int ticks) {
+                   int ticks, std::vector<float>* drawn) {
   if (bar.map != int(map) || !bar.strip.valid()) {
     std::vector<Rgba> pixels(256);
     for (int i = 0; i < 256; ++i) pixels[size_t(i)] = colormap_lookup(map, float(255 - i) / 255.0f);
@@ -322,13 +327,17 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   draw->AddRect(min, max, ImGui::GetColorU32(ImGuiCol_Border));
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const float font = ImGui::GetFontSize();
+  // Round numbers (1-2-5 steps) where they fall on the bar, as exported figures have them; the ends
+  // are only numbered when they are round.
+  const std::vector<float> values = flat ? std::vector<float>{range.lo} : nice_ticks(range, TicksFor(max.y - min.y, ticks));
+  const float step = tick_step(values);
+  if (drawn) *drawn = values;
   float width = 0;
-  for (int i = 0; i < (flat ? 1 : ticks); ++i) {
-    const float f = flat ? 0.5f : float(i) / float(std::max(1, ticks - 1));  // 0 at the bottom
-    const float v = flat ? range.lo : ColorBarTick(range, f);
+  for (const float v : values) {
+    const float f = flat ? 0.5f : normalise(v, range);  // 0 at the bottom
     const float y = max.y - (max.y - min.y) * f;
     draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
-    const std::string s = FormatValue(v);
+    const std::string s = TickText(v, step);
     // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
     // Convolution window's) would lose the upper half of its top number.
     const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
@@ -350,6 +359,20 @@ float LabelExtent(const std::vector<std::string>& labels, float cap) {
   return w;
 }
 
+float TurnedLength(const std::string& label) {
+  if (!label_stacks(label)) return ImGui::CalcTextSize(label.c_str()).x;
+  return float(decode_utf8_lenient(label).size()) * ImGui::GetFontSize();
+}
+
+float TurnedExtent(const std::vector<std::string>& labels, float cap) {
+  float h = 0;
+  for (const std::string& l : labels) {
+    h = std::max(h, TurnedLength(l));
+    if (h >= cap) return cap;
+  }
+  return h;
+}
+
 namespace {
 
 // Which labels to draw: every step-th, plus the selected one with its near neighbours left out.
@@ -365,6 +388,44 @@ std::vector<int> thinned(int count, float cell, int selected) {
   return out;
 }
 
+// A CJK label along its column, one character under the other (each centred on `centre_x`), cut to
+// `max_height` with "…" in the last place. Returns what was drawn and its box.
+std::string AddTextStacked(ImDrawList* draw, float centre_x, float bottom, float max_height, ImU32 color,
+                           const std::string& label, ImVec2& min, ImVec2& max) {
+  const float line = ImGui::GetFontSize();
+  std::vector<std::string> chars;
+  for (const char32_t cp : decode_utf8_lenient(label)) chars.push_back(encode_utf8(cp));
+  const size_t room = size_t(std::max(1.0f, std::floor(max_height / line)));
+  if (chars.size() > room) {
+    chars.resize(room - 1);
+    chars.push_back("…");
+  }
+  std::string shown;
+  float widest = 0;
+  for (const std::string& c : chars) {
+    shown += c;
+    widest = std::max(widest, ImGui::CalcTextSize(c.c_str()).x);
+  }
+  min = ImVec2(centre_x - widest * 0.5f, bottom - line * float(chars.size()));
+  max = ImVec2(centre_x + widest * 0.5f, bottom);
+  {
+    const TextRecordPause recorded_whole;  // one text for the label, recorded below
+    float y = min.y;
+    for (const std::string& c : chars) {
+      draw->AddText(ImVec2(centre_x - ImGui::CalcTextSize(c.c_str()).x * 0.5f, y), color, c.c_str());
+      y += line;
+    }
+  }
+  RecordText(shown, min, max);
+  return shown;
+}
+
+// The whole token as a tooltip over a label drawn shortened.
+void FullLabelTooltip(bool shortened, ImVec2 min, ImVec2 max, const std::string& full) {
+  if (shortened && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(min, max, false))
+    ImGui::SetTooltip("%s", full.c_str());
+}
+
 }  // namespace
 
 void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
@@ -372,7 +433,8 @@ void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, I
   const float font = ImGui::GetFontSize();
   const float pad = font * 0.3f;
   for (int i : thinned(int(labels.size()), cell, selected)) {
-    const std::string text = Ellipsize(labels[size_t(i)], max_width);
+    const std::string& full = labels[size_t(i)];
+    const std::string text = Ellipsize(full, max_width);
     const ImVec2 size = ImGui::CalcTextSize(text.c_str());
     const ImVec2 pos(image_min.x - pad - size.x, image_min.y + (float(i) + 0.5f) * cell - size.y * 0.5f);
     if (i == selected) {
@@ -380,7 +442,9 @@ void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, I
                           ImGui::GetColorU32(ImGuiCol_HeaderActive), 3.0f);
     }
     draw->AddText(pos, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
-    if (record) record->labels.push_back({text, "query", i, pos, ImVec2(pos.x + size.x, pos.y + size.y)});
+    const ImVec2 end(pos.x + size.x, pos.y + size.y);
+    FullLabelTooltip(text != full, pos, end, full);
+    if (record) record->labels.push_back({text, "query", i, pos, end, full, "upright", text != full});
   }
 }
 
@@ -390,23 +454,35 @@ void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImV
   const float pad = font * 0.3f;
   const ImU32 color = ImGui::GetColorU32(ImGuiCol_Text);
   // Upright labels are as wide as they are long: thin them by their width, not the line height.
-  const float upright_cell = rotated ? cell : cell * font * 0.9f / std::max(LabelExtent(labels, max_height), 1.0f);
+  const float upright_cell = rotated ? cell : cell * font * 0.9f / std::max(LabelExtent(labels, FLT_MAX), 1.0f);
   for (int i : thinned(int(labels.size()), rotated ? cell : upright_cell, -1)) {
-    const std::string text = Ellipsize(labels[size_t(i)], max_height);
-    const ImVec2 size = ImGui::CalcTextSize(text.c_str());  // x: length along the text
+    const std::string& full = labels[size_t(i)];
     const float centre = image_min.x + (float(i) + 0.5f) * cell;
+    const float bottom = image_min.y - pad;
     ImVec2 min, max;
-    if (rotated) {
-      const ImVec2 bottom_left(centre - size.y * 0.5f, image_min.y - pad);
+    std::string text;
+    const char* orientation = "upright";
+    if (rotated && label_stacks(full)) {
+      orientation = "stacked";
+      text = AddTextStacked(draw, centre, bottom, max_height, color, full, min, max);
+    } else if (rotated) {
+      orientation = "turned";
+      text = Ellipsize(full, max_height);
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());  // x: length along the text
+      const ImVec2 bottom_left(centre - size.y * 0.5f, bottom);
       AddTextRotated(draw, bottom_left, color, text);
       min = ImVec2(bottom_left.x, bottom_left.y - size.x);
       max = ImVec2(bottom_left.x + size.y, bottom_left.y);
     } else {
-      min = ImVec2(centre - size.x * 0.5f, image_min.y - pad - size.y);
+      // The grid turns the labels when one is wider than its column; never wider than the cell here.
+      text = Ellipsize(full, std::max(cell, font));
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      min = ImVec2(centre - size.x * 0.5f, bottom - size.y);
       max = ImVec2(min.x + size.x, min.y + size.y);
       draw->AddText(min, color, text.c_str());
     }
-    if (record) record->labels.push_back({text, "key", i, min, max});
+    FullLabelTooltip(text != full, min, max, full);
+    if (record) record->labels.push_back({text, "key", i, min, max, full, orientation, text != full});
   }
 }
 

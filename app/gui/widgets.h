@@ -77,11 +77,12 @@ bool CheckpointLoadingBar(const AppState& state);
 void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------
-// A vertical colour bar in [min, max] with `ticks` numbers on its right; returns the width used by
-// the numbers. `bar` caches the 1 × 256 texture of `map`.
+// A vertical colour bar in [min, max] with at most `ticks` numbers on its right (fewer when the bar is
+// short), at round values (nice_ticks, heatmap_layout.h: the exports' rule); returns the width used by
+// the numbers. `bar` caches the 1 × 256 texture of `map`. `drawn` (may be null) gets the tick values.
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
-                   int ticks);
-// Width the numbers of DrawColorBar need.
+                   int ticks, std::vector<float>* drawn = nullptr);
+// Width the numbers of DrawColorBar need, whatever the bar's height.
 float ColorBarLabelWidth(ValueRange range, int ticks);
 // The engine's one-line description of the grid input ("rings pattern, 16×16 cells"), in the window's
 // language: in Chinese a generated pattern is described from the analysed scene's settings; an image's
@@ -93,16 +94,23 @@ std::string FormatValue(float value);  // "0.125", "−3.2", "1.2e+04", "−∞"
 std::string TokenDetail(const AttentionAnalysis& att, int i);
 
 // ---- axis labels -----------------------------------------------------------------------------------
-// Labels down the left of a heatmap (queries) or rotated along its top (keys), thinned so that they
-// never overlap; the selected one is always drawn, highlighted. Records what it drew in `record`
-// (may be null).
+// Labels down the left of a heatmap (queries) or along its top (keys), thinned so that they never
+// overlap; the selected one is always drawn, highlighted. A label drawn shortened shows the whole token
+// in a tooltip. Records what it drew in `record` (may be null).
 void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
                      float max_width, int selected, LayoutRecord* record);
-// rotated = false writes them upright, centred over their columns (when every label fits a cell).
+// rotated = false writes them upright, centred over their columns (the grid chooses that when every
+// label fits a cell); rotated = true turns them along their columns, reading upwards, CJK ones
+// (label_stacks, heatmap_layout.h) one character under the other as the exports draw them; either is
+// cut to `max_height` only when longer.
 void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
                    float max_height, bool rotated, LayoutRecord* record);
 // The widest label, capped at `cap` pixels.
 float LabelExtent(const std::vector<std::string>& labels, float cap);
+// How long a label is when turned along its column (stacked CJK: one line per character), and the
+// longest of them capped at `cap`.
+float TurnedLength(const std::string& label);
+float TurnedExtent(const std::vector<std::string>& labels, float cap);
 
 // ---- layout record -----------------------------------------------------------------------------------
 // Adds the images of a heatmap grid that are not attention heads (relative position, convolution) to

@@ -242,11 +242,12 @@ void DrawConvWindow(AppState& state) {
   three.rows = shown->rows;
   three.cols = shown->cols;
   three.texture = [&tex](int i) { return (i == 0 ? tex.conv_input : i == 1 ? tex.conv_mhsa : tex.conv_true).id(); };
-  three.caption = [](int i, float width) {
+  three.captions = [](int i, int form) {
     const char* full[] = {tr("input X"), "MHSA Σ_h W_h·P_h·X", tr("convolution")};
     const char* brief[] = {tr("input"), "MHSA", tr("conv")};
-    return std::string(ImGui::CalcTextSize(full[i]).x <= width ? full[i] : brief[i]);
+    return std::string(form == 0 ? full[i] : brief[i]);
   };
+  three.caption_forms = 2;
   three.frame_color = [](int) { return IM_COL32(150, 150, 150, 255); };
   // One bar per image: the input has its own scale, MHSA and convolution share theirs.
   three.shared_scale = false;
@@ -262,7 +263,8 @@ void DrawConvWindow(AppState& state) {
   HeatmapGridSpec diff = three;
   diff.count = 1;
   diff.texture = [&tex](int) { return tex.conv_difference.id(); };
-  diff.caption = [](int, float) { return std::string(tr("MHSA − conv")); };
+  diff.captions = [](int, int) { return std::string(tr("MHSA − conv")); };
+  diff.caption_forms = 1;
   diff.shared_scale = true;
   diff.shared_range = pictures->conv_difference.range;
   diff.colormap = Colormap::diverging;

@@ -14,6 +14,7 @@
 
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/attention/weights.h"
+#include "attnscope/figure/heatmap_layout.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -165,11 +166,13 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   if (state.analysis && state.analysis->scene.model.weights == WeightSource::designed &&
       int(state.analysis->scene.model.designed.size()) == heads)
     patterns = &state.analysis->scene.model.designed;
-  spec.caption = [heads, groups, patterns](int h, float width) {
-    char brief[32];
+  // Caption forms, longest first: with the designed pattern, "head h · kv group g", "h3 · g1",
+  // "h3·g1", and the head alone while each group has a frame colour of its own (kv_group_color).
+  const bool own_colors = kv_groups_have_own_colors(groups);
+  spec.caption_forms = (patterns ? 1 : 0) + (own_colors ? 4 : 3);
+  spec.captions = [heads, groups, patterns](int h, int form) {
     const int g = kv_group_of_head(h, heads, groups);
-    const std::string full = trf("head %d · kv group %d", h, g);
-    if (patterns) {
+    if (patterns && form-- == 0) {
       // In Chinese the pattern's label; in English its name (the one `--designed` takes).
       std::string pattern = (*patterns)[size_t(h)];
       if (UiLanguage() == Language::zh) {
@@ -179,13 +182,15 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
           // a name the engine accepted always parses; keep the name otherwise
         }
       }
-      const std::string with = full + " · " + pattern;
-      if (ImGui::CalcTextSize(with.c_str()).x <= width) return with;
+      return trf("head %d · kv group %d", h, g) + " · " + pattern;
     }
-    if (ImGui::CalcTextSize(full.c_str()).x <= width) return full;
-    std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
-    if (ImGui::CalcTextSize(brief).x <= width) return std::string(brief);
-    return std::to_string(h);  // the frame colour still tells the group
+    if (form == 0) return trf("head %d · kv group %d", h, g);
+    if (form == 1 || form == 2) {
+      char brief[32];
+      std::snprintf(brief, sizeof brief, form == 1 ? "h%d · g%d" : "h%d·g%d", h, g);
+      return std::string(brief);
+    }
+    return std::to_string(h);  // the frame colour tells the group
   };
   spec.row_labels = spec.col_labels = &labels.labels;
   spec.labels_extent = labels.extent;
@@ -214,7 +219,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     spec.texture = [&state, head](int) { return state.textures.heads[size_t(head)].id(); };
     const int heads = att.shape.heads, groups = att.shape.groups;
     spec.frame_color = [=](int) { return KvGroupColor(kv_group_of_head(head, heads, groups)); };
-    spec.caption = nullptr;
+    spec.captions = nullptr;
     spec.shared_scale = true;
     spec.shared_range = pictures.heads[size_t(head)].range;
     spec.masked = pictures.masked;

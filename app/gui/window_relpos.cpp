@@ -243,20 +243,21 @@ bool BeginRelposWindow(AppState& state, const char* title, View view) {
   return true;
 }
 
-std::string HeadCaption(const RelposAnalysis& r, int h, float width) {
+// Caption forms, longest first (heatmap_grid.h): "head h · Δ … · α …", "h: Δ …", "h".
+constexpr int kHeadCaptionForms = 3;
+std::string HeadCaption(const RelposAnalysis& r, int h, int form) {
   const RelposHead& hd = r.heads[size_t(h)];
   char brief[48];
-  std::string full;
+  if (form >= 2) return std::to_string(h);
   if (r.dims == 2) {
-    full = trf("head %d · Δ (%s, %s) · α %s", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
+    if (form == 0)
+      return trf("head %d · Δ (%s, %s) · α %s", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
     std::snprintf(brief, sizeof brief, "%d: (%s, %s)", h, Num(hd.delta[0]).c_str(), Num(hd.delta[1]).c_str());
   } else {
-    full = trf("head %d · Δ %s · α %s", h, Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
+    if (form == 0) return trf("head %d · Δ %s · α %s", h, Num(hd.delta[1]).c_str(), Num(hd.alpha).c_str());
     std::snprintf(brief, sizeof brief, "%d: Δ %s", h, Num(hd.delta[1]).c_str());
   }
-  if (ImGui::CalcTextSize(full.c_str()).x <= width) return full;
-  if (ImGui::CalcTextSize(brief).x <= width) return brief;
-  return std::to_string(h);
+  return brief;
 }
 
 // The state banner shared by both windows: refused settings, nothing yet.
@@ -338,7 +339,8 @@ void DrawRelpos1dWindow(AppState& state) {
     spec.texture = [&state](int h) { return state.textures.relpos_heads[size_t(h)].id(); };
     const int edit = state.relpos.edit_head;
     spec.frame_color = [edit](int h) { return h == edit ? edited_head_color : other_head_color; };
-    spec.caption = [&r](int h, float width) { return HeadCaption(r, h, width); };
+    spec.captions = [&r](int h, int form) { return HeadCaption(r, h, form); };
+    spec.caption_forms = kHeadCaptionForms;
     spec.row_labels = full ? &labels.labels : nullptr;
     spec.col_labels = &labels.labels;
     spec.labels_extent = labels.extent;
@@ -417,7 +419,7 @@ void DrawRelpos2dWindow(AppState& state) {
     top.cols = r.cols;
     top.texture = [&tex](int i) { return i == 0 ? tex.grid.id() : tex.relpos_combined.id(); };
     top.background = [&tex](int i) { return i == 0 ? ImTextureID{} : tex.grid.id(); };
-    top.caption = [](int i, float) { return std::string(i == 0 ? tr("the grid") : tr("all heads (mean)")); };
+    top.captions = [](int i, int) { return std::string(i == 0 ? tr("the grid") : tr("all heads (mean)")); };
     top.frame_color = [](int) { return other_head_color; };
     top.shared_scale = true;
     top.shared_range = pictures.relpos_combined.range;
@@ -447,7 +449,8 @@ void DrawRelpos2dWindow(AppState& state) {
     spec.background = [&tex](int) { return tex.grid.id(); };
     const int edit = state.relpos.edit_head;
     spec.frame_color = [edit](int h) { return h == edit ? edited_head_color : other_head_color; };
-    spec.caption = [&r](int h, float width) { return HeadCaption(r, h, width); };
+    spec.captions = [&r](int h, int form) { return HeadCaption(r, h, form); };
+    spec.caption_forms = kHeadCaptionForms;
     spec.shared_scale = pictures.shared_scale;
     spec.shared_range = pictures.relpos_range;
     spec.range = [&pictures](int h) { return pictures.relpos_heads[size_t(h)].range; };

@@ -325,10 +325,11 @@ void DrawHeads(AppState& state, const TrainingView& view) {
     const int per_group = std::max(1, s.heads / std::max(1, s.groups));
     spec.frame_color = [per_group](int h) { return KvGroupColor(h / per_group); };
     const std::vector<std::vector<float>>& ind = s.induction;
-    spec.caption = [&ind, l, per_group](int h, float w) {
+    spec.captions = [&ind, l, per_group](int h, int form) {
       const float score = l < int(ind.size()) && h < int(ind[size_t(l)].size()) ? ind[size_t(l)][size_t(h)] : 0.0f;
-      return Ellipsize(trf("h%d · G%d · ind. %.2f", h, h / per_group, double(score)), w);
+      return form == 0 ? trf("h%d · G%d · ind. %.2f", h, h / per_group, double(score)) : trf("h%d", h);
     };
+    spec.caption_forms = 2;
     spec.row_labels = &s.probe_tokens;
     spec.col_labels = &s.probe_tokens;
     spec.labels_extent = extent;

@@ -29,6 +29,7 @@
 #include "core/compute_worker.h"
 #include "core/model_input.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_tmp.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
@@ -89,7 +90,7 @@ const BigCheckpoint& big_checkpoint() {
   static BigCheckpoint out;
   if (out.tensors == 0) {
     constexpr int64_t layers = 8, C = 256, F = 4 * C, vocab = 4096, positions = 128;
-    out.dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / ("loader_big_checkpoint_" + std::to_string(::getpid()));
+    out.dir = attnscope::test::test_tmp() / ("loader_big_checkpoint_" + std::to_string(::getpid()));
     std::filesystem::remove_all(out.dir);
     std::filesystem::create_directories(out.dir);
     write_file_atomic(out.dir / "config.json", nlohmann::json{{"model_type", "gpt2"},

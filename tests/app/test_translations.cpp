@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "core/translations.h"
+#include "test_tmp.h"
 
 using namespace attnscope;
 using attnscope::test::contains;
@@ -61,7 +62,7 @@ TEST_CASE("translations: a file that is not a translation file is refused, namin
 }
 
 TEST_CASE("translations: a missing file is refused with its path") {
-  const auto path = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "no_such_dir" / "zh.json";
+  const auto path = attnscope::test::test_tmp() / "no_such_dir" / "zh.json";
   CHECK(contains(error_of([&] { (void)load_translations(path); }), path.string()));
 }
 

@@ -72,6 +72,20 @@ TEST_CASE("model view: one thumbnail per layer and head, layer-major, framed by 
   CHECK(layout.width <= 1700);
 }
 
+TEST_CASE("model view: past the 16 kv-group colours every title names its group") {
+  const model::AttentionStack s = causal_stack(1, 32, 32, 3);
+  ExportRequest r;
+  r.what = ExportWhat::model;
+  const FigureSpec f = model_view_figure(s, r);
+  REQUIRE(f.panels.size() == 32);
+  for (int h = 0; h < 32; ++h) {
+    CAPTURE(h);
+    CHECK(f.panels[size_t(h)].title == "0." + std::to_string(h) + " · g" + std::to_string(h));
+  }
+  // Groups 0 and 16 share a frame colour: only the title tells them apart.
+  CHECK(*f.panels[0].frame == *f.panels[16].frame);
+}
+
 TEST_CASE("model view: PNG, SVG and .npy files; CSV, scores and a bad scale are refused") {
   const model::AttentionStack s = causal_stack(2, 4, 1, 6);
   const auto dir = attnscope::test::fresh_dir("model_view_export");

@@ -2,7 +2,9 @@
 // leave the image, labels thin out when cells are small, scale multiplies sizes, ticks are nice.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -168,7 +170,8 @@ TEST_CASE("heatmap layout: automatic grid, kv colours and the bar placement") {
   CHECK(automatic_grid_columns(16) == 4);
   CHECK(automatic_grid_columns(64) == 8);
   CHECK_FALSE(kv_group_color(0) == kv_group_color(1));
-  CHECK(kv_group_color(0) == kv_group_color(10));
+  CHECK_FALSE(kv_group_color(0) == kv_group_color(10));
+  CHECK(kv_group_color(0) == kv_group_color(kv_group_palette_size));
   const TextRasterizer& text = default_text_rasterizer();
   const FigureLayout L = layout_figure(make_spec(8, 11, true, english), 1.0f, text);
   // 8 panels → 4 × 2, matrices aligned by row and column; the shared bar right of all of them.
@@ -244,4 +247,152 @@ TEST_CASE("heatmap layout: invalid figures and scales are refused with the reaso
   bad = good;
   bad.colorbars[0].range = {1.0f, NAN};
   CHECK_THROWS_AS(layout_figure(bad, 1.0f, text), InputError);
+}
+
+namespace {
+
+// CIEDE2000 colour difference of two sRGB colours (Sharma, Wu & Dalal 2005): about 1 is the least a
+// person notices side by side; categorical palettes aim for 15 or more.
+double ciede2000(Rgba c1, Rgba c2) {
+  auto lab = [](Rgba c) {
+    auto lin = [](int v) {
+      const double x = v / 255.0;
+      return x <= 0.04045 ? x / 12.92 : std::pow((x + 0.055) / 1.055, 2.4);
+    };
+    const double r = lin(c.r), g = lin(c.g), b = lin(c.b);
+    const double X = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, Y = 0.2126 * r + 0.7152 * g + 0.0722 * b,
+                 Z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+    auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+    return std::array<double, 3>{116 * f(Y) - 16, 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))};
+  };
+  const auto [L1, a1, b1] = lab(c1);
+  const auto [L2, a2, b2] = lab(c2);
+  const double deg = M_PI / 180.0;
+  const double Cb = (std::hypot(a1, b1) + std::hypot(a2, b2)) / 2;
+  const double G = 0.5 * (1 - std::sqrt(std::pow(Cb, 7) / (std::pow(Cb, 7) + std::pow(25.0, 7))));
+  const double a1p = (1 + G) * a1, a2p = (1 + G) * a2;
+  const double C1p = std::hypot(a1p, b1), C2p = std::hypot(a2p, b2);
+  auto hue = [](double b, double a) {
+    const double h = std::atan2(b, a) * 180.0 / M_PI;
+    return h < 0 ? h + 360 : h;
+  };
+  const double h1p = hue(b1, a1p), h2p = hue(b2, a2p);
+  double dhp = 0;
+  if (C1p * C2p != 0) dhp = std::abs(h2p - h1p) <= 180 ? h2p - h1p : (h2p - h1p > 180 ? h2p - h1p - 360 : h2p - h1p + 360);
+  const double dLp = L2 - L1, dCp = C2p - C1p, dHp = 2 * std::sqrt(C1p * C2p) * std::sin(dhp / 2 * deg);
+  const double Lbp = (L1 + L2) / 2, Cbp = (C1p + C2p) / 2;
+  double hbp = h1p + h2p;
+  if (C1p * C2p != 0) hbp = std::abs(h1p - h2p) <= 180 ? (h1p + h2p) / 2 : (h1p + h2p < 360 ? (h1p + h2p + 360) / 2 : (h1p + h2p - 360) / 2);
+  const double T = 1 - 0.17 * std::cos((hbp - 30) * deg) + 0.24 * std::cos(2 * hbp * deg) +
+                   0.32 * std::cos((3 * hbp + 6) * deg) - 0.20 * std::cos((4 * hbp - 63) * deg);
+  const double dth = 30 * std::exp(-std::pow((hbp - 275) / 25, 2));
+  const double RC = 2 * std::sqrt(std::pow(Cbp, 7) / (std::pow(Cbp, 7) + std::pow(25.0, 7)));
+  const double SL = 1 + 0.015 * (Lbp - 50) * (Lbp - 50) / std::sqrt(20 + (Lbp - 50) * (Lbp - 50));
+  const double SC = 1 + 0.045 * Cbp, SH = 1 + 0.015 * Cbp * T, RT = -std::sin(2 * dth * deg) * RC;
+  return std::sqrt(std::pow(dLp / SL, 2) + std::pow(dCp / SC, 2) + std::pow(dHp / SH, 2) + RT * (dCp / SC) * (dHp / SH));
+}
+
+// True when `value` is a whole multiple of `step` and `step` is 1, 2 or 5 × 10^k.
+bool round_tick(float value, float step) {
+  if (!(step > 0)) return false;
+  const double m = step / std::pow(10.0, std::floor(std::log10(double(step)) + 1e-6));
+  const bool nice = std::abs(m - 1) < 1e-4 || std::abs(m - 2) < 1e-4 || std::abs(m - 5) < 1e-4;
+  const double k = double(value) / double(step);
+  return nice && std::abs(k - std::round(k)) < 1e-3;
+}
+
+}  // namespace
+
+TEST_CASE("heatmap layout: the kv group colours are pairwise distinguishable for 16 groups") {
+  REQUIRE(kv_group_palette_size >= 16);
+  double closest = 1e9;
+  for (int a = 0; a < kv_group_palette_size; ++a)
+    for (int b = a + 1; b < kv_group_palette_size; ++b) {
+      CAPTURE(a);
+      CAPTURE(b);
+      const double d = ciede2000(kv_group_color(a), kv_group_color(b));
+      CHECK(d >= 15.0);
+      closest = std::min(closest, d);
+    }
+  MESSAGE("closest pair of kv group colours: ΔE2000 = " << closest);
+  // The check itself tells colours apart: two Tableau blues a shade apart are close, black and white far.
+  CHECK(ciede2000({78, 121, 167, 255}, {82, 125, 170, 255}) < 3.0);
+  CHECK(ciede2000({0, 0, 0, 255}, {255, 255, 255, 255}) > 99.0);
+  // Past the palette the colours repeat, so a grid of more groups names them in captions.
+  CHECK(kv_groups_have_own_colors(16));
+  CHECK_FALSE(kv_groups_have_own_colors(17));
+  CHECK(kv_group_color(3) == kv_group_color(3 + kv_group_palette_size));
+  CHECK(kv_group_color(-1) == kv_group_color(kv_group_palette_size - 1));
+}
+
+TEST_CASE("heatmap layout: colour bar ticks are round numbers for any range, never the raw ends") {
+  // The window's probability bars: the smallest probability is a raw number, never a tick; so close
+  // to 0 it is the tick 0.
+  const std::vector<float> probs = nice_ticks({9.68e-08f, 0.43f}, 5);
+  CHECK(probs == std::vector<float>{0.0f, 0.1f, 0.2f, 0.3f, 0.4f});
+  CHECK(format_tick(probs[0], tick_step(probs)) == "0");
+  CHECK(format_tick(probs[1], tick_step(probs)) == "0.1");
+  CHECK(nice_ticks({0.0123f, 0.43f}, 5) == std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f});
+  // A narrow range between two round numbers still gets round ticks.
+  CHECK(nice_ticks({0.31f, 0.39f}, 5) == std::vector<float>{0.32f, 0.34f, 0.36f, 0.38f});
+  CHECK(nice_ticks({0.31f, 0.39f}, 2).size() == 1);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> exponent(-9.0f, 5.0f), unit(-1.0f, 1.0f);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const float scale = std::pow(10.0f, exponent(rng));
+    float lo = unit(rng) * scale, hi = unit(rng) * scale;
+    if (lo > hi) std::swap(lo, hi);
+    if (!(hi > lo)) continue;
+    const int most = 2 + trial % 6;
+    CAPTURE(lo);
+    CAPTURE(hi);
+    CAPTURE(most);
+    const std::vector<float> ticks = nice_ticks({lo, hi}, most);
+    REQUIRE(!ticks.empty());
+    CHECK(int(ticks.size()) <= most);
+    if (most >= 5) CHECK(ticks.size() >= 2);  // 1-2-5 steps are at most 2.5 apart
+    const float step = tick_step(ticks);
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      CHECK(ticks[i] >= lo - 1e-5f * step);
+      CHECK(ticks[i] <= hi + 1e-5f * step);
+      if (i > 0) CHECK(ticks[i] > ticks[i - 1]);
+      if (ticks.size() >= 2) CHECK(round_tick(ticks[i], step));
+      // The number reads as the tick: no more digits than the step needs.
+      if (ticks.size() >= 2) CHECK(std::stod(format_tick(ticks[i], step)) == doctest::Approx(ticks[i]).epsilon(1e-3));
+    }
+  }
+}
+
+TEST_CASE("heatmap layout: turned CJK column labels stand one character under the other") {
+  const TextRasterizer& text = default_text_rasterizer();
+  REQUIRE(text.has_cjk());
+  CHECK(label_stacks("我喜欢"));
+  CHECK(label_stacks("3个"));
+  CHECK_FALSE(label_stacks("because"));
+  CHECK_FALSE(label_stacks("·"));
+  // Tokens of a real tokenizer: several characters each. Three tokens get 36 px cells at 1×, where
+  // "篮球" fits across but "我喜欢" does not: the labels turn, the CJK ones stacked.
+  FigureSpec spec = make_spec(1, 3, true, {"我喜欢", "打", "篮球"});
+  const FigureLayout L = layout_figure(spec, 1.0f, text);
+  const PanelLayout& p = L.panels[0];
+  REQUIRE(p.col_labels.size() == 3);
+  const int line = text.text_box("Ag", 14.0f).height;
+  for (const TextPlacement& t : p.col_labels) {
+    CAPTURE(t.text);
+    CHECK(t.stacked);
+    CHECK_FALSE(t.rotated);
+    CHECK(t.text == spec.panels[0].col_labels[size_t(t.index)]);  // whole
+    CHECK(t.rect.h == line * int(decode_utf8_lenient(t.text).size()));
+    CHECK(t.rect.w <= p.cell_w);
+    CHECK(std::abs(t.rect.centre_x() - p.cell(0, t.index).centre_x()) <= 1);
+  }
+  check_no_overlap(L);
+  // Wide cells (one token): upright, as before.
+  const FigureLayout one = layout_figure(make_spec(1, 1, true, {"篮球"}), 1.0f, text);
+  CHECK_FALSE(one.panels[0].col_labels[0].stacked);
+  CHECK_FALSE(one.panels[0].col_labels[0].rotated);
+  // Latin words still turn on their side.
+  const FigureLayout en = layout_figure(make_spec(1, 3, true, {"because", "it", "was"}), 1.0f, text);
+  CHECK(en.panels[0].col_labels[0].rotated);
+  CHECK_FALSE(en.panels[0].col_labels[0].stacked);
 }

@@ -1,6 +1,7 @@
 // test_render_text.cpp — image buffer, font lookup (fontconfig) and the stb_truetype rasteriser.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -119,6 +120,24 @@ TEST_CASE("text raster: drawing stays inside the measured box, horizontal and ro
   CHECK(count_pixels_unlike(rot, {0, 0, 200, 200}, white) == count_pixels_unlike(rot, vertical, white));
   // Same ink, just turned: the counts of drawn pixels agree.
   CHECK(count_pixels_unlike(rot, vertical, white) == count_pixels_unlike(img, horizontal, white));
+}
+
+TEST_CASE("text raster: stacked text is one character under the other, inside its box") {
+  const TextRasterizer& r = default_text_rasterizer();
+  const std::string text = "我喜欢";
+  const TextBox one = r.text_box("我", 14);
+  const TextBox box = r.stacked_box(text, 14);
+  CHECK(box.height == 3 * one.height);
+  CHECK(box.width == std::max({one.width, r.text_box("喜", 14).width, r.text_box("欢", 14).width}));
+  Image img(100, 100, white);
+  r.draw_stacked(img, text, 20, 10, 14, black);
+  const Rect stack{20, 10, box.width, box.height};
+  CHECK(count_pixels_unlike(img, {0, 0, 100, 100}, white) == count_pixels_unlike(img, stack, white));
+  // Each character has its own line with ink in it, and the same ink as drawn alone.
+  for (int i = 0; i < 3; ++i) CHECK(count_pixels_unlike(img, {20, 10 + i * one.height, box.width, one.height}, white) > 15);
+  Image alone(100, 100, white);
+  r.draw(alone, "我", 20, 10, 14, black);
+  CHECK(count_pixels_unlike(img, {20, 10, box.width, one.height}, white) == count_pixels_unlike(alone, {0, 0, 100, 100}, white));
 }
 
 TEST_CASE("text raster: invalid UTF-8 is drawn as replacement characters, never an error") {

@@ -61,7 +61,7 @@ struct WindowRun {
 // one, so no saved state of the machine's user can leak in.
 inline WindowRun run_window(const std::string& name, const std::string& args, const std::string& env = "",
                             const std::string& cwd = "") {
-  const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui";
+  const auto dir = attnscope::test::test_tmp() / "gui";
   std::filesystem::create_directories(dir);
   const auto png = dir / (name + ".png");
   const auto json = dir / (name + ".json");

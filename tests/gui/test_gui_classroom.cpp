@@ -128,7 +128,7 @@ TEST_SUITE("gui_classroom") {
   }
 
   TEST_CASE("language switch: the choice is remembered between interactive runs") {
-    const auto config = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "language_config";
+    const auto config = attnscope::test::test_tmp() / "language_config";
     std::filesystem::remove_all(config);
     const std::string env = "XDG_CONFIG_HOME=" + shell_quote(config.string());
     const CliRun first = run_app(env, "--language zh --frames 3");
@@ -138,7 +138,7 @@ TEST_SUITE("gui_classroom") {
   }
 
   TEST_CASE("scene files: Save scene and Open scene round-trip through the window") {
-    const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "scene_files";
+    const auto dir = attnscope::test::test_tmp() / "scene_files";
     std::filesystem::create_directories(dir);
     const auto a = dir / "a.json", b = dir / "b.json";
     std::filesystem::remove(a);

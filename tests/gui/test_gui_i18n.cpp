@@ -122,7 +122,7 @@ TEST_SUITE("gui_chinese") {
 
   TEST_CASE("i18n: a missing or broken translation file shows English and says why, never a crash") {
     // A copy of assets/ whose zh.json is missing, then not JSON, then with a wrong conversion.
-    const auto assets = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui" / "assets_i18n";
+    const auto assets = attnscope::test::test_tmp() / "gui" / "assets_i18n";
     std::filesystem::remove_all(assets);
     std::filesystem::create_directories(assets);
     std::filesystem::copy(source_dir / "assets", assets, std::filesystem::copy_options::recursive);

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path fresh_config(const std::string& name) {
-  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "layout" / name;
+  const fs::path dir = attnscope::test::test_tmp() / "gui" / "layout" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

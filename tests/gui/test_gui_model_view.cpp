@@ -172,7 +172,7 @@ TEST_SUITE("gui_model_view") {
   }
 
   TEST_CASE("training window: after Save, \"Open in the Checkpoint window\" opens the saved model like any other") {
-    const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "model_view_trained";
+    const fs::path dir = attnscope::test::test_tmp() / "gui" / "model_view_trained";
     fs::remove_all(dir);
     const std::string args = "--show-training --train-settings d_model=32,seq_len=16,batch=4,threads=1,snapshot_every=5,steps=8 "
                              "--text " + shell_quote("ids: 1 2 3 4 1 2 3 4") + " --train-actions start,save:";

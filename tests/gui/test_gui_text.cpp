@@ -75,7 +75,7 @@ TEST_SUITE("gui_chinese") {
 
   TEST_CASE("heads window: without a CJK font the window says so and spells the code points") {
     // A fontconfig setup that knows only DejaVu (Latin, Greek, no ideographs).
-    const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "latin_only_fonts";
+    const auto dir = attnscope::test::test_tmp() / "latin_only_fonts";
     std::filesystem::create_directories(dir);
     const auto conf = dir / "fonts.conf";
     {

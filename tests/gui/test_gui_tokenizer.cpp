@@ -27,7 +27,7 @@ Fixture write_byte_level_tokenizer() {
   v.merge("Ġ", "cat");
   Fixture f;
   f.cat_id = v.vocab["Ġcat"].get<int>();
-  const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui" / "tokenizer";
+  const auto dir = attnscope::test::test_tmp() / "gui" / "tokenizer";
   std::filesystem::create_directories(dir);
   f.path = dir / "tokenizer.json";
   std::ofstream(f.path) << byte_level_document(v).dump();
@@ -85,7 +85,7 @@ TEST_SUITE("gui_tokenizer") {
   }
 
   TEST_CASE("tokenizer in the window: a broken tokenizer file is an on-screen error that names it") {
-    const auto dir = std::filesystem::path(ATTNSCOPE_TEST_TMP) / "gui" / "tokenizer";
+    const auto dir = attnscope::test::test_tmp() / "gui" / "tokenizer";
     std::filesystem::create_directories(dir);
     const auto bad = dir / "broken.json";
     std::ofstream(bad) << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})";

@@ -117,7 +117,7 @@ TEST_SUITE("gui_training") {
   }
 
   TEST_CASE("training window: Save writes a checkpoint that model::open reads to the same logits") {
-    const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "training_ckpt";
+    const fs::path dir = attnscope::test::test_tmp() / "gui" / "training_ckpt";
     fs::remove_all(dir);
     const WindowRun w = run_window("training_save", small + ",steps=8 --train-actions start,save:" + dir.string());
     const json& run = w.layout["training"]["runs"][0];
@@ -162,7 +162,7 @@ TEST_SUITE("gui_training") {
   }
 
   TEST_CASE("training window: the text task trains on a UTF-8 file, Chinese included") {
-    const fs::path text = fs::path(ATTNSCOPE_TEST_TMP) / "gui" / "training_poem.txt";
+    const fs::path text = attnscope::test::test_tmp() / "gui" / "training_poem.txt";
     fs::create_directories(text.parent_path());
     std::string poem;
     for (int i = 0; i < 8; ++i) poem += "床前明月光，疑是地上霜。举头望明月，低头思故乡。The moon is bright tonight.\n";
@@ -198,7 +198,8 @@ TEST_SUITE("gui_training") {
         CHECK(w.layout["untranslated"].empty());
       }
     // A key the window does not have is a usage error of the command line.
-    const CliRun run = run_app("", "--show-training --train-settings colour=red --screenshot /tmp/x.png");
+    const CliRun run = run_app("", "--show-training --train-settings colour=red --screenshot " +
+                                     shell_quote((test_tmp() / "training_bad_key.png").string()));
     CHECK(run.exit_code == 2);
     CHECK(run.err.find("unknown training setting 'colour'") != std::string::npos);
   }

@@ -9,6 +9,7 @@
 
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/safetensors.h"
+#include "test_tmp.h"
 
 namespace attnscope::test {
 
@@ -49,7 +50,7 @@ inline ReferenceTensor fixture_reference(const std::string& name, const std::str
 // Copies a fixture folder to a fresh scratch folder, to break it in one way.
 inline std::filesystem::path copy_fixture(const std::string& name, const std::string& scratch) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "model_fixtures" / scratch;
+  const fs::path dir = attnscope::test::test_tmp() / "model_fixtures" / scratch;
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   fs::copy(model_fixture(name), dir, fs::copy_options::recursive);

@@ -10,6 +10,7 @@
 #include "attnscope/io/file_io.h"
 #include "check.h"
 #include "tokenizer_fixtures.h"
+#include "test_tmp.h"
 
 using namespace attnscope;
 using namespace attnscope::test;
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(ATTNSCOPE_TEST_TMP) / "tokenizer_files" / name;
+  const fs::path dir = attnscope::test::test_tmp() / "tokenizer_files" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

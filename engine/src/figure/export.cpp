@@ -552,6 +552,9 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
     for (int h = 0; h < s.heads; ++h) {
       PanelSpec p;
       p.title = std::to_string(l) + "." + std::to_string(h);
+      // Past the palette two groups share a frame colour: the title names the group.
+      if (!kv_groups_have_own_colors(s.kv_heads))
+        p.title += " · g" + std::to_string(kv_group_of_head(h, s.heads, s.kv_heads));
       p.rows = p.cols = s.tokens;
       const float* a = s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
       p.values.assign(a, a + cells);

@@ -68,12 +68,25 @@ int automatic_grid_columns(int panels) {
 }
 
 Rgba kv_group_color(int group) {
-  // Tableau 10: distinct hues, readable on white.
-  static const Rgba palette[10] = {{78, 121, 167, 255}, {242, 142, 43, 255}, {225, 87, 89, 255},
-                                   {118, 183, 178, 255}, {89, 161, 79, 255},  {237, 201, 72, 255},
-                                   {176, 122, 161, 255}, {255, 157, 167, 255}, {156, 117, 95, 255},
-                                   {186, 176, 172, 255}};
-  return palette[size_t(((group % 10) + 10) % 10)];
+  // Tableau 10 (distinct hues, readable on white), then six colours each chosen as far (CIEDE2000) from
+  // all before it as possible among those of lightness 35–80, which show on a light and a dark
+  // background. The closest pair (Tableau's red and pink) is 18 apart; tests hold every pair to ≥ 15.
+  static const Rgba palette[kv_group_palette_size] = {
+      {78, 121, 167, 255},  {242, 142, 43, 255}, {225, 87, 89, 255},   {118, 183, 178, 255},
+      {89, 161, 79, 255},   {237, 201, 72, 255}, {176, 122, 161, 255}, {255, 157, 167, 255},
+      {156, 117, 95, 255},  {186, 176, 172, 255}, {136, 0, 204, 255},  {0, 102, 85, 255},
+      {102, 102, 0, 255},   {153, 34, 85, 255},  {170, 187, 255, 255}, {170, 0, 0, 255}};
+  return palette[size_t(((group % kv_group_palette_size) + kv_group_palette_size) % kv_group_palette_size)];
+}
+
+bool label_stacks(std::string_view label) {
+  for (const char32_t cp : decode_utf8_lenient(label))
+    if (is_cjk_ideograph(cp) || (cp >= 0x3040 && cp <= 0x30FF) ||  // kana
+        (cp >= 0xAC00 && cp <= 0xD7AF) ||                          // Hangul syllables
+        (cp >= 0x3000 && cp <= 0x303F) ||                          // CJK punctuation
+        (cp >= 0xFF01 && cp <= 0xFF60))                            // full-width forms
+      return true;
+  return false;
 }
 
 // ---- sizes at a scale ----------------------------------------------------------------------------
@@ -142,15 +155,32 @@ std::string shorten(const std::string& raw, float pixel_size, float max_width, c
   return "\u2026";
 }
 
-TextPlacement place(const std::string& s, float pixel_size, bool rotated, int index, const TextRasterizer& text) {
-  const TextBox box = text.text_box(s, pixel_size);
+// A label turned along a column whose characters stack (label_stacks), cut to `max_height` pixels:
+// whole characters, the last one "…" when some were left out.
+std::string shorten_stacked(const std::string& s, float pixel_size, float max_height, const TextRasterizer& text) {
+  if (text.stacked_box(s, pixel_size).height <= max_height) return s;
+  std::u32string cps = decode_utf8_lenient(s);
+  while (!cps.empty()) {
+    cps.pop_back();
+    std::string cut;
+    for (char32_t c : cps) cut += encode_utf8(c);
+    cut += "\u2026";
+    if (text.stacked_box(cut, pixel_size).height <= max_height) return cut;
+  }
+  return "\u2026";
+}
+
+TextPlacement place(const std::string& s, float pixel_size, bool rotated, int index, const TextRasterizer& text,
+                    bool stacked = false) {
+  const TextBox box = stacked ? text.stacked_box(s, pixel_size) : text.text_box(s, pixel_size);
   TextPlacement t;
   t.text = s;
   t.pixel_size = pixel_size;
-  t.rotated = rotated;
+  t.rotated = rotated && !stacked;
+  t.stacked = stacked;
   t.index = index;
   t.baseline = box.baseline;
-  t.rect = rotated ? Rect{0, 0, box.height, box.width} : Rect{0, 0, box.width, box.height};
+  t.rect = t.rotated ? Rect{0, 0, box.height, box.width} : Rect{0, 0, box.width, box.height};
   return t;
 }
 
@@ -201,7 +231,8 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
   }
 
   // Column labels above the matrix: across when that keeps as many labels as turning them would,
-  // else turned 90° (reading upwards, ending just above the matrix).
+  // else turned 90° (reading upwards, ending just above the matrix), CJK ones (label_stacks) one
+  // character under the other.
   if (!p.col_labels.empty()) {
     std::vector<std::string> shown(size_t(p.cols));
     int widest = 0;
@@ -210,11 +241,19 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
       widest = std::max(widest, text.text_box(shown[size_t(c)], lpx).width);
     }
     const int stride_across = std::max(1, ceil_div(widest + z.label_gap(), cell));
-    const int stride_turned = std::max(1, ceil_div(line_h + z.label_gap(), cell));
+    int turned_width = line_h;  // a stacked label is as wide as its widest character
+    for (int c = 0; c < p.cols; ++c)
+      if (label_stacks(p.col_labels[size_t(c)]))
+        turned_width = std::max(turned_width, text.stacked_box(p.col_labels[size_t(c)], lpx).width);
+    const int stride_turned = std::max(1, ceil_div(turned_width + z.label_gap(), cell));
     const bool turned = stride_across > stride_turned;
     L.col_label_stride = turned ? stride_turned : stride_across;
     for (int c = 0; c < p.cols; c += L.col_label_stride) {
-      TextPlacement t = place(shown[size_t(c)], lpx, turned, c, text);
+      const bool stacked = turned && label_stacks(p.col_labels[size_t(c)]);
+      if (stacked)
+        shown[size_t(c)] = shorten_stacked(shorten(p.col_labels[size_t(c)], lpx, 1e9f, text), lpx,
+                                           z.max_label_width(), text);
+      TextPlacement t = place(shown[size_t(c)], lpx, turned, c, text, stacked);
       const int cx = c * cell + cell / 2;
       t.rect.x = std::clamp(cx - t.rect.w / 2, -to_matrix, std::max(-to_matrix, L.matrix.w + to_matrix - t.rect.w));
       t.rect.y = -to_matrix - t.rect.h;
@@ -254,7 +293,7 @@ ColorBarLayout layout_colorbar(const ColorBarSpec& spec, int index, int height, 
   const int line_h = text.text_box("0", tpx).height;
   const int max_ticks = std::clamp(height / (line_h + z.px(10)) + 1, 2, 7);
   const std::vector<float> values = nice_ticks(spec.range, max_ticks);
-  const float step = values.size() >= 2 ? values[1] - values[0] : 0.0f;
+  const float step = tick_step(values);
   for (float v : values) {
     ColorBarTick t;
     t.value = v;
@@ -315,34 +354,53 @@ void shift(ColorBarLayout& L, int dx, int dy) {
 // ---- ticks ---------------------------------------------------------------------------------------
 std::vector<float> nice_ticks(ValueRange range, int max_ticks) {
   const double lo = range.lo, hi = range.hi;
-  if (!(hi > lo) || max_ticks < 2) return {range.lo};
-  const double raw = (hi - lo) / double(max_ticks - 1);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = magnitude * 10;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * magnitude >= raw * (1 - 1e-9)) {
-      step = m * magnitude;
-      break;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {range.lo};
+  max_ticks = std::max(max_ticks, 1);
+  // The multiples of `step` in [lo, hi], counting stops past max_ticks. An end within a millionth of a
+  // step of a multiple counts as that multiple (a probability bar from 9.7e-08 starts at the tick 0):
+  // the tick keeps its round value, drawn at the end.
+  auto multiples = [&](double step) {
+    std::vector<float> ticks;
+    const double tolerance = step * 1e-6;
+    const double first = std::ceil((lo - tolerance) / step), last = std::floor((hi + tolerance) / step);
+    for (double k = first; k <= last && ticks.size() <= size_t(max_ticks); k += 1)
+      ticks.push_back(k == 0 ? 0.0f : float(k * step));  // no "-0"
+    return ticks;
+  };
+  // Steps 5, 2, 1 × 10^k from one above the whole range downwards: the smallest that gives no more than
+  // max_ticks ticks (the most ticks that fit), two or more when some such step gives two.
+  std::vector<float> best;
+  for (double magnitude = std::pow(10.0, std::ceil(std::log10(hi - lo))); magnitude > 0; magnitude /= 10)
+    for (double m : {5.0, 2.0, 1.0}) {
+      std::vector<float> ticks = multiples(m * magnitude);
+      if (ticks.size() > size_t(max_ticks)) return best.empty() ? ticks : best;
+      if (ticks.size() >= 2 || (ticks.size() == 1 && best.empty())) best = std::move(ticks);
     }
-  std::vector<float> ticks;
-  const double tolerance = step * 1e-6;
-  for (double k = std::ceil((lo - tolerance) / step); k * step <= hi + tolerance; k += 1) {
-    double v = k * step;
-    if (std::abs(v) < tolerance) v = 0;  // no "-0"
-    ticks.push_back(float(std::clamp(v, lo, hi)));
-  }
-  if (ticks.size() < 2) return {range.lo, range.hi};
-  return ticks;
+  return best.empty() ? std::vector<float>{range.lo} : best;  // not reached for a finite range
+}
+
+float tick_step(const std::vector<float>& ticks) {
+  if (ticks.size() < 2) return 0.0f;
+  // Float ticks differ by a hair from the step: snap to the 1-2-5 step.
+  const double d = std::abs(double(ticks[1]) - double(ticks[0]));
+  const double magnitude = std::pow(10.0, std::floor(std::log10(d)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (std::abs(d - m * magnitude) <= 1e-3 * d) return float(m * magnitude);
+  return float(d);
 }
 
 std::string format_tick(float value, float step) {
   char buf[64];
   const double v = value, s = std::abs(double(step));
   if (v == 0) return "0";
-  if (!(s > 0) || !std::isfinite(s) || std::abs(v) >= 1e5 || s < 1e-4) {
+  if (!(s > 0) || !std::isfinite(s)) {
     std::snprintf(buf, sizeof buf, "%.3g", v);
+  } else if (std::abs(v) >= 1e5 || s < 1e-4) {
+    // Scientific, with as many digits as the step needs to tell neighbouring ticks apart.
+    const int digits = int(std::floor(std::log10(std::abs(v)) + 1e-6) - std::floor(std::log10(s) + 1e-6)) + 1;
+    std::snprintf(buf, sizeof buf, "%.*e", std::clamp(digits, 1, 9) - 1, v);
   } else {
-    const double e = std::floor(std::log10(s) + 1e-9);
+    const double e = std::floor(std::log10(s) + 1e-6);  // a float step of 1e-5 is a hair below it
     int decimals = std::max(0, int(-e));
     // A step like 0.25 (lo/hi fall-back) needs one more decimal than its magnitude says.
     if (std::abs(s / std::pow(10.0, e) - std::round(s / std::pow(10.0, e))) > 1e-6) ++decimals;

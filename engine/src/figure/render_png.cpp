@@ -24,7 +24,8 @@ namespace {
 
 void draw_text(Image& image, const TextPlacement& t, Rgba color, const TextRasterizer& text) {
   if (t.text.empty() || t.rect.empty()) return;
-  if (t.rotated) text.draw_rotated(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
+  if (t.stacked) text.draw_stacked(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
+  else if (t.rotated) text.draw_rotated(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
   else text.draw(image, t.text, t.rect.x, t.rect.y, t.pixel_size, color);
 }
 

@@ -63,6 +63,21 @@ void append_text(std::string& out, const TextPlacement& t, const char* cls, cons
   if (t.text.empty() || t.rect.empty()) return;
   char buf[200];
   const float size = text.css_font_size(t.pixel_size);
+  if (t.stacked) {
+    // One character under the other, each centred on the column (as TextRasterizer::draw_stacked).
+    std::snprintf(buf, sizeof buf, "<text class=\"%s\" font-size=\"%.2f\" text-anchor=\"middle\">", cls, size);
+    out += buf;
+    int y = t.rect.y;
+    for (char32_t c : decode_utf8_lenient(t.text)) {
+      const std::string one = encode_utf8(c);
+      std::snprintf(buf, sizeof buf, "<tspan x=\"%.1f\" y=\"%d\">", t.rect.x + t.rect.w / 2.0, y + t.baseline);
+      out += buf;
+      out += escape_xml(one) + "</tspan>";
+      y += text.text_box(one, t.pixel_size).height;
+    }
+    out += "</text>\n";
+    return;
+  }
   if (t.rotated) {
     // The unrotated line's top faces left: its baseline runs up the column rect.x + baseline.
     std::snprintf(buf, sizeof buf, "<text class=\"%s\" transform=\"translate(%d %d) rotate(-90)\" font-size=\"%.2f\">",

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "attnscope/core/error.h"
+#include "attnscope/text/tokenizer.h"
 
 namespace attnscope {
 
@@ -237,6 +238,35 @@ void TextRasterizer::draw_rotated(Image& image, std::string_view utf8, int x, in
     for (int mx = 0; mx < mask.box.width; ++mx)
       blend_pixel(image, x + my, y + mask.box.width - 1 - mx, color,
                   mask.coverage[size_t(my) * size_t(mask.box.width) + size_t(mx)]);
+}
+
+namespace {
+std::vector<std::string> code_points(std::string_view utf8) {
+  std::vector<std::string> out;
+  for (char32_t cp : decode_utf8_lenient(utf8)) out.push_back(encode_utf8(cp));
+  return out;
+}
+}  // namespace
+
+TextBox TextRasterizer::stacked_box(std::string_view utf8, float pixel_size) const {
+  TextBox box;
+  for (const std::string& c : code_points(utf8)) {
+    const TextBox one = text_box(c, pixel_size);
+    if (box.height == 0) box.baseline = one.baseline;
+    box.width = std::max(box.width, one.width);
+    box.height += one.height;
+  }
+  return box;
+}
+
+void TextRasterizer::draw_stacked(Image& image, std::string_view utf8, int x, int y, float pixel_size,
+                                  Rgba color) const {
+  const int width = stacked_box(utf8, pixel_size).width;
+  for (const std::string& c : code_points(utf8)) {
+    const TextBox one = text_box(c, pixel_size);
+    draw(image, c, x + (width - one.width) / 2, y, pixel_size, color);
+    y += one.height;
+  }
 }
 
 const TextRasterizer& default_text_rasterizer() {

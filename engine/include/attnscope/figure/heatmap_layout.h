@@ -13,6 +13,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnscope/figure/colormap.h"
@@ -63,8 +64,18 @@ void validate_figure(const FigureSpec& spec);
 // Panels per row when FigureSpec::grid_columns is 0: 1–4 panels in one row, then ⌈√n⌉ (8 → 4 × 2).
 int automatic_grid_columns(int panels);
 
-// A kv group's frame colour: a categorical palette (Tableau 10) that repeats after 10 groups.
+// A kv group's frame colour: a categorical palette of kv_group_palette_size colours, pairwise at least
+// 15 apart in CIEDE2000 (Tableau 10, then six more chosen to stay as far from all others as possible),
+// that repeats after that many groups. The window and every export colour frames with it; beyond the
+// palette two groups share a colour, so captions then name the group.
+inline constexpr int kv_group_palette_size = 16;
 Rgba kv_group_color(int group);
+// True when groups 0 … groups−1 have colours of their own (captions may leave the group out).
+inline bool kv_groups_have_own_colors(int groups) { return groups <= kv_group_palette_size; }
+
+// A token label that, turned along a column, is set one character under the other instead of on its
+// side: one with a CJK character (ideographs, kana, Hangul, full-width forms), as vertical CJK text is.
+bool label_stacks(std::string_view label);
 
 // ---- the layout --------------------------------------------------------------------------------
 struct TextPlacement {
@@ -73,6 +84,7 @@ struct TextPlacement {
   int baseline = 0;      // pixels from the top of the unrotated box to the baseline
   float pixel_size = 0;  // text size (TextRasterizer pixel size)
   bool rotated = false;  // turned 90° counter-clockwise (reads bottom to top)
+  bool stacked = false;  // one character under the other (CJK along a column; TextRasterizer::stacked_box)
   int index = -1;        // which row/column/tick this labels (−1 for titles and captions)
 };
 
@@ -124,9 +136,13 @@ inline constexpr float max_export_scale = 4.0f;
 // drawing. Throws InputError for an invalid spec (validate_figure) or a scale outside 1–4.
 FigureLayout layout_figure(const FigureSpec& spec, float scale, const TextRasterizer& text);
 
-// Nice tick values inside [lo, hi] (steps of 1, 2 or 5 × 10^k), at most `max_ticks` of them (≥ 2
-// unless lo == hi, which gives the single value lo).
+// Round tick values inside [lo, hi]: multiples of one step of 1, 2 or 5 × 10^k, never the range's
+// own ends unless they are such multiples (or within a millionth of a step of one: then the multiple). The smallest step that gives no more than max_ticks ticks,
+// with two or more when some step does (always for max_ticks ≥ 5); else the one round value it has.
+// lo == hi gives the single value lo. The window's colour bars and every export use this.
 std::vector<float> nice_ticks(ValueRange range, int max_ticks);
+// The step between the ticks nice_ticks chose (0 for fewer than two).
+float tick_step(const std::vector<float>& ticks);
 // A tick number with as many decimals as the tick step needs ("0.25", "-1", "1e-05").
 std::string format_tick(float value, float step);
 

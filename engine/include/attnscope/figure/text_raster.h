@@ -65,6 +65,10 @@ class TextRasterizer {
   // Text rotated 90° counter-clockwise (reads bottom to top), occupying the rectangle
   // x … x + box.height − 1, y … y + box.width − 1 (so it is box.height wide and box.width tall).
   void draw_rotated(Image& image, std::string_view utf8, int x, int y, float pixel_size, Rgba color) const;
+  // Text set one code point under the other, each centred across (CJK along a column): the box is as
+  // wide as the widest character and one line height per character tall; baseline is the first line's.
+  TextBox stacked_box(std::string_view utf8, float pixel_size) const;
+  void draw_stacked(Image& image, std::string_view utf8, int x, int y, float pixel_size, Rgba color) const;
 
  private:
   struct Fonts;

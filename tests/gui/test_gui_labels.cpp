@@ -1,0 +1,252 @@
+// test_gui_labels.cpp — labels that read, in the window, in English and Chinese (issue 22, item 5):
+// through the layout record, the sentence demos (T ≤ 16, H ≤ 4) at 1280×720 and 1920×1080 draw every
+// key label whole; multi-character CJK tokens of a real tokenizer stand upright when they fit, one
+// character under the other when turned; every caption of a grid has one form; past 16 kv groups the
+// caption names the group; the colour bar's numbers are round.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gui_run.h"
+#include "text/tokenizer_fixtures.h"
+
+namespace attnscope::test {
+namespace {
+
+struct Demo {
+  std::string name, text, language;
+  int heads = 0, tokens = 0;
+};
+
+// The sentence demos of a lecture: the issue's own, and sentences of assets/sentences.json of at most
+// 16 tokens, in both languages.
+const std::vector<Demo> demos = {
+    {"cat", "The cat sat on the mat", "en", 2, 6},
+    {"tired", "The cat sat on the mat because it was tired.", "en", 4, 11},
+    {"mary", "When Mary and John went to the store, John gave a drink to Mary.", "en", 4, 16},
+    {"basketball", "我喜欢打篮球，也喜欢看篮球比赛。", "zh", 4, 16},
+    {"kitten", "小猫坐在垫子上，因为它累了。", "zh", 2, 14},
+};
+
+// The key labels over the first heatmap (each heatmap of the top row has its own): centred over it.
+std::vector<nlohmann::json> key_labels(const WindowRun& w) {
+  std::vector<nlohmann::json> out;
+  const auto& first = w.layout["heads"].at(0);
+  const double left = first["x"].get<double>(), right = left + first["w"].get<double>();
+  for (const auto& l : w.layout["labels"]) {
+    const double centre = l["x"].get<double>() + l["w"].get<double>() / 2;
+    if (l["axis"] == "key" && centre >= left && centre <= right) out.push_back(l);
+  }
+  return out;
+}
+
+std::vector<nlohmann::json> captions_of_grid(const WindowRun& w, int grid) {
+  std::vector<nlohmann::json> out;
+  for (const auto& c : w.layout["captions"])
+    if (c["grid"] == grid) out.push_back(c);
+  return out;
+}
+
+// A caption with its numbers replaced by "#": the same for every caption of a grid in one format.
+std::string shape_of(const std::string& caption) { return std::regex_replace(caption, std::regex("[0-9]+"), "#"); }
+
+bool round_tick(double value, double step) {
+  if (!(step > 0)) return false;
+  const double m = step / std::pow(10.0, std::floor(std::log10(step) + 1e-6));
+  const bool nice = std::abs(m - 1) < 1e-4 || std::abs(m - 2) < 1e-4 || std::abs(m - 5) < 1e-4;
+  return nice && std::abs(value / step - std::round(value / step)) < 1e-3;
+}
+
+// Every caption of every grid: one form, one shape.
+void check_one_caption_format(const WindowRun& w) {
+  std::set<int> grids;
+  for (const auto& c : w.layout["captions"]) grids.insert(c["grid"].get<int>());
+  for (const int g : grids) {
+    const std::vector<nlohmann::json> captions = captions_of_grid(w, g);
+    for (const auto& c : captions) {
+      CAPTURE(c.dump());
+      CHECK(c["form"] == captions.front()["form"]);
+      CHECK(shape_of(c["text"]) == shape_of(captions.front()["text"]));
+    }
+  }
+}
+
+// A GPT-2-style byte-level tokenizer whose merges make "我喜欢", "打" and "篮球" one token each, as a
+// real Chinese vocabulary does.
+std::filesystem::path write_chinese_tokenizer(const std::string& name) {
+  MiniVocab v = byte_level_vocab();
+  for (const std::string word : {"我喜欢", "打", "篮球"}) {
+    std::vector<std::string> pieces;
+    for (const unsigned char b : word) pieces.push_back(encode_utf8(byte_to_unicode(b)));
+    std::string joined = pieces[0];
+    for (size_t i = 1; i < pieces.size(); ++i) {
+      v.merge(joined, pieces[i]);
+      joined += pieces[i];
+    }
+  }
+  const auto dir = fresh_dir(name);
+  std::ofstream(dir / "tokenizer.json") << byte_level_document(v).dump();
+  return dir / "tokenizer.json";
+}
+
+}  // namespace
+
+TEST_SUITE("gui_labels") {
+  TEST_CASE("heads labels: the sentence demos draw every key label whole, at 1280x720 and 1920x1080") {
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const Demo& d : demos) {
+        CAPTURE(size);
+        CAPTURE(d.text);
+        const WindowRun w = run_window(std::string("labels_demo_") + d.name + "_" + size,
+                                       "--size " + std::string(size) + " --language " + d.language + " --heads " +
+                                           std::to_string(d.heads) + " --text " + shell_quote(d.text));
+        REQUIRE(w.layout["heads"].size() == size_t(d.heads));
+        const std::vector<nlohmann::json> keys = key_labels(w);
+        // Every key drawn (the columns are wide enough: nothing thinned) …
+        CHECK(keys.size() == size_t(d.tokens));
+        std::set<int> indices;
+        for (const auto& k : keys) {
+          CAPTURE(k.dump());
+          indices.insert(k["index"].get<int>());
+          // … and whole.
+          CHECK_FALSE(k["shortened"].get<bool>());
+          CHECK(k["text"] == k["full"]);
+          CHECK(k["text"].get<std::string>().find("…") == std::string::npos);
+          CHECK(k["y"].get<double>() + k["h"].get<double>() <= w.layout["heads"][0]["y"].get<double>());  // above the heatmaps
+        }
+        CHECK(indices.size() == size_t(d.tokens));
+        // Neighbouring labels do not run into each other: upright ones are never wider than their column;
+        // a turned one's line box may reach a tenth of a line into its neighbour's (ink is shorter than a line).
+        for (size_t i = 1; i < keys.size(); ++i) {
+          const auto& a = keys[i - 1];
+          const double slack = a["orientation"] == "upright" ? 0.0 : 0.1 * a["w"].get<double>();
+          CHECK(keys[i]["x"].get<double>() >= a["x"].get<double>() + a["w"].get<double>() - slack);
+        }
+        check_one_caption_format(w);
+      }
+  }
+
+  TEST_CASE("heads labels: the issue's demo reads its words upright over 60 px columns") {
+    const WindowRun w = run_window("labels_cat_upright", "--size 1280x720 --heads 2 --text 'The cat sat on the mat'");
+    std::vector<std::string> drawn;
+    for (const auto& k : key_labels(w)) {
+      CHECK(k["orientation"] == "upright");
+      drawn.push_back(k["text"]);
+    }
+    CHECK(drawn == std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat"});
+  }
+
+  TEST_CASE("heads labels: a token too long even turned is shortened, and shows whole in a tooltip") {
+    const std::string word = "pneumonoultramicroscopicsilicovolcanoconiosis";
+    const std::string args = "--size 1280x720 --heads 4 --text " + shell_quote("The " + word + " was tired .");
+    const WindowRun w = run_window("labels_long_word", args);
+    nlohmann::json long_label;
+    for (const auto& k : key_labels(w)) {
+      CAPTURE(k.dump());
+      if (k["full"] == word) long_label = k;
+      else CHECK_FALSE(k["shortened"].get<bool>());  // the band grew for the longest that fits; short ones whole
+    }
+    REQUIRE(long_label.is_object());
+    CHECK(long_label["shortened"].get<bool>());
+    CHECK(long_label["orientation"] == "turned");
+    const std::string shown = long_label["text"];
+    CHECK(shown.size() > 12);                        // cut, but still most of a word
+    CHECK(shown.find("…") != std::string::npos);
+    // Hovering it shows the whole token.
+    const int x = int(long_label["x"].get<double>() + long_label["w"].get<double>() / 2);
+    const int y = int(long_label["y"].get<double>() + long_label["h"].get<double>() / 2);
+    const WindowRun hover = run_window("labels_long_word_hover", args + " --frames 4 --pointer " + std::to_string(x) + "," + std::to_string(y));
+    bool whole = false;
+    for (const auto& t : hover.layout["texts"]) whole = whole || t["text"] == word;
+    CHECK(whole);
+  }
+
+  TEST_CASE("heads labels: multi-character CJK tokens stand upright, or one character under the other") {
+    const auto tokenizer = write_chinese_tokenizer("labels_cjk_tokenizer");
+    // Three tokens, wide columns: upright, whole.
+    const WindowRun wide = run_window("labels_cjk_upright", "--size 1280x720 --language zh --heads 2 --tokenizer " +
+                                                                shell_quote(tokenizer.string()) + " --text 我喜欢打篮球");
+    std::vector<std::string> drawn;
+    for (const auto& k : key_labels(wide)) {
+      CAPTURE(k.dump());
+      CHECK(k["orientation"] == "upright");
+      CHECK_FALSE(k["shortened"].get<bool>());
+      drawn.push_back(k["text"]);
+    }
+    CHECK(drawn == std::vector<std::string>{"我喜欢", "打", "篮球"});
+    // Many tokens, narrow columns: the labels turn, the CJK ones stacked (taller than wide), still whole.
+    std::string text;
+    for (int i = 0; i < 10; ++i) text += "我喜欢打篮球";
+    const WindowRun narrow = run_window("labels_cjk_stacked", "--size 1280x720 --language zh --heads 8 --tokenizer " +
+                                                                  shell_quote(tokenizer.string()) + " --text " + text);
+    int stacked = 0;
+    for (const auto& k : key_labels(narrow)) {
+      CAPTURE(k.dump());
+      CHECK(k["orientation"] != "turned");  // never on its side
+      CHECK_FALSE(k["shortened"].get<bool>());
+      if (k["orientation"] == "stacked" && k["full"] == "我喜欢") {
+        ++stacked;
+        CHECK(k["h"].get<double>() > 2.5 * k["w"].get<double>());
+      }
+    }
+    CHECK(stacked > 0);
+  }
+
+  TEST_CASE("heads captions: one format for every tile, 16 and 32 heads, both languages") {
+    for (const char* language : {"en", "zh"})
+      for (const char* size : {"1280x720", "1920x1080"})
+        for (const int heads : {8, 16, 32}) {
+          CAPTURE(language);
+          CAPTURE(size);
+          CAPTURE(heads);
+          const WindowRun w = run_window("labels_captions_" + std::string(language) + "_" + size + "_" + std::to_string(heads),
+                                         "--size " + std::string(size) + " --language " + language + " --heads " +
+                                             std::to_string(heads) + " --d-model 128");
+          REQUIRE(captions_of_grid(w, 0).size() == size_t(heads));
+          check_one_caption_format(w);
+        }
+  }
+
+  TEST_CASE("heads captions: past 16 kv groups every caption names its group") {
+    const WindowRun w = run_window("labels_captions_32_groups", "--size 1280x720 --kind gqa --heads 32 --groups 32 --d-model 128");
+    const std::vector<nlohmann::json> captions = captions_of_grid(w, 0);
+    REQUIRE(captions.size() == 32);
+    for (const auto& c : captions) {
+      CAPTURE(c.dump());
+      const int head = c["tile"].get<int>();
+      const std::string text = c["text"];
+      const bool names_group = text.find("kv group " + std::to_string(head)) != std::string::npos ||
+                               text.find("g" + std::to_string(head)) != std::string::npos;
+      CHECK(names_group);
+    }
+    // 16 groups: each group its own colour, different from every other's.
+    const WindowRun sixteen = run_window("labels_colours_16_groups", "--size 1920x1080 --kind gqa --heads 16 --groups 16 --d-model 128");
+    std::set<std::vector<int>> colours;
+    for (const auto& h : sixteen.layout["heads"]) colours.insert(h["frame_color"].get<std::vector<int>>());
+    CHECK(colours.size() == 16);
+  }
+
+  TEST_CASE("heads colour bar: the numbers are round, shared or per head, probabilities or scores") {
+    for (const char* flags : {"--heads 4", "--heads 4 --causal", "--heads 8 --scores --colormap diverging",
+                              "--heads 4 --per-head-scale", "--heads 2 --text 'The cat sat on the mat'"}) {
+      CAPTURE(flags);
+      const WindowRun w = run_window("labels_ticks", std::string("--size 1280x720 ") + flags);
+      const auto& ticks = w.layout["ticks"];
+      REQUIRE(ticks.size() >= 2);
+      for (const auto& t : ticks) {
+        CAPTURE(t.dump());
+        const double value = t["value"], step = t["step"];
+        CHECK(round_tick(value, step));
+        const std::string text = t["text"];
+        CHECK(text.find('e') == std::string::npos);  // "0.2", never "9.68e-08"
+        CHECK(std::stod(text) == doctest::Approx(value).epsilon(1e-4));
+      }
+    }
+  }
+}
+
+}  // namespace attnscope::test
