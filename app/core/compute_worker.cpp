@@ -105,6 +105,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   ComputeResult out;
   out.generation = job.generation;
   out.scene = job.scene;
+  if (const std::optional<ModelSource>& source = job.analysis_key.model)
+    out.of_model = source->model ? static_cast<const void*>(source->model.get()) : source->attentions.get();
   try {
     std::shared_ptr<const Analysis> analysis;
     if (last_analysis_ && last_key_ == job.analysis_key) {

@@ -78,6 +78,9 @@ struct ComputeResult {
   std::shared_ptr<const HeadStats> stats;
   std::string stats_error;
   std::string error;                          // the engine's InputError message, if any
+  // The checkpoint or attentions file this result (or its error) is of — ModelSource's model or
+  // attentions — or null for the seeded layer. Compared with the open one, never dereferenced.
+  const void* of_model = nullptr;
   // With a ModelSource: the layer's run (analysis points into it) with every position's top-5.
   std::shared_ptr<const ModelLayerRun> model_run;
   // With ModelSource::kv_heads > 0: the unconverted model's run of the same layer and input (what the

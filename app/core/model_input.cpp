@@ -1,6 +1,9 @@
 // model_input.cpp — text or ids → the checkpoint's tokens → one layer of the forward pass.
 #include "core/model_input.h"
 
+#include <algorithm>
+
+#include "attnscope/analysis/head_patterns.h"
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
 
@@ -79,6 +82,55 @@ ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, con
                      e.what() + ")");
   }
   return model_tokens_from_text(checkpoint, input, true);
+}
+
+std::string ids_input(const std::vector<int32_t>& ids) {
+  std::string text = "ids:";
+  for (int32_t id : ids) text += " " + std::to_string(id);
+  return text;
+}
+
+namespace {
+// The most tokens the forward pass takes (0: no limit known): the model's positions, and its sliding
+// window (attnscope computes full causal attention only).
+int longest_input(const model::Model& model) {
+  const model::ModelConfig& c = model.config;
+  if (c.max_positions > 0 && c.sliding_window > 0) return std::min(c.max_positions, c.sliding_window);
+  return std::max(c.max_positions, c.sliding_window);
+}
+}  // namespace
+
+std::string default_model_input(const model::Model& model) {
+  constexpr int half = 16;
+  constexpr uint64_t seed = 1;
+  const int positions = longest_input(model) > 0 ? longest_input(model) : 2 * half;
+  const std::vector<int32_t> ids = repeated_random_ids(std::clamp(positions / 2, 2, half), model.config.vocab, seed);
+  // As text when the model's tokenizer reads it back to the same ids ("B H e L … B H e L …"), else as ids.
+  try {
+    const std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer_cached(model.dir);
+    const std::string text = tokenizer->decode(ids);
+    if (tokenizer->encode_ids(text, true) == ids && text.rfind("ids:", 0) != 0) return text;
+  } catch (const InputError&) {
+    // no tokenizer, or ids it cannot decode: the ids themselves
+  }
+  return ids_input(ids);
+}
+
+std::string model_input_problem(const model::Model& model, const std::string& input) {
+  ModelTokens tokens;
+  try {
+    tokens = model_tokens_from_input(model.dir, input);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  for (int32_t id : tokens.ids)
+    if (id < 0 || id >= model.config.vocab)
+      return "token id " + std::to_string(id) + " is outside the model's vocabulary (0 to " +
+             std::to_string(model.config.vocab - 1) + ")";
+  if (longest_input(model) > 0 && int(tokens.ids.size()) > longest_input(model))
+    return std::to_string(tokens.ids.size()) + " tokens are more than the " + std::to_string(longest_input(model)) +
+           " this model takes";
+  return {};
 }
 
 std::string token_label(const ModelTokens& tokens, int32_t id) {

@@ -14,6 +14,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
+#include "attnscope/model/model.h"
 #include "attnscope/text/tokenizer_interface.h"
 
 namespace attnscope {
@@ -37,6 +38,18 @@ ModelTokens model_tokens_from_ids(const std::filesystem::path& checkpoint, std::
 // The window's input box: "ids: 1 2 3" gives ids; other text goes through the tokenizer (a folder
 // without one says to type ids).
 ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, const std::string& input);
+
+// The Input window's text for `ids`: "ids: 3 17 5 …" (lesson 6's repeated sequences, a model's default input).
+std::string ids_input(const std::vector<int32_t>& ids);
+
+// What a model opens on when the text on screen is not in its vocabulary (or it has no tokenizer): a
+// random half repeated (head_patterns.h: repeated_random_ids) in its own ids, so that its induction heads
+// show at once. 16 + 16 tokens, fewer when the model was built for shorter inputs; as text when its
+// tokenizer reads that text back to the same ids, else as "ids: …".
+std::string default_model_input(const model::Model& model);
+
+// Why `input` cannot go into `model` ("" when it can): the message model_tokens_from_input throws.
+std::string model_input_problem(const model::Model& model, const std::string& input);
 
 // Readable text of one next token ("" without a tokenizer or beyond its vocabulary).
 std::string token_label(const ModelTokens& tokens, int32_t id);

@@ -1,5 +1,7 @@
 #include "gui/app_state.h"
 
+#include "attnscope/core/error.h"
+#include "core/model_input.h"
 #include "gui/i18n.h"
 #include "gui/windows.h"
 
@@ -62,6 +64,27 @@ void ForgetRun(AppState& state) {
   state.model_view.pictures.reset();
   state.model_view.error.clear();
 }
+
+// The Input window's text for a model just opened: the text on screen when the model reads it, else the
+// model's default input (a repeated sequence in its own ids), keeping the text for Close.
+void FitInputToModel(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  c.input_note.clear();
+  if (!c.model) return;
+  std::string problem = model_input_problem(*c.model, state.scene.input.text);
+  if (problem.empty() && state.scene.input.source != InputSource::text) problem = "the input is not text";
+  if (problem.empty()) return;
+  try {
+    const std::string input = default_model_input(*c.model);
+    if (c.synthetic_text.empty()) c.synthetic_text = state.scene.input.text;
+    state.scene.input.text = c.default_text = input;
+    state.scene.input.source = InputSource::text;
+    c.input_note = problem;
+  } catch (const InputError&) {
+    // a vocabulary of one token has no repeated sequence: its error shows in place of the heads
+  }
+}
+
 }  // namespace
 
 void OpenCheckpoint(AppState& state, const std::string& path) {
@@ -84,6 +107,14 @@ void CloseCheckpoint(AppState& state) {
   c.shown_name.clear();
   ForgetRun(state);
   c.tokenizer_error.clear();
+  c.error.clear();
+  c.input_note.clear();
+  // The synthetic layer's text again, unless the user typed a sentence of their own meanwhile (token ids,
+  // the model's default input or a lesson's, mean nothing to the synthetic layer).
+  const std::string& text = state.scene.input.text;
+  if (!c.synthetic_text.empty() && (text == c.default_text || text.rfind("ids:", 0) == 0)) state.scene.input.text = c.synthetic_text;
+  c.synthetic_text.clear();
+  c.default_text.clear();
   NoteEdit(state, Panel::checkpoint);  // the seeded layer again
 }
 
@@ -94,7 +125,18 @@ bool TakeCheckpoint(AppState& state) {
   if (!result) return false;
   c.loading.clear();
   if (!result->model && !result->attentions) {
-    c.error = result->error;  // the open model, if any, stays
+    // The model asked for is the current one, and its error stands in place of its heads: nothing of the
+    // model open before (or of the synthetic layer) stays on screen under its name.
+    c.error = result->error;
+    c.model.reset();
+    c.attentions.reset();
+    c.opened = result->dir.string();
+    c.shown_name = result->dir.filename().string();
+    c.tokenizer_error.clear();
+    c.input_note.clear();
+    ForgetRun(state);
+    if (state.scene.view.view != View::heads) SwitchView(state, View::heads);
+    NoteEdit(state, Panel::checkpoint);
     return true;
   }
   c.error.clear();
@@ -111,6 +153,8 @@ bool TakeCheckpoint(AppState& state) {
   c.tokenizer_error = result->tokenizer_error;
   c.kv_heads = 0;  // as trained: another model has other divisors
   c.layer = std::min(c.layer, c.layers() - 1);
+  FitInputToModel(state);
+  if (state.fonts) state.fonts->request_text(state.scene.input.text);
   if (c.attentions && state.fonts)  // the file's own tokens, in any script
     for (const std::string& label : c.attentions->labels) state.fonts->request_text(label);
   const std::string dir = result->dir.string();
@@ -128,12 +172,15 @@ bool TakeResult(AppState& state) {
   state.result_generation = result->generation;
   state.result_seconds = result->seconds;
   if (!result->error.empty()) {
-    // Keep showing the last good pictures; say why the new settings gave none.
+    // Keep showing the last good pictures of the same model; say why the new settings gave none.
     state.error = result->error;
     state.error_panel = state.submitted_by;
+    state.error_of = result->of_model;
     return true;
   }
   state.error.clear();
+  state.error_of = nullptr;
+  state.analysis_of = result->of_model;
   if (result->analysis != state.analysis) NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
   state.analysis = result->analysis;
   state.pictures = result->pictures;
@@ -195,6 +242,21 @@ const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::ve
   cache.source = &labels;
   cache.font_generation = state.fonts->generation();
   return cache;
+}
+
+bool AnalysisOfCurrentModel(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!state.analysis) return false;
+  if (!c.current()) return state.analysis_of == nullptr;
+  return c.is_open() && state.analysis_of == c.id();
+}
+
+std::string CurrentCheckpointError(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.current()) return {};
+  if (!c.error.empty()) return c.error;
+  if (c.is_open() && !state.error.empty() && state.error_of == c.id()) return state.error;
+  return {};
 }
 
 void SelectQuery(AppState& state, int index) {

@@ -54,6 +54,16 @@ struct InputWindowState {
 
 struct ModelWindowState {
   std::string weights_dir;  // the folder being typed (applied with the Load button)
+  // The heads and groups last chosen by hand (0: not yet): a d_model that H does not divide lowers H for
+  // as long as it must, and the next d_model that allows them brings them back (typing "4096" passes
+  // through 4 and 40 on its way), so no setting drifts unseen.
+  int chosen_heads = 0, chosen_groups = 0;
+  // The settings as this window left them last frame: any other difference was made elsewhere (a lesson, a
+  // scene file), which makes the new H and G the chosen ones.
+  int seen_d_model = 0, seen_heads = 0, seen_groups = 0;
+  AttentionKind seen_kind = AttentionKind::mha;
+  std::string typed_d_model;  // the text being typed into the d_model slider (Ctrl+click)
+  std::string note;           // what a typed d_model that is not offered became (one line)
 };
 
 // The Checkpoint window (window_checkpoint.cpp): a real model whose layer the Heads view draws: an open
@@ -80,7 +90,18 @@ struct CheckpointWindowState {
   int kv_heads = 0;
   std::shared_ptr<const ModelLayerRun> original;
 
+  // The Input window's text from before the model opened on its default input (restored on Close; ""
+  // when the model took the text on screen), and why that text could not go in ("" likewise).
+  std::string synthetic_text;
+  std::string input_note;
+  std::string default_text;  // the model's default input as it was put in the Input window
+
   bool is_open() const { return model || attentions; }
+  // The checkpoint is the current model (ARCHITECTURE "One current model"): open, opening, or failed to
+  // open (its error then stands in place of its heads until Close). Otherwise the synthetic layer is.
+  bool current() const { return is_open() || !loading.empty() || !error.empty(); }
+  // What ComputeResult::of_model names for the open model (null: none open).
+  const void* id() const { return model ? static_cast<const void*>(model.get()) : attentions.get(); }
   int layers() const { return model ? model->config.layers : attentions ? attentions->layers : 0; }
   int heads() const { return model ? model->config.heads : attentions ? attentions->heads : 0; }
   std::string shown_name;             // the checkpoint's name, or the attentions' (set when it opens)
@@ -269,6 +290,10 @@ struct AppState {
   std::string head_stats_error;                 // why there are none
   std::string error;
   Panel error_panel = Panel::startup;
+  // The model `analysis` and `error` are of: CheckpointWindowState::id() of the checkpoint they came from,
+  // null for the synthetic layer. A view draws heads only of the current model (AnalysisOfCurrentModel).
+  const void* analysis_of = nullptr;
+  const void* error_of = nullptr;
   uint64_t submitted_generation = 0;
   Panel submitted_by = Panel::startup;
   uint64_t result_generation = 0;
@@ -340,6 +365,12 @@ void CloseCheckpoint(AppState& state);
 // Takes a finished open, if any: the model replaces the seeded layer in the Heads view, or its error
 // shows in the Checkpoint window. Returns true when one arrived.
 bool TakeCheckpoint(AppState& state);
+// True when `analysis` is of the current model: the open checkpoint's, or the synthetic layer's when none
+// is current. False while a checkpoint opens, after it failed to open, and before its first pass arrives.
+bool AnalysisOfCurrentModel(const AppState& state);
+// The current checkpoint's error, to show in place of its heads: why it failed to open, or why its last
+// forward pass gave no heads ("" when none, and always "" for the synthetic layer).
+std::string CurrentCheckpointError(const AppState& state);
 // Selects query token/cell `index` in every view (−1: none).
 void SelectQuery(AppState& state, int index);
 

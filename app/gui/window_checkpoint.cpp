@@ -11,12 +11,17 @@
 // Opening runs on the CheckpointLoader's thread (a progress bar meanwhile), the forward pass on the
 // compute worker (ModelSource): the frame never waits for either.
 //
-// Convert to GQA/MQA: a K/V-heads slider over the divisors of the checkpoint's own G pools each layer's
+// One model at a time: while a checkpoint is open (or opening, or failed to open) the Model window is its
+// card (DrawCheckpointCard: family, L, H, G, d_head, the layer, the conversion below) and the synthetic
+// settings are out of sight; a model whose tokenizer cannot read the text on screen opens on a repeated
+// random sequence of its own ids (app_state.cpp).
+//
+// Convert to GQA/MQA (in the card): a K/V-heads slider over the divisors of the checkpoint's own G pools each layer's
 // K/V heads by their mean (SPEC's conversion, Ainslie et al. 2023) on the worker; the Heads view, the
 // info table and the next tokens then show the converted model, the Head analysis window each head's
 // drift from the original, and one line here what pooling cost (mean drift, the top-1 next token).
 //
-// Sections: opening · what the model is · next tokens · convert to GQA/MQA · window
+// Sections: opening · what the model is · next tokens · convert to GQA/MQA · the Model window's card · window
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
@@ -43,7 +48,7 @@ void DrawOpenControls(AppState& state) {
   if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path = user_path_text(c.path));  // ~, absolute
   RecordLastItem(state, "checkpoint.open");
   ImGui::SameLine();
-  ImGui::BeginDisabled(!c.is_open() && c.loading.empty());
+  ImGui::BeginDisabled(!c.current());  // also a checkpoint that failed to open: back to the synthetic model
   if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
   RecordLastItem(state, "checkpoint.close");
   ImGui::EndDisabled();
@@ -142,6 +147,7 @@ void DrawModelInfo(AppState& state) {
     NoticeText(tr("This checkpoint has no tokenizer: type token ids in the Input window, e.g. \"ids: 1 2 3\"."));
   else
     HintText(tr("The Input window's text goes through the checkpoint's own tokenizer (or type \"ids: 1 2 3\")."));
+  if (cfg.kv_heads > 1) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
   DrawViewButtons(state);
 }
 
@@ -199,7 +205,8 @@ void DrawNextTokens(AppState& state) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       const std::string& text = run->next_labels[size_t(q)][i];
-      ImGui::TextUnformatted(text.empty() ? "—" : state.fonts->display_label(text).c_str());
+      // Without a tokenizer the id is all there is to show.
+      ImGui::TextUnformatted(text.empty() ? ("#" + std::to_string(top[i].id)).c_str() : state.fonts->display_label(text).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%d", top[i].id);
       ImGui::TableNextColumn();
@@ -253,7 +260,7 @@ void DrawConversionSummary(AppState& state) {
 void DrawConversion(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   const model::ModelConfig& cfg = c.model->config;
-  SectionHeader(tr("Convert to GQA / MQA"));
+  ImGui::TextUnformatted(tr("Convert to GQA / MQA"));
   // The divisors of the checkpoint's own G: a GQA model pools further, never back.
   const std::vector<int> options = divisors(cfg.kv_heads, cfg.kv_heads);
   if (options.size() < 2) {
@@ -270,13 +277,73 @@ void DrawConversion(AppState& state) {
     NoteEdit(state, Panel::checkpoint);      // the worker converts; a running pass of the old G is cancelled
   }
   RecordLastItem(state, "checkpoint.kv_heads");
-  HintText(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));
+  HelpMarker(tr("Pools each layer's K/V heads by their mean (Ainslie et al. 2023)."));
   if (c.kv_heads == 0) return;
   DrawConversionSummary(state);
-  if (!state.show_analysis && ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
+  if (state.show_analysis) return;
+  if (ImGui::Button(tr("Show each head's drift (Head analysis)"))) state.show_analysis = true;
+  RecordLastItem(state, "model.show_drift");
+}
+
+// The card's "what it is" rows: the few numbers a class needs (the Checkpoint window has the rest).
+void DrawCardInfo(const CheckpointWindowState& c) {
+  if (!BeginInfoTable("##model_card")) return;
+  if (c.model) {
+    const model::ModelConfig& cfg = c.model->config;
+    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
+    InfoRow(tr("layers L"), std::to_string(cfg.layers));
+    InfoRow(tr("query heads H"), std::to_string(cfg.heads));
+    const ModelLayerRun* run = c.run.get();
+    const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
+    if (shown_g == cfg.kv_heads)
+      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
+    InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
+  } else {
+    const model::AttentionStack& s = *c.attentions;
+    InfoRow(tr("layers L"), std::to_string(s.layers));
+    InfoRow(tr("query heads H"), std::to_string(s.heads));
+    if (s.groups_from_config)
+      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
+    else
+      InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
+    InfoRow(tr("tokens T"), std::to_string(s.tokens));
+  }
+  ImGui::EndTable();
 }
 
 }  // namespace
+
+// ---- the Model window's card -------------------------------------------------------------------------
+
+void DrawCheckpointCard(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  if (CheckpointLoadingBar(state)) return;
+  const bool attentions = c.attentions != nullptr;
+  SectionHeader(trf(attentions ? TrKey("Attentions file: %s") : TrKey("Checkpoint: %s"),
+                    (c.name().empty() ? CheckpointPathName(c.opened) : c.name()).c_str())
+                    .c_str());
+  RecordLastItem(state, "model.card");
+  // Back to the synthetic model: first, so that it is in sight however small the window.
+  if (ImGui::SmallButton((std::string(tr("Close")) + "##card_close").c_str())) CloseCheckpoint(state);
+  RecordLastItem(state, "model.close_checkpoint");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("One model at a time: close the checkpoint to see and edit the synthetic model again."));
+  if (!c.is_open()) {  // it failed to open: its error, and the way back
+    ErrorText(std::string(tr("Error: ")) + c.error);
+  } else {
+    DrawCardInfo(c);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x * 0.6f));
+    if (ImGui::SliderInt((std::string(tr("layer")) + "##card_layer").c_str(), &c.layer, 0, c.layers() - 1, "%d",
+                         ImGuiSliderFlags_AlwaysClamp))
+      NoteEdit(state, Panel::heads);
+    RecordLastItem(state, "model.layer");
+    if (!c.input_note.empty())
+      NoticeText(tr("It opened on a random sequence repeated once, in its own vocabulary: the text on screen is not in it."));
+    if (c.model && state.scene.view.view == View::heads) DrawConversion(state);
+  }
+}
 
 // ---- window ------------------------------------------------------------------------------------------
 
@@ -291,10 +358,9 @@ void DrawCheckpointWindow(AppState& state) {
   if (state.checkpoint.model) {
     DrawModelInfo(state);
     DrawNextTokens(state);
-    if (state.scene.view.view == View::heads) DrawConversion(state);
   } else if (state.checkpoint.attentions) {
     DrawAttentionsInfo(state);
-  } else if (state.checkpoint.loading.empty()) {
+  } else if (!state.checkpoint.current()) {
     HintText(tr("No checkpoint open: the views show attnscope's seeded layer."));
     if (ImGui::Button(tr("Open the shipped induction model"))) OpenShippedInductionModel(state);
     RecordLastItem(state, "checkpoint.open_induction");

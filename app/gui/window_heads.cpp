@@ -4,7 +4,8 @@
 // its kv group's colour (heads that share K/V share a colour) and captioned
 // "head h · kv group g". Query tokens run down the left, key tokens along the top. Hover a cell for
 // its tokens, score and probability; click to select that query row everywhere; double-click a head
-// to open it large.
+// to open it large. With a checkpoint current, only its heads are drawn: while it opens, when it failed to
+// open or its pass failed, its progress or its error stands in their place (never another model's heads).
 //
 // Sections: toolbar · tooltip · large head · window
 #include <cmath>
@@ -96,6 +97,27 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     SameLineIfFits(ImGui::GetFontSize() * 9);
     BusyIndicator(state);
   }
+}
+
+// What the Heads view shows instead of heads while the current checkpoint has none to show: the opening's
+// progress, its error, or a spinner until its first pass arrives. Returns false when its heads are there.
+bool DrawInPlaceOfCheckpointHeads(AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (CheckpointLoadingBar(state)) return true;
+  if (const std::string error = CurrentCheckpointError(state); !error.empty()) {
+    ErrorText(std::string(tr("Error: ")) + error);
+    if (!c.is_open()) {
+      HintText(tr("Open another checkpoint, or close this one to see the synthetic model again."));
+      if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
+      RecordLastItem(state, "heads.close_checkpoint");
+    }
+    return true;
+  }
+  if (!AnalysisOfCurrentModel(state) || !state.pictures || state.pictures->heads.empty()) {
+    SpinnerText(tr("running the model…"));
+    return true;
+  }
+  return false;
 }
 
 // ---- tooltip -----------------------------------------------------------------------------------------
@@ -223,10 +245,16 @@ void DrawHeadsWindow(AppState& state) {
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
   DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
-  ErrorText(ErrorFor(state, Panel::heads));
+  if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),
                         Panel::heads)) {
+    ImGui::End();
+    return;
+  }
+  // One current model: with a checkpoint current, only its own heads are drawn; while it opens, after it
+  // failed to open or when its pass failed, its progress or error stands in their place.
+  if (state.checkpoint.current() && DrawInPlaceOfCheckpointHeads(state)) {
     ImGui::End();
     return;
   }

@@ -92,11 +92,8 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   const model::ModelConfig& cfg = c.model->config;
   if (step.layer) c.layer = std::min(*step.layer, cfg.layers - 1);
   if (step.repeat_tokens > 0) {
-    std::string text = "ids:";
     try {
-      for (int32_t id : repeated_random_ids(step.repeat_tokens, cfg.vocab, step.repeat_seed))
-        text += " " + std::to_string(id);
-      state.scene.input.text = text;
+      state.scene.input.text = ids_input(repeated_random_ids(step.repeat_tokens, cfg.vocab, step.repeat_seed));
     } catch (const InputError& e) {
       state.error = e.what();  // a model with a vocabulary of one token: said where the run's errors go
       state.error_panel = Panel::checkpoint;

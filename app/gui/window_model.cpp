@@ -1,7 +1,11 @@
 // window_model.cpp — the Model window: kind, d_model, heads (divisors of d_model only), groups
 // (divisors of heads only; fixed for single/MHA/MQA), causal mask, score scaling, seed and the K/V
-// weight source. Every change goes to the engine at once; its complaints show here.
+// weight source. Every change goes to the engine at once; its complaints show here. While a checkpoint is the
+// current model this window is its card instead (window_checkpoint.cpp: DrawCheckpointCard). A d_model that
+// the chosen H does not divide lowers H only while it must, and says so in one line; a typed d_model that
+// is not offered takes the nearest offered one, said in one line too.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -59,6 +63,30 @@ bool DrawDesignedPatterns(ModelSettings& m) {
   return edited;
 }
 
+// The offered value nearest `value` (ties: the smaller).
+int NearestOption(long long value, const std::vector<int>& options) {
+  int best = options.front();
+  for (int o : options)
+    if (std::llabs(value - o) < std::llabs(value - best)) best = o;
+  return best;
+}
+
+// Follows Ctrl+click typing into the last slider: while it is a text field its text is kept in `typed`;
+// returns true in the frame the typing ends (Enter, or a click elsewhere).
+bool TypedSliderValue(std::string& typed) {
+  const ImGuiID id = ImGui::GetItemID();
+  if (ImGui::TempInputIsActive(id)) {
+    // TextW is the field's text as edited (TextA is not kept up to date); a number is ASCII.
+    if (const ImGuiInputTextState* text = ImGui::GetInputTextState(id)) {
+      typed.clear();
+      for (int i = 0; i < text->CurLenW && i < text->TextW.Size; ++i)
+        if (text->TextW[i] < 128) typed += char(text->TextW[i]);
+    }
+    return false;
+  }
+  return !typed.empty();
+}
+
 }  // namespace
 
 void DrawModelWindow(AppState& state) {
@@ -68,15 +96,23 @@ void DrawModelWindow(AppState& state) {
     ImGui::End();
     return;
   }
+  // One current model: an open (or opening, or failed) checkpoint's card replaces the synthetic settings.
+  if (state.checkpoint.current()) {
+    DrawCheckpointCard(state);
+    ImGui::End();
+    return;
+  }
   ModelSettings& m = state.scene.model;
-  bool edited = false;
+  bool edited = false, d_model_edited = false;
+  ModelWindowState& ws = state.model;
+  if (ws.chosen_heads == 0 || m.d_model != ws.seen_d_model || m.heads != ws.seen_heads || m.groups != ws.seen_groups ||
+      m.kind != ws.seen_kind) {
+    ws.chosen_heads = m.heads;
+    ws.chosen_groups = m.groups;
+  }
   if (state.scene.input.source == InputSource::grid)
     NoticeText(tr("These settings shape attention over a sentence (Heads, Shapes); the grid views use the relative-"
                   "position heads."));
-  if (state.checkpoint.model)  // window_checkpoint.cpp
-    NoticeText(tr("A checkpoint is open: the Heads view shows its layer; these settings shape the other views."));
-  else if (state.checkpoint.attentions)
-    NoticeText(tr("An attentions file is open: the Heads view shows its layer; these settings shape the other views."));
   const bool tensor_input = state.scene.input.source == InputSource::tensor;
   // With a tensor input, C is the width of X.npy (known once the engine has read it).
   const int c = tensor_input && state.analysis && state.analysis->attention ? state.analysis->attention->shape.d_model
@@ -118,8 +154,32 @@ void DrawModelWindow(AppState& state) {
     HelpMarker(tr("Designed heads have d_k = 64 each: they read positions and token features from a designed embedding."));
   } else if (tensor_input) {
     ImGui::TextUnformatted(trf("d_model C = %d (the width of X.npy)", c).c_str());
-  } else if (SliderChoice(tr("d_model C"), &m.d_model, widths)) {
-    edited = true;
+  } else {
+    const int d_model_before = m.d_model;
+    const bool dragged = SliderChoice(tr("d_model C"), &m.d_model, widths);
+    RecordLastItem(state, "model.d_model");
+    const bool typed_done = TypedSliderValue(ws.typed_d_model);
+    if (typed_done && !ws.typed_d_model.empty()) {
+      // A typed width is the width: taken when offered, else the nearest offered one, said in one line.
+      char* end = nullptr;
+      const long long typed = std::strtoll(ws.typed_d_model.c_str(), &end, 10);
+      if (end != ws.typed_d_model.c_str()) {
+        const int nearest = NearestOption(typed, widths);
+        ws.note = nearest == typed ? std::string()
+                                   : trf("d_model %lld is not offered: it took %d, the nearest.", typed, nearest);
+        m.d_model = nearest;
+      }
+      ws.typed_d_model.clear();
+    } else if (dragged && !ImGui::TempInputIsActive(ImGui::GetItemID())) {
+      ws.note.clear();
+    }
+    if (dragged || m.d_model != d_model_before) {
+      // H and G as chosen by hand, lowered only as far as this C needs (KeepShapeValid below).
+      if (ws.chosen_heads > 0) m.heads = ws.chosen_heads;
+      if (ws.chosen_groups > 0) m.groups = ws.chosen_groups;
+      d_model_edited = true;
+      edited = true;
+    }
   }
 
   // Heads: only divisors of C.
@@ -155,6 +215,18 @@ void DrawModelWindow(AppState& state) {
   ImGui::EndDisabled();
   ImGui::PopItemWidth();
   if (edited) KeepShapeValid(m, tensor_input ? c : m.d_model);
+  // Only a d_model edit keeps the chosen H and G apart from the shown ones; any other edit chooses anew.
+  if (edited && !d_model_edited) {
+    ws.chosen_heads = m.heads;
+    ws.chosen_groups = m.groups;
+    ws.note.clear();
+  }
+  if (!ws.note.empty()) NoticeText(ws.note);
+  // What a width did to H and G, said for as long as it holds rather than done silently.
+  if (!designed && !tensor_input && m.kind != AttentionKind::single && m.heads != ws.chosen_heads)
+    NoticeText(trf("heads H = %d, not the %d chosen: H must divide d_model %d.", m.heads, ws.chosen_heads, m.d_model));
+  else if (!designed && m.kind == AttentionKind::gqa && m.groups != ws.chosen_groups)
+    NoticeText(trf("groups G = %d, not the %d chosen: G must divide H = %d.", m.groups, ws.chosen_groups, m.heads));
 
   const int groups = effective_groups(m);
   if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
@@ -231,6 +303,7 @@ void DrawModelWindow(AppState& state) {
 
   if (edited) NoteEdit(state, Panel::model);
   ErrorText(ErrorFor(state, Panel::model));
+  ws.seen_d_model = m.d_model, ws.seen_heads = m.heads, ws.seen_groups = m.groups, ws.seen_kind = m.kind;
   ImGui::End();
 }
 

@@ -31,6 +31,11 @@ namespace {
 void DrawNoCheckpoint(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   if (CheckpointLoadingBar(state)) return;
+  if (c.current()) {  // it failed to open: its error, not "no checkpoint", and the way back
+    ErrorText(std::string(tr("Error: ")) + c.error);
+    if (ImGui::Button((std::string(tr("Close")) + "##model_view_close").c_str())) CloseCheckpoint(state);
+    return;
+  }
   WrappedText(tr("No checkpoint open. The model view shows every head of every layer of a real model "
                  "(a Hugging Face checkpoint folder) for the Input window's text, or of attentions computed "
                  "elsewhere."));

@@ -72,6 +72,8 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
       s.delta_preset = "line";
     edited = true;
   }
+  // These heads are a model of their own (SPEC: position-only, W_Q = W_K = 0), not the Model window's.
+  HintText(tr("Position-only heads: a model of their own, apart from the Model window's (no content, only offsets)."));
   const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : tr("(per head)");
   if (ImGui::BeginCombo(tr("Δ preset"), preset_shown)) {
     for (const std::string& name : delta_preset_names()) {

@@ -30,6 +30,9 @@ void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
 void DrawCheckpointWindow(AppState& state);
+// The Model window while a checkpoint is the current model: its card (what it is, its layer, the K/V
+// heads conversion) in place of the synthetic settings (window_checkpoint.cpp).
+void DrawCheckpointCard(AppState& state);
 void DrawModelViewWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
 // missing assets folder shows as the Checkpoint window's error.

@@ -168,19 +168,27 @@ TEST_SUITE("gui_checkpoint") {
       INFO(joined(shown));
       CHECK(shows(shown, "Error:"));
       CHECK(shows(shown, c.message));
-      CHECK(shows(shown, "No checkpoint open"));  // the seeded layer stays
-      CHECK(w.layout.at("heads").size() > 0);
+      // The checkpoint asked for is the current model: its error stands where its heads would be, and no
+      // heads of the seeded layer are drawn under its name.
+      CHECK_FALSE(shows(shown, "No checkpoint open"));
+      CHECK(shows(texts_of(w, "###heads"), c.message));
+      CHECK(w.layout.at("heads").empty());
     }
   }
 
-  TEST_CASE("checkpoint window: without a tokenizer, text is refused on screen and ids are asked for") {
+  TEST_CASE("checkpoint window: without a tokenizer, the model opens on a repeated sequence of its own ids") {
     const WindowRun w = run_window("checkpoint_no_tokenizer", "--checkpoint " + shell_quote(fixture("mistral_mha_f32").string()) +
                                                                   " --text " + shell_quote("The cat sat"));
     const std::vector<std::string> shown = texts_of(w, "###checkpoint");
     INFO(joined(shown));
     CHECK(shows(shown, "This checkpoint has no tokenizer"));
     CHECK(shows(shown, "ids: 1 2 3"));
-    CHECK(shows(shown, "Error:"));
+    CHECK_FALSE(shows(shown, "Error:"));
+    CHECK_FALSE(shows(texts_of(w, "###heads"), "Error:"));
+    CHECK(shows(texts_of(w, "###model"), "It opened on a random sequence repeated once"));
+    // 8 ids and the same 8 again (the fixture's sliding window is 16 tokens); the next tokens show their ids.
+    CHECK(w.layout.at("heads").at(0).at("tokens").get<int>() == 16);
+    CHECK(shows(shown, "#"));
   }
 
   TEST_CASE("checkpoint window: an interactive run remembers the checkpoints opened") {
@@ -207,15 +215,13 @@ TEST_SUITE("gui_checkpoint") {
     REQUIRE(m->config.heads == 4);
     REQUIRE(m->config.kv_heads == 2);
     const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids) +
-                             // The Checkpoint window and Head analysis share the right column: both whole on screen,
-                             // the slider below the next tokens and the drift at the end of the analysis.
-                             " --show-analysis --size 1920x1400 --ui-scale 0.8";
+                             " --size 1600x1000";
     const WindowRun before = run_window("checkpoint_kv_before", args);
     // As trained: two K/V groups of two heads, no drift column.
     const auto& heads_before = before.layout.at("heads");
     REQUIRE(heads_before.size() == 4);
     for (int h = 0; h < 4; ++h) CHECK(heads_before[size_t(h)].at("kv_group").get<int>() == h / 2);
-    CHECK(has_text(texts_of(before, "###checkpoint"), "2  (GQA, as trained)"));
+    CHECK(has_text(texts_of(before, "###model"), "2  (GQA, as trained)"));  // the Model window is the card
     CHECK_FALSE(shows(texts_of(before, "###analysis"), "Drift from the original model"));
     // A click at the slider's left end picks 1 K/V head (MQA).
     REQUIRE(before.layout.at("widgets").contains("checkpoint.kv_heads"));
@@ -223,9 +229,15 @@ TEST_SUITE("gui_checkpoint") {
     char pointer[64];
     std::snprintf(pointer, sizeof pointer, "%d,%d", int(slider["x"].get<double>() + 3),
                   int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
-    const WindowRun after = run_window("checkpoint_kv_mqa", args + " --pointer " + pointer + " --clicks 4 --frames 10");
-    const std::vector<std::string> shown = texts_of(after, "###checkpoint");
+    // Then the card's "Show each head's drift" button opens Head analysis (it would cover the card).
+    const WindowRun converted = run_window("checkpoint_kv_mqa_first", args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    REQUIRE(converted.layout.at("widgets").contains("model.show_drift"));
+    const auto& drift_button = converted.layout["widgets"]["model.show_drift"];
+    const std::string both = std::string(pointer) + ";" + centre_of(drift_button);
+    const WindowRun after = run_window("checkpoint_kv_mqa", args + " --pointer " + shell_quote(both) + " --clicks 4,10 --frames 16");
+    const std::vector<std::string> shown = texts_of(after, "###model");
     INFO(joined(shown));
+    CHECK(has_text(texts_of(after, "###checkpoint"), "1  (MQA, converted from 2)"));
     const auto& heads_after = after.layout.at("heads");
     REQUIRE(heads_after.size() == 4);
     for (int h = 0; h < 4; ++h) CHECK(heads_after[size_t(h)].at("kv_group").get<int>() == 0);  // one frame colour
@@ -264,8 +276,12 @@ TEST_SUITE("gui_checkpoint") {
     const auto& zh_slider = zh_before.layout.at("widgets").at("checkpoint.kv_heads");
     std::snprintf(pointer, sizeof pointer, "%d,%d", int(zh_slider["x"].get<double>() + 3),
                   int(zh_slider["y"].get<double>() + zh_slider["h"].get<double>() / 2));
-    const WindowRun zh = run_window("checkpoint_kv_zh", "--language zh " + args + " --pointer " + pointer + " --clicks 4 --frames 10");
-    CHECK(has_text(texts_of(zh, "###checkpoint"), "1（MQA，由 2 个合并而来）"));
+    const WindowRun zh_first = run_window("checkpoint_kv_zh_first", "--language zh " + args + " --pointer " + pointer + " --clicks 4 --frames 10");
+    REQUIRE(zh_first.layout.at("widgets").contains("model.show_drift"));
+    const std::string zh_both = std::string(pointer) + ";" + centre_of(zh_first.layout["widgets"]["model.show_drift"]);
+    const WindowRun zh = run_window("checkpoint_kv_zh", "--language zh " + args + " --pointer " + shell_quote(zh_both) +
+                                                            " --clicks 4,10 --frames 16");
+    CHECK(has_text(texts_of(zh, "###model"), "1（MQA，由 2 个合并而来）"));
     CHECK(shows(texts_of(zh, "###analysis"), "相对原始模型的偏移"));
     CHECK(zh.layout.at("untranslated").empty());
     CHECK(has_text(texts_of(zh, "###heads"), name + " · 第 0 层，共 2 层 · K/V 由 2 个头合并"));
@@ -355,7 +371,7 @@ TEST_SUITE("gui_checkpoint") {
                                                                      " --show-model-view");
       CHECK(shows(texts_of(mv, "###model_view"), "no_config · 2 layers × 4 heads · K/V groups unknown · 12 tokens"));
     }
-    // Scores instead of probabilities, no tokens.json, a truncated .npy: each named on screen; the seeded layer stays.
+    // Scores instead of probabilities, no tokens.json, a truncated .npy: each named on screen, in place of the heads.
     const auto a = read_npy(precomputed / "attentions.npy", 4);
     fs::create_directories(d / "scores");
     std::vector<float> scores = a.data;
@@ -379,8 +395,8 @@ TEST_SUITE("gui_checkpoint") {
       INFO(joined(shown));
       CHECK(shows(shown, "Error:"));
       CHECK(shows(shown, c.message));
-      CHECK(shows(shown, "No checkpoint open"));
-      CHECK(w.layout.at("heads").size() > 0);
+      CHECK(shows(texts_of(w, "###heads"), c.message));
+      CHECK(w.layout.at("heads").empty());
     }
   }
 

@@ -90,7 +90,7 @@ TEST_CASE("tokenizer files: a folder's tokenizer.json comes first, with its toke
   CHECK(load_tokenizer(dir / "tokenizer.json")->encode_ids("hi", true).size() == 2);
   // A folder with neither kind of file.
   const fs::path empty = fresh_dir("empty");
-  CHECK_THROWS_WITH_AS(load_tokenizer(empty), doctest::Contains("has no tokenizer.json and no vocab.json + merges.txt"),
+  CHECK_THROWS_WITH_AS(load_tokenizer(empty), doctest::Contains("has no tokenizer.json, no vocab.json + merges.txt"),
                        InputError);
   CHECK_THROWS_WITH_AS(load_tokenizer(empty / "missing.json"), doctest::Contains("no such file or folder"), InputError);
   write_file_atomic(empty / "notes.txt", "x");

@@ -7,6 +7,7 @@
 #include "attnscope/core/limits.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/text/tokenizer.h"
+#include "attnscope/text/vocab_tokenizer.h"
 
 namespace attnscope {
 namespace fs = std::filesystem;
@@ -61,6 +62,7 @@ std::shared_ptr<const Tokenizer> load_tokenizer_json(const fs::path& file) {
   return tokenizer_from_json(text, quoted(file));
 }
 
+// A vocab.json: GPT-2's (with its merges beside it), or the one `attnscope train` writes (vocab_tokenizer.h).
 std::shared_ptr<const Tokenizer> load_gpt2(const fs::path& vocab) {
   const fs::path folder = vocab.parent_path();
   std::error_code ec;
@@ -69,6 +71,7 @@ std::shared_ptr<const Tokenizer> load_gpt2(const fs::path& vocab) {
     if (fs::is_regular_file(merges, ec))
       return tokenizer_from_gpt2_files(read_tokenizer_file(vocab), read_tokenizer_file(merges), quoted(vocab), quoted(merges));
   }
+  if (const std::string text = read_tokenizer_file(vocab); is_train_vocab(text)) return train_vocab_tokenizer(text, quoted(vocab));
   throw InputError(quoted(vocab) + ": a GPT-2 vocabulary needs its merges beside it: no merges.txt (or vocab.bpe) in " +
                    quoted(folder.empty() ? fs::path(".") : folder));
 }
@@ -87,9 +90,13 @@ std::shared_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
     if (fs::is_regular_file(path / "tokenizer.json", ec)) return load_tokenizer_json(path / "tokenizer.json");
     if (fs::is_regular_file(path / "vocab.json", ec) && fs::is_regular_file(path / "merges.txt", ec))
       return load_gpt2(path / "vocab.json");
+    if (fs::is_regular_file(path / "vocab.json", ec)) {
+      const std::string text = read_tokenizer_file(path / "vocab.json");
+      if (is_train_vocab(text)) return train_vocab_tokenizer(text, quoted(path / "vocab.json"));
+    }
     throw InputError("the folder " + quoted(path) +
-                     " has no tokenizer.json and no vocab.json + merges.txt: point --tokenizer at a model's folder "
-                     "or at one of those files");
+                     " has no tokenizer.json, no vocab.json + merges.txt and no vocab.json of attnscope train: give a "
+                     "model's folder or one of those files");
   }
   const std::string name = path.filename().string();
   if (name == "vocab.json" || name == "encoder.json") return load_gpt2(path);
