@@ -81,13 +81,15 @@ TEST_CASE("cli language: compute --language zh writes the trace's step names in 
   std::set<std::string> chinese_names;
   for (const auto& [key, step] : words.trace_steps) chinese_names.insert(step.name);
   REQUIRE(en["steps"].size() == zh["steps"].size());
-  int translated = 0;
+  int changed = 0;
   for (size_t i = 0; i < zh["steps"].size(); ++i) {
     const std::string name = zh["steps"][i]["name"];
-    translated += chinese_names.count(name) > 0 && name != en["steps"][i]["name"].get<std::string>();
+    CAPTURE(name);
+    CHECK(chinese_names.count(name) == 1);  // every step by its translation ("softmax" stays "softmax")
+    changed += name != en["steps"][i]["name"].get<std::string>();
     CHECK(zh["steps"][i]["shape"] == en["steps"][i]["shape"]);  // the numbers stay the same
   }
-  CHECK(translated == int(zh["steps"].size()));
+  CHECK(changed > 0);
 }
 
 TEST_CASE("cli language: --help of export and compute documents --language") {

@@ -82,7 +82,7 @@ TEST_CASE("export language: relpos and conv figures are drawn in Chinese too") {
   request.words = figure_words(chinese());
   request.what = ExportWhat::conv;
   const std::string conv = render_export(a, request).bytes;
-  for (const char* part : {">输入<", "差值 MHSA − 卷积", "卷积即注意力", "真实的 "}) {
+  for (const char* part : {">输入<", "差值 MHSA − 卷积", "卷积即注意力", "真实的 ", "圆环图案，8×8 个单元"}) {
     CAPTURE(part);
     CHECK(has(conv, part));
   }

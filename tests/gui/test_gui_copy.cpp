@@ -41,6 +41,8 @@ int read_clipboard_png(const fs::path& out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::vector<std::string> all_texts(const nlohmann::json& layout);
+
 void check_copy(const std::string& name, const std::string& args, const std::string& what) {
   REQUIRE_MESSAGE(std::system("command -v xclip >/dev/null 2>&1") == 0,
                   "the clipboard test reads the X selection with xclip (apt-get install xclip)");
@@ -84,6 +86,12 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// Shell lines that press `keys` as a hand does: held for a few frames (ImGui 1.86 reads which keys are
+// down once a frame, so a press and release within one frame would go unseen).
+std::string press(const std::string& keys) {
+  return "xdotool keydown " + keys + "\nsleep 0.3\nxdotool keyup " + keys + "\n";
+}
+
 // Starts the window (interactive, closing itself after many frames), waits for it, runs `keys` (shell
 // lines using $wid) as a user at the keyboard would, then saves the clipboard's targets, text and
 // image into `dir` while the window still runs (a text copy is owned by the window itself).
@@ -93,17 +101,23 @@ void type_into_window(const fs::path& dir, const std::string& args, const std::s
   const std::string q = shell_quote(dir.string());
   const std::string script =
       "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n"
-      "XDG_CONFIG_HOME=" + q + "/config timeout 300 " + shell_quote(ATTNSCOPE_BIN) + " " + args +
+      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args +
       " --size 1280x720 --frames 600 --layout-json " + q + "/layout.json >" + q + "/out.txt 2>&1 &\n"
       "pid=$!\n"
+      "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
+      "watchdog=$!\n"
       "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
+      "sleep 4\n"  // mapped, and the first result on screen
       "xdotool windowfocus --sync $wid\n"
-      "sleep 4\n" + keys +
+      "sleep 0.5\n" + keys +
       "sleep 3\n"
       "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
       "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
       "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n"
-      "wait $pid\n";
+      "wait $pid\n"
+      "status=$?\n"
+      "kill $watchdog >/dev/null 2>&1\n"
+      "exit $status\n";
   std::ofstream(dir / "run.sh") << script;
   const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
   INFO(slurp(dir / "out.txt"));
@@ -131,7 +145,7 @@ TEST_SUITE("gui_copy") {
   TEST_CASE("copy figure: Ctrl+C on the window copies the English figure, the export's PNG") {
     const fs::path dir = fresh_dir("copy_key");
     const std::string scene = "--text 'The cat sat on the mat.' --kind mha --heads 2";
-    type_into_window(dir, scene, "xdotool mousemove --window $wid 1200 700\nxdotool key --clearmodifiers ctrl+c\n");
+    type_into_window(dir, scene, "xdotool mousemove --window $wid 1200 700\n" + press("ctrl+c"));
     const std::string targets = slurp(dir / "targets.txt");
     INFO("targets: " << targets);
     REQUIRE(targets.find("image/png") != std::string::npos);
@@ -157,8 +171,8 @@ TEST_SUITE("gui_copy") {
         field = std::to_string(int(t["x"].get<double>() + 20)) + " " + std::to_string(int(t["y"].get<double>() + t["h"].get<double>() / 2));
     REQUIRE_MESSAGE(!field.empty(), "the sentence is not in the layout record");
     type_into_window(dir, "--text 'The cat sat on the mat.'",
-                     "xdotool mousemove --window $wid " + field + " click 1\nsleep 1\n"
-                     "xdotool key --clearmodifiers ctrl+a\nsleep 0.5\nxdotool key --clearmodifiers ctrl+c\n");
+                     "xdotool mousemove --window $wid " + field + " click 1\nsleep 1\n" +
+                     press("ctrl+a") + "sleep 0.5\n" + press("ctrl+c"));
     const std::string targets = slurp(dir / "targets.txt");
     INFO("targets: " << targets);
     CHECK(targets.find("image/png") == std::string::npos);

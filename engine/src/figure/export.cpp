@@ -57,7 +57,9 @@ const std::vector<std::string>& figure_word_keys() {
       "query token %d", "α per head (in the titles)", "padding keys", "no padding keys", "content + λ·position",
       "convolution as attention", "%dx%d kernel = %d heads", "max |MHSA − conv|", "interior", "border",
       "%d layers × %d heads", "%d K/V heads", "every head its own K/V", "one K/V head for all",
-      "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "panel l.h = layer l, head h"};
+      "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "panel l.h = layer l, head h",
+      // a generated grid, as the window describes it
+      "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph"};
   return keys;
 }
 
@@ -188,6 +190,17 @@ std::string alpha_text(const std::vector<RelposHead>& heads, const FigureWords& 
   return same ? "α=" + detail::format_g(heads.front().alpha) : w.word("α per head (in the titles)");
 }
 
+// The grid's description in the figure's language: a generated pattern from the analysed scene's
+// settings, as the window says it; an image's description (its file name and sizes) as the engine wrote it.
+std::string grid_note(const Analysis& a, const std::string& engine_note, const FigureWords& w) {
+  const InputSettings& in = a.scene.input;
+  if (w.strings.empty() || in.source != InputSource::grid || !in.grid.image_path.empty()) return engine_note;
+  const std::string size = std::to_string(in.grid.rows) + "×" + std::to_string(in.grid.cols);
+  if (in.grid.pattern == "noise")
+    return w.format("noise pattern (seed %s), %s cells", std::to_string(in.grid.seed).c_str(), size.c_str());
+  return w.format("%s pattern, %s cells", w.word(in.grid.pattern).c_str(), size.c_str());
+}
+
 std::string delta_text(const RelposHead& h, int dims) {
   if (dims == 1) return "Δ=" + detail::format_g(h.delta[1]);
   return "Δ=(" + detail::format_g(h.delta[0]) + "," + detail::format_g(h.delta[1]) + ")";
@@ -223,7 +236,7 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
     std::string where = rp.dims == 2 ? w.format("query cell (%d,%d)", rp.query_row, rp.query_col)
                                      : w.format("query token %d", rp.query_col);
     std::string c = w.word("relative-position attention") + sep + w.format("%d heads", int(rp.heads.size())) + sep +
-                    rp.input_note + sep + where + sep + alpha_text(rp.heads, w) + sep +
+                    (rp.dims == 1 ? w.format("%d tokens", rp.cols) : grid_note(a, rp.input_note, w)) + sep + where + sep + alpha_text(rp.heads, w) + sep +
                     w.word(rp.geometry.pad_rows > 0 || rp.geometry.pad_cols > 0 ? "padding keys" : "no padding keys");
     if (rp.mixed) c += sep + w.word("content + λ·position") + ", λ=" + detail::format_g(rp.lambda);
     c += sep + w.word("probabilities") + sep + scale;
@@ -232,7 +245,7 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
   const ConvAnalysis& cv = *a.conv;
   std::string c = w.word("convolution as attention") + sep + cv.kernel.name + " " +
                   w.format("%dx%d kernel = %d heads", cv.kernel.size, cv.kernel.size, int(cv.heads.size())) + sep +
-                  "α=" + detail::format_g(cv.alpha) + sep + cv.input_note + sep + w.word("max |MHSA − conv|");
+                  "α=" + detail::format_g(cv.alpha) + sep + grid_note(a, cv.input_note, w) + sep + w.word("max |MHSA − conv|");
   if (cv.interior_cells > 0) c += " " + w.word("interior") + " " + scientific(cv.max_abs_interior) + ",";
   if (cv.border_cells > 0) c += " " + w.word("border") + " " + scientific(cv.max_abs_border);
   return c + sep + w.word(cv.pad_keys ? "padding keys" : "no padding keys");
