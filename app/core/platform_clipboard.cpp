@@ -48,15 +48,21 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
     out.error = "there is no display to copy to (neither WAYLAND_DISPLAY nor DISPLAY is set)";
     return out;
   }
-  const std::string tool = wayland ? "wl-copy" : "xclip";
-  const std::string exe = find_on_path(tool);
+  std::string tool = wayland ? "wl-copy" : "xclip";
+  std::string exe = find_on_path(tool);
+  // Wayland without wl-copy: XWayland's clipboard (xclip), which the compositor shares with Wayland.
+  if (exe.empty() && wayland && set("DISPLAY") && !find_on_path("xclip").empty()) {
+    tool = "xclip";
+    exe = find_on_path(tool);
+  }
   if (exe.empty()) {
     out.missing_tool = tool;
     out.missing_package = wayland ? "wl-clipboard" : "xclip";
     return out;
   }
-  std::vector<std::string> args = wayland ? std::vector<std::string>{exe, "--type", "image/png"}
-                                          : std::vector<std::string>{exe, "-selection", "clipboard", "-t", "image/png", "-i"};
+  std::vector<std::string> args = tool == "wl-copy"
+                                      ? std::vector<std::string>{exe, "--type", "image/png"}
+                                      : std::vector<std::string>{exe, "-selection", "clipboard", "-t", "image/png", "-i"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

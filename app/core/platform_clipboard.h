@@ -2,7 +2,8 @@
 //
 // Linux has no clipboard of its own to write into: a program owns the selection and answers every
 // paste. Under Wayland (WAYLAND_DISPLAY set) wl-copy (package wl-clipboard) does that, under X11
-// (DISPLAY set) xclip (package xclip) owns the CLIPBOARD selection with the target image/png. The
+// (DISPLAY set) xclip (package xclip) owns the CLIPBOARD selection with the target image/png (also
+// under Wayland without wl-copy when XWayland runs: the compositor shares its clipboard). The
 // tool reads the PNG from a pipe, then serves it from the background until something else is copied,
 // so the bytes stay pasteable after attnscope closes. A browser port replaces this one file.
 #pragma once
