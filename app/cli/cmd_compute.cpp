@@ -1,7 +1,7 @@
 // cmd_compute.cpp — `attnscope compute`: every intermediate tensor of grouped attention as .npy.
 //
 //   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa] [--d-model C]
-//                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] --out DIR
+//                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] [--language en|zh] --out DIR
 // Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json.
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include "cli/model_options.h"
 #include "cli/output_files.h"
 #include "core/scene_options.h"
+#include "core/translations.h"
 
 namespace attnscope::cli {
 namespace {
@@ -26,14 +27,20 @@ struct ComputeOptions {
   ModelOptions model;  // --checkpoint: a real model instead of the seeded layer
   std::string out;
   bool table = false;
+  std::string language = "en";  // trace.json's step names and formulas, the table's headings
 };
 
-nlohmann::json trace_json(const Analysis& a) {
+nlohmann::json trace_json(const Analysis& a, const Translations& words) {
   const AttentionAnalysis& att = *a.attention;
   const Trace& t = att.trace;
   nlohmann::json steps = nlohmann::json::array();
-  for (const TraceStep& s : t.steps)
-    steps.push_back({{"name", s.name}, {"formula", s.formula}, {"dims", s.dims}, {"shape", s.shape}, {"text", s.text()}});
+  for (const TraceStep& s : t.steps) {
+    const auto said = words.trace_steps.find(s.key);
+    const bool translated = said != words.trace_steps.end();
+    steps.push_back({{"name", translated ? said->second.name : s.name},
+                     {"formula", translated && !said->second.formula.empty() ? said->second.formula : s.formula},
+                     {"dims", s.dims}, {"shape", s.shape}, {"text", s.text()}});
+  }
   const ModelSettings& m = a.scene.model;
   return {
       {"settings",
@@ -82,11 +89,11 @@ nlohmann::json tokens_json(const AttentionAnalysis& att) {
 }
 
 // A compact per-head table of probabilities, for a first look in the terminal.
-void print_table(const AttentionAnalysis& att) {
+void print_table(const AttentionAnalysis& att, const FigureWords& words) {
   const int T = int(att.x.rows());
   const int shown = std::min(T, 12);
   for (int h = 0; h < att.shape.heads; ++h) {
-    std::printf("head %d · kv group %d%s\n", h, kv_group_of_head(h, att.shape.heads, att.shape.groups),
+    std::printf("%s%s\n", words.format("head %d · kv group %d", h, kv_group_of_head(h, att.shape.heads, att.shape.groups)).c_str(),
                 shown < T ? "  (first 12 tokens)" : "");
     std::printf("%10s", "");
     for (int j = 0; j < shown; ++j) std::printf(" %6.6s", att.labels[size_t(j)].c_str());
@@ -101,6 +108,7 @@ void print_table(const AttentionAnalysis& att) {
 }
 
 void run(const ComputeOptions& o) {
+  const Language language = parse_language_option(o.language);
   if (wants_model(o.model)) {
     require(!o.table, "--table prints a seeded layer; with --checkpoint read attentions.npy instead");
     return run_model_compute(o.model, o.scene, o.out);
@@ -110,6 +118,7 @@ void run(const ComputeOptions& o) {
   const Analysis a = analyse(scene);  // every check happens before anything is written
   const AttentionAnalysis& att = *a.attention;
   const auto& r = att.result;
+  const Translations words = language == Language::en ? Translations{} : load_translations(translations_path(to_string(language)));
 
   OutputFiles out(o.out);
   out.npy("probs.npy", r.probs);
@@ -118,10 +127,10 @@ void run(const ComputeOptions& o) {
   out.npy("q.npy", r.q);
   out.npy("k.npy", r.k);
   out.npy("v.npy", r.v);
-  out.text("trace.json", trace_json(a).dump(2) + "\n");
+  out.text("trace.json", trace_json(a, words).dump(2) + "\n");
   if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
   out.commit();
-  if (o.table) print_table(att);
+  if (o.table) print_table(att, figure_words(words));
   std::printf("wrote %zu files to %s\n", out.written().size(), o.out.c_str());
 }
 
@@ -131,6 +140,8 @@ void add_compute_command(CLI::App& root) {
   add_scene_options(*cmd, options->scene, flags_input | flags_model);
   cmd->add_option("--out", options->out, "Output folder (created if missing)")->required();
   cmd->add_flag("--table", options->table, "Also print each head's probabilities as a table");
+  cmd->add_option("--language", options->language,
+                  "Language of trace.json's step names and formulas and of the table: en | zh (default en)");
   add_model_options(*cmd, options->model, false);
   cmd->callback([options] { run(*options); });
 }

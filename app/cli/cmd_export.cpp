@@ -1,7 +1,7 @@
 // cmd_export.cpp — `attnscope export`: a heatmap figure (PNG/SVG) or its raw numbers (CSV/.npy).
 //
 //   attnscope export --what heads|head:N|relpos|conv|model --format png|svg|csv|npy [--scale S]
-//                    [--colormap NAME] [--scores] [--per-head-scale] [--no-caption]
+//                    [--colormap NAME] [--scores] [--per-head-scale] [--no-caption] [--language en|zh]
 //                    [scene options of compute/relpos/conv] --out FILE
 // The output path is checked before anything is computed, and the file is written to a temporary
 // name and renamed, so bad input leaves no file behind. Prints one line naming the written file.
@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "core/scene_options.h"
+#include "core/translations.h"
 
 namespace attnscope::cli {
 namespace {
@@ -22,6 +23,7 @@ struct ExportOptions {
   SceneOptions scene;
   ModelOptions model;  // --checkpoint / --attentions: a real model's layer
   std::string what, format, out;
+  std::string language = "en";  // the figure's titles and captions
   double scale = 1.0;
   bool no_caption = false;
 };
@@ -58,6 +60,7 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptio
 void run(const ExportOptions& o) {
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
+  request.words = figure_words(parse_language_option(o.language));
   parse_export_what(o.what, request);
   request.format = parse_export_format(o.format);
   request.scale = float(o.scale);
@@ -108,6 +111,8 @@ void add_export_command(CLI::App& root) {
   cmd->add_option("--format", options->format, "png | svg | csv | npy")->required();
   cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
+  cmd->add_option("--language", options->language,
+                  "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
   add_scene_options(*cmd, options->scene, flags_all);
   add_model_options(*cmd, options->model, true);

@@ -110,4 +110,21 @@ std::filesystem::path translations_path(const std::string& language) {
   return assets_dir() / "i18n" / (language + ".json");
 }
 
+FigureWords figure_words(const Translations& t) {
+  FigureWords words;
+  for (const std::string& key : figure_word_keys())
+    if (const auto it = t.strings.find(key); it != t.strings.end()) words.strings.emplace(key, it->second);
+  return words;
+}
+
+FigureWords figure_words(Language language) {
+  if (language == Language::en) return {};
+  return figure_words(load_translations(translations_path(to_string(language))));
+}
+
+Language parse_language_option(const std::string& text) {
+  require(text == "en" || text == "zh", "--language '" + text + "' is not a language of attnscope (valid: en, zh)");
+  return parse_language(text);
+}
+
 }  // namespace attnscope

@@ -15,6 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "attnscope/core/language.h"
+#include "attnscope/figure/export.h"
+
 namespace attnscope {
 
 struct Translations {
@@ -36,6 +39,14 @@ Translations load_translations(const std::filesystem::path& path);
 // assets/i18n/<language>.json in the assets folder (io/assets.h). Throws InputError when there is no
 // assets folder.
 std::filesystem::path translations_path(const std::string& language);
+
+// The words of exported figures (titles, captions, colour-bar titles) in `language`: every key of
+// figure_word_keys() that the language's file translates (printf conversions checked as above).
+// English: none (the engine's own words). Throws InputError when the file cannot be read.
+FigureWords figure_words(const Translations& translations);
+FigureWords figure_words(Language language);
+// A command's --language value, "en" or "zh"; anything else throws InputError naming the valid values.
+Language parse_language_option(const std::string& text);
 
 // printf conversions of `format` in order ("%d", "%.1f", "%lld", "%s"); "%%" is not one.
 std::vector<std::string> printf_conversions(std::string_view format);

@@ -17,6 +17,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "core/user_path.h"
 #include "gui/widgets.h"
@@ -52,6 +53,7 @@ ExportRequest RequestFor(const AppState& state) {
   r.format = ExportFormat(e.format);
   r.scale = e.scale;
   r.caption = e.caption;
+  r.words = UiFigureWords();  // titles and captions in the interface's language
   return r;
 }
 
@@ -138,6 +140,7 @@ void ExportWithLastSettings(AppState& state) { StartExport(state); }
 
 void DrawExportWindow(AppState& state) {
   CollectExport(state);
+  UpdateFigureCopy(state);  // Ctrl+C and a finished copy, every frame like a finished export
   if (!state.show_export) return;
   PlaceNextWindow(state, Slot::export_panel);
   if (!ImGui::Begin(WindowTitle("Export", "export").c_str(), &state.show_export)) {

@@ -15,6 +15,7 @@
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/attention/weights.h"
 #include "attnscope/figure/heatmap_layout.h"
+#include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -245,6 +246,7 @@ void DrawHeadsWindow(AppState& state) {
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
   DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
+  CopyFigureButton(state);
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),

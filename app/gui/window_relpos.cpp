@@ -17,6 +17,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/relpos/relative_position.h"
+#include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -296,6 +297,7 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  CopyFigureButton(state, false);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
   HelpMarker(tr("Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times "
@@ -395,6 +397,7 @@ void DrawRelpos2dWindow(AppState& state) {
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
+  CopyFigureButton(state, false);
   bool edited = DrawHeadControls(state, shown, 2, extent);
   edited |= DeltaPad(state, shown, std::min(left_w - font, font * 11.0f));
   if (edited) NoteEdit(state, Panel::relpos);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 #include "attnscope/core/error.h"
@@ -17,6 +18,50 @@
 #include "core/format.h"
 
 namespace attnscope {
+
+// ---- the figure's words --------------------------------------------------------------------------
+namespace {
+
+int percent_count(const std::string& s) { return int(std::count(s.begin(), s.end(), '%')); }
+
+}  // namespace
+
+std::string FigureWords::word(const std::string& english) const {
+  const auto it = strings.find(english);
+  return it == strings.end() || it->second.empty() ? english : it->second;
+}
+
+std::string FigureWords::format(const char* english_format, ...) const {
+  std::string f = word(english_format);
+  if (percent_count(f) != percent_count(english_format)) f = english_format;  // never read the wrong argument
+  va_list args, again;
+  va_start(args, english_format);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, f.c_str(), args);
+  va_end(args);
+  std::string out(size_t(std::max(n, 0)), '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, f.c_str(), again);
+  va_end(again);
+  return out;
+}
+
+const std::vector<std::string>& figure_word_keys() {
+  static const std::vector<std::string> keys = {
+      // panel titles and colour bars
+      "head %d · kv group %d", "head %d", "combined (mean of the heads)", "input", "output", "difference",
+      "MHSA (%d heads, α=%s)", "true %dx%d convolution", "difference MHSA − conv", "probability", "score", "masked",
+      // captions
+      "single-head attention", "causal", "not causal", "seed %s", "weights %s", "converted", "independent", "loaded",
+      "designed", "scores QKᵀ/√d_k", "scores QKᵀ (unscaled)", "probabilities", "shared scale", "scale per head",
+      "rows: queries, columns: keys", "relative-position attention", "%d heads", "query cell (%d,%d)",
+      "query token %d", "α per head (in the titles)", "padding keys", "no padding keys", "content + λ·position",
+      "convolution as attention", "%dx%d kernel = %d heads", "max |MHSA − conv|", "interior", "border",
+      "%d layers × %d heads", "%d K/V heads", "every head its own K/V", "one K/V head for all",
+      "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "panel l.h = layer l, head h",
+      // a generated grid, as the window describes it
+      "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph"};
+  return keys;
+}
 
 // ---- names and parsing ---------------------------------------------------------------------------
 namespace {
@@ -94,9 +139,9 @@ ExportRequest export_request_for_view(const ViewSettings& view) {
 // ---- validation ----------------------------------------------------------------------------------
 namespace {
 
-const char* kind_name(AttentionKind k) {
+std::string kind_name(AttentionKind k, const FigureWords& w = {}) {
   switch (k) {
-    case AttentionKind::single: return "single-head attention";
+    case AttentionKind::single: return w.word("single-head attention");
     case AttentionKind::mha: return "MHA";
     case AttentionKind::mqa: return "MQA";
     case AttentionKind::gqa: return "GQA";
@@ -139,10 +184,21 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
 // ---- captions ------------------------------------------------------------------------------------
 namespace {
 
-std::string alpha_text(const std::vector<RelposHead>& heads) {
+std::string alpha_text(const std::vector<RelposHead>& heads, const FigureWords& w) {
   bool same = true;
   for (const auto& h : heads) same = same && h.alpha == heads.front().alpha;
-  return same ? "α=" + detail::format_g(heads.front().alpha) : "α per head (in the titles)";
+  return same ? "α=" + detail::format_g(heads.front().alpha) : w.word("α per head (in the titles)");
+}
+
+// The grid's description in the figure's language: a generated pattern from the analysed scene's
+// settings, as the window says it; an image's description (its file name and sizes) as the engine wrote it.
+std::string grid_note(const Analysis& a, const std::string& engine_note, const FigureWords& w) {
+  const InputSettings& in = a.scene.input;
+  if (w.strings.empty() || in.source != InputSource::grid || !in.grid.image_path.empty()) return engine_note;
+  const std::string size = std::to_string(in.grid.rows) + "×" + std::to_string(in.grid.cols);
+  if (in.grid.pattern == "noise")
+    return w.format("noise pattern (seed %s), %s cells", std::to_string(in.grid.seed).c_str(), size.c_str());
+  return w.format("%s pattern, %s cells", w.word(in.grid.pattern).c_str(), size.c_str());
 }
 
 std::string delta_text(const RelposHead& h, int dims) {
@@ -154,44 +210,45 @@ std::string delta_text(const RelposHead& h, int dims) {
 
 std::string export_caption(const Analysis& a, const ExportRequest& r) {
   const std::string sep = " · ";
-  const std::string scale = r.shared_scale ? "shared scale" : "scale per head";
+  const FigureWords& w = r.words;
+  const std::string scale = w.word(r.shared_scale ? "shared scale" : "scale per head");
+  const std::string queries_keys = w.word("rows: queries, columns: keys");
   if (r.what == ExportWhat::heads || r.what == ExportWhat::head) {
     const ModelSettings& m = a.scene.model;
     const AttentionShape& s = a.attention->shape;
     if (!a.attention->source_note.empty()) {  // a real model's layer: its own name, not seeded settings
-      std::string c = a.attention->source_note + sep + kind_name(m.kind) + sep + "H=" + std::to_string(s.heads) + sep +
-                      "G=" + std::to_string(s.groups) + sep + (m.causal ? "causal" : "not causal") + sep +
-                      (r.scores ? "scores QKᵀ/√d_k" : "probabilities");
+      std::string c = a.attention->source_note + sep + kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
+                      "G=" + std::to_string(s.groups) + sep + w.word(m.causal ? "causal" : "not causal") + sep +
+                      w.word(r.scores ? "scores QKᵀ/√d_k" : "probabilities");
       if (r.what == ExportWhat::heads) c += sep + scale;
-      return c + sep + "rows: queries, columns: keys";
+      return c + sep + queries_keys;
     }
-    std::string c = std::string(kind_name(m.kind)) + sep + "H=" + std::to_string(s.heads) + sep +
+    std::string c = kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
-                    (m.causal ? "causal" : "not causal") + sep + "seed " + std::to_string(m.seed) + sep +
-                    "weights " + to_string(m.weights) + sep +
-                    (r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
+                    w.word(m.causal ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
+                    w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
+                    w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
     if (r.what == ExportWhat::heads) c += sep + scale;
-    return c + sep + "rows: queries, columns: keys";
+    return c + sep + queries_keys;
   }
   if (r.what == ExportWhat::relpos) {
     const RelposAnalysis& rp = *a.relpos;
-    std::string where = rp.dims == 2 ? "query cell (" + std::to_string(rp.query_row) + "," +
-                                           std::to_string(rp.query_col) + ")"
-                                     : "query token " + std::to_string(rp.query_col);
-    std::string c = "relative-position attention" + sep + std::to_string(rp.heads.size()) + " heads" + sep +
-                    rp.input_note + sep + where + sep + alpha_text(rp.heads) + sep +
-                    (rp.geometry.pad_rows > 0 || rp.geometry.pad_cols > 0 ? "padding keys" : "no padding keys");
-    if (rp.mixed) c += sep + "content + λ·position, λ=" + detail::format_g(rp.lambda);
-    c += sep + "probabilities" + sep + scale;
+    std::string where = rp.dims == 2 ? w.format("query cell (%d,%d)", rp.query_row, rp.query_col)
+                                     : w.format("query token %d", rp.query_col);
+    std::string c = w.word("relative-position attention") + sep + w.format("%d heads", int(rp.heads.size())) + sep +
+                    (rp.dims == 1 ? w.format("%d tokens", rp.cols) : grid_note(a, rp.input_note, w)) + sep + where + sep + alpha_text(rp.heads, w) + sep +
+                    w.word(rp.geometry.pad_rows > 0 || rp.geometry.pad_cols > 0 ? "padding keys" : "no padding keys");
+    if (rp.mixed) c += sep + w.word("content + λ·position") + ", λ=" + detail::format_g(rp.lambda);
+    c += sep + w.word("probabilities") + sep + scale;
     return c;
   }
   const ConvAnalysis& cv = *a.conv;
-  std::string c = "convolution as attention" + sep + cv.kernel.name + " " + std::to_string(cv.kernel.size) + "x" +
-                  std::to_string(cv.kernel.size) + " kernel = " + std::to_string(cv.heads.size()) + " heads" + sep +
-                  "α=" + detail::format_g(cv.alpha) + sep + cv.input_note + sep + "max |MHSA − conv|";
-  if (cv.interior_cells > 0) c += " interior " + scientific(cv.max_abs_interior) + ",";
-  if (cv.border_cells > 0) c += " border " + scientific(cv.max_abs_border);
-  return c + sep + (cv.pad_keys ? "padding keys" : "no padding keys");
+  std::string c = w.word("convolution as attention") + sep + cv.kernel.name + " " +
+                  w.format("%dx%d kernel = %d heads", cv.kernel.size, cv.kernel.size, int(cv.heads.size())) + sep +
+                  "α=" + detail::format_g(cv.alpha) + sep + grid_note(a, cv.input_note, w) + sep + w.word("max |MHSA − conv|");
+  if (cv.interior_cells > 0) c += " " + w.word("interior") + " " + scientific(cv.max_abs_interior) + ",";
+  if (cv.border_cells > 0) c += " " + w.word("border") + " " + scientific(cv.max_abs_border);
+  return c + sep + w.word(cv.pad_keys ? "padding keys" : "no padding keys");
 }
 
 // ---- figures -------------------------------------------------------------------------------------
@@ -211,7 +268,7 @@ ValueRange unite(ValueRange a, ValueRange b) { return {std::min(a.lo, b.lo), std
 
 // Colour bars for panels that share one scale or have one each; `title` names the values.
 void assign_colorbars(FigureSpec& f, bool shared, Colormap map, const std::string& title, bool show_masked,
-                      size_t first_panel = 0) {
+                      const FigureWords& w, size_t first_panel = 0) {
   const size_t bar0 = f.colorbars.size();
   ValueRange all{0, 0};
   bool any = false;
@@ -222,12 +279,12 @@ void assign_colorbars(FigureSpec& f, bool shared, Colormap map, const std::strin
     any = true;
     if (!shared) {
       p.colorbar = int(f.colorbars.size());
-      f.colorbars.push_back({r, map, title, show_masked});
+      f.colorbars.push_back({r, map, title, show_masked, w.word("masked")});
     } else {
       p.colorbar = int(bar0);
     }
   }
-  if (shared) f.colorbars.push_back({all, map, title, show_masked});
+  if (shared) f.colorbars.push_back({all, map, title, show_masked, w.word("masked")});
 }
 
 FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
@@ -244,7 +301,7 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
     const Mat& m = values[size_t(h)];
     const int g = kv_group_of_head(h, heads, groups);
     PanelSpec p;
-    p.title = "head " + std::to_string(h) + " · kv group " + std::to_string(g);
+    p.title = r.words.format("head %d · kv group %d", h, g);
     if (designed) p.title += " · " + a.scene.model.designed[size_t(h)];
     p.rows = int(m.rows());
     p.cols = int(m.cols());
@@ -259,7 +316,7 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
     f.panels.push_back(std::move(p));
   }
   assign_colorbars(f, r.shared_scale || r.what == ExportWhat::head, r.colormap,
-                   r.scores ? "score" : "probability", causal);
+                   r.words.word(r.scores ? "score" : "probability"), causal, r.words);
   return f;
 }
 
@@ -271,7 +328,7 @@ FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
   for (int h = 0; h < heads; ++h) {
     const RelposHead& head = rp.heads[size_t(h)];
     PanelSpec p;
-    p.title = "head " + std::to_string(h) + " · α=" + detail::format_g(head.alpha) + " · " + delta_text(head, rp.dims);
+    p.title = r.words.format("head %d", h) + " · α=" + detail::format_g(head.alpha) + " · " + delta_text(head, rp.dims);
     if (full_1d) {  // the sentence's T × T map, the query's own cell marked
       const Mat& m = rp.probs[size_t(h)];
       p.rows = int(m.rows());
@@ -300,7 +357,7 @@ FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
     if (kernel_order) f.grid_columns = kside;
   }
   PanelSpec combined;
-  combined.title = "combined (mean of the heads)";
+  combined.title = r.words.word("combined (mean of the heads)");
   combined.rows = int(rp.combined.rows());
   combined.cols = int(rp.combined.cols());
   combined.values.assign(rp.combined.data(), rp.combined.data() + rp.combined.size());
@@ -311,12 +368,12 @@ FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
   f.panels.push_back(std::move(combined));
   // Probabilities start at 0 whatever the colormap, so the scale reads as "share of the attention".
   Colormap map = r.colormap;
-  assign_colorbars(f, r.shared_scale, map, "probability", false);
+  assign_colorbars(f, r.shared_scale, map, r.words.word("probability"), false, r.words);
   for (ColorBarSpec& bar : f.colorbars) bar.range.lo = std::min(0.0f, bar.range.lo);
   return f;
 }
 
-FigureSpec conv_figure(const Analysis& a) {
+FigureSpec conv_figure(const Analysis& a, const FigureWords& w) {
   const ConvAnalysis& cv = *a.conv;
   FigureSpec f;
   auto panel = [&](const std::string& title, const Mat& m, int bar) {
@@ -330,20 +387,19 @@ FigureSpec conv_figure(const Analysis& a) {
     p.colorbar = bar;
     f.panels.push_back(std::move(p));
   };
-  const std::string k = std::to_string(cv.kernel.size);
-  panel("input", cv.input, 0);
-  panel("MHSA (" + std::to_string(cv.heads.size()) + " heads, α=" + detail::format_g(cv.alpha) + ")", cv.mhsa, 1);
-  panel("true " + k + "x" + k + " convolution", cv.conv, 1);
-  panel("difference MHSA − conv", cv.difference, 2);
+  panel(w.word("input"), cv.input, 0);
+  panel(w.format("MHSA (%d heads, α=%s)", int(cv.heads.size()), detail::format_g(cv.alpha).c_str()), cv.mhsa, 1);
+  panel(w.format("true %dx%d convolution", cv.kernel.size, cv.kernel.size), cv.conv, 1);
+  panel(w.word("difference MHSA − conv"), cv.difference, 2);
   // Gray images: the input on its own scale (a kernel like sobel_x leaves [0, 1] far behind), MHSA and
   // the convolution on one shared scale so they compare cell by cell, and the difference on a
   // symmetric diverging scale (white = no error).
-  f.colorbars.push_back({auto_range(cv.input.data(), size_t(cv.input.size())), Colormap::grayscale, "input", false});
+  f.colorbars.push_back({auto_range(cv.input.data(), size_t(cv.input.size())), Colormap::grayscale, w.word("input"), false});
   const ValueRange outputs = unite(auto_range(cv.mhsa.data(), size_t(cv.mhsa.size())),
                                    auto_range(cv.conv.data(), size_t(cv.conv.size())));
-  f.colorbars.push_back({outputs, Colormap::grayscale, "output", false});
+  f.colorbars.push_back({outputs, Colormap::grayscale, w.word("output"), false});
   f.colorbars.push_back({symmetric_range(cv.difference.data(), size_t(cv.difference.size())), Colormap::diverging,
-                         "difference", false});
+                         w.word("difference"), false});
   f.grid_columns = 4;
   return f;
 }
@@ -357,7 +413,7 @@ FigureSpec export_figure(const Analysis& a, const ExportRequest& r) {
     case ExportWhat::heads:
     case ExportWhat::head: f = heads_figure(a, r); break;
     case ExportWhat::relpos: f = relpos_figure(a, r); break;
-    case ExportWhat::conv: f = conv_figure(a); break;
+    case ExportWhat::conv: f = conv_figure(a, r.words); break;
     case ExportWhat::model: break;  // validate_export refused it: the model view needs every layer
   }
   if (r.caption) f.caption = export_caption(a, r);
@@ -526,17 +582,18 @@ std::string default_export_file_name(const ExportRequest& r, const std::string& 
 }
 
 // ---- the model view ------------------------------------------------------------------------------
-std::string model_view_caption(const model::AttentionStack& s) {
+std::string model_view_caption(const model::AttentionStack& s, const FigureWords& w) {
   const std::string sep = " · ";
   const int per_group = s.heads / std::max(s.kv_heads, 1);
   std::string groups = std::string(grouping_name(s.heads, s.kv_heads)) + ", " +
-                       (s.kv_heads == s.heads ? std::string("every head its own K/V")
-                        : s.kv_heads == 1     ? std::string("one K/V head for all")
-                                              : std::to_string(per_group) + " heads per K/V head");
-  if (!s.groups_from_config && s.kv_heads == s.heads) groups = "K/V groups unknown (no config.json)";
-  return s.source + sep + std::to_string(s.layers) + " layers × " + std::to_string(s.heads) + " heads" + sep +
-         std::to_string(s.kv_heads) + " K/V heads (" + groups + ")" + sep + std::to_string(s.tokens) + " tokens" + sep +
-         (s.causal ? "causal" : "not causal") + sep + "probabilities" + sep + "panel l.h = layer l, head h";
+                       (s.kv_heads == s.heads ? w.word("every head its own K/V")
+                        : s.kv_heads == 1     ? w.word("one K/V head for all")
+                                              : w.format("%d heads per K/V head", per_group));
+  if (!s.groups_from_config && s.kv_heads == s.heads) groups = w.word("K/V groups unknown (no config.json)");
+  return s.source + sep + w.format("%d layers × %d heads", s.layers, s.heads) + sep +
+         w.format("%d K/V heads", s.kv_heads) + " (" + groups + ")" + sep + w.format("%d tokens", s.tokens) + sep +
+         w.word(s.causal ? "causal" : "not causal") + sep + w.word("probabilities") + sep +
+         w.word("panel l.h = layer l, head h");
 }
 
 FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
@@ -564,8 +621,8 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
       p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
       f.panels.push_back(std::move(p));
     }
-  assign_colorbars(f, true, r.colormap, "probability", s.causal);
-  if (r.caption) f.caption = model_view_caption(s);
+  assign_colorbars(f, true, r.colormap, r.words.word("probability"), s.causal, r.words);
+  if (r.caption) f.caption = model_view_caption(s, r.words);
   return f;
 }
 

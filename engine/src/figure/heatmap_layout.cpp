@@ -325,7 +325,7 @@ ColorBarLayout layout_colorbar(const ColorBarSpec& spec, int index, int height, 
   }
   if (spec.show_masked) {
     L.masked_swatch = {0, L.bar.bottom() + line_h, L.bar.w, L.bar.w};
-    TextPlacement label = place("masked", tpx, false, -1, text);
+    TextPlacement label = place(spec.masked_label, tpx, false, -1, text);
     label.rect.x = L.bar.w + z.tick_length() + z.px(3);
     label.rect.y = L.masked_swatch.centre_y() - label.rect.h / 2;
     bounds = unite(bounds, unite({L.masked_swatch.x - line_width, L.masked_swatch.y - line_width,

@@ -23,6 +23,7 @@
 //   beyond relpos_full_probs_max_positions); conv [4, R, C] = input, mhsa, conv, difference.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,18 @@
 #include "attnscope/model/attention_file.h"
 
 namespace attnscope {
+
+// The words of a figure — panel titles, captions, colour-bar titles — in the interface's language. The
+// engine has no language of its own: the caller fills `strings` (English key → translation; the keys
+// are figure_word_keys(), printf formats where numbers go) from its translation file, and an empty
+// map draws English. A translation whose % conversions differ from its key's is not used.
+struct FigureWords {
+  std::map<std::string, std::string> strings;
+  std::string word(const std::string& english) const;            // the translation, else `english`
+  std::string format(const char* english_format, ...) const;     // printf with the translated format
+};
+// Every English key the figures and captions look up (a translation file should translate each).
+const std::vector<std::string>& figure_word_keys();
 
 enum class ExportWhat { heads, head, relpos, conv, model };
 enum class ExportFormat { png, svg, csv, npy };
@@ -47,6 +60,7 @@ struct ExportRequest {
   bool scores = false;                 // heads/head: raw scores instead of probabilities
   bool shared_scale = true;            // one colour scale for all heads (else one bar per head)
   bool caption = true;                 // the one-line settings caption under the figure
+  FigureWords words;                   // titles and captions in the interface's language (empty: English)
 };
 
 // "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv", "model". Sets what (and head). Throws
@@ -115,7 +129,7 @@ std::string default_export_file_name(const ExportRequest& request, const std::st
 // framed in the colour of its kv group g(h); causal-masked cells in the masked colour; one colour bar
 // (probability) for all. Thumbnails are about 1400/H pixels wide at 1×, at least 48.
 FigureSpec model_view_figure(const model::AttentionStack& stack, const ExportRequest& request);
-std::string model_view_caption(const model::AttentionStack& stack);
+std::string model_view_caption(const model::AttentionStack& stack, const FigureWords& words = {});
 // PNG/SVG: the figure; .npy: the attentions [L, H, T, T]; CSV is refused (one file of L·H blocks helps
 // nobody: export a layer with --what heads --layer N). Checks the path first, writes atomically.
 ExportedFile export_model_view(const model::AttentionStack& stack, const ExportRequest& request,

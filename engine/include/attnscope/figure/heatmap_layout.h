@@ -28,6 +28,7 @@ struct ColorBarSpec {
   Colormap colormap = Colormap::viridis;
   std::string title;                      // above the bar, e.g. "probability"
   bool show_masked = false;               // add a "masked" swatch below the bar
+  std::string masked_label = "masked";    // the swatch's label (in the figure's language)
 };
 
 struct PanelSpec {

@@ -1,0 +1,109 @@
+#include "gui/figure_copy.h"
+
+#include <imgui.h>
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/platform_clipboard.h"
+#include "core/translations.h"
+#include "gui/app_state.h"
+#include "gui/i18n.h"
+#include "gui/widgets.h"
+
+namespace attnscope::gui {
+namespace {
+
+struct CopyOutcome {
+  ClipboardOutcome clipboard;
+  std::string render_error;  // the figure could not be drawn (English, from the engine)
+  int width = 0, height = 0;
+};
+
+// One copy at a time; a press while one runs is ignored.
+std::future<CopyOutcome>& running() {
+  static std::future<CopyOutcome> copy;
+  return copy;
+}
+
+void StartCopy(AppState& state) {
+  if (running().valid()) return;
+  if (!state.analysis) {
+    state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
+    return;
+  }
+  const ExportRequest request = CopyRequest(state);
+  std::shared_ptr<const Analysis> analysis = state.analysis;  // immutable and shared: read on the other thread
+  running() = std::async(std::launch::async, [analysis, request] {
+    CopyOutcome out;
+    try {
+      const ExportedFile file = render_export(*analysis, request);
+      out.width = file.layout ? file.layout->width : 0;
+      out.height = file.layout ? file.layout->height : 0;
+      out.clipboard = copy_png_to_clipboard(file.bytes);
+    } catch (const std::exception& e) {  // InputError: this view has nothing the export can draw
+      out.render_error = e.what();
+    }
+    return out;
+  });
+}
+
+}  // namespace
+
+const FigureWords& UiFigureWords() {
+  static std::map<Language, FigureWords> words;
+  const Language language = UiLanguage();
+  auto it = words.find(language);
+  if (it == words.end()) {
+    FigureWords w;
+    try {
+      w = figure_words(language);
+    } catch (const std::exception&) {  // the file's problem is already on screen (TranslationProblem)
+    }
+    it = words.emplace(language, std::move(w)).first;
+  }
+  return it->second;
+}
+
+ExportRequest CopyRequest(const AppState& state) {
+  ExportRequest r = export_request_for_view(state.scene.view);
+  r.format = ExportFormat::png;
+  r.scale = state.exporter.scale;
+  r.caption = state.exporter.caption;
+  r.words = UiFigureWords();
+  return r;
+}
+
+void CopyFigureButton(AppState& state, bool same_line) {
+  const char* label = tr("Copy figure");
+  if (same_line) SameLineIfFits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::SmallButton(label)) StartCopy(state);
+  RecordLastItem(state, "copy_figure");  // the layout record's rectangle (tests click it)
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Puts this view's figure on the clipboard as a PNG image (Ctrl+C), ready to paste "
+                               "into slides"));
+}
+
+void UpdateFigureCopy(AppState& state) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.KeyCtrl && !io.KeyShift && !io.KeyAlt && !io.WantTextInput &&
+      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C), false))
+    StartCopy(state);
+  std::future<CopyOutcome>& copy = running();
+  if (!copy.valid() || copy.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  const CopyOutcome out = copy.get();
+  if (!out.render_error.empty())
+    state.status = std::string(tr("Figure not copied: ")) + out.render_error;
+  else if (!out.clipboard.missing_tool.empty())
+    state.status = trf("Figure not copied: %s is not installed (install the package %s).",
+                       out.clipboard.missing_tool.c_str(), out.clipboard.missing_package.c_str());
+  else if (!out.clipboard.ok)
+    state.status = std::string(tr("Figure not copied: ")) + out.clipboard.error;
+  else
+    state.status = trf("Figure copied (%d×%d PNG)", out.width, out.height);
+}
+
+}  // namespace attnscope::gui

@@ -1,0 +1,29 @@
+// figure_copy.h — "Copy figure": the current view's figure on the clipboard as a PNG, for slides.
+//
+// Ctrl+C (when no text field is being edited) and the Copy figure button of each view render the
+// view's export — the same figure the Export panel writes as PNG, at its scale, with its caption
+// setting, in the interface's language — and hand the PNG to the clipboard (core/platform_clipboard.h)
+// on another thread. The status line then says "Figure copied (W×H PNG)", or names the package to
+// install when the clipboard tool is missing.
+#pragma once
+#include "attnscope/figure/export.h"
+
+namespace attnscope::gui {
+
+struct AppState;
+
+// The figure words (titles, captions, colour-bar titles) of the interface's language, read from its
+// translation file once per language; English when the file cannot be read.
+const FigureWords& UiFigureWords();
+
+// The request a copy renders: the view's figure as PNG at the Export panel's scale and caption setting.
+ExportRequest CopyRequest(const AppState& state);
+
+// A small "Copy figure" button on the current line of a view's toolbar (the next line when it does
+// not fit); pressing it copies the figure.
+void CopyFigureButton(AppState& state, bool same_line = true);
+
+// Once a frame: the Ctrl+C shortcut, and a finished copy's message on the status line.
+void UpdateFigureCopy(AppState& state);
+
+}  // namespace attnscope::gui

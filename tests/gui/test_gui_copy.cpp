@@ -1,0 +1,182 @@
+// Copy figure: a click on the view's Copy figure button, or Ctrl+C typed through the X server
+// (xdotool), puts the view's figure on the X clipboard (CLIPBOARD, target image/png), read back here
+// with xclip and compared pixel for pixel with the same view exported separately by `attnscope
+// export` — in the window's language. Ctrl+C in a text field copies its text instead.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gui/gui_run.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_text(const std::vector<std::string>& texts, const std::string& part) {
+  for (const std::string& t : texts)
+    if (t.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// "X,Y" at the centre of the layout record's widget `name`.
+std::string centre_of(const WindowRun& w, const std::string& name) {
+  REQUIRE_MESSAGE(w.layout.at("widgets").contains(name), "no widget " << name << " in the layout record");
+  const auto& r = w.layout["widgets"][name];
+  return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + "," +
+         std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+}
+
+// The clipboard's image/png into `out` (exit status of xclip).
+int read_clipboard_png(const fs::path& out) {
+  const std::string cmd = "timeout 10 xclip -o -selection clipboard -t image/png > " + shell_quote(out.string()) + " 2>/dev/null";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<std::string> all_texts(const nlohmann::json& layout);
+
+void check_copy(const std::string& name, const std::string& args, const std::string& what) {
+  REQUIRE_MESSAGE(std::system("command -v xclip >/dev/null 2>&1") == 0,
+                  "the clipboard test reads the X selection with xclip (apt-get install xclip)");
+  const fs::path dir = fresh_dir("copy_" + name);
+  const WindowRun first = run_window("copy_" + name + "_find", args);
+  const std::string pointer = centre_of(first, "copy_figure");
+  const fs::path scene = dir / "scene.json";
+  // Something else on the clipboard first, so an image found there afterwards is the window's.
+  REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
+  const WindowRun copied = run_window("copy_" + name + "_click", args + " --pointer " + pointer +
+                                                                    " --clicks 4 --frames 40 --save-scene " +
+                                                                    shell_quote(scene.string()));
+  const fs::path clip = dir / "clipboard.png";
+  REQUIRE(read_clipboard_png(clip) == 0);
+  const Png pasted = read_png(clip);
+
+  // The same view exported separately from the saved scene, at the Export panel's scale (2).
+  const fs::path exported = dir / "exported.png";
+  const CliRun r = run_cli("export --scene " + shell_quote(scene.string()) + " --what " + what +
+                           " --format png --scale 2 --language zh --out " + shell_quote(exported.string()));
+  INFO("export stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  const Png paper = read_png(exported);
+  REQUIRE(pasted.width == paper.width);
+  REQUIRE(pasted.height == paper.height);
+  int differing = 0;
+  for (int y = 0; y < paper.height; ++y)
+    for (int x = 0; x < paper.width; ++x) differing += pasted.at(x, y) != paper.at(x, y);
+  CHECK(differing == 0);
+  // The status line says so, in Chinese, with the image's size.
+  const std::string status = "已复制图（" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG）";
+  const std::vector<std::string> texts = all_texts(copied.layout);
+  INFO(joined(texts));
+  CHECK(has_text(texts, status));
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Shell lines that press `keys` as a hand does: held for a few frames (ImGui 1.86 reads which keys are
+// down once a frame, so a press and release within one frame would go unseen).
+std::string press(const std::string& keys) {
+  return "xdotool keydown " + keys + "\nsleep 0.3\nxdotool keyup " + keys + "\n";
+}
+
+// Starts the window (interactive, closing itself after many frames), waits for it, runs `keys` (shell
+// lines using $wid) as a user at the keyboard would, then saves the clipboard's targets, text and
+// image into `dir` while the window still runs (a text copy is owned by the window itself).
+void type_into_window(const fs::path& dir, const std::string& args, const std::string& keys) {
+  REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
+                  "the keyboard test types through the X server with xdotool (apt-get install xdotool)");
+  const std::string q = shell_quote(dir.string());
+  const std::string script =
+      "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n"
+      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args +
+      " --size 1280x720 --frames 600 --layout-json " + q + "/layout.json >" + q + "/out.txt 2>&1 &\n"
+      "pid=$!\n"
+      "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
+      "watchdog=$!\n"
+      "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
+      "sleep 4\n"  // mapped, and the first result on screen
+      "xdotool windowfocus --sync $wid\n"
+      "sleep 0.5\n" + keys +
+      "sleep 3\n"
+      "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
+      "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
+      "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n"
+      "wait $pid\n"
+      "status=$?\n"
+      "kill $watchdog >/dev/null 2>&1\n"
+      "exit $status\n";
+  std::ofstream(dir / "run.sh") << script;
+  const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
+  INFO(slurp(dir / "out.txt"));
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+}
+
+std::vector<std::string> all_texts(const nlohmann::json& layout) {
+  std::vector<std::string> texts;
+  for (const auto& t : layout.at("texts")) texts.push_back(t.at("text").get<std::string>());
+  return texts;
+}
+
+}  // namespace
+
+TEST_SUITE("gui_copy") {
+  TEST_CASE("copy figure: the Heads view's button puts its Chinese figure on the X clipboard as the export's PNG") {
+    check_copy("heads", "--language zh --text 'The cat sat on the mat.' --kind gqa --heads 4 --groups 2 --causal", "heads");
+  }
+
+  TEST_CASE("copy figure: the convolution view's button copies the conv figure") {
+    check_copy("conv", "--language zh --view conv --grid 8x8", "conv");
+  }
+
+  TEST_CASE("copy figure: Ctrl+C on the window copies the English figure, the export's PNG") {
+    const fs::path dir = fresh_dir("copy_key");
+    const std::string scene = "--text 'The cat sat on the mat.' --kind mha --heads 2";
+    type_into_window(dir, scene, "xdotool mousemove --window $wid 1200 700\n" + press("ctrl+c"));
+    const std::string targets = slurp(dir / "targets.txt");
+    INFO("targets: " << targets);
+    REQUIRE(targets.find("image/png") != std::string::npos);
+    const Png pasted = read_png(dir / "clipboard.png");
+    const CliRun r = run_cli("export " + scene + " --what heads --format png --scale 2 --out " + shell_quote((dir / "exported.png").string()));
+    INFO("export stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const Png paper = read_png(dir / "exported.png");
+    REQUIRE(pasted.width == paper.width);
+    REQUIRE(pasted.height == paper.height);
+    CHECK(pasted.rgba == paper.rgba);
+    const std::string status = "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)";
+    CHECK(has_text(all_texts(read_json(dir / "layout.json")), status));
+  }
+
+  TEST_CASE("copy figure: Ctrl+C in a text field copies the selected text, not the figure") {
+    const fs::path dir = fresh_dir("copy_text_field");
+    // The Input window's sentence field: a click into it, select all, copy.
+    const WindowRun first = run_window("copy_text_field_find", "--text 'The cat sat on the mat.' --size 1280x720");
+    std::string field;
+    for (const auto& t : first.layout.at("texts"))
+      if (t.at("text").get<std::string>() == "The cat sat on the mat.")
+        field = std::to_string(int(t["x"].get<double>() + 20)) + " " + std::to_string(int(t["y"].get<double>() + t["h"].get<double>() / 2));
+    REQUIRE_MESSAGE(!field.empty(), "the sentence is not in the layout record");
+    type_into_window(dir, "--text 'The cat sat on the mat.'",
+                     "xdotool mousemove --window $wid " + field + " click 1\nsleep 1\n" +
+                     press("ctrl+a") + "sleep 0.5\n" + press("ctrl+c"));
+    const std::string targets = slurp(dir / "targets.txt");
+    INFO("targets: " << targets);
+    CHECK(targets.find("image/png") == std::string::npos);
+    CHECK(slurp(dir / "text.txt") == "The cat sat on the mat.");
+    for (const std::string& t : all_texts(read_json(dir / "layout.json"))) CHECK(t.find("Figure copied") == std::string::npos);
+  }
+}
