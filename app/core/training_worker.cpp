@@ -280,6 +280,7 @@ void TrainingRun::publish() {
 void TrainingRun::loop() {
   for (;;) {
     std::string save_dir;
+    bool saving = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] {
@@ -287,7 +288,7 @@ void TrainingRun::loop() {
       });
       if (cancel_) return;
       if (save_pending_) {
-        save_dir = save_dir_;
+        save_dir = save_dir_, saving = true;
       } else if (steps_asked_ > 0) {
         --steps_asked_;
       } else {  // running: at the speed asked for
@@ -303,11 +304,12 @@ void TrainingRun::loop() {
       }
       working_ = true;  // busy() until this step's snapshot is out
     }
-    if (!save_dir.empty()) {
+    if (saving) {
       // Between steps, so the checkpoint is one consistent set of weights.
       std::string result;
       bool ok = false;
       try {
+        if (save_dir.empty()) throw InputError("no folder to save to: type the folder's path");
         trainer_.save(save_dir);
         result = save_dir, ok = true;
       } catch (const InputError& e) {

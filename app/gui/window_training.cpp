@@ -302,11 +302,10 @@ void Act(TrainingWindowState& t, const std::string& a) {
     for (auto& r : t.runs) r->step_once();
   } else if (a == "reset") {
     Reset(t);
-  } else if (a.rfind("save:", 0) == 0) {
-    t.save_path = a.substr(5);
-    if (TrainingRun* run = ShownRun(t)) run->save(t.save_path = user_path_text(t.save_path));
-  } else if (a == "save") {
-    if (TrainingRun* run = ShownRun(t)) run->save(t.save_path = user_path_text(t.save_path));
+  } else if (a.rfind("save:", 0) == 0 || a == "save") {
+    if (a != "save") t.save_path = a.substr(5);
+    const std::string folder = user_path_text(t.save_path);  // blank: nothing to save to
+    if (TrainingRun* run = ShownRun(t); run && !folder.empty()) run->save(t.save_path = folder);
   } else if (a.rfind("show:", 0) == 0) {
     t.shown_run = std::atoi(a.c_str() + 5);
     ShownRun(t);
@@ -506,8 +505,12 @@ void DrawButtons(AppState& state) {
   const float slider_w = ImGui::GetFontSize() * 7;
   SameLineIfFits(slider_w + ImGui::CalcTextSize(speed_label).x + spacing * 2);
   ImGui::SetNextItemWidth(slider_w);
-  const std::string shown = t.form.speed == 0 ? std::string(tr("no limit")) : "%d";
-  ImGui::SliderInt(speed_label, &t.form.speed, 0, max_training_speed, shown.c_str(), ImGuiSliderFlags_AlwaysClamp);
+  std::string shown = "%d";
+  if (t.form.speed == 0) {  // the words as the slider's format: a '%' in a translation stays a '%'
+    shown.clear();
+    for (const char* c = tr("no limit"); *c; ++c) shown += *c == '%' ? std::string("%%") : std::string(1, *c);
+  }
+  SliderIntTyped(speed_label, &t.form.speed, 0, max_training_speed, shown.c_str());
   RecordLastItem(state, "training.speed");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Slow motion: at most this many steps per second (0: as fast as the computer can). "
@@ -558,7 +561,7 @@ void DrawSaveRow(AppState& state) {
   ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - button_w - spacing, ImGui::GetFontSize() * 6));
   ImGui::InputText("##save_path", &t.save_path);
   ImGui::SameLine();
-  ImGui::BeginDisabled(AnyBusy(t) || t.save_path.empty());
+  ImGui::BeginDisabled(AnyBusy(t) || user_path_text(t.save_path).empty());
   if (ImGui::Button(tr("Save checkpoint"))) Act(t, "save");
   ImGui::EndDisabled();
   if (const std::string saved = run->save_result(); !saved.empty()) {

@@ -163,6 +163,15 @@ TEST_SUITE("gui_training") {
     check_close(r.logits, trained, 1e-4, "logits of the checkpoint the window saved");
   }
 
+  TEST_CASE("training window: Save with a blank folder saves nothing and the run stays idle (no endless training)") {
+    // A path of spaces is no folder: nothing is asked of the worker, which used to take the pending save
+    // for a step and train on past its last step forever (the scripted run then never finished).
+    const WindowRun w = run_window("training_save_blank", small + ",steps=8 --train-actions step,save:" + shell_quote("   "));
+    const json& run = w.layout["training"]["runs"][0];
+    CHECK(run["step"].get<int>() == 1);
+    CHECK_FALSE(any_text(w.layout, "model.safetensors"));
+  }
+
   TEST_CASE("training window: with three runs on screen no text is cut, EN and ZH, 1280x720 to 1920x1080") {
     // As gui_layout checks every window: a text may only pass an edge its window (or the window its
     // child sits in) can scroll past.
