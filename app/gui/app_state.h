@@ -62,8 +62,6 @@ struct ModelWindowState {
   // scene file), which makes the new H and G the chosen ones.
   int seen_d_model = 0, seen_heads = 0, seen_groups = 0;
   AttentionKind seen_kind = AttentionKind::mha;
-  std::string typed_d_model;  // the text being typed into the d_model slider (Ctrl+click)
-  std::string note;           // what a typed d_model that is not offered became (one line)
 };
 
 // The Checkpoint window (window_checkpoint.cpp): a real model whose layer the Heads view draws: an open

@@ -3,7 +3,7 @@
 // weight source. Every change goes to the engine at once; its complaints show here. While a checkpoint is the
 // current model this window is its card instead (window_checkpoint.cpp: DrawCheckpointCard). A d_model that
 // the chosen H does not divide lowers H only while it must, and says so in one line; a typed d_model that
-// is not offered takes the nearest offered one, said in one line too.
+// is not offered takes the nearest offered one, with SliderChoice's one-line note.
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
@@ -61,30 +61,6 @@ bool DrawDesignedPatterns(ModelSettings& m) {
     ImGui::PopID();
   }
   return edited;
-}
-
-// The offered value nearest `value` (ties: the smaller).
-int NearestOption(long long value, const std::vector<int>& options) {
-  int best = options.front();
-  for (int o : options)
-    if (std::llabs(value - o) < std::llabs(value - best)) best = o;
-  return best;
-}
-
-// Follows Ctrl+click typing into the last slider: while it is a text field its text is kept in `typed`;
-// returns true in the frame the typing ends (Enter, or a click elsewhere).
-bool TypedSliderValue(std::string& typed) {
-  const ImGuiID id = ImGui::GetItemID();
-  if (ImGui::TempInputIsActive(id)) {
-    // TextW is the field's text as edited (TextA is not kept up to date); a number is ASCII.
-    if (const ImGuiInputTextState* text = ImGui::GetInputTextState(id)) {
-      typed.clear();
-      for (int i = 0; i < text->CurLenW && i < text->TextW.Size; ++i)
-        if (text->TextW[i] < 128) typed += char(text->TextW[i]);
-    }
-    return false;
-  }
-  return !typed.empty();
 }
 
 }  // namespace
@@ -158,21 +134,6 @@ void DrawModelWindow(AppState& state) {
     const int d_model_before = m.d_model;
     const bool dragged = SliderChoice(tr("d_model C"), &m.d_model, widths);
     RecordLastItem(state, "model.d_model");
-    const bool typed_done = TypedSliderValue(ws.typed_d_model);
-    if (typed_done && !ws.typed_d_model.empty()) {
-      // A typed width is the width: taken when offered, else the nearest offered one, said in one line.
-      char* end = nullptr;
-      const long long typed = std::strtoll(ws.typed_d_model.c_str(), &end, 10);
-      if (end != ws.typed_d_model.c_str()) {
-        const int nearest = NearestOption(typed, widths);
-        ws.note = nearest == typed ? std::string()
-                                   : trf("d_model %lld is not offered: it took %d, the nearest.", typed, nearest);
-        m.d_model = nearest;
-      }
-      ws.typed_d_model.clear();
-    } else if (dragged && !ImGui::TempInputIsActive(ImGui::GetItemID())) {
-      ws.note.clear();
-    }
     if (dragged || m.d_model != d_model_before) {
       // H and G as chosen by hand, lowered only as far as this C needs (KeepShapeValid below).
       if (ws.chosen_heads > 0) m.heads = ws.chosen_heads;
@@ -219,9 +180,7 @@ void DrawModelWindow(AppState& state) {
   if (edited && !d_model_edited) {
     ws.chosen_heads = m.heads;
     ws.chosen_groups = m.groups;
-    ws.note.clear();
   }
-  if (!ws.note.empty()) NoticeText(ws.note);
   // What a width did to H and G, said for as long as it holds rather than done silently.
   if (!designed && !tensor_input && m.kind != AttentionKind::single && m.heads != ws.chosen_heads)
     NoticeText(trf("heads H = %d, not the %d chosen: H must divide d_model %d.", m.heads, ws.chosen_heads, m.d_model));
