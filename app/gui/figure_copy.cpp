@@ -31,7 +31,7 @@ std::future<CopyOutcome>& running() {
 
 void StartCopy(AppState& state) {
   if (running().valid()) return;
-  if (!state.analysis) {
+  if (!state.analysis || !AnalysisOfCurrentModel(state)) {  // never another model's heads
     state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
     return;
   }

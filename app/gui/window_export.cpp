@@ -80,7 +80,8 @@ void StartExport(AppState& state) {
   if (e.running.valid()) return;  // one at a time
   // The model view's stack (shared, immutable) when that is what is asked for.
   std::shared_ptr<const model::AttentionStack> stack = e.what == what_model_view ? ModelStack(state) : nullptr;
-  if (!state.analysis || (e.what == what_model_view && !stack)) {
+  // Never another model's heads: while a checkpoint opens or after it failed, the last result is not its.
+  if (!state.analysis || !AnalysisOfCurrentModel(state) || (e.what == what_model_view && !stack)) {
     e.last = {false, tr("nothing to export yet: the engine has no result for these settings"), std::nullopt};
     e.has_last = true;
     return;
