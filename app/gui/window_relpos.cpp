@@ -324,6 +324,9 @@ void DrawRelpos1dWindow(AppState& state) {
     state.relpos.expansion_head = std::clamp(state.relpos.expansion_head, 0, int(shown->heads.size()) - 1);
     DrawExpansion(*shown, state.relpos.expansion_head, state.relpos.expansion_query, state.relpos.expansion_key);
   }
+  // Room below the last line for the sideways scrollbar, which would otherwise cover it: with it the
+  // column scrolls down to that line instead of hiding it.
+  ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ScrollbarSize));
   ImGui::EndChild();
   ImGui::SameLine();
 

@@ -127,8 +127,10 @@ TEST_SUITE("gui_checkpoint") {
       REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
       const auto tokens = read_json(out / "tokens.json");
       const auto& last = tokens.at("next").back();
+      // A screen tall enough for the whole Checkpoint panel, table included (at 720p it scrolls).
       const WindowRun w = run_window("checkpoint_next_" + name, "--checkpoint " + shell_quote(fixture(name).string()) +
-                                                                    " --text " + shell_quote(c.window_text));
+                                                                    " --text " + shell_quote(c.window_text) +
+                                                                    " --size 1920x1400 --ui-scale 0.8");
       // The heads are over the checkpoint's tokens (with its BOS for the text), not the seeded layer's words.
       CHECK(w.layout.at("heads").at(0).at("tokens").get<size_t>() == tokens.at("ids").size());
       const std::vector<std::string> texts = texts_of(w, "###checkpoint");
@@ -215,7 +217,9 @@ TEST_SUITE("gui_checkpoint") {
     REQUIRE(m->config.heads == 4);
     REQUIRE(m->config.kv_heads == 2);
     const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids) +
-                             " --size 1600x1000";
+                             // The Checkpoint window and Head analysis share the right column: both whole on screen,
+                             // the drift at the end of the analysis.
+                             " --size 1920x1400 --ui-scale 0.8";
     const WindowRun before = run_window("checkpoint_kv_before", args);
     // As trained: two K/V groups of two heads, no drift column.
     const auto& heads_before = before.layout.at("heads");

@@ -92,7 +92,7 @@ std::string press(const std::string& keys) {
   return "xdotool keydown " + keys + "\nsleep 0.3\nxdotool keyup " + keys + "\n";
 }
 
-// Starts the window (interactive, closing itself after many frames), waits for it, runs `keys` (shell
+// Starts the window (interactive, until it is closed), waits for it, runs `keys` (shell
 // lines using $wid) as a user at the keyboard would, then saves the clipboard's targets, text and
 // image into `dir` while the window still runs (a text copy is owned by the window itself).
 void type_into_window(const fs::path& dir, const std::string& args, const std::string& keys) {
@@ -102,7 +102,7 @@ void type_into_window(const fs::path& dir, const std::string& args, const std::s
   const std::string script =
       "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n"
       "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args +
-      " --size 1280x720 --frames 600 --layout-json " + q + "/layout.json >" + q + "/out.txt 2>&1 &\n"
+      " --size 1280x720 --layout-json " + q + "/layout.json >" + q + "/out.txt 2>&1 &\n"
       "pid=$!\n"
       "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
       "watchdog=$!\n"
@@ -114,6 +114,9 @@ void type_into_window(const fs::path& dir, const std::string& args, const std::s
       "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
       "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
       "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n"
+      // Closed as its close button does (SIGTERM), which writes the layout: not after a count of frames,
+      // which a fast machine runs through before the keys arrive.
+      "kill -TERM $pid\n"
       "wait $pid\n"
       "status=$?\n"
       "kill $watchdog >/dev/null 2>&1\n"

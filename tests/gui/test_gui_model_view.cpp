@@ -176,7 +176,9 @@ TEST_SUITE("gui_model_view") {
     fs::remove_all(dir);
     const std::string args = "--show-training --train-settings d_model=32,seq_len=16,batch=4,threads=1,snapshot_every=5,steps=8 "
                              "--text " + shell_quote("ids: 1 2 3 4 1 2 3 4") + " --train-actions start,save:";
-    const WindowRun saved = run_window("model_view_trained_saved", args + shell_quote((dir / "first").string()));
+    // Two folder names of one length: the "Saved <folder>" line wraps alike in both runs, so the button
+    // found in the first run is where the second run draws it.
+    const WindowRun saved = run_window("model_view_trained_saved", args + shell_quote((dir / "run_a").string()));
     REQUIRE(saved.layout.at("widgets").contains("training.open_saved"));
     CHECK_FALSE(has_window(saved, "Checkpoint###checkpoint"));
     const auto& button = saved.layout["widgets"]["training.open_saved"];
@@ -184,16 +186,16 @@ TEST_SUITE("gui_model_view") {
                                            button["y"].get<double>() + button["h"].get<double>() / 2);
     // Clicks on every other frame: the button appears once the save is done (what lies there before is
     // text, which a click does not change).
-    const WindowRun opened = run_window("model_view_trained_open", args + shell_quote((dir / "second").string()) +
+    const WindowRun opened = run_window("model_view_trained_open", args + shell_quote((dir / "run_b").string()) +
                                                                        " --pointer " + pointer +
                                                                        " --clicks 10,12,14,16,18,20,22,24,26,28 --frames 40");
     REQUIRE(has_window(opened, "Checkpoint###checkpoint"));
     const std::vector<std::string> info = texts_of(opened, "###checkpoint");
     INFO(joined(info));
-    CHECK(std::find(info.begin(), info.end(), "second") != info.end());  // the model's name: its folder's
+    CHECK(std::find(info.begin(), info.end(), "run_b") != info.end());  // the model's name: its folder's
     CHECK(opened.layout.at("error").get<std::string>().empty());
     // The Heads view draws the saved model's heads for the text.
-    CHECK(int(opened.layout.at("heads").size()) == model::open(dir / "second")->config.heads);
+    CHECK(int(opened.layout.at("heads").size()) == model::open(dir / "run_b")->config.heads);
   }
 
   TEST_CASE("model view: the same in Chinese") {
