@@ -151,6 +151,18 @@ void DrawModelInfo(AppState& state) {
   DrawViewButtons(state);
 }
 
+// An attentions file's L, H, G (or that no config gave them) and T: rows of the Checkpoint window's table
+// and of the Model window's card.
+void AttentionsRows(const model::AttentionStack& s) {
+  InfoRow(tr("layers L"), std::to_string(s.layers));
+  InfoRow(tr("query heads H"), std::to_string(s.heads));
+  if (s.groups_from_config)
+    InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
+  else
+    InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
+  InfoRow(tr("tokens T"), std::to_string(s.tokens));
+}
+
 // What an attentions file is: where it came from, L, H, G (or that no config gave them), T, causal.
 void DrawAttentionsInfo(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
@@ -159,13 +171,7 @@ void DrawAttentionsInfo(AppState& state) {
   if (BeginInfoTable("##attentions_info")) {
     InfoRow(tr("name"), c.name());
     InfoRow(tr("file"), s.source);
-    InfoRow(tr("layers L"), std::to_string(s.layers));
-    InfoRow(tr("query heads H"), std::to_string(s.heads));
-    if (s.groups_from_config)
-      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
-    else
-      InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
-    InfoRow(tr("tokens T"), std::to_string(s.tokens));
+    AttentionsRows(s);
     InfoRow(tr("mask"), s.causal ? tr("causal (every upper triangle is 0)") : tr("none (some head looks ahead)"));
     ImGui::EndTable();
   }
@@ -302,13 +308,7 @@ void DrawCardInfo(const CheckpointWindowState& c) {
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
   } else {
     const model::AttentionStack& s = *c.attentions;
-    InfoRow(tr("layers L"), std::to_string(s.layers));
-    InfoRow(tr("query heads H"), std::to_string(s.heads));
-    if (s.groups_from_config)
-      InfoRow(tr("kv heads G"), std::to_string(s.kv_heads) + "  (" + grouping_name(s.heads, s.kv_heads) + ")");
-    else
-      InfoRow(tr("kv heads G"), tr("not given (no config.json): each head is drawn as its own group"));
-    InfoRow(tr("tokens T"), std::to_string(s.tokens));
+    AttentionsRows(s);
   }
   ImGui::EndTable();
 }
