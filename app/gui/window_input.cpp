@@ -102,6 +102,7 @@ struct SentenceBox {
   float width = 0;       // the wrap width
   std::string shown;     // what the box held at the end of the last callback (always Wrapped(…))
   int cursor = 0;        // and its cursor
+  int selection[2] = {0, 0};  // and its selection
 };
 
 int RewrapSentence(ImGuiInputTextCallbackData* data) {
@@ -154,8 +155,54 @@ int RewrapSentence(ImGuiInputTextCallbackData* data) {
   }
   box.shown = wrapped;
   box.cursor = data->CursorPos;
+  box.selection[0] = data->SelectionStart, box.selection[1] = data->SelectionEnd;
   return 0;
 }
+
+// While the sentence box is drawn, ImGui's clipboard calls go through this: a copy or cut of the box
+// holds a slice of the wrapped text, and the clipboard gets that slice without the box's soft breaks
+// (a selection may begin or end between the '\r' and the '\n' of one). Reading (paste) is passed on.
+class UnwrappedCopies {
+ public:
+  explicit UnwrappedCopies(const SentenceBox& box) : box_(box), io_(ImGui::GetIO()) {
+    set_ = io_.SetClipboardTextFn, get_ = io_.GetClipboardTextFn, user_ = io_.ClipboardUserData;
+    if (!set_) return;
+    io_.ClipboardUserData = this;
+    io_.SetClipboardTextFn = [](void* self, const char* text) { static_cast<UnwrappedCopies*>(self)->set(text); };
+    io_.GetClipboardTextFn = [](void* self) -> const char* {
+      const UnwrappedCopies& c = *static_cast<UnwrappedCopies*>(self);
+      return c.get_ ? c.get_(c.user_) : nullptr;
+    };
+  }
+  ~UnwrappedCopies() {
+    if (!set_) return;
+    io_.SetClipboardTextFn = set_, io_.GetClipboardTextFn = get_, io_.ClipboardUserData = user_;
+  }
+  UnwrappedCopies(const UnwrappedCopies&) = delete;
+  UnwrappedCopies& operator=(const UnwrappedCopies&) = delete;
+
+ private:
+  void set(const char* text) {
+    const std::string copied(text ? text : "");
+    // Where the slice lies in the box: at the selection's start when the box's text is known.
+    const size_t at = box_.shown.find(copied, size_t(std::min(box_.selection[0], box_.selection[1])));
+    const size_t from = at != std::string::npos ? at : box_.shown.find(copied);
+    std::string plain;
+    if (from != std::string::npos) {
+      const std::vector<bool> soft = SoftMask(box_.shown);
+      for (size_t i = 0; i < copied.size(); ++i)
+        if (!soft[from + i]) plain += copied[i];
+    } else {
+      plain = Unwrapped(copied);  // not the box's text: every '\r' is still a soft break
+    }
+    set_(user_, plain.c_str());
+  }
+  const SentenceBox& box_;
+  ImGuiIO& io_;
+  decltype(ImGuiIO::SetClipboardTextFn) set_;
+  decltype(ImGuiIO::GetClipboardTextFn) get_;
+  void* user_;
+};
 
 void DrawSentenceInput(AppState& state) {
   InputSettings& in = state.scene.input;
@@ -168,8 +215,13 @@ void DrawSentenceInput(AppState& state) {
                        ImGui::GetFontSize() * 4);
   std::string shown = Wrapped(in.text, box.width);
   const ImGuiID id = ImGui::GetID("##sentence");
-  if (ImGui::GetActiveID() != id) box.shown = shown, box.cursor = 0;  // before typing starts
-  if (ImGui::InputTextMultiline("##sentence", &shown, size, ImGuiInputTextFlags_CallbackAlways, RewrapSentence, &box)) {
+  if (ImGui::GetActiveID() != id) box.shown = shown, box.cursor = 0, box.selection[0] = box.selection[1] = 0;  // before typing starts
+  bool changed = false;
+  {
+    UnwrappedCopies copies(box);  // Ctrl+C / Ctrl+X copy the sentence, not the box's soft breaks
+    changed = ImGui::InputTextMultiline("##sentence", &shown, size, ImGuiInputTextFlags_CallbackAlways, RewrapSentence, &box);
+  }
+  if (changed) {
     if (std::string text = Unwrapped(shown); text != in.text) {
       in.text = std::move(text);
       state.fonts->request_text(in.text);

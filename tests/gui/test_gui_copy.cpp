@@ -182,4 +182,29 @@ TEST_SUITE("gui_copy") {
     CHECK(slurp(dir / "text.txt") == "The cat sat on the mat.");
     for (const std::string& t : all_texts(read_json(dir / "layout.json"))) CHECK(t.find("Figure copied") == std::string::npos);
   }
+
+  TEST_CASE("copy figure: Ctrl+C in the wrapped sentence box copies the sentence without the box's line breaks") {
+    const fs::path dir = fresh_dir("copy_wrapped_text");
+    // Long enough to wrap several times in the Input window at 1280×720.
+    const std::string sentence =
+        "The cat sat on the mat while the dog slept by the door and the bird sang in the old tree "
+        "near the river, and nobody in the house heard the rain begin.";
+    const std::string scene = "--text " + shell_quote(sentence);
+    const WindowRun first = run_window("copy_wrapped_find", scene + " --size 1280x720");
+    std::string field;
+    for (const auto& t : first.layout.at("texts")) {
+      const std::string text = t.at("text").get<std::string>();
+      if (text.empty() || sentence.find(text.substr(0, std::min<size_t>(text.size(), 12))) == std::string::npos) continue;
+      if (text.rfind("The cat", 0) == 0 && field.empty())
+        field = std::to_string(int(t["x"].get<double>() + 20)) + " " + std::to_string(int(t["y"].get<double>() + t["h"].get<double>() / 2));
+    }
+    REQUIRE_MESSAGE(!field.empty(), "the sentence is not in the layout record");
+    type_into_window(dir, scene,
+                     "xdotool mousemove --window $wid " + field + " click 1\nsleep 1\n" +
+                     press("ctrl+a") + "sleep 0.5\n" + press("ctrl+c"));
+    const std::string copied = slurp(dir / "text.txt");
+    CHECK(copied.find('\r') == std::string::npos);
+    CHECK(copied.find('\n') == std::string::npos);
+    CHECK(copied == sentence);
+  }
 }
