@@ -45,7 +45,7 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
   ClipboardOutcome out;
   const bool wayland = set("WAYLAND_DISPLAY");
   if (!wayland && !set("DISPLAY")) {
-    out.error = "there is no display to copy to (neither WAYLAND_DISPLAY nor DISPLAY is set)";
+    out.problem = ClipboardProblem::no_display;
     return out;
   }
   std::string tool = wayland ? "wl-copy" : "xclip";
@@ -55,9 +55,10 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
     tool = "xclip";
     exe = find_on_path(tool);
   }
+  out.tool = tool;
+  out.package = tool == "wl-copy" ? "wl-clipboard" : "xclip";
   if (exe.empty()) {
-    out.missing_tool = tool;
-    out.missing_package = wayland ? "wl-clipboard" : "xclip";
+    out.problem = ClipboardProblem::missing_tool;
     return out;
   }
   std::vector<std::string> args = tool == "wl-copy"
@@ -73,7 +74,8 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
 
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    out.error = std::string("cannot make a pipe: ") + std::strerror(errno);
+    out.problem = ClipboardProblem::no_pipe;
+    out.detail = std::strerror(errno);
     return out;
   }
   // The tool's stdin is the pipe; its stdout and stderr go nowhere, so that the background server it
@@ -89,7 +91,8 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
   close(fds[0]);
   if (spawned != 0) {
     close(fds[1]);
-    out.error = "cannot start " + exe + ": " + std::strerror(spawned);
+    out.problem = ClipboardProblem::cannot_start;
+    out.detail = std::strerror(spawned);
     return out;
   }
   size_t written = 0;
@@ -109,15 +112,16 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
   if (done == 0) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
-    out.error = tool + " did not finish within 5 seconds";
+    out.problem = ClipboardProblem::too_slow;
     return out;
   }
   if (written < png.size()) {
-    out.error = tool + " stopped before reading the whole image";
+    out.problem = ClipboardProblem::short_read;
     return out;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    out.error = tool + " failed (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    out.problem = ClipboardProblem::tool_failed;
+    out.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return out;
   }
   out.ok = true;

@@ -11,11 +11,25 @@
 
 namespace attnscope {
 
+// What went wrong, as facts: the window words them in the interface's language.
+enum class ClipboardProblem {
+  none,
+  no_display,    // neither WAYLAND_DISPLAY nor DISPLAY is set
+  missing_tool,  // `tool` is not on PATH; `package` installs it
+  no_pipe,       // the pipe to the tool could not be made (`detail`: the system's reason)
+  cannot_start,  // the tool could not be started (`detail`: the system's reason)
+  too_slow,      // the tool did not finish within 5 seconds and was stopped
+  short_read,    // the tool stopped before reading the whole image
+  tool_failed,   // the tool exited with status `exit_status` (-1: killed by a signal)
+};
+
 struct ClipboardOutcome {
   bool ok = false;
-  std::string missing_tool;     // the tool that is not installed ("xclip", "wl-copy"), when that is why
-  std::string missing_package;  // its Debian package ("xclip", "wl-clipboard")
-  std::string error;            // otherwise, what went wrong (English, one sentence)
+  ClipboardProblem problem = ClipboardProblem::none;
+  std::string tool;     // the clipboard tool ("xclip", "wl-copy")
+  std::string package;  // its Debian package ("xclip", "wl-clipboard")
+  std::string detail;   // no_pipe, cannot_start: the system's own words (strerror)
+  int exit_status = 0;  // tool_failed
 };
 
 // Hands `png` to the clipboard tool of the session (above) as image/png. Blocks until the tool has

@@ -27,6 +27,7 @@
 #include "gui/classroom_state.h"
 #include "core/checkpoint_loader.h"
 #include "core/compute_worker.h"
+#include "core/platform_clipboard.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
@@ -179,6 +180,16 @@ struct ExportWindowState {
   GlTexture preview;
 };
 
+// Copy figure (figure_copy.cpp): one copy at a time, drawn and handed to the clipboard off the UI thread.
+struct FigureCopyOutcome {
+  ClipboardOutcome clipboard;
+  std::string render_error;  // the figure could not be drawn (English, from the engine)
+  int width = 0, height = 0;
+};
+struct FigureCopyState {
+  std::future<FigureCopyOutcome> running;  // a press while one runs is ignored
+};
+
 // Help → About (window_about.cpp): where the assets were found, looked up once.
 struct AboutWindowState {
   bool assets_checked = false;
@@ -327,6 +338,7 @@ struct AppState {
   HeadsWindowState heads;
   ShapesWindowState shapes;
   ExportWindowState exporter;
+  FigureCopyState figure_copy;
   RelposWindowState relpos;
   ConvWindowState conv;
   LessonsWindowState lessons;

@@ -17,28 +17,17 @@
 namespace attnscope::gui {
 namespace {
 
-struct CopyOutcome {
-  ClipboardOutcome clipboard;
-  std::string render_error;  // the figure could not be drawn (English, from the engine)
-  int width = 0, height = 0;
-};
-
-// One copy at a time; a press while one runs is ignored.
-std::future<CopyOutcome>& running() {
-  static std::future<CopyOutcome> copy;
-  return copy;
-}
-
 void StartCopy(AppState& state) {
-  if (running().valid()) return;
+  std::future<FigureCopyOutcome>& running = state.figure_copy.running;
+  if (running.valid()) return;
   if (!state.analysis || !AnalysisOfCurrentModel(state)) {  // never another model's heads
     state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
     return;
   }
   const ExportRequest request = CopyRequest(state);
   std::shared_ptr<const Analysis> analysis = state.analysis;  // immutable and shared: read on the other thread
-  running() = std::async(std::launch::async, [analysis, request] {
-    CopyOutcome out;
+  running = std::async(std::launch::async, [analysis, request] {
+    FigureCopyOutcome out;
     try {
       const ExportedFile file = render_export(*analysis, request);
       out.width = file.layout ? file.layout->width : 0;
@@ -52,6 +41,30 @@ void StartCopy(AppState& state) {
 }
 
 }  // namespace
+
+std::string ClipboardMessage(const ClipboardOutcome& c) {
+  const char* tool = c.tool.c_str();
+  switch (c.problem) {
+    case ClipboardProblem::none:
+      return "";
+    case ClipboardProblem::no_display:
+      return tr("Figure not copied: there is no display session to copy to (neither Wayland nor X11).");
+    case ClipboardProblem::missing_tool:
+      return trf("Figure not copied: %s is not installed (install the package %s).", tool, c.package.c_str());
+    case ClipboardProblem::no_pipe:
+      return trf("Figure not copied: no pipe to %s could be made (%s).", tool, c.detail.c_str());
+    case ClipboardProblem::cannot_start:
+      return trf("Figure not copied: %s could not be started (%s).", tool, c.detail.c_str());
+    case ClipboardProblem::too_slow:
+      return trf("Figure not copied: %s did not finish within 5 seconds and was stopped.", tool);
+    case ClipboardProblem::short_read:
+      return trf("Figure not copied: %s stopped before reading the whole image.", tool);
+    case ClipboardProblem::tool_failed:
+      return c.exit_status < 0 ? trf("Figure not copied: %s was stopped by a signal.", tool)
+                               : trf("Figure not copied: %s failed with exit status %d.", tool, c.exit_status);
+  }
+  return "";
+}
 
 const FigureWords& UiFigureWords() {
   static std::map<Language, FigureWords> words;
@@ -92,16 +105,13 @@ void UpdateFigureCopy(AppState& state) {
   if (io.KeyCtrl && !io.KeyShift && !io.KeyAlt && !io.WantTextInput &&
       ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C), false))
     StartCopy(state);
-  std::future<CopyOutcome>& copy = running();
+  std::future<FigureCopyOutcome>& copy = state.figure_copy.running;
   if (!copy.valid() || copy.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-  const CopyOutcome out = copy.get();
+  const FigureCopyOutcome out = copy.get();
   if (!out.render_error.empty())
     state.status = std::string(tr("Figure not copied: ")) + out.render_error;
-  else if (!out.clipboard.missing_tool.empty())
-    state.status = trf("Figure not copied: %s is not installed (install the package %s).",
-                       out.clipboard.missing_tool.c_str(), out.clipboard.missing_package.c_str());
   else if (!out.clipboard.ok)
-    state.status = std::string(tr("Figure not copied: ")) + out.clipboard.error;
+    state.status = ClipboardMessage(out.clipboard);
   else
     state.status = trf("Figure copied (%d×%d PNG)", out.width, out.height);
 }

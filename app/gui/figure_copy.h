@@ -6,7 +6,10 @@
 // on another thread. The status line then says "Figure copied (W×H PNG)", or names the package to
 // install when the clipboard tool is missing.
 #pragma once
+#include <string>
+
 #include "attnscope/figure/export.h"
+#include "core/platform_clipboard.h"
 
 namespace attnscope::gui {
 
@@ -22,6 +25,9 @@ ExportRequest CopyRequest(const AppState& state);
 // A small "Copy figure" button on the current line of a view's toolbar (the next line when it does
 // not fit); pressing it copies the figure.
 void CopyFigureButton(AppState& state, bool same_line = true);
+
+// The status line's words for a clipboard outcome, in the interface's language ("" when it went well).
+std::string ClipboardMessage(const ClipboardOutcome& outcome);
 
 // Once a frame: the Ctrl+C shortcut, and a finished copy's message on the status line.
 void UpdateFigureCopy(AppState& state);

@@ -44,16 +44,18 @@ TEST_CASE("platform clipboard: without the tool the outcome names it and its pac
     const ClipboardOutcome x11 = copy_png_to_clipboard("\x89PNG");
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
     CHECK_FALSE(x11.ok);
-    CHECK(x11.missing_tool == "xclip");
-    CHECK(x11.missing_package == "xclip");
+    CHECK(x11.problem == ClipboardProblem::missing_tool);
+    CHECK(x11.tool == "xclip");
+    CHECK(x11.package == "xclip");
   }
   {
     ScopedEnv wayland("WAYLAND_DISPLAY", "wayland-0");
     ScopedEnv display("DISPLAY", nullptr);
     const ClipboardOutcome w = copy_png_to_clipboard("\x89PNG");
     CHECK_FALSE(w.ok);
-    CHECK(w.missing_tool == "wl-copy");
-    CHECK(w.missing_package == "wl-clipboard");
+    CHECK(w.problem == ClipboardProblem::missing_tool);
+    CHECK(w.tool == "wl-copy");
+    CHECK(w.package == "wl-clipboard");
   }
 }
 
@@ -62,6 +64,5 @@ TEST_CASE("platform clipboard: with no display at all the outcome says so") {
   ScopedEnv display("DISPLAY", nullptr);
   const ClipboardOutcome out = copy_png_to_clipboard("\x89PNG");
   CHECK_FALSE(out.ok);
-  CHECK(out.missing_tool.empty());
-  CHECK(out.error.find("no display") != std::string::npos);
+  CHECK(out.problem == ClipboardProblem::no_display);
 }

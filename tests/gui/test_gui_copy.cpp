@@ -207,4 +207,16 @@ TEST_SUITE("gui_copy") {
     CHECK(copied.find('\n') == std::string::npos);
     CHECK(copied == sentence);
   }
+
+  TEST_CASE("copy figure: without the clipboard tool the Chinese status line names it and its package") {
+    const std::string args = "--language zh --text 'The cat sat on the mat.' --kind mha --heads 2";
+    const WindowRun first = run_window("copy_no_tool_find", args);
+    const fs::path empty = fresh_dir("copy_no_tool_path");  // PATH holds `timeout` (the run's watchdog), no xclip
+    fs::create_symlink("/usr/bin/timeout", empty / "timeout");
+    const std::string env = "XDG_CONFIG_HOME=" + shell_quote((empty / "config").string()) + " PATH=" + shell_quote(empty.string());
+    const WindowRun w = run_window("copy_no_tool_click", args + " --pointer " + centre_of(first, "copy_figure") + " --clicks 4 --frames 40", env);
+    const std::vector<std::string> texts = all_texts(w.layout);
+    INFO(joined(texts));
+    CHECK(has_text(texts, "图未复制：没有安装 xclip（请安装软件包 xclip）。"));
+  }
 }
