@@ -6,6 +6,7 @@
 #include <set>
 
 #include "attnscope/core/error.h"
+#include "attnscope/core/printf_conversions.h"
 #include "attnscope/io/assets.h"
 #include "attnscope/io/file_io.h"
 
@@ -27,24 +28,6 @@ std::string string_field(const nlohmann::json& object, const char* field, const 
 }
 
 }  // namespace
-
-std::vector<std::string> printf_conversions(std::string_view f) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] != '%') continue;
-    const size_t start = i++;
-    while (i < f.size() && std::string_view("-+ #0").find(f[i]) != std::string_view::npos) ++i;  // flags
-    while (i < f.size() && (std::isdigit(static_cast<unsigned char>(f[i])) || f[i] == '*' || f[i] == '.')) ++i;
-    while (i < f.size() && std::string_view("hljztL").find(f[i]) != std::string_view::npos) ++i;  // length
-    if (i >= f.size()) {
-      out.emplace_back(f.substr(start));  // a dangling '%': a conversion of its own, so it never matches
-      break;
-    }
-    if (f[i] == '%' && i == start + 1) continue;  // "%%"
-    out.emplace_back(f.substr(start, i - start + 1));
-  }
-  return out;
-}
 
 Translations parse_translations(std::string_view text, const std::string& source) {
   // JSON objects may repeat a key (the last one wins): note repeats while parsing, so a translator's

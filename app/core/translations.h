@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attnscope/core/language.h"
+#include "attnscope/core/printf_conversions.h"
 #include "attnscope/figure/export.h"
 
 namespace attnscope {
@@ -47,8 +48,5 @@ FigureWords figure_words(const Translations& translations);
 FigureWords figure_words(Language language);
 // A command's --language value, "en" or "zh"; anything else throws InputError naming the valid values.
 Language parse_language_option(const std::string& text);
-
-// printf conversions of `format` in order ("%d", "%.1f", "%lld", "%s"); "%%" is not one.
-std::vector<std::string> printf_conversions(std::string_view format);
 
 }  // namespace attnscope

@@ -44,6 +44,14 @@ TEST_CASE("figure words: a translation whose % conversions differ from the key's
   w.strings["head %d · kv group %d"] = "头 %s";  // would read an int as a string
   w.strings["causal"] = "因果";
   CHECK(w.format("head %d · kv group %d", 3, 1) == "head 3 · kv group 1");
+  // As many conversions, of other kinds or in another order: still not used.
+  w.strings["MHSA (%d heads, α=%s)"] = "MHSA（α=%s，%d 个头）";
+  CHECK(w.format("MHSA (%d heads, α=%s)", 4, "0.5") == "MHSA (4 heads, α=0.5)");
+  w.strings["query cell (%d,%d)"] = "查询格 (%d,%s)";
+  CHECK(w.format("query cell (%d,%d)", 1, 2) == "query cell (1,2)");
+  // The same conversions with other words and a literal percent sign: used.
+  w.strings["%d heads"] = "%d 个头（100%%）";
+  CHECK(w.format("%d heads", 8) == "8 个头（100%）");
   CHECK(w.word("causal") == "因果");
   CHECK(w.word("not causal") == "not causal");
 }

@@ -12,6 +12,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/core/printf_conversions.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/figure/render_png.h"
 #include "attnscope/figure/render_svg.h"
@@ -20,12 +21,6 @@
 namespace attnscope {
 
 // ---- the figure's words --------------------------------------------------------------------------
-namespace {
-
-int percent_count(const std::string& s) { return int(std::count(s.begin(), s.end(), '%')); }
-
-}  // namespace
-
 std::string FigureWords::word(const std::string& english) const {
   const auto it = strings.find(english);
   return it == strings.end() || it->second.empty() ? english : it->second;
@@ -33,7 +28,7 @@ std::string FigureWords::word(const std::string& english) const {
 
 std::string FigureWords::format(const char* english_format, ...) const {
   std::string f = word(english_format);
-  if (percent_count(f) != percent_count(english_format)) f = english_format;  // never read the wrong argument
+  if (printf_conversions(f) != printf_conversions(english_format)) f = english_format;  // never read the wrong argument
   va_list args, again;
   va_start(args, english_format);
   va_copy(again, args);
