@@ -329,6 +329,7 @@ struct AppState {
   bool show_kv_cache = false;
   Language language = Language::en;
   bool show_about = false;  // Help → About
+  bool show_keys = false;   // Help → Keys
   bool show_training = false;  // Classroom → Training (window_training.cpp)
   bool show_checkpoint = false;  // Windows → Checkpoint
   bool show_model_view = false;  // Windows → Model view

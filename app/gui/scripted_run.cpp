@@ -156,8 +156,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_shapes_floating = false;
                      state.show_about = true;
                    }});
-  plan_.push_back({"window training", [](AppState& state) {
+  plan_.push_back({"window keys", [](AppState& state) {
                      state.show_about = false;
+                     state.show_keys = true;
+                   }});
+  plan_.push_back({"window training", [](AppState& state) {
+                     state.show_keys = false;
                      state.show_training = true;
                    }});
   plan_.push_back({"window checkpoint", [](AppState& state) {

@@ -590,6 +590,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawTrainingWindow(state);
   DrawExportWindow(state);
   DrawAboutWindow(state);
+  DrawKeysWindow(state);
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
   DrawSceneDialogs(state);

@@ -97,8 +97,8 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem(tr("Checkpoint"), nullptr, &state.show_checkpoint);
     ImGui::MenuItem(tr("Model view"), nullptr, &state.show_model_view);
     ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
-    ImGui::MenuItem(tr("Export…"), "Ctrl+E", &state.show_export);
-    if (ImGui::MenuItem(tr("Export again"), "Ctrl+S")) ExportWithLastSettings(state);
+    ImGui::MenuItem(tr("Export…"), shortcut_of("export_panel"), &state.show_export);
+    if (ImGui::MenuItem(tr("Export again"), shortcut_of("export_again"))) ExportWithLastSettings(state);
     ImGui::Separator();
     if (ImGui::MenuItem(tr("Reset layout"))) ResetLayout(state);
     RecordLastItem(state, "menu.windows.reset_layout");
@@ -141,6 +141,8 @@ void DrawMenuBar(AppState& state) {
   }
   RecordLastItem(state, "menu.display");
   if (ImGui::BeginMenu(WindowTitle("Help", "menu_help").c_str())) {
+    if (ImGui::MenuItem(tr("Keys"), nullptr, state.show_keys)) state.show_keys = !state.show_keys;
+    RecordLastItem(state, "menu.help.keys");
     if (ImGui::MenuItem(tr("About attnscope"), nullptr, state.show_about)) state.show_about = !state.show_about;
     ImGui::EndMenu();
   }

@@ -12,6 +12,7 @@
 //   window_checkpoint.cpp  Windows → Checkpoint: open a real model, what it is, its next tokens
 //   window_model_view.cpp  Windows → Model view: the open model's L × H heads as thumbnails
 #pragma once
+#include <vector>
 #include "gui/app_state.h"
 
 namespace attnscope::gui {
@@ -29,6 +30,18 @@ void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
 void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
+// Help → Keys (window_keys.cpp): every shortcut of the window, from key_bindings().
+void DrawKeysWindow(AppState& state);
+struct KeyBinding {
+  const char* id;      // stable name (layout record "keys.<id>", shortcut_of)
+  const char* group;   // where it works ("Anywhere", "Heatmaps", …), English, translated when drawn
+  const char* keys;    // the keys as printed on a keyboard ("Ctrl+E"), or a pointer action ("double-click")
+  const char* action;  // what it does, English, translated when drawn
+  bool pointer = false;  // `keys` is a pointer action, translated when drawn
+};
+const std::vector<KeyBinding>& key_bindings();
+// The keys of binding `id` ("Ctrl+E"), for a menu item's shortcut text; nullptr for an unknown id.
+const char* shortcut_of(const char* id);
 void DrawCheckpointWindow(AppState& state);
 // The Model window while a checkpoint is the current model: its card (what it is, its layer, the K/V
 // heads conversion) in place of the synthetic settings (window_checkpoint.cpp).

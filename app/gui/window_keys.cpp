@@ -1,0 +1,79 @@
+// window_keys.cpp — Help → Keys: every shortcut of the window, keyboard and mouse, in one table in the
+// interface's language. key_bindings() is the one list: the menus take their shortcut texts from it, and
+// the test presses what it lists.
+#include <string>
+#include <vector>
+
+#include "gui/i18n.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+
+const std::vector<KeyBinding>& key_bindings() {
+  // Key names stay as printed on keyboards; pointer actions, groups and what a key does are translated.
+  static const std::vector<KeyBinding> bindings = {
+      {"ui_larger", TrKey("Anywhere"), "Ctrl +", TrKey("Larger interface: every panel is laid out again")},
+      {"ui_smaller", TrKey("Anywhere"), "Ctrl −", TrKey("Smaller interface")},
+      {"ui_fitted", TrKey("Anywhere"), "Ctrl 0", TrKey("The interface scale fitted to the window")},
+      {"export_panel", TrKey("Anywhere"), "Ctrl+E", TrKey("Show or hide the Export panel")},
+      {"export_again", TrKey("Anywhere"), "Ctrl+S", TrKey("Export again with the last settings")},
+      {"copy_figure", TrKey("Anywhere"), "Ctrl+C", TrKey("Copy the current view's figure as a PNG image, for slides")},
+      {"slider_type", TrKey("Sliders and fields"), TrKey("Ctrl+click"), TrKey("Type a slider's value (Enter takes it, Esc keeps the old one)"), true},
+      {"next_field", TrKey("Sliders and fields"), "Tab / Shift+Tab", TrKey("The next / previous field")},
+      {"text_keys", TrKey("Sliders and fields"), "Ctrl+A · Ctrl+X · Ctrl+C · Ctrl+V", TrKey("In a text field: select all, cut, copy, paste")},
+      {"text_undo", TrKey("Sliders and fields"), "Ctrl+Z · Ctrl+Y", TrKey("In a text field: undo / redo the typing")},
+      {"hover_cell", TrKey("Heatmaps"), TrKey("pointer over a cell"), TrKey("The query, the key and the cell's value"), true},
+      {"select_query", TrKey("Heatmaps"), TrKey("click"), TrKey("Select that query row in every head (again: deselect)"), true},
+      {"open_large", TrKey("Heatmaps"), TrKey("double-click"), TrKey("Open the head large in the view's place"), true},
+      {"relpos_head", TrKey("Relative position"), TrKey("click a head"), TrKey("Edit that head's α and Δ"), true},
+      {"relpos_query", TrKey("Relative position"), TrKey("click a cell of the input"), TrKey("Make it the query"), true},
+      {"model_thumb", TrKey("Model view"), TrKey("click a head"), TrKey("Open that layer's head large in the Heads view"), true},
+  };
+  return bindings;
+}
+
+const char* shortcut_of(const char* id) {
+  for (const KeyBinding& k : key_bindings())
+    if (std::string(k.id) == id) return k.keys;
+  return nullptr;
+}
+
+void DrawKeysWindow(AppState& state) {
+  if (!state.show_keys) return;
+  PlaceNextWindow(state, Slot::dialog);
+  if (!ImGui::Begin(WindowTitle("Keys", "keys").c_str(), &state.show_keys)) {
+    ImGui::End();
+    return;
+  }
+  // The table scrolls inside the window when the window is too short for it (large UI scales), so the
+  // window never cuts a row; the header row stays on top.
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp |
+                                ImGuiTableFlags_ScrollY;
+  if (ImGui::BeginTable("##keys", 2, flags, ImVec2(0.0f, ImGui::GetContentRegionAvail().y))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn(tr("Key or pointer"), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn(tr("What it does"), ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableHeadersRow();
+    const char* group = "";
+    for (const KeyBinding& k : key_bindings()) {
+      if (std::string(group) != k.group) {
+        group = k.group;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", tr(k.group));
+        ImGui::TableNextColumn();
+      }
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", k.pointer ? tr(k.keys) : k.keys);
+      RecordLastItem(state, std::string("keys.") + k.id);
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", tr(k.action));
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui
