@@ -52,6 +52,7 @@ train::TrainSettings training_settings(const TrainingForm& form) {
   s.batch = form.batch;
   s.steps = form.steps;
   s.optimizer.lr = form.lr;
+  s.optimizer.warmup = form.warmup;
   require(form.seed >= 0, "seed must be 0 or more, got " + std::to_string(form.seed));
   s.seed = uint64_t(form.seed);
   require(form.threads >= 0 && form.threads <= 64, "threads must be 0 (all cores) to 64");
@@ -73,6 +74,7 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
   f.mlp = s.model.mlp;
   f.seq_len = s.task.seq_len, f.batch = s.batch, f.steps = s.steps;
   f.lr = s.optimizer.lr;
+  f.warmup = s.optimizer.warmup;
   f.seed = int(s.seed);
   return f;
 }
@@ -80,7 +82,7 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
 bool same_training(const TrainingForm& a, const TrainingForm& b) {
   return a.task == b.task && a.text_path == b.text_path && a.words == b.words && a.layers == b.layers &&
          a.d_model == b.d_model && a.heads == b.heads && a.groups == b.groups && a.mlp == b.mlp &&
-         a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.seed == b.seed &&
+         a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.warmup == b.warmup && a.seed == b.seed &&
          a.threads == b.threads && a.snapshot_every == b.snapshot_every;
 }
 
@@ -118,6 +120,7 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
                  : key == "seq_len"        ? &form.seq_len
                  : key == "batch"          ? &form.batch
                  : key == "steps"          ? &form.steps
+                 : key == "warmup"         ? &form.warmup
                  : key == "seed"           ? &form.seed
                  : key == "threads"        ? &form.threads
                  : key == "snapshot_every" ? &form.snapshot_every
@@ -129,7 +132,7 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
     }
     require(field != nullptr, "unknown training setting '" + key +
                                   "': use task, text, level, layers, d_model, heads, groups, mlp, seq_len, batch, "
-                                  "steps, lr, seed, threads, snapshot_every or speed");
+                                  "steps, lr, warmup, seed, threads, snapshot_every or speed");
     *field = ParseInt(key, value);
     require(key != "speed" || (form.speed >= 0 && form.speed <= max_training_speed),
             "training setting speed is steps per second, 0 (no limit) to " + std::to_string(max_training_speed) +

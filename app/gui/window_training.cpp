@@ -214,6 +214,8 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
   next(false);
   ImGui::InputFloat(tr("learning rate"), &f.lr, 0, 0, "%.4g");
   next(false);
+  IntField(tr("warm-up steps"), &f.warmup);
+  next(false);
   IntField(tr("seed"), &f.seed);
   next(false);
   IntField(tr("refresh every"), &f.snapshot_every);

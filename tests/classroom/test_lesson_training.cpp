@@ -43,6 +43,10 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
   const gui::TrainingForm defaults;
   CHECK(l.steps[3].training->steps == defaults.steps);
   CHECK(l.steps[3].training->optimizer.lr == defaults.lr);
+  CHECK(l.steps[3].training->optimizer.warmup == defaults.warmup);
+  CHECK(gui::training_settings(defaults).optimizer.warmup == defaults.warmup);
+  // The other steps train as `attnscope train` does by default (the single run's 50 warm-up steps).
+  CHECK(l.steps[0].training->optimizer.warmup == train::default_train_settings().optimizer.warmup);
   CHECK(int(l.steps[3].training->seed) == defaults.seed);
   // Step 5 names the shipped model's recipe: 1000 steps from seed 1 (assets/models/README.md).
   CHECK(l.steps[4].training->steps == 1000);
@@ -86,5 +90,6 @@ TEST_CASE("lessons: a step's bad \"training\" is refused naming the lesson, the 
   CHECK(contains(error_with({{"task", "text"}}), "built-in task"));
   CHECK(contains(error_with({{"lr", "fast"}}), "\"lr\" must be a number"));
   CHECK(contains(error_with({{"steps", -5}}), "\"steps\" must be a whole number"));
+  CHECK(contains(error_with({{"warmup", 2.5}}), "\"warmup\" must be a whole number"));
   CHECK(contains(error_with({{"task", "poetry"}}), "induction"));
 }

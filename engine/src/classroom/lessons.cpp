@@ -73,7 +73,7 @@ Scene strict_scene(const json& j, const std::string& where) {
 // A step's "training": the trainer's settings, each key optional (defaults: `attnscope train`'s).
 train::TrainSettings lesson_training(const json& t, const std::string& here) {
   require(t.is_object(), here + " must be an object");
-  require_known_keys(t, {"task", "layers", "d_model", "heads", "groups", "mlp", "seq_len", "batch", "steps", "lr", "seed"},
+  require_known_keys(t, {"task", "layers", "d_model", "heads", "groups", "mlp", "seq_len", "batch", "steps", "lr", "warmup", "seed"},
                      here);
   train::TrainSettings s = train::default_train_settings();
   auto whole = [&](const char* key, int& field) {
@@ -91,6 +91,7 @@ train::TrainSettings lesson_training(const json& t, const std::string& here) {
     whole("layers", s.model.layers), whole("d_model", s.model.d_model), whole("heads", s.model.heads);
     whole("groups", s.model.groups), whole("seq_len", s.task.seq_len), whole("batch", s.batch);
     whole("steps", s.steps);
+    whole("warmup", s.optimizer.warmup);
     int seed = int(s.seed);
     whole("seed", seed);
     s.seed = uint64_t(seed);

@@ -14,7 +14,7 @@
 //     "steps": [ {"caption": {"en": "…", "zh": "…"}, "changes": { e.g. "model": {"kind": "gqa"} },
 //                 "training": {"task": "induction", "layers": 2, "d_model": 64, "heads": 4, "groups": 2,
 //                              "mlp": false, "seq_len": 64, "batch": 16, "steps": 300, "lr": 0.003,
-//                              "seed": 1},
+//                              "warmup": 50, "seed": 1},
 //                 "checkpoint": {"model": "models/induction", "open": true, "layer": 1,
 //                                "repeat": {"tokens": 20, "seed": 7}, "head": "induction"}}, … ],
 //     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
