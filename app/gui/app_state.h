@@ -31,6 +31,7 @@
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
+#include "gui/history.h"
 #include "core/model_view.h"
 #include "core/pictures.h"
 #include "gui/training_state.h"
@@ -340,6 +341,7 @@ struct AppState {
   ShapesWindowState shapes;
   ExportWindowState exporter;
   FigureCopyState figure_copy;
+  History history;  // Edit → Undo / Redo (history.h)
   RelposWindowState relpos;
   ConvWindowState conv;
   LessonsWindowState lessons;

@@ -16,6 +16,8 @@ const std::vector<KeyBinding>& key_bindings() {
       {"ui_larger", TrKey("Anywhere"), "Ctrl +", TrKey("Larger interface: every panel is laid out again")},
       {"ui_smaller", TrKey("Anywhere"), "Ctrl −", TrKey("Smaller interface")},
       {"ui_fitted", TrKey("Anywhere"), "Ctrl 0", TrKey("The interface scale fitted to the window")},
+      {"undo", TrKey("Anywhere"), "Ctrl+Z", TrKey("Undo the last change to the scene: a slider, the text, the view, the layer, a lesson step")},
+      {"redo", TrKey("Anywhere"), "Ctrl+Shift+Z · Ctrl+Y", TrKey("Redo what was undone")},
       {"export_panel", TrKey("Anywhere"), "Ctrl+E", TrKey("Show or hide the Export panel")},
       {"export_again", TrKey("Anywhere"), "Ctrl+S", TrKey("Export again with the last settings")},
       {"copy_figure", TrKey("Anywhere"), "Ctrl+C", TrKey("Copy the current view's figure as a PNG image, for slides")},

@@ -88,7 +88,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--keys", o.keys,
                     "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
                     "FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS (typed; no commas), or a shortcut "
-                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e (pressed and released through the GLFW key callback)")
+                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e, ctrl+z, ctrl+shift+z, ctrl+y (pressed and released through the GLFW key callback)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -197,6 +197,11 @@ void HandleShortcuts(AppState& state) {
     state.ui_scale = FittedUiScale(glfwGetCurrentContext(), state.scripted);
   if (ImGui::IsKeyPressed(GLFW_KEY_E, false)) state.show_export = !state.show_export;
   if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ExportWithLastSettings(state);
+  // Undo and redo of the scene; in a text field the field's own undo of the typing (ImGui) applies.
+  if (!io.WantTextInput && !io.KeyAlt) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_Z, false)) io.KeyShift ? Redo(state) : Undo(state);
+    if (ImGui::IsKeyPressed(GLFW_KEY_Y, false) && !io.KeyShift) Redo(state);
+  }
 }
 
 // --keys FRAME:KEY: the GLFW key codes of KEY ("ctrl+equal": left control and =); empty when unknown.
@@ -207,8 +212,14 @@ std::vector<int> ScriptedKeyCodes(const std::string& key) {
     codes.push_back(GLFW_KEY_LEFT_CONTROL);
     rest = rest.substr(5);
   }
+  if (rest.rfind("shift+", 0) == 0) {
+    codes.push_back(GLFW_KEY_LEFT_SHIFT);
+    rest = rest.substr(6);
+  }
   const int code = rest == "equal" ? GLFW_KEY_EQUAL : rest == "minus" ? GLFW_KEY_MINUS : rest == "0" ? GLFW_KEY_0
                    : rest == "e"   ? GLFW_KEY_E
+                   : rest == "z"   ? GLFW_KEY_Z
+                   : rest == "y"   ? GLFW_KEY_Y
                                    : -1;
   if (code < 0) return {};
   codes.push_back(code);
@@ -296,7 +307,7 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
                 (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
                  what.rfind("text=", 0) == 0 || !ScriptedKeyCodes(what).empty()),
             "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS, "
-            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0 or FRAME:ctrl+e; got '" + k + "'");
+            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0, FRAME:ctrl+e, FRAME:ctrl+z, FRAME:ctrl+shift+z or FRAME:ctrl+y; got '" + k + "'");
     mode.keys.push_back({frame, what});
   }
   return mode;
@@ -591,6 +602,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawExportWindow(state);
   DrawAboutWindow(state);
   DrawKeysWindow(state);
+  RecordHistory(state, FrameHadUserInput());  // after every window: what this frame changed is one step
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
   DrawSceneDialogs(state);

@@ -91,6 +91,14 @@ void DrawMenuBar(AppState& state) {
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.file");
+  if (ImGui::BeginMenu(WindowTitle("Edit", "menu_edit").c_str())) {
+    if (ImGui::MenuItem(tr("Undo"), shortcut_of("undo"), false, CanUndo(state))) Undo(state);
+    RecordLastItem(state, "menu.edit.undo");
+    if (ImGui::MenuItem(tr("Redo"), shortcut_of("redo"), false, CanRedo(state))) Redo(state);
+    RecordLastItem(state, "menu.edit.redo");
+    ImGui::EndMenu();
+  }
+  RecordLastItem(state, "menu.edit");
   if (ImGui::BeginMenu(WindowTitle("Windows", "menu_windows").c_str())) {
     ImGui::MenuItem(tr("Input"), nullptr, &state.show_input);
     ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);

@@ -59,10 +59,8 @@ bool OpenSceneFile(AppState& state, const std::string& path) {
     if (full.empty()) throw InputError(tr("type a file name, e.g. scene.json"));
     Scene scene = load_scene(full, &d.warnings);
     d.path = full;
-    state.scene = scene;
-    state.fonts->request_text(scene.input.text);
     state.lessons.lesson = -1;  // the scene is no longer a lesson's step
-    NoteEdit(state, Panel::startup);
+    ReplaceScene(state, scene);
     d.ok = true;
     d.message = trf("scene read from %s", full.c_str());
     if (!d.warnings.empty()) d.message += " · " + trf("%d keys ignored: %s", int(d.warnings.size()), d.warnings.front().c_str());
