@@ -331,6 +331,10 @@ struct AppState {
   Language language = Language::en;
   bool show_about = false;  // Help → About
   bool show_keys = false;   // Help → Keys
+  // Display → Presentation (F11): full screen, no menu bar or side panel, the view fills the screen
+  // with the lesson step as a banner under it, type for the back row; Esc or F11 leaves.
+  bool presenting = false;
+  float ui_scale_before_presenting = 0;  // restored on leaving
   bool show_training = false;  // Classroom → Training (window_training.cpp)
   bool show_checkpoint = false;  // Windows → Checkpoint
   bool show_model_view = false;  // Windows → Model view

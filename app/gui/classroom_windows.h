@@ -26,6 +26,13 @@ void DrawSceneDialogs(AppState& state);
 std::string OpenLesson(AppState& state, int number, int step);
 // Moves the open lesson to `step` and applies that step's scene.
 void GoToLessonStep(AppState& state, int step);
+// Presentation mode (F11): the open lesson's step under the view — its title and "3 / 7" on a quiet
+// first line, then the step's caption — and the height that takes at `width` (0: no lesson open).
+float LessonBannerHeight(const AppState& state, float width);
+void DrawLessonBanner(AppState& state);
+// PageDown / → / Space the next step, PageUp / ← / Backspace the previous, Home / End the first and
+// last: in presentation mode, or while the Lessons panel shows a lesson; not while a text is edited.
+void HandleLessonKeys(AppState& state);
 // Lesson 6, each frame before the windows draw: a step's "checkpoint" applied to the open model (layer,
 // input, the shipped model opened) and the top head of the step's pattern (by the run's head pattern
 // scores, which the compute worker made with it) shown large once its run is back.

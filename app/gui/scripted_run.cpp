@@ -72,6 +72,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["untranslated"] = UntranslatedKeys();
   j["lesson"] = state.lessons.lesson >= 0 ? state.lessons.lessons[size_t(state.lessons.lesson)].number : 0;
   j["lesson_step"] = state.lessons.step + 1;
+  j["lesson_steps"] = state.lessons.lesson >= 0 ? int(state.lessons.lessons[size_t(state.lessons.lesson)].steps.size()) : 0;
   j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
   j["large_head"] = state.heads.large_head;
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
@@ -189,6 +190,14 @@ LayoutSweep::LayoutSweep() {
       plan_.push_back({"lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
                        [number, step](AppState& state) { OpenLesson(state, number, step); }});
     }
+  // Presentation mode: each lesson's first step, the view over the banner.
+  for (const Lesson& lesson : lessons) {
+    const int number = lesson.number;
+    plan_.push_back({"presentation lesson " + std::to_string(number), [number](AppState& state) {
+                       OpenLesson(state, number, 0);
+                       SetPresenting(state, true);
+                     }});
+  }
 }
 
 bool LayoutSweep::after_frame(AppState& state, bool settled) {

@@ -18,6 +18,7 @@
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"
 #include "attnscope/text/tokenizer.h"
+#include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 
@@ -61,6 +62,7 @@ const char* SlotName(Slot slot) {
     case Slot::training: return "training";
     case Slot::model_view: return "model_view";
     case Slot::dialog: return "dialog";
+    case Slot::banner: return "banner";
     case Slot::count: break;
   }
   return "";
@@ -72,6 +74,29 @@ Layout ComputeLayout(const LayoutInput& in) {
   const float scale = in.ui_scale;
   for (int i = 0; i < int(Slot::count); ++i) layout.open[i] = in.open[i];
   layout.open[int(Slot::view)] = layout.open[int(Slot::dialog)] = true;
+  layout.open[int(Slot::banner)] = false;
+  if (in.presenting) {
+    // Presentation: the view (or Training / the Model view in its place) fills the screen above the
+    // lesson banner; no side panel, no dialog.
+    for (const Slot side : {Slot::input, Slot::model, Slot::lessons, Slot::checkpoint, Slot::analysis, Slot::kv_cache,
+                            Slot::export_panel, Slot::shapes_side, Slot::dialog})
+      layout.open[int(side)] = false;
+    const float banner = std::min(in.banner_height, s.y * 0.4f);
+    const ImRect view = Rounded(p, ImVec2(p.x + s.x, p.y + s.y - banner));
+    layout.left = ImRect(p, p);
+    layout.right = ImRect(ImVec2(p.x + s.x, p.y), ImVec2(p.x + s.x, p.y));
+    layout.rect[int(Slot::view)] = view;
+    if (banner > 0) {
+      layout.open[int(Slot::banner)] = true;
+      layout.rect[int(Slot::banner)] = Rounded(ImVec2(p.x, view.Max.y), ImVec2(p.x + s.x, p.y + s.y));
+    }
+    const bool training = layout.open[int(Slot::training)], model_view = layout.open[int(Slot::model_view)];
+    layout.view_shown = !training && !model_view;
+    const float mid = std::round(view.Min.x + view.GetWidth() * 0.5f);
+    if (training) layout.rect[int(Slot::training)] = model_view ? ImRect(view.Min, ImVec2(mid, view.Max.y)) : view;
+    if (model_view) layout.rect[int(Slot::model_view)] = training ? ImRect(ImVec2(mid, view.Min.y), view.Max) : view;
+    return layout;
+  }
   auto any_open = [&](std::initializer_list<Slot> slots) {
     for (const Slot slot : slots)
       if (layout.open[int(slot)]) return true;
@@ -116,7 +141,8 @@ LayoutInput LayoutInputOf(const AppState& state) {
   // its windows over it.
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImVec2 p = vp->WorkPos, s = vp->WorkSize;
-  if (const float bar_bottom = state.layout.menu_bar_max.y; bar_bottom > p.y) {
+  if (state.presenting) p = vp->Pos, s = vp->Size;  // no menu bar: the whole screen
+  else if (const float bar_bottom = state.layout.menu_bar_max.y; bar_bottom > p.y) {
     s.y -= bar_bottom - p.y;
     p.y = bar_bottom;
   }
@@ -134,6 +160,8 @@ LayoutInput LayoutInputOf(const AppState& state) {
   open(Slot::shapes_side, state.show_shapes_floating);
   open(Slot::training, state.show_training);
   open(Slot::model_view, state.show_model_view);
+  in.presenting = state.presenting;
+  if (state.presenting) in.banner_height = LessonBannerHeight(state, s.x);
   return in;
 }
 

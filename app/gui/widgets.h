@@ -32,6 +32,7 @@ enum class Slot {
   view,                                                      // the current view (and the large head)
   training, model_view,                                      // in place of the view while open
   dialog,                                                    // centred, over everything (About, notices)
+  banner,                                                    // presentation mode: the lesson step under the view
   count
 };
 const char* SlotName(Slot slot);  // "input", "view", … (the layout record's names)
@@ -40,6 +41,9 @@ struct LayoutInput {
   ImRect area;                 // the screen below the main menu bar
   float ui_scale = 1.0f;
   bool open[int(Slot::count)] = {};  // which panels are shown (view and dialog: ignored)
+  // Presentation mode: no side panel, the view fills the area above the banner (0: no lesson banner).
+  bool presenting = false;
+  float banner_height = 0;
 };
 struct Layout {
   ImRect rect[int(Slot::count)];     // empty (zero size) for a panel that is not open

@@ -12,10 +12,13 @@
 //
 // Sections: steps · the open checkpoint (lesson 6) · window
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include <GLFW/glfw3.h>
 
 #include "attnscope/analysis/head_patterns.h"
 #include "attnscope/core/error.h"
@@ -406,6 +409,78 @@ void DrawLessonsWindow(AppState& state) {
   WrappedText(lesson.explanation.text(language).c_str());
   ImGui::EndChild();
   ImGui::End();
+}
+
+// ---- presentation mode --------------------------------------------------------------------------------
+
+namespace {
+
+const LessonStep* ShownStep(const AppState& state) {
+  const LessonsWindowState& l = state.lessons;
+  if (l.lesson < 0 || l.lesson >= int(l.lessons.size())) return nullptr;
+  const Lesson& lesson = l.lessons[size_t(l.lesson)];
+  return l.step >= 0 && l.step < int(lesson.steps.size()) ? &lesson.steps[size_t(l.step)] : nullptr;
+}
+
+}  // namespace
+
+float LessonBannerHeight(const AppState& state, float width) {
+  const LessonStep* step = ShownStep(state);
+  if (!step) return 0.0f;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const std::string caption = CaptionNumbers(step->caption.text(UiLanguage()), state);
+  const float wrap = std::max(width - style.WindowPadding.x * 2, ImGui::GetFontSize() * 8);
+  return std::ceil(style.WindowPadding.y * 2 + ImGui::GetTextLineHeightWithSpacing() +
+                   ImGui::CalcTextSize(caption.c_str(), nullptr, false, wrap).y + style.ItemSpacing.y);
+}
+
+void DrawLessonBanner(AppState& state) {
+  const LessonStep* step = ShownStep(state);
+  if (!state.presenting || !step) return;
+  const ImRect r = SlotRect(state, Slot::banner);
+  if (r.GetWidth() <= 0 || r.GetHeight() <= 0) return;
+  const LessonsWindowState& l = state.lessons;
+  const Lesson& lesson = l.lessons[size_t(l.lesson)];
+  ImGui::SetNextWindowPos(r.Min);
+  ImGui::SetNextWindowSize(r.GetSize());
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  if (ImGui::Begin("##lesson_banner", nullptr, flags)) {
+    // A quiet first line: the lesson's title, and the step counter at the right.
+    const std::string counter = std::to_string(l.step + 1) + " / " + std::to_string(lesson.steps.size());
+    const float counter_w = ImGui::CalcTextSize(counter.c_str()).x;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    const std::string title = lesson.title.text(UiLanguage());
+    const float room = ImGui::GetContentRegionAvail().x - counter_w - ImGui::GetFontSize();
+    ImGui::TextUnformatted(Ellipsize(title, room).c_str());
+    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - counter_w);
+    ImGui::TextUnformatted(counter.c_str());
+    RecordLastItem(state, "banner.counter");
+    ImGui::PopStyleColor();
+    WrappedText(CaptionNumbers(step->caption.text(UiLanguage()), state));
+    RecordLastItem(state, "banner.caption");
+  }
+  ImGui::End();
+}
+
+void HandleLessonKeys(AppState& state) {
+  const ImGuiIO& io = ImGui::GetIO();
+  LessonsWindowState& l = state.lessons;
+  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt || !(state.presenting || state.show_lessons)) return;
+  if (l.lesson < 0 || l.lesson >= int(l.lessons.size())) return;
+  const int last = int(l.lessons[size_t(l.lesson)].steps.size()) - 1;
+  auto pressed = [](std::initializer_list<int> keys) {
+    for (const int k : keys)
+      if (ImGui::IsKeyPressed(k, false)) return true;
+    return false;
+  };
+  int to = l.step;
+  if (pressed({GLFW_KEY_PAGE_DOWN, GLFW_KEY_RIGHT, GLFW_KEY_SPACE})) to = l.step + 1;
+  if (pressed({GLFW_KEY_PAGE_UP, GLFW_KEY_LEFT, GLFW_KEY_BACKSPACE})) to = l.step - 1;
+  if (pressed({GLFW_KEY_HOME})) to = 0;
+  if (pressed({GLFW_KEY_END})) to = last;
+  to = std::clamp(to, 0, last);
+  if (to != l.step) GoToLessonStep(state, to);
 }
 
 }  // namespace attnscope::gui

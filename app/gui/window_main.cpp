@@ -22,11 +22,13 @@
 #include <imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -88,7 +90,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--keys", o.keys,
                     "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
                     "FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS (typed; no commas), or a shortcut "
-                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e, ctrl+z, ctrl+shift+z, ctrl+y (pressed and released through the GLFW key callback)")
+                    "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e, ctrl+z, ctrl+shift+z, ctrl+y, f11, pagedown, pageup, home, end, right, "
+                    "left, space (pressed and released through the GLFW key callback)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -204,6 +207,73 @@ void HandleShortcuts(AppState& state) {
   }
 }
 
+// The side panels' show flags, off while a presentation frame is drawn and back afterwards.
+class HiddenPanels {
+ public:
+  explicit HiddenPanels(AppState& state)
+      : flags_{&state.show_input, &state.show_model, &state.show_lessons, &state.show_analysis, &state.show_kv_cache,
+               &state.show_export, &state.show_about, &state.show_keys, &state.show_checkpoint,
+               &state.show_shapes_floating} {
+    for (size_t i = 0; i < flags_.size(); ++i) saved_[i] = *flags_[i], *flags_[i] = false;
+  }
+  ~HiddenPanels() {
+    for (size_t i = 0; i < flags_.size(); ++i) *flags_[i] = saved_[i];
+  }
+  HiddenPanels(const HiddenPanels&) = delete;
+  HiddenPanels& operator=(const HiddenPanels&) = delete;
+
+ private:
+  std::array<bool*, 10> flags_;
+  std::array<bool, 10> saved_{};
+};
+
+}  // namespace
+
+// The type grows for the back row (a quarter larger than the scale fitted to the screen — larger and
+// a sentence's key labels no longer fit its cells at 720p); leaving brings back the teacher's scale.
+void SetPresenting(AppState& state, bool on) {
+  if (state.presenting == on) return;
+  state.presenting = on;
+  if (on) {
+    state.ui_scale_before_presenting = state.ui_scale;
+    state.ui_scale = std::min(3.0f, std::round(FittedUiScale(glfwGetCurrentContext(), state.scripted) * 1.25f * 20.0f) / 20.0f);
+  } else if (state.ui_scale_before_presenting > 0) {
+    state.ui_scale = state.ui_scale_before_presenting;
+  }
+  state.reset_layout = true;
+}
+
+namespace {
+
+// F11 enters or leaves presentation mode, Esc leaves it.
+void HandlePresentationKeys(AppState& state) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) SetPresenting(state, !state.presenting);
+  else if (state.presenting && !io.WantTextInput && ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) SetPresenting(state, false);
+}
+
+// Where the window was before it went full screen.
+struct WindowedPlace {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// Full screen on the window's monitor while presenting (not in scripted runs, whose figures keep
+// their --size): the one place the window changes monitor mode.
+void FollowPresentation(GLFWwindow* window, const AppState& state, WindowedPlace& place) {
+  const bool full = glfwGetWindowMonitor(window) != nullptr;
+  if (state.scripted || full == state.presenting) return;
+  if (state.presenting) {
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    const GLFWvidmode* video = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    if (!video) return;
+    glfwGetWindowPos(window, &place.x, &place.y);
+    glfwGetWindowSize(window, &place.width, &place.height);
+    glfwSetWindowMonitor(window, monitor, 0, 0, video->width, video->height, video->refreshRate);
+  } else {
+    glfwSetWindowMonitor(window, nullptr, place.x, place.y, std::max(place.width, 320), std::max(place.height, 240), 0);
+  }
+}
+
 // --keys FRAME:KEY: the GLFW key codes of KEY ("ctrl+equal": left control and =); empty when unknown.
 std::vector<int> ScriptedKeyCodes(const std::string& key) {
   std::vector<int> codes;
@@ -220,6 +290,14 @@ std::vector<int> ScriptedKeyCodes(const std::string& key) {
                    : rest == "e"   ? GLFW_KEY_E
                    : rest == "z"   ? GLFW_KEY_Z
                    : rest == "y"   ? GLFW_KEY_Y
+                   : rest == "f11"      ? GLFW_KEY_F11
+                   : rest == "pagedown" ? GLFW_KEY_PAGE_DOWN
+                   : rest == "pageup"   ? GLFW_KEY_PAGE_UP
+                   : rest == "home"     ? GLFW_KEY_HOME
+                   : rest == "end"      ? GLFW_KEY_END
+                   : rest == "right"    ? GLFW_KEY_RIGHT
+                   : rest == "left"     ? GLFW_KEY_LEFT
+                   : rest == "space"    ? GLFW_KEY_SPACE
                                    : -1;
   if (code < 0) return {};
   codes.push_back(code);
@@ -307,7 +385,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
                 (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
                  what.rfind("text=", 0) == 0 || !ScriptedKeyCodes(what).empty()),
             "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS, "
-            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0, FRAME:ctrl+e, FRAME:ctrl+z, FRAME:ctrl+shift+z or FRAME:ctrl+y; got '" + k + "'");
+            "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0, FRAME:ctrl+e, FRAME:ctrl+z, FRAME:ctrl+shift+z, FRAME:ctrl+y, FRAME:f11, FRAME:pagedown, "
+            "FRAME:pageup, FRAME:home, FRAME:end, FRAME:right, FRAME:left or FRAME:space; got '" + k + "'");
     mode.keys.push_back({frame, what});
   }
   return mode;
@@ -492,6 +571,7 @@ struct FrameLoop {
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
   WindowSize framebuffer;      // of the last frame rendered
+  WindowedPlace windowed;      // the window's place before presentation mode made it full screen
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
   // the benchmark, like a user, goes on once the heatmaps are there.
@@ -582,9 +662,17 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   state.layout.clear();
   ClearControls();
   HandleShortcuts(state);
+  HandlePresentationKeys(state);
+  HandleLessonKeys(state);
   SetUiLanguage(state.language);
-  DrawMenuBar(state);
-  KeepWindowsBelowMenuBar(state);
+  // Presentation: no menu bar, and the side panels are hidden for this frame (each window still does
+  // its per-frame work, e.g. a finished export's message); the view fills the screen.
+  std::optional<HiddenPanels> hidden;
+  if (state.presenting) hidden.emplace(state);
+  else {
+    DrawMenuBar(state);
+    KeepWindowsBelowMenuBar(state);
+  }
   UpdateLessonCheckpoint(state);  // before the views draw, so they show what the lesson step set
   DrawInputWindow(state);
   DrawModelWindow(state);
@@ -602,11 +690,13 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawExportWindow(state);
   DrawAboutWindow(state);
   DrawKeysWindow(state);
-  RecordHistory(state, FrameHadUserInput());  // after every window: what this frame changed is one step
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
+  DrawLessonBanner(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
+  hidden.reset();
+  RecordHistory(state, FrameHadUserInput());  // after every window: what this frame changed is one step
   RecordWindows(state);
   state.reset_layout = false;
   if (mode.bench) loop.bench.before_submit(state, loop.settled(*state.worker));
@@ -806,6 +896,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
+      FollowPresentation(window, state, loop.windowed);
       ApplyLook(loop, state);
       DrawFrame(loop, state);
       if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once

@@ -143,6 +143,9 @@ void DrawMenuBar(AppState& state) {
       state.ui_scale = std::clamp(std::round(percent / 5.0f) * 5.0f, 50.0f, 300.0f) / 100.0f;
     ImGui::TextDisabled("%s", tr("Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted"));
     ImGui::Separator();
+    if (ImGui::MenuItem(tr("Presentation"), shortcut_of("presentation"), state.presenting)) SetPresenting(state, true);
+    RecordLastItem(state, "menu.display.presentation");
+    ImGui::Separator();
     if (ImGui::MenuItem(tr("Light theme (projectors)"), nullptr, state.light_theme)) state.light_theme = true;
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
     ImGui::EndMenu();

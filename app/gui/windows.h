@@ -66,5 +66,8 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
 // 2D one (when may_change_preset).
 // Sets scene.view.view and adapts the scene to it.
 void SwitchView(AppState& state, View view);
+// Presentation mode on or off (F11, Display → Presentation, Esc; window_main.cpp): state.presenting,
+// the UI scale for the back row and back, and the layout placed afresh.
+void SetPresenting(AppState& state, bool on);
 
 }  // namespace attnscope::gui
