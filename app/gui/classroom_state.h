@@ -50,9 +50,10 @@ struct KvCacheWindowState {
   bool loaded = false;           // load_model_presets() tried
   std::vector<ModelPreset> presets;
   std::string load_error;
-  int preset = 0;                // index into presets; presets.size() = the custom row
+  int preset = 0;                // index into presets; presets.size() = the custom row; −1 the open checkpoint
   KvCacheInput input;            // what the sliders edit (L, H, G, d_head from the preset or custom)
   bool initialised = false;
+  const void* checkpoint = nullptr;  // the checkpoint whose L, H, G, d_head were put in (its id(); null: none)
 };
 
 struct SceneDialogState {
