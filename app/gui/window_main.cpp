@@ -523,6 +523,17 @@ void ApplyLook(FrameLoop& loop, AppState& state) {
   state.fonts->rebuild_if_needed(std::round(16.0f * state.ui_scale), loop.device_ready);
 }
 
+// A scripted run's frame before this one, for the layout JSON's "earlier_frames" (at most 400 frames).
+void KeepEarlierFrame(const FrameLoop& loop, AppState& state) {
+  if (!loop.mode.scripted || loop.mode.bench || loop.options.layout_json.empty() || loop.frame == 0 ||
+      state.earlier_frames.size() >= 400)
+    return;
+  AppState::EarlierFrame& f = state.earlier_frames.emplace_back();
+  f.frame = loop.frame - 1;
+  f.checkpoint_current = state.layout.checkpoint_current;
+  for (const LayoutRecord::Text& t : state.layout.texts) f.texts.emplace_back(t.window, t.text);
+}
+
 // d. The frame: every window reads the state and edits the scene.
 void DrawFrame(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
@@ -568,7 +579,9 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   if (loop.frame > 0 && (io.DisplaySize.x != loop.last_display.x || io.DisplaySize.y != loop.last_display.y))
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
+  KeepEarlierFrame(loop, state);
   state.layout.clear();
+  state.layout.checkpoint_current = state.checkpoint.current();
   ClearControls();
   HandleShortcuts(state);
   SetUiLanguage(state.language);
