@@ -213,9 +213,9 @@ std::string CheckpointTokenizerName(const CheckpointWindowState& c) {
     case TokenizerKind::byte_level_bpe: return trf("byte-level BPE (as GPT-2), %d ids", n);
     case TokenizerKind::sentencepiece_bpe: return trf("SentencePiece-style BPE (as Llama), %d ids", n);
     case TokenizerKind::bpe: return trf("BPE, %d ids", n);
-    case TokenizerKind::trained_chars: return trf("its vocab.json from training: characters, %d tokens", n);
-    case TokenizerKind::trained_words: return trf("its vocab.json from training: words, %d tokens", n);
-    case TokenizerKind::trained_symbols: return trf("its vocab.json from training: symbols, %d tokens", n);
+    case TokenizerKind::trained_chars: return trf("vocab.json from training: characters, %d tokens", n);
+    case TokenizerKind::trained_words: return trf("vocab.json from training: words, %d tokens", n);
+    case TokenizerKind::trained_symbols: return trf("vocab.json from training: symbols, %d tokens", n);
     case TokenizerKind::words: break;
   }
   return tr("words and ideographs (no model)");
@@ -227,17 +227,19 @@ void DrawCheckpointTokenizer(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tr("tokenizer"));
-  ImGui::SameLine();
   if (c.attentions) {
+    ImGui::SameLine();
     WrappedText(tr("none: the attentions file brings its own tokens"));
     return;
   }
   if (!c.model) {  // opening, or failed to open
+    ImGui::SameLine();
     ImGui::TextDisabled("%s", tr("the checkpoint's own (once it is open)"));
     return;
   }
   std::string name = CheckpointTokenizerName(c);
   if (c.tokenizer && state.scene.input.text.rfind("ids:", 0) == 0) name += tr(" · the input is ids");
+  SameLineIfFits(ImGui::CalcTextSize(name.c_str()).x);  // else on a line of its own, under the label
   WrappedText(name);
   RecordLastItem(state, "input.checkpoint_tokenizer");
   if (ImGui::IsItemHovered())

@@ -158,7 +158,7 @@ void DrawKvCacheWindow(AppState& state) {
   // Model: a preset or the custom row.
   const float label_w = ImGui::CalcTextSize(tr("memory (GiB)")).x + ImGui::GetFontSize() * 2;
   ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
-  const std::string checkpoint_label = c.model ? trf("the open checkpoint: %s", c.name().c_str()) : std::string();
+  const std::string checkpoint_label = c.model ? trf("Checkpoint: %s", c.name().c_str()) : std::string();
   const std::string current = k.preset < 0                        ? checkpoint_label
                               : k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label
                                                                  : tr("custom");

@@ -123,7 +123,7 @@ TEST_SUITE("gui_one_model") {
         INFO(joined(kv));
         const std::string row = zh ? "L = 2 层，H = 4 个头，G = 2 个 KV 头，d_head = 16" : "L = 2 layers, H = 4 heads, G = 2 kv heads, d_head = 16";
         CHECK(shows(kv, row));
-        CHECK(shows(kv, zh ? "已打开的检查点：induction" : "the open checkpoint: induction"));
+        CHECK(shows(kv, zh ? "检查点：induction" : "Checkpoint: induction"));
       }
   }
 
@@ -174,7 +174,7 @@ TEST_SUITE("gui_one_model") {
                                      "--checkpoint " + shell_quote(shipped.string()) + " --language " + language);
       const std::vector<std::string> input = texts_of(w, "###input");
       INFO(joined(input));
-      CHECK(shows(input, zh ? "训练时生成的 vocab.json：按符号，32 个词元" : "its vocab.json from training: symbols, 32 tokens"));
+      CHECK(shows(input, zh ? "训练时生成的 vocab.json：按符号，32 个词元" : "vocab.json from training: symbols, 32 tokens"));
       CHECK_FALSE(shows(input, zh ? "按词切分（无模型）" : "words (no model)"));
       // None of the synthetic model's tokenizer choices, nor its other inputs.
       CHECK_FALSE(has_text(input, zh ? "按词" : "Words"));
@@ -191,7 +191,7 @@ TEST_SUITE("gui_one_model") {
     const WindowRun text = run_window("one_model_views_input_train", "--checkpoint " + shell_quote((d / "run").string()) +
                                                                           " --text " + shell_quote("the cat sat"));
     INFO(joined(texts_of(text, "###input")));
-    CHECK(shows(texts_of(text, "###input"), "its vocab.json from training: characters,"));
+    CHECK(shows(texts_of(text, "###input"), "vocab.json from training: characters,"));
     // A checkpoint without tokenizer files opens on its default ids and says so.
     fs::create_directories(d / "bare");
     for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(shipped / f, d / "bare" / f);
