@@ -166,6 +166,25 @@ TEST_SUITE("gui_one_model") {
     CHECK(current_frames >= 2);    // and the checkpoint's first frames are among the ones checked
   }
 
+  TEST_CASE("one model: a lesson step about the synthetic model and the relative-position views say the checkpoint is not theirs") {
+    const std::string args = "--checkpoint " + shell_quote(shipped.string());
+    const WindowRun lesson = run_window("one_model_views_lesson", args + " --lesson 1");
+    INFO(joined(texts_of(lesson, "###lessons")));
+    CHECK(shows(texts_of(lesson, "###lessons"), "This step is about the synthetic model, but a checkpoint is open"));
+    CHECK(lesson.layout.at("widgets").contains("lesson.close_checkpoint"));
+    const WindowRun heads = run_window("one_model_views_relpos_heads", args);
+    REQUIRE(heads.layout.at("widgets").contains("menu.view.relpos1d"));
+    const WindowRun relpos = run_window("one_model_views_relpos", args + " --pointer " +
+                                                                      centre_of(heads.layout["widgets"]["menu.view.relpos1d"]) +
+                                                                      " --clicks 4 --frames 10");
+    CHECK(relpos.layout.at("view") == "relpos1d");
+    INFO(joined(texts_of(relpos, "###relpos1d")));
+    CHECK(shows(texts_of(relpos, "###relpos1d"), "These heads are this view's own, not the open checkpoint's"));
+    // Without a checkpoint neither says anything of the kind.
+    const WindowRun plain = run_window("one_model_views_lesson_plain", "--lesson 1");
+    CHECK_FALSE(shows(texts_of(plain, "###lessons"), "checkpoint is open"));
+  }
+
   TEST_CASE("one model: the Input window names the checkpoint's own tokenizer, in English and Chinese") {
     for (const std::string language : {"en", "zh"}) {
       CAPTURE(language);
