@@ -268,6 +268,11 @@ bool AnalysisOfCurrentModel(const AppState& state) {
   return c.is_open() && state.analysis_of == c.id();
 }
 
+bool AnalysisOfView(const AppState& state) {
+  if (ViewDrawsModel(state)) return AnalysisOfCurrentModel(state);
+  return state.analysis && state.analysis_of == nullptr;  // relpos and conv come from the scene alone
+}
+
 std::string CurrentCheckpointError(const AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   if (!c.current()) return {};

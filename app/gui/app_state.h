@@ -379,6 +379,9 @@ bool ViewDrawsModel(const AppState& state);
 // True when `analysis` is of the current model: the open checkpoint's, or the synthetic layer's when none
 // is current. False while a checkpoint opens, after it failed to open, and before its first pass arrives.
 bool AnalysisOfCurrentModel(const AppState& state);
+// True when `analysis` is what the view shown draws: the current model's in the Heads and Shapes views,
+// the synthetic scene's own relative-position or convolution heads in theirs (whatever model is current).
+bool AnalysisOfView(const AppState& state);
 // The current checkpoint's error, to show in place of its heads: why it failed to open, or why its last
 // forward pass gave no heads ("" when none, and always "" for the synthetic layer).
 std::string CurrentCheckpointError(const AppState& state);

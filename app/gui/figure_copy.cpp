@@ -31,7 +31,7 @@ std::future<CopyOutcome>& running() {
 
 void StartCopy(AppState& state) {
   if (running().valid()) return;
-  if (!state.analysis || !AnalysisOfCurrentModel(state)) {  // never another model's heads
+  if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
     state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
     return;
   }

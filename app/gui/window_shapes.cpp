@@ -194,15 +194,15 @@ void DrawShapesWindow(AppState& state, bool floating) {
     // The checkpoint's layer on screen (the layer slider may be ahead of it), as the Heads view names it.
     std::string note = c.name();
     if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
-    ImGui::TextUnformatted(note.c_str());
+    WrappedText(note);  // wrapped: Shapes beside the view is a narrow column
     if (trace.projections_known)
-      ImGui::TextUnformatted(trf("L = %d · T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", c.layers(), int(s.tokens),
-                                 int(s.d_model), int(s.heads), int(s.groups), int(s.head_dim)).c_str());
+      WrappedText(trf("L = %d · T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", c.layers(), int(s.tokens), int(s.d_model),
+                      int(s.heads), int(s.groups), int(s.head_dim)));
     else
-      ImGui::TextUnformatted(trf("L = %d · T = %d tokens · H = %d · G = %d", c.layers(), int(s.tokens), int(s.heads), int(s.groups)).c_str());
+      WrappedText(trf("L = %d · T = %d tokens · H = %d · G = %d", c.layers(), int(s.tokens), int(s.heads), int(s.groups)));
   } else {
-    ImGui::TextUnformatted(trf("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(s.tokens), int(s.d_model), int(s.heads),
-                               int(s.groups), int(s.head_dim)).c_str());
+    WrappedText(trf("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(s.tokens), int(s.d_model), int(s.heads),
+                    int(s.groups), int(s.head_dim)));
   }
 
   // What changed since the previous setting, first: it is what the lesson is about.

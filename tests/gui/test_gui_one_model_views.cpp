@@ -180,6 +180,13 @@ TEST_SUITE("gui_one_model") {
     CHECK(relpos.layout.at("view") == "relpos1d");
     INFO(joined(texts_of(relpos, "###relpos1d")));
     CHECK(shows(texts_of(relpos, "###relpos1d"), "These heads are this view's own, not the open checkpoint's"));
+    // Its own heads are its figure: Copy figure copies them rather than refusing for want of the checkpoint's.
+    REQUIRE(relpos.layout.at("widgets").contains("copy_figure"));
+    const WindowRun copied = run_window("one_model_views_relpos_copy",
+                                        args + " --pointer '" + centre_of(heads.layout["widgets"]["menu.view.relpos1d"]) + ";" +
+                                            centre_of(relpos.layout["widgets"]["copy_figure"]) + "' --clicks 4,8 --frames 40");
+    INFO(copied.layout.at("status").get<std::string>());
+    CHECK(copied.layout.at("status").get<std::string>().rfind("Figure copied", 0) == 0);
     // Without a checkpoint neither says anything of the kind.
     const WindowRun plain = run_window("one_model_views_lesson_plain", "--lesson 1");
     CHECK_FALSE(shows(texts_of(plain, "###lessons"), "checkpoint is open"));
