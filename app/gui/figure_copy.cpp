@@ -87,6 +87,8 @@ void CopyFigureButton(AppState& state, bool same_line) {
                                "into slides"));
 }
 
+bool FigureCopyRunning() { return running().valid(); }
+
 void UpdateFigureCopy(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && !io.KeyShift && !io.KeyAlt && !io.WantTextInput &&

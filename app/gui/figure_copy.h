@@ -26,4 +26,7 @@ void CopyFigureButton(AppState& state, bool same_line = true);
 // Once a frame: the Ctrl+C shortcut, and a finished copy's message on the status line.
 void UpdateFigureCopy(AppState& state);
 
+// A copy is being rendered or handed to the clipboard (a scripted run waits for its message).
+bool FigureCopyRunning();
+
 }  // namespace attnscope::gui

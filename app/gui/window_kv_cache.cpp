@@ -47,7 +47,7 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
   k.input.kv_heads = c.model->original_kv_heads;
   k.input.head_dim = cfg.head_dim;
   k.input.seq = std::max(cfg.max_positions, 1);
-  k.checkpoint = c.id();
+  k.checkpoint = c.model;
 }
 
 // A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
@@ -126,10 +126,8 @@ void DrawKvCacheWindow(AppState& state) {
   ErrorText(k.load_error);
   // A closed checkpoint's numbers go with it: back to where a first start begins.
   const CheckpointWindowState& c = state.checkpoint;
-  if (!c.model && k.checkpoint) {
-    k.checkpoint = nullptr;
-    if (k.preset < 0) k.initialised = false;
-  }
+  if (!c.model && k.preset < 0) k.initialised = false;
+  if (!c.model) k.checkpoint.reset();
   if (!k.initialised) {
     k.initialised = true;
     k.input = KvCacheInput{32, 32, 8, 128, 4096, 1, ElementType::fp16, 80.0};
@@ -151,7 +149,7 @@ void DrawKvCacheWindow(AppState& state) {
     }
   }
   // One current model: an open checkpoint's numbers come in when it opens (or the window does).
-  if (c.model && k.checkpoint != c.id()) UseCheckpoint(k, c);
+  if (c.model && k.checkpoint.lock() != c.model) UseCheckpoint(k, c);
   WrappedText(tr("While generating, a decoder keeps the keys and values of every past token in every layer: "
                               "2 × L × G × d_head × bytes × tokens × batch."));
 

@@ -127,6 +127,22 @@ TEST_SUITE("gui_one_model") {
       }
   }
 
+  TEST_CASE("one model: closing the checkpoint takes its numbers out of the KV-cache calculator") {
+    const std::string args = "--checkpoint " + shell_quote(shipped.string()) + " --show-kv-cache";
+    const WindowRun open = run_window("one_model_views_kv_open", args);
+    CHECK(shows(texts_of(open, "###kv_cache"), "Checkpoint: induction"));
+    REQUIRE(open.layout.at("widgets").contains("model.close_checkpoint"));
+    const WindowRun closed = run_window("one_model_views_kv_closed", args + " --pointer " +
+                                                                         centre_of(open.layout["widgets"]["model.close_checkpoint"]) +
+                                                                         " --clicks 4 --frames 10");
+    CHECK_FALSE(closed.layout.at("checkpoint_current").get<bool>());
+    const std::vector<std::string> kv = texts_of(closed, "###kv_cache");
+    INFO(joined(kv));
+    CHECK_FALSE(shows(kv, "Checkpoint: induction"));
+    CHECK_FALSE(shows(kv, "L = 2 layers, H = 4 heads, G = 2 kv heads, d_head = 16"));
+    CHECK(shows(kv, "kv heads, d_head ="));  // a published model's row again
+  }
+
   TEST_CASE("one model: Head analysis never shows the synthetic model's statistics once a checkpoint is current") {
     // The synthetic model first, with its statistics on screen; then the shipped model opens on a click
     // (every frame of a run with clicks waits for the worker, so each frame is one step of the story).
