@@ -228,8 +228,9 @@ void DrawCheckpointTokenizer(AppState& state) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(tr("tokenizer"));
   if (c.attentions) {
-    ImGui::SameLine();
-    WrappedText(tr("none: the attentions file brings its own tokens"));
+    const char* none = tr("none: the attentions file brings its own tokens");
+    SameLineIfFits(ImGui::CalcTextSize(none).x);
+    WrappedText(none);
     return;
   }
   if (!c.model) {  // opening, or failed to open
@@ -479,7 +480,7 @@ void DrawInputWindow(AppState& state) {
       NoteEdit(state, Panel::input);
     }
   }
-  if (state.checkpoint.attentions && state.scene.view.view == View::heads)
+  if (state.checkpoint.attentions && ViewDrawsModel(state))
     NoticeText(tr("An attentions file is open: the Heads view draws the file's own tokens, not this input."));
   switch (in.source) {
     case InputSource::text: DrawSentenceInput(state); break;

@@ -12,6 +12,7 @@
 
 #include "attnscope/attention/trace.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/model/attention_file.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
 
@@ -125,6 +126,31 @@ TEST_SUITE("gui_one_model") {
         CHECK(shows(kv, row));
         CHECK(shows(kv, zh ? "检查点：induction" : "Checkpoint: induction"));
       }
+  }
+
+  TEST_CASE("one model: an attentions file's Shapes view traces what the file holds and says what it cannot") {
+    const fs::path precomputed = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "models" / "precomputed";
+    const model::AttentionStack stack =
+        model::open_attentions(precomputed / "attentions.npy", precomputed / "tokens.json", precomputed / "config.json");
+    const std::string args = "--checkpoint " + shell_quote((precomputed / "attentions.npy").string());
+    const WindowRun heads = run_window("one_model_views_attentions_heads", args);
+    REQUIRE(heads.layout.at("widgets").contains("menu.view.shapes"));
+    const WindowRun w = run_window("one_model_views_attentions", args + " --pointer " +
+                                                                   centre_of(heads.layout["widgets"]["menu.view.shapes"]) +
+                                                                   " --clicks 4 --frames 10");
+    const std::vector<std::string> shapes = texts_of(w, "###shapes");
+    INFO(joined(shapes));
+    CHECK(has_text(shapes, "L = " + std::to_string(stack.layers) + " · T = " + std::to_string(stack.tokens) + " tokens · H = " +
+                               std::to_string(stack.heads) + " · G = " + std::to_string(stack.kv_heads)));
+    CHECK(shows(shapes, "An attentions file holds only the attention probabilities"));
+    const std::string probs = "[" + std::to_string(stack.heads) + ", " + std::to_string(stack.tokens) + ", " + std::to_string(stack.tokens) + "]";
+    for (const std::string& t : shapes)
+      if (is_shape(t)) CHECK(t == probs);  // only what the file holds: no projection, no made-up d_k or C
+    CHECK(has_text(shapes, probs));
+    CHECK_FALSE(shows(shapes, "W_Q"));
+    CHECK_FALSE(shows(shapes, "C = 64"));
+    // The Input window says its sentence is not what is drawn, in this view as in Heads.
+    CHECK(shows(texts_of(w, "###input"), "An attentions file is open"));
   }
 
   TEST_CASE("one model: closing the checkpoint takes its numbers out of the KV-cache calculator") {
