@@ -102,7 +102,7 @@ void CheckpointLoader::run() {
         if (std::filesystem::is_regular_file(dir, error)) result.dir = dir = dir.parent_path();  // a file in the folder
         result.model = model::open(dir, progress, &cancel_);
         try {
-          load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
+          result.tokenizer = load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
         } catch (const InputError& e) {
           result.tokenizer_error = e.what();
         }

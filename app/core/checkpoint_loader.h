@@ -21,6 +21,7 @@
 
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/model.h"
+#include "attnscope/text/tokenizer_interface.h"
 
 namespace attnscope::gui {
 
@@ -34,6 +35,7 @@ struct CheckpointResult {
   std::string error;                         // the engine's message (names the file and the problem)
   // Why the folder's tokenizer cannot be used ("" when it can): the window then takes ids only.
   std::string tokenizer_error;
+  std::shared_ptr<const Tokenizer> tokenizer;  // the folder's tokenizer (null without one, or on error)
 };
 
 class CheckpointLoader {

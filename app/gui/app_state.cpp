@@ -35,9 +35,10 @@ void SubmitIfEdited(AppState& state) {
   state.scene_edited = false;
   std::optional<ModelSource> source;
   const CheckpointWindowState& c = state.checkpoint;
-  if (c.model && state.scene.view.view == View::heads)
+  const bool model_views = ViewDrawsModel(state);  // they draw the open checkpoint's layer
+  if (c.model && model_views)
     source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr};
-  else if (c.attentions && state.scene.view.view == View::heads)
+  else if (c.attentions && model_views)
     source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
   state.submitted_generation = state.worker->submit(state.scene, source);
   // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
@@ -107,6 +108,7 @@ void CloseCheckpoint(AppState& state) {
   c.shown_name.clear();
   ForgetRun(state);
   c.tokenizer_error.clear();
+  c.tokenizer.reset();
   c.error.clear();
   c.input_note.clear();
   // The synthetic layer's text again, unless the user typed a sentence of their own meanwhile (token ids,
@@ -133,6 +135,7 @@ bool TakeCheckpoint(AppState& state) {
     c.opened = result->dir.string();
     c.shown_name = result->dir.filename().string();
     c.tokenizer_error.clear();
+    c.tokenizer.reset();
     c.input_note.clear();
     ForgetRun(state);
     if (state.scene.view.view != View::heads) SwitchView(state, View::heads);
@@ -151,6 +154,7 @@ bool TakeCheckpoint(AppState& state) {
                                .string();
   ForgetRun(state);
   c.tokenizer_error = result->tokenizer_error;
+  c.tokenizer = result->tokenizer;
   c.kv_heads = 0;  // as trained: another model has other divisors
   c.layer = std::min(c.layer, c.layers() - 1);
   FitInputToModel(state);
@@ -180,8 +184,16 @@ bool TakeResult(AppState& state) {
   }
   state.error.clear();
   state.error_of = nullptr;
+  // What changed is told within one model; another model's shapes are not a change of setting.
+  if (result->analysis != state.analysis) {
+    if (state.analysis_of == result->of_model) {
+      NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
+    } else {
+      state.shapes.setting_changes.clear();
+      state.shapes.shape_changes.clear();
+    }
+  }
   state.analysis_of = result->of_model;
-  if (result->analysis != state.analysis) NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
   state.analysis = result->analysis;
   state.pictures = result->pictures;
   state.head_stats = result->stats;
@@ -244,11 +256,21 @@ const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::ve
   return cache;
 }
 
+bool ViewDrawsModel(const AppState& state) {
+  const View view = state.scene.view.view;
+  return view == View::heads || view == View::shapes;
+}
+
 bool AnalysisOfCurrentModel(const AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   if (!state.analysis) return false;
   if (!c.current()) return state.analysis_of == nullptr;
   return c.is_open() && state.analysis_of == c.id();
+}
+
+bool AnalysisOfView(const AppState& state) {
+  if (ViewDrawsModel(state)) return AnalysisOfCurrentModel(state);
+  return state.analysis && state.analysis_of == nullptr;  // relpos and conv come from the scene alone
 }
 
 std::string CurrentCheckpointError(const AppState& state) {

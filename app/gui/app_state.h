@@ -78,6 +78,7 @@ struct CheckpointWindowState {
   std::string opened;                // the path it was opened from (folder or file)
   std::string error;                 // why the last open failed (the engine's message)
   std::string tokenizer_error;       // why the open model's tokenizer cannot be used ("" when it can)
+  std::shared_ptr<const Tokenizer> tokenizer;  // the open model's own (null: it takes ids only)
   int layer = 0;                     // the layer the Heads view draws
   // The layer run on screen: its top-5 next tokens per position (null without a checkpoint).
   std::shared_ptr<const ModelLayerRun> run;
@@ -278,6 +279,7 @@ struct LayoutRecord {
   std::vector<Slot> slots;
   bool view_shown = true;             // false while Training or the Model view takes the view's place
   std::vector<Text> texts;            // only while RecordTextsInto(&texts) is on
+  bool checkpoint_current = false;    // a checkpoint was the current model while the frame was drawn
   std::string colormap;
   bool scores = false;
   void clear() { *this = LayoutRecord{}; }
@@ -361,6 +363,14 @@ struct AppState {
   // Scripted runs: no persisted state, fixed layout, record where heatmaps went.
   bool scripted = false;
   LayoutRecord layout;
+  // Scripted runs that record texts: what each frame before the last one drew (its texts by window, and
+  // whether a checkpoint was current), so that tests see a model's first frames too, not only the settled one.
+  struct EarlierFrame {
+    int frame = 0;
+    bool checkpoint_current = false;
+    std::vector<std::pair<std::string, std::string>> texts;  // (window, text)
+  };
+  std::vector<EarlierFrame> earlier_frames;
   ImVec2 framebuffer_scale{1, 1};
 };
 
@@ -382,9 +392,15 @@ void CloseCheckpoint(AppState& state);
 // Takes a finished open, if any: the model replaces the seeded layer in the Heads view, or its error
 // shows in the Checkpoint window. Returns true when one arrived.
 bool TakeCheckpoint(AppState& state);
+// True when the view shown draws the current model's attention (its heads or its shape trace): with a
+// checkpoint open these views run it; the relative-position and convolution views have their own heads.
+bool ViewDrawsModel(const AppState& state);
 // True when `analysis` is of the current model: the open checkpoint's, or the synthetic layer's when none
 // is current. False while a checkpoint opens, after it failed to open, and before its first pass arrives.
 bool AnalysisOfCurrentModel(const AppState& state);
+// True when `analysis` is what the view shown draws: the current model's in the Heads and Shapes views,
+// the synthetic scene's own relative-position or convolution heads in theirs (whatever model is current).
+bool AnalysisOfView(const AppState& state);
 // The current checkpoint's error, to show in place of its heads: why it failed to open, or why its last
 // forward pass gave no heads ("" when none, and always "" for the synthetic layer).
 std::string CurrentCheckpointError(const AppState& state);

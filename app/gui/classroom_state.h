@@ -12,6 +12,7 @@
 #include "attnscope/analysis/head_patterns.h"
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/classroom/lessons.h"
+#include "attnscope/model/model.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
 
@@ -50,9 +51,12 @@ struct KvCacheWindowState {
   bool loaded = false;           // load_model_presets() tried
   std::vector<ModelPreset> presets;
   std::string load_error;
-  int preset = 0;                // index into presets; presets.size() = the custom row
+  int preset = 0;                // index into presets; presets.size() = the custom row; −1 the open checkpoint
   KvCacheInput input;            // what the sliders edit (L, H, G, d_head from the preset or custom)
   bool initialised = false;
+  // The checkpoint whose L, H, G, d_head were put in (empty: none); weak, so that another model opened later
+  // at the same address is not taken for it.
+  std::weak_ptr<const model::Model> checkpoint;
 };
 
 struct SceneDialogState {

@@ -20,7 +20,7 @@ namespace {
 void StartCopy(AppState& state) {
   std::future<FigureCopyOutcome>& running = state.figure_copy.running;
   if (running.valid()) return;
-  if (!state.analysis || !AnalysisOfCurrentModel(state)) {  // never another model's heads
+  if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
     state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
     return;
   }
@@ -99,6 +99,8 @@ void CopyFigureButton(AppState& state, bool same_line) {
     ImGui::SetTooltip("%s", tr("Puts this view's figure on the clipboard as a PNG image (Ctrl+C), ready to paste "
                                "into slides"));
 }
+
+bool FigureCopyRunning(const AppState& state) { return state.figure_copy.running.valid(); }
 
 void UpdateFigureCopy(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();

@@ -32,4 +32,7 @@ std::string ClipboardMessage(const ClipboardOutcome& outcome);
 // Once a frame: the Ctrl+C shortcut, and a finished copy's message on the status line.
 void UpdateFigureCopy(AppState& state);
 
+// A copy is being rendered or handed to the clipboard (a scripted run waits for its message).
+bool FigureCopyRunning(const AppState& state);
+
 }  // namespace attnscope::gui

@@ -117,6 +117,13 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   for (const ControlRecord& c : RecordedControls())
     j["controls"].push_back(rect_json({{"window", c.window}, {"id", c.id}, {"typed", c.typed}}, px(c.min), px(c.max)));
   j["training"] = TrainingLayoutJson(state);
+  j["checkpoint_current"] = state.layout.checkpoint_current;
+  j["earlier_frames"] = nlohmann::json::array();
+  for (const AppState::EarlierFrame& f : state.earlier_frames) {
+    nlohmann::json texts = nlohmann::json::array();
+    for (const auto& [window, text] : f.texts) texts.push_back({{"window", window}, {"text", text}});
+    j["earlier_frames"].push_back({{"frame", f.frame}, {"checkpoint_current", f.checkpoint_current}, {"texts", std::move(texts)}});
+  }
   if (sweep) {
     j["screens"] = nlohmann::json::array();
     for (const LayoutSweep::Screen& screen : sweep->screens()) {

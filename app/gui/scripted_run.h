@@ -33,6 +33,8 @@ class LayoutSweep;
 // — framebuffer pixels, y down. "texts" is filled when the run records them (--layout-json given);
 // "screens" is the sweep's, when there was one.
 // "controls": [{"window", "id", "typed", "x", "y", "w", "h"}] lists every control shown (layout_record.h).
+// "checkpoint_current": a checkpoint was the current model in the last frame; "earlier_frames": [{"frame",
+// "checkpoint_current", "texts": [{"window", "text"}]}] the frames before it (scripted runs, the first 120).
 // `frame` (≥ 0: a live run's --layout-live rewrites) is written as "frame", the frames rendered so far.
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
                      const LayoutSweep* sweep = nullptr, int frame = -1);

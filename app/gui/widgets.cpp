@@ -625,6 +625,11 @@ bool CheckpointLoadingBar(const AppState& state) {
   return true;
 }
 
+void RelposOwnHeadsHint(const AppState& state) {
+  if (state.checkpoint.current())
+    HintText(tr("These heads are this view's own, not the open checkpoint's (the Heads and Shapes views draw those)."));
+}
+
 void SpinnerText(const std::string& text) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float r = ImGui::GetFontSize() * 0.45f;

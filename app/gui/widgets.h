@@ -124,6 +124,9 @@ void BusyIndicator(const AppState& state);
 // While a checkpoint folder opens: a progress bar "opening <folder name>…". False (nothing drawn) when none
 // is opening.
 bool CheckpointLoadingBar(const AppState& state);
+// In the relative-position and convolution views while a checkpoint is current: one grey line saying that
+// their heads are their own, not the checkpoint's (which the Heads and Shapes views draw).
+void RelposOwnHeadsHint(const AppState& state);
 void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------

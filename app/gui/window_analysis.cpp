@@ -20,10 +20,11 @@ namespace {
 
 constexpr float ln2 = 0.69314718f;
 
-std::string HeadName(const Scene& scene, int h) {
+std::string HeadName(const AppState& state, int h) {
   std::string name = std::to_string(h);
-  const ModelSettings& m = scene.model;
-  if (m.weights == WeightSource::designed && h < int(m.designed.size())) {
+  const ModelSettings& m = state.scene.model;
+  // The synthetic model's designed patterns name its heads, never a checkpoint's.
+  if (!state.checkpoint.current() && m.weights == WeightSource::designed && h < int(m.designed.size())) {
     try {
       name += " · " + designed_pattern_label(parse_designed_pattern(m.designed[size_t(h)])).text(UiLanguage());
     } catch (const std::exception&) {
@@ -62,7 +63,7 @@ void StatsTable(AppState& state, const HeadStats& s) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::AlignTextToFramePadding();
-    const std::string name = HeadName(state.scene, h);
+    const std::string name = HeadName(state, h);
     ImGui::TextUnformatted(name.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());  // the cell may cut a long name
     ImGui::TableNextColumn();
@@ -159,7 +160,24 @@ void DrawAnalysisWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
+  // One current model: only statistics of its own heads. A checkpoint's stand in place of the synthetic
+  // model's from the frame it is current; until its first pass arrives, its progress or error does.
+  const bool checkpoint = state.checkpoint.current();
+  if (checkpoint && !ViewDrawsModel(state)) {
+    WrappedText(tr("Head analysis follows the checkpoint's heads: open the Heads or Shapes view."));
+    ImGui::End();
+    return;
+  }
+  if (!AnalysisOfCurrentModel(state)) {
+    if (!CheckpointLoadingBar(state)) {
+      const std::string error = checkpoint ? CurrentCheckpointError(state) : state.error;
+      if (!error.empty()) ErrorText(std::string(tr("Error: ")) + error);
+      else SpinnerText(tr("computing the head statistics…"));
+    }
+    ImGui::End();
+    return;
+  }
+  const AttentionAnalysis* att = state.analysis->attention.get();
   if (!att) {
     WrappedText(tr("Head analysis needs attention over a sentence or a tensor: choose a text input."));
     ImGui::End();

@@ -191,7 +191,7 @@ int NextTokenPosition(const AppState& state, int tokens) {
 
 void DrawNextTokens(AppState& state) {
   const ModelLayerRun* run = state.checkpoint.run.get();
-  if (!run || run->next.empty() || state.scene.view.view != View::heads) return;
+  if (!run || run->next.empty() || !ViewDrawsModel(state)) return;
   const int tokens = int(run->next.size());
   const int q = NextTokenPosition(state, tokens);
   const bool chosen = q == state.scene.view.selected_query;
@@ -341,7 +341,7 @@ void DrawCheckpointCard(AppState& state) {
     RecordLastItem(state, "model.layer");
     if (!c.input_note.empty())
       NoticeText(tr("It opened on a random sequence repeated once, in its own vocabulary: the text on screen is not in it."));
-    if (c.model && state.scene.view.view == View::heads) DrawConversion(state);
+    if (c.model && ViewDrawsModel(state)) DrawConversion(state);
   }
 }
 

@@ -207,6 +207,7 @@ void DrawConvWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));

@@ -81,7 +81,9 @@ void StartExport(AppState& state) {
   // The model view's stack (shared, immutable) when that is what is asked for.
   std::shared_ptr<const model::AttentionStack> stack = e.what == what_model_view ? ModelStack(state) : nullptr;
   // Never another model's heads: while a checkpoint opens or after it failed, the last result is not its.
-  if (!state.analysis || !AnalysisOfCurrentModel(state) || (e.what == what_model_view && !stack)) {
+  // "The current view" of a relpos or convolution view draws its own heads; a head or all heads are the model's.
+  const bool of_view = e.what == 0 ? AnalysisOfView(state) : AnalysisOfCurrentModel(state);
+  if (!state.analysis || !of_view || (e.what == what_model_view && !stack)) {
     e.last = {false, tr("nothing to export yet: the engine has no result for these settings"), std::nullopt};
     e.has_last = true;
     return;

@@ -255,10 +255,60 @@ void RememberTokenizer(InputWindowState& ui, const std::string& path) {
   if (recent.size() > max_recent_tokenizers) recent.resize(max_recent_tokenizers);
 }
 
+// The open checkpoint's own tokenizer, named by its kind in the UI's language (the engine's description,
+// with its path, is the tooltip); "ids (no tokenizer)" when the model has none and takes ids only.
+std::string CheckpointTokenizerName(const CheckpointWindowState& c) {
+  const Tokenizer* t = c.tokenizer.get();
+  if (!t) return tr("ids (no tokenizer)");
+  const int n = int(t->vocab_size());
+  switch (t->kind()) {
+    case TokenizerKind::byte_level_bpe: return trf("byte-level BPE (as GPT-2), %d ids", n);
+    case TokenizerKind::sentencepiece_bpe: return trf("SentencePiece-style BPE (as Llama), %d ids", n);
+    case TokenizerKind::bpe: return trf("BPE, %d ids", n);
+    case TokenizerKind::trained_chars: return trf("vocab.json from training: characters, %d tokens", n);
+    case TokenizerKind::trained_words: return trf("vocab.json from training: words, %d tokens", n);
+    case TokenizerKind::trained_symbols: return trf("vocab.json from training: symbols, %d tokens", n);
+    case TokenizerKind::words: break;
+  }
+  return tr("words and ideographs (no model)");
+}
+
+// One current model: with a checkpoint open the sentence goes through its own tokenizer, so the row names
+// that one and offers none of the synthetic model's choices (a file, Words, the recent list).
+void DrawCheckpointTokenizer(AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(tr("tokenizer"));
+  if (c.attentions) {
+    const char* none = tr("none: the attentions file brings its own tokens");
+    SameLineIfFits(ImGui::CalcTextSize(none).x);
+    WrappedText(none);
+    return;
+  }
+  if (!c.model) {  // opening, or failed to open
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", tr("the checkpoint's own (once it is open)"));
+    return;
+  }
+  std::string name = CheckpointTokenizerName(c);
+  if (c.tokenizer && state.scene.input.text.rfind("ids:", 0) == 0) name += tr(" · the input is ids");
+  SameLineIfFits(ImGui::CalcTextSize(name.c_str()).x);  // else on a line of its own, under the label
+  WrappedText(name);
+  RecordLastItem(state, "input.checkpoint_tokenizer");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", (c.tokenizer ? c.tokenizer->description()
+                                         : std::string(tr("This model takes token ids, e.g. ids: 3 17 5"))).c_str());
+  if (!c.tokenizer && !c.tokenizer_error.empty()) HintText(std::string(tr("The folder's tokenizer cannot be used: ")) + c.tokenizer_error);
+}
+
 // A real model's tokenizer for the sentence (a tokenizer.json, a vocab.json with merges.txt beside it,
 // or a model folder), or SPEC's words and ideographs. The path applies with Load; a file that cannot be
 // read shows the engine's message under the Input window (Panel::input), like any other input error.
 void DrawTokenizerChoice(AppState& state) {
+  if (state.checkpoint.current() && ViewDrawsModel(state)) {
+    DrawCheckpointTokenizer(state);
+    return;
+  }
   InputSettings& in = state.scene.input;
   InputWindowState& ui = state.input;
   if (!ui.tokenizer_path_shown) {
@@ -423,6 +473,11 @@ bool TokenChip(int index, const std::string& text, int32_t id, bool selected, fl
 
 // The tokens as chips that wrap; clicking one selects it as the query everywhere.
 void DrawTokenList(AppState& state) {
+  // Only the current model's tokens: a checkpoint's once its pass is there.
+  if (state.checkpoint.current() && ViewDrawsModel(state) && !AnalysisOfCurrentModel(state)) {
+    if (CurrentCheckpointError(state).empty() && state.checkpoint.loading.empty()) SpinnerText(tr("running the model…"));
+    return;
+  }
   if (!state.analysis || !state.analysis->attention) return;
   const AttentionAnalysis& att = *state.analysis->attention;
   ImGui::TextUnformatted(trcount(int(att.labels.size()), TrKey("1 token"), TrKey("%d tokens")).c_str());
@@ -466,7 +521,10 @@ void DrawInputWindow(AppState& state) {
   InputSettings& in = state.scene.input;
   const std::pair<InputSource, const char*> sources[] = {
       {InputSource::text, TrKey("sentence")}, {InputSource::tensor, TrKey("tensor X.npy")}, {InputSource::grid, TrKey("2D grid")}};
+  // A checkpoint reads a sentence (or ids) only: no tensor or grid to choose while its views are shown.
+  const bool checkpoint = state.checkpoint.current() && ViewDrawsModel(state);
   for (const auto& [source, name] : sources) {
+    if (checkpoint) break;
     if (source != InputSource::text) ImGui::SameLine();
     if (ImGui::RadioButton(tr(name), in.source == source) && in.source != source) {
       in.source = source;
@@ -474,7 +532,7 @@ void DrawInputWindow(AppState& state) {
       NoteEdit(state, Panel::input);
     }
   }
-  if (state.checkpoint.attentions && state.scene.view.view == View::heads)
+  if (state.checkpoint.attentions && ViewDrawsModel(state))
     NoticeText(tr("An attentions file is open: the Heads view draws the file's own tokens, not this input."));
   switch (in.source) {
     case InputSource::text: DrawSentenceInput(state); break;

@@ -38,6 +38,18 @@ void UsePreset(KvCacheWindowState& k, int index) {
   }
 }
 
+// The open checkpoint's L, H, G and d_head (as trained), at the longest input it was built for.
+void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
+  const model::ModelConfig& cfg = c.model->config;
+  k.preset = -1;
+  k.input.layers = cfg.layers;
+  k.input.heads = cfg.heads;
+  k.input.kv_heads = c.model->original_kv_heads;
+  k.input.head_dim = cfg.head_dim;
+  k.input.seq = std::max(cfg.max_positions, 1);
+  k.checkpoint = c.model;
+}
+
 // A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
 bool SliderInt64(const char* label, int64_t* value, int64_t min, int64_t max, bool log) {
   return SliderInt64Typed(label, value, min, max, "%lld", log ? ImGuiSliderFlags_Logarithmic : 0);
@@ -112,6 +124,10 @@ void DrawKvCacheWindow(AppState& state) {
   EnsureModelPresets(state);
   KvCacheWindowState& k = state.kv_cache;
   ErrorText(k.load_error);
+  // A closed checkpoint's numbers go with it: back to where a first start begins.
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.model && k.preset < 0) k.initialised = false;
+  if (!c.model) k.checkpoint.reset();
   if (!k.initialised) {
     k.initialised = true;
     k.input = KvCacheInput{32, 32, 8, 128, 4096, 1, ElementType::fp16, 80.0};
@@ -132,14 +148,20 @@ void DrawKvCacheWindow(AppState& state) {
       UsePreset(k, start);
     }
   }
+  // One current model: an open checkpoint's numbers come in when it opens (or the window does).
+  if (c.model && k.checkpoint.lock() != c.model) UseCheckpoint(k, c);
   WrappedText(tr("While generating, a decoder keeps the keys and values of every past token in every layer: "
                               "2 × L × G × d_head × bytes × tokens × batch."));
 
   // Model: a preset or the custom row.
   const float label_w = ImGui::CalcTextSize(tr("memory (GiB)")).x + ImGui::GetFontSize() * 2;
   ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
-  const std::string current = k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label : tr("custom");
+  const std::string checkpoint_label = c.model ? trf("Checkpoint: %s", c.name().c_str()) : std::string();
+  const std::string current = k.preset < 0                        ? checkpoint_label
+                              : k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label
+                                                                 : tr("custom");
   if (ImGui::BeginCombo(tr("model"), current.c_str())) {
+    if (c.model && ImGui::Selectable(checkpoint_label.c_str(), k.preset < 0)) UseCheckpoint(k, c);
     for (int i = 0; i <= int(k.presets.size()); ++i) {
       const std::string name = i < int(k.presets.size()) ? k.presets[size_t(i)].label : tr("custom");
       if (ImGui::Selectable(name.c_str(), i == k.preset)) UsePreset(k, i);

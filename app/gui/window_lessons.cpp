@@ -370,6 +370,12 @@ void DrawLessonsWindow(AppState& state) {
   ImGui::EndGroup();
   RecordLastItem(state, "lesson.caption");
   ErrorText(ErrorFor(state, Panel::startup));
+  // One model at a time: a step about the synthetic model says so while a checkpoint is what the views draw.
+  if (!lesson.steps[size_t(l.step)].checkpoint && !lesson.steps[size_t(l.step)].training && state.checkpoint.current()) {
+    NoticeText(tr("This step is about the synthetic model, but a checkpoint is open: the views show the checkpoint."));
+    if (ImGui::SmallButton(tr("Close the checkpoint"))) CloseCheckpoint(state);
+    RecordLastItem(state, "lesson.close_checkpoint");
+  }
 
   // Lesson 4: what the sharing saves on a real model.
   if (lesson.kv_cache) {

@@ -40,6 +40,7 @@
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
+#include "gui/figure_copy.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/persistence.h"
@@ -614,6 +615,18 @@ void ApplyLook(FrameLoop& loop, AppState& state) {
   state.fonts->rebuild_if_needed(std::round(16.0f * state.ui_scale), loop.device_ready);
 }
 
+// A scripted run's frame before this one, for the layout JSON's "earlier_frames" (the first 120 frames: a
+// model's first frames are what tests look for).
+void KeepEarlierFrame(const FrameLoop& loop, AppState& state) {
+  if (!loop.mode.scripted || loop.mode.bench || loop.options.layout_json.empty() || loop.frame == 0 ||
+      state.earlier_frames.size() >= 120)
+    return;
+  AppState::EarlierFrame& f = state.earlier_frames.emplace_back();
+  f.frame = loop.frame - 1;
+  f.checkpoint_current = state.layout.checkpoint_current;
+  for (const LayoutRecord::Text& t : state.layout.texts) f.texts.emplace_back(t.window, t.text);
+}
+
 // d. The frame: every window reads the state and edits the scene.
 void DrawFrame(FrameLoop& loop, AppState& state) {
   const RunMode& mode = loop.mode;
@@ -659,7 +672,9 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   if (loop.frame > 0 && (io.DisplaySize.x != loop.last_display.x || io.DisplaySize.y != loop.last_display.y))
     state.reset_layout = true;
   loop.last_display = io.DisplaySize;
+  KeepEarlierFrame(loop, state);
   state.layout.clear();
+  state.layout.checkpoint_current = state.checkpoint.current();
   ClearControls();
   HandleShortcuts(state);
   HandlePresentationKeys(state);
@@ -739,7 +754,7 @@ WindowSize RenderFrame(GLFWwindow* window) {
 bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
   ScriptedTrainingPause(state);
   return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
-         !ExportRunning(state) && !TrainingBusy(state) && !state.checkpoint.loader->loading() &&
+         !ExportRunning(state) && !FigureCopyRunning(state) && !TrainingBusy(state) && !state.checkpoint.loader->loading() &&
          state.checkpoint.loading.empty() && !state.scene_edited;
 }
 

@@ -297,6 +297,7 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
@@ -400,6 +401,7 @@ void DrawRelpos2dWindow(AppState& state) {
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
+  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   bool edited = DrawHeadControls(state, shown, 2, extent);
   edited |= DeltaPad(state, shown, std::min(left_w - font, font * 11.0f));

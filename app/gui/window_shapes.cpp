@@ -1,6 +1,10 @@
 // window_shapes.cpp — the Shapes window: the engine's shape trace as a table (step, formula, symbolic
 // and live shape), the parameter counts, the KV-cache bytes per token, and what changed since the
 // previous setting ("groups: 8 → 2", "split kv heads: [8, 6, 8] → [2, 6, 8]").
+// One current model: with a checkpoint current the trace is its layer's (its C, H, G, d_k, T, RoPE and
+// biases); while it opens or runs, or when it failed, that stands in place of the trace, never the
+// synthetic model's. An attentions file holds only probabilities: the steps before them are said to be
+// unknown rather than traced.
 #include <cstdio>
 #include <string>
 
@@ -45,13 +49,12 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
   if (!before || !before->attention || !after.attention) return;  // keep the last comparison
   std::vector<std::string> settings, changed_shapes;
   const ModelSettings &a = before->scene.model, &b = after.scene.model;
+  const TraceShape &sa = before->attention->trace.shape, &sb = after.attention->trace.shape;
   AddSettingChange(settings, tr("kind"), to_string(a.kind), to_string(b.kind));
-  AddSettingChange(settings, tr("d_model C"), std::to_string(before->attention->shape.d_model),
-                   std::to_string(after.attention->shape.d_model));
+  AddSettingChange(settings, tr("d_model C"), std::to_string(sa.d_model), std::to_string(sb.d_model));
   AddSettingChange(settings, tr("heads H"), std::to_string(a.heads), std::to_string(b.heads));
   AddSettingChange(settings, tr("groups G"), std::to_string(a.groups), std::to_string(b.groups));
-  AddSettingChange(settings, tr("tokens T"), std::to_string(before->attention->x.rows()),
-                   std::to_string(after.attention->x.rows()));
+  AddSettingChange(settings, tr("tokens T"), std::to_string(sa.tokens), std::to_string(sb.tokens));
   AddSettingChange(settings, tr("causal"), a.causal ? tr("on") : tr("off"), b.causal ? tr("on") : tr("off"));
   AddSettingChange(settings, tr("seed"), std::to_string(a.seed), std::to_string(b.seed));
   AddSettingChange(settings, tr("K/V weights"), to_string(a.weights), to_string(b.weights));
@@ -80,6 +83,76 @@ void NoteAnalysisChange(ShapesWindowState& shapes, const Analysis* before, const
   shapes.shape_changes = std::move(changed_shapes);
 }
 
+namespace {
+
+// What stands in place of the trace while the current checkpoint has none to show: its opening, its error,
+// or a spinner until its first pass arrives. Returns false when its trace is there.
+bool DrawInPlaceOfCheckpointTrace(AppState& state) {
+  if (CheckpointLoadingBar(state)) return true;
+  if (const std::string error = CurrentCheckpointError(state); !error.empty()) {
+    ErrorText(std::string(tr("Error: ")) + error);
+    return true;
+  }
+  if (!AnalysisOfCurrentModel(state) || !state.analysis->attention) {
+    SpinnerText(tr("running the model…"));
+    return true;
+  }
+  return false;
+}
+
+void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
+  const TraceShape& s = trace.shape;
+  SectionHeader(tr("Parameters"));
+  if (!ImGui::BeginTable("params", 3, flags)) return;
+  ImGui::TableSetupColumn(tr("weight"));
+  ImGui::TableSetupColumn(tr("count"));
+  ImGui::TableSetupColumn(tr("formula"));
+  ImGui::TableHeadersRow();
+  auto row = [](const char* name, int64_t count, const std::string& formula) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(name);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(WithThousands(count).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(formula.c_str());
+  };
+  const std::string c = std::to_string(s.d_model), h = std::to_string(s.heads), g = std::to_string(s.groups),
+                    d = std::to_string(s.head_dim);
+  row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
+  row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
+  row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
+  row("W_O", trace.params.wo, "C·H·d_k = " + c + "·" + h + "·" + d);
+  if (trace.params.biases > 0) {
+    std::string formula = s.qkv_bias ? "H·d_k + 2·G·d_k" : "";
+    if (s.o_bias) formula += formula.empty() ? "C" : " + C";
+    row(tr("biases"), trace.params.biases, formula);
+  }
+  row(tr("total"), trace.params.total(), "");
+  ImGui::EndTable();
+}
+
+void DrawKvCache(const Trace& trace, int layers) {
+  const TraceShape& s = trace.shape;
+  SectionHeader(tr("KV cache per token, per layer"));
+  ImGui::TextUnformatted(trf("2·G·d_k = 2·%d·%d = %lld numbers", int(s.groups), int(s.head_dim),
+                             static_cast<long long>(2ll * s.groups * s.head_dim)).c_str());
+  ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(), Bytes(trace.kv_bytes_per_token_fp16).c_str());
+  if (s.groups != s.heads) {
+    const int64_t mha = kv_cache_bytes_per_token(int(s.heads), int(s.head_dim), 4);
+    ImGui::TextUnformatted(
+        trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), int(s.groups), int(s.heads)).c_str());
+  }
+  ImGui::TextUnformatted(trf("For these %d tokens: %s (fp32)", int(s.tokens), Bytes(trace.kv_bytes_per_token_fp32 * s.tokens).c_str()).c_str());
+  if (layers > 0)  // a checkpoint: every layer keeps its own cache
+    ImGui::TextUnformatted(trf("All %d layers: %s per token, %s for these %d tokens (fp32)", layers,
+                               Bytes(trace.kv_bytes_per_token_fp32 * layers).c_str(),
+                               Bytes(trace.kv_bytes_per_token_fp32 * layers * s.tokens).c_str(), int(s.tokens))
+                               .c_str());
+}
+
+}  // namespace
+
 void DrawShapesWindow(AppState& state, bool floating) {
   if (floating) {
     if (!state.show_shapes_floating) return;
@@ -94,23 +167,43 @@ void DrawShapesWindow(AppState& state, bool floating) {
   }
   if (!floating) state.layout.view = to_string(View::shapes);
   BusyIndicator(state);
-  if (state.scene.input.source == InputSource::grid) {
+  const CheckpointWindowState& c = state.checkpoint;
+  const bool checkpoint = c.current();
+  if (checkpoint) {
+    if (DrawInPlaceOfCheckpointTrace(state)) {
+      ImGui::End();
+      return;
+    }
+  } else if (state.scene.input.source == InputSource::grid) {
     ImGui::TextWrapped("%s", tr("The shape trace follows grouped attention over a sentence or a tensor; the input is a 2D grid."));
     ImGui::End();
     return;
-  }
-  if (!state.error.empty()) ErrorText(trf("The engine refused the newest settings (see the %s window): ",
-                                          tr(panel_title(state.error_panel))) +
-                                      state.error);
-  if (!state.analysis || !state.analysis->attention) {
-    ImGui::End();
-    return;
+  } else {
+    if (!state.error.empty()) ErrorText(trf("The engine refused the newest settings (see the %s window): ",
+                                            tr(panel_title(state.error_panel))) +
+                                        state.error);
+    if (!AnalysisOfCurrentModel(state) || !state.analysis->attention) {
+      ImGui::End();
+      return;
+    }
   }
   const AttentionAnalysis& att = *state.analysis->attention;
   const Trace& trace = att.trace;
-  const AttentionShape& s = att.shape;
-  ImGui::TextUnformatted(trf("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(att.x.rows()), s.d_model, s.heads,
-                             s.groups, s.head_dim()).c_str());
+  const TraceShape& s = trace.shape;
+  if (checkpoint) {
+    // The checkpoint's layer on screen (the layer slider may be ahead of it), as the Heads view names it.
+    std::string note = c.name();
+    if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
+    WrappedText(note);  // wrapped: Shapes beside the view is a narrow column
+    if (trace.projections_known)
+      WrappedText(trf("L = %d · T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", c.layers(), int(s.tokens), int(s.d_model),
+                      int(s.heads), int(s.groups), int(s.head_dim)));
+    else
+      WrappedText(trf("L = %d · T = %d tokens · H = %d · G = %d", c.layers(), int(s.tokens), int(s.heads), int(s.groups)));
+  } else {
+    WrappedText(trf("T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", int(s.tokens), int(s.d_model), int(s.heads),
+                    int(s.groups), int(s.head_dim)));
+  }
 
   // What changed since the previous setting, first: it is what the lesson is about.
   if (!state.shapes.setting_changes.empty() || !state.shapes.shape_changes.empty()) {
@@ -122,6 +215,9 @@ void DrawShapesWindow(AppState& state, bool floating) {
   }
 
   SectionHeader(tr("Shape trace"));
+  if (!trace.projections_known)
+    NoticeText(tr("An attentions file holds only the attention probabilities: the projections before them, d_k and C "
+                  "cannot be traced, nor the parameters or the KV cache."));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("trace", 4, flags)) {
     ImGui::TableSetupColumn(tr("step"), ImGuiTableColumnFlags_WidthStretch, 1.5f);
@@ -143,45 +239,10 @@ void DrawShapesWindow(AppState& state, bool floating) {
     }
     ImGui::EndTable();
   }
-
-  SectionHeader(tr("Parameters"));
-  if (ImGui::BeginTable("params", 3, flags)) {
-    ImGui::TableSetupColumn(tr("weight"));
-    ImGui::TableSetupColumn(tr("count"));
-    ImGui::TableSetupColumn(tr("formula"));
-    ImGui::TableHeadersRow();
-    const int64_t dk = s.head_dim();
-    auto row = [](const char* name, int64_t count, const std::string& formula) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(WithThousands(count).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(formula.c_str());
-    };
-    const std::string c = std::to_string(s.d_model), h = std::to_string(s.heads), g = std::to_string(s.groups),
-                      d = std::to_string(dk);
-    row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
-    row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
-    row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
-    row("W_O", trace.params.wo, "C·H·d_k = " + c + "·" + h + "·" + d);
-    if (trace.params.biases > 0) row(tr("biases"), trace.params.biases, "H·d_k + 2·G·d_k + C");
-    row(tr("total"), trace.params.total(), "");
-    ImGui::EndTable();
+  if (trace.projections_known) {
+    DrawParameters(trace, flags);
+    DrawKvCache(trace, checkpoint ? c.layers() : 0);
   }
-
-  SectionHeader(tr("KV cache per token, per layer"));
-  ImGui::TextUnformatted(trf("2·G·d_k = 2·%d·%d = %lld numbers", s.groups, s.head_dim(),
-                             static_cast<long long>(2ll * s.groups * s.head_dim())).c_str());
-  ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(),
-              Bytes(trace.kv_bytes_per_token_fp16).c_str());
-  if (s.groups != s.heads) {
-    const int64_t mha = kv_cache_bytes_per_token(s.heads, s.head_dim(), 4);
-    ImGui::TextUnformatted(trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), s.groups, s.heads).c_str());
-  }
-  ImGui::TextUnformatted(trf("For these %d tokens: %s (fp32)", int(att.x.rows()),
-                             Bytes(trace.kv_bytes_per_token_fp32 * att.x.rows()).c_str()).c_str());
   ImGui::End();
 }
 

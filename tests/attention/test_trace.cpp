@@ -60,3 +60,25 @@ TEST_CASE("trace: every step has its own stable key, the same for the same step 
       if (g.key == s.key) CHECK(g.name == s.name);
   }
 }
+
+TEST_CASE("trace: a real model's layer keeps its own C, d_k, biases and RoPE") {
+  // C = 96 is not H·d_k = 4·16 (a config's head_dim), q/k/v biases without an output bias, rotary positions.
+  const Trace t = shape_trace(TraceShape{7, 96, 4, 2, 16, true, false, true, true});
+  std::vector<std::string> lines;
+  for (const auto& s : t.steps) lines.push_back(s.text());
+  auto has = [&](const std::string& line) { return std::find(lines.begin(), lines.end(), line) != lines.end(); };
+  CHECK(has("input: [T, C] = [7, 96]"));
+  CHECK(has("project Q: [T, H·d_k] = [7, 64]"));
+  CHECK(has("project K: [T, G·d_k] = [7, 32]"));
+  CHECK(has("rotate Q, K (RoPE): [H, T, d_k] = [4, 7, 16]"));
+  CHECK(has("output: [T, C] = [7, 96]"));
+  CHECK(t.params.wq == 96 * 4 * 16);
+  CHECK(t.params.wk == 96 * 2 * 16);
+  CHECK(t.params.biases == 4 * 16 + 2 * 2 * 16);  // no output bias
+  CHECK(t.kv_bytes_per_token_fp32 == 2 * 2 * 16 * 4);
+  CHECK(t.shape.d_model == 96);
+  // The seeded layer's trace is the same function with d_k = C/H and no RoPE.
+  const Trace seeded = shape_trace({512, 8, 2}, 6, true, true);
+  CHECK(seeded.shape.head_dim == 64);
+  for (const auto& s : seeded.steps) CHECK(s.key != "rope");
+}

@@ -102,6 +102,16 @@ TEST_CASE("model layer: an attentions file's layer exports its heads with the mo
   r.scores = true;
   CHECK(contains(error_of([&] { (void)export_array(a, r); }), "leave out --scores"));
   CHECK(contains(error_of([&] { (void)layer_analysis(s, 2); }), "layer 2 does not exist: this model has 2 layers (0-1)"));
+  // Its shape trace knows only the probabilities: H, G and T, no projections.
+  const Trace& t = a.attention->trace;
+  CHECK_FALSE(t.projections_known);
+  CHECK(t.shape.heads == 4);
+  CHECK(t.shape.groups == 2);
+  CHECK(t.shape.tokens == 12);
+  REQUIRE_FALSE(t.steps.empty());
+  CHECK(t.steps.back().key == "softmax");
+  CHECK(t.steps.back().shape == std::vector<int64_t>{4, 12, 12});
+  for (const TraceStep& step : t.steps) CHECK(step.key.rfind("project", 0) != 0);
 }
 
 TEST_CASE("model layer: a checkpoint layer carries the forward pass's maps, scores and q/k/v") {
@@ -120,9 +130,23 @@ TEST_CASE("model layer: a checkpoint layer carries the forward pass's maps, scor
   CHECK(att.result.k.size() == 2);
   ExportRequest r;
   CHECK(contains(export_caption(a, r), "qwen2_gqa · layer 1 of 2 · GQA · H=4 · G=2 · causal · probabilities"));
+  // Its shape trace is the checkpoint's: C, H, G, d_k from the config, T from the pass, RoPE, q/k/v biases.
+  const model::ModelConfig& c = m->config;
+  const Trace& t = att.trace;
+  CHECK(t.projections_known);
+  CHECK(t.shape.d_model == c.d_model);
+  CHECK(t.shape.heads == c.heads);
+  CHECK(t.shape.groups == c.kv_heads);
+  CHECK(t.shape.head_dim == c.head_dim);
+  CHECK(t.shape.tokens == int64_t(ids.size()));
+  CHECK(t.steps.front().shape == std::vector<int64_t>{int64_t(ids.size()), c.d_model});
+  CHECK(std::any_of(t.steps.begin(), t.steps.end(), [](const TraceStep& s) { return s.key == "rope"; }));
+  CHECK(t.params.wk == int64_t(c.d_model) * c.kv_heads * c.head_dim);
+  CHECK(t.kv_bytes_per_token_fp32 == 2ll * c.kv_heads * c.head_dim * 4);
   const Analysis pooled = layer_analysis(*convert_kv_heads(*m, 1), forward(*convert_kv_heads(*m, 1), ids, options), labels);
   CHECK(pooled.scene.model.kind == AttentionKind::mqa);
   CHECK(contains(pooled.attention->source_note, "K/V pooled from 2 heads"));
+  CHECK(pooled.attention->trace.shape.groups == 1);
   CHECK(contains(error_of([&] { (void)layer_analysis(*m, forward(*m, ids), labels); }), "kept no layer's detail"));
 }
 

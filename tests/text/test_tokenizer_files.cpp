@@ -43,6 +43,7 @@ std::string load_error(const std::string& json_text) {
 
 TEST_CASE("tokenizer files: the word tokenizer is SPEC's, without ids") {
   const auto t = word_tokenizer();
+  CHECK(t->kind() == TokenizerKind::words);
   const Encoding e = t->encode("我喜欢 Paris!");
   CHECK(e.labels == std::vector<std::string>{"我", "喜", "欢", "Paris", "!"});
   CHECK(e.ids == std::vector<int32_t>(5, kNoTokenId));
@@ -60,6 +61,7 @@ TEST_CASE("tokenizer files: a GPT-2 vocab.json + merges.txt, as a file or as a f
     CHECK(t->encode("the the", false).pieces == std::vector<std::string>{"t", "he", "Ġt", "he"});
     CHECK(t->vocab_size() == 256 + 2);  // the byte table, "Ġt" and "he"
     CHECK(t->description().find("GPT-2 vocab.json + merges.txt") == 0);
+    CHECK(t->kind() == TokenizerKind::byte_level_bpe);
   }
   // OpenAI's own names: encoder.json with vocab.bpe beside it.
   const fs::path openai = fresh_dir("openai");
@@ -83,6 +85,7 @@ TEST_CASE("tokenizer files: a folder's tokenizer.json comes first, with its toke
   write_file_atomic(dir / "tokenizer.json", byte_level_document(v, json::array({added_token(bos, "<s>", true)}), post).dump());
   const auto t = load_tokenizer(dir);
   CHECK(t->description().find("tokenizer.json") == 0);
+  CHECK(t->kind() == TokenizerKind::byte_level_bpe);
   CHECK(t->encode_ids("hi", true) == std::vector<int32_t>{bos, v.vocab["h"].get<int>(), v.vocab["i"].get<int>()});
   // A Llama-class config that turns BOS off (as a Llama-2 folder may state it) is obeyed.
   write_file_atomic(dir / "tokenizer_config.json",

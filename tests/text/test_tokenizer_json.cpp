@@ -252,4 +252,5 @@ TEST_CASE("tokenizer.json: the SentencePiece-style decoder chain (Replace, ByteF
   // Byte tokens that are not UTF-8 decode to one U+FFFD each (the library's rule).
   const std::vector<int32_t> broken{v.vocab["<0xE6>"].get<int>(), v.vocab["a"].get<int>()};
   CHECK(t->decode(broken) == "\xEF\xBF\xBD" "a");
+  CHECK(t->kind() == TokenizerKind::sentencepiece_bpe);  // what a window names it (Llama's family)
 }

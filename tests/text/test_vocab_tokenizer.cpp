@@ -78,10 +78,12 @@ TEST_CASE("vocab tokenizer: load_tokenizer reads a train-made folder and the shi
   write_file_atomic(dir / "vocab.json", R"({"task": "text", "level": "chars", "tokens": ["h", "i", " "]})");
   const auto t = load_tokenizer(dir);
   CHECK(t->description().find("attnscope train, chars") != std::string::npos);
+  CHECK(t->kind() == TokenizerKind::trained_chars);
   CHECK(t->encode_ids("hi hi") == std::vector<int32_t>{0, 1, 2, 0, 1});
   CHECK(load_tokenizer(dir / "vocab.json")->vocab_size() == 3);
 
   const auto shipped = load_tokenizer_cached(fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / "induction");
   CHECK(shipped->vocab_size() == 32);
+  CHECK(shipped->kind() == TokenizerKind::trained_symbols);
   CHECK(shipped->encode_ids("A B C A B C") == std::vector<int32_t>{0, 1, 2, 0, 1, 2});
 }

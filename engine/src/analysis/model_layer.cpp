@@ -55,6 +55,8 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   att->result.head_out = d.head_out;
   att->result.concat = d.concat;
   att->result.output = d.output;
+  att->trace = shape_trace(TraceShape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
+                                      c.positions == model::PositionKind::rotary, true});
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   if (model.config.kv_heads != model.original_kv_heads)
     att->source_note += " · K/V pooled from " + std::to_string(model.original_kv_heads) + " heads";
@@ -73,6 +75,7 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
   att->shape = {stack.heads, stack.heads, stack.kv_heads};
   for (int h = 0; h < stack.heads; ++h) att->result.probs.push_back(stack.attention(layer, h));
   att->x = Mat::Zero(T, 0);
+  att->trace = probabilities_trace(stack.heads, stack.kv_heads, T, stack.causal);
   att->source_note = stack.source + " · " + of_layers(layer, stack.layers);
   if (!stack.groups_from_config) att->source_note += " · no config.json: each head its own K/V group";
   a.attention = std::move(att);

@@ -17,36 +17,52 @@ std::string TraceStep::text() const {
 }
 
 Trace shape_trace(const AttentionShape& s, int tokens, bool causal, bool has_bias) {
-  const int64_t T = tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim();
+  return shape_trace(TraceShape{tokens, s.d_model, s.heads, s.groups, s.head_dim(), has_bias, has_bias, false, causal});
+}
+
+Trace shape_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim;
   Trace t;
+  t.shape = s;
   auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
                   std::vector<int64_t> shape) {
     t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
   };
-  const std::string bias = has_bias ? " + b" : "";
+  const std::string qkv_bias = s.qkv_bias ? " + b" : "", o_bias = s.o_bias ? " + b" : "";
   step("input", "input", "X", {"T", "C"}, {T, C});
-  step("project_q", "project Q", "X·W_Qᵀ" + bias, {"T", "H·d_k"}, {T, H * dk});
-  step("project_k", "project K", "X·W_Kᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
-  step("project_v", "project V", "X·W_Vᵀ" + bias, {"T", "G·d_k"}, {T, G * dk});
+  step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * dk});
+  step("project_k", "project K", "X·W_Kᵀ" + qkv_bias, {"T", "G·d_k"}, {T, G * dk});
+  step("project_v", "project V", "X·W_Vᵀ" + qkv_bias, {"T", "G·d_k"}, {T, G * dk});
   step("split_heads", "split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
   step("heads_first", "heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
   step("split_kv_heads", "split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
+  if (s.rotary) step("rope", "rotate Q, K (RoPE)", "Q, K turned by position (RoPE)", {"H", "T", "d_k"}, {H, T, dk});
   if (G != H)
     step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
   step("scores", "scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
-  if (causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
   step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
   step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_k"}, {H, T, dk});
   step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * dk});
-  step("output", "output", "concat·W_Oᵀ" + bias, {"T", "C"}, {T, C});
+  step("output", "output", "concat·W_Oᵀ" + o_bias, {"T", "C"}, {T, C});
 
   t.params.wq = C * H * dk;
   t.params.wk = C * G * dk;
   t.params.wv = C * G * dk;
   t.params.wo = C * H * dk;
-  t.params.biases = has_bias ? H * dk + 2 * G * dk + C : 0;
+  t.params.biases = (s.qkv_bias ? H * dk + 2 * G * dk : 0) + (s.o_bias ? C : 0);
   t.kv_bytes_per_token_fp32 = kv_cache_bytes_per_token(int(G), int(dk), 4);
   t.kv_bytes_per_token_fp16 = kv_cache_bytes_per_token(int(G), int(dk), 2);
+  return t;
+}
+
+Trace probabilities_trace(int heads, int groups, int tokens, bool causal) {
+  Trace t;
+  t.shape = TraceShape{tokens, 0, heads, groups, 0, false, false, false, causal};
+  t.projections_known = false;
+  const int64_t T = tokens, H = heads;
+  if (causal) t.steps.push_back({"causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T}});
+  t.steps.push_back({"softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T}});
   return t;
 }
 

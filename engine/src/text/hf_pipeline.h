@@ -128,6 +128,7 @@ struct Pipeline {
 class HfTokenizer final : public Tokenizer {
  public:
   explicit HfTokenizer(Pipeline pipeline) : p_(std::move(pipeline)) {}
+  TokenizerKind kind() const override;
   std::string description() const override;
   bool has_vocabulary() const override { return true; }
   int32_t vocab_size() const override { return p_.id_limit; }

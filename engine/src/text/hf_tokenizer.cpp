@@ -563,6 +563,24 @@ Encoding HfTokenizer::describe(std::span<const int32_t> ids) const {
   return e;
 }
 
+TokenizerKind HfTokenizer::kind() const {
+  // Byte-level: a ByteLevel pre-tokenizer or decoder (GPT-2, Qwen2). SentencePiece-style: "▁" for spaces
+  // (Metaspace, or a Replace decoder) with byte fallback (Llama, Mistral).
+  bool byte_level = false, metaspace = false, byte_fallback = false;
+  for (const PreTokenizerStep& step : p_.pre_tokenizers) {
+    byte_level = byte_level || step.kind == PreTokenizerStep::Kind::byte_level;
+    metaspace = metaspace || step.kind == PreTokenizerStep::Kind::metaspace;
+  }
+  for (const DecoderStep& step : p_.decoders) {
+    byte_level = byte_level || step.kind == DecoderStep::Kind::byte_level;
+    metaspace = metaspace || step.kind == DecoderStep::Kind::metaspace || step.kind == DecoderStep::Kind::replace;
+    byte_fallback = byte_fallback || step.kind == DecoderStep::Kind::byte_fallback;
+  }
+  if (byte_level) return TokenizerKind::byte_level_bpe;
+  if (metaspace || byte_fallback) return TokenizerKind::sentencepiece_bpe;
+  return TokenizerKind::bpe;
+}
+
 std::string HfTokenizer::description() const {
   return p_.kind + ": BPE, " + std::to_string(p_.id_limit) + " ids (" + p_.source + ")";
 }

@@ -21,6 +21,7 @@ namespace {
 // SPEC "Tokens": no vocabulary, so ids are kNoTokenId and a token's label, piece and bytes are its text.
 class WordTokenizer final : public Tokenizer {
  public:
+  TokenizerKind kind() const override { return TokenizerKind::words; }
   std::string description() const override { return "words (SPEC: words, CJK ideographs, punctuation)"; }
   bool has_vocabulary() const override { return false; }
   int32_t vocab_size() const override { return 0; }

@@ -24,6 +24,11 @@ class TrainVocabTokenizer final : public Tokenizer {
     for (size_t i = 0; i < tokens_.size(); ++i) id_of_.emplace(tokens_[i], int32_t(i));
   }
 
+  TokenizerKind kind() const override {
+    return level_ == Level::chars ? TokenizerKind::trained_chars
+           : level_ == Level::words ? TokenizerKind::trained_words
+                                    : TokenizerKind::trained_symbols;
+  }
   std::string description() const override {
     return "vocab.json (attnscope train, " + std::string(level_name()) + "): " + std::to_string(tokens_.size()) +
            " tokens (" + source_ + ")";

@@ -24,7 +24,20 @@ struct ParameterCounts {
   int64_t total() const { return wq + wk + wv + wo + biases; }
 };
 
+// The numbers a trace is of. A real model's C need not be H·d_k (its config's head_dim), and its
+// biases and position scheme are its own; the seeded layer has d_k = C/H and both biases or none.
+struct TraceShape {
+  int64_t tokens = 0, d_model = 0, heads = 0, groups = 0, head_dim = 0;  // T, C, H, G, d_k
+  bool qkv_bias = false, o_bias = false;
+  bool rotary = false;  // RoPE turns Q and K by their position after the split
+  bool causal = false;
+};
+
 struct Trace {
+  TraceShape shape;
+  // False for attentions computed elsewhere: only the probabilities are known (no projections, no d_k or
+  // C, so no parameter counts or KV-cache bytes).
+  bool projections_known = true;
   std::vector<TraceStep> steps;
   ParameterCounts params;
   int64_t kv_bytes_per_token_fp32 = 0;  // 2·G·d_k·4 per layer
@@ -33,6 +46,10 @@ struct Trace {
 
 // tokens = T. has_bias says whether the layer carries biases.
 Trace shape_trace(const AttentionShape& shape, int tokens, bool causal, bool has_bias);
+// Any layer's trace, e.g. a checkpoint's (C, H, G, d_k, biases and RoPE from its config).
+Trace shape_trace(const TraceShape& shape);
+// Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
+Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 
 // 2·G·d_k·bytes_per_element: KV cache per token per layer.
 inline int64_t kv_cache_bytes_per_token(int groups, int head_dim, int bytes_per_element) {

@@ -40,9 +40,21 @@ struct Encoding {
   size_t size() const { return ids.size(); }
 };
 
+// What kind of tokenizer it is, for a window to name it in its own language.
+enum class TokenizerKind {
+  words,              // SPEC's words and ideographs (no vocabulary)
+  byte_level_bpe,     // GPT-2's family: BPE over bytes mapped to printable characters ("Ġcat")
+  sentencepiece_bpe,  // Llama's family: BPE over "▁"-marked text with byte fallback ("<0xE6>")
+  bpe,                // another BPE pipeline
+  trained_chars,      // vocab.json of `attnscope train`: one token per character
+  trained_words,      //   one token per word
+  trained_symbols,    //   one token per symbol of a synthetic task (the shipped induction model)
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
+  virtual TokenizerKind kind() const = 0;
 
   // One line for status bars and errors: "tokenizer.json: BPE, 151665 ids (…/tokenizer.json)".
   virtual std::string description() const = 0;
