@@ -137,6 +137,11 @@ LayoutInput LayoutInputOf(const AppState& state) {
   return in;
 }
 
+float MaxUiScale(ImVec2 size) {
+  const float fits = std::min(size.x / 640.0f, size.y / 360.0f);
+  return std::clamp(std::floor(fits * 20.0f + 1e-3f) / 20.0f, 1.0f, 3.0f);
+}
+
 ImRect SlotRect(const AppState& state, Slot slot) { return ComputeLayout(LayoutInputOf(state))[slot]; }
 
 void PlaceNextWindow(const AppState& state, Slot slot) {
@@ -244,6 +249,12 @@ bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation
 void SameLineIfFits(float width) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float FitItemWidth(float wanted, const char* label) {
+  const float label_w = ImGui::CalcTextSize(label, nullptr, true).x;
+  const float room = ImGui::GetContentRegionAvail().x - (label_w > 0 ? ImGui::GetStyle().ItemInnerSpacing.x + label_w : 0.0f);
+  return std::max(std::min(wanted, room), ImGui::GetFrameHeight() * 2);
 }
 
 float RadioWidth(const char* label) {
@@ -531,7 +542,9 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
-  const std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
+  std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
+  // A slider narrowed to its column shows the number alone rather than a cut note.
+  if (ImGui::CalcTextSize(shown.c_str()).x > r.frame.GetWidth() - 2 * style.FramePadding.x) shown = std::to_string(*value);
   const ImU32 frame_col = ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_FrameBgActive
                                              : hovered        ? ImGuiCol_FrameBgHovered
                                                               : ImGuiCol_FrameBg);
@@ -571,6 +584,49 @@ bool SliderIntTyped(const char* label, int* value, int min, int max, const char*
 bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format,
                       ImGuiSliderFlags flags) {
   return SliderRange(label, ImGuiDataType_S64, value, min, max, format, flags, true);
+}
+
+namespace {
+
+// A number field (no slider) over [min, max] that takes its typed text as the sliders above do: once,
+// when the typing ends, the value itself or the nearest allowed one with a note under the field.
+template <typename T>
+bool FieldRange(const char* label, T* value, double min, double max, bool whole, const char* format) {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  if (window->SkipItems) return false;
+  ImGuiContext& g = *GImGui;
+  const ImGuiID id = window->GetID(label);
+  auto shown = [&](double v) {
+    char buf[64];
+    if (whole) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    else std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  auto [it, fresh] = TypingBuffers().try_emplace(id);
+  // The field shows the value unless it is being typed into, or its typing ended this frame (the text
+  // is read below).
+  if (fresh || (g.ActiveId != id && g.ActiveIdPreviousFrame != id))
+    std::snprintf(it->second.data(), it->second.size(), "%s", shown(double(*value)).c_str());
+  ImGui::InputText(label, it->second.data(), it->second.size(),
+                   ImGuiInputTextFlags_AutoSelectAll | (whole ? ImGuiInputTextFlags_CharsDecimal : ImGuiInputTextFlags_CharsScientific));
+  bool changed = false;
+  if (ImGui::IsItemDeactivated()) {
+    const std::string text = it->second.data();
+    changed = TakeTyped(id, TakeInRange(text, double(*value), min, max, whole, format), value);
+    std::snprintf(it->second.data(), it->second.size(), "%s", shown(double(*value)).c_str());
+  }
+  DrawTypedNote(id, double(*value));
+  return changed;
+}
+
+}  // namespace
+
+bool InputIntTyped(const char* label, int* value, int min, int max) {
+  return FieldRange(label, value, double(min), double(max), true, "%d");
+}
+
+bool InputFloatTyped(const char* label, float* value, float min, float max, const char* format) {
+  return FieldRange(label, value, double(min), double(max), false, format);
 }
 
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,

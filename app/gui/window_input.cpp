@@ -415,7 +415,7 @@ void DrawInputWindow(AppState& state) {
   const std::pair<InputSource, const char*> sources[] = {
       {InputSource::text, TrKey("sentence")}, {InputSource::tensor, TrKey("tensor X.npy")}, {InputSource::grid, TrKey("2D grid")}};
   for (const auto& [source, name] : sources) {
-    if (source != InputSource::text) ImGui::SameLine();
+    if (source != InputSource::text) SameLineIfFits(RadioWidth(tr(name)));  // a narrow column: the next line
     if (ImGui::RadioButton(tr(name), in.source == source) && in.source != source) {
       in.source = source;
       SelectQuery(state, -1);
