@@ -138,6 +138,7 @@ void DrawMenuBar(AppState& state) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
     if (SliderChoice("##scale", &percent, percents, [](int p) { return std::to_string(p) + "%"; }))
       state.ui_scale = float(percent) / 100.0f;
+    RecordLastItem(state, "menu.display.scale");
     ImGui::TextDisabled("%s", tr("Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted"));
     ImGui::Separator();
     if (ImGui::MenuItem(tr("Light theme (projectors)"), nullptr, state.light_theme)) state.light_theme = true;

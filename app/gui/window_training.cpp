@@ -722,6 +722,10 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["layer"] = t.layer;
   j["shown_run"] = t.shown_run;
   j["speed"] = t.form.speed;
+  const TrainingForm& f = t.form;  // the settings form as typed (tests type into it)
+  j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},
+               {"seq_len", f.seq_len}, {"batch", f.batch},   {"steps", f.steps},  {"lr", f.lr},
+               {"seed", f.seed},     {"snapshot_every", f.snapshot_every}};
   for (const auto& r : t.runs) {
     const std::shared_ptr<const TrainingView> view = r->view();
     const train::TrainSnapshot& s = view->snapshot;
