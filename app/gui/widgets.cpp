@@ -262,7 +262,9 @@ float RadioWidth(const char* label) {
 }
 
 std::string Ellipsize(const std::string& text, float max_width) {
-  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  // Half a pixel of slack: a room computed as (widest + pad) − pad can come out a rounding error short
+  // of the widest label itself.
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width + 0.5f) return text;
   const std::u32string cps = decode_utf8_lenient(text);
   const float ellipsis = ImGui::CalcTextSize("…").x;
   std::string out;

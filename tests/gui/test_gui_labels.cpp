@@ -255,10 +255,11 @@ TEST_SUITE("gui_labels") {
 namespace attnscope::test {
 namespace {
 
-// A caption's format: its numbers as "#", and what follows its second " · " (a designed head's pattern
-// name, a score's words) as "*": every tile of a grid has the same one.
+// A caption's format: its numbers (with their signs: "Δ −2" and "Δ 2" read alike) as "#", and what
+// follows its second " · " (a designed head's pattern name, a score's words) as "*": every tile of a
+// grid has the same one.
 std::string format_of(const std::string& caption) {
-  std::string shape = shape_of(caption);
+  std::string shape = std::regex_replace(caption, std::regex("(−|-)?[0-9]+(\\.[0-9]+)?"), "#");
   size_t second = shape.find(" · ");
   if (second != std::string::npos) second = shape.find(" · ", second + 1);
   return second == std::string::npos ? shape : shape.substr(0, second) + " · *";
