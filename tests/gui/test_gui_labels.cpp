@@ -2,7 +2,9 @@
 // through the layout record, the sentence demos (T ≤ 16, H ≤ 4) at 1280×720 and 1920×1080 draw every
 // key label whole; multi-character CJK tokens of a real tokenizer stand upright when they fit, one
 // character under the other when turned; every caption of a grid has one form; past 16 kv groups the
-// caption names the group; the colour bar's numbers are round.
+// caption names the group; the colour bar's numbers are round. And a sweep (one start per size, language
+// and checkpoint open or not, --layout-sweep) over every view and lesson step: no key label of a sentence
+// demo shortened, one caption format per grid, one layer number for the heads shown.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -287,7 +289,8 @@ struct SweepProblems {
 
 // One screen of a sweep: key labels of a sentence demo whole, one caption format per grid, and the
 // layer numbers of the checkpoint's heads within its layers and the same in every window that shows them.
-void check_labels_screen(const nlohmann::json& screen, const std::string& where, int checkpoint_layers,
+// Returns true when a layer of the shown heads was named.
+bool check_labels_screen(const nlohmann::json& screen, const std::string& where, int checkpoint_layers,
                          SweepProblems& problems) {
   const nlohmann::json& heads = screen.at("heads");
   bool sentence_demo = !heads.empty() && heads.size() <= 4;
@@ -310,7 +313,7 @@ void check_labels_screen(const nlohmann::json& screen, const std::string& where,
                    "\" (\"" + c.at("text").get<std::string>() + "\")");
     }
   }
-  if (checkpoint_layers <= 0) return;
+  if (checkpoint_layers <= 0) return false;
   // The checkpoint's layer as its card and the Heads view name it: one number on the screen.
   std::set<int> shown;
   for (const auto& t : screen.at("texts")) {
@@ -329,6 +332,7 @@ void check_labels_screen(const nlohmann::json& screen, const std::string& where,
     for (const int l : shown) list += (list.empty() ? "" : ", ") + std::to_string(l);
     problems.add(where + ": the heads shown are named with layers " + list);
   }
+  return !shown.empty();
 }
 
 }  // namespace
@@ -356,18 +360,19 @@ TEST_SUITE("gui_labels") {
           REQUIRE(run.exit_code == 0);
           const nlohmann::json layout = read_json(out);
           SweepProblems problems;
-          int screens = 0, with_captions = 0, demos = 0;
+          int screens = 0, with_captions = 0, demos = 0, layer_screens = 0;
           for (const auto& s : layout.at("screens")) {
             const std::string screen = s.at("name");
             if (screen != "start" && screen.rfind("view ", 0) != 0 && screen.rfind("lesson ", 0) != 0) continue;
             ++screens;
             with_captions += !s.at("captions").empty();
             demos += !s.at("heads").empty() && s.at("heads").size() <= 4;
-            check_labels_screen(s, name + ", " + screen, checkpoint ? 2 : 0, problems);
+            layer_screens += check_labels_screen(s, name + ", " + screen, checkpoint ? 2 : 0, problems);
           }
           CHECK(screens > 20);       // the views and the lessons' steps
           CHECK(with_captions > 5);  // the sweep did see grids with captions
           CHECK(demos > 0);          // … and small sentence demos
+          if (checkpoint) CHECK(layer_screens > 3);  // … and the checkpoint's layer named beside its heads
           CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
         }
   }
