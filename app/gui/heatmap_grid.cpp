@@ -202,10 +202,13 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
     // As tall as the grid within reason, and never past the space given (the "masked" swatch included):
     // small heads in a small view at a large UI scale.
-    const float room = origin.y + avail.y - top - (spec.masked ? font * 1.9f : font * 0.2f);
+    const float room = origin.y + avail.y - top - (spec.masked ? font * 1.9f : font * 0.7f);  // half a line: the last tick
     const float bar_h = std::max(font * 2.0f, std::min(std::clamp(grid_h, font * 6.0f, font * 22.0f), room));
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
-    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr(spec.value_name));
+    // Shortened with "…" only when tiles at their smallest size leave it less than its width (many heads
+    // in a small view at a large UI scale).
+    const std::string title = Ellipsize(tr(spec.value_name), std::max(origin.x + avail.x - x, font));
+    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
     std::vector<float> ticks;
     DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5, &ticks);
     RecordTicks(labels, grid_id, -1, ticks);
