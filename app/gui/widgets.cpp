@@ -761,18 +761,24 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   // are only numbered when they are round.
   const std::vector<float> values = flat ? std::vector<float>{range.lo} : nice_ticks(range, TicksFor(max.y - min.y, ticks));
   const float step = tick_step(values);
-  if (drawn) *drawn = values;
+  if (drawn) drawn->clear();
   float width = 0;
+  float last_ty = -FLT_MAX;  // where the previous number was drawn
   for (const float v : values) {
     const float f = flat ? 0.5f : normalise(v, range);  // 0 at the bottom
     const float y = max.y - (max.y - min.y) * f;
-    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = TickText(v, step);
     // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
     // Convolution window's) would lose the upper half of its top number.
     const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
                                 std::max(max.y - font * 0.5f, draw->GetClipRectMin().y));
+    // A bar shorter than two lines (small tiles at a large UI scale) keeps the numbers that do not
+    // run into one another.
+    if (std::fabs(ty - last_ty) < font * 0.9f) continue;
+    last_ty = ty;
+    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
+    if (drawn) drawn->push_back(v);
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }
   return width + font * 0.5f;
