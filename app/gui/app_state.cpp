@@ -243,7 +243,7 @@ void UploadTextures(AppState& state) {
 }
 
 const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::vector<std::string>& labels) {
-  if (cache.source == &labels && cache.font_generation == state.fonts->generation() && cache.labels.size() == labels.size())
+  if (cache.font_generation == state.fonts->generation() && cache.font_size == ImGui::GetFontSize() && cache.source == labels)
     return cache;
   cache.labels.clear();
   cache.extent = 0;
@@ -251,8 +251,9 @@ const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::ve
     cache.labels.push_back(state.fonts->display_label(l));
     cache.extent = std::max(cache.extent, ImGui::CalcTextSize(cache.labels.back().c_str()).x);
   }
-  cache.source = &labels;
+  cache.source = labels;
   cache.font_generation = state.fonts->generation();
+  cache.font_size = ImGui::GetFontSize();
   return cache;
 }
 

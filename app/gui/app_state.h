@@ -136,8 +136,11 @@ struct Textures {
 // Token labels as drawn (display_label) and their widest extent, cached per label list and font.
 struct LabelCache {
   std::vector<std::string> labels;
-  const std::vector<std::string>* source = nullptr;
+  // What they were made from: the tokens themselves (a new analysis may reuse the old one's address
+  // with other tokens of the same count), the font and its size.
+  std::vector<std::string> source;
   int font_generation = -1;
+  float font_size = 0;
   float extent = 0;
 };
 

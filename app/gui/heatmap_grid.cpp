@@ -153,8 +153,8 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       outline(ImVec2(x, y), ImVec2(x + g.cell, y + g.cell));
     }
 
-    // Caption in the frame's colour, in the grid's one form.
-    if (spec.captions) {
+    // Caption in the frame's colour, in the grid's one form; none on tiles too narrow for even "…".
+    if (spec.captions && ImGui::CalcTextSize("…").x <= block_w - 2 * caption_pad) {
       // Never wider than the block: a caption too long even in the shortest form ends in "…" rather
       // than being cut or drawn over its neighbour.
       const std::string title = Ellipsize(spec.captions(i, caption_form), block_w - 2 * caption_pad);
@@ -200,9 +200,15 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
   if (spec.shared_scale && spec.color_bar) {
     const float top = origin.y + g.label_h + g.frame;
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
-    const float bar_h = std::clamp(grid_h, font * 6.0f, font * 22.0f);
+    // As tall as the grid within reason, and never past the space given (the "masked" swatch included):
+    // small heads in a small view at a large UI scale.
+    const float room = origin.y + avail.y - top - (spec.masked ? font * 1.9f : font * 0.7f);  // half a line: the last tick
+    const float bar_h = std::max(font * 2.0f, std::min(std::clamp(grid_h, font * 6.0f, font * 22.0f), room));
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
-    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr(spec.value_name));
+    // Shortened with "…" only when tiles at their smallest size leave it less than its width (many heads
+    // in a small view at a large UI scale).
+    const std::string title = Ellipsize(tr(spec.value_name), std::max(origin.x + avail.x - x, font));
+    draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
     std::vector<float> ticks;
     DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5, &ticks);
     RecordTicks(labels, grid_id, -1, ticks);

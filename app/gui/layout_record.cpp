@@ -86,6 +86,12 @@ void NoteControl(const ImRect& bb, ImGuiID id, ImGuiItemFlags flags) {
   c.typed = (flags & ImGuiItemFlags_Inputable) != 0;
   c.min = shown.Min;
   c.max = shown.Max;
+  c.full_min = bb.Min;
+  c.full_max = bb.Max;
+  for (const ImGuiWindow* w = window; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr) {
+    c.scroll_x = c.scroll_x || w->ScrollbarX;
+    c.scroll_y = c.scroll_y || w->ScrollbarY;
+  }
   controls.push_back(std::move(c));
 }
 

@@ -26,6 +26,8 @@ struct ControlRecord {
   unsigned id = 0;     // ImGui's id: the same control keeps it from frame to frame
   bool typed = false;  // takes typed input: a slider, drag or text field (Ctrl+click a slider to type)
   ImVec2 min, max;     // the part inside its window's clip rectangle
+  ImVec2 full_min, full_max;  // the whole control: more than min, max when its window cuts it
+  bool scroll_x = false, scroll_y = false;  // its (child) window has that scrollbar: the cut part can be scrolled to
 };
 // The controls of the frame being drawn (of the last frame once it is drawn); ClearControls at its start.
 const std::vector<ControlRecord>& RecordedControls();

@@ -115,7 +115,13 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["controls"] = nlohmann::json::array();
   auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
   for (const ControlRecord& c : RecordedControls())
-    j["controls"].push_back(rect_json({{"window", c.window}, {"id", c.id}, {"typed", c.typed}}, px(c.min), px(c.max)));
+    j["controls"].push_back(rect_json({{"window", c.window},
+                                       {"id", c.id},
+                                       {"typed", c.typed},
+                                       {"full", rect_json(nlohmann::json::object(), px(c.full_min), px(c.full_max))},
+                                       {"scroll_x", c.scroll_x},
+                                       {"scroll_y", c.scroll_y}},
+                                      px(c.min), px(c.max)));
   j["training"] = TrainingLayoutJson(state);
   j["checkpoint_current"] = state.layout.checkpoint_current;
   j["earlier_frames"] = nlohmann::json::array();
@@ -132,7 +138,16 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                           {"error", screen.error}};
       add_screen_json(e, screen.layout, s);
       e["heads"] = nlohmann::json::array();  // the heatmaps' rectangles (already in framebuffer pixels)
-      for (const LayoutRecord::Head& h : screen.layout.heads) e["heads"].push_back(rect_json({{"head", h.head}}, h.min, h.max));
+      for (const LayoutRecord::Head& h : screen.layout.heads)
+        e["heads"].push_back(rect_json({{"head", h.head}, {"kv_group", h.kv_group}, {"tokens", h.tokens}}, h.min, h.max));
+      // The key and query labels and the grids' captions (gui_labels checks them on every screen).
+      e["labels"] = nlohmann::json::array();
+      for (const LayoutRecord::Label& l : screen.layout.labels)
+        e["labels"].push_back({{"axis", l.axis}, {"index", l.index}, {"text", l.text}, {"full", l.full},
+                               {"orientation", l.orientation}, {"shortened", l.shortened}});
+      e["captions"] = nlohmann::json::array();
+      for (const LayoutRecord::Caption& c : screen.layout.captions)
+        e["captions"].push_back({{"grid", c.grid}, {"tile", c.tile}, {"form", c.form}, {"text", c.text}});
       j["screens"].push_back(std::move(e));
     }
   }

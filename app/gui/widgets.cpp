@@ -165,6 +165,11 @@ LayoutInput LayoutInputOf(const AppState& state) {
   return in;
 }
 
+float MaxUiScale(ImVec2 size) {
+  const float fits = std::min(size.x / 640.0f, size.y / 360.0f);
+  return std::clamp(std::floor(fits * 20.0f + 1e-3f) / 20.0f, 1.0f, 3.0f);
+}
+
 ImRect SlotRect(const AppState& state, Slot slot) { return ComputeLayout(LayoutInputOf(state))[slot]; }
 
 void PlaceNextWindow(const AppState& state, Slot slot) {
@@ -274,12 +279,20 @@ void SameLineIfFits(float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+float FitItemWidth(float wanted, const char* label) {
+  const float label_w = ImGui::CalcTextSize(label, nullptr, true).x;
+  const float room = ImGui::GetContentRegionAvail().x - (label_w > 0 ? ImGui::GetStyle().ItemInnerSpacing.x + label_w : 0.0f);
+  return std::max(std::min(wanted, room), ImGui::GetFrameHeight() * 2);
+}
+
 float RadioWidth(const char* label) {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
 }
 
 std::string Ellipsize(const std::string& text, float max_width) {
-  if (ImGui::CalcTextSize(text.c_str()).x <= max_width) return text;
+  // Half a pixel of slack: a room computed as (widest + pad) − pad can come out a rounding error short
+  // of the widest label itself.
+  if (ImGui::CalcTextSize(text.c_str()).x <= max_width + 0.5f) return text;
   const std::u32string cps = decode_utf8_lenient(text);
   const float ellipsis = ImGui::CalcTextSize("…").x;
   std::string out;
@@ -559,7 +572,9 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
-  const std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
+  std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
+  // A slider narrowed to its column shows the number alone rather than a cut note.
+  if (ImGui::CalcTextSize(shown.c_str()).x > r.frame.GetWidth() - 2 * style.FramePadding.x) shown = std::to_string(*value);
   const ImU32 frame_col = ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_FrameBgActive
                                              : hovered        ? ImGuiCol_FrameBgHovered
                                                               : ImGuiCol_FrameBg);
@@ -599,6 +614,49 @@ bool SliderIntTyped(const char* label, int* value, int min, int max, const char*
 bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format,
                       ImGuiSliderFlags flags) {
   return SliderRange(label, ImGuiDataType_S64, value, min, max, format, flags, true);
+}
+
+namespace {
+
+// A number field (no slider) over [min, max] that takes its typed text as the sliders above do: once,
+// when the typing ends, the value itself or the nearest allowed one with a note under the field.
+template <typename T>
+bool FieldRange(const char* label, T* value, double min, double max, bool whole, const char* format) {
+  ImGuiWindow* window = ImGui::GetCurrentWindow();
+  if (window->SkipItems) return false;
+  ImGuiContext& g = *GImGui;
+  const ImGuiID id = window->GetID(label);
+  auto shown = [&](double v) {
+    char buf[64];
+    if (whole) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    else std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  auto [it, fresh] = TypingBuffers().try_emplace(id);
+  // The field shows the value unless it is being typed into, or its typing ended this frame (the text
+  // is read below).
+  if (fresh || (g.ActiveId != id && g.ActiveIdPreviousFrame != id))
+    std::snprintf(it->second.data(), it->second.size(), "%s", shown(double(*value)).c_str());
+  ImGui::InputText(label, it->second.data(), it->second.size(),
+                   ImGuiInputTextFlags_AutoSelectAll | (whole ? ImGuiInputTextFlags_CharsDecimal : ImGuiInputTextFlags_CharsScientific));
+  bool changed = false;
+  if (ImGui::IsItemDeactivated()) {
+    const std::string text = it->second.data();
+    changed = TakeTyped(id, TakeInRange(text, double(*value), min, max, whole, format), value);
+    std::snprintf(it->second.data(), it->second.size(), "%s", shown(double(*value)).c_str());
+  }
+  DrawTypedNote(id, double(*value));
+  return changed;
+}
+
+}  // namespace
+
+bool InputIntTyped(const char* label, int* value, int min, int max) {
+  return FieldRange(label, value, double(min), double(max), true, "%d");
+}
+
+bool InputFloatTyped(const char* label, float* value, float min, float max, const char* format) {
+  return FieldRange(label, value, double(min), double(max), false, format);
 }
 
 bool SliderDoubleFinite(const char* label, double* value, double min, double max, const char* format,
@@ -736,18 +794,24 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
   // are only numbered when they are round.
   const std::vector<float> values = flat ? std::vector<float>{range.lo} : nice_ticks(range, TicksFor(max.y - min.y, ticks));
   const float step = tick_step(values);
-  if (drawn) *drawn = values;
+  if (drawn) drawn->clear();
   float width = 0;
+  float last_ty = -FLT_MAX;  // where the previous number was drawn
   for (const float v : values) {
     const float f = flat ? 0.5f : normalise(v, range);  // 0 at the bottom
     const float y = max.y - (max.y - min.y) * f;
-    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     const std::string s = TickText(v, step);
     // Centred on its tick, but inside what can be drawn: a bar at the very top of a child (the
     // Convolution window's) would lose the upper half of its top number.
     const float ty = std::clamp(y - font * 0.5f, std::max(min.y - font * 0.5f, draw->GetClipRectMin().y),
                                 std::max(max.y - font * 0.5f, draw->GetClipRectMin().y));
+    // A bar shorter than two lines (small tiles at a large UI scale) keeps the numbers that do not
+    // run into one another.
+    if (std::fabs(ty - last_ty) < font * 0.9f) continue;
+    last_ty = ty;
+    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
     draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
+    if (drawn) drawn->push_back(v);
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }
   return width + font * 0.5f;

@@ -57,6 +57,10 @@ Layout ComputeLayout(const LayoutInput& in);
 // the state's show_* flags.
 LayoutInput LayoutInputOf(const AppState& state);
 ImRect SlotRect(const AppState& state, Slot slot);
+// The largest UI scale a window of `size` pixels offers (Ctrl+plus, Display → UI scale): the panels
+// need the room of a 640 × 360 window at 100%, so 200% at 1280 × 720, 300% (the most) at 1920 × 1080;
+// never below 100%.
+float MaxUiScale(ImVec2 size);
 // Puts the next window in its slot: every frame for the docked slots; a dialog is centred when it
 // first shows and after "Reset layout" (it may be moved).
 void PlaceNextWindow(const AppState& state, Slot slot);
@@ -79,6 +83,9 @@ bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation
 // that wrap at large UI scales instead of running off the window).
 void SameLineIfFits(float width);
 float RadioWidth(const char* label);          // the width of ImGui::RadioButton(label)
+// `wanted` for the next item labelled `label`, narrowed so that the item and its label fit what is left
+// of the line (a narrow column at a large UI scale); at least two frame heights.
+float FitItemWidth(float wanted, const char* label);
 // `text` cut to at most `max_width` pixels with "…" (whole code points).
 std::string Ellipsize(const std::string& text, float max_width);
 // Text rotated 90° counter-clockwise (reads bottom to top). The ink occupies the box from
@@ -111,6 +118,11 @@ bool SliderIntTyped(const char* label, int* value, int min, int max, const char*
                     ImGuiSliderFlags flags = 0);
 bool SliderInt64Typed(const char* label, int64_t* value, int64_t min, int64_t max, const char* format = "%lld",
                       ImGuiSliderFlags flags = 0);
+// A number field over [min, max] (Enter, Tab or a click elsewhere ends the typing): a typed value in
+// range is taken as it is; one outside it, or not whole for an int, takes the nearest allowed value
+// with the sliders' note under the field; a text that is no number keeps the value, with a note.
+bool InputIntTyped(const char* label, int* value, int min, int max);
+bool InputFloatTyped(const char* label, float* value, float min, float max, const char* format = "%g");
 // A double slider (Ctrl+click to type) that never stores NaN or ±∞: a typed text that is no finite
 // number keeps the old value, a typed value out of range is clamped, each with a note under the slider.
 // `error` (the caller's message line) is cleared when the value changes. Returns true then.

@@ -41,13 +41,15 @@ void DrawOpenControls(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   const float buttons = ImGui::CalcTextSize(tr("Open")).x + ImGui::CalcTextSize(tr("Close")).x +
                         ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x * 2;
-  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6, ImGui::GetContentRegionAvail().x - buttons));
+  // The field beside its buttons; in a narrow column (a large UI scale) the whole line, the buttons under it.
+  const bool beside = ImGui::GetContentRegionAvail().x - buttons >= ImGui::GetFontSize() * 6;
+  ImGui::SetNextItemWidth(beside ? ImGui::GetContentRegionAvail().x - buttons : -FLT_MIN);
   const bool enter = ImGui::InputTextWithHint("##checkpoint_path", tr("checkpoint folder"), &c.path,
                                               ImGuiInputTextFlags_EnterReturnsTrue);
-  ImGui::SameLine();
+  if (beside) ImGui::SameLine();
   if (ImGui::Button(tr("Open")) || enter) OpenCheckpoint(state, c.path = user_path_text(c.path));  // ~, absolute
   RecordLastItem(state, "checkpoint.open");
-  ImGui::SameLine();
+  SameLineIfFits(ImGui::CalcTextSize(tr("Close")).x + ImGui::GetStyle().FramePadding.x * 2);
   ImGui::BeginDisabled(!c.current());  // also a checkpoint that failed to open: back to the synthetic model
   if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
   RecordLastItem(state, "checkpoint.close");
@@ -88,7 +90,7 @@ bool BeginInfoTable(const char* id) {
 void InfoRow(const char* key, const std::string& value) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(key);
+  WrappedText(key);  // a narrow column (a large UI scale): over two lines rather than cut
   ImGui::TableNextColumn();
   ImGui::TextWrapped("%s", value.c_str());
 }

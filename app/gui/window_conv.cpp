@@ -129,14 +129,18 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
   };
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
   draw->AddRectFilled(min, max, ImGui::GetColorU32(ImGuiCol_FrameBg));
-  // Decades on both axes.
+  // Decades on both axes; a decade's number is left out where it would run into the last one drawn (a
+  // narrow plot at a large UI scale).
+  float last_right = -FLT_MAX;
   for (int e = int(std::ceil(x0)); e <= int(std::floor(x1)); ++e) {
     const float x = to_screen(std::pow(10.0, e), 1).x;
     draw->AddLine(ImVec2(x, min.y), ImVec2(x, max.y), grid);
     char label[16];
     std::snprintf(label, sizeof label, e >= 0 ? "%.0f" : "%g", std::pow(10.0, e));
     const float w = ImGui::CalcTextSize(label).x;
+    if (x - w * 0.5f < last_right + font * 0.5f) continue;
     draw->AddText(ImVec2(x - w * 0.5f, max.y + font * 0.2f), text, label);
+    last_right = x + w * 0.5f;
   }
   const int step = std::max(1, int((y1 - y0) / 6));
   for (int e = int(y0); e <= int(y1); e += step) {
@@ -166,11 +170,13 @@ void DrawErrorCurve(const ConvAnalysis& c, ImVec2 size) {
   // Legend bottom-left: small α has large errors, so the curves stay high there.
   const ImVec2 legend(min.x + font * 0.6f, max.y - font * (c.border_cells > 0 ? 2.6f : 1.4f));
   draw->AddLine(legend, ImVec2(legend.x + font * 1.2f, legend.y + font * 0.5f), interior, 2.5f);
-  draw->AddText(ImVec2(legend.x + font * 1.5f, legend.y - font * 0.1f), text, tr("interior"));
+  // The legend's words inside the plot ("…" only when the plot is narrower than they are).
+  const float legend_room = max.x - (legend.x + font * 1.5f);
+  draw->AddText(ImVec2(legend.x + font * 1.5f, legend.y - font * 0.1f), text, Ellipsize(tr("interior"), legend_room).c_str());
   if (c.border_cells > 0) {
     const ImVec2 l2(legend.x, legend.y + font * 1.2f);
     draw->AddLine(l2, ImVec2(l2.x + font * 1.2f, l2.y + font * 0.5f), border, 2.5f);
-    draw->AddText(ImVec2(l2.x + font * 1.5f, l2.y - font * 0.1f), text, tr("border"));
+    draw->AddText(ImVec2(l2.x + font * 1.5f, l2.y - font * 0.1f), text, Ellipsize(tr("border"), legend_room).c_str());
   }
   // Hover: the nearest measured point.
   if (ImGui::IsMouseHoveringRect(min, max)) {

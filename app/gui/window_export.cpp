@@ -158,7 +158,9 @@ void DrawExportWindow(AppState& state) {
   const bool model_view = ModelStack(state) != nullptr;
   if (!model_view && e.what == what_model_view) e.what = 0;  // the model closed
   for (int i = 0; i < (model_view ? 4 : 3); ++i) {
+    // Each on the next line when the line is full (the first one too: a narrow column at a large scale).
     if (i > 0) SameLineIfFits(RadioWidth(tr(what_names[i])));
+    else if (ImGui::GetContentRegionAvail().x < RadioWidth(tr(what_names[i]))) ImGui::NewLine();
     ImGui::RadioButton(tr(what_names[i]), &e.what, i);
     RecordLastItem(state, std::string("export.what.") + std::to_string(i));
   }
@@ -179,18 +181,18 @@ void DrawExportWindow(AppState& state) {
   ImGui::TextUnformatted(tr("format"));
   ImGui::SameLine(label_w);
   for (int i = 0; i < 4; ++i) {
-    if (i > 0) ImGui::SameLine();
+    if (i > 0) SameLineIfFits(RadioWidth(format_names[i]));
     ImGui::RadioButton(format_names[i], &e.format, i);
   }
   const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
   ImGui::BeginDisabled(!picture);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  ImGui::SetNextItemWidth(FitItemWidth(ImGui::GetFontSize() * 10, tr("scale")));
   // A typed scale outside 1×–4× is clamped with a note under the slider; steps of ½.
   double scale = e.scale;
   std::string refused;
   if (SliderDoubleFinite(tr("scale"), &scale, 1.0, 4.0, "%.1f×", refused)) e.scale = float(scale);
   e.scale = std::clamp(std::round(e.scale * 2.0f) / 2.0f, 1.0f, 4.0f);
-  ImGui::SameLine();
+  SameLineIfFits(RadioWidth(tr("caption")));
   ImGui::Checkbox(tr("caption"), &e.caption);
   ImGui::EndDisabled();
 
@@ -202,8 +204,8 @@ void DrawExportWindow(AppState& state) {
   RecordLastItem(state, "export.button");
   ImGui::EndDisabled();
   if (clicked) StartExport(state);
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", tr("Ctrl+S exports again with these settings"));
+  SameLineIfFits(std::min(ImGui::CalcTextSize(tr("Ctrl+S exports again with these settings")).x, ImGui::GetFontSize() * 8));
+  HintText(tr("Ctrl+S exports again with these settings"));  // wraps in a narrow column
 
   if (e.has_last) {
     if (e.last.ok) {

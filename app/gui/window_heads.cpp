@@ -69,13 +69,15 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     view.shared_scale = true;
     edited = true;
   }
-  ImGui::SameLine();
+  SameLineIfFits(RadioWidth(tr("per head")));
   if (ImGui::RadioButton(tr("per head"), !view.shared_scale) && view.shared_scale) {
     view.shared_scale = false;
     edited = true;
   }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(combo_w);
+  // The colormap on the next line when it does not fit this one (a large UI scale), and never wider
+  // than the line.
+  SameLineIfFits(combo_w + spacing + ImGui::CalcTextSize(tr("colormap")).x);
+  ImGui::SetNextItemWidth(FitItemWidth(combo_w, tr("colormap")));
   if (ImGui::BeginCombo(tr("colormap"), view.colormap.c_str())) {
     for (const std::string& name : colormap_names())
       if (ImGui::Selectable(name.c_str(), name == view.colormap)) {

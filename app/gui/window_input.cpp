@@ -525,7 +525,7 @@ void DrawInputWindow(AppState& state) {
   const bool checkpoint = state.checkpoint.current() && ViewDrawsModel(state);
   for (const auto& [source, name] : sources) {
     if (checkpoint) break;
-    if (source != InputSource::text) ImGui::SameLine();
+    if (source != InputSource::text) SameLineIfFits(RadioWidth(tr(name)));  // a narrow column: the next line
     if (ImGui::RadioButton(tr(name), in.source == source) && in.source != source) {
       in.source = source;
       SelectQuery(state, -1);

@@ -3,6 +3,7 @@
 // element type and the memory to fit into, and MHA / GQA / MQA side by side as bars with their bytes
 // and whether they fit.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -155,12 +156,21 @@ void DrawKvCacheWindow(AppState& state) {
 
   // Model: a preset or the custom row.
   const float label_w = ImGui::CalcTextSize(tr("memory (GiB)")).x + ImGui::GetFontSize() * 2;
-  ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+  // In a narrow column (a large UI scale) each label goes above its control, which takes the whole line.
+  const bool narrow = ImGui::GetContentRegionAvail().x - label_w < ImGui::GetFontSize() * 9;
+  ImGui::PushItemWidth(narrow ? -FLT_MIN : std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+  std::string id;
+  auto labelled = [&](const char* label) {
+    if (!narrow) return label;
+    ImGui::TextUnformatted(label);
+    id = std::string("##") + label;
+    return id.c_str();
+  };
   const std::string checkpoint_label = c.model ? trf("Checkpoint: %s", c.name().c_str()) : std::string();
   const std::string current = k.preset < 0                        ? checkpoint_label
                               : k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label
                                                                  : tr("custom");
-  if (ImGui::BeginCombo(tr("model"), current.c_str())) {
+  if (ImGui::BeginCombo(labelled(tr("model")), current.c_str())) {
     if (c.model && ImGui::Selectable(checkpoint_label.c_str(), k.preset < 0)) UseCheckpoint(k, c);
     for (int i = 0; i <= int(k.presets.size()); ++i) {
       const std::string name = i < int(k.presets.size()) ? k.presets[size_t(i)].label : tr("custom");
@@ -172,37 +182,38 @@ void DrawKvCacheWindow(AppState& state) {
   }
   const bool custom = k.preset >= int(k.presets.size());
   if (custom) {
-    SliderInt64(tr("layers L"), &k.input.layers, 1, 256, true);
-    SliderInt64(tr("heads H"), &k.input.heads, 1, 256, true);
-    SliderInt64(tr("kv heads G"), &k.input.kv_heads, 1, 256, true);
-    SliderInt64(tr("d_head"), &k.input.head_dim, 1, 512, true);
+    SliderInt64(labelled(tr("layers L")), &k.input.layers, 1, 256, true);
+    SliderInt64(labelled(tr("heads H")), &k.input.heads, 1, 256, true);
+    SliderInt64(labelled(tr("kv heads G")), &k.input.kv_heads, 1, 256, true);
+    SliderInt64(labelled(tr("d_head")), &k.input.head_dim, 1, 512, true);
   } else {
     const KvCacheInput& in = k.input;
     WrappedText(trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
                                  (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
                                  .c_str());
   }
-  SliderInt64(tr("tokens"), &k.input.seq, 1, int64_t(1) << 20, true);
+  SliderInt64(labelled(tr("tokens")), &k.input.seq, 1, int64_t(1) << 20, true);
   RecordLastItem(state, "kv.seq");
-  SliderInt64(tr("batch"), &k.input.batch, 1, 1024, true);
+  SliderInt64(labelled(tr("batch")), &k.input.batch, 1, 1024, true);
   double memory = k.input.memory_gib;
   const double mem_min = 0, mem_max = 2048;
   std::string refused;  // SliderDoubleFinite notes a typed text that is no number under the slider itself
-  if (SliderDoubleFinite(tr("memory (GiB)"), &memory, mem_min, mem_max, "%.1f", refused, true)) k.input.memory_gib = memory;
+  if (SliderDoubleFinite(labelled(tr("memory (GiB)")), &memory, mem_min, mem_max, "%.1f", refused, true)) k.input.memory_gib = memory;
   ImGui::PopItemWidth();
   ImGui::TextUnformatted(tr("element"));
   const ElementType types[] = {ElementType::fp32, ElementType::fp16, ElementType::int8};
   for (ElementType t : types) {
-    ImGui::SameLine();
+    SameLineIfFits(RadioWidth(to_string(t)));
     if (ImGui::RadioButton(to_string(t), k.input.dtype == t)) k.input.dtype = t;
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", trf("(%d bytes)", bytes_per_element(k.input.dtype)).c_str());
+  const std::string bytes = trf("(%d bytes)", bytes_per_element(k.input.dtype));
+  SameLineIfFits(ImGui::CalcTextSize(bytes.c_str()).x);
+  ImGui::TextDisabled("%s", bytes.c_str());
   ImGui::TextUnformatted(tr("memory"));
   for (double gib : {16.0, 24.0, 40.0, 80.0}) {
-    ImGui::SameLine();
     char label[32];
     std::snprintf(label, sizeof label, "%.0f GiB", gib);
+    SameLineIfFits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::SmallButton(label)) k.input.memory_gib = gib;
   }
 

@@ -194,7 +194,7 @@ void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (!io.KeyCtrl) return;
   if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD))
-    state.ui_scale = std::min(3.0f, std::round((state.ui_scale + 0.1f) * 20.0f) / 20.0f);
+    state.ui_scale = std::min(MaxUiScale(io.DisplaySize), std::round((state.ui_scale + 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
     state.ui_scale = std::max(0.5f, std::round((state.ui_scale - 0.1f) * 20.0f) / 20.0f);
   if (ImGui::IsKeyPressed(GLFW_KEY_0) || ImGui::IsKeyPressed(GLFW_KEY_KP_0))
@@ -607,6 +607,10 @@ void TakeNewestResult(FrameLoop& loop, AppState& state) {
 
 // c. Look: style and fonts follow the UI scale and theme; new text may need new glyphs.
 void ApplyLook(FrameLoop& loop, AppState& state) {
+  // A window made smaller (or a scale saved on a larger screen) holds no more than MaxUiScale.
+  int width = 0, height = 0;
+  glfwGetWindowSize(glfwGetCurrentContext(), &width, &height);
+  if (width > 0 && height > 0) state.ui_scale = std::min(state.ui_scale, MaxUiScale(ImVec2(float(width), float(height))));
   if (state.ui_scale != loop.applied_scale || state.light_theme != loop.applied_light) {
     ApplyStyle(state.light_theme, state.ui_scale);
     loop.applied_scale = state.ui_scale;

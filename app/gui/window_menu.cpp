@@ -2,8 +2,10 @@
 // bar is narrow), the other windows (and Reset layout), the UI scale (also Ctrl + / Ctrl − / Ctrl 0)
 // and theme, Help → About, and a status line (time of the last result, the spinner, save and export
 // messages).
+#include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "attnscope/scene/scene_rules.h"
 #include "gui/classroom_windows.h"
@@ -136,11 +138,15 @@ void DrawMenuBar(AppState& state) {
   RecordLastItem(state, "menu.language");
   if (ImGui::BeginMenu(WindowTitle("Display", "menu_display").c_str())) {
     ImGui::TextUnformatted(tr("UI scale"));
-    float percent = state.ui_scale * 100.0f;
+    // Steps of 5% from 50% to the largest scale the window's size holds (MaxUiScale); a typed value is
+    // the value, or the nearest step with a note under the slider.
+    std::vector<int> percents;
+    for (int p = 50; p <= int(std::lround(MaxUiScale(ImGui::GetIO().DisplaySize) * 100.0f)); p += 5) percents.push_back(p);
+    int percent = int(std::lround(state.ui_scale * 100.0f));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-    if (ImGui::SliderFloat("##scale", &percent, 50.0f, 300.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp) &&
-        std::isfinite(percent))
-      state.ui_scale = std::clamp(std::round(percent / 5.0f) * 5.0f, 50.0f, 300.0f) / 100.0f;
+    if (SliderChoice("##scale", &percent, percents, [](int p) { return std::to_string(p) + "%"; }))
+      state.ui_scale = float(percent) / 100.0f;
+    RecordLastItem(state, "menu.display.scale");
     ImGui::TextDisabled("%s", tr("Ctrl + / Ctrl − / Ctrl 0: larger / smaller / fitted"));
     ImGui::Separator();
     if (ImGui::MenuItem(tr("Presentation"), shortcut_of("presentation"), state.presenting)) SetPresenting(state, true);
@@ -164,7 +170,9 @@ void DrawMenuBar(AppState& state) {
   if (state.worker && state.worker->seconds_busy() >= 0.1) {
     BusyIndicator(state);
   } else if (state.result_generation > 0) {
-    ImGui::TextDisabled("%s", trf("result in %.0f ms", state.result_seconds * 1000.0).c_str());
+    // Only when it fits: at a large UI scale on a narrow window the bar has no room left for it.
+    const std::string took = trf("result in %.0f ms", state.result_seconds * 1000.0);
+    if (ImGui::CalcTextSize(took.c_str()).x <= ImGui::GetContentRegionAvail().x) ImGui::TextDisabled("%s", took.c_str());
   }
   if (!state.status.empty()) {
     ImGui::TextDisabled("|");

@@ -101,7 +101,7 @@ void DrawModelWindow(AppState& state) {
   const std::pair<AttentionKind, const char*> kinds[] = {
       {AttentionKind::single, tr("single")}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
   for (const auto& [kind, name] : kinds) {
-    if (kind != AttentionKind::single) ImGui::SameLine();
+    if (kind != AttentionKind::single) SameLineIfFits(RadioWidth(name));  // a narrow column: the next line
     const bool clicked = ImGui::RadioButton(name, m.kind == kind);
     RecordLastItem(state, std::string("model.kind.") + to_string(kind));
     if (clicked && m.kind != kind) {
@@ -148,8 +148,8 @@ void DrawModelWindow(AppState& state) {
   ImGui::BeginDisabled(single);
   int shown_heads = single ? 1 : effective_heads(m);
   if (designed) {
-    // One pattern per head: any count.
-    if (ImGui::SliderInt(tr("heads H"), &shown_heads, 1, 16, "%d", ImGuiSliderFlags_AlwaysClamp) && !single) {
+    // One pattern per head: any count from 1 to 16 (a typed value outside takes the nearer end, with a note).
+    if (SliderIntTyped(tr("heads H"), &shown_heads, 1, 16) && !single) {
       ResizeDesigned(m, std::clamp(shown_heads, 1, 16));
       edited = true;
     }
@@ -189,15 +189,14 @@ void DrawModelWindow(AppState& state) {
 
   const int groups = effective_groups(m);
   if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
-    ImGui::TextUnformatted((heads / groups == 1 ? trf("d_k = C/H = %d · 1 head per K/V group", c / heads)
-                                               : trf("d_k = C/H = %d · %d heads per K/V group", c / heads, heads / groups))
-                               .c_str());
+    WrappedText(heads / groups == 1 ? trf("d_k = C/H = %d · 1 head per K/V group", c / heads)
+                                    : trf("d_k = C/H = %d · %d heads per K/V group", c / heads, heads / groups));
     const int64_t kv = kv_cache_bytes_per_token(groups, c / heads, 4);
     const int64_t kv_mha = kv_cache_bytes_per_token(heads, c / heads, 4);
     if (groups != heads)
-      ImGui::TextUnformatted(trf("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(kv), static_cast<long long>(kv_mha)).c_str());
+      WrappedText(trf("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(kv), static_cast<long long>(kv_mha)));
     else
-      ImGui::TextUnformatted(trf("KV cache %lld B/token (fp32)", static_cast<long long>(kv)).c_str());
+      WrappedText(trf("KV cache %lld B/token (fp32)", static_cast<long long>(kv)));
   }
 
   ImGui::Separator();

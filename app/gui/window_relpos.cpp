@@ -61,7 +61,11 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   RelposSettings& s = state.scene.relpos;
   RelposWindowState& w = state.relpos;
   bool edited = false;
-  ImGui::PushItemWidth(-ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x - ImGui::GetStyle().ItemInnerSpacing.x * 2);
+  // Controls beside their labels; in a narrow column (a large UI scale) the Δ preset's label goes above
+  // its combo, which then takes the whole line.
+  const float label_w = ImGui::CalcTextSize((std::string(tr("Δ preset")) + " (?)").c_str()).x + ImGui::GetStyle().ItemInnerSpacing.x * 2;
+  const bool narrow = ImGui::GetContentRegionAvail().x - label_w < ImGui::GetFontSize() * 6;
+  ImGui::PushItemWidth(-label_w);
 
   int heads = s.heads;
   if (SliderIntTyped(tr("heads H"), &heads, 1, 25) && heads != s.heads) {
@@ -76,7 +80,11 @@ bool DrawHeadControls(AppState& state, const RelposAnalysis* shown, int dims, in
   // These heads are a model of their own (SPEC: position-only, W_Q = W_K = 0), not the Model window's.
   HintText(tr("Position-only heads: a model of their own, apart from the Model window's (no content, only offsets)."));
   const char* preset_shown = s.deltas.empty() ? s.delta_preset.c_str() : tr("(per head)");
-  if (ImGui::BeginCombo(tr("Δ preset"), preset_shown)) {
+  if (narrow) {
+    ImGui::TextUnformatted(tr("Δ preset"));
+    ImGui::SetNextItemWidth(-FLT_MIN);
+  }
+  if (ImGui::BeginCombo(narrow ? "##delta_preset" : tr("Δ preset"), preset_shown)) {
     for (const std::string& name : delta_preset_names()) {
       const bool two_d = name == "conv3x3" || name == "conv5x5";
       if (two_d && dims == 1) continue;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -169,8 +170,10 @@ const char* TaskLabel(const char* id) {
   return id;
 }
 
-// Out-of-range values are not clamped silently: training_settings refuses them with a message.
-void IntField(const char* label, int* value) { ImGui::InputInt(label, value, 0, 0); }
+// A typed value is the value; one out of its range takes the nearest allowed value, with a note under
+// the field (InputIntTyped). What ranges cannot say (heads dividing d_model, groups dividing heads)
+// training_settings refuses at Start with a message.
+void IntField(const char* label, int* value, int min, int max) { InputIntTyped(label, value, min, max); }
 
 void DrawSettings(TrainingWindowState& t, bool locked) {
   TrainingForm& f = t.form;
@@ -196,29 +199,29 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
     ImGui::Checkbox(tr("words (else characters)"), &f.words);
   }
   next(true);
-  IntField(tr("layers L"), &f.layers);
+  IntField(tr("layers L"), &f.layers, 1, train::max_layers);
   next(false);
-  IntField(tr("d_model C"), &f.d_model);
+  IntField(tr("d_model C"), &f.d_model, 2, train::max_d_model);
   next(false);
-  IntField(tr("heads H"), &f.heads);
+  IntField(tr("heads H"), &f.heads, 1, train::max_heads);
   next(false);
-  IntField(tr("kv heads G"), &f.groups);
+  IntField(tr("kv heads G"), &f.groups, 1, train::max_heads);
   SameLineIfFits(column);
   ImGui::Checkbox(tr("MLP"), &f.mlp);
   next(true);
-  IntField(tr("tokens T"), &f.seq_len);
+  IntField(tr("tokens T"), &f.seq_len, 4, train::max_seq_len);
   next(false);
-  IntField(tr("batch"), &f.batch);
+  IntField(tr("batch"), &f.batch, 1, 1024);
   next(false);
-  IntField(tr("steps"), &f.steps);
+  IntField(tr("steps"), &f.steps, 1, 10000000);
   next(false);
-  ImGui::InputFloat(tr("learning rate"), &f.lr, 0, 0, "%.4g");
+  InputFloatTyped(tr("learning rate"), &f.lr, 1e-6f, 1.0f, "%.4g");
   next(false);
-  IntField(tr("warm-up steps"), &f.warmup);
+  IntField(tr("warm-up steps"), &f.warmup, 0, 10000000);
   next(false);
-  IntField(tr("seed"), &f.seed);
+  IntField(tr("seed"), &f.seed, 0, std::numeric_limits<int>::max());
   next(false);
-  IntField(tr("refresh every"), &f.snapshot_every);
+  IntField(tr("refresh every"), &f.snapshot_every, 1, 100000);
   ImGui::EndDisabled();
 }
 
@@ -376,16 +379,18 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
   const int per_group = std::max(1, s.heads / std::max(1, s.groups));
   spec.frame_color = [per_group](int h) { return KvGroupColor(h / per_group); };
   const std::vector<std::vector<float>>& ind = s.induction;
-  // One caption format for every tile: head, kv group and induction score when all fit, else head and
-  // score, else the head alone.
+  // One caption format for every tile: layer, head, kv group and induction score when all fit, else
+  // layer, head and score, else layer and head.
   auto score = [&ind, l](int h) {
     return l < int(ind.size()) && h < int(ind[size_t(l)].size()) ? double(ind[size_t(l)][size_t(h)]) : 0.0;
   };
-  spec.captions = [&score, per_group](int h, int form) {
+  // Every form names the layer and the head (the same head is "layer 1, head 0" in the Heads view and
+  // the lessons), so even the shortest tells a class which head it is.
+  spec.captions = [&score, per_group, l](int h, int form) {
     switch (form) {
-      case 0: return trf("h%d · G%d · ind. %.2f", h, h / per_group, score(h));
-      case 1: return trf("h%d · %.2f", h, score(h));
-      default: return trf("h%d", h);
+      case 0: return trf("L%d h%d · G%d · ind. %.2f", l, h, h / per_group, score(h));
+      case 1: return trf("L%d h%d · %.2f", l, h, score(h));
+      default: return trf("L%d h%d", l, h);
     }
   };
   spec.caption_forms = 3;
@@ -719,6 +724,10 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["layer"] = t.layer;
   j["shown_run"] = t.shown_run;
   j["speed"] = t.form.speed;
+  const TrainingForm& f = t.form;  // the settings form as typed (tests type into it)
+  j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},
+               {"seq_len", f.seq_len}, {"batch", f.batch},   {"steps", f.steps},  {"lr", f.lr}, {"warmup", f.warmup},
+               {"seed", f.seed},     {"snapshot_every", f.snapshot_every}};
   for (const auto& r : t.runs) {
     const std::shared_ptr<const TrainingView> view = r->view();
     const train::TrainSnapshot& s = view->snapshot;

@@ -141,6 +141,97 @@ TEST_SUITE("gui_errors") {
     CHECK(std::find(input.begin(), input.end(), "64") != input.end());  // the slider shows it
   }
 
+  TEST_CASE("typed slider value: designed heads count 1 to 16, typed 5 is 5 heads, 20 is 16 with a note") {
+    const fs::path dir = fresh_dir("inputs_typed_designed");
+    const std::string base = "--text " + shell_quote("The cat sat on the mat") + " --designed previous,next";
+    const WindowRun before = run_window("inputs_typed_designed_before", base + " --save-scene " + shell_quote((dir / "before.json").string()));
+    REQUIRE(before.layout.at("heads").size() == 2);
+    const WindowRun five = run_window("inputs_typed_designed_5", base + type_into(before.layout, "###model", "heads H", "5") +
+                                                                   " --save-scene " + shell_quote((dir / "five.json").string()));
+    CHECK(five.layout.at("heads").size() == 5);
+    CHECK_FALSE(any_text_contains(five.layout, "taken"));
+    const json a = read_scene(dir / "before.json"), b = read_scene(dir / "five.json");
+    CHECK(b["model"]["designed"].size() == 5);
+    // Nothing else changed: the first two patterns, the kind and the head width (designed heads are
+    // 64 wide each: C = 64 H) are the ones before.
+    CHECK(b["model"]["designed"][0] == a["model"]["designed"][0]);
+    CHECK(b["model"]["designed"][1] == a["model"]["designed"][1]);
+    CHECK(b["model"]["kind"] == a["model"]["kind"]);
+    CHECK(b["model"]["d_model"].get<int>() / 5 == a["model"]["d_model"].get<int>() / 2);
+    const WindowRun twenty = run_window("inputs_typed_designed_20", base + type_into(before.layout, "###model", "heads H", "20"));
+    CHECK(twenty.layout.at("heads").size() == 16);
+    const std::vector<std::string> model = texts_of(twenty, "###model");
+    INFO(joined(model));
+    CHECK(std::find(model.begin(), model.end(), "20 is above the maximum: 16 taken") != model.end());
+  }
+
+  TEST_CASE("typed slider value: Display → UI scale takes a typed percentage, or the nearest 5% step with a note") {
+    const std::string base = "--size 1280x720";
+    const WindowRun first = run_window("inputs_typed_scale_menu", base);
+    const json& menu = first.layout.at("widgets").at("menu.display");
+    const std::string at_menu = std::to_string(int(menu.at("x").get<double>() + menu.at("w").get<double>() / 2)) + "," +
+                                std::to_string(int(menu.at("y").get<double>() + menu.at("h").get<double>() / 2));
+    const WindowRun opened = run_window("inputs_typed_scale_open", base + " --frames 6 --clicks 3 --pointer " + at_menu);
+    REQUIRE(opened.layout.at("widgets").contains("menu.display.scale"));
+    const json& slider = opened.layout.at("widgets").at("menu.display.scale");
+    const std::string at_slider = std::to_string(int(slider.at("x").get<double>() + slider.at("w").get<double>() / 2)) + "," +
+                                  std::to_string(int(slider.at("y").get<double>() + slider.at("h").get<double>() / 2));
+    auto typed = [&](const std::string& name, const std::string& text) {
+      return run_window(name, base + " --frames 14 --clicks 3,6 --pointer \"" + at_menu + ";" + at_slider +
+                                  "\" --keys 6:ctrl,8:text=" + text + ",9:enter");
+    };
+    // A step of the slider: taken as it is (150, not a position on the slider), no note.
+    const WindowRun valid = typed("inputs_typed_scale_150", "150");
+    CHECK(valid.layout.at("ui_scale").get<double>() == doctest::Approx(1.5));
+    CHECK_FALSE(any_text_contains(valid.layout, "taken"));
+    // Between two steps: the nearer one, said under the slider.
+    const WindowRun between = typed("inputs_typed_scale_137", "137");
+    CHECK(between.layout.at("ui_scale").get<double>() == doctest::Approx(1.35));
+    CHECK(any_text_contains(between.layout, "137 not allowed (135 or 140): 135 taken"));
+    // Above what a 1280×720 window holds (200%): 200%, with a note.
+    const WindowRun above = typed("inputs_typed_scale_250", "250");
+    CHECK(above.layout.at("ui_scale").get<double>() == doctest::Approx(2.0));
+    CHECK(any_text_contains(above.layout, "250 is above the maximum: 200 taken"));
+  }
+
+  TEST_CASE("typed training settings: a valid number is taken as typed, one out of range the nearest with a note") {
+    const std::string base = "--show-training --size 1920x1080";
+    const WindowRun first = run_window("inputs_typed_training", base);
+    // Click into the field (left of its label), type, Enter. Returns the run.
+    auto typed = [&](const std::string& name, const std::string& label, const std::string& text) {
+      return run_window(name, base + " --frames 12 --pointer " + slider_point(first.layout, "###training", label) +
+                                  " --clicks 4 --keys 6:text=" + text + ",7:enter");
+    };
+    const json defaults = first.layout.at("training").at("form");
+    const WindowRun steps = typed("inputs_typed_training_steps", "steps", "250");
+    const json form = steps.layout.at("training").at("form");
+    CHECK(form.at("steps") == 250);
+    CHECK_FALSE(any_text_contains(steps.layout, "taken"));
+    json rest = form, rest_before = defaults;  // nothing else changed
+    rest.erase("steps");
+    rest_before.erase("steps");
+    CHECK(rest == rest_before);
+
+    const WindowRun zero = typed("inputs_typed_training_steps0", "steps", "0");
+    CHECK(zero.layout.at("training").at("form").at("steps") == 1);
+    CHECK(any_text_contains(zero.layout, "0 is below the minimum: 1 taken"));
+
+    const WindowRun batch = typed("inputs_typed_training_batch", "batch", "2.5");
+    CHECK(batch.layout.at("training").at("form").at("batch") == 3);
+    CHECK(any_text_contains(batch.layout, "2.5 is not a whole number: 3 taken"));
+
+    const WindowRun lr = typed("inputs_typed_training_lr", "learning rate", "0.002");
+    CHECK(lr.layout.at("training").at("form").at("lr").get<double>() == doctest::Approx(0.002));
+    CHECK_FALSE(any_text_contains(lr.layout, "taken"));
+    const WindowRun big_lr = typed("inputs_typed_training_lr5", "learning rate", "5");
+    CHECK(big_lr.layout.at("training").at("form").at("lr").get<double>() == doctest::Approx(1.0));
+    CHECK(any_text_contains(big_lr.layout, "5 is above the maximum: 1 taken"));
+
+    const WindowRun seed = typed("inputs_typed_training_seed", "seed", "-3");
+    CHECK(seed.layout.at("training").at("form").at("seed") == 0);
+    CHECK(any_text_contains(seed.layout, "-3 is below the minimum: 0 taken"));
+  }
+
   TEST_CASE("sentence box: a long sentence wraps inside the box, and editing it edits the sentence only") {
     const std::string sentence = "The quick brown fox jumps over the lazy dog. Attention lets every token look at every "
                                  "other token, and 注意力机制 wraps too.";

@@ -2,10 +2,13 @@
 // through the layout record, the sentence demos (T ≤ 16, H ≤ 4) at 1280×720 and 1920×1080 draw every
 // key label whole; multi-character CJK tokens of a real tokenizer stand upright when they fit, one
 // character under the other when turned; every caption of a grid has one form; past 16 kv groups the
-// caption names the group; the colour bar's numbers are round.
+// caption names the group; the colour bar's numbers are round. And a sweep (one start per size, language
+// and checkpoint open or not, --layout-sweep) over every view and lesson step: no key label of a sentence
+// demo shortened, one caption format per grid, one layer number for the heads shown.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -246,6 +249,132 @@ TEST_SUITE("gui_labels") {
         CHECK(std::stod(text) == doctest::Approx(value).epsilon(1e-4));
       }
     }
+  }
+}
+
+}  // namespace attnscope::test
+
+namespace attnscope::test {
+namespace {
+
+// A caption's format: its numbers (with their signs: "Δ −2" and "Δ 2" read alike) as "#", and what
+// follows its second " · " (a designed head's pattern name, a score's words) as "*": every tile of a
+// grid has the same one.
+std::string format_of(const std::string& caption) {
+  std::string shape = std::regex_replace(caption, std::regex("(−|-)?[0-9]+(\\.[0-9]+)?"), "#");
+  size_t second = shape.find(" · ");
+  if (second != std::string::npos) second = shape.find(" · ", second + 1);
+  return second == std::string::npos ? shape : shape.substr(0, second) + " · *";
+}
+
+// Every layer number a text names: "layer 1", "Layer 1", "L1 h0", "第 1 层", "层1".
+std::vector<int> layers_named(const std::string& text) {
+  static const std::regex english("(?:[Ll]ayer |\\bL)([0-9]+)\\b"), chinese("(?:第 ?([0-9]+) ?层|层 ?([0-9]+))");
+  std::vector<int> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), english); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stoi((*it)[1].str()));
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), chinese); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stoi((*it)[1].matched ? (*it)[1].str() : (*it)[2].str()));
+  return out;
+}
+
+struct SweepProblems {
+  int count = 0;
+  std::set<std::string> reported;  // one message per distinct problem
+  void add(const std::string& message) {
+    ++count;
+    if (reported.size() < 25 && reported.insert(message).second) FAIL_CHECK(message);
+  }
+};
+
+// One screen of a sweep: key labels of a sentence demo whole, one caption format per grid, and the
+// layer numbers of the checkpoint's heads within its layers and the same in every window that shows them.
+// Returns true when a layer of the shown heads was named.
+bool check_labels_screen(const nlohmann::json& screen, const std::string& where, int checkpoint_layers,
+                         SweepProblems& problems) {
+  const nlohmann::json& heads = screen.at("heads");
+  bool sentence_demo = !heads.empty() && heads.size() <= 4;
+  for (const auto& h : heads) sentence_demo = sentence_demo && h.at("tokens").get<int>() <= 16;
+  if (sentence_demo)
+    for (const auto& l : screen.at("labels"))
+      if (l.at("axis") == "key" && l.at("shortened").get<bool>())
+        problems.add(where + ": the key label \"" + l.at("full").get<std::string>() + "\" is drawn shortened (\"" +
+                     l.at("text").get<std::string>() + "\")");
+  std::map<int, std::string> format;  // grid → the format of its first caption
+  std::map<int, int> form;
+  for (const auto& c : screen.at("captions")) {
+    const int grid = c.at("grid");
+    const std::string f = format_of(c.at("text"));
+    if (!format.count(grid)) {
+      format[grid] = f;
+      form[grid] = c.at("form");
+    } else if (format[grid] != f || form[grid] != c.at("form").get<int>()) {
+      problems.add(where + ": grid " + std::to_string(grid) + " mixes caption formats: \"" + format[grid] + "\" and \"" + f +
+                   "\" (\"" + c.at("text").get<std::string>() + "\")");
+    }
+  }
+  if (checkpoint_layers <= 0) return false;
+  // The checkpoint's layer as its card and the Heads view name it: one number on the screen.
+  std::set<int> shown;
+  for (const auto& t : screen.at("texts")) {
+    const std::string window = t.at("window");
+    const bool about_shown_heads = window.ends_with("###heads") || window.ends_with("###checkpoint") ||
+                                   window.ends_with("###model") || window.ends_with("###large_head");
+    for (const int layer : layers_named(t.at("text"))) {
+      if (layer < 0 || layer >= checkpoint_layers)
+        problems.add(where + ": \"" + t.at("text").get<std::string>() + "\" names layer " + std::to_string(layer) +
+                     " of a model with layers 0 to " + std::to_string(checkpoint_layers - 1));
+      if (about_shown_heads) shown.insert(layer);
+    }
+  }
+  if (shown.size() > 1) {
+    std::string list;
+    for (const int l : shown) list += (list.empty() ? "" : ", ") + std::to_string(l);
+    problems.add(where + ": the heads shown are named with layers " + list);
+  }
+  return !shown.empty();
+}
+
+}  // namespace
+
+TEST_SUITE("gui_labels") {
+  TEST_CASE("labels sweep: every view and lesson step, 1280x720 and 1920x1080, English and Chinese") {
+    // One start per (size, language, checkpoint or not) that shows every view, every panel beside the
+    // view and every lesson step (--layout-sweep) and records each screen's labels, captions and texts.
+    const std::string model = shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
+    for (const bool checkpoint : {false, true})
+      for (const char* language : {"en", "zh"})
+        for (const char* size : {"1280x720", "1920x1080"}) {
+          if (checkpoint && std::string(size) == "1920x1080") continue;  // the crowded size is the one that shortens
+          const std::string name = std::string("labels_sweep_") + language + "_" + size + (checkpoint ? "_checkpoint" : "");
+          CAPTURE(name);
+          const auto dir = test_tmp() / "gui" / name;
+          std::filesystem::remove_all(dir);
+          std::filesystem::create_directories(dir);
+          const auto out = dir / "layout.json";
+          const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
+                                     std::string("--size ") + size + " --language " + language +
+                                         (checkpoint ? " --checkpoint " + model : "") +
+                                         " --frames 3 --layout-sweep --layout-json " + shell_quote(out.string()));
+          INFO(run.err);
+          REQUIRE(run.exit_code == 0);
+          const nlohmann::json layout = read_json(out);
+          SweepProblems problems;
+          int screens = 0, with_captions = 0, demos = 0, layer_screens = 0;
+          for (const auto& s : layout.at("screens")) {
+            const std::string screen = s.at("name");
+            if (screen != "start" && screen.rfind("view ", 0) != 0 && screen.rfind("lesson ", 0) != 0) continue;
+            ++screens;
+            with_captions += !s.at("captions").empty();
+            demos += !s.at("heads").empty() && s.at("heads").size() <= 4;
+            layer_screens += check_labels_screen(s, name + ", " + screen, checkpoint ? 2 : 0, problems);
+          }
+          CHECK(screens > 20);       // the views and the lessons' steps
+          CHECK(with_captions > 5);  // the sweep did see grids with captions
+          CHECK(demos > 0);          // … and small sentence demos
+          if (checkpoint) CHECK(layer_screens > 3);  // … and the checkpoint's layer named beside its heads
+          CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
+        }
   }
 }
 

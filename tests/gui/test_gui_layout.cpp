@@ -11,7 +11,9 @@
 // when the window closes. 10 starts in all, about 5 s each on an idle machine.
 //
 // Then the menus at 800×600 (every view one click away), the UI scale keys (Ctrl+plus, Ctrl+0 through
-// the window's keyboard handler) and Windows → Reset layout, driven as a user would.
+// the window's keyboard handler; at 200% on 1280×720 with a right panel open no text and no control is
+// cut by its window; the largest scale offered is what the window holds) and Windows → Reset layout,
+// driven as a user would.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -129,6 +131,32 @@ void check_screen(const json& screen, double width, double height, const std::st
     if (!past.empty())
       problems.add(where + ": \"" + t.at("text").get<std::string>().substr(0, 80) + "\" in \"" +
                    short_title(t.at("window")) + "\" runs past its visible area (" + past + ")");
+  }
+}
+
+// No control (button, slider, field, checkbox, tab, menu item) cut by its window: each lies whole inside
+// what its window shows, or its window scrolls in the direction it is cut. A selectable's hit box
+// reaches half an item spacing into the window's padding by ImGui's design (its text is checked with
+// the texts): that much is allowed.
+void check_controls(const json& layout, const std::string& where, Problems& problems) {
+  REQUIRE_MESSAGE(!layout.at("controls").empty(), where << ": no control recorded");
+  const double tolerance = 8.0 * layout.at("ui_scale").get<double>() + 1.0;  // ImGui's ItemSpacing.x at this scale
+  for (const json& c : layout.at("controls")) {
+    const Box shown(c), full(c.at("full"));
+    std::string past;
+    auto over = [&](const char* edge, double by) {
+      if (by > tolerance) past += std::string(past.empty() ? "" : ", ") + edge + " by " + std::to_string(int(by + 0.5)) + " px";
+    };
+    if (!c.at("scroll_x").get<bool>()) {
+      over("right", full.x1 - shown.x1);
+      over("left", shown.x0 - full.x0);
+    }
+    if (!c.at("scroll_y").get<bool>()) {
+      over("bottom", full.y1 - shown.y1);
+      over("top", shown.y0 - full.y0);
+    }
+    if (!past.empty())
+      problems.add(where + ": a control " + full.str() + " of \"" + short_title(c.at("window")) + "\" is cut (" + past + ")");
   }
 }
 
@@ -392,15 +420,47 @@ TEST_SUITE("gui_layout") {
       Problems problems;
       check_screen(big.layout, 1920, 1080, std::string("200% ") + language, problems);
       check_layout_rule(big.layout, std::string("200% ") + language, problems);
+      check_controls(big.layout, std::string("200% ") + language, problems);
       CHECK(problems.count == 0);
     }
-    // And on a 1280×720 projector with Head analysis open: the columns share the width, the view keeps
-    // its part, and no panel covers it.
-    const WindowRun crowded = run_window("layout_keys_200_720", "--size 1280x720 --show-analysis --frames 22 --keys " + presses);
-    Problems rule;
-    check_layout_rule(crowded.layout, "200% at 1280×720 with Head analysis", rule);
-    CHECK(rule.count == 0);
-    CHECK(crowded.layout.at("slots").at("view").at("w").get<double>() >= 0.38 * 1280 - 1);
+    // And on a 1280×720 projector with a right panel open (Head analysis, the Checkpoint window): the
+    // columns share the width, the view keeps its part, no panel covers it, and every panel lays itself
+    // out again — no text and no control cut by its window (a panel scrolls, a toolbar wraps).
+    const std::string model = shell_quote((fs::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
+    presses.clear();  // from the fitted 100% at 720p: ten presses reach 200%, two more find it the largest
+    for (int i = 0; i < 12; ++i) presses += (i ? "," : "") + std::to_string(3 + 2 * i) + ":ctrl+equal";
+    for (const char* language : {"en", "zh"})
+      for (const std::string panel : {std::string("--show-analysis"), "--checkpoint " + model}) {
+        const std::string where = std::string("200% at 1280×720, ") + language + ", " + panel.substr(0, 17);
+        INFO(where);
+        const WindowRun crowded = run_window(std::string("layout_keys_200_720_") + language + (panel[2] == 's' ? "_analysis" : "_checkpoint"),
+                                             "--size 1280x720 --language " + std::string(language) + " " + panel +
+                                                 " --frames 30 --keys " + presses);
+        CHECK(crowded.layout.at("ui_scale").get<double>() == doctest::Approx(2.0));
+        Problems rule;
+        check_layout_rule(crowded.layout, where, rule);
+        check_screen(crowded.layout, 1280, 720, where, rule);
+        check_controls(crowded.layout, where, rule);
+        CHECK(rule.count == 0);
+        CHECK(crowded.layout.at("slots").at("view").at("w").get<double>() >= 0.38 * 1280 - 1);
+      }
+  }
+
+  TEST_CASE("UI scale: the largest offered is the one the window's size holds (200% at 1280×720, 300% at 1920×1080)") {
+    std::string presses;  // more presses than steps from 100% to 300%
+    for (int i = 0; i < 24; ++i) presses += (i ? "," : "") + std::to_string(3 + 2 * i) + ":ctrl+equal";
+    const WindowRun small = run_window("layout_max_720", "--size 1280x720 --show-analysis --frames 52 --keys " + presses);
+    CHECK(small.layout.at("ui_scale").get<double>() == doctest::Approx(2.0));
+    const WindowRun large = run_window("layout_max_1080", "--size 1920x1080 --show-analysis --frames 52 --keys " + presses);
+    CHECK(large.layout.at("ui_scale").get<double>() == doctest::Approx(3.0));
+    Problems problems;
+    check_layout_rule(large.layout, "300% at 1920×1080", problems);
+    check_screen(large.layout, 1920, 1080, "300% at 1920×1080", problems);
+    check_controls(large.layout, "300% at 1920×1080", problems);
+    CHECK(problems.count == 0);
+    // A scale from the command line larger than the window holds is brought down to it.
+    const WindowRun flag = run_window("layout_max_flag", "--size 1280x720 --ui-scale 3");
+    CHECK(flag.layout.at("ui_scale").get<double>() == doctest::Approx(2.0));
   }
 
   TEST_CASE("Windows → Reset layout brings Input and Model back; closing Lessons gives the left column back") {

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <string>
 
 #include "attnscope/io/file_io.h"
@@ -367,6 +369,31 @@ TEST_SUITE("gui_training") {
                                       small + ",steps=5 --train-actions start --pointer " + left + " --clicks 20 --frames 30");
     CHECK(zero.layout["training"]["layer"] == 0);
     CHECK(any_text(zero.layout, "Heads of layer 0 on the probe sequence"));
+  }
+
+  TEST_CASE("training window: every head caption of the comparison names its layer and head, in one format") {
+    // 1280×720, three runs of 4 heads side by side: the tiles are small, and Chinese captions once fell
+    // to "头0". Every form names the layer and the head, and all 12 tiles show the same form.
+    for (const std::string language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window("training_captions_" + language, small + ",heads=4,groups=2,steps=5 --size 1280x720 " +
+                                                                          "--train-actions compare --language " + language);
+      const int layer = w.layout["training"]["layer"];
+      const std::regex caption(language == "en" ? "^L([0-9]+) h([0-9]+)( · .*)?$" : "^层([0-9]+)(?:·| )头([0-9]+)( · .*)?$");
+      std::vector<std::string> captions;
+      std::set<std::string> formats;
+      for (const std::string& t : texts_of(w, "###training")) {
+        std::smatch m;
+        if (!std::regex_match(t, m, caption)) continue;
+        captions.push_back(t);
+        CHECK(std::stoi(m[1].str()) == layer);
+        CHECK(std::stoi(m[2].str()) < 4);
+        formats.insert(std::regex_replace(t, std::regex("[0-9]+"), "#"));
+      }
+      INFO(joined(texts_of(w, "###training")));
+      CHECK(captions.size() == 12);
+      CHECK(formats.size() == 1);
+    }
   }
 
   TEST_CASE("training window: the speed control reaches the runs and shows its value") {
