@@ -103,8 +103,11 @@ bool ScaleCombo(AppState& state, float width) {
 }
 
 void ScaleComboLine(AppState& state) {
+  // A controls column too narrow for the combo (side panels open at 1280 × 720) leaves it to the Display
+  // menu rather than clip its words; its name goes below it when only the combo fits.
+  if (ImGui::GetContentRegionAvail().x < ScaleComboWidth()) return;
   ScaleCombo(state, ScaleComboWidth());
-  ImGui::SameLine();
+  SameLineIfFits(ImGui::CalcTextSize(tr("colour scale")).x);
   ImGui::TextUnformatted(tr("colour scale"));
 }
 

@@ -14,7 +14,8 @@ namespace attnscope::gui {
 void SetScaleMode(AppState& state, ScaleMode mode);
 // The combo, `width` wide; returns true when the mode changed.
 bool ScaleCombo(AppState& state, float width);
-// The combo and its name on a line of their own (the relative-position views' controls).
+// The combo and its name on a line of their own (the relative-position views' controls); nothing when the
+// line is narrower than the combo (the Display menu has the same choice).
 void ScaleComboLine(AppState& state);
 // Its width for the longest item in the UI's language.
 float ScaleComboWidth();
