@@ -158,6 +158,36 @@ TEST_SUITE("gui_scale") {
     CHECK((*shared_bar(moved))["hi"].get<double>() != doctest::Approx(hi));
   }
 
+  TEST_CASE("heads scale: the Display menu chooses fixed 0-1 for probabilities, and offers it not for scores") {
+    auto centre = [](const nlohmann::json& r) {
+      return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + "," +
+             std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+    };
+    for (const bool scores : {false, true}) {
+      CAPTURE(scores);
+      const std::string base = scene_flags + " --size 1280x720" + (scores ? " --scores --colormap diverging" : "");
+      const std::string name = scores ? "scale_menu_scores" : "scale_menu_probs";
+      const WindowRun first = run_window(name + "_open", base);
+      REQUIRE(first.layout.at("widgets").contains("menu.display"));
+      const std::string menu = centre(first.layout["widgets"]["menu.display"]);
+      const WindowRun open = run_window(name + "_menu", base + " --pointer " + menu + " --clicks 4 --frames 8");
+      std::string item;
+      for (const auto& t : open.layout["texts"])
+        if (t["text"] == "fixed 0–1" && t["window"].get<std::string>().rfind("##Menu", 0) == 0) item = centre(t);
+      REQUIRE_FALSE(item.empty());
+      const WindowRun chosen =
+          run_window(name + "_chosen", base + " --pointer '" + menu + ";" + item + "' --clicks 4,8 --frames 14");
+      const nlohmann::json* bar = shared_bar(chosen);
+      REQUIRE(bar != nullptr);
+      if (scores) {  // greyed out: the click changes nothing
+        CHECK((*bar)["title"].get<std::string>() == "score");
+      } else {
+        CHECK((*bar)["title"].get<std::string>() == "probability · fixed 0–1");
+        CHECK((*bar)["hi"].get<double>() == 1.0);
+      }
+    }
+  }
+
   TEST_CASE("heads scale: per head, each tile's bar has its own head's range") {
     const WindowRun w = run_window("scale_per_head", scene_flags + " --scale-mode per-head");
     const Analysis a = same_analysis();
