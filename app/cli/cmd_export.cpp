@@ -1,7 +1,7 @@
 // cmd_export.cpp — `attnscope export`: a heatmap figure (PNG/SVG) or its raw numbers (CSV/.npy).
 //
 //   attnscope export --what heads|head:N|relpos|conv|model --format png|svg|csv|npy [--scale S]
-//                    [--colormap NAME] [--scores] [--per-head-scale] [--no-caption] [--language en|zh]
+//                    [--colormap NAME] [--scores] [--per-head-scale] [--scale-mode M [--scale-range LO,HI]] [--no-caption] [--language en|zh]
 //                    [scene options of compute/relpos/conv] --out FILE
 // The output path is checked before anything is computed, and the file is written to a temporary
 // name and renamed, so bad input leaves no file behind. Prints one line naming the written file.
@@ -69,7 +69,7 @@ void run(const ExportOptions& o) {
   const Scene scene = build_scene(o.scene);
   request.colormap = parse_colormap(scene.view.colormap);
   request.scores = scene.view.show_scores;
-  request.shared_scale = scene.view.shared_scale;
+  request.color_scale = color_scale_of(scene.view);
   require(!request.scores || request.what == ExportWhat::heads || request.what == ExportWhat::head,
           "--scores applies to --what heads or head:N (relpos and conv show probabilities and values)");
   check_export_path(o.out, request.format);
@@ -125,6 +125,10 @@ void add_export_command(CLI::App& root) {
       "framed by K/V group (PNG, SVG; .npy is the attentions [L,H,T,T]).\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
+      "Colour scale (--scale-mode): shared (one range for every head, the default), per-head (each head its own\n"
+      "range and bar), fixed (0 to 1: a probability p sits at p on the colormap; not with --scores), locked (the\n"
+      "range of --scale-range LO,HI; values beyond it take the end colours). conv keeps its own three scales;\n"
+      "model takes shared, fixed or locked.\n"
       "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
       "--kind gqa --heads 8 --groups 2 --out heads.png\n"
       "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "

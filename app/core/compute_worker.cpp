@@ -210,7 +210,8 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
   if (model_view_wanted(first)) {
     try {
       auto made = std::make_shared<ModelViewPictures>(
-          make_model_view(*first.model_run->stack, parse_colormap(first.scene.view.colormap), &cancel_));
+          make_model_view(*first.model_run->stack, parse_colormap(first.scene.view.colormap), &cancel_,
+                          color_scale_of(first.scene.view)));
       made->stack = first.model_run->stack;
       last_model_view_ = made;
       out.model_view = last_model_view_;

@@ -30,10 +30,12 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p) {
 }
 
 ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap colormap,
-                                  const std::atomic<bool>* cancel) {
+                                  const std::atomic<bool>* cancel, ColorScale scale) {
+  if (scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
   ExportRequest request;
   request.what = ExportWhat::model;
   request.colormap = colormap;
+  request.color_scale = scale;
   request.caption = false;
   FigureSpec figure = model_view_figure(stack, request);  // checks the stack's shape
 
@@ -45,6 +47,7 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
   out.causal = stack.causal;
   out.colormap = colormap;
   out.range = figure.colorbars.front().range;
+  out.scale = scale;
   const int most = std::max(stack.layers, stack.heads);
   if (most > model_view_atlas_max_side / 2)
     throw InputError("the model view draws at most " + std::to_string(model_view_atlas_max_side / 2) +

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <vector>
 
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/model/attention_file.h"
 #include "core/pictures.h"
@@ -39,6 +40,7 @@ struct ModelViewPictures {
   Picture atlas;         // width H·tile, height L·tile
   Colormap colormap = Colormap::viridis;
   ValueRange range;      // the one colour bar's range (probability)
+  ColorScale scale;      // how it was chosen: shared, fixed 0–1 or locked (one bar: never per head)
   std::vector<ModelHeadNumbers> numbers;  // [L·H], head (l, h) at l·H + h
   // The forward pass's stack it was made from (set by the compute worker): the window tells a grid of an
   // older pass (kept on screen while the new one is made) by it.
@@ -54,7 +56,8 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p);
 
 // The atlas and every head's numbers. Throws InputError for a malformed stack (model_view_figure's
 // checks) and Cancelled soon after *cancel becomes true.
+// The view's per-head scale is drawn shared: the model view has one colour bar for all its thumbnails.
 ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap colormap,
-                                  const std::atomic<bool>* cancel = nullptr);
+                                  const std::atomic<bool>* cancel = nullptr, ColorScale scale = {});
 
 }  // namespace attnscope::gui

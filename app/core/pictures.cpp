@@ -93,7 +93,8 @@ Pictures make_pictures(const Analysis& analysis, const ViewSettings& view) {
   Pictures out;
   out.colormap = parse_colormap(view.colormap);
   out.scores = view.show_scores;
-  out.shared_scale = view.shared_scale;
+  out.scale = export_request_for_view(view).color_scale;
+  out.shared_scale = out.scale.mode != ScaleMode::per_head;
   if (analysis.attention) make_attention(out, analysis, view);
   if (analysis.relpos && !analysis.relpos->heads.empty()) make_relpos(out, analysis, view);
   if (analysis.conv) make_conv(out, analysis, view);

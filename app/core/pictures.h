@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/scene/scene.h"
 
@@ -27,7 +28,8 @@ struct Picture {
 struct Pictures {
   Colormap colormap = Colormap::viridis;
   bool scores = false;       // attention heads show raw scores instead of probabilities
-  bool shared_scale = true;  // one range for all heads
+  ColorScale scale;          // how the heads' colours span their values (the view's, as exports draw it)
+  bool shared_scale = true;  // one colour bar for all heads (every mode but per head)
 
   // Attention heads: [H] pictures of T × T.
   ValueRange heads_range;  // the shared range

@@ -6,6 +6,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/core/parse_lists.h"
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/scene/scene_rules.h"
 
@@ -59,7 +60,11 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
   if (groups & flags_view) {
     app.add_option("--colormap", o.colormap, "viridis | magma | grayscale | diverging");
     app.add_flag("--scores", o.scores, "Show raw scores instead of probabilities");
-    app.add_flag("--per-head-scale", o.per_head_scale, "One colour scale per head instead of a shared one");
+    app.add_flag("--per-head-scale", o.per_head_scale, "One colour scale per head instead of a shared one (as --scale-mode per-head)");
+    app.add_option("--scale-mode", o.scale_mode,
+                   "shared | per-head | fixed | locked: one colour range for all heads (default), one per head, 0 to 1 "
+                   "(probabilities), or the range given by --scale-range");
+    app.add_option("--scale-range", o.scale_range, "LO,HI: the colour range of --scale-mode locked (LO < HI)");
     app.add_option("--view", o.view, "heads | shapes | relpos1d | relpos2d | conv");
   }
 }
@@ -272,7 +277,21 @@ Scene build_scene(const SceneOptions& o) {
   ViewSettings& v = s.view;
   if (given(o, "--colormap")) v.colormap = o.colormap;
   if (given(o, "--scores")) v.show_scores = o.scores;
-  if (given(o, "--per-head-scale")) v.shared_scale = !o.per_head_scale;
+  if (given(o, "--per-head-scale") && o.per_head_scale) v.scale = ScaleMode::per_head;
+  if (given(o, "--scale-mode")) {
+    v.scale = parse_scale_mode(o.scale_mode);
+    require(!given(o, "--per-head-scale") || v.scale == ScaleMode::per_head,
+            "--per-head-scale and --scale-mode " + o.scale_mode + " disagree: give one of them");
+  }
+  if (given(o, "--scale-range")) {
+    require(v.scale == ScaleMode::locked, "--scale-range is the range of --scale-mode locked: add --scale-mode locked");
+    const ValueRange r = parse_scale_range(o.scale_range);
+    v.locked_lo = r.lo;
+    v.locked_hi = r.hi;
+  } else {
+    require(v.scale != ScaleMode::locked || !given(o, "--scale-mode"),
+            "--scale-mode locked needs its range: add --scale-range LO,HI (e.g. 0,0.5)");
+  }
   if (given(o, "--view")) v.view = parse_view(o.view);
   return s;
 }

@@ -14,7 +14,7 @@ enum SceneFlagGroup : unsigned {
   flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source --designed
   flags_relpos = 1u << 2,  // --grid --pattern --image --alpha --alphas --deltas --delta-preset --query --pad-keys --mixed --lambda
   flags_conv = 1u << 3,    // --kernel (and the grid/alpha flags of relpos)
-  flags_view = 1u << 4,    // --colormap --scores --per-head-scale --view
+  flags_view = 1u << 4,    // --colormap --scores --per-head-scale --scale-mode --scale-range --view
   flags_all = 0xFFu,
 };
 
@@ -27,7 +27,7 @@ struct SceneOptions {
   std::string grid, pattern, image, alphas, deltas, delta_preset, query, kernel;
   double alpha = 0, lambda = 0;
   bool pad_keys = false, mixed = false;
-  std::string colormap, view;
+  std::string colormap, view, scale_mode, scale_range;
   bool scores = false, per_head_scale = false;
   unsigned groups_added = 0;
   CLI::App* app = nullptr;  // where the flags were added, to ask which were given

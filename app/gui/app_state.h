@@ -242,6 +242,12 @@ struct LayoutRecord {
     float value = 0, step = 0;  // step: between neighbouring ticks (0 with a single tick)
     std::string text;
   };
+  struct Bar {           // a grid's colour bar: its range and title (the scale mode shows in it)
+    int grid = 0;
+    int tile = -1;       // its heatmap's own bar, or −1: the grid's shared bar
+    float lo = 0, hi = 0;
+    std::string title;   // empty for a heatmap's own thin bar
+  };
   struct Widget {
     std::string name;    // "model.kind.mqa", …
     ImVec2 min, max;
@@ -272,6 +278,7 @@ struct LayoutRecord {
   int grids = 0;                  // heatmap grids recorded this frame (Caption::grid, Tick::grid)
   std::vector<Caption> captions;
   std::vector<Tick> ticks;
+  std::vector<Bar> bars;
   std::vector<Widget> widgets;  // a few controls, so tests can click them
   ImVec2 menu_bar_min, menu_bar_max;  // the main menu bar (set before any other window is drawn)
   std::vector<Window> windows;        // every root window shown, but the menu bar, tooltips and popups

@@ -45,7 +45,7 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
   // As wide as the bar's title and its "masked" swatch too: a grid that fills the width (the Training
   // window's rows of heads) must not push them past the edge.
   if (bar) {
-    float widest = ImGui::CalcTextSize(tr(spec.value_name)).x;
+    float widest = ImGui::CalcTextSize((tr(spec.value_name) + spec.scale_note).c_str()).x;
     if (spec.masked) widest = std::max(widest, font * 1.2f + ImGui::CalcTextSize(tr("masked")).x);
     g.bar = std::max(g.bar, font * 0.8f + widest + font * 0.3f);
   }
@@ -101,6 +101,10 @@ int CaptionForm(const HeatmapGridSpec& spec, float room) {
     if (all) return f;
   }
   return forms - 1;
+}
+
+void RecordBar(LayoutRecord* record, int grid, int tile, ValueRange range, const std::string& title) {
+  if (record) record->bars.push_back({grid, tile, range.lo, range.hi, title});
 }
 
 void RecordTicks(LayoutRecord* record, int grid, int tile, const std::vector<float>& values) {
@@ -180,6 +184,7 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       std::vector<float> ticks;
       DrawColorBar(draw, bar, spec.colormap, bar_min, ImVec2(bar_min.x + font * 0.45f, max.y), spec.range(i), 5, &ticks);
       RecordTicks(labels, grid_id, i, ticks);
+      RecordBar(labels, grid_id, i, spec.range(i), "");
     }
 
     // Pointer: one invisible button per heatmap, never one per cell.
@@ -207,11 +212,12 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
     // Shortened with "…" only when tiles at their smallest size leave it less than its width (many heads
     // in a small view at a large UI scale).
-    const std::string title = Ellipsize(tr(spec.value_name), std::max(origin.x + avail.x - x, font));
+    const std::string title = Ellipsize(tr(spec.value_name) + spec.scale_note, std::max(origin.x + avail.x - x, font));
     draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
     std::vector<float> ticks;
     DrawColorBar(draw, bar, spec.colormap, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), spec.shared_range, 5, &ticks);
     RecordTicks(labels, grid_id, -1, ticks);
+    RecordBar(labels, grid_id, -1, spec.shared_range, title);
     if (spec.masked) {  // the swatch of masked cells, as exported figures have it
       const ImVec2 swatch(x, top + bar_h + font * 0.8f);
       const Rgba c = masked_color(spec.colormap);

@@ -44,6 +44,7 @@ struct HeatmapGridSpec {
   std::function<ValueRange(int)> range;  // per heatmap, for per-heatmap colour bars
   Colormap colormap = Colormap::viridis;
   const char* value_name = "probability";  // an English key (TrKey): drawn through tr()
+  std::string scale_note;      // after the bar's title: how the colours span the values (ScaleNote, scale_control.h)
   bool masked = false;         // the shared bar gets a swatch of the masked colour (causal maps)
   int selected_row = -1;       // outlined row in every heatmap
   int marked_cell = -1;        // outlined cell (row-major) in every heatmap, e.g. a grid query

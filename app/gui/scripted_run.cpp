@@ -107,6 +107,9 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["ticks"] = nlohmann::json::array();
   for (const LayoutRecord::Tick& t : state.layout.ticks)
     j["ticks"].push_back({{"grid", t.grid}, {"tile", t.tile}, {"value", t.value}, {"step", t.step}, {"text", t.text}});
+  j["bars"] = nlohmann::json::array();
+  for (const LayoutRecord::Bar& b : state.layout.bars)
+    j["bars"].push_back({{"grid", b.grid}, {"tile", b.tile}, {"lo", b.lo}, {"hi", b.hi}, {"title", b.title}});
   j["widgets"] = nlohmann::json::object();
   for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
   j["shape_changes"] = state.shapes.shape_changes;

@@ -49,6 +49,8 @@ ExportRequest RequestFor(const AppState& state) {
     r.what = ExportWhat::heads;
   } else if (e.what == what_model_view) {
     r.what = ExportWhat::model;
+    // One colour bar for every thumbnail: per head is drawn shared, as the Model view draws it.
+    if (r.color_scale.mode == ScaleMode::per_head) r.color_scale.mode = ScaleMode::shared;
   }
   r.format = ExportFormat(e.format);
   r.scale = e.scale;

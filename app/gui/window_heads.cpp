@@ -17,6 +17,7 @@
 #include "attnscope/figure/heatmap_layout.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
+#include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -49,31 +50,28 @@ void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
 void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   ViewSettings& view = state.scene.view;
   bool edited = false;
+  // A locked range and the fixed 0–1 scale belong to the values they were chosen for: switching between
+  // probabilities and scores returns to the shared scale.
+  const bool lock_of_other_values = view.scale == ScaleMode::locked || view.scale == ScaleMode::fixed;
   if (ImGui::RadioButton(tr("probabilities"), !view.show_scores) && view.show_scores) {
     view.show_scores = false;
     if (view.colormap == "diverging") view.colormap = "viridis";
+    if (lock_of_other_values) view.scale = ScaleMode::shared;
     edited = true;
   }
   SameLineIfFits(RadioWidth(tr("scores")));
   if (ImGui::RadioButton(tr("scores"), view.show_scores) && !view.show_scores) {
     view.show_scores = true;
     if (view.colormap == "viridis") view.colormap = "diverging";  // scores have a sign: white = 0
+    if (lock_of_other_values) view.scale = ScaleMode::shared;
     edited = true;
   }
   // Scale and colormap go together on one line when they fit.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float combo_w = ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f;
-  SameLineIfFits(RadioWidth(tr("shared scale")) + RadioWidth(tr("per head")) + combo_w + ImGui::CalcTextSize(tr("colormap")).x +
-                 spacing * 4);
-  if (ImGui::RadioButton(tr("shared scale"), view.shared_scale) && !view.shared_scale) {
-    view.shared_scale = true;
-    edited = true;
-  }
-  SameLineIfFits(RadioWidth(tr("per head")));
-  if (ImGui::RadioButton(tr("per head"), !view.shared_scale) && view.shared_scale) {
-    view.shared_scale = false;
-    edited = true;
-  }
+  const float scale_w = ScaleComboWidth();
+  SameLineIfFits(scale_w + combo_w + ImGui::CalcTextSize(tr("colormap")).x + spacing * 3);
+  ScaleCombo(state, scale_w);  // notes its own edit
   // The colormap on the next line when it does not fit this one (a large UI scale), and never wider
   // than the line.
   SameLineIfFits(combo_w + spacing + ImGui::CalcTextSize(tr("colormap")).x);
@@ -199,6 +197,7 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.labels_extent = labels.extent;
   spec.shared_scale = pictures.shared_scale;
   spec.shared_range = pictures.heads_range;
+  spec.scale_note = ScaleNote(pictures.scale);
   spec.masked = pictures.masked;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
@@ -225,6 +224,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     spec.captions = nullptr;
     spec.shared_scale = true;
     spec.shared_range = pictures.heads[size_t(head)].range;
+    if (pictures.scale.mode == ScaleMode::per_head) spec.scale_note.clear();  // one head: its range is the bar's
     spec.masked = pictures.masked;
     const HeatmapGridResult hit = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, nullptr);
     HandleHit(state, att, labels.labels, hit, head);

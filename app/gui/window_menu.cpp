@@ -10,6 +10,7 @@
 #include "attnscope/scene/scene_rules.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -154,6 +155,8 @@ void DrawMenuBar(AppState& state) {
     ImGui::Separator();
     if (ImGui::MenuItem(tr("Light theme (projectors)"), nullptr, state.light_theme)) state.light_theme = true;
     if (ImGui::MenuItem(tr("Dark theme"), nullptr, !state.light_theme)) state.light_theme = false;
+    ImGui::Separator();
+    ScaleMenuItems(state);  // the heatmaps' colour scale, as in the Heads toolbar
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.display");

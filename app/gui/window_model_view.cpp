@@ -19,6 +19,7 @@
 
 #include "attnscope/attention/weights.h"
 #include "gui/i18n.h"
+#include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -131,7 +132,8 @@ void Outline(ImDrawList* draw, ImVec2 min, const GridGeometry& g, float thicknes
 void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float height) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
-  draw->AddText(min, ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
+  const std::string title = tr("probability") + ScaleNote(mv.scale);
+  draw->AddText(min, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
   const ImVec2 top(min.x, min.y + font * 1.6f);
   const float bar_h = std::clamp(height - font * (mv.causal ? 4.2f : 2.0f), font * 4.0f, font * 22.0f);
   DrawColorBar(draw, state.model_view.bar, mv.colormap, top, ImVec2(top.x + font * 0.9f, top.y + bar_h), mv.range, 5);
@@ -146,7 +148,7 @@ void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float hei
 
 float BarWidth(const ModelViewPictures& mv) {
   const float font = ImGui::GetFontSize();
-  return std::max({ImGui::CalcTextSize(tr("probability")).x, font * 1.3f + ColorBarLabelWidth(mv.range, 5),
+  return std::max({ImGui::CalcTextSize((tr("probability") + ScaleNote(mv.scale)).c_str()).x, font * 1.3f + ColorBarLabelWidth(mv.range, 5),
                    font * 1.2f + ImGui::CalcTextSize(tr("masked")).x}) +
          font * 0.8f;
 }

@@ -19,6 +19,7 @@
 #include "attnscope/relpos/relative_position.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
+#include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -307,6 +308,7 @@ void DrawRelpos1dWindow(AppState& state) {
   BusyIndicator(state);
   RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
+  ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
   edited |= ImGui::Checkbox(tr("mixed mode: content + λ·position"), &s.mixed);
   HelpMarker(tr("Each head's scores become the model's content scores (Q·Kᵀ/√d_k of the same head) plus λ times "
@@ -362,6 +364,7 @@ void DrawRelpos1dWindow(AppState& state) {
     spec.labels_extent = labels.extent;
     spec.shared_scale = pictures.shared_scale;
     spec.shared_range = pictures.relpos_range;
+    spec.scale_note = ScaleNote(pictures.scale);
     spec.range = [&pictures](int h) { return pictures.relpos_heads[size_t(h)].range; };
     spec.colormap = pictures.colormap;
     spec.selected_row = full ? r.query_col : -1;
@@ -411,6 +414,7 @@ void DrawRelpos2dWindow(AppState& state) {
   BusyIndicator(state);
   RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
+  ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);
   edited |= DeltaPad(state, shown, std::min(left_w - font, font * 11.0f));
   if (edited) NoteEdit(state, Panel::relpos);
@@ -443,6 +447,7 @@ void DrawRelpos2dWindow(AppState& state) {
     top.shared_range = pictures.relpos_combined.range;
     top.colormap = pictures.colormap;
     top.value_name = TrKey("mean probability");
+    if (pictures.scale.mode != ScaleMode::per_head) top.scale_note = ScaleNote(pictures.scale);
     top.marked_cell = r.query;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,
@@ -471,6 +476,7 @@ void DrawRelpos2dWindow(AppState& state) {
     spec.caption_forms = kHeadCaptionForms;
     spec.shared_scale = pictures.shared_scale;
     spec.shared_range = pictures.relpos_range;
+    spec.scale_note = ScaleNote(pictures.scale);
     spec.range = [&pictures](int h) { return pictures.relpos_heads[size_t(h)].range; };
     spec.colormap = pictures.colormap;
     spec.marked_cell = r.query;

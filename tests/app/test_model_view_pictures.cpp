@@ -110,6 +110,26 @@ TEST_CASE("model view numbers: attention sink, previous-token score, mean distan
   CHECK(one.at(0, 1).mean_distance == 0.0);
 }
 
+TEST_CASE("model view atlas: fixed and locked scales set its one bar; per head is drawn shared") {
+  const model::AttentionStack s = random_stack(2, 4, 2, 6, false);
+  const ModelViewPictures shared = make_model_view(s, Colormap::viridis);
+  const ModelViewPictures fixed = make_model_view(s, Colormap::viridis, nullptr, {ScaleMode::fixed});
+  const ModelViewPictures locked = make_model_view(s, Colormap::viridis, nullptr, {ScaleMode::locked, {0.1f, 0.3f}});
+  const ModelViewPictures per_head = make_model_view(s, Colormap::viridis, nullptr, {ScaleMode::per_head});
+  CHECK(fixed.range.lo == 0.0f);
+  CHECK(fixed.range.hi == 1.0f);
+  CHECK(locked.range.lo == 0.1f);
+  CHECK(locked.range.hi == 0.3f);
+  CHECK(locked.scale.mode == ScaleMode::locked);
+  CHECK(per_head.scale.mode == ScaleMode::shared);
+  CHECK(per_head.range.lo == shared.range.lo);
+  CHECK(per_head.range.hi == shared.range.hi);
+  CHECK(shared.range.hi < 1.0f);  // the data's own range is not 0–1, so fixed changed it
+  // A cell's colour follows the bar: fixed puts p at p.
+  const float p = s.attentions[1];
+  CHECK(fixed.atlas.pixels[1] == colormap_lookup(Colormap::viridis, p));
+}
+
 TEST_CASE("model view atlas: tile (l, h) holds model_view_figure's colours of layer l's head h") {
   for (const Colormap map : {Colormap::viridis, Colormap::magma}) {
     const model::AttentionStack s = random_stack(3, 4, 2, 6, true);

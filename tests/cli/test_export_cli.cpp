@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "run_cli.h"
 
@@ -66,6 +67,28 @@ TEST_CASE("cli export: relpos and conv figures from grid and sentence flags") {
   CHECK(count_files(dir) == 3);
 }
 
+TEST_CASE("cli export: --scale-mode draws its range and names it in the colour bar's title") {
+  const fs::path dir = fresh_dir("cli_export_scale");
+  const std::string text = " --text " + shell_quote("The cat sat on the mat.");
+  struct Case {
+    std::string flags, title;
+  };
+  const Case cases[] = {
+      {"", ">probability<"},
+      {" --scale-mode per-head", ">probability · per head<"},
+      {" --scale-mode fixed", ">probability · fixed 0–1<"},
+      {" --scale-mode locked --scale-range 0.02,0.61", ">probability · locked 0.02–0.61<"},
+      {" --scores --scale-mode locked --scale-range=-2,3.5", ">score · locked -2–3.5<"},
+  };
+  for (const Case& c : cases) {
+    const fs::path svg = dir / "scale.svg";
+    const CliRun r = run_cli("export --what heads --format svg --heads 2" + c.flags + text + " --out " + shell_quote(svg.string()));
+    INFO(c.flags << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(read_file(svg, 1 << 24).find(c.title) != std::string::npos);
+  }
+}
+
 TEST_CASE("cli export: bad input exits 2 with one line and leaves no file") {
   const fs::path dir = fresh_dir("cli_export_bad");
   fs::create_directories(dir / "sub");
@@ -89,6 +112,16 @@ TEST_CASE("cli export: bad input exits 2 with one line and leaves no file") {
       {"--what heads --format png --grid 8x8" + out, "--what relpos"},
       {"--what relpos --format png --scores --grid 8x8" + out, "--scores applies"},
       {"--what heads --format png --heads 3" + text + out, "3"},
+      // Colour scales: each bad value names the valid ones.
+      {"--what heads --format png --scale-mode auto" + text + out, "valid: shared, per-head, fixed, locked"},
+      {"--what heads --format png --scale-mode locked" + text + out, "add --scale-range LO,HI"},
+      {"--what heads --format png --scale-mode locked --scale-range 0.6,0.1" + text + out, "LO < HI"},
+      {"--what heads --format png --scale-mode locked --scale-range 0.5" + text + out, "LO < HI"},
+      {"--what heads --format png --scale-mode locked --scale-range x,1" + text + out, "LO < HI"},
+      {"--what heads --format png --scale-range 0,1" + text + out, "add --scale-mode locked"},
+      {"--what heads --format png --scale-mode fixed --scores" + text + out, "valid here: shared, per-head, locked"},
+      {"--what heads --format png --scale-mode fixed --per-head-scale" + text + out, "disagree"},
+      {"--what conv --format png --scale-mode fixed --grid 8x8" + out, "scales of its own"},
   };
   for (const Case& c : cases) {
     const CliRun r = run_cli("export " + c.args);

@@ -109,7 +109,7 @@ Expected expected_heads(const Analysis& a, const ExportRequest& r) {
   // Shared: one range over the exported heads (a symmetric one for the diverging map).
   Expected e;
   for (int h : heads) {
-    const bool shared = r.shared_scale || r.what == ExportWhat::head;
+    const bool shared = r.color_scale.mode != ScaleMode::per_head || r.what == ExportWhat::head;
     const ValueRange range = rule_range(shared ? all : unmasked(h), r.colormap);
     std::vector<Rgba> cells;
     for (Eigen::Index i = 0; i < v[size_t(h)].rows(); ++i)
@@ -195,7 +195,7 @@ TEST_CASE("export: every heads PNG cell has the colour of the engine's value (ki
       r.colormap = map;
       // Vary the view with the combination so every kind meets scores, per-head scale and one head.
       r.scores = combination % 2 == 1;
-      r.shared_scale = combination % 3 != 2;
+      if (combination % 3 == 2) r.color_scale.mode = ScaleMode::per_head;
       if (combination % 4 == 3) {
         r.what = ExportWhat::head;
         r.head = c.heads - 1;
@@ -203,7 +203,7 @@ TEST_CASE("export: every heads PNG cell has the colour of the engine's value (ki
       r.scale = combination % 5 == 4 ? 2.0f : 1.0f;
       ++combination;
       INFO(to_string(c.kind) << " " << to_string(map) << " " << to_string(r) << (r.scores ? " scores" : " probs")
-                             << (r.shared_scale ? " shared" : " per head") << " scale " << r.scale);
+                             << " " << to_string(r.color_scale.mode) << " scale " << r.scale);
       const ExportedFile f = render_export(a, r);
       REQUIRE(f.layout.has_value());
       const Image img = decode_png(f.bytes);
@@ -281,7 +281,7 @@ TEST_CASE("export: relpos grid maps carry the engine's probabilities and mark th
     ExportRequest r;
     r.what = ExportWhat::relpos;
     r.colormap = Colormap::magma;
-    r.shared_scale = shared;
+    r.color_scale.mode = shared ? ScaleMode::shared : ScaleMode::per_head;
     const ExportedFile f = render_export(a, r);
     const Image img = decode_png(f.bytes);
     const int heads = int(rp.heads.size());
@@ -558,11 +558,11 @@ TEST_CASE("export: request parsing names what is valid") {
   ViewSettings view;
   view.view = View::relpos2d;
   view.colormap = "magma";
-  view.shared_scale = false;
+  view.scale = ScaleMode::per_head;
   const ExportRequest from_view = export_request_for_view(view);
   CHECK(from_view.what == ExportWhat::relpos);
   CHECK(from_view.colormap == Colormap::magma);
-  CHECK_FALSE(from_view.shared_scale);
+  CHECK(from_view.color_scale.mode == ScaleMode::per_head);
   CHECK(default_export_file_name(r, "20261122-011500") == "attnscope-relpos-20261122-011500.png");
 }
 

@@ -13,7 +13,9 @@ namespace {
 struct FigureCase {
   std::string name, flags;
   Colormap colormap;
-  bool scores, shared_scale, causal;
+  bool scores;
+  ColorScale scale;
+  bool causal;
 };
 
 void check_window_against_export(const FigureCase& c) {
@@ -30,7 +32,7 @@ void check_window_against_export(const FigureCase& c) {
   ExportRequest request;
   request.colormap = c.colormap;
   request.scores = c.scores;
-  request.shared_scale = c.shared_scale;
+  request.color_scale = c.scale;
   request.scale = 2;
   const ExportedFile paper = render_export(a, request);
   REQUIRE(paper.image);
@@ -66,14 +68,21 @@ void check_window_against_export(const FigureCase& c) {
 }  // namespace
 
 TEST_SUITE("gui_figure") {
-  TEST_CASE("window and export agree cell by cell: causal probabilities, scores, per-head scale, every colormap") {
+  TEST_CASE("window and export agree cell by cell: causal probabilities, scores, every scale mode, every colormap") {
+    const ColorScale shared, per_head{ScaleMode::per_head}, fixed{ScaleMode::fixed};
     const FigureCase cases[] = {
-        {"causal_probs_viridis", "--causal", Colormap::viridis, false, true, true},
-        {"causal_probs_magma_per_head", "--causal --colormap magma --per-head-scale", Colormap::magma, false, false, true},
-        {"causal_scores_diverging", "--causal --scores --colormap diverging", Colormap::diverging, true, true, true},
-        {"scores_grayscale_per_head", "--scores --colormap grayscale --per-head-scale", Colormap::grayscale, true, false,
-         false},
-        {"probs_diverging", "--colormap diverging", Colormap::diverging, false, true, false},
+        {"causal_probs_viridis", "--causal", Colormap::viridis, false, shared, true},
+        {"causal_probs_magma_per_head", "--causal --colormap magma --per-head-scale", Colormap::magma, false, per_head, true},
+        {"causal_scores_diverging", "--causal --scores --colormap diverging", Colormap::diverging, true, shared, true},
+        {"scores_grayscale_per_head", "--scores --colormap grayscale --scale-mode per-head", Colormap::grayscale, true,
+         per_head, false},
+        {"probs_diverging", "--colormap diverging", Colormap::diverging, false, shared, false},
+        {"causal_probs_fixed", "--causal --scale-mode fixed", Colormap::viridis, false, fixed, true},
+        // A range narrower than the values: the cells beyond it clamp to the colormap's ends on both.
+        {"probs_magma_locked", "--colormap magma --scale-mode locked --scale-range 0.05,0.3", Colormap::magma, false,
+         {ScaleMode::locked, {0.05f, 0.3f}}, false},
+        {"scores_locked", "--scores --colormap diverging --scale-mode locked --scale-range=-1.5,2", Colormap::diverging, true,
+         {ScaleMode::locked, {-1.5f, 2.0f}}, false},
     };
     for (const FigureCase& c : cases) check_window_against_export(c);
   }

@@ -48,6 +48,7 @@ const std::vector<std::string>& figure_word_keys() {
       // captions
       "single-head attention", "causal", "not causal", "seed %s", "weights %s", "converted", "independent", "loaded",
       "designed", "scores QKᵀ/√d_k", "scores QKᵀ (unscaled)", "probabilities", "shared scale", "scale per head",
+      "fixed scale 0–1", "scale locked at %s", "per head", "fixed 0–1", "locked %s",
       "rows: queries, columns: keys", "relative-position attention", "%d heads", "query cell (%d,%d)",
       "query token %d", "α per head (in the titles)", "padding keys", "no padding keys", "content + λ·position",
       "convolution as attention", "%dx%d kernel = %d heads", "max |MHSA − conv|", "interior", "border",
@@ -127,8 +128,19 @@ ExportRequest export_request_for_view(const ViewSettings& view) {
   else if (view.view == View::conv) r.what = ExportWhat::conv;
   r.colormap = parse_colormap(view.colormap);
   r.scores = view.show_scores;
-  r.shared_scale = view.shared_scale;
+  r.color_scale = color_scale_of(view);
+  if (r.what == ExportWhat::conv || (r.scores && r.color_scale.mode == ScaleMode::fixed)) r.color_scale.mode = ScaleMode::shared;
   return r;
+}
+
+std::string scale_bar_title(const std::string& values, const ColorScale& scale, const FigureWords& w) {
+  switch (scale.mode) {
+    case ScaleMode::shared: return values;
+    case ScaleMode::per_head: return values + " · " + w.word("per head");
+    case ScaleMode::fixed: return values + " · " + w.word("fixed 0–1");
+    case ScaleMode::locked: return values + " · " + w.format("locked %s", range_text(scale.locked).c_str());
+  }
+  return values;
 }
 
 // ---- validation ----------------------------------------------------------------------------------
@@ -149,6 +161,10 @@ std::string kind_name(AttentionKind k, const FigureWords& w = {}) {
 void validate_export(const Analysis& a, const ExportRequest& r) {
   require(std::isfinite(r.scale) && r.scale >= min_export_scale && r.scale <= max_export_scale,
           "scale must be between 1 and 4, got " + detail::format_g(r.scale));
+  require(r.what != ExportWhat::conv || r.color_scale.mode == ScaleMode::shared,
+          std::string("the convolution figure has scales of its own (the input's, one for MHSA and the convolution, a "
+                      "symmetric one for the difference): leave the scale mode shared, not ") + to_string(r.color_scale.mode));
+  validate_color_scale(r.color_scale, !r.scores);
   switch (r.what) {
     case ExportWhat::heads:
     case ExportWhat::head: {
@@ -206,7 +222,13 @@ std::string delta_text(const RelposHead& h, int dims) {
 std::string export_caption(const Analysis& a, const ExportRequest& r) {
   const std::string sep = " · ";
   const FigureWords& w = r.words;
-  const std::string scale = w.word(r.shared_scale ? "shared scale" : "scale per head");
+  std::string scale;
+  switch (r.color_scale.mode) {
+    case ScaleMode::shared: scale = w.word("shared scale"); break;
+    case ScaleMode::per_head: scale = w.word("scale per head"); break;
+    case ScaleMode::fixed: scale = w.word("fixed scale 0–1"); break;
+    case ScaleMode::locked: scale = w.format("scale locked at %s", range_text(r.color_scale.locked).c_str()); break;
+  }
   const std::string queries_keys = w.word("rows: queries, columns: keys");
   if (r.what == ExportWhat::heads || r.what == ExportWhat::head) {
     const ModelSettings& m = a.scene.model;
@@ -261,25 +283,24 @@ ValueRange range_of(const float* values, size_t count, Colormap map) {
 
 ValueRange unite(ValueRange a, ValueRange b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
 
-// Colour bars for panels that share one scale or have one each; `title` names the values.
-void assign_colorbars(FigureSpec& f, bool shared, Colormap map, const std::string& title, bool show_masked,
-                      const FigureWords& w, size_t first_panel = 0) {
-  const size_t bar0 = f.colorbars.size();
-  ValueRange all{0, 0};
-  bool any = false;
+// Colour bars for the panels from `first_panel` on under `scale` (color_scale.h): one bar they all use, or,
+// per head, one each. `title` names the values; the bar's title adds the scale mode. `adjust` may widen
+// the ranges computed from the data (shared and per head only: fixed and locked ranges are as given).
+void assign_colorbars(FigureSpec& f, const ColorScale& scale, Colormap map, const std::string& title, bool show_masked,
+                      const FigureWords& w, ValueRange (*adjust)(ValueRange) = nullptr, size_t first_panel = 0) {
+  std::vector<ValueRange> own;
+  for (size_t i = first_panel; i < f.panels.size(); ++i)
+    own.push_back(range_of(f.panels[i].values.data(), f.panels[i].values.size(), map));
+  std::vector<ValueRange> ranges = scale_ranges(scale, own);
+  const bool from_data = scale.mode == ScaleMode::shared || scale.mode == ScaleMode::per_head;
+  if (adjust && from_data)
+    for (ValueRange& r : ranges) r = adjust(r);
+  const std::string bar_title = scale_bar_title(title, scale, w);
+  const bool one_each = scale.mode == ScaleMode::per_head;
   for (size_t i = first_panel; i < f.panels.size(); ++i) {
-    PanelSpec& p = f.panels[i];
-    const ValueRange r = range_of(p.values.data(), p.values.size(), map);
-    all = any ? unite(all, r) : r;
-    any = true;
-    if (!shared) {
-      p.colorbar = int(f.colorbars.size());
-      f.colorbars.push_back({r, map, title, show_masked, w.word("masked")});
-    } else {
-      p.colorbar = int(bar0);
-    }
+    if (one_each || i == first_panel) f.colorbars.push_back({ranges[i - first_panel], map, bar_title, show_masked, w.word("masked")});
+    f.panels[i].colorbar = int(f.colorbars.size()) - 1;
   }
-  if (shared) f.colorbars.push_back({all, map, title, show_masked, w.word("masked")});
 }
 
 FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
@@ -310,8 +331,9 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
     p.frame = kv_group_color(g);
     f.panels.push_back(std::move(p));
   }
-  assign_colorbars(f, r.shared_scale || r.what == ExportWhat::head, r.colormap,
-                   r.words.word(r.scores ? "score" : "probability"), causal, r.words);
+  ColorScale scale = r.color_scale;  // one head: its own range is the shared one, drawn on one bar
+  if (r.what == ExportWhat::head && scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
+  assign_colorbars(f, scale, r.colormap, r.words.word(r.scores ? "score" : "probability"), causal, r.words);
   return f;
 }
 
@@ -363,8 +385,8 @@ FigureSpec relpos_figure(const Analysis& a, const ExportRequest& r) {
   f.panels.push_back(std::move(combined));
   // Probabilities start at 0 whatever the colormap, so the scale reads as "share of the attention".
   Colormap map = r.colormap;
-  assign_colorbars(f, r.shared_scale, map, r.words.word("probability"), false, r.words);
-  for (ColorBarSpec& bar : f.colorbars) bar.range.lo = std::min(0.0f, bar.range.lo);
+  assign_colorbars(f, r.color_scale, map, r.words.word("probability"), false, r.words,
+                   [](ValueRange range) { return ValueRange{std::min(0.0f, range.lo), range.hi}; });
   return f;
 }
 
@@ -616,7 +638,10 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
       p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
       f.panels.push_back(std::move(p));
     }
-  assign_colorbars(f, true, r.colormap, r.words.word("probability"), s.causal, r.words);
+  require(r.color_scale.mode != ScaleMode::per_head,
+          "the model view has one colour bar for all its thumbnails (valid scale modes here: shared, fixed, locked)");
+  validate_color_scale(r.color_scale, true);
+  assign_colorbars(f, r.color_scale, r.colormap, r.words.word("probability"), s.causal, r.words);
   if (r.caption) f.caption = model_view_caption(s, r.words);
   return f;
 }
@@ -625,6 +650,10 @@ ExportedFile export_model_view(const model::AttentionStack& s, const ExportReque
                                const TextRasterizer& text) {
   require(std::isfinite(r.scale) && r.scale >= min_export_scale && r.scale <= max_export_scale,
           "scale must be between 1 and 4, got " + detail::format_g(r.scale));
+  require(r.what != ExportWhat::conv || r.color_scale.mode == ScaleMode::shared,
+          std::string("the convolution figure has scales of its own (the input's, one for MHSA and the convolution, a "
+                      "symmetric one for the difference): leave the scale mode shared, not ") + to_string(r.color_scale.mode));
+  validate_color_scale(r.color_scale, !r.scores);
   require(r.format != ExportFormat::csv, "--what model has no CSV (L·H blocks in one table): use --format npy for "
                                          "the attentions [L, H, T, T], or --what heads --layer N --format csv");
   require(!r.scores, "--what model shows probabilities (the layers' scores are not kept): leave out --scores");

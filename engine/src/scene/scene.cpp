@@ -69,6 +69,22 @@ View parse_view(const std::string& name) {
   throw InputError("unknown view '" + name + "' (valid: heads, shapes, relpos1d, relpos2d, conv)");
 }
 
+const char* to_string(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::shared: return "shared";
+    case ScaleMode::per_head: return "per-head";
+    case ScaleMode::fixed: return "fixed";
+    case ScaleMode::locked: return "locked";
+  }
+  return "?";
+}
+
+ScaleMode parse_scale_mode(const std::string& name) {
+  for (ScaleMode m : {ScaleMode::shared, ScaleMode::per_head, ScaleMode::fixed, ScaleMode::locked})
+    if (name == to_string(m)) return m;
+  throw InputError("unknown scale mode '" + name + "' (valid: shared, per-head, fixed, locked)");
+}
+
 AttentionKind parse_attention_kind(const std::string& name) {
   for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa})
     if (name == to_string(k)) return k;

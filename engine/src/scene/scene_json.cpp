@@ -38,7 +38,8 @@ template <class F> void fields(RelposSettings& r, F&& f) {
 }
 template <class F> void fields(ConvSettings& c, F&& f) { f("kernel", c.kernel), f("custom", c.custom), f("alpha", c.alpha); }
 template <class F> void fields(ViewSettings& v, F&& f) {
-  f("view", v.view), f("colormap", v.colormap), f("show_scores", v.show_scores), f("shared_scale", v.shared_scale);
+  f("view", v.view), f("colormap", v.colormap), f("show_scores", v.show_scores), f("scale", v.scale);
+  f("locked_lo", v.locked_lo), f("locked_hi", v.locked_hi);
   f("selected_query", v.selected_query);
 }
 template <class F> void fields(Scene& s, F&& f) {
@@ -53,6 +54,7 @@ AttentionKind parse_enum(const std::string& s, AttentionKind*) { return parse_at
 WeightSource parse_enum(const std::string& s, WeightSource*) { return parse_weight_source(s); }
 InputSource parse_enum(const std::string& s, InputSource*) { return parse_input_source(s); }
 View parse_enum(const std::string& s, View*) { return parse_view(s); }
+ScaleMode parse_enum(const std::string& s, ScaleMode*) { return parse_scale_mode(s); }
 
 struct Writer {
   json& out;
@@ -172,6 +174,15 @@ Scene scene_from_json(const json& j, std::vector<std::string>* warnings) {
     if (j["attnscope_scene"].get<int64_t>() > scene_format_version && warnings)
       warnings->push_back("scene written by a newer attnscope (format " +
                           std::to_string(j["attnscope_scene"].get<int64_t>()) + "); settings it adds are ignored");
+  }
+  // Scenes written before the scale modes said "shared_scale": true | false (false: one scale per head).
+  if (j.contains("view") && j["view"].is_object() && j["view"].contains("shared_scale")) {
+    json upgraded = j;
+    json& view = upgraded["view"];
+    require(view["shared_scale"].is_boolean(), "scene key 'view.shared_scale' must be true or false");
+    if (!view.contains("scale")) view["scale"] = to_string(view["shared_scale"].get<bool>() ? ScaleMode::shared : ScaleMode::per_head);
+    view.erase("shared_scale");
+    return scene_from_json(upgraded, warnings);
   }
   fields(s, Reader{j, "", warnings});
   if (warnings) {

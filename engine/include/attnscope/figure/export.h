@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/figure/text_raster.h"
@@ -58,7 +59,8 @@ struct ExportRequest {
   float scale = 1.0f;                  // 1–4 (PNG pixels and SVG size); ignored by CSV and .npy
   Colormap colormap = Colormap::viridis;
   bool scores = false;                 // heads/head: raw scores instead of probabilities
-  bool shared_scale = true;            // one colour scale for all heads (else one bar per head)
+  ColorScale color_scale;              // shared (one bar for all heads), per head (one bar each), fixed
+                                       // 0–1 (probabilities only) or locked at color_scale.locked
   bool caption = true;                 // the one-line settings caption under the figure
   FigureWords words;                   // titles and captions in the interface's language (empty: English)
 };
@@ -71,13 +73,20 @@ ExportFormat parse_export_format(const std::string& text);
 const char* to_string(ExportFormat format);   // "png" …, also the file extension
 std::string to_string(const ExportRequest& request_what);  // "heads", "head:3", "relpos", "conv"
 
-// Colormap, scores and shared scale from a scene's view; `what` from the view (heads and shapes →
-// heads, relpos1d/relpos2d → relpos, conv → conv).
+// Colormap, scores and colour scale from a scene's view; `what` from the view (heads and shapes →
+// heads, relpos1d/relpos2d → relpos, conv → conv). The convolution's figure has scales of its own
+// (input, output, difference), so conv keeps the shared mode; scores asked for on the fixed 0–1 scale
+// get the shared one (0–1 is for probabilities; the window offers fixed only for them).
 ExportRequest export_request_for_view(const ViewSettings& view);
+
+// A colour bar's title: what the values are ("probability") and, but for the shared scale, how the
+// colours span them: "probability · per head", "probability · fixed 0–1", "score · locked −2–3.5".
+std::string scale_bar_title(const std::string& values, const ColorScale& scale, const FigureWords& words);
 
 // Throws InputError when this analysis cannot give what the request asks: a head that does not exist
 // ("head 9 does not exist: this MHA has 8 heads, 0–7"), heads of a grid input, relpos/conv data the
-// analysis does not hold, or a scale outside 1–4.
+// analysis does not hold, a scale outside 1–4, or a colour scale that does not fit (validate_color_scale;
+// conv takes the shared mode only, its three bars being fixed by design).
 void validate_export(const Analysis& analysis, const ExportRequest& request);
 
 // The figure for PNG/SVG (validate_export first).

@@ -94,11 +94,19 @@ struct ConvSettings {
 // (analysis.h), the one place that reads it for that.
 enum class View { heads, shapes, relpos1d, relpos2d, conv };
 
+// How a heatmap's colours span its values (colour_scale.h computes the ranges):
+//   shared    one range over every head of the grid (the data's min–max)
+//   per_head  each head its own range, with a colour bar of its own
+//   fixed     0–1, for probabilities only: a probability p sits at p on the colormap
+//   locked    a range frozen by the user (ViewSettings::locked_lo/hi); values beyond it clamp to the ends
+enum class ScaleMode { shared, per_head, fixed, locked };
+
 struct ViewSettings {
   View view = View::heads;
   std::string colormap = "viridis";  // viridis | magma | grayscale | diverging
   bool show_scores = false;          // raw scores instead of probabilities
-  bool shared_scale = true;          // one colour scale for all heads (else one per head)
+  ScaleMode scale = ScaleMode::shared;  // how the colours span the values
+  double locked_lo = 0, locked_hi = 1;  // the range of ScaleMode::locked (lo < hi)
   int selected_query = -1;           // highlighted query row; −1 → none
   bool operator==(const ViewSettings&) const = default;
 };
@@ -123,11 +131,13 @@ const char* to_string(AttentionKind kind);
 const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
 const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv"
+const char* to_string(ScaleMode mode);  // "shared" | "per-head" | "fixed" | "locked"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
 WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
+ScaleMode parse_scale_mode(const std::string& name);
 // Every view, in menu order.
 inline constexpr View all_views[] = {View::heads, View::shapes, View::relpos1d, View::relpos2d, View::conv};
 
