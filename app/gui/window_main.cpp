@@ -112,7 +112,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-training", o.show_training, "Open the Training window (Classroom → Training)");
   group->add_option("--train-settings", o.train_settings,
                     "Training window fields, key=value (task, text, level, layers, d_model, heads, groups, mlp, "
-                    "seq_len, batch, steps, lr, seed, threads, snapshot_every)")
+                    "seq_len, batch, steps, lr, warmup, seed, threads, snapshot_every, speed)")
       ->delimiter(',');
   group->add_option("--train-actions", o.train_actions,
                     "Scripted runs: Training window buttons in order (start, compare, pause, step, reset, save:DIR, "
@@ -915,7 +915,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
-      FollowPresentation(window, state, loop.windowed);
+      if (!loop.sweep) FollowPresentation(window, state, loop.windowed);  // a sweep keeps the window's size
       ApplyLook(loop, state);
       DrawFrame(loop, state);
       if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once
