@@ -436,7 +436,7 @@ TEST_SUITE("gui_layout") {
     presses.clear();  // from the fitted 100% at 720p: ten presses reach 200%, two more find it the largest
     for (int i = 0; i < 12; ++i) presses += (i ? "," : "") + std::to_string(3 + 2 * i) + ":ctrl+equal";
     for (const char* language : {"en", "zh"})
-      for (const std::string panel : {std::string("--show-analysis"), "--checkpoint " + model}) {
+      for (const std::string& panel : {std::string("--show-analysis"), "--checkpoint " + model}) {
         const std::string where = std::string("200% at 1280×720, ") + language + ", " + panel.substr(0, 17);
         INFO(where);
         const WindowRun crowded = run_window(std::string("layout_keys_200_720_") + language + (panel[2] == 's' ? "_analysis" : "_checkpoint"),

@@ -26,16 +26,6 @@ const fs::path shipped = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / 
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
-// `part` among the texts, wherever the window wrapped them: white space and line ends are left out of both.
-bool shows(const std::vector<std::string>& texts, const std::string& part) {
-  auto squeezed = [](const std::string& s) {
-    std::string out;
-    for (char c : s)
-      if (c != ' ' && c != '\n') out += c;
-    return out;
-  };
-  return squeezed(joined(texts)).find(squeezed(part)) != std::string::npos;
-}
 std::string centre_of(const nlohmann::json& item) {
   return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
          std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
