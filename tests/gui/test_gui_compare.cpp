@@ -1,0 +1,141 @@
+// Compare A/B in the window (window_compare.cpp): its cells equal A's and B's own exports made separately
+// on the same locked range, the difference view's cells are the engine's B − A on the diverging map, and
+// the Heads toolbar's Keep as A, a slider change, then Compare with A opens it.
+#include <cstdio>
+#include <string>
+
+#include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/compare.h"
+#include "attnscope/scene/scene_json.h"
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+const char* const sentence = "The cat sat on the mat.";
+
+Scene scene_of(AttentionKind kind, int groups, bool causal) {
+  Scene s;
+  s.input.text = sentence;
+  s.model.kind = kind;
+  s.model.heads = 4;
+  s.model.groups = groups;
+  s.model.causal = causal;
+  return s;
+}
+
+std::string b_flags(bool causal) {
+  return std::string("--text '") + sentence + "' --kind mqa --heads 4 --groups 1" + (causal ? " --causal" : "");
+}
+
+std::string centre(const nlohmann::json& r) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%d,%d", int(r["x"].get<double>() + r["w"].get<double>() / 2),
+                int(r["y"].get<double>() + r["h"].get<double>() / 2));
+  return text;
+}
+
+}  // namespace
+
+TEST_SUITE("gui_compare") {
+  TEST_CASE("compare A/B: the window's cells equal A's and B's exports made separately on the same locked range") {
+    const std::filesystem::path a_file = test_tmp() / "compare_cells_a.json";
+    const Scene sa = scene_of(AttentionKind::mha, 4, true), sb = scene_of(AttentionKind::mqa, 1, true);
+    save_scene(a_file, sa);
+    const WindowRun w = run_window("compare_cells", b_flags(true) + " --compare-a '" + a_file.string() + "'");
+    INFO("stderr: " << w.run.err);
+    const Analysis a = analyse(sa), b = analyse(sb);
+    const AbComparison cmp = compare_analyses(a, b);
+    ExportRequest request;
+    request.scale = 2;
+    request.color_scale = {ScaleMode::locked, cmp.locked};
+    const ExportedFile pa = render_export(a, request), pb = render_export(b, request);
+    REQUIRE(pa.image);
+    REQUIRE(pb.image);
+    REQUIRE(int(w.layout["heads"].size()) == 8);  // A 0, B 0, A 1, B 1, …
+    const int t = cmp.tokens;
+    int checked = 0, worst = 0, unlike = 0;
+    for (const auto& rec : w.layout["heads"]) {
+      const int panel = rec["head"].get<int>();
+      const ExportedFile& paper = panel % 2 == 0 ? pa : pb;
+      const PanelLayout& layout = paper.layout->panels[size_t(panel / 2)];
+      const double x = rec["x"].get<double>(), y = rec["y"].get<double>(), cell = rec["cell"].get<double>();
+      REQUIRE(cell >= 3.0);
+      for (int i = 0; i < t; ++i)
+        for (int j = 0; j < t; ++j) {
+          const Rect r = layout.cell(i, j);
+          const Rgba on_paper = paper.image->pixel(r.centre_x(), r.centre_y());
+          const Rgba on_screen = w.png.at(int(x + (j + 0.5) * cell), int(y + (i + 0.5) * cell));
+          const int d = channel_distance(on_screen, on_paper);
+          worst = std::max(worst, d);
+          if (d > 2) {
+            INFO("panel " << panel << " cell (" << i << ", " << j << ")");
+            CHECK(d <= 2);
+          }
+          // the other side's colour differs somewhere: the test would see A drawn as B
+          const ExportedFile& other = panel % 2 == 0 ? pb : pa;
+          const Rect o = other.layout->panels[size_t(panel / 2)].cell(i, j);
+          unlike += channel_distance(on_screen, other.image->pixel(o.centre_x(), o.centre_y())) > 2;
+          ++checked;
+        }
+    }
+    MESSAGE(checked << " cells compared, largest channel difference " << worst);
+    CHECK(checked == 8 * t * t);
+    CHECK(unlike > 0);
+  }
+
+  TEST_CASE("compare A/B: the difference view's cells are the engine's B − A on the diverging map") {
+    const std::filesystem::path a_file = test_tmp() / "compare_difference_a.json";
+    const Scene sa = scene_of(AttentionKind::mha, 4, false), sb = scene_of(AttentionKind::mqa, 1, false);
+    save_scene(a_file, sa);
+    const WindowRun w = run_window("compare_difference",
+                                   b_flags(false) + " --compare-a '" + a_file.string() + "' --compare-view difference");
+    INFO("stderr: " << w.run.err);
+    const Analysis a = analyse(sa), b = analyse(sb);
+    const AbComparison cmp = compare_analyses(a, b);
+    REQUIRE(int(w.layout["heads"].size()) == 4);
+    const int t = cmp.tokens;
+    int checked = 0, not_white = 0;
+    for (const auto& rec : w.layout["heads"]) {
+      const int h = rec["head"].get<int>();
+      const double x = rec["x"].get<double>(), y = rec["y"].get<double>(), cell = rec["cell"].get<double>();
+      CHECK(rec["range"][0].get<double>() == doctest::Approx(cmp.difference_range.lo));
+      for (int i = 0; i < t; ++i)
+        for (int j = 0; j < t; ++j) {
+          const float d = b.attention->result.probs[size_t(h)](i, j) - a.attention->result.probs[size_t(h)](i, j);
+          const Rgba want = colormap_lookup(Colormap::diverging, normalise(d, cmp.difference_range));
+          const Rgba on_screen = w.png.at(int(x + (j + 0.5) * cell), int(y + (i + 0.5) * cell));
+          CHECK(channel_distance(on_screen, want) <= 2);
+          not_white += channel_distance(want, colormap_lookup(Colormap::diverging, 0.5f)) > 8;
+          ++checked;
+        }
+    }
+    CHECK(checked == 4 * t * t);
+    CHECK(not_white > 0);
+  }
+
+  TEST_CASE("compare A/B: Keep as A, a slider change, then Compare with A shows A and B with the drift") {
+    // Where the buttons and the slider are (a run with A kept shows Compare with A too).
+    const std::filesystem::path a_file = test_tmp() / "compare_keep_a.json";
+    save_scene(a_file, scene_of(AttentionKind::mqa, 1, false));
+    const WindowRun where = run_window("compare_keep_where", b_flags(false) + " --compare-a '" + a_file.string() + "'");
+    const nlohmann::json& widgets = where.layout.at("widgets");
+    REQUIRE(widgets.contains("heads.keep_a"));
+    REQUIRE(widgets.contains("heads.compare"));
+    REQUIRE(widgets.contains("model.d_model"));
+    const auto& slider = widgets["model.d_model"];
+    char on_slider[64];
+    std::snprintf(on_slider, sizeof on_slider, "%d,%d", int(slider["x"].get<double>() + 3),
+                  int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
+    const WindowRun w = run_window("compare_keep", b_flags(false) + " --pointer '" + centre(widgets["heads.keep_a"]) + ";" +
+                                                       on_slider + ";" + centre(widgets["heads.compare"]) +
+                                                       "' --clicks 4,9,14 --frames 20");
+    INFO("stderr: " << w.run.err);
+    REQUIRE(int(w.layout["heads"].size()) == 8);
+    const std::string texts = joined(texts_of(w, "###compare"));
+    CHECK(texts.find("A → B: d_model=") != std::string::npos);
+    CHECK(texts.find("B · head 0 · JS ") != std::string::npos);
+  }
+}
+
+}  // namespace attnscope::test
