@@ -17,6 +17,7 @@
 #include "gui/compare_state.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
+#include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -39,9 +40,17 @@ std::string NextTokenNote(AppState& state, const ModelLayerRun* a, const ModelLa
   if (!a || !b || a->next.empty() || b->next.empty() || a->next.back().empty() || b->next.back().empty()) return "";
   const auto name = [&state](const ModelLayerRun& run) {
     const std::string& label = run.next_labels.back()[0];
-    char p[32];
-    std::snprintf(p, sizeof p, " (%.3f)", double(run.next.back()[0].probability));
-    return (label.empty() ? "#" + std::to_string(run.next.back()[0].id) : "'" + state.fonts->display_label(label) + "'") + p;
+    char p[48];
+    if (label.empty()) {
+      std::snprintf(p, sizeof p, "#%lld (%.3f)", static_cast<long long>(run.next.back()[0].id),
+                    double(run.next.back()[0].probability));
+      return std::string(p);
+    }
+    std::snprintf(p, sizeof p, "' (%.3f)", double(run.next.back()[0].probability));
+    std::string name = "'";
+    name.append(state.fonts->display_label(label));
+    name.append(p);
+    return name;
   };
   return trf("top-1 next token: A %s · B %s", name(*a).c_str(), name(*b).c_str());
 }
@@ -135,7 +144,7 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
   spec.colormap = f.colorbars[0].colormap;
   const bool side = c.view == CompareView::side_by_side;
   spec.value_name = side ? TrKey("probability") : TrKey("probability B − A");
-  if (side) spec.scale_note = trf("one scale for A and B: %s", range_text(f.colorbars[0].range).c_str());
+  if (side) spec.scale_note = ScaleNote({ScaleMode::locked, f.colorbars[0].range});  // " · locked 0.01–0.46"
   spec.masked = f.colorbars[0].show_masked;
   spec.columns = f.grid_columns;
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);

@@ -90,6 +90,10 @@ TEST_CASE("compare A/B: the difference is B − A cell by cell, masked only wher
   const AbComparison c2 = compare_analyses(a, b2);
   CHECK(std::isinf(c2.difference[0](0, 1)));
   CHECK(c2.difference[0](1, 0) == b2.attention->result.probs[0](1, 0) - a.attention->result.probs[0](1, 0));
+  // Side by side, the one bar shows the masked swatch when either side is causal.
+  CHECK(compare_figure(a, b, c, {}).colorbars.at(0).show_masked);
+  const Analysis plain = analyse(base_scene());
+  CHECK_FALSE(compare_figure(plain, b, compare_analyses(plain, b), {}).colorbars.at(0).show_masked);
 }
 
 TEST_CASE("compare A/B: side by side, every cell has the colour of A's and B's own export on the same locked range") {

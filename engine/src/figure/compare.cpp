@@ -139,7 +139,8 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
   FigureSpec fb = export_figure(b, er);
   FigureSpec f;
   if (r.view == CompareView::side_by_side) {
-    f.colorbars = fa.colorbars;  // one bar: the locked range
+    f.colorbars = fa.colorbars;  // one bar: the locked range, with the masked swatch when either side is causal
+    f.colorbars[0].show_masked = a.scene.model.causal || b.scene.model.causal;
     for (int h = 0; h < cmp.heads; ++h) {
       PanelSpec pa = std::move(fa.panels[size_t(h)]);
       PanelSpec pb = std::move(fb.panels[size_t(h)]);
