@@ -1,6 +1,7 @@
 // Compare A/B in the window (window_compare.cpp): its cells equal A's and B's own exports made separately
 // on the same locked range, the difference view's cells are the engine's B − A on the diverging map, and
 // the Heads toolbar's Keep as A, a slider change, then Compare with A opens it.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -82,6 +83,29 @@ TEST_SUITE("gui_compare") {
     MESSAGE(checked << " cells compared, largest channel difference " << worst);
     CHECK(checked == 8 * t * t);
     CHECK(unlike > 0);
+    // Each B caption carries the engine's drift of its head, in whichever caption form fits.
+    const std::vector<std::string> texts = texts_of(w, "###compare");
+    for (int h = 0; h < 4; ++h) {
+      char full[64], brief[64];
+      std::snprintf(full, sizeof full, "B · head %d · JS %.3f", h, cmp.drift[size_t(h)]);
+      std::snprintf(brief, sizeof brief, "B h%d · %.3f", h, cmp.drift[size_t(h)]);
+      const bool shown = std::find(texts.begin(), texts.end(), full) != texts.end() ||
+                         std::find(texts.begin(), texts.end(), brief) != texts.end();
+      INFO("head " << h << ": " << full << "\n" << joined(texts));
+      CHECK(shown);
+    }
+  }
+
+  TEST_CASE("compare A/B: A and B with different heads are refused on screen, naming both counts") {
+    const std::filesystem::path a_file = test_tmp() / "compare_refused_a.json";
+    Scene eight = scene_of(AttentionKind::mha, 8, false);
+    eight.model.heads = 8;
+    save_scene(a_file, eight);
+    const WindowRun w = run_window("compare_refused", b_flags(false) + " --compare-a '" + a_file.string() + "'");
+    const std::string texts = joined(texts_of(w, "###compare"));
+    INFO(texts);
+    CHECK(texts.find("A has 8 heads and 7 tokens, B has 4 heads and 7 tokens") != std::string::npos);
+    CHECK(w.layout["heads"].size() == 4);  // nothing drawn over the Heads view's own heads
   }
 
   TEST_CASE("compare A/B: the difference view's cells are the engine's B − A on the diverging map") {
