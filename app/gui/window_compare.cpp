@@ -88,7 +88,7 @@ void Update(AppState& state, CompareState& c, const Analysis& b) {
   const CompareShapes shapes = compare_shapes(*c.a->attention, *b.attention);
   if (!shapes.comparable()) {
     c.error = trf("A has %d heads and %d tokens, B has %d heads and %d tokens: compare A/B needs the same number of "
-                  "both. Change B back, or keep this scene as A.",
+                  "both. Change B back, or keep B as A.",
                   shapes.heads_a, shapes.tokens_a, shapes.heads_b, shapes.tokens_b);
     return;
   }
@@ -271,6 +271,11 @@ void DrawCompareWindow(AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(tr("Save SVG")).x + ImGui::GetFontSize());
     if (ImGui::SmallButton(tr("Save SVG"))) SaveFigure(state, c, *b, ExportFormat::svg);
     ImGui::EndDisabled();
+    SameLineIfFits(ImGui::CalcTextSize(tr("Keep B as A")).x + ImGui::GetFontSize());
+    ImGui::BeginDisabled(!b);
+    if (ImGui::SmallButton(tr("Keep B as A"))) KeepAsA(state);  // compare later changes with this one
+    ImGui::EndDisabled();
+    RecordLastItem(state, "compare.keep_b");
     SameLineIfFits(ImGui::CalcTextSize(tr("Forget A")).x + ImGui::GetFontSize());
     const bool forget = ImGui::SmallButton(tr("Forget A"));
     SameLineIfFits(ImGui::CalcTextSize(tr("Back to the heads")).x + ImGui::GetFontSize());

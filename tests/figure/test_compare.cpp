@@ -121,7 +121,15 @@ TEST_CASE("compare A/B: side by side, every cell has the colour of A's and B's o
     CHECK(f.panels[size_t(2 * h)].title == "A · head " + std::to_string(h));
     CHECK(f.panels[size_t(2 * h + 1)].title.rfind("B · head " + std::to_string(h) + " · JS ", 0) == 0);
   }
-  CHECK(f.caption.find("seed 42 → seed 7") != std::string::npos);
+  CHECK(f.caption.rfind("A → B: seed 42 → seed 7 · one scale for A and B: ", 0) == 0);  // only what differs
+  // Pieces only one side has are marked + and −; the rest pair up.
+  Scene mqa_causal = base_scene();
+  mqa_causal.model.kind = AttentionKind::mqa;
+  mqa_causal.model.groups = 1;
+  mqa_causal.model.causal = true;
+  const Analysis b2 = analyse(mqa_causal);
+  const std::string c2 = compare_figure(a, b2, compare_analyses(a, b2), r).caption;
+  CHECK(c2.rfind("A → B: MHA → MQA · G=4 → G=1 · not causal → causal · ", 0) == 0);
   // A fixed 0–1 or a locked scale chosen in the view is kept.
   CHECK(compare_analyses(a, b, {ScaleMode::fixed}).locked.hi == 1.0f);
   const ValueRange mine{0.1f, 0.3f};

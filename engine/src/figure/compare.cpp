@@ -113,13 +113,39 @@ std::vector<std::string> split_caption(const std::string& caption) {
   return parts;
 }
 
-// What differs between A's and B's captions, "MHA → MQA · G=8 → G=1"; both whole when they do not line up.
+// What differs between A's and B's captions, piece by piece (" · " apart) along their longest common
+// subsequence: "MHA → MQA · G=8 → G=1", a piece only B has "+ K/V pooled from 2 heads", only A "− …".
 std::string difference_caption(const std::string& ca, const std::string& cb, const FigureWords& w) {
   const std::vector<std::string> pa = split_caption(ca), pb = split_caption(cb);
-  if (pa.size() != pb.size()) return w.format("A: %s", ca.c_str()) + " | " + w.format("B: %s", cb.c_str());
+  const size_t n = pa.size(), m = pb.size();
+  std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));  // lcs[i][j]: of pa[i…], pb[j…]
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      lcs[i][j] = pa[i] == pb[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::vector<std::string> changes;
+  std::vector<std::string> gone, added;  // the current run of pieces only A / only B has
+  const auto flush = [&] {
+    const size_t pairs = std::min(gone.size(), added.size());
+    for (size_t k = 0; k < pairs; ++k) changes.push_back(gone[k] + " → " + added[k]);
+    for (size_t k = pairs; k < gone.size(); ++k) changes.push_back("− " + gone[k]);
+    for (size_t k = pairs; k < added.size(); ++k) changes.push_back("+ " + added[k]);
+    gone.clear();
+    added.clear();
+  };
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && pa[i] == pb[j]) {
+      flush();
+      ++i, ++j;
+    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      added.push_back(pb[j++]);
+    } else {
+      gone.push_back(pa[i++]);
+    }
+  }
+  flush();
   std::string changed;
-  for (size_t i = 0; i < pa.size(); ++i)
-    if (pa[i] != pb[i]) changed += (changed.empty() ? "" : " · ") + pa[i] + " → " + pb[i];
+  for (const std::string& c : changes) changed += (changed.empty() ? "" : " · ") + c;
   return changed.empty() ? w.word("A and B have the same settings") : w.format("A → B: %s", changed.c_str());
 }
 
