@@ -146,7 +146,10 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
   spec.value_name = side ? TrKey("probability") : TrKey("probability B − A");
   if (side) spec.scale_note = ScaleNote({ScaleMode::locked, f.colorbars[0].range});  // " · locked 0.01–0.46"
   spec.masked = f.colorbars[0].show_masked;
-  spec.columns = f.grid_columns;
+  // Side by side, A and B of a head stay neighbours: pairs per row, one pair a row in a tall, narrow view
+  // (beside the Checkpoint window); the difference's tiles go wherever they are largest.
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  spec.columns = !side ? 0 : room.x < room.y * 1.3f ? 2 : f.grid_columns;
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
   // The layout record's heads are the compare panels (A h, B h, … or B − A h) while it is open.
   state.layout.heads.clear();

@@ -125,10 +125,12 @@ std::string difference_caption(const std::string& ca, const std::string& cb, con
   std::vector<std::string> changes;
   std::vector<std::string> gone, added;  // the current run of pieces only A / only B has
   const auto flush = [&] {
+    // The run's last pieces pair up (a name added before the kind: "+ K/V pooled … · GQA → MQA").
     const size_t pairs = std::min(gone.size(), added.size());
-    for (size_t k = 0; k < pairs; ++k) changes.push_back(gone[k] + " → " + added[k]);
-    for (size_t k = pairs; k < gone.size(); ++k) changes.push_back("− " + gone[k]);
-    for (size_t k = pairs; k < added.size(); ++k) changes.push_back("+ " + added[k]);
+    const size_t only_a = gone.size() - pairs, only_b = added.size() - pairs;
+    for (size_t k = 0; k < only_a; ++k) changes.push_back("− " + gone[k]);
+    for (size_t k = 0; k < only_b; ++k) changes.push_back("+ " + added[k]);
+    for (size_t k = 0; k < pairs; ++k) changes.push_back(gone[only_a + k] + " → " + added[only_b + k]);
     gone.clear();
     added.clear();
   };
