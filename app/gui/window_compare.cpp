@@ -293,6 +293,16 @@ void DrawCompareWindow(AppState& state) {
       if (const std::string note = NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
           !note.empty())
         WrappedText(note);
+      // Every head's drift in one line, readable however small the tiles' captions get.
+      std::string heads;
+      double mean = 0;
+      for (size_t h = 0; h < c.comparison->drift.size(); ++h) {
+        char one[40];
+        std::snprintf(one, sizeof one, "%sh%zu %.3f", h ? " · " : "", h, c.comparison->drift[h]);
+        heads += one;
+        mean += c.comparison->drift[h] / double(c.comparison->drift.size());
+      }
+      WrappedText(trf("Jensen–Shannon drift A → B per head (nats): %s · mean %.3f", heads.c_str(), mean));
       if (!c.comparison->same_tokens) NoticeText(tr("A and B have different tokens: the axes name B's."));
       DrawGrid(state, c, *b);
     }

@@ -2,6 +2,7 @@
 // on the same locked range, the difference view's cells are the engine's B − A on the diverging map, and
 // the Heads toolbar's Keep as A, a slider change, then Compare with A opens it.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -36,9 +37,69 @@ std::string centre(const nlohmann::json& r) {
   return text;
 }
 
+// The centre of a recorded widget, "X,Y".
+std::string widget_centre(const WindowRun& w, const std::string& name) {
+  REQUIRE(w.layout.at("widgets").contains(name));
+  return centre(w.layout["widgets"][name]);
+}
+
 }  // namespace
 
 TEST_SUITE("gui_compare") {
+  TEST_CASE("compare A/B: a checkpoint against its MQA conversion, with both top-1 next tokens and the drift") {
+    // Keep the shipped model's layer 0 as A, pool its K/V heads to one (B), then compare.
+    const std::string model = "--checkpoint '" + (std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" /
+                                                  "induction").string() + "' --text 'a b c a b c a'";
+    const WindowRun first = run_window("compare_ckpt_where", model + " --frames 30");
+    const std::string keep = widget_centre(first, "heads.keep_a");
+    const auto& slider = first.layout["widgets"]["checkpoint.kv_heads"];
+    char pooled[64];
+    std::snprintf(pooled, sizeof pooled, "%d,%d", int(slider["x"].get<double>() + 3),
+                  int(slider["y"].get<double>() + slider["h"].get<double>() / 2));
+    const WindowRun kept = run_window("compare_ckpt_kept", model + " --pointer '" + keep + ";" + pooled +
+                                                              "' --clicks 12,20 --frames 40");
+    const std::string compare = widget_centre(kept, "heads.compare");
+    const WindowRun w = run_window("compare_ckpt", model + " --pointer '" + keep + ";" + pooled + ";" + compare +
+                                                       "' --clicks 12,20,30 --frames 45");
+    INFO("stderr: " << w.run.err);
+    REQUIRE(int(w.layout["heads"].size()) == 8);
+    const std::vector<std::string> texts = texts_of(w, "###compare");
+    const std::string all = joined(texts);
+    INFO(all);
+    CHECK(all.find("top-1 next token: A 'b' (") != std::string::npos);  // the induction head's answer, then B's
+    CHECK(all.find("GQA → MQA · G=2 → G=1") != std::string::npos);
+    // The drift line (wrapped over several texts) has each head's drift; their mean is the mean drift the
+    // Model window reports for the conversion (the engine's head_drift on both sides).
+    std::string line;
+    for (const std::string& t : texts) line += t + " ";
+    const std::string lead = "Jensen–Shannon drift A → B per head (nats): ";
+    const size_t at = line.find(lead);
+    REQUIRE(at != std::string::npos);
+    double sum = 0, shown_mean = -1;
+    int found = 0;
+    const char* p = line.c_str() + at + lead.size();
+    for (int h = 0; h < 4; ++h) {
+      int head = -1, used = 0;
+      double d = 0;
+      REQUIRE(std::sscanf(p, " h%d %lf%n", &head, &d, &used) == 2);
+      CHECK(head == h);
+      sum += d;
+      ++found;
+      p += used;
+      while (*p == ' ' || *p == '\xc2' || *p == '\xb7') ++p;  // " · "
+    }
+    REQUIRE(std::sscanf(p, "mean %lf", &shown_mean) == 1);
+    CHECK(std::abs(shown_mean - sum / 4) <= 0.0006);
+    double reported = -1;
+    for (const auto& t : w.layout.at("texts")) {
+      const std::string text = t.at("text").get<std::string>();
+      const std::string lead = "Mean drift over the 4 heads of layer 0: ";
+      if (text.rfind(lead, 0) == 0) reported = std::stod(text.substr(lead.size()));
+    }
+    REQUIRE(reported > 0);
+    CHECK(std::abs(sum / 4 - reported) <= 0.0011);  // each printed to 3 decimals
+  }
+
   TEST_CASE("compare A/B: the window's cells equal A's and B's exports made separately on the same locked range") {
     const std::filesystem::path a_file = test_tmp() / "compare_cells_a.json";
     const Scene sa = scene_of(AttentionKind::mha, 4, true), sb = scene_of(AttentionKind::mqa, 1, true);
