@@ -9,6 +9,7 @@
 // A is UI state, not part of the scene: undo changes B only.
 //
 // Sections: keeping A · the picture · export · window
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -146,10 +147,26 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
   spec.value_name = side ? TrKey("probability") : TrKey("probability B − A");
   if (side) spec.scale_note = ScaleNote({ScaleMode::locked, f.colorbars[0].range});  // " · locked 0.01–0.46"
   spec.masked = f.colorbars[0].show_masked;
-  // Side by side, A and B of a head stay neighbours: pairs per row, one pair a row in a tall, narrow view
-  // (beside the Checkpoint window); the difference's tiles go wherever they are largest.
-  const ImVec2 room = ImGui::GetContentRegionAvail();
-  spec.columns = !side ? 0 : room.x < room.y * 1.3f ? 2 : f.grid_columns;
+  // Side by side, A and B of a head stay neighbours: the number of pairs a row that gives the largest
+  // tiles in the room left (roughly: the row labels, the colour bar and each tile's caption set aside);
+  // the difference's tiles go wherever the grid makes them largest.
+  if (side) {
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const float font = ImGui::GetFontSize();
+    const std::string bar_title = std::string(tr(spec.value_name)) + spec.scale_note;
+    const float bar = std::max(ImGui::CalcTextSize(bar_title.c_str()).x, font * 5) + font * 3;
+    const float width = room.x - labels.extent - bar, height = room.y - labels.extent - font;
+    const int panels = spec.count;
+    float best = -1;
+    for (int cols = 2; cols <= panels; cols += 2) {
+      const int rows = (panels + cols - 1) / cols;
+      const float tile = std::min(width / float(cols), height / float(rows) - font * 1.8f);
+      if (tile > best) {
+        best = tile;
+        spec.columns = cols;
+      }
+    }
+  }
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
   // The layout record's heads are the compare panels (A h, B h, … or B − A h) while it is open.
   state.layout.heads.clear();
