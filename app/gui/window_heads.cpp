@@ -249,6 +249,7 @@ void DrawHeadsWindow(AppState& state) {
   DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   CopyFigureButton(state);
+  CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),
