@@ -162,6 +162,25 @@ TEST_CASE("safetensors: a tensor of another dtype passes the header but is refus
                  "tensor 'idx' has dtype I64, which attnscope cannot read as weights (valid: F32, F16, BF16)"));
 }
 
+TEST_CASE("atomic write: a FIFO where the file belongs is refused and left in place, not replaced by a file") {
+  // (As root the rename of a write would even replace /dev/null with a regular file.)
+  const auto dir = test::fresh_dir("atomic_write_special");
+  const auto fifo = dir / "figure.png";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(contains(error_of([&] { write_file_atomic(fifo, "bytes"); }), "it is a named pipe (FIFO), not a regular file"));
+  struct stat st {};
+  REQUIRE(::stat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  // No temporary file left beside it.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries += e.path() != fifo;
+  CHECK(entries == 0);
+  // A regular file is still replaced whole.
+  write_file_atomic(dir / "ok.txt", "one");
+  write_file_atomic(dir / "ok.txt", "two");
+  CHECK(read_file(dir / "ok.txt", 16) == "two");
+}
+
 TEST_CASE("mapped file: a FIFO, a folder and a missing file are refused without blocking") {
   const auto dir = test::fresh_dir("mapped_file");
   const auto fifo = dir / "pipe.safetensors";

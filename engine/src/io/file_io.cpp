@@ -69,6 +69,11 @@ void write_file_atomic(const fs::path& path, std::string_view bytes) {
   std::error_code ec;
   require(!path.empty(), "no output path given");
   require(!fs::is_directory(path, ec), "cannot write '" + path.string() + "': it is a folder; give a file name");
+  // A device, a FIFO or a socket where a file belongs: the rename below would put a regular file in its
+  // place (as root even /dev/null), so it is refused, never replaced.
+  const fs::file_status target = fs::status(path, ec);
+  require(!fs::exists(target) || fs::is_regular_file(target),
+          "cannot write '" + path.string() + "': it is a " + kind_of(target) + ", not a regular file; give a file name");
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
   require(fs::is_directory(parent, ec), "cannot write '" + path.string() + "': folder '" + parent.string() +
                                             "' does not exist");
