@@ -131,7 +131,15 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
   const int grid_id = labels ? labels->grids++ : 0;
   const float caption_pad = font * 0.3f;
   const int caption_form = spec.captions ? CaptionForm(spec, block_w - 2 * caption_pad) : 0;
-  const bool numbers = spec.cell_number && g.cell >= std::max(spec.min_number_cell, ImGui::CalcTextSize("-0.00").x + font * 0.2f);
+  // Numbers in cells once the cells are big enough and every number fits its cell.
+  bool numbers = spec.cell_number && g.cell >= spec.min_number_cell;
+  for (int i = 0; numbers && i < spec.count; ++i)
+    for (int r = 0; numbers && r < spec.rows; ++r)
+      for (int c = 0; numbers && c < spec.cols; ++c) {
+        std::string text;
+        ImU32 color = 0;
+        if (spec.cell_number(i, r, c, text, color)) numbers = ImGui::CalcTextSize(text.c_str()).x + font * 0.2f <= g.cell;
+      }
   out.numbers = numbers;
 
   for (int i = 0; i < spec.count; ++i) {

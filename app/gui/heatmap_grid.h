@@ -56,7 +56,7 @@ struct HeatmapGridSpec {
   int first_row = 0, first_col = 0, texture_size = 0;
   bool drag_pans = false;      // a click is a press and release without a drag (a drag pans)
   // Numbers in cells: the text and its colour for cell (row, col) of heatmap i (rows and columns as
-  // drawn); drawn when every cell is at least min_number_cell pixels and wide enough for "-0.00".
+  // drawn); drawn when cells are at least min_number_cell pixels and every text fits its cell.
   std::function<bool(int i, int row, int col, std::string& text, ImU32& color)> cell_number;
   float min_number_cell = 28;
 };

@@ -178,11 +178,12 @@ void DrawRangeBar(AppState& state, int tokens) {
     }
     RecordLastItem(state, "heads.every_token");
   }
-  if (shown.zoomed) {
-    SameLineIfFits(ImGui::CalcTextSize(tr("reset zoom")).x + ImGui::GetStyle().FramePadding.x * 2);
-    if (ImGui::SmallButton(tr("reset zoom"))) h.zoom_count = 0;
-    RecordLastItem(state, "heads.reset_zoom");
-  }
+  // Always there (greyed out until the wheel zooms), so that zooming moves nothing on the toolbar.
+  SameLineIfFits(ImGui::CalcTextSize(tr("reset zoom")).x + ImGui::GetStyle().FramePadding.x * 2);
+  ImGui::BeginDisabled(!shown.zoomed);
+  if (ImGui::SmallButton(tr("reset zoom"))) h.zoom_count = 0;
+  ImGui::EndDisabled();
+  RecordLastItem(state, "heads.reset_zoom");
   SameLineIfFits(ImGui::CalcTextSize(tr("numbers in cells")).x + ImGui::GetFrameHeight() * 1.5f);
   ImGui::Checkbox(tr("numbers in cells"), &h.numbers);
   RecordLastItem(state, "heads.numbers");
@@ -208,6 +209,11 @@ void ApplyShown(HeatmapGridSpec& spec, const Shown& shown, const Pictures& pictu
     col_labels.assign(spec.col_labels->begin() + shown.col, spec.col_labels->begin() + shown.col + shown.count);
     spec.row_labels = &row_labels;
     spec.col_labels = &col_labels;
+    if (shown.count < tokens) {  // the widest of the labels shown (keys stand upright when they fit)
+      spec.labels_extent = 0;
+      for (const std::vector<std::string>* axis : {&row_labels, &col_labels})
+        for (const std::string& l : *axis) spec.labels_extent = std::max(spec.labels_extent, ImGui::CalcTextSize(l.c_str()).x);
+    }
   }
   const int q = spec.selected_row;
   spec.selected_row = q >= shown.row && q < shown.row + shown.count ? q - shown.row : -1;
@@ -280,7 +286,8 @@ bool DrawInPlaceOfCheckpointHeads(AppState& state) {
 
 // ---- tooltip -----------------------------------------------------------------------------------------
 
-void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& labels, int head, int row, int col) {
+void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& labels, int head, int row, int col,
+                 bool large) {
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
   const float score = att.result.scores[size_t(head)](row, col);
   const float prob = att.result.probs[size_t(head)](row, col);
@@ -294,16 +301,17 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
   if (const std::string detail = TokenDetail(att, col); !detail.empty()) ImGui::TextDisabled("  %s", detail.c_str());
   ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
   ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
-  ImGui::TextDisabled("%s", tr("click: select this query · double-click: open large"));
+  ImGui::TextDisabled("%s", large ? tr("click: select this query · double-click: reset zoom")
+                                  : tr("click: select this query · double-click: open large"));
   ImGui::TextDisabled("%s", tr("wheel: zoom · drag: move a zoomed view"));
   ImGui::EndTooltip();
 }
 
 // Clicks select a query row (again: deselect); a double-click opens the head large.
 void HandleHit(AppState& state, const AttentionAnalysis& att, const std::vector<std::string>& labels,
-               const HeatmapGridResult& hit, int head_of_hit) {
+               const HeatmapGridResult& hit, int head_of_hit, bool large = false) {
   if (hit.hovered < 0) return;
-  HeadTooltip(att, labels, head_of_hit, hit.row, hit.col);
+  HeadTooltip(att, labels, head_of_hit, hit.row, hit.col, large);
   if (hit.double_clicked) {
     state.heads.large_head = head_of_hit;
     SelectQuery(state, hit.row);
@@ -385,6 +393,11 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     if (pictures.scale.mode == ScaleMode::per_head) spec.scale_note.clear();  // one head: its range is the bar's
     spec.masked = pictures.masked;
     const Shown shown = ShownTokens(state.heads, int(att.labels.size()));
+    // Always there (greyed out until the wheel zooms), so that zooming does not move the head.
+    ImGui::BeginDisabled(!shown.zoomed);
+    if (ImGui::SmallButton(tr("reset zoom"))) state.heads.zoom_count = 0;
+    ImGui::EndDisabled();
+    RecordLastItem(state, "large_head.reset_zoom");
     std::vector<std::string> rows, cols;
     ApplyShown(spec, shown, pictures, att, state.heads.numbers, rows, cols, [head](int) { return head; });
     HeatmapGridResult hit = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, nullptr);
@@ -398,7 +411,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
       if (hit.hovered >= 0) state.heads.zoom_count = 0;
       hit.double_clicked = false;
     }
-    HandleHit(state, att, labels.labels, hit, head);
+    HandleHit(state, att, labels.labels, hit, head, true);
   }
   ImGui::End();
   if (!open) state.heads.large_head = -1;

@@ -131,7 +131,7 @@ TEST_SUITE("gui_zoom") {
     CHECK(label_indices(w, "query") == iota(first, n));
     CHECK(label_indices(w, "key") == iota(first, n));
     // A range that does not fit is refused on screen and the heads keep every token.
-    const WindowRun bad = run_window("zoom_range_bad", base + typed_range(open, 3, t));
+    const WindowRun bad = run_window("zoom_range_bad", base + typed_range(open, t, t + 1));
     CHECK(bad.layout["heads"][0]["shown"].get<int>() == t);
     bool said = false;
     for (const std::string& s : texts_of(bad, "###heads")) said = said || s.find("0 to " + std::to_string(t - 1)) != std::string::npos;
@@ -148,7 +148,15 @@ TEST_SUITE("gui_zoom") {
     const double x = h0["x"].get<double>(), y = h0["y"].get<double>(), cell = h0["cell"].get<double>();
     const int key = t - 3, query = t - 2;  // the pointer on this cell
     const std::string at = std::to_string(int(x + (key + 0.5) * cell)) + "," + std::to_string(int(y + (query + 0.5) * cell));
-    const WindowRun zoomed = run_window("zoom_wheel_in", base + " --pointer " + at + " --keys 4:wheel=3 --frames 10");
+    // After the wheel, a click on that cell (selecting its query: an outline, the cell centres unchanged) lets
+    // the pointer move off to the window's title, so no tooltip covers the cells in the screenshot.
+    std::string title;
+    for (const auto& win : whole.layout.at("windows"))
+      if (win["title"] == "Heads###heads")
+        title = std::to_string(int(win["x"].get<double>() + 40)) + "," + std::to_string(int(win["y"].get<double>() + 6));
+    REQUIRE_FALSE(title.empty());
+    const WindowRun zoomed =
+        run_window("zoom_wheel_in", base + " --pointer '" + at + ";" + title + "' --keys 4:wheel=3 --clicks 8 --frames 14");
     const auto& z0 = zoomed.layout["heads"][0];
     const int shown = z0["shown"].get<int>(), fq = z0["first_query"].get<int>(), fk = z0["first_key"].get<int>();
     CHECK(shown < t);
@@ -175,7 +183,7 @@ TEST_SUITE("gui_zoom") {
     // Wheeling back out past the whole input shows every token again.
     const WindowRun out = run_window("zoom_wheel_out", base + " --pointer " + at + " --keys 4:wheel=3,7:wheel=-20 --frames 12");
     CHECK(out.layout["heads"][0]["shown"].get<int>() == t);
-    CHECK(label_indices(out, "key").size() <= size_t(t));
+    CHECK(label_indices(out, "key") == iota(0, t));
   }
 
   TEST_CASE("heads numbers in cells: two decimals, only when the cells are big enough") {
