@@ -186,6 +186,41 @@ TEST_SUITE("gui_zoom") {
     CHECK(label_indices(out, "key") == iota(0, t));
   }
 
+  TEST_CASE("heads pan: dragging a zoomed head moves the view by the cells dragged, without selecting a query") {
+    const Analysis a = same_analysis();
+    const int t = int(a.attention->labels.size());
+    const std::string base = scene_flags + " --size 1920x1080";
+    const WindowRun whole = run_window("zoom_pan_whole", base);
+    const auto& h0 = whole.layout["heads"][0];
+    const double x = h0["x"].get<double>(), y = h0["y"].get<double>(), cell = h0["cell"].get<double>();
+    const int at_x = int(x + 5.5 * cell), at_y = int(y + 5.5 * cell);
+    const std::string at = std::to_string(at_x) + "," + std::to_string(at_y);
+    const WindowRun zoomed = run_window("zoom_pan_zoomed", base + " --pointer " + at + " --keys 4:wheel=3 --frames 10");
+    const auto& z = zoomed.layout["heads"][0];
+    const int shown = z["shown"].get<int>(), fq = z["first_query"].get<int>(), fk = z["first_key"].get<int>();
+    const double zcell = z["cell"].get<double>();
+    REQUIRE(shown < t);
+    REQUIRE(fk + 2 <= t - shown);  // room to move two keys on
+    REQUIRE(fq + 1 <= t - shown);
+    // The button held over frames 8–11 (pressed at `at`) while the pointer goes two cells left and one up: a
+    // pointer moves on once a click's frame is past, so frames 8–9 have `at`, 10 the next point, 11 the last.
+    auto point = [&](double dx, double dy) {
+      return std::to_string(int(at_x + dx * zcell)) + "," + std::to_string(int(at_y + dy * zcell));
+    };
+    const std::string path = at + ";" + point(-1, -0.4) + ";" + point(-2, -1) + ";" + point(-2, -1) + ";" + point(-2, -1);
+    const WindowRun panned = run_window("zoom_pan_dragged", base + " --pointer '" + path +
+                                                              "' --keys 4:wheel=3 --clicks 8,9,10,11 --frames 16");
+    const auto& p = panned.layout["heads"][0];
+    CHECK(p["shown"].get<int>() == shown);
+    CHECK(p["first_key"].get<int>() == fk + 2);
+    CHECK(p["first_query"].get<int>() == fq + 1);
+    std::set<int> keys;
+    for (int k = fk + 2; k < fk + 2 + shown; ++k) keys.insert(k);
+    CHECK(label_indices(panned, "key") == keys);
+    // A drag is no click: no query was selected (the toolbar would name it).
+    for (const std::string& s : texts_of(panned, "###heads")) CHECK(s.rfind("query ", 0) != 0);
+  }
+
   TEST_CASE("heads numbers in cells: two decimals, only when the cells are big enough") {
     const std::string base = std::string("--text '") + sentence + "' --kind gqa --heads 16 --groups 2 --causal --size 1280x720";
     Scene s;
