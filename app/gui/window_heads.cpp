@@ -130,67 +130,83 @@ Shown ShownTokens(HeadsWindowState& h, int tokens) {
   return s;
 }
 
-// "tokens [i] – [j]", "every token", "reset zoom" and "numbers in cells" on one line when they fit.
+// On the toolbar's line, when they fit: a button naming the tokens shown ("tokens 0–15") that opens the
+// range popup — the first and last token typed, "every token", "numbers in cells" — and "reset zoom".
 void DrawRangeBar(AppState& state, int tokens) {
   HeadsWindowState& h = state.heads;
   const Shown shown = ShownTokens(h, tokens);
-  const float field_w = ImGui::CalcTextSize("00000").x + ImGui::GetStyle().FramePadding.x * 2;
-  if (!h.editing_first) h.edit_first = shown.lo;
-  if (!h.editing_last) h.edit_last = shown.hi;
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(tr("token range"));
-  ImGui::SameLine();
-  bool apply = false;
-  ImGui::SetNextItemWidth(field_w);
-  ImGui::InputInt("##token_first", &h.edit_first, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
-  RecordLastItem(state, "heads.token_first");
-  h.editing_first = ImGui::IsItemActive();
-  apply |= ImGui::IsItemDeactivatedAfterEdit();
-  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  ImGui::TextUnformatted("–");
-  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  ImGui::SetNextItemWidth(field_w);
-  ImGui::InputInt("##token_last", &h.edit_last, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
-  RecordLastItem(state, "heads.token_last");
-  h.editing_last = ImGui::IsItemActive();
-  apply |= ImGui::IsItemDeactivatedAfterEdit();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const std::string button = trf("tokens %d–%d", shown.lo, shown.hi) + "…##token_range";
+  SameLineIfFits(ImGui::CalcTextSize(button.c_str(), nullptr, true).x + style.FramePadding.x * 2);
+  if (ImGui::SmallButton(button.c_str())) ImGui::OpenPopup("token_range");
+  RecordLastItem(state, "heads.tokens");
+  const ImVec2 below(ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y + 2);  // the popup hangs from here
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Only these queries and keys, in every head (tokens are numbered from 0); the colours "
                                "keep the whole input's range"));
-  if (apply) {
-    if (h.edit_first < 0 || h.edit_last >= tokens || h.edit_first > h.edit_last) {
-      h.range_error = trf("No such range: tokens run from 0 to %d, and the first may not come after the last.", tokens - 1);
-    } else {
-      h.range_error.clear();
-      const bool all = h.edit_first == 0 && h.edit_last == tokens - 1;
-      h.token_first = all ? 0 : h.edit_first;
-      h.token_last = all ? -1 : h.edit_last;
-      h.zoom_count = 0;
+  // Always there (greyed out until the wheel zooms), so that zooming moves nothing on the toolbar.
+  SameLineIfFits(ImGui::CalcTextSize(tr("reset zoom")).x + style.FramePadding.x * 2);
+  ImGui::BeginDisabled(!shown.zoomed);
+  if (ImGui::SmallButton(tr("reset zoom"))) h.zoom_count = 0;
+  ImGui::EndDisabled();
+  RecordLastItem(state, "heads.reset_zoom");
+
+  // Under the button, reaching left from its right edge (the button sits at the toolbar's right end).
+  ImGui::SetNextWindowPos(below, ImGuiCond_Always, ImVec2(1, 0));
+  if (ImGui::BeginPopup("token_range")) {
+    const float field_w = ImGui::CalcTextSize("00000").x + style.FramePadding.x * 2;
+    if (!h.editing_first) h.edit_first = shown.lo;
+    if (!h.editing_last) h.edit_last = shown.hi;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(tr("token range"));
+    ImGui::SameLine();
+    bool apply = false;
+    ImGui::SetNextItemWidth(field_w);
+    ImGui::InputInt("##token_first", &h.edit_first, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
+    RecordLastItem(state, "heads.token_first");
+    h.editing_first = ImGui::IsItemActive();
+    apply |= ImGui::IsItemDeactivatedAfterEdit();
+    ImGui::SameLine(0, style.ItemInnerSpacing.x);
+    ImGui::TextUnformatted("–");
+    ImGui::SameLine(0, style.ItemInnerSpacing.x);
+    ImGui::SetNextItemWidth(field_w);
+    ImGui::InputInt("##token_last", &h.edit_last, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
+    RecordLastItem(state, "heads.token_last");
+    h.editing_last = ImGui::IsItemActive();
+    apply |= ImGui::IsItemDeactivatedAfterEdit();
+    if (apply) {
+      if (h.edit_first < 0 || h.edit_last >= tokens || h.edit_first > h.edit_last) {
+        h.range_error = trf("No such range: tokens run from 0 to %d, and the first may not come after the last.", tokens - 1);
+      } else {
+        h.range_error.clear();
+        const bool all = h.edit_first == 0 && h.edit_last == tokens - 1;
+        h.token_first = all ? 0 : h.edit_first;
+        h.token_last = all ? -1 : h.edit_last;
+        h.zoom_count = 0;
+      }
     }
-  }
-  if (h.token_last >= 0) {
-    SameLineIfFits(ImGui::CalcTextSize(tr("every token")).x + ImGui::GetStyle().FramePadding.x * 2);
+    ImGui::SameLine();
+    ImGui::BeginDisabled(h.token_last < 0);
     if (ImGui::SmallButton(tr("every token"))) {
       h.token_first = 0;
       h.token_last = -1;
       h.zoom_count = 0;
       h.range_error.clear();
     }
+    ImGui::EndDisabled();
     RecordLastItem(state, "heads.every_token");
+    ImGui::Dummy(ImVec2(ImGui::GetFontSize() * 20, 0));  // the width the notes below wrap at
+    ErrorText(h.range_error);
+    HintText(tr("Only these queries and keys, in every head (tokens are numbered from 0); the colours "
+                "keep the whole input's range"));
+    ImGui::Checkbox(tr("numbers in cells"), &h.numbers);
+    RecordLastItem(state, "heads.numbers");
+    HintText(tr("Each cell's value with two decimals, when cells are big enough (zoom in with the "
+                "mouse wheel, or pick fewer tokens)"));
+    ImGui::EndPopup();
+  } else {
+    h.editing_first = h.editing_last = false;
   }
-  // Always there (greyed out until the wheel zooms), so that zooming moves nothing on the toolbar.
-  SameLineIfFits(ImGui::CalcTextSize(tr("reset zoom")).x + ImGui::GetStyle().FramePadding.x * 2);
-  ImGui::BeginDisabled(!shown.zoomed);
-  if (ImGui::SmallButton(tr("reset zoom"))) h.zoom_count = 0;
-  ImGui::EndDisabled();
-  RecordLastItem(state, "heads.reset_zoom");
-  SameLineIfFits(ImGui::CalcTextSize(tr("numbers in cells")).x + ImGui::GetFrameHeight() * 1.5f);
-  ImGui::Checkbox(tr("numbers in cells"), &h.numbers);
-  RecordLastItem(state, "heads.numbers");
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("Each cell's value with two decimals, when cells are big enough (zoom in with the "
-                               "mouse wheel, or pick fewer tokens)"));
-  if (!h.range_error.empty()) ErrorText(h.range_error);
 }
 
 // Puts the shown tokens into the spec: the part of each T × T picture, its labels, the selected row
@@ -433,6 +449,7 @@ void DrawHeadsWindow(AppState& state) {
   DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   CopyFigureButton(state);
+  if (att) DrawRangeBar(state, int(att->labels.size()));
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),
@@ -466,7 +483,6 @@ void DrawHeadsWindow(AppState& state) {
                         "within the group; the names say what each head was designed for, not what it draws now."));
   const Pictures& pictures = *state.pictures;
   const int tokens = int(att->labels.size());
-  DrawRangeBar(state, tokens);
   const Shown shown = ShownTokens(state.heads, tokens);
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, *labels);
   std::vector<std::string> row_labels, col_labels;

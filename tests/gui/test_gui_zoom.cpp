@@ -34,17 +34,39 @@ std::string centre(const nlohmann::json& r) {
          std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
 }
 
-// Clicks the range fields and types first and last (Enter after each); `extra_clicks` before them (frame 4).
-std::string typed_range(const WindowRun& open, int first, int last, const std::string& extra_point = "") {
-  REQUIRE(open.layout.at("widgets").contains("heads.token_first"));
-  REQUIRE(open.layout.at("widgets").contains("heads.token_last"));
-  const std::string a = centre(open.layout["widgets"]["heads.token_first"]);
-  const std::string b = centre(open.layout["widgets"]["heads.token_last"]);
-  if (extra_point.empty())
-    return " --pointer '" + a + ";" + b + "' --clicks 4,10 --keys 6:text=" + std::to_string(first) +
-           ",7:enter,12:text=" + std::to_string(last) + ",13:enter --frames 20";
-  return " --pointer '" + extra_point + ";" + a + ";" + b + "' --clicks 4,8,14 --keys 10:text=" + std::to_string(first) +
-         ",11:enter,16:text=" + std::to_string(last) + ",17:enter --frames 24";
+// Where the toolbar's "tokens i–j" button is, and, in a run that clicked it, the range popup's controls.
+struct RangeControls {
+  std::string button, first, last, numbers;
+  std::string away;  // the Heads window's title bar: a click there closes the popup and changes nothing
+};
+
+RangeControls range_controls(const std::string& name, const std::string& base) {
+  const WindowRun closed = run_window(name + "_closed", base);
+  REQUIRE(closed.layout.at("widgets").contains("heads.tokens"));
+  RangeControls c;
+  c.button = centre(closed.layout["widgets"]["heads.tokens"]);
+  for (const auto& win : closed.layout.at("windows"))
+    if (win["title"] == "Heads###heads")
+      c.away = std::to_string(int(win["x"].get<double>() + 40)) + "," + std::to_string(int(win["y"].get<double>() + 6));
+  REQUIRE_FALSE(c.away.empty());
+  const WindowRun open = run_window(name + "_popup", base + " --pointer " + c.button + " --clicks 4 --frames 8");
+  for (const char* id : {"heads.token_first", "heads.token_last", "heads.numbers"})
+    REQUIRE(open.layout.at("widgets").contains(id));
+  c.first = centre(open.layout["widgets"]["heads.token_first"]);
+  c.last = centre(open.layout["widgets"]["heads.token_last"]);
+  c.numbers = centre(open.layout["widgets"]["heads.numbers"]);
+  return c;
+}
+
+// Opens the popup, ticks "numbers in cells" when asked, types the first and last token (Enter after each)
+// and, when asked, closes the popup with a click on the window's title bar.
+std::string typed_range(const RangeControls& c, int first, int last, bool numbers = false, bool close = true) {
+  const std::string points = c.button + (numbers ? ";" + c.numbers : "") + ";" + c.first + ";" + c.last + ";" + c.away;
+  const int f = numbers ? 10 : 4;  // the first field is clicked at f + 4 (the popup shows from frame 6 on)
+  auto at = [f](int k) { return std::to_string(f + k); };
+  return " --pointer '" + points + "' --clicks 4," + (numbers ? std::string("8,") : "") + at(4) + "," + at(10) +
+         (close ? "," + at(16) : "") + " --keys " + at(6) + ":text=" + std::to_string(first) + "," + at(7) + ":enter," +
+         at(12) + ":text=" + std::to_string(last) + "," + at(13) + ":enter --frames " + at(22);
 }
 
 // The token indices labelled on one axis ("query" or "key"; each heatmap on the grid's edge records its own).
@@ -79,8 +101,8 @@ TEST_SUITE("gui_zoom") {
     REQUIRE(t >= 8);
     const int first = 2, last = 5, n = last - first + 1;
     const std::string base = scene_flags + " --size 1280x720";
-    const WindowRun open = run_window("zoom_range_open", base);
-    const WindowRun w = run_window("zoom_range_typed", base + typed_range(open, first, last));
+    const RangeControls controls = range_controls("zoom_range", base);
+    const WindowRun w = run_window("zoom_range_typed", base + typed_range(controls, first, last));
     REQUIRE(w.layout["heads"].size() == 4);
     // The export of the same range: the engine's figure, and the command line's PNG of it.
     ExportRequest request;
@@ -131,10 +153,12 @@ TEST_SUITE("gui_zoom") {
     CHECK(label_indices(w, "query") == iota(first, n));
     CHECK(label_indices(w, "key") == iota(first, n));
     // A range that does not fit is refused on screen and the heads keep every token.
-    const WindowRun bad = run_window("zoom_range_bad", base + typed_range(open, t, t + 1));
+    // (The popup stays open here: its message is in the screenshot.)
+    const WindowRun bad = run_window("zoom_range_bad", base + typed_range(controls, t, t + 1, false, false));
     CHECK(bad.layout["heads"][0]["shown"].get<int>() == t);
     bool said = false;
-    for (const std::string& s : texts_of(bad, "###heads")) said = said || s.find("0 to " + std::to_string(t - 1)) != std::string::npos;
+    for (const auto& text : bad.layout.at("texts"))
+      said = said || text["text"].get<std::string>().find("0 to " + std::to_string(t - 1)) != std::string::npos;
     CHECK(said);
   }
 
@@ -230,16 +254,15 @@ TEST_SUITE("gui_zoom") {
     s.model.groups = 2;
     s.model.causal = true;
     const Analysis a = analyse(s);
-    const WindowRun open = run_window("zoom_numbers_open", base);
-    REQUIRE(open.layout.at("widgets").contains("heads.numbers"));
-    const std::string box = centre(open.layout["widgets"]["heads.numbers"]);
+    const RangeControls controls = range_controls("zoom_numbers", base);
     // Sixteen heads of the whole sentence: cells too small for numbers, though the box is ticked.
-    const WindowRun small = run_window("zoom_numbers_small", base + " --pointer " + box + " --clicks 4 --frames 10");
+    const WindowRun small = run_window("zoom_numbers_small", base + " --pointer '" + controls.button + ";" + controls.numbers +
+                                                                 ";" + controls.away + "' --clicks 4,8,12 --frames 18");
     REQUIRE(small.layout["heads"][0]["cell"].get<double>() < 28.0);
     CHECK(cell_numbers(small).empty());
     // Tokens 3–5: big cells, one number per unmasked cell in every head, each its probability.
     const int first = 3, last = 5, n = last - first + 1;
-    const WindowRun big = run_window("zoom_numbers_big", base + typed_range(open, first, last, box));
+    const WindowRun big = run_window("zoom_numbers_big", base + typed_range(controls, first, last, true));
     REQUIRE(big.layout["heads"][0]["shown"].get<int>() == n);
     REQUIRE(big.layout["heads"][0]["cell"].get<double>() >= 28.0);
     std::multiset<std::string> expected;
@@ -254,7 +277,7 @@ TEST_SUITE("gui_zoom") {
     CHECK(drawn.size() == expected.size());
     CHECK(std::multiset<std::string>(drawn.begin(), drawn.end()) == expected);
     // Without the box ticked, the same big cells show no numbers.
-    const WindowRun unticked = run_window("zoom_numbers_unticked", base + typed_range(open, first, last));
+    const WindowRun unticked = run_window("zoom_numbers_unticked", base + typed_range(controls, first, last));
     REQUIRE(unticked.layout["heads"][0]["cell"].get<double>() >= 28.0);
     CHECK(cell_numbers(unticked).empty());
   }
