@@ -3,6 +3,11 @@
 //   attnscope export --what heads|head:N|relpos|conv|model --format png|svg|csv|npy [--scale S]
 //                    [--colormap NAME] [--scores] [--per-head-scale] [--scale-mode M [--scale-range LO,HI]] [--no-caption] [--language en|zh]
 //                    [scene options of compute/relpos/conv] --out FILE
+//   attnscope export --compare SCENE_A SCENE_B [--compare-view side-by-side|difference] --format png|svg
+//                    [--scale S] [--colormap NAME] [--scale-mode M [--scale-range LO,HI]] [--no-caption]
+//                    [--language en|zh] --out FILE
+//     compare A/B (figure/compare.h): two scene files' heads, A and B side by side on one locked scale, or
+//     B − A on a diverging scale, each head titled with its Jensen–Shannon drift.
 // The output path is checked before anything is computed, and the file is written to a temporary
 // name and renamed, so bad input leaves no file behind. Prints one line naming the written file.
 #include <cstdio>
@@ -10,6 +15,8 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/core/error.h"
+#include "attnscope/figure/compare.h"
+#include "attnscope/scene/scene_json.h"
 #include "attnscope/figure/export.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
@@ -27,7 +34,51 @@ struct ExportOptions {
   double scale = 1.0;
   bool no_caption = false;
   std::string token_range;  // "I-J": heads/head keep those queries and keys
+  std::vector<std::string> compare;  // SCENE_A SCENE_B
+  std::string compare_view = "side-by-side";
 };
+
+// A scene file of --compare, analysed for its heads. Throws InputError naming the file.
+Analysis compare_side(const std::string& path, const char* side) {
+  Scene scene;
+  try {
+    scene = load_scene(path);
+  } catch (const std::exception& e) {
+    throw InputError(std::string("--compare: scene ") + side + " '" + path + "': " + e.what());
+  }
+  require(scene.input.source != InputSource::grid, std::string("--compare: scene ") + side + " '" + path +
+                                                       "' has a grid input; compare A/B needs the heads of a sentence or a tensor");
+  return analyse(scene, AnalysisRequest{.attention = true});
+}
+
+// export --compare A B: one figure of A and B.
+void run_compare(const ExportOptions& o) {
+  require(o.compare.size() == 2, "--compare takes two scene files: --compare SCENE_A SCENE_B");
+  require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N, not to --compare");
+  require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
+                                 "the command line (use Keep as A in the window)");
+  CompareRequest request;
+  request.words = figure_words(parse_language_option(o.language));
+  request.format = parse_export_format(o.format);
+  require(request.format == ExportFormat::png || request.format == ExportFormat::svg,
+          "--compare exports a figure: --format png or svg, not " + o.format);
+  request.view = parse_compare_view(o.compare_view);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  request.scale = float(o.scale);
+  request.caption = !o.no_caption;
+  // The view options given here (colormap, scale mode and range) apply to both; the rest is in the files.
+  const Scene view_scene = build_scene(o.scene);
+  request.colormap = parse_colormap(view_scene.view.colormap);
+  request.color_scale = color_scale_of(view_scene.view);
+  require(!view_scene.view.show_scores, "--compare shows probabilities; leave out --scores");
+  check_export_path(o.out, request.format);
+  const Analysis a = compare_side(o.compare[0], "A");
+  const Analysis b = compare_side(o.compare[1], "B");
+  const ExportedFile file = export_compare_to_file(a, b, request, o.out);
+  std::printf("wrote %s (compare A/B, %s, %s, %dx%d px)\n", o.out.c_str(), to_string(request.view),
+              to_string(request.format), file.layout->width, file.layout->height);
+}
 
 // What an export needs computed: only the part it draws (an export of the heads computes no relative
 // position, one of relpos no grouped attention unless mixed mode needs the content scores).
@@ -59,6 +110,8 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptio
 }
 
 void run(const ExportOptions& o) {
+  if (!o.compare.empty()) return run_compare(o);
+  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model (or --compare SCENE_A SCENE_B)");
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
   request.words = figure_words(parse_language_option(o.language));
@@ -113,7 +166,11 @@ void add_export_command(CLI::App& root) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
-  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model")->required();
+  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model (required but with --compare)");
+  cmd->add_option("--compare", options->compare,
+                  "Two scene files A and B: their heads side by side on one locked scale (or B - A), one figure")
+      ->expected(2);
+  cmd->add_option("--compare-view", options->compare_view, "With --compare: side-by-side (default) | difference");
   cmd->add_option("--format", options->format, "png | svg | csv | npy")->required();
   cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
@@ -143,7 +200,9 @@ void add_export_command(CLI::App& root) {
       "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "
       "--format png --out layer5.png\n"
       "Its model view: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what model "
-      "--format png --out gpt2-model.png");
+      "--format png --out gpt2-model.png\n"
+      "Compare A/B: attnscope export --compare mha.json mqa.json --format png --out mha-vs-mqa.png "
+      "(--compare-view difference: B - A on a diverging scale)");
   cmd->callback([options] { run(*options); });
 }
 

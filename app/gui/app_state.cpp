@@ -271,7 +271,8 @@ bool AnalysisOfCurrentModel(const AppState& state) {
 
 bool AnalysisOfView(const AppState& state) {
   if (ViewDrawsModel(state)) return AnalysisOfCurrentModel(state);
-  return state.analysis && state.analysis_of == nullptr;  // relpos and conv come from the scene alone
+  // Relpos and conv come from the scene alone, and are not drawn while a checkpoint is the current model.
+  return state.analysis && state.analysis_of == nullptr && !state.checkpoint.current();
 }
 
 std::string CurrentCheckpointError(const AppState& state) {

@@ -339,6 +339,7 @@ struct AppState {
   bool light_theme = true;
   bool reset_layout = true;  // centre the dialogs again this frame (the panels are placed every frame)
   std::string status;        // one line for the menu bar (save failures, export results)
+  std::shared_ptr<struct CompareState> compare;  // compare A/B (compare_state.h); null until A is first kept
   std::string translation_notice_closed;  // the translation problem whose notice was closed (i18n.h)
 
   // Which windows are open.

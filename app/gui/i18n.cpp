@@ -143,8 +143,10 @@ bool NoLineStart(char32_t cp) {
 
 }  // namespace
 
-void WrappedText(const std::string& text) {
-  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+namespace {
+
+// The lines WrappedText draws for `text` at `width` (byte ranges of the cleaned UTF-8 in `utf8`).
+std::vector<std::pair<size_t, size_t>> WrapLines(const std::string& text, float width, std::string& utf8) {
   ImFont* font = ImGui::GetFont();
   const float size = ImGui::GetFontSize();
   // Code points with their byte offsets.
@@ -157,14 +159,12 @@ void WrappedText(const std::string& text) {
     at += encode_utf8(cp).size();
   }
   offset.push_back(at);
-  const std::string utf8 = [&] {
-    std::string s;
-    for (char32_t cp : cps) s += encode_utf8(cp);
-    return s;
-  }();
+  utf8.clear();
+  for (char32_t cp : cps) utf8 += encode_utf8(cp);
   auto measure = [&](size_t a, size_t b) {
     return font->CalcTextSizeA(size, FLT_MAX, 0.0f, utf8.data() + offset[a], utf8.data() + offset[b]).x;
   };
+  std::vector<std::pair<size_t, size_t>> lines;
   size_t start = 0;
   while (start < cps.size()) {
     size_t end = start, last_break = 0;  // last_break: a break before this index is allowed (0: none yet)
@@ -186,11 +186,26 @@ void WrappedText(const std::string& text) {
     if (!newline && end < cps.size() && last_break > start) cut = last_break;
     size_t shown_end = cut;
     while (shown_end > start && cps[shown_end - 1] == U' ') --shown_end;
-    ImGui::TextUnformatted(utf8.data() + offset[start], utf8.data() + offset[shown_end]);
+    lines.emplace_back(offset[start], offset[shown_end]);
     start = cut;
     if (newline) ++start;
     while (start < cps.size() && cps[start] == U' ') ++start;
   }
+  return lines;
+}
+
+}  // namespace
+
+void WrappedText(const std::string& text) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  std::string utf8;
+  for (const auto& [from, to] : WrapLines(text, width, utf8)) ImGui::TextUnformatted(utf8.data() + from, utf8.data() + to);
+}
+
+float WrappedTextHeight(const std::string& text, float width) {
+  std::string utf8;
+  const size_t lines = WrapLines(text, std::max(width, ImGui::GetFontSize() * 4), utf8).size();
+  return lines == 0 ? 0.0f : float(lines) * ImGui::GetTextLineHeightWithSpacing() - ImGui::GetStyle().ItemSpacing.y;
 }
 
 std::vector<size_t> SoftLineBreaks(const std::string& text, float width) {

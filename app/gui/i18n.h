@@ -50,6 +50,8 @@ const char* TraceStepFormula(const TraceStep& step);
 // wrapping breaks only at spaces, which leaves Chinese lines ragged or overflowing). Closing
 // punctuation (，。）…) never starts a line.
 void WrappedText(const std::string& text);
+// The height WrappedText(text) takes in a region `width` wide (one text item a line).
+float WrappedTextHeight(const std::string& text, float width);
 // Where `text` (valid UTF-8) breaks to fit `width` pixels by WrappedText's rules, keeping every
 // character (spaces stay at the end of the line they follow, so a line may overhang by its spaces): the
 // byte offsets at which a new line starts, hard '\n' not counted. For an editable box that wraps.

@@ -224,6 +224,7 @@ LayoutSweep::LayoutSweep() {
                        SetPresenting(state, true);
                      }});
   }
+  plan_.push_back({"after presentation", [](AppState& state) { SetPresenting(state, false); }});
 }
 
 bool LayoutSweep::after_frame(AppState& state, bool settled) {

@@ -683,9 +683,16 @@ bool CheckpointLoadingBar(const AppState& state) {
   return true;
 }
 
-void RelposOwnHeadsHint(const AppState& state) {
-  if (state.checkpoint.current())
-    HintText(tr("These heads are this view's own, not the open checkpoint's (the Heads and Shapes views draw those)."));
+bool CheckpointHidesOwnHeads(AppState& state) {
+  if (!state.checkpoint.current()) return false;
+  ImGui::Spacing();
+  NoticeText(trf("A checkpoint (%s) is the current model. This view's heads come from a position-only model of its own, "
+                 "so they are shown only while no checkpoint is open: one model on screen at a time.",
+                 state.checkpoint.name().c_str()));
+  if (ImGui::Button(tr("Close the checkpoint"))) CloseCheckpoint(state);
+  RecordLastItem(state, "view.close_checkpoint");
+  HintText(tr("The Heads and Shapes views draw the checkpoint."));
+  return true;
 }
 
 void SpinnerText(const std::string& text) {

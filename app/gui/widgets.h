@@ -136,9 +136,10 @@ void BusyIndicator(const AppState& state);
 // While a checkpoint folder opens: a progress bar "opening <folder name>…". False (nothing drawn) when none
 // is opening.
 bool CheckpointLoadingBar(const AppState& state);
-// In the relative-position and convolution views while a checkpoint is current: one grey line saying that
-// their heads are their own, not the checkpoint's (which the Heads and Shapes views draw).
-void RelposOwnHeadsHint(const AppState& state);
+// One model on screen: in the relative-position and convolution views, whose heads come from a
+// position-only model of their own, while a checkpoint is current: a notice in place of the view, with
+// Close the checkpoint. True when it drew that (the view draws nothing else).
+bool CheckpointHidesOwnHeads(AppState& state);
 void SpinnerText(const std::string& text);
 
 // ---- colour bar ------------------------------------------------------------------------------------

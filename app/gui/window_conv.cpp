@@ -203,7 +203,8 @@ void DrawConvWindow(AppState& state) {
   }
   state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
-  if (WrongInputForView(state, true, tr("Convolution works on a 2D grid; the input is a sentence or a tensor."), Panel::conv)) {
+  if (CheckpointHidesOwnHeads(state) ||
+      WrongInputForView(state, true, tr("Convolution works on a 2D grid; the input is a sentence or a tensor."), Panel::conv)) {
     ImGui::End();
     return;
   }
@@ -213,7 +214,6 @@ void DrawConvWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
-  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));

@@ -450,6 +450,7 @@ void DrawHeadsWindow(AppState& state) {
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   CopyFigureButton(state);
   if (att) DrawRangeBar(state, int(att->labels.size()));
+  CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),

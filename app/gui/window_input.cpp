@@ -229,7 +229,9 @@ void DrawSentenceInput(AppState& state) {
     }
   }
   ImGui::SetNextItemWidth(-1.0f);
-  if (ImGui::BeginCombo("##samples", tr("Sample sentences…"))) {
+  // The preview fits the frame beside the arrow (a narrow column at a large UI scale shortens it).
+  const float preview_w = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2;
+  if (ImGui::BeginCombo("##samples", Ellipsize(tr("Sample sentences…"), preview_w).c_str())) {
     for (const Sample& s : samples) {
       if (ImGui::Selectable(tr(s.title))) {
         in.text = s.text;

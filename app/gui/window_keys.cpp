@@ -1,6 +1,8 @@
 // window_keys.cpp — Help → Keys: every shortcut of the window, keyboard and mouse, in one table in the
 // interface's language. key_bindings() is the one list: the menus take their shortcut texts from it, and
 // the test presses what it lists.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -13,9 +15,7 @@ namespace attnscope::gui {
 const std::vector<KeyBinding>& key_bindings() {
   // Key names stay as printed on keyboards; pointer actions, groups and what a key does are translated.
   static const std::vector<KeyBinding> bindings = {
-      {"ui_larger", TrKey("Anywhere"), "Ctrl +", TrKey("Larger interface: every panel is laid out again")},
-      {"ui_smaller", TrKey("Anywhere"), "Ctrl −", TrKey("Smaller interface")},
-      {"ui_fitted", TrKey("Anywhere"), "Ctrl 0", TrKey("The interface scale fitted to the window")},
+      {"ui_scale", TrKey("Anywhere"), "Ctrl + · Ctrl − · Ctrl 0", TrKey("Larger / smaller interface (every panel is laid out again); the scale fitted to the window")},
       {"undo", TrKey("Anywhere"), "Ctrl+Z", TrKey("Undo the last change to the scene: a slider, the text, the view, the layer, a lesson step")},
       {"redo", TrKey("Anywhere"), "Ctrl+Shift+Z · Ctrl+Y", TrKey("Redo what was undone")},
       {"presentation", TrKey("Anywhere"), "F11", TrKey("Presentation: full screen, the view alone, large type (F11 or Esc leaves)")},
@@ -27,8 +27,7 @@ const std::vector<KeyBinding>& key_bindings() {
       {"step_ends", TrKey("Lessons and presentation"), "Home · End", TrKey("The lesson's first / last step")},
       {"slider_type", TrKey("Sliders and fields"), TrKey("Ctrl+click"), TrKey("Type a slider's value (Enter takes it, Esc keeps the old one)"), true},
       {"next_field", TrKey("Sliders and fields"), "Tab / Shift+Tab", TrKey("The next / previous field")},
-      {"text_keys", TrKey("Sliders and fields"), "Ctrl+A · Ctrl+X · Ctrl+C · Ctrl+V", TrKey("In a text field: select all, cut, copy, paste")},
-      {"text_undo", TrKey("Sliders and fields"), "Ctrl+Z · Ctrl+Y", TrKey("In a text field: undo / redo the typing")},
+      {"text_keys", TrKey("Sliders and fields"), "Ctrl+A · X · C · V · Z", TrKey("In a text field: select all, cut, copy, paste, undo the typing")},
       {"hover_cell", TrKey("Heatmaps"), TrKey("pointer over a cell"), TrKey("The query, the key and the cell's value"), true},
       {"select_query", TrKey("Heatmaps"), TrKey("click"), TrKey("Select that query row in every head (again: deselect)"), true},
       {"open_large", TrKey("Heatmaps"), TrKey("double-click"), TrKey("Open the head large in the view's place"), true},
@@ -47,7 +46,12 @@ const char* shortcut_of(const char* id) {
 
 void DrawKeysWindow(AppState& state) {
   if (!state.show_keys) return;
-  PlaceNextWindow(state, Slot::dialog);
+  // A dialog as wide as About, and as tall as the screen allows: a reference sheet to read whole.
+  const ImRect dialog = SlotRect(state, Slot::dialog), area = LayoutInputOf(state).area;
+  const float h = std::max(dialog.GetHeight(), area.GetHeight() * 0.94f);
+  const ImGuiCond cond = state.scripted || state.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
+  ImGui::SetNextWindowPos(ImVec2(dialog.Min.x, std::round(area.Min.y + (area.GetHeight() - h) * 0.5f)), cond);
+  ImGui::SetNextWindowSize(ImVec2(dialog.GetWidth(), std::round(h)), cond);
   if (!ImGui::Begin(WindowTitle("Keys", "keys").c_str(), &state.show_keys)) {
     ImGui::End();
     return;

@@ -435,9 +435,9 @@ float LessonBannerHeight(const AppState& state, float width) {
   if (!step) return 0.0f;
   const ImGuiStyle& style = ImGui::GetStyle();
   const std::string caption = CaptionNumbers(step->caption.text(UiLanguage()), state);
-  const float wrap = std::max(width - style.WindowPadding.x * 2, ImGui::GetFontSize() * 8);
+  // The banner's first line (title and counter), then the caption as WrappedText draws it.
   return std::ceil(style.WindowPadding.y * 2 + ImGui::GetTextLineHeightWithSpacing() +
-                   ImGui::CalcTextSize(caption.c_str(), nullptr, false, wrap).y + style.ItemSpacing.y);
+                   WrappedTextHeight(caption, width - style.WindowPadding.x * 2) + 1.0f);
 }
 
 void DrawLessonBanner(AppState& state) {
@@ -449,7 +449,9 @@ void DrawLessonBanner(AppState& state) {
   const Lesson& lesson = l.lessons[size_t(l.lesson)];
   ImGui::SetNextWindowPos(r.Min);
   ImGui::SetNextWindowSize(r.GetSize());
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+  // No title bar; a caption taller than the banner's share of the screen scrolls.
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                                  ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus;
   if (ImGui::Begin("##lesson_banner", nullptr, flags)) {
     // A quiet first line: the lesson's title, and the step counter at the right.

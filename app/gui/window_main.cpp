@@ -41,6 +41,7 @@
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
+#include "attnscope/figure/compare.h"
 #include "gui/figure_copy.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
@@ -61,7 +62,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
-                                         "--layout-live"};
+                                         "--layout-live", "--compare-a", "--compare-view"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -114,7 +115,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-training", o.show_training, "Open the Training window (Classroom → Training)");
   group->add_option("--train-settings", o.train_settings,
                     "Training window fields, key=value (task, text, level, layers, d_model, heads, groups, mlp, "
-                    "seq_len, batch, steps, lr, seed, threads, snapshot_every)")
+                    "seq_len, batch, steps, lr, warmup, seed, threads, snapshot_every, speed)")
       ->delimiter(',');
   group->add_option("--train-actions", o.train_actions,
                     "Scripted runs: Training window buttons in order (start, compare, pause, step, reset, save:DIR, "
@@ -126,6 +127,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
+  group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
+  group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
 
@@ -317,7 +320,10 @@ std::vector<int> ScriptedKeyCodes(const std::string& key) {
 
 void DrawViewWindow(AppState& state) {
   switch (state.scene.view.view) {
-    case View::heads: DrawHeadsWindow(state); break;
+    case View::heads:
+      DrawHeadsWindow(state);
+      DrawCompareWindow(state);
+      break;
     case View::shapes: DrawShapesWindow(state, false); break;
     case View::relpos1d: DrawRelpos1dWindow(state); break;
     case View::relpos2d: DrawRelpos2dWindow(state); break;
@@ -548,6 +554,10 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   }
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
+  if (!options.compare_a.empty()) {
+    if (!KeepSceneFileAsA(state, options.compare_a, parse_compare_view(options.compare_view)))
+      std::fprintf(stderr, "error: %s\n", state.status.c_str());
+  }
   state.checkpoint.recent = startup.preferences.recent_checkpoints;
   state.checkpoint.layer = options.layer;  // kept below L when the model opens
   if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
@@ -926,7 +936,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
       const auto frame_start = std::chrono::steady_clock::now();
       WaitForEvents(loop, worker, state);
       TakeNewestResult(loop, state);
-      FollowPresentation(window, state, loop.windowed);
+      if (!loop.sweep) FollowPresentation(window, state, loop.windowed);  // a sweep keeps the window's size
       ApplyLook(loop, state);
       DrawFrame(loop, state);
       if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once

@@ -43,6 +43,8 @@ struct WindowOptions {
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
   int layer = 0;             // with checkpoint: the layer the Heads view draws
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
+  std::string compare_a;     // keep this scene file as A and open Compare A/B
+  std::string compare_view = "side-by-side";  // with compare_a: side-by-side | difference
   std::string save_scene;    // scripted: save the final scene here through the window's Save scene
   std::string bench_json;   // frame-time benchmark: write timings here (bench/frame_time.cpp)
   int bench_changes = 20;   // settings changes to time in a benchmark run

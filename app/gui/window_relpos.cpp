@@ -291,7 +291,8 @@ bool HaveRelpos(const AppState& state, int dims) {
 void DrawRelpos1dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 1D · sentence", "relpos1d").c_str(), View::relpos1d)) return;
   const float font = ImGui::GetFontSize();
-  if (WrongInputForView(state, false, tr("This view works on a sentence; the input is a 2D grid."), Panel::relpos)) {
+  if (CheckpointHidesOwnHeads(state) ||
+      WrongInputForView(state, false, tr("This view works on a sentence; the input is a 2D grid."), Panel::relpos)) {
     ImGui::End();
     return;
   }
@@ -306,7 +307,6 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
-  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
@@ -399,7 +399,8 @@ void DrawRelpos1dWindow(AppState& state) {
 void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
-  if (WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
+  if (CheckpointHidesOwnHeads(state) ||
+      WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
     ImGui::End();
     return;
   }
@@ -412,7 +413,6 @@ void DrawRelpos2dWindow(AppState& state) {
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
-  RelposOwnHeadsHint(state);
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);

@@ -14,6 +14,7 @@
 #pragma once
 #include <vector>
 #include "gui/app_state.h"
+#include "attnscope/figure/compare.h"
 
 namespace attnscope::gui {
 
@@ -24,6 +25,13 @@ void DrawTranslationNotice(AppState& state);
 void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
+// Compare A/B (window_compare.cpp): the Heads toolbar's Keep as A / Compare with A buttons, the window
+// over the Heads view, and A kept from a scene file (--compare-a, scripted runs and tests).
+void CompareToolbar(AppState& state);
+void DrawCompareWindow(AppState& state);
+void KeepAsA(AppState& state);
+// False (the reason on the status line) when the file cannot be read or analysed.
+bool KeepSceneFileAsA(AppState& state, const std::string& path, CompareView view);
 void DrawShapesWindow(AppState& state, bool floating);
 void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);

@@ -95,6 +95,17 @@ inline std::string joined(const std::vector<std::string>& texts) {
   return s;
 }
 
+// `part` among the texts, wherever the window wrapped them: spaces and line ends are left out of both.
+inline bool shows(const std::vector<std::string>& texts, const std::string& part) {
+  auto squeezed = [](const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (c != ' ' && c != '\n') out += c;
+    return out;
+  };
+  return squeezed(joined(texts)).find(squeezed(part)) != std::string::npos;
+}
+
 inline int channel_distance(Rgba a, Rgba b) {
   return std::max({std::abs(int(a.r) - int(b.r)), std::abs(int(a.g) - int(b.g)), std::abs(int(a.b) - int(b.b))});
 }

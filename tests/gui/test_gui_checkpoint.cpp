@@ -24,16 +24,6 @@ namespace fs = std::filesystem;
 
 fs::path fixture(const std::string& name) { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models" / name; }
 
-// Without white space: wrapped text is drawn line by line, and a long path breaks anywhere.
-std::string flat(const std::string& text) {
-  std::string s;
-  for (char c : text)
-    if (c != ' ' && c != '\n') s += c;
-  return s;
-}
-bool shows(const std::vector<std::string>& texts, const std::string& part) {
-  return flat(joined(texts)).find(flat(part)) != std::string::npos;
-}
 
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();

@@ -3,10 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "attnscope/io/file_io.h"
 #include "gui/gui_run.h"
 #include "run_cli.h"
 
@@ -15,13 +14,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string point(double x, double y) { return std::to_string(int(x)) + "," + std::to_string(int(y)); }
 
@@ -51,7 +43,7 @@ struct SceneRun {
 SceneRun scene_after(const std::string& name, const std::string& args) {
   const fs::path file = fresh_dir("history_" + name) / "scene.json";
   SceneRun r{run_window("history_" + name, args + " --save-scene " + shell_quote(file.string())), {}};
-  r.scene = json::parse(slurp(file));
+  r.scene = json::parse(attnscope::read_file(file, 1 << 20));
   return r;
 }
 

@@ -41,7 +41,8 @@ TEST_SUITE("gui_keys") {
     const std::vector<std::string> texts = texts_of(w, "###keys");
     INFO(joined(texts));
     REQUIRE(!texts.empty());
-    for (const char* t : {"Ctrl +", "Ctrl −", "Ctrl 0", "Ctrl+E", "Ctrl+S", "Ctrl+C", "Ctrl+click", "double-click",
+    for (const char* t : {"Ctrl + · Ctrl − · Ctrl 0", "Ctrl+Z", "Ctrl+Shift+Z · Ctrl+Y", "F11", "PageDown · → · Space",
+                          "Ctrl+E", "Ctrl+S", "Ctrl+C", "Ctrl+click", "double-click",
                           "Show or hide the Export panel", "Copy the current view's figure as a PNG image, for slides",
                           "Open the head large in the view's place"})
       CHECK_MESSAGE(shown(texts, t), "not listed: " << t);

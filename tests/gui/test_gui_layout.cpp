@@ -97,12 +97,16 @@ struct Problems {
 };
 
 // One screen of a layout record. `where`: the start and the screen, for the messages.
-void check_screen(const json& screen, double width, double height, const std::string& where, Problems& problems) {
+// A presentation screen (F11) has no menu bar: the view starts at the top.
+void check_screen(const json& screen, double width, double height, const std::string& where, Problems& problems,
+                  bool presenting = false) {
   constexpr double tolerance = 1.0;  // pixels: text extents are fractional
   const json& bar = screen.at("menu_bar");
-  const double bar_bottom = bottom(bar);
-  if (bar.at("x") != 0 || bar.at("y") != 0 || bar.at("w").get<double>() != width || bar.at("h").get<double>() <= 0)
-    problems.add(where + ": the menu bar is not across the top of the window: " + bar.dump());
+  const double bar_bottom = presenting ? 0.0 : bottom(bar);
+  if (presenting ? bar.at("h").get<double>() > 0
+                 : (bar.at("x") != 0 || bar.at("y") != 0 || bar.at("w").get<double>() != width || bar.at("h").get<double>() <= 0))
+    problems.add(where + (presenting ? ": a menu bar in presentation mode: " : ": the menu bar is not across the top of the window: ") +
+                 bar.dump());
   REQUIRE_MESSAGE(!screen.at("windows").empty(), where << ": no window recorded");
   for (const json& w : screen.at("windows")) {
     const std::string title = short_title(w.at("title"));
@@ -231,10 +235,12 @@ void check_start(const json& layout, const std::string& start, double width, dou
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
+  for (const Lesson& lesson : load_lessons()) CHECK(names.count("presentation lesson " + std::to_string(lesson.number)));
   Problems problems;
   check_screen(layout, width, height, start + ", last screen", problems);
   for (const json& s : layout.at("screens")) {
-    check_screen(s, width, height, start + ", " + s.at("name").get<std::string>(), problems);
+    const std::string name = s.at("name").get<std::string>();
+    check_screen(s, width, height, start + ", " + name, problems, name.rfind("presentation", 0) == 0);
     check_layout_rule(s, start + ", " + s.at("name").get<std::string>(), problems);
     // The swept screen is the one asked for (a lesson's view, the view tab clicked).
     if (s.at("name").get<std::string>().rfind("view ", 0) == 0) CHECK(s.at("name") == "view " + s.at("view").get<std::string>());
@@ -430,7 +436,7 @@ TEST_SUITE("gui_layout") {
     presses.clear();  // from the fitted 100% at 720p: ten presses reach 200%, two more find it the largest
     for (int i = 0; i < 12; ++i) presses += (i ? "," : "") + std::to_string(3 + 2 * i) + ":ctrl+equal";
     for (const char* language : {"en", "zh"})
-      for (const std::string panel : {std::string("--show-analysis"), "--checkpoint " + model}) {
+      for (const std::string& panel : {std::string("--show-analysis"), "--checkpoint " + model}) {
         const std::string where = std::string("200% at 1280×720, ") + language + ", " + panel.substr(0, 17);
         INFO(where);
         const WindowRun crowded = run_window(std::string("layout_keys_200_720_") + language + (panel[2] == 's' ? "_analysis" : "_checkpoint"),

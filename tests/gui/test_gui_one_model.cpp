@@ -22,15 +22,6 @@ const fs::path shipped = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / 
 
 // `part` among the texts, wherever the window wrapped them (a long path breaks mid-word): white space
 // and line ends are left out of both.
-bool shows(const std::vector<std::string>& texts, const std::string& part) {
-  auto squeezed = [](const std::string& s) {
-    std::string out;
-    for (char c : s)
-      if (c != ' ' && c != '\n') out += c;
-    return out;
-  };
-  return squeezed(joined(texts)).find(squeezed(part)) != std::string::npos;
-}
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }

@@ -26,16 +26,6 @@ const fs::path shipped = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / 
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
-// `part` among the texts, wherever the window wrapped them: white space and line ends are left out of both.
-bool shows(const std::vector<std::string>& texts, const std::string& part) {
-  auto squeezed = [](const std::string& s) {
-    std::string out;
-    for (char c : s)
-      if (c != ' ' && c != '\n') out += c;
-    return out;
-  };
-  return squeezed(joined(texts)).find(squeezed(part)) != std::string::npos;
-}
 std::string centre_of(const nlohmann::json& item) {
   return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
          std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
@@ -208,7 +198,7 @@ TEST_SUITE("gui_one_model") {
     CHECK(current_frames >= 2);    // and the checkpoint's first frames are among the ones checked
   }
 
-  TEST_CASE("one model: a lesson step about the synthetic model and the relative-position views say the checkpoint is not theirs") {
+  TEST_CASE("one model: a lesson step about the synthetic model says a checkpoint is open; the relative-position view shows its heads only after Close") {
     const std::string args = "--checkpoint " + shell_quote(shipped.string());
     const WindowRun lesson = run_window("one_model_views_lesson", args + " --lesson 1");
     INFO(joined(texts_of(lesson, "###lessons")));
@@ -221,14 +211,17 @@ TEST_SUITE("gui_one_model") {
                                                                       " --clicks 4 --frames 10");
     CHECK(relpos.layout.at("view") == "relpos1d");
     INFO(joined(texts_of(relpos, "###relpos1d")));
-    CHECK(shows(texts_of(relpos, "###relpos1d"), "These heads are this view's own, not the open checkpoint's"));
-    // Its own heads are its figure: Copy figure copies them rather than refusing for want of the checkpoint's.
-    REQUIRE(relpos.layout.at("widgets").contains("copy_figure"));
-    const WindowRun copied = run_window("one_model_views_relpos_copy",
+    // One model on screen: the view's own (position-only) heads give way to a notice with Close.
+    CHECK(shows(texts_of(relpos, "###relpos1d"), "A checkpoint (induction)"));
+    CHECK(relpos.layout.at("heads").empty());
+    CHECK_FALSE(relpos.layout.at("widgets").contains("copy_figure"));
+    REQUIRE(relpos.layout.at("widgets").contains("view.close_checkpoint"));
+    const WindowRun closed = run_window("one_model_views_relpos_close",
                                         args + " --pointer '" + centre_of(heads.layout["widgets"]["menu.view.relpos1d"]) + ";" +
-                                            centre_of(relpos.layout["widgets"]["copy_figure"]) + "' --clicks 4,8 --frames 40");
-    INFO(copied.layout.at("status").get<std::string>());
-    CHECK(copied.layout.at("status").get<std::string>().rfind("Figure copied", 0) == 0);
+                                            centre_of(relpos.layout["widgets"]["view.close_checkpoint"]) + "' --clicks 4,8 --frames 20");
+    CHECK(closed.layout.at("view") == "relpos1d");
+    CHECK_FALSE(closed.layout.at("heads").empty());
+    CHECK(closed.layout.at("widgets").contains("copy_figure"));
     // Without a checkpoint neither says anything of the kind.
     const WindowRun plain = run_window("one_model_views_lesson_plain", "--lesson 1");
     CHECK_FALSE(shows(texts_of(plain, "###lessons"), "checkpoint is open"));

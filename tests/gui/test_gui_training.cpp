@@ -24,7 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string small = "--show-training --train-settings d_model=32,seq_len=16,batch=4,lr=0.003,threads=1,snapshot_every=5";
+// warmup=50: `train`'s default, which small_settings() trains with (the window's own default is 300).
+const std::string small = "--show-training --train-settings d_model=32,seq_len=16,batch=4,lr=0.003,warmup=50,threads=1,snapshot_every=5";
 
 bool any_text(const json& layout, const std::string& part) {
   for (const json& t : layout["texts"])

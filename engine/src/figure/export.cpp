@@ -55,7 +55,10 @@ const std::vector<std::string>& figure_word_keys() {
       "%d layers × %d heads", "%d K/V heads", "every head its own K/V", "one K/V head for all",
       "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "tokens %d–%d of %d", "panel l.h = layer l, head h",
       // a generated grid, as the window describes it
-      "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph"};
+      "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph",
+      // compare A/B (compare.h)
+      "A · head %d", "B · head %d · JS %s", "B − A · head %d · JS %s", "probability B − A", "A: %s", "B: %s",
+      "A → B: %s", "A and B have the same settings", "one scale for A and B: %s"};
   return keys;
 }
 

@@ -35,7 +35,8 @@ MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", 
 
 KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "Right", "Up", "Down", "Home",
         "End", "Prior", "Next", "space", "ctrl+a", "ctrl+c", "ctrl+v", "ctrl+x", "ctrl+z", "ctrl+equal",
-        "ctrl+minus", "ctrl+0", "ctrl+e", "ctrl+s", "F1", "a", "1", "KP_Add", "ctrl+KP_Subtract", "shift+Return"]
+        "ctrl+minus", "ctrl+0", "ctrl+e", "ctrl+s", "F1", "a", "1", "KP_Add", "ctrl+KP_Subtract", "shift+Return",
+        "F11", "ctrl+shift+z", "ctrl+y"]
 
 
 def texts_pool(scratch, model):
@@ -291,6 +292,16 @@ class Monkey:
             menu("menu_file", "Save scene…") + [("type_in", "", scratch + "/scene.json"), ("key", "Return"),
                                                  ("any", None)],
             menu("menu_help", "About attnscope") + [("any", None)],
+            menu("menu_help", "Keys") + [("any", None)],
+            # Undo and redo through the menu and the keys, around a lesson and a slider.
+            open_window["Lessons"] + [("press", "lessons", "Choose a lesson…"), ("any", "##Combo"),
+                                      ("press", "lessons", "Next")] + menu("menu_edit", "Undo") +
+            menu("menu_edit", "Redo") + [("key", "ctrl+z")] * 3 + [("any", None), ("key", "ctrl+shift+z")],
+            # Presentation mode with a lesson: the step keys, the view, and out again.
+            open_window["Lessons"] + [("press", "lessons", "Choose a lesson…"), ("any", "##Combo")] +
+            menu("menu_display", "Presentation") + [("key", "Next"), ("key", "Next"), ("key", "Prior"), ("key", "End"),
+                                                    ("any", None), ("key", "ctrl+equal"), ("key", "Escape")],
+            [("key", "F11"), ("any", None), ("key", "Right"), ("key", "F11")],
             menu("menu_windows", "Model view") + [("any", None), ("any", None)],
             menu("menu_windows", "Shapes beside the view") + [("any", None)],
             menu("menu_classroom", "Head analysis") + [("any", None), ("any", None)],
@@ -346,7 +357,8 @@ class Monkey:
 
     def menu_titles(self, menu_id):
         english = {"menu_file": "File", "menu_windows": "Windows", "menu_classroom": "Classroom",
-                   "menu_language": "Language · 语言", "menu_display": "Display", "menu_help": "Help"}[menu_id]
+                   "menu_language": "Language · 语言", "menu_display": "Display", "menu_help": "Help",
+                   "menu_edit": "Edit"}[menu_id]
         return self.names(english)
 
     # ---- random actions --------------------------------------------------------------------------------
