@@ -33,6 +33,7 @@ struct ExportOptions {
   std::string language = "en";  // the figure's titles and captions
   double scale = 1.0;
   bool no_caption = false;
+  std::string token_range;  // "I-J": heads/head keep those queries and keys
   std::vector<std::string> compare;  // SCENE_A SCENE_B
   std::string compare_view = "side-by-side";
 };
@@ -54,6 +55,7 @@ Analysis compare_side(const std::string& path, const char* side) {
 void run_compare(const ExportOptions& o) {
   require(o.compare.size() == 2, "--compare takes two scene files: --compare SCENE_A SCENE_B");
   require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N, not to --compare");
   require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
                                  "the command line (use Keep as A in the window)");
   CompareRequest request;
@@ -118,6 +120,11 @@ void run(const ExportOptions& o) {
   request.scale = float(o.scale);
   require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
   request.caption = !o.no_caption;
+  if (!o.token_range.empty()) {
+    parse_token_range(o.token_range, request);
+    require(request.what == ExportWhat::heads || request.what == ExportWhat::head,
+            "--token-range applies to --what heads or head:N");
+  }
   const Scene scene = build_scene(o.scene);
   request.colormap = parse_colormap(scene.view.colormap);
   request.scores = scene.view.show_scores;
@@ -167,6 +174,9 @@ void add_export_command(CLI::App& root) {
   cmd->add_option("--format", options->format, "png | svg | csv | npy")->required();
   cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
+  cmd->add_option("--token-range", options->token_range,
+                  "heads, head:N: only queries and keys I to J (tokens from 0, e.g. 2-9); colours keep the whole "
+                  "input's range");
   cmd->add_option("--language", options->language,
                   "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();

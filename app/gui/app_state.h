@@ -148,6 +148,16 @@ struct HeadsWindowState {
   ColorBarCache bar;
   int large_head = -1;  // double-clicked head shown large (−1: none)
   LabelCache labels;
+  // Token range and zoom (window_heads.cpp): UI state, not the scene's — ways of looking at one input that
+  // change with every wheel step and stop fitting when the input's length changes. token_last −1: every token.
+  int token_first = 0, token_last = -1;
+  int zoom_count = 0, zoom_row = 0, zoom_col = 0;  // tokens across the zoomed view (0: not zoomed) and its first query, key
+  ImVec2 drag_from;                                // pointer when a pan began; zoom_row/col then
+  int drag_row = 0, drag_col = 0;
+  bool numbers = false;  // numbers in cells (when cells are big enough)
+  int edit_first = 0, edit_last = 0;  // the range fields while typed in
+  bool editing_first = false, editing_last = false;
+  std::string range_error;            // a refused range, shown under the toolbar
 };
 
 struct RelposWindowState {
@@ -214,6 +224,7 @@ struct ShapesWindowState {
 struct LayoutRecord {
   struct Head {
     int head = 0, kv_group = 0, tokens = 0;
+    int first_query = 0, first_key = 0, shown = 0;  // the tokens drawn: shown queries and keys from these (zoom, range)
     ImVec2 min, max;     // the heatmap image rectangle
     float cell = 0;      // cell side in pixels
     float frame = 0;     // width of the kv-group frame drawn just outside the image

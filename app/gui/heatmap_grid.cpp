@@ -131,6 +131,16 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
   const int grid_id = labels ? labels->grids++ : 0;
   const float caption_pad = font * 0.3f;
   const int caption_form = spec.captions ? CaptionForm(spec, block_w - 2 * caption_pad) : 0;
+  // Numbers in cells once the cells are big enough and every number fits its cell.
+  bool numbers = spec.cell_number && g.cell >= spec.min_number_cell;
+  for (int i = 0; numbers && i < spec.count; ++i)
+    for (int r = 0; numbers && r < spec.rows; ++r)
+      for (int c = 0; numbers && c < spec.cols; ++c) {
+        std::string text;
+        ImU32 color = 0;
+        if (spec.cell_number(i, r, c, text, color)) numbers = ImGui::CalcTextSize(text.c_str()).x + font * 0.2f <= g.cell;
+      }
+  out.numbers = numbers;
 
   for (int i = 0; i < spec.count; ++i) {
     const int across = i % g.grid_cols, down = i / g.grid_cols;
@@ -145,7 +155,26 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), frame_color);
     if (spec.background)
       if (const ImTextureID under = spec.background(i)) draw->AddImage(under, min, max);
-    draw->AddImage(spec.texture(i), min, max);
+    if (spec.texture_size > 0) {  // the shown part of a larger picture
+      const float t = float(spec.texture_size);
+      draw->AddImage(spec.texture(i), min, max, ImVec2(float(spec.first_col) / t, float(spec.first_row) / t),
+                     ImVec2(float(spec.first_col + spec.cols) / t, float(spec.first_row + spec.rows) / t));
+    } else {
+      draw->AddImage(spec.texture(i), min, max);
+    }
+    if (numbers) {
+      std::string text;
+      ImU32 color = 0;
+      draw->PushClipRect(min, max, true);
+      for (int r = 0; r < spec.rows; ++r)
+        for (int c = 0; c < spec.cols; ++c)
+          if (spec.cell_number(i, r, c, text, color)) {
+            const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+            draw->AddText(ImVec2(min.x + (float(c) + 0.5f) * g.cell - size.x * 0.5f, min.y + (float(r) + 0.5f) * g.cell - size.y * 0.5f),
+                          color, text.c_str());
+          }
+      draw->PopClipRect();
+    }
     auto outline = [&](ImVec2 a, ImVec2 b) {
       draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.0f);
       draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.0f);
@@ -172,13 +201,19 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       if (labels) labels->captions.push_back({grid_id, i, caption_form, title, at, end});
     }
 
-    // Labels on the outer edges only: all heatmaps share them.
+    // Labels on the outer edges only: all heatmaps share them. Recorded with their token indices.
+    const size_t recorded = labels ? labels->labels.size() : 0;
     if (across == 0 && spec.row_labels)
       DrawQueryLabels(draw, *spec.row_labels, ImVec2(min.x - g.frame, min.y), g.cell, g.label_w - font * 0.4f,
                       spec.selected_row, labels);
+    if (labels)
+      for (size_t k = recorded; k < labels->labels.size(); ++k) labels->labels[k].index += spec.first_row;
+    const size_t recorded_rows = labels ? labels->labels.size() : 0;
     if (down == 0 && spec.col_labels)
       DrawKeyLabels(draw, *spec.col_labels, ImVec2(min.x, min.y - g.frame), g.cell, g.label_h - font * 0.4f,
                     g.cols_rotated, labels);
+    if (labels)
+      for (size_t k = recorded_rows; k < labels->labels.size(); ++k) labels->labels[k].index += spec.first_col;
     if (!spec.shared_scale) {
       const ImVec2 bar_min(max.x + g.frame + font * 0.3f, min.y);
       std::vector<float> ticks;
@@ -198,8 +233,14 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       out.col = std::clamp(int((mouse.x - min.x) / g.cell), 0, spec.cols - 1);
       out.row = std::clamp(int((mouse.y - min.y) / g.cell), 0, spec.rows - 1);
       out.double_clicked = ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
-      out.clicked = !out.double_clicked && ImGui::IsItemClicked(ImGuiMouseButton_Left);
+      out.clicked = !out.double_clicked &&
+                    (spec.drag_pans ? ImGui::IsItemDeactivated() && ImGui::GetIO().MouseDragMaxDistanceSqr[0] < 9.0f
+                                    : ImGui::IsItemClicked(ImGuiMouseButton_Left));
+      out.wheel = ImGui::GetIO().MouseWheel;
+      out.pointer_cells = ImVec2((mouse.x - min.x) / g.cell, (mouse.y - min.y) / g.cell);
     }
+    if (ImGui::IsItemActivated()) out.pressed = true;
+    if (ImGui::IsItemActive()) out.held = true;
   }
 
   if (spec.shared_scale && spec.color_bar) {

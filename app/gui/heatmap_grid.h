@@ -50,6 +50,15 @@ struct HeatmapGridSpec {
   int marked_cell = -1;        // outlined cell (row-major) in every heatmap, e.g. a grid query
   float max_cell = 0;          // cap on the cell size in pixels (0: none)
   int columns = 0;             // heatmaps per row (0: whatever makes them largest)
+  // A part of larger pictures (zoom, token range): the textures hold texture_size × texture_size cells
+  // and rows × cols of them are drawn from (first_row, first_col); the labels are those rows' and columns'
+  // and are recorded with their token indices. texture_size 0: the textures are rows × cols.
+  int first_row = 0, first_col = 0, texture_size = 0;
+  bool drag_pans = false;      // a click is a press and release without a drag (a drag pans)
+  // Numbers in cells: the text and its colour for cell (row, col) of heatmap i (rows and columns as
+  // drawn); drawn when cells are at least min_number_cell pixels and every text fits its cell.
+  std::function<bool(int i, int row, int col, std::string& text, ImU32& color)> cell_number;
+  float min_number_cell = 28;
 };
 
 struct HeatmapGridResult {
@@ -60,6 +69,10 @@ struct HeatmapGridResult {
   int hovered = -1, row = -1, col = -1;  // the cell under the pointer
   bool clicked = false, double_clicked = false;
   int selected_row_clicked = -1;  // row of a click, else −1
+  float wheel = 0;                // mouse wheel over a heatmap
+  ImVec2 pointer_cells;           // the pointer in cells from the hovered heatmap's top-left (fractional)
+  bool pressed = false, held = false;  // the left button went down on / is held on a heatmap
+  bool numbers = false;           // numbers were drawn in the cells
 };
 
 // Fills the available region from the cursor. Records drawn labels in `labels` when not null.

@@ -78,7 +78,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();
   for (const LayoutRecord::Head& h : state.layout.heads) {
-    nlohmann::json e = {{"head", h.head}, {"kv_group", h.kv_group}, {"tokens", h.tokens}, {"cell", h.cell}, {"frame", h.frame}};
+    nlohmann::json e = {{"head", h.head}, {"kv_group", h.kv_group}, {"tokens", h.tokens}, {"cell", h.cell}, {"frame", h.frame},
+                      {"first_query", h.first_query}, {"first_key", h.first_key}, {"shown", h.shown}};
     const ImVec4 c = ImGui::ColorConvertU32ToFloat4(h.frame_color);
     e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
     e["range"] = {h.range.lo, h.range.hi};

@@ -56,6 +56,10 @@ ExportRequest RequestFor(const AppState& state) {
   r.scale = e.scale;
   r.caption = e.caption;
   r.words = UiFigureWords();  // titles and captions in the interface's language
+  if (state.heads.token_last >= 0 && (r.what == ExportWhat::heads || r.what == ExportWhat::head)) {
+    r.token_first = state.heads.token_first;  // the Heads view's token range
+    r.token_last = state.heads.token_last;
+  }
   return r;
 }
 
@@ -198,6 +202,9 @@ void DrawExportWindow(AppState& state) {
   ImGui::Checkbox(tr("caption"), &e.caption);
   ImGui::EndDisabled();
 
+  // The Heads view's token range goes with an export of heads.
+  if (const ExportRequest r = RequestFor(state); r.token_first >= 0)
+    HintText(trf("tokens %d–%d only: the Heads view's token range", r.token_first, r.token_last));
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize(tr("path")).x - ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::InputTextWithHint(tr("path"), tr("exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)"), &e.path);
 

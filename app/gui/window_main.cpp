@@ -28,6 +28,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <filesystem>
 #include <optional>
@@ -93,7 +94,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Scripted runs: keyboard input at a frame, FRAME:ctrl (held, e.g. with a click), FRAME:enter, "
                     "FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS (typed; no commas), or a shortcut "
                     "FRAME:ctrl+equal, ctrl+minus, ctrl+0, ctrl+e, ctrl+z, ctrl+shift+z, ctrl+y, f11, pagedown, pageup, home, end, right, "
-                    "left, space (pressed and released through the GLFW key callback)")
+                    "left, space (pressed and released through the GLFW key callback), or FRAME:wheel=STEPS (mouse wheel, "
+                    "positive: up)")
       ->delimiter(',')
       ->group("");
   group->add_flag("--show-export", o.show_export, "Open the Export panel (figures of the window, tests)")->group("");
@@ -278,6 +280,14 @@ void FollowPresentation(GLFWwindow* window, const AppState& state, WindowedPlace
   }
 }
 
+// --keys FRAME:wheel=STEPS: a finite number of wheel steps (positive: away from the user, zoom in).
+bool IsScriptedWheel(const std::string& what) {
+  if (what.rfind("wheel=", 0) != 0 || what.size() == 6) return false;
+  char* end = nullptr;
+  const float steps = std::strtof(what.c_str() + 6, &end);
+  return *end == 0 && std::isfinite(steps);
+}
+
 // --keys FRAME:KEY: the GLFW key codes of KEY ("ctrl+equal": left control and =); empty when unknown.
 std::vector<int> ScriptedKeyCodes(const std::string& key) {
   std::vector<int> codes;
@@ -390,10 +400,10 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     require(colon != std::string::npos && std::sscanf(k.substr(0, colon).c_str(), "%d%c", &frame, &extra) == 1 &&
                 frame >= 0 &&
                 (what == "ctrl" || what == "enter" || what == "escape" || what == "tab" || what == "backspace" ||
-                 what.rfind("text=", 0) == 0 || !ScriptedKeyCodes(what).empty()),
+                 what.rfind("text=", 0) == 0 || IsScriptedWheel(what) || !ScriptedKeyCodes(what).empty()),
             "--keys takes FRAME:ctrl, FRAME:enter, FRAME:escape, FRAME:tab, FRAME:backspace, FRAME:text=CHARACTERS, "
             "FRAME:ctrl+equal, FRAME:ctrl+minus, FRAME:ctrl+0, FRAME:ctrl+e, FRAME:ctrl+z, FRAME:ctrl+shift+z, FRAME:ctrl+y, FRAME:f11, FRAME:pagedown, "
-            "FRAME:pageup, FRAME:home, FRAME:end, FRAME:right, FRAME:left or FRAME:space; got '" + k + "'");
+            "FRAME:pageup, FRAME:home, FRAME:end, FRAME:right, FRAME:left, FRAME:space or FRAME:wheel=STEPS; got '" + k + "'");
     mode.keys.push_back({frame, what});
   }
   return mode;
@@ -666,6 +676,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
       else if (k.what == "tab") io.KeysDown[GLFW_KEY_TAB] = true;
       else if (k.what == "backspace") io.KeysDown[GLFW_KEY_BACKSPACE] = true;
       else if (k.what.rfind("text=", 0) == 0) io.AddInputCharactersUTF8(k.what.substr(5).c_str());
+      else if (k.what.rfind("wheel=", 0) == 0) io.MouseWheel += std::strtof(k.what.c_str() + 6, nullptr);
     }
     // Shortcuts (ctrl+equal, …) go through the GLFW backend's own key callback, as a keyboard's do: down
     // on their frame, up on the next.

@@ -53,7 +53,7 @@ const std::vector<std::string>& figure_word_keys() {
       "query token %d", "α per head (in the titles)", "padding keys", "no padding keys", "content + λ·position",
       "convolution as attention", "%dx%d kernel = %d heads", "max |MHSA − conv|", "interior", "border",
       "%d layers × %d heads", "%d K/V heads", "every head its own K/V", "one K/V head for all",
-      "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "panel l.h = layer l, head h",
+      "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "tokens %d–%d of %d", "panel l.h = layer l, head h",
       // a generated grid, as the window describes it
       "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph",
       // compare A/B (compare.h)
@@ -102,6 +102,21 @@ ExportFormat parse_export_format(const std::string& text) {
   for (ExportFormat f : {ExportFormat::png, ExportFormat::svg, ExportFormat::csv, ExportFormat::npy})
     if (t == to_string(f)) return f;
   throw InputError("unknown format '" + text + "' (valid: png, svg, csv, npy)");
+}
+
+void parse_token_range(const std::string& text, ExportRequest& request) {
+  const size_t dash = text.find('-');
+  auto whole = [](const std::string& d) {
+    return !d.empty() && d.size() <= 7 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::string first = dash == std::string::npos ? "" : text.substr(0, dash);
+  const std::string last = dash == std::string::npos ? "" : text.substr(dash + 1);
+  require(whole(first) && whole(last),
+          "token range '" + text + "': give I-J, two token indices from 0 with I <= J (e.g. 2-9)");
+  request.token_first = std::stoi(first);
+  request.token_last = std::stoi(last);
+  require(request.token_first <= request.token_last,
+          "token range '" + text + "': the first token must not come after the last (e.g. 2-9)");
 }
 
 const char* to_string(ExportFormat format) {
@@ -180,6 +195,12 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
         require(r.head >= 0 && r.head < heads,
                 "head " + std::to_string(r.head) + " does not exist: this " + kind_name(a.scene.model.kind) +
                     " has " + std::to_string(heads) + (heads == 1 ? " head (0)" : " heads (0-" + std::to_string(heads - 1) + ")"));
+      if (r.token_first >= 0 || r.token_last >= 0) {
+        const int t = int(a.attention->labels.size());
+        require(r.token_first >= 0 && r.token_first <= r.token_last && r.token_last < t,
+                "token range " + std::to_string(r.token_first) + "-" + std::to_string(r.token_last) +
+                    " does not fit this input of " + std::to_string(t) + " tokens: valid range 0.." + std::to_string(t - 1));
+      }
       break;
     }
     case ExportWhat::relpos:
@@ -236,12 +257,16 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
   if (r.what == ExportWhat::heads || r.what == ExportWhat::head) {
     const ModelSettings& m = a.scene.model;
     const AttentionShape& s = a.attention->shape;
+    // A token range: which of the input's tokens the panels show.
+    const std::string range = r.token_first < 0 ? std::string()
+                                                : sep + w.format("tokens %d–%d of %d", r.token_first, r.token_last,
+                                                                 int(a.attention->labels.size()));
     if (!a.attention->source_note.empty()) {  // a real model's layer: its own name, not seeded settings
       std::string c = a.attention->source_note + sep + kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                       "G=" + std::to_string(s.groups) + sep + w.word(m.causal ? "causal" : "not causal") + sep +
                       w.word(r.scores ? "scores QKᵀ/√d_k" : "probabilities");
       if (r.what == ExportWhat::heads) c += sep + scale;
-      return c + sep + queries_keys;
+      return c + sep + queries_keys + range;
     }
     std::string c = kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
@@ -249,7 +274,7 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
                     w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
                     w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
     if (r.what == ExportWhat::heads) c += sep + scale;
-    return c + sep + queries_keys;
+    return c + sep + queries_keys + range;
   }
   if (r.what == ExportWhat::relpos) {
     const RelposAnalysis& rp = *a.relpos;
@@ -337,6 +362,19 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   ColorScale scale = r.color_scale;  // one head: its own range is the shared one, drawn on one bar
   if (r.what == ExportWhat::head && scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
   assign_colorbars(f, scale, r.colormap, r.words.word(r.scores ? "score" : "probability"), causal, r.words);
+  // A token range: the panels keep those queries and keys only; the bars keep the whole input's ranges.
+  if (r.token_first >= 0) {
+    const int lo = r.token_first, n = r.token_last - r.token_first + 1;
+    for (PanelSpec& p : f.panels) {
+      std::vector<float> kept(size_t(n) * size_t(n));
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) kept[size_t(i) * size_t(n) + size_t(j)] = p.values[size_t(lo + i) * size_t(p.cols) + size_t(lo + j)];
+      p.values = std::move(kept);
+      p.rows = p.cols = n;
+      p.row_labels.assign(att.labels.begin() + lo, att.labels.begin() + lo + n);
+      p.col_labels = p.row_labels;
+    }
+  }
   return f;
 }
 
@@ -451,15 +489,23 @@ ExportArray export_array(const Analysis& a, const ExportRequest& r) {
       const AttentionAnalysis& att = *a.attention;
       const Tensor3& values = r.scores ? att.result.scores : att.result.probs;
       const int heads = int(values.size());
-      const int64_t t = values[0].rows();
-      out.row_labels = out.col_labels = att.labels;
+      const int64_t all = values[0].rows();
+      // A token range keeps those queries and keys (row-major blocks of t × t).
+      const int64_t lo = r.token_first >= 0 ? r.token_first : 0;
+      const int64_t t = r.token_first >= 0 ? r.token_last - r.token_first + 1 : all;
+      out.row_labels.assign(att.labels.begin() + lo, att.labels.begin() + lo + t);
+      out.col_labels = out.row_labels;
+      auto append_head = [&](int h) {
+        const Mat& m = values[size_t(h)];
+        for (int64_t i = lo; i < lo + t; ++i) append(m.data() + i * all + lo, t);
+      };
       if (r.what == ExportWhat::head) {
         out.shape = {t, t};
-        append(values[size_t(r.head)].data(), values[size_t(r.head)].size());
+        append_head(r.head);
       } else {
         out.shape = {heads, t, t};
         for (int h = 0; h < heads; ++h) {
-          append(values[size_t(h)].data(), values[size_t(h)].size());
+          append_head(h);
           out.block_names.push_back("head " + std::to_string(h) + " (kv group " +
                                     std::to_string(kv_group_of_head(h, heads, att.shape.groups)) + ")");
         }

@@ -63,6 +63,9 @@ struct ExportRequest {
                                        // 0–1 (probabilities only) or locked at color_scale.locked
   bool caption = true;                 // the one-line settings caption under the figure
   FigureWords words;                   // titles and captions in the interface's language (empty: English)
+  // heads/head: only queries and keys token_first..token_last (tokens from 0; −1: every token). The colour
+  // ranges stay those of the whole input, so a cell has the colour it has in the whole figure.
+  int token_first = -1, token_last = -1;
 };
 
 // "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv", "model". Sets what (and head). Throws
@@ -70,6 +73,9 @@ struct ExportRequest {
 void parse_export_what(const std::string& text, ExportRequest& request);
 // "png", "svg", "csv", "npy" (any case). Throws InputError listing them.
 ExportFormat parse_export_format(const std::string& text);
+// "I-J" (whole numbers, 0 ≤ I ≤ J): sets token_first and token_last. Throws InputError naming the form;
+// whether J < T is checked against the analysis by validate_export.
+void parse_token_range(const std::string& text, ExportRequest& request);
 const char* to_string(ExportFormat format);   // "png" …, also the file extension
 std::string to_string(const ExportRequest& request_what);  // "heads", "head:3", "relpos", "conv"
 
