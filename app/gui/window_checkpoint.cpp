@@ -95,6 +95,16 @@ void InfoRow(const char* key, const std::string& value) {
   ImGui::TextWrapped("%s", value.c_str());
 }
 
+// The G of the run on screen: after a conversion, the pooled one next to the checkpoint's.
+void KvHeadsRow(const CheckpointWindowState& c, const model::ModelConfig& cfg) {
+  const ModelLayerRun* run = c.run.get();
+  const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
+  if (shown_g == cfg.kv_heads)
+    InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
+  else
+    InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
+}
+
 std::string Thousands(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -129,13 +139,7 @@ void DrawModelInfo(AppState& state) {
     InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
-    // The G of the run on screen: after a conversion, the pooled one next to the checkpoint's.
-    const ModelLayerRun* run = state.checkpoint.run.get();
-    const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
-    if (shown_g == cfg.kv_heads)
-      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
-    else
-      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
+    KvHeadsRow(state.checkpoint, cfg);
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
     InfoRow(tr("parameters"), Thousands(m.parameter_count()));
     InfoRow(tr("weights"), m.source_dtypes);
@@ -301,12 +305,7 @@ void DrawCardInfo(const CheckpointWindowState& c) {
     InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
-    const ModelLayerRun* run = c.run.get();
-    const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
-    if (shown_g == cfg.kv_heads)
-      InfoRow(tr("kv heads G"), std::to_string(cfg.kv_heads) + "  (" + grouping_name(cfg.heads, cfg.kv_heads) + ")");
-    else
-      InfoRow(tr("kv heads G"), trf("%d  (%s, converted from %d)", shown_g, grouping_name(cfg.heads, shown_g), cfg.kv_heads));
+    KvHeadsRow(c, cfg);
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
   } else {
     const model::AttentionStack& s = *c.attentions;

@@ -210,14 +210,7 @@ ExportedFile render_compare(const Analysis& a, const Analysis& b, const CompareR
   require(r.scale >= 1 && r.scale <= 4, "--scale must be between 1 and 4");
   const AbComparison cmp = compare_analyses(a, b, r.color_scale);
   ExportedFile out;
-  out.figure = compare_figure(a, b, cmp, r);
-  out.layout = layout_figure(*out.figure, r.scale, text);
-  if (r.format == ExportFormat::png) {
-    out.image = render_figure(*out.figure, *out.layout, text);
-    out.bytes = encode_png(*out.image);
-  } else {
-    out.bytes = render_svg(*out.figure, *out.layout, text);
-  }
+  encode_figure(out, compare_figure(a, b, cmp, r), r.format, r.scale, text);
   return out;
 }
 

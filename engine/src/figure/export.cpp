@@ -587,21 +587,16 @@ std::string export_csv(const ExportArray& array) {
 }
 
 // ---- rendering and writing -----------------------------------------------------------------------
-namespace {
-
-// A figure laid out at the request's scale and encoded as its format (PNG or SVG) into `out`.
-void encode_figure(ExportedFile& out, FigureSpec figure, const ExportRequest& r, const TextRasterizer& text) {
+void encode_figure(ExportedFile& out, FigureSpec figure, ExportFormat format, float scale, const TextRasterizer& text) {
   out.figure = std::move(figure);
-  out.layout = layout_figure(*out.figure, r.scale, text);
-  if (r.format == ExportFormat::png) {
+  out.layout = layout_figure(*out.figure, scale, text);
+  if (format == ExportFormat::png) {
     out.image = render_figure(*out.figure, *out.layout, text);
     out.bytes = encode_png(*out.image);
   } else {
     out.bytes = render_svg(*out.figure, *out.layout, text);
   }
 }
-
-}  // namespace
 
 ExportedFile render_export(const Analysis& a, const ExportRequest& r, const TextRasterizer& text) {
   validate_export(a, r);
@@ -612,7 +607,7 @@ ExportedFile render_export(const Analysis& a, const ExportRequest& r, const Text
     out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
     return out;
   }
-  encode_figure(out, export_figure(a, r), r, text);
+  encode_figure(out, export_figure(a, r), r.format, r.scale, text);
   return out;
 }
 
@@ -712,7 +707,7 @@ ExportedFile export_model_view(const model::AttentionStack& s, const ExportReque
     out.shape = {s.layers, s.heads, s.tokens, s.tokens};
     out.bytes = serialize_npy(s.attentions.data(), out.shape);
   } else {
-    encode_figure(out, model_view_figure(s, r), r, text);
+    encode_figure(out, model_view_figure(s, r), r.format, r.scale, text);
   }
   write_file_atomic(path, out.bytes);
   return out;

@@ -122,6 +122,10 @@ struct ExportedFile {
   std::vector<int64_t> shape;         // CSV/.npy: the array's shape
 };
 
+// A figure laid out at `scale` and encoded as `format` (PNG or SVG) into `out` (figure, layout, image, bytes).
+void encode_figure(ExportedFile& out, FigureSpec figure, ExportFormat format, float scale,
+                   const TextRasterizer& text = default_text_rasterizer());
+
 // The file's content in memory (validate_export first, then figure/array, then encoding).
 ExportedFile render_export(const Analysis& analysis, const ExportRequest& request,
                            const TextRasterizer& text = default_text_rasterizer());
