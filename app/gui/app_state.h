@@ -31,6 +31,7 @@
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
+#include "gui/zoom.h"
 #include "gui/history.h"
 #include "core/model_view.h"
 #include "core/pictures.h"
@@ -148,16 +149,9 @@ struct HeadsWindowState {
   ColorBarCache bar;
   int large_head = -1;  // double-clicked head shown large (−1: none)
   LabelCache labels;
-  // Token range and zoom (window_heads.cpp): UI state, not the scene's — ways of looking at one input that
-  // change with every wheel step and stop fitting when the input's length changes. token_last −1: every token.
-  int token_first = 0, token_last = -1;
-  int zoom_count = 0, zoom_row = 0, zoom_col = 0;  // tokens across the zoomed view (0: not zoomed) and its first query, key
-  ImVec2 drag_from;                                // pointer when a pan began; zoom_row/col then
-  int drag_row = 0, drag_col = 0;
-  bool numbers = false;  // numbers in cells (when cells are big enough)
-  int edit_first = 0, edit_last = 0;  // the range fields while typed in
-  bool editing_first = false, editing_last = false;
-  std::string range_error;            // a refused range, shown under the toolbar
+  // Token range and zoom (zoom.h), shared by the Heads view, its head opened large, the Model view and
+  // Compare A/B: they draw the same input's tokens.
+  ZoomState zoom;
 };
 
 struct RelposWindowState {
@@ -168,10 +162,12 @@ struct RelposWindowState {
   // The (head, query, key) whose score expansion is printed: the hovered cell, else the edited
   // head's peak.
   int expansion_head = 0, expansion_query = 0, expansion_key = 0;
+  ZoomState zoom_1d, zoom_2d;  // the sentence's heads; the grid, its mean and its heads (zoom.h)
 };
 
 struct ConvWindowState {
   ColorBarCache gray_bar, diff_bar;
+  ZoomState zoom;  // all four images
   std::string input_error;
 };
 
@@ -281,6 +277,7 @@ struct LayoutRecord {
     float frame = 0;      // width of the kv-group frame drawn just outside it
     ImU32 frame_color = 0;
     bool current = false; // the Heads view's layer and its large head
+    int first_query = 0, first_key = 0, shown = 0;  // the tokens drawn (zoom, range), as Head's
   };
   std::string view;
   std::vector<Head> heads;

@@ -31,6 +31,7 @@ struct CompareState {
   std::optional<AbComparison> comparison;
   std::optional<FigureSpec> figure;
   std::vector<GlTexture> textures;        // one per panel
+  std::vector<std::vector<Rgba>> colors;  // their pixels (numbers in cells read against them)
   ColorBarCache bar;
   LabelCache labels;                      // B's token labels (the axes)
 };

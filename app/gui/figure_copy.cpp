@@ -87,9 +87,9 @@ ExportRequest CopyRequest(const AppState& state) {
   r.scale = state.exporter.scale;
   r.caption = state.exporter.caption;
   r.words = UiFigureWords();
-  if (state.heads.token_last >= 0 && (r.what == ExportWhat::heads || r.what == ExportWhat::head)) {
-    r.token_first = state.heads.token_first;  // the Heads view's token range
-    r.token_last = state.heads.token_last;
+  if (state.heads.zoom.token_last >= 0 && (r.what == ExportWhat::heads || r.what == ExportWhat::head)) {
+    r.token_first = state.heads.zoom.token_first;  // the Heads view's token range
+    r.token_last = state.heads.zoom.token_last;
   }
   return r;
 }

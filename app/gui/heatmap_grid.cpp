@@ -153,15 +153,16 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     // Frame, background, heatmap, outlines.
     const ImU32 frame_color = spec.frame_color ? spec.frame_color(i) : ImGui::GetColorU32(ImGuiCol_Border);
     draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), frame_color);
-    if (spec.background)
-      if (const ImTextureID under = spec.background(i)) draw->AddImage(under, min, max);
-    if (spec.texture_size > 0) {  // the shown part of a larger picture
-      const float t = float(spec.texture_size);
-      draw->AddImage(spec.texture(i), min, max, ImVec2(float(spec.first_col) / t, float(spec.first_row) / t),
-                     ImVec2(float(spec.first_col + spec.cols) / t, float(spec.first_row + spec.rows) / t));
-    } else {
-      draw->AddImage(spec.texture(i), min, max);
+    // The shown part of a larger picture, or all of it.
+    ImVec2 uv0(0, 0), uv1(1, 1);
+    if (spec.texture_rows > 0 && spec.texture_cols > 0) {
+      const float tr = float(spec.texture_rows), tc = float(spec.texture_cols);
+      uv0 = ImVec2(float(spec.first_col) / tc, float(spec.first_row) / tr);
+      uv1 = ImVec2(float(spec.first_col + spec.cols) / tc, float(spec.first_row + spec.rows) / tr);
     }
+    if (spec.background)
+      if (const ImTextureID under = spec.background(i)) draw->AddImage(under, min, max, uv0, uv1);
+    draw->AddImage(spec.texture(i), min, max, uv0, uv1);
     if (numbers) {
       std::string text;
       ImU32 color = 0;
@@ -181,6 +182,14 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     };
     if (spec.selected_row >= 0 && spec.selected_row < spec.rows)
       outline(ImVec2(min.x, min.y + float(spec.selected_row) * g.cell), ImVec2(max.x, min.y + float(spec.selected_row + 1) * g.cell));
+    // Columns being picked on the key axis: shaded down the heatmap and across the labels' band.
+    const bool highlight = spec.highlight_first >= 0 && spec.highlight_last >= spec.highlight_first;
+    const float band_top = min.y - g.frame - (g.label_h - font * 0.4f);
+    if (highlight) {
+      const float x0 = min.x + float(spec.highlight_first) * g.cell, x1 = min.x + float(spec.highlight_last + 1) * g.cell;
+      draw->AddRectFilled(ImVec2(x0, down == 0 ? band_top : min.y), ImVec2(x1, max.y), IM_COL32(255, 255, 255, 70));
+      draw->AddRect(ImVec2(x0, down == 0 ? band_top : min.y), ImVec2(x1, max.y), IM_COL32(255, 255, 255, 220), 0, 0, 2.0f);
+    }
     if (spec.marked_cell >= 0 && spec.marked_cell < spec.rows * spec.cols) {
       const float x = min.x + float(spec.marked_cell % spec.cols) * g.cell, y = min.y + float(spec.marked_cell / spec.cols) * g.cell;
       outline(ImVec2(x, y), ImVec2(x + g.cell, y + g.cell));
@@ -241,6 +250,27 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     }
     if (ImGui::IsItemActivated()) out.pressed = true;
     if (ImGui::IsItemActive()) out.held = true;
+
+    // The key axis: one invisible button over each top heatmap's labels' band.
+    if (spec.key_axis_drag && spec.col_labels && down == 0 && g.label_h > font) {
+      const ImVec2 band_min(min.x, band_top), band_max(max.x, min.y - g.frame);
+      if (i == 0) {
+        out.axis_min = band_min;
+        out.axis_max = band_max;
+      }
+      ImGui::SetCursorScreenPos(band_min);
+      ImGui::PushID(i);
+      ImGui::InvisibleButton("##key_axis", ImVec2(std::max(w, 1.0f), std::max(band_max.y - band_min.y, 1.0f)));
+      ImGui::PopID();
+      const bool active = ImGui::IsItemActive();
+      if (ImGui::IsItemHovered() || active || ImGui::IsItemDeactivated()) {
+        out.axis_col = std::clamp(int((ImGui::GetIO().MousePos.x - min.x) / g.cell), 0, spec.cols - 1);
+        if (ImGui::IsItemHovered() && !active) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+      }
+      if (ImGui::IsItemActivated()) out.axis_pressed = true;
+      if (active) out.axis_held = true;
+      if (ImGui::IsItemDeactivated()) out.axis_released = true;
+    }
   }
 
   if (spec.shared_scale && spec.color_bar) {

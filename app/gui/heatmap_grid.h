@@ -50,11 +50,15 @@ struct HeatmapGridSpec {
   int marked_cell = -1;        // outlined cell (row-major) in every heatmap, e.g. a grid query
   float max_cell = 0;          // cap on the cell size in pixels (0: none)
   int columns = 0;             // heatmaps per row (0: whatever makes them largest)
-  // A part of larger pictures (zoom, token range): the textures hold texture_size × texture_size cells
-  // and rows × cols of them are drawn from (first_row, first_col); the labels are those rows' and columns'
-  // and are recorded with their token indices. texture_size 0: the textures are rows × cols.
-  int first_row = 0, first_col = 0, texture_size = 0;
+  // A part of larger pictures (zoom, token range): the textures (and backgrounds) hold texture_rows ×
+  // texture_cols cells and rows × cols of them are drawn from (first_row, first_col); the labels are those
+  // rows' and columns' and are recorded with their token indices. texture_rows 0: the textures are rows × cols.
+  int first_row = 0, first_col = 0, texture_rows = 0, texture_cols = 0;
   bool drag_pans = false;      // a click is a press and release without a drag (a drag pans)
+  // The key labels' band takes a drag (a token range picked on the key axis); the columns [highlight_first,
+  // highlight_last] (as drawn) are shaded in every heatmap and in the band while one is dragged (−1: none).
+  bool key_axis_drag = false;
+  int highlight_first = -1, highlight_last = -1;
   // Numbers in cells: the text and its colour for cell (row, col) of heatmap i (rows and columns as
   // drawn); drawn when cells are at least min_number_cell pixels and every text fits its cell.
   std::function<bool(int i, int row, int col, std::string& text, ImU32& color)> cell_number;
@@ -73,6 +77,11 @@ struct HeatmapGridResult {
   ImVec2 pointer_cells;           // the pointer in cells from the hovered heatmap's top-left (fractional)
   bool pressed = false, held = false;  // the left button went down on / is held on a heatmap
   bool numbers = false;           // numbers were drawn in the cells
+  // The key labels' band (spec.key_axis_drag): the column under the pointer while it is over the band or
+  // a drag that began there is held (−1: neither), and that drag's press, hold and release.
+  int axis_col = -1;
+  bool axis_pressed = false, axis_held = false, axis_released = false;
+  ImVec2 axis_min, axis_max;      // the first heatmap's band (screen pixels), for the layout record
 };
 
 // Fills the available region from the cursor. Records drawn labels in `labels` when not null.

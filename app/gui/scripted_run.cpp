@@ -88,7 +88,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["thumbs"] = nlohmann::json::array();
   for (const LayoutRecord::Thumb& t : state.layout.thumbs) {
     nlohmann::json e = {{"layer", t.layer}, {"head", t.head}, {"kv_group", t.kv_group}, {"frame", t.frame},
-                        {"current", t.current}};
+                        {"current", t.current}, {"first_query", t.first_query}, {"first_key", t.first_key},
+                        {"shown", t.shown}};
     const ImVec4 c = ImGui::ColorConvertU32ToFloat4(t.frame_color);
     e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
     j["thumbs"].push_back(rect_json(std::move(e), t.min, t.max));

@@ -979,6 +979,17 @@ void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int co
   }
 }
 
+void RecordShownMaps(AppState& state, const HeatmapGridResult& grid, const Shown& shown) {
+  const size_t first = state.layout.heads.size();
+  RecordMaps(state, grid, shown.texture_rows, shown.texture_cols);
+  for (size_t i = first; i < state.layout.heads.size(); ++i) {
+    LayoutRecord::Head& rec = state.layout.heads[i];
+    rec.first_query = shown.row;
+    rec.first_key = shown.col;
+    rec.shown = shown.cols;
+  }
+}
+
 void RecordLastItem(AppState& state, const std::string& name) {
   const ImVec2 s = state.framebuffer_scale, min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   state.layout.widgets.push_back({name, ImVec2(min.x * s.x, min.y * s.y), ImVec2(max.x * s.x, max.y * s.y)});

@@ -182,6 +182,9 @@ float TurnedExtent(const std::vector<std::string>& labels, float cap);
 // Adds the images of a heatmap grid that are not attention heads (relative position, convolution) to
 // the layout record, with kv_group −1.
 void RecordMaps(AppState& state, const HeatmapGridResult& grid, int rows, int cols);
+// The same for the shown part of larger pictures (zoom.h): each records its first row and column and the
+// columns shown ("first_query", "first_key", "shown"); "tokens" stays the whole pictures'.
+void RecordShownMaps(AppState& state, const HeatmapGridResult& grid, const Shown& shown);
 // Adds the last ImGui item's rectangle to the layout record under `name`.
 void RecordLastItem(AppState& state, const std::string& name);
 

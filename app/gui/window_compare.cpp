@@ -103,9 +103,11 @@ void Update(AppState& state, CompareState& c, const Analysis& b) {
     return;
   }
   c.textures.resize(c.figure->panels.size());
+  c.colors.resize(c.figure->panels.size());
   for (size_t i = 0; i < c.figure->panels.size(); ++i) {
     const PanelSpec& p = c.figure->panels[i];
-    c.textures[i].update(p.cols, p.rows, panel_colors(*c.figure, i));
+    c.colors[i] = panel_colors(*c.figure, i);
+    c.textures[i].update(p.cols, p.rows, c.colors[i]);
   }
 }
 
@@ -167,14 +169,31 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
       }
     }
   }
-  const HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
+  // The Heads view's token range and zoom (zoom.h): the same tokens of A and B.
+  ZoomState& z = state.heads.zoom;
+  const Shown shown = ShownTokens(z, spec.cols);
+  std::vector<std::string> row_labels, col_labels;
+  ApplyShown(spec, shown, z, row_labels, col_labels);
+  if (z.numbers)
+    spec.cell_number = [&f, &c, shown](int i, int r, int col, std::string& text, ImU32& color) {
+      const PanelSpec& p = f.panels[size_t(i)];
+      const size_t cell = size_t(shown.row + r) * size_t(p.cols) + size_t(shown.col + col);
+      return CellNumber(p.values[cell], c.colors[size_t(i)][cell], text, color);
+    };
+  HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
+  RecordKeyAxis(state, grid, "compare");
+  ZoomAndPan(z, shown, grid, true);
+  ToWholePicture(grid, shown);
   // The layout record's heads are the compare panels (A h, B h, … or B − A h) while it is open.
   state.layout.heads.clear();
   const ImVec2 s = state.framebuffer_scale;
   for (int i = 0; i < spec.count; ++i) {
     LayoutRecord::Head rec;
     rec.head = i;
-    rec.tokens = spec.rows;
+    rec.tokens = shown.texture_cols;
+    rec.first_query = shown.row;
+    rec.first_key = shown.col;
+    rec.shown = shown.cols;
     const ImVec2 min = grid.image_min[size_t(i)];
     rec.min = ImVec2(min.x * s.x, min.y * s.y);
     rec.max = ImVec2((min.x + grid.image_size.x) * s.x, (min.y + grid.image_size.y) * s.y);
@@ -193,6 +212,7 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
     ImGui::TextUnformatted(trf("A %.3f · B %.3f · B − A %+.3f", double(pa(grid.row, grid.col)), double(pb(grid.row, grid.col)),
                                double(pb(grid.row, grid.col) - pa(grid.row, grid.col))).c_str());
     ImGui::TextUnformatted(trf("drift of head %d (Jensen–Shannon): %.3f nats", head, c.comparison->drift[size_t(head)]).c_str());
+    ImGui::TextDisabled("%s", ZoomHint(false));
     ImGui::EndTooltip();
   }
 }
@@ -301,6 +321,7 @@ void DrawCompareWindow(AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(tr("Back to the heads")).x + ImGui::GetFontSize());
     if (ImGui::SmallButton(tr("Back to the heads"))) open = false;
     RecordLastItem(state, "compare.close");
+    if (ready && !c.figure->panels.empty()) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, c.figure->panels[0].cols), "compare");
     if (!b) {
       SpinnerText(tr("running the model…"));
     } else if (!c.error.empty()) {

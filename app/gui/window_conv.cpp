@@ -243,6 +243,9 @@ void DrawConvWindow(AppState& state) {
   }
   Textures& tex = state.textures;
   ImGui::TextWrapped("%s", GridNote(state, shown->input_note).c_str());
+  ZoomState& z = state.conv.zoom;
+  const Shown part = ShownCells(z, shown->rows, shown->cols);
+  DrawZoomBar(state, z, part, "conv");
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // As tall as three square images across the width need, at most half the height.
   const float top_h = std::round(std::min(avail.y * 0.52f, (avail.x - font * 14.0f) / 3.0f + font * 4.5f));
@@ -266,8 +269,18 @@ void DrawConvWindow(AppState& state) {
   three.colormap = Colormap::grayscale;
   three.value_name = TrKey("value");
   three.columns = 3;
+  std::vector<std::string> no_rows, no_cols;
+  ApplyShown(three, part, z, no_rows, no_cols);
+  // Numbers in cells: each image's values, read against its own colours.
+  if (z.numbers)
+    three.cell_number = [shown, pictures, part](int i, int row, int col, std::string& text, ImU32& color) {
+      const Mat& m = i == 0 ? shown->input : i == 1 ? shown->mhsa : shown->conv;
+      const Picture& p = i == 0 ? pictures->conv_input : i == 1 ? pictures->conv_mhsa : pictures->conv_true;
+      const int r = part.row + row, c = part.col + col;
+      return CellNumber(float(m(r, c)), p.pixels[size_t(r) * size_t(p.width) + size_t(c)], text, color);
+    };
   ImGui::BeginChild("three", ImVec2(avail.x, top_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  const HeatmapGridResult g3 = DrawHeatmapGrid(three, state.conv.gray_bar, state.ui_scale, nullptr);
+  HeatmapGridResult g3 = DrawHeatmapGrid(three, state.conv.gray_bar, state.ui_scale, nullptr);
   ImGui::EndChild();
 
   // Bottom: the difference on a diverging scale, and the error curve beside it.
@@ -282,20 +295,31 @@ void DrawConvWindow(AppState& state) {
   diff.value_name = TrKey("difference");
   diff.columns = 1;
   diff.max_cell = g3.cell;  // the same cell size as the images above
+  if (z.numbers)
+    diff.cell_number = [shown, pictures, part](int, int row, int col, std::string& text, ImU32& color) {
+      const int r = part.row + row, c = part.col + col;
+      const Picture& p = pictures->conv_difference;
+      return CellNumber(float(shown->difference(r, c)), p.pixels[size_t(r) * size_t(p.width) + size_t(c)], text, color);
+    };
   const float bottom_h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("difference", ImVec2(std::min(avail.x * 0.4f, bottom_h + font * 6.0f), bottom_h), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  const HeatmapGridResult g1 = DrawHeatmapGrid(diff, state.conv.diff_bar, state.ui_scale, nullptr);
+  HeatmapGridResult g1 = DrawHeatmapGrid(diff, state.conv.diff_bar, state.ui_scale, nullptr);
   ImGui::EndChild();
-  RecordMaps(state, g3, shown->rows, shown->cols);
-  RecordMaps(state, g1, shown->rows, shown->cols);
-  for (const HeatmapGridResult* g : {&g3, &g1})
+  RecordShownMaps(state, g3, part);
+  RecordShownMaps(state, g1, part);
+  // One zoom for all four images: the wheel over any of them zooms them all.
+  for (HeatmapGridResult* g : {&g3, &g1}) {
+    ZoomAndPan(z, part, *g, true);
+    ToWholePicture(*g, part);
     if (g->hovered >= 0) {
       const int r = g->row, c = g->col;
-      ImGui::SetTooltip("%s", trf("cell (%d, %d)\ninput: %s\nMHSA: %s\nconv: %s\ndifference: %s", r, c,
+      ImGui::SetTooltip("%s", (trf("cell (%d, %d)\ninput: %s\nMHSA: %s\nconv: %s\ndifference: %s", r, c,
                         FormatValue(shown->input(r, c)).c_str(), FormatValue(shown->mhsa(r, c)).c_str(),
-                        FormatValue(shown->conv(r, c)).c_str(), FormatValue(shown->difference(r, c)).c_str()).c_str());
+                        FormatValue(shown->conv(r, c)).c_str(), FormatValue(shown->difference(r, c)).c_str()) +
+                               "\n" + ZoomHint(false)).c_str());
     }
+  }
   ImGui::SameLine();
   DrawErrorCurve(*shown, ImGui::GetContentRegionAvail());
   ImGui::EndChild();

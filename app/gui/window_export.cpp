@@ -56,9 +56,9 @@ ExportRequest RequestFor(const AppState& state) {
   r.scale = e.scale;
   r.caption = e.caption;
   r.words = UiFigureWords();  // titles and captions in the interface's language
-  if (state.heads.token_last >= 0 && (r.what == ExportWhat::heads || r.what == ExportWhat::head)) {
-    r.token_first = state.heads.token_first;  // the Heads view's token range
-    r.token_last = state.heads.token_last;
+  if (state.heads.zoom.token_last >= 0 && (r.what == ExportWhat::heads || r.what == ExportWhat::head)) {
+    r.token_first = state.heads.zoom.token_first;  // the Heads view's token range
+    r.token_last = state.heads.zoom.token_last;
   }
   return r;
 }

@@ -105,178 +105,21 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
 
 // ---- token range and zoom ------------------------------------------------------------------------
 
-// The tokens the heads show: the typed range (every token when none, or when it no longer fits the
-// input), and within it the zoomed window, first query and key and how many across.
-struct Shown {
-  int lo = 0, hi = 0;             // the range
-  int count = 0, row = 0, col = 0;  // the window
-  bool zoomed = false;
-};
-
-Shown ShownTokens(HeadsWindowState& h, int tokens) {
-  if (h.token_last >= tokens || h.token_first < 0 || (h.token_last >= 0 && h.token_first > h.token_last)) {
-    h.token_first = 0;  // the input changed length: back to every token
-    h.token_last = -1;
-    h.zoom_count = 0;
-  }
-  Shown s;
-  s.lo = h.token_last < 0 ? 0 : h.token_first;
-  s.hi = h.token_last < 0 ? tokens - 1 : h.token_last;
-  const int n = s.hi - s.lo + 1;
-  s.zoomed = h.zoom_count > 0 && h.zoom_count < n;
-  s.count = s.zoomed ? h.zoom_count : n;
-  s.row = std::clamp(s.zoomed ? h.zoom_row : s.lo, s.lo, s.hi - s.count + 1);
-  s.col = std::clamp(s.zoomed ? h.zoom_col : s.lo, s.lo, s.hi - s.count + 1);
-  return s;
-}
-
-// On the toolbar's line, when they fit: a button naming the tokens shown ("tokens 0–15") that opens the
-// range popup — the first and last token typed, "every token", "numbers in cells" — and "reset zoom".
-void DrawRangeBar(AppState& state, int tokens) {
-  HeadsWindowState& h = state.heads;
-  const Shown shown = ShownTokens(h, tokens);
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const std::string button = trf("tokens %d–%d", shown.lo, shown.hi) + "…##token_range";
-  SameLineIfFits(ImGui::CalcTextSize(button.c_str(), nullptr, true).x + style.FramePadding.x * 2);
-  if (ImGui::SmallButton(button.c_str())) ImGui::OpenPopup("token_range");
-  RecordLastItem(state, "heads.tokens");
-  const ImVec2 below(ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y + 2);  // the popup hangs from here
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("Only these queries and keys, in every head (tokens are numbered from 0); the colours "
-                               "keep the whole input's range"));
-  // Always there (greyed out until the wheel zooms), so that zooming moves nothing on the toolbar.
-  SameLineIfFits(ImGui::CalcTextSize(tr("reset zoom")).x + style.FramePadding.x * 2);
-  ImGui::BeginDisabled(!shown.zoomed);
-  if (ImGui::SmallButton(tr("reset zoom"))) h.zoom_count = 0;
-  ImGui::EndDisabled();
-  RecordLastItem(state, "heads.reset_zoom");
-
-  // Under the button, reaching left from its right edge (the button sits at the toolbar's right end).
-  ImGui::SetNextWindowPos(below, ImGuiCond_Always, ImVec2(1, 0));
-  if (ImGui::BeginPopup("token_range")) {
-    const float field_w = ImGui::CalcTextSize("00000").x + style.FramePadding.x * 2;
-    if (!h.editing_first) h.edit_first = shown.lo;
-    if (!h.editing_last) h.edit_last = shown.hi;
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(tr("token range"));
-    ImGui::SameLine();
-    bool apply = false;
-    ImGui::SetNextItemWidth(field_w);
-    ImGui::InputInt("##token_first", &h.edit_first, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
-    RecordLastItem(state, "heads.token_first");
-    h.editing_first = ImGui::IsItemActive();
-    apply |= ImGui::IsItemDeactivatedAfterEdit();
-    ImGui::SameLine(0, style.ItemInnerSpacing.x);
-    ImGui::TextUnformatted("–");
-    ImGui::SameLine(0, style.ItemInnerSpacing.x);
-    ImGui::SetNextItemWidth(field_w);
-    ImGui::InputInt("##token_last", &h.edit_last, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
-    RecordLastItem(state, "heads.token_last");
-    h.editing_last = ImGui::IsItemActive();
-    apply |= ImGui::IsItemDeactivatedAfterEdit();
-    if (apply) {
-      if (h.edit_first < 0 || h.edit_last >= tokens || h.edit_first > h.edit_last) {
-        h.range_error = trf("No such range: tokens run from 0 to %d, and the first may not come after the last.", tokens - 1);
-      } else {
-        h.range_error.clear();
-        const bool all = h.edit_first == 0 && h.edit_last == tokens - 1;
-        h.token_first = all ? 0 : h.edit_first;
-        h.token_last = all ? -1 : h.edit_last;
-        h.zoom_count = 0;
-      }
-    }
-    ImGui::SameLine();
-    ImGui::BeginDisabled(h.token_last < 0);
-    if (ImGui::SmallButton(tr("every token"))) {
-      h.token_first = 0;
-      h.token_last = -1;
-      h.zoom_count = 0;
-      h.range_error.clear();
-    }
-    ImGui::EndDisabled();
-    RecordLastItem(state, "heads.every_token");
-    ImGui::Dummy(ImVec2(ImGui::GetFontSize() * 20, 0));  // the width the notes below wrap at
-    ErrorText(h.range_error);
-    HintText(tr("Only these queries and keys, in every head (tokens are numbered from 0); the colours "
-                "keep the whole input's range"));
-    ImGui::Checkbox(tr("numbers in cells"), &h.numbers);
-    RecordLastItem(state, "heads.numbers");
-    HintText(tr("Each cell's value with two decimals, when cells are big enough (zoom in with the "
-                "mouse wheel, or pick fewer tokens)"));
-    ImGui::EndPopup();
-  } else {
-    h.editing_first = h.editing_last = false;
-  }
-}
-
-// Puts the shown tokens into the spec: the part of each T × T picture, its labels, the selected row
-// and the numbers in cells.
-void ApplyShown(HeatmapGridSpec& spec, const Shown& shown, const Pictures& pictures, const AttentionAnalysis& att,
-                bool numbers, std::vector<std::string>& row_labels, std::vector<std::string>& col_labels,
-                std::function<int(int)> head_of) {
-  const int tokens = spec.rows;
-  spec.texture_size = tokens;
-  spec.rows = spec.cols = shown.count;
-  spec.first_row = shown.row;
-  spec.first_col = shown.col;
-  spec.drag_pans = shown.zoomed;
-  if (spec.row_labels) {
-    row_labels.assign(spec.row_labels->begin() + shown.row, spec.row_labels->begin() + shown.row + shown.count);
-    col_labels.assign(spec.col_labels->begin() + shown.col, spec.col_labels->begin() + shown.col + shown.count);
-    spec.row_labels = &row_labels;
-    spec.col_labels = &col_labels;
-    if (shown.count < tokens) {  // the widest of the labels shown (keys stand upright when they fit)
-      spec.labels_extent = 0;
-      for (const std::vector<std::string>* axis : {&row_labels, &col_labels})
-        for (const std::string& l : *axis) spec.labels_extent = std::max(spec.labels_extent, ImGui::CalcTextSize(l.c_str()).x);
-    }
-  }
-  const int q = spec.selected_row;
-  spec.selected_row = q >= shown.row && q < shown.row + shown.count ? q - shown.row : -1;
-  if (!numbers) return;
+// Puts the shown tokens into the spec (zoom.h) and, when asked, the numbers in cells.
+void ApplyHeadsShown(HeatmapGridSpec& spec, const Shown& shown, const ZoomState& z, const Pictures& pictures,
+                     const AttentionAnalysis& att, std::vector<std::string>& row_labels,
+                     std::vector<std::string>& col_labels, std::function<int(int)> head_of) {
+  ApplyShown(spec, shown, z, row_labels, col_labels);
+  if (!z.numbers) return;
+  const int tokens = shown.texture_cols;
   const bool scores = pictures.scores, causal = pictures.masked;
   spec.cell_number = [&pictures, &att, shown, tokens, scores, causal, head_of](int i, int r, int c, std::string& text,
                                                                                ImU32& color) {
     const int head = head_of(i), row = shown.row + r, col = shown.col + c;
     if (causal && col > row) return false;  // masked: no value to read
     const float v = (scores ? att.result.scores : att.result.probs)[size_t(head)](row, col);
-    if (!std::isfinite(v)) return false;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", double(v));
-    text = std::strcmp(buf, "-0.00") == 0 ? "0.00" : buf;
-    const Rgba p = pictures.heads[size_t(head)].pixels[size_t(row) * size_t(tokens) + size_t(col)];
-    const float luminance = 0.2126f * float(p.r) + 0.7152f * float(p.g) + 0.0722f * float(p.b);
-    color = luminance > 140.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-    return true;
+    return CellNumber(v, pictures.heads[size_t(head)].pixels[size_t(row) * size_t(tokens) + size_t(col)], text, color);
   };
-}
-
-// The wheel zooms about the pointer (the token under it stays under it), a drag pans a zoomed view.
-void ZoomAndPan(HeadsWindowState& h, const Shown& shown, const HeatmapGridResult& hit, float cell) {
-  const int n = shown.hi - shown.lo + 1;
-  if (hit.hovered >= 0 && hit.wheel != 0) {
-    int next = int(std::lround(float(shown.count) * std::pow(0.8f, hit.wheel)));
-    if (hit.wheel > 0 && next >= shown.count) next = shown.count - 1;
-    if (hit.wheel < 0 && next <= shown.count) next = shown.count + 1;
-    next = std::clamp(next, 1, n);
-    const float fx = std::clamp(hit.pointer_cells.x, 0.0f, float(shown.count));
-    const float fy = std::clamp(hit.pointer_cells.y, 0.0f, float(shown.count));
-    h.zoom_col = int(std::lround(float(shown.col) + fx - fx / float(shown.count) * float(next)));
-    h.zoom_row = int(std::lround(float(shown.row) + fy - fy / float(shown.count) * float(next)));
-    h.zoom_count = next >= n ? 0 : next;
-    h.zoom_col = std::clamp(h.zoom_col, shown.lo, shown.hi - next + 1);
-    h.zoom_row = std::clamp(h.zoom_row, shown.lo, shown.hi - next + 1);
-  }
-  if (!shown.zoomed) return;
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (hit.pressed) {
-    h.drag_from = mouse;
-    h.drag_row = shown.row;
-    h.drag_col = shown.col;
-  } else if (hit.held && cell > 0) {
-    h.zoom_col = std::clamp(h.drag_col - int(std::lround((mouse.x - h.drag_from.x) / cell)), shown.lo, shown.hi - shown.count + 1);
-    h.zoom_row = std::clamp(h.drag_row - int(std::lround((mouse.y - h.drag_from.y) / cell)), shown.lo, shown.hi - shown.count + 1);
-  }
 }
 
 // What the Heads view shows instead of heads while the current checkpoint has none to show: the opening's
@@ -408,25 +251,20 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     spec.shared_range = pictures.heads[size_t(head)].range;
     if (pictures.scale.mode == ScaleMode::per_head) spec.scale_note.clear();  // one head: its range is the bar's
     spec.masked = pictures.masked;
-    const Shown shown = ShownTokens(state.heads, int(att.labels.size()));
+    ZoomState& z = state.heads.zoom;
+    const Shown shown = ShownTokens(z, int(att.labels.size()));
     // Always there (greyed out until the wheel zooms), so that zooming does not move the head.
     ImGui::BeginDisabled(!shown.zoomed);
-    if (ImGui::SmallButton(tr("reset zoom"))) state.heads.zoom_count = 0;
+    if (ImGui::SmallButton(tr("reset zoom"))) z.zoom_cols = 0;
     ImGui::EndDisabled();
     RecordLastItem(state, "large_head.reset_zoom");
     std::vector<std::string> rows, cols;
-    ApplyShown(spec, shown, pictures, att, state.heads.numbers, rows, cols, [head](int) { return head; });
+    ApplyHeadsShown(spec, shown, z, pictures, att, rows, cols, [head](int) { return head; });
     HeatmapGridResult hit = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, nullptr);
-    ZoomAndPan(state.heads, shown, hit, hit.cell);
-    if (hit.hovered >= 0) {
-      hit.row += shown.row;
-      hit.col += shown.col;
-    }
     // Here a double-click resets the zoom (the head is open large already).
-    if (hit.double_clicked) {
-      if (hit.hovered >= 0) state.heads.zoom_count = 0;
-      hit.double_clicked = false;
-    }
+    ZoomAndPan(z, shown, hit, true);
+    hit.double_clicked = false;
+    ToWholePicture(hit, shown);
     HandleHit(state, att, labels.labels, hit, head, true);
   }
   ImGui::End();
@@ -449,7 +287,7 @@ void DrawHeadsWindow(AppState& state) {
   DrawLayerSlider(state, att);
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   CopyFigureButton(state);
-  if (att) DrawRangeBar(state, int(att->labels.size()));
+  if (att) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, int(att->labels.size())), "heads");
   CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
@@ -484,16 +322,14 @@ void DrawHeadsWindow(AppState& state) {
                         "within the group; the names say what each head was designed for, not what it draws now."));
   const Pictures& pictures = *state.pictures;
   const int tokens = int(att->labels.size());
-  const Shown shown = ShownTokens(state.heads, tokens);
+  const Shown shown = ShownTokens(state.heads.zoom, tokens);
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, *labels);
   std::vector<std::string> row_labels, col_labels;
-  ApplyShown(spec, shown, pictures, *att, state.heads.numbers, row_labels, col_labels, [](int i) { return i; });
+  ApplyHeadsShown(spec, shown, state.heads.zoom, pictures, *att, row_labels, col_labels, [](int i) { return i; });
   HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
-  ZoomAndPan(state.heads, shown, grid, grid.cell);
-  if (grid.hovered >= 0) {
-    grid.row += shown.row;
-    grid.col += shown.col;
-  }
+  RecordKeyAxis(state, grid, "heads");
+  ZoomAndPan(state.heads.zoom, shown, grid, false);  // a double-click opens the head large
+  ToWholePicture(grid, shown);
   HandleHit(state, *att, labels->labels, grid, grid.hovered);
 
   // Where each head went, for --layout-json.
@@ -507,7 +343,7 @@ void DrawHeadsWindow(AppState& state) {
     rec.tokens = tokens;  // the input's (the shapes stay the whole input's)
     rec.first_query = shown.row;
     rec.first_key = shown.col;
-    rec.shown = shown.count;
+    rec.shown = shown.cols;
     const ImVec2 min = grid.image_min[size_t(h)];
     rec.min = ImVec2(min.x * s.x, min.y * s.y);
     rec.max = ImVec2((min.x + grid.image_size.x) * s.x, (min.y + grid.image_size.y) * s.y);

@@ -32,6 +32,7 @@ const std::vector<KeyBinding>& key_bindings() {
       {"select_query", TrKey("Heatmaps"), TrKey("click"), TrKey("Select that query row in every head (again: deselect)"), true},
       {"open_large", TrKey("Heatmaps"), TrKey("double-click"), TrKey("Open the head large in the view's place"), true},
       {"zoom", TrKey("Heatmaps"), TrKey("mouse wheel · drag"), TrKey("Zoom the heads about the pointer · move a zoomed view"), true},
+      {"pick_tokens", TrKey("Heatmaps"), TrKey("drag along the key labels"), TrKey("Only the tokens dragged over, as queries and keys"), true},
       {"relpos_head", TrKey("Relative position"), TrKey("click a head"), TrKey("Edit that head's α and Δ"), true},
       {"relpos_query", TrKey("Relative position"), TrKey("click a cell of the input"), TrKey("Make it the query"), true},
       {"model_thumb", TrKey("Model view"), TrKey("click a head"), TrKey("Open that layer's head large in the Heads view"), true},

@@ -111,14 +111,41 @@ void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry&
   }
 }
 
-// One thumbnail of the atlas, framed.
+// One thumbnail of the atlas, framed: the tokens shown (zoom.h) of head (l, h).
 void DrawThumb(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID atlas, int l, int h, ImVec2 min,
-               const GridGeometry& g) {
+               const GridGeometry& g, const Shown& shown) {
   const ImVec2 max(min.x + g.thumb, min.y + g.thumb);
   const int group = kv_group_of_head(h, mv.heads, mv.kv_heads);
   draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), KvGroupColor(group));
-  const float u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers);
-  draw->AddImage(atlas, min, max, ImVec2(float(h) * u, float(l) * v), ImVec2(float(h + 1) * u, float(l + 1) * v));
+  const float u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers), t = float(mv.tokens);
+  draw->AddImage(atlas, min, max, ImVec2((float(h) + float(shown.col) / t) * u, (float(l) + float(shown.row) / t) * v),
+                 ImVec2((float(h) + float(shown.col + shown.cols) / t) * u, (float(l) + float(shown.row + shown.rows) / t) * v));
+}
+
+// Numbers in cells of every thumbnail, when each fits its cell; only from an atlas of one pixel per token
+// (a long input's thumbnails are scaled down, their colours no longer the cells').
+bool NumbersFit(const ModelViewPictures& mv, const Shown& shown, float cell) {
+  if (!mv.stack || mv.tile != mv.tokens || cell < 28.0f) return false;
+  return ImGui::CalcTextSize("0.00").x + ImGui::GetFontSize() * 0.2f <= cell;
+}
+
+void DrawThumbNumbers(ImDrawList* draw, const ModelViewPictures& mv, int l, int h, ImVec2 min, float cell,
+                      const Shown& shown) {
+  const Eigen::Map<const Mat> p = mv.stack->attention(l, h);
+  draw->PushClipRect(min, ImVec2(min.x + cell * float(shown.cols), min.y + cell * float(shown.rows)), true);
+  std::string text;
+  ImU32 color = 0;
+  for (int r = 0; r < shown.rows; ++r)
+    for (int c = 0; c < shown.cols; ++c) {
+      const int q = shown.row + r, k = shown.col + c;
+      if (mv.causal && k > q) continue;  // masked: no value to read
+      const Rgba under = mv.atlas.pixels[size_t(l * mv.tile + q) * size_t(mv.atlas.width) + size_t(h * mv.tile + k)];
+      if (!CellNumber(p(q, k), under, text, color)) continue;
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      draw->AddText(ImVec2(min.x + (float(c) + 0.5f) * cell - size.x * 0.5f, min.y + (float(r) + 0.5f) * cell - size.y * 0.5f),
+                    color, text.c_str());
+    }
+  draw->PopClipRect();
 }
 
 // A black-and-white outline around a thumbnail's frame (the current head, the hovered one).
@@ -172,6 +199,7 @@ void ThumbTooltip(const ModelViewPictures& mv, int l, int h) {
   ImGui::TextUnformatted(trf("mean distance: %s tokens", Number(n.mean_distance, "%.2f").c_str()).c_str());
   ImGui::TextUnformatted(trf("entropy: %s nats", Number(n.entropy, "%.2f").c_str()).c_str());
   ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+  ImGui::TextDisabled("%s", ZoomHint(true));  // a click opens the head: "reset zoom" is on the toolbar
   ImGui::EndTooltip();
 }
 
@@ -193,18 +221,36 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   const int current_layer = state.checkpoint.layer;
   const int current_head = state.scene.view.view == View::heads ? state.heads.large_head : -1;
   int hovered = -1;
-  if (ImGui::BeginChild("##model_view_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar)) {
+  // The Heads view's token range and zoom (zoom.h): the wheel over a thumbnail zooms them all.
+  ZoomState& z = state.heads.zoom;
+  const Shown shown = ShownTokens(z, mv.tokens);
+  const float cell = g.thumb / float(shown.cols);
+  const bool numbers = z.numbers && NumbersFit(mv, shown, cell);
+  HeatmapGridResult hit;  // the pointer, as a heatmap grid reports it (ZoomAndPan)
+  hit.cell = cell;
+  if (ImGui::BeginChild("##model_view_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 size(g.left + float(mv.heads) * g.pitch(), g.top + float(mv.layers) * g.pitch());
     // The pointer: one invisible button over the whole grid, never one per thumbnail.
     ImGui::InvisibleButton("##thumbs", size);
-    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    // Zoomed, a drag pans: a click is a press and release without one.
+    const bool clicked = shown.zoomed ? ImGui::IsItemDeactivated() && ImGui::GetIO().MouseDragMaxDistanceSqr[0] < 9.0f
+                                      : ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    hit.pressed = ImGui::IsItemActivated();
+    hit.held = ImGui::IsItemActive();
     if (ImGui::IsItemHovered()) {
       const ImVec2 m = ImGui::GetIO().MousePos;
       const int h = int(std::floor((m.x - origin.x - g.left) / g.pitch()));
       const int l = int(std::floor((m.y - origin.y - g.top) / g.pitch()));
-      if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers) hovered = l * mv.heads + h;
+      if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers) {
+        hovered = l * mv.heads + h;
+        const ImVec2 thumb(origin.x + g.left + float(h) * g.pitch() + g.frame, origin.y + g.top + float(l) * g.pitch() + g.frame);
+        hit.hovered = hovered;
+        hit.wheel = ImGui::GetIO().MouseWheel;
+        hit.pointer_cells = ImVec2((m.x - thumb.x) / cell, (m.y - thumb.y) / cell);
+        hit.double_clicked = ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+      }
     }
     DrawAxes(draw, mv, g, origin, current_layer);
     const ImTextureID atlas = state.model_view.atlas.id();
@@ -213,7 +259,8 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
       for (int h = 0; h < mv.heads; ++h) {
         const ImVec2 min(std::round(origin.x + g.left + float(h) * g.pitch() + g.frame),
                          std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
-        DrawThumb(draw, mv, atlas, l, h, min, g);
+        DrawThumb(draw, mv, atlas, l, h, min, g, shown);
+        if (numbers) DrawThumbNumbers(draw, mv, l, h, min, cell, shown);
         const bool current = l == current_layer && h == current_head;
         if (current) Outline(draw, min, g, 3.0f);
         if (hovered == l * mv.heads + h) Outline(draw, min, g, 1.5f);
@@ -226,14 +273,18 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         rec.frame = g.frame * s.x;
         rec.frame_color = KvGroupColor(rec.kv_group);
         rec.current = current;
+        rec.first_query = shown.row;
+        rec.first_key = shown.col;
+        rec.shown = shown.cols;
         state.layout.thumbs.push_back(rec);
       }
     if (hovered >= 0) {
       ThumbTooltip(mv, hovered / mv.heads, hovered % mv.heads);
-      if (clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
+      if (clicked && !hit.double_clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
     }
   }
   ImGui::EndChild();
+  ZoomAndPan(z, shown, hit, true);
   RecordLastItem(state, "model_view.grid");
   DrawBar(state, mv, ImVec2(bar_at.x, bar_at.y + g.top), region.y - g.top);
 }
@@ -283,6 +334,7 @@ void DrawModelViewWindow(AppState& state) {
     }
     HelpMarker(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
                   "Hover a head for its numbers; click it to open it in the Heads view."));
+    DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, mv->tokens), "model_view");
   }
   // A grid of an older pass stays on screen while the worker makes the new one.
   const ModelLayerRun* run = c.run.get();

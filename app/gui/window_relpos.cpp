@@ -350,6 +350,9 @@ void DrawRelpos1dWindow(AppState& state) {
     const bool full = !r.probs.empty();
     if (!full) NoticeText(tr("More than 1024 tokens: only the query's row is kept; each head shows one row."));
     HintText(tr("rows: queries · columns: keys · click a row to make it the query"));
+    ZoomState& z = state.relpos.zoom_1d;
+    const Shown part = ShownTokens(z, r.cols, full ? r.cols : 1);
+    DrawZoomBar(state, z, part, "relpos");
     HeatmapGridSpec spec;
     spec.count = int(r.heads.size());
     spec.rows = full ? r.cols : 1;
@@ -368,8 +371,20 @@ void DrawRelpos1dWindow(AppState& state) {
     spec.range = [&pictures](int h) { return pictures.relpos_heads[size_t(h)].range; };
     spec.colormap = pictures.colormap;
     spec.selected_row = full ? r.query_col : -1;
-    const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
-    RecordMaps(state, grid, spec.rows, spec.cols);
+    std::vector<std::string> row_labels, col_labels;
+    ApplyShown(spec, part, z, row_labels, col_labels);
+    if (z.numbers)
+      spec.cell_number = [&r, &pictures, part, full](int h, int row, int col, std::string& text, ImU32& color) {
+        const int q = part.row + row, k = part.col + col;
+        const float p = full ? r.probs[size_t(h)](q, k) : float(r.probs_query(h, k));
+        return CellNumber(p, pictures.relpos_heads[size_t(h)].pixels[size_t(full ? q : 0) * size_t(r.cols) + size_t(k)], text, color);
+      };
+    HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
+    RecordShownMaps(state, grid, part);
+    RecordKeyAxis(state, grid, "relpos");
+    ZoomAndPan(z, part, grid, true);
+    ToWholePicture(grid, part);
+    if (!full && grid.hovered >= 0) grid.row = 0;
     // The expansion follows the pointer; without one, the edited head at the query and its peak key.
     const int query = full && grid.hovered >= 0 ? grid.row : r.query_col;
     if (grid.hovered >= 0) {
@@ -378,6 +393,7 @@ void DrawRelpos1dWindow(AppState& state) {
       state.relpos.expansion_key = grid.col;
       ImGui::BeginTooltip();
       DrawExpansion(r, grid.hovered, query, grid.col);
+      ImGui::TextDisabled("%s", ZoomHint(true));
       ImGui::EndTooltip();
       if (grid.clicked) {
         state.relpos.edit_head = grid.hovered;
@@ -433,6 +449,18 @@ void DrawRelpos2dWindow(AppState& state) {
     const Pictures& pictures = *state.pictures;
     Textures& tex = state.textures;
     ImGui::TextWrapped("%s", trf("%s · query (%d, %d): click the grid to move it", GridNote(state, r.input_note).c_str(), r.query_row, r.query_col).c_str());
+    ZoomState& z = state.relpos.zoom_2d;
+    const Shown part = ShownCells(z, r.rows, r.cols);
+    DrawZoomBar(state, z, part, "relpos2d");
+    // Numbers in cells: the grid's gray values, the mean and each head's probabilities, each read against
+    // the colour drawn under it (an overlay's colour over the grid's).
+    auto under = [&pictures](const Picture& overlay, size_t cell) {
+      const Rgba o = overlay.pixels[cell], g = pictures.grid.pixels[cell];
+      const float a = float(o.a) / 255.0f;
+      auto mix = [a](uint8_t top, uint8_t below) { return uint8_t(std::lround(a * float(top) + (1 - a) * float(below))); };
+      return Rgba{mix(o.r, g.r), mix(o.g, g.g), mix(o.b, g.b), 255};
+    };
+    const bool gray = r.x.cols() == 1;
 
     // Top: the grid and all heads combined, side by side.
     HeatmapGridSpec top;
@@ -449,13 +477,25 @@ void DrawRelpos2dWindow(AppState& state) {
     top.value_name = TrKey("mean probability");
     if (pictures.scale.mode != ScaleMode::per_head) top.scale_note = ScaleNote(pictures.scale);
     top.marked_cell = r.query;
+    std::vector<std::string> no_rows, no_cols;
+    ApplyShown(top, part, z, no_rows, no_cols);
+    if (z.numbers)
+      top.cell_number = [&r, &pictures, part, gray, under](int i, int row, int col, std::string& text, ImU32& color) {
+        const size_t cell = size_t(part.row + row) * size_t(r.cols) + size_t(part.col + col);
+        if (i == 0)
+          return gray && CellNumber(float(r.x(Eigen::Index(cell), 0)), pictures.grid.pixels[cell], text, color);
+        return CellNumber(float(r.combined(part.row + row, part.col + col)), under(pictures.relpos_combined, cell), text, color);
+      };
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    const HeatmapGridResult top_grid = DrawHeatmapGrid(top, state.relpos.bar, state.ui_scale, nullptr);
+    HeatmapGridResult top_grid = DrawHeatmapGrid(top, state.relpos.bar, state.ui_scale, nullptr);
     ImGui::EndChild();
+    ZoomAndPan(z, part, top_grid, true);
+    ToWholePicture(top_grid, part);
     if (top_grid.hovered >= 0) {
-      ImGui::SetTooltip("%s", trf("cell (%d, %d) — click: make it the query", top_grid.row, top_grid.col).c_str());
+      ImGui::SetTooltip("%s", (trf("cell (%d, %d) — click: make it the query", top_grid.row, top_grid.col) + "\n" +
+                               ZoomHint(false)).c_str());
       if (top_grid.clicked) {
         state.scene.relpos.query_row = top_grid.row;
         state.scene.relpos.query_col = top_grid.col;
@@ -480,8 +520,16 @@ void DrawRelpos2dWindow(AppState& state) {
     spec.range = [&pictures](int h) { return pictures.relpos_heads[size_t(h)].range; };
     spec.colormap = pictures.colormap;
     spec.marked_cell = r.query;
-    const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
-    RecordMaps(state, grid, r.rows, r.cols);
+    ApplyShown(spec, part, z, no_rows, no_cols);
+    if (z.numbers)
+      spec.cell_number = [&r, &pictures, part, under](int h, int row, int col, std::string& text, ImU32& color) {
+        const size_t cell = size_t(part.row + row) * size_t(r.cols) + size_t(part.col + col);
+        return CellNumber(float(r.probs_query(h, Eigen::Index(cell))), under(pictures.relpos_heads[size_t(h)], cell), text, color);
+      };
+    HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
+    RecordShownMaps(state, grid, part);
+    ZoomAndPan(z, part, grid, true);
+    ToWholePicture(grid, part);
     if (grid.hovered >= 0) {
       const int key = grid.row * r.cols + grid.col;
       state.relpos.expansion_head = grid.hovered;
@@ -489,6 +537,7 @@ void DrawRelpos2dWindow(AppState& state) {
       ImGui::BeginTooltip();
       DrawExpansion(r, grid.hovered, r.query, key);
       ImGui::TextDisabled("%s", tr("click: edit this head"));
+      ImGui::TextDisabled("%s", ZoomHint(false));
       ImGui::EndTooltip();
       if (grid.clicked) state.relpos.edit_head = grid.hovered;
     } else {
