@@ -55,7 +55,6 @@ Analysis compare_side(const std::string& path, const char* side) {
 void run_compare(const ExportOptions& o) {
   require(o.compare.size() == 2, "--compare takes two scene files: --compare SCENE_A SCENE_B");
   require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
-  require(o.token_range.empty(), "--token-range applies to --what heads or head:N, not to --compare");
   require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
                                  "the command line (use Keep as A in the window)");
   CompareRequest request;
@@ -67,6 +66,12 @@ void run_compare(const ExportOptions& o) {
   require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
   request.scale = float(o.scale);
   request.caption = !o.no_caption;
+  if (!o.token_range.empty()) {  // the same range in A and B, checked against their tokens by the export
+    ExportRequest range;
+    parse_token_range(o.token_range, range);
+    request.token_first = range.token_first;
+    request.token_last = range.token_last;
+  }
   // The view options given here (colormap, scale mode and range) apply to both; the rest is in the files.
   const Scene view_scene = build_scene(o.scene);
   request.colormap = parse_colormap(view_scene.view.colormap);
@@ -175,7 +180,7 @@ void add_export_command(CLI::App& root) {
   cmd->add_option("--scale", options->scale, "Size factor 1 to 4 for PNG/SVG (2 for slides; default 1)");
   cmd->add_flag("--no-caption", options->no_caption, "Leave out the one-line settings caption");
   cmd->add_option("--token-range", options->token_range,
-                  "heads, head:N: only queries and keys I to J (tokens from 0, e.g. 2-9); colours keep the whole "
+                  "heads, head:N and --compare: only queries and keys I to J (tokens from 0, e.g. 2-9); colours keep the whole "
                   "input's range");
   cmd->add_option("--language", options->language,
                   "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");

@@ -13,6 +13,7 @@
 #include "gui/app_state.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
+#include "gui/windows.h"
 
 namespace attnscope::gui {
 namespace {
@@ -20,6 +21,22 @@ namespace {
 void StartCopy(AppState& state) {
   std::future<FigureCopyOutcome>& running = state.figure_copy.running;
   if (running.valid()) return;
+  // Compare A/B open over the heads: its figure, as Save PNG draws it.
+  if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
+    running = std::async(std::launch::async, [shown = std::move(*shown)] {
+      FigureCopyOutcome out;
+      try {
+        const ExportedFile file = render_compare(*shown.a, *shown.b, shown.request);
+        out.width = file.layout ? file.layout->width : 0;
+        out.height = file.layout ? file.layout->height : 0;
+        out.clipboard = copy_png_to_clipboard(file.bytes);
+      } catch (const std::exception& e) {
+        out.render_error = e.what();
+      }
+      return out;
+    });
+    return;
+  }
   if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
     state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
     return;
@@ -94,11 +111,11 @@ ExportRequest CopyRequest(const AppState& state) {
   return r;
 }
 
-void CopyFigureButton(AppState& state, bool same_line) {
+void CopyFigureButton(AppState& state, bool same_line, const char* id) {
   const char* label = tr("Copy figure");
   if (same_line) SameLineIfFits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
-  if (ImGui::SmallButton(label)) StartCopy(state);
-  RecordLastItem(state, "copy_figure");  // the layout record's rectangle (tests click it)
+  if (ImGui::SmallButton((std::string(label) + "##" + id).c_str())) StartCopy(state);
+  RecordLastItem(state, id);  // the layout record's rectangle (tests click it)
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Puts this view's figure on the clipboard as a PNG image (Ctrl+C), ready to paste "
                                "into slides"));

@@ -24,7 +24,7 @@ ExportRequest CopyRequest(const AppState& state);
 
 // A small "Copy figure" button on the current line of a view's toolbar (the next line when it does
 // not fit); pressing it copies the figure.
-void CopyFigureButton(AppState& state, bool same_line = true);
+void CopyFigureButton(AppState& state, bool same_line = true, const char* id = "copy_figure");
 
 // The status line's words for a clipboard outcome, in the interface's language ("" when it went well).
 std::string ClipboardMessage(const ClipboardOutcome& outcome);

@@ -220,23 +220,20 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
 // ---- export --------------------------------------------------------------------------------------------
 
 // exports/attnscope-compare-<local time>.<png|svg>; the status line says where it went.
-void SaveFigure(AppState& state, CompareState& c, const Analysis& b, ExportFormat format) {
+void SaveFigure(AppState& state, ExportFormat format) {
+  const std::optional<CompareExport> shown = CompareOnScreen(state, format);
+  if (!shown) return;
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  const std::string view = c.view == CompareView::difference ? "difference" : "ab";
+  const std::string view = shown->request.view == CompareView::difference ? "difference" : "ab";
   const std::filesystem::path path =
       std::filesystem::path("exports") / ("attnscope-compare-" + view + "-" + stamp + "." + to_string(format));
   try {
     ensure_directory(path.parent_path());
-    CompareRequest r = RequestFor(state, c);
-    r.format = format;
-    r.scale = state.exporter.scale;
-    r.caption = state.exporter.caption;
-    r.caption_note = NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
-    export_compare_to_file(*c.a, b, r, path);
+    export_compare_to_file(*shown->a, *shown->b, shown->request, path);
     state.status = std::string(tr("wrote ")) + std::filesystem::absolute(path).string();
   } catch (const std::exception& e) {
     state.status = std::string(tr("not exported: ")) + e.what();
@@ -244,6 +241,25 @@ void SaveFigure(AppState& state, CompareState& c, const Analysis& b, ExportForma
 }
 
 }  // namespace
+
+// ---- the figure on screen as an export -----------------------------------------------------------------
+
+std::optional<CompareExport> CompareOnScreen(AppState& state, ExportFormat format) {
+  if (!state.compare || !state.compare->open || !state.compare->a || !CurrentB(state)) return std::nullopt;
+  CompareState& c = *state.compare;
+  if (!c.error.empty() || !c.figure) return std::nullopt;
+  CompareExport e{c.a, state.analysis, RequestFor(state, c)};
+  e.request.format = format;
+  e.request.scale = state.exporter.scale;
+  e.request.caption = state.exporter.caption;
+  e.request.caption_note =
+      NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
+  if (state.heads.zoom.token_last >= 0) {  // the token range on screen (zoom.h)
+    e.request.token_first = state.heads.zoom.token_first;
+    e.request.token_last = state.heads.zoom.token_last;
+  }
+  return e;
+}
 
 // ---- keeping A -----------------------------------------------------------------------------------------
 
@@ -307,10 +323,11 @@ void DrawCompareWindow(AppState& state) {
     const bool ready = b && (Update(state, c, *b), c.figure.has_value());
     SameLineIfFits(ImGui::CalcTextSize(tr("Save PNG")).x + ImGui::GetFontSize() * 2);
     ImGui::BeginDisabled(!ready);
-    if (ImGui::SmallButton(tr("Save PNG"))) SaveFigure(state, c, *b, ExportFormat::png);
+    if (ImGui::SmallButton(tr("Save PNG"))) SaveFigure(state, ExportFormat::png);
     SameLineIfFits(ImGui::CalcTextSize(tr("Save SVG")).x + ImGui::GetFontSize());
-    if (ImGui::SmallButton(tr("Save SVG"))) SaveFigure(state, c, *b, ExportFormat::svg);
+    if (ImGui::SmallButton(tr("Save SVG"))) SaveFigure(state, ExportFormat::svg);
     ImGui::EndDisabled();
+    CopyFigureButton(state, true, "compare.copy_figure");  // the comparison, as Save PNG draws it
     SameLineIfFits(ImGui::CalcTextSize(tr("Keep B as A")).x + ImGui::GetFontSize());
     ImGui::BeginDisabled(!b);
     if (ImGui::SmallButton(tr("Keep B as A"))) KeepAsA(state);  // compare later changes with this one

@@ -32,6 +32,13 @@ void DrawCompareWindow(AppState& state);
 void KeepAsA(AppState& state);
 // False (the reason on the status line) when the file cannot be read or analysed.
 bool KeepSceneFileAsA(AppState& state, const std::string& path, CompareView view);
+// Compare A/B's figure as shown (A, B, view, scale, token range) for an export of `format`: Save PNG/SVG
+// and Copy figure draw it. Nothing while the Compare window is closed or shows no comparison.
+struct CompareExport {
+  std::shared_ptr<const Analysis> a, b;
+  CompareRequest request;
+};
+std::optional<CompareExport> CompareOnScreen(AppState& state, ExportFormat format);
 void DrawShapesWindow(AppState& state, bool floating);
 void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);

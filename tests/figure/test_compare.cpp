@@ -156,6 +156,45 @@ TEST_CASE("compare A/B: the difference view draws B − A on the diverging map o
       CHECK(colors[size_t(i * t + j)] == colormap_lookup(Colormap::diverging, normalise(d(i, j), c.difference_range)));
 }
 
+TEST_CASE("compare A/B: a token range i-j keeps those queries and keys of the whole figure, in both views") {
+  Scene causal = base_scene();
+  causal.model.causal = true;
+  const Analysis a = analyse(causal);
+  const Analysis b = mqa_of(causal);
+  const AbComparison c = compare_analyses(a, b);
+  const int t = c.tokens, lo = 2, hi = 6, n = hi - lo + 1;
+  REQUIRE(t > hi);
+  for (const CompareView view : {CompareView::side_by_side, CompareView::difference}) {
+    CAPTURE(to_string(view));
+    CompareRequest whole_request;
+    whole_request.view = view;
+    CompareRequest part_request = whole_request;
+    part_request.token_first = lo;
+    part_request.token_last = hi;
+    const FigureSpec whole = compare_figure(a, b, c, whole_request);
+    const FigureSpec part = compare_figure(a, b, c, part_request);
+    REQUIRE(part.panels.size() == whole.panels.size());
+    CHECK(part.colorbars[0].range.lo == whole.colorbars[0].range.lo);  // the whole input's scale
+    CHECK(part.colorbars[0].range.hi == whole.colorbars[0].range.hi);
+    for (size_t p = 0; p < part.panels.size(); ++p) {
+      REQUIRE(part.panels[p].rows == n);
+      REQUIRE(part.panels[p].cols == n);
+      CHECK(part.panels[p].col_labels.front() == whole.panels[p].col_labels[size_t(lo)]);
+      const std::vector<Rgba> pc = panel_colors(part, p), wc = panel_colors(whole, p);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const float x = part.panels[p].values[size_t(i * n + j)], y = whole.panels[p].values[size_t((lo + i) * t + lo + j)];
+          CHECK((x == y || (std::isnan(x) && std::isnan(y)) || (std::isinf(x) && std::isinf(y))));
+          CHECK(pc[size_t(i * n + j)] == wc[size_t((lo + i) * t + lo + j)]);
+        }
+    }
+  }
+  CompareRequest beyond;
+  beyond.token_first = 0;
+  beyond.token_last = t;
+  CHECK_THROWS_AS(compare_figure(a, b, c, beyond), InputError);
+}
+
 TEST_CASE("compare A/B: A and B with different heads or tokens are refused, naming both") {
   const Analysis a = analyse(base_scene());
   Scene eight = base_scene();

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "attnscope/scene/scene_json.h"
 #include "gui/gui_run.h"
 #include "run_cli.h"
 
@@ -143,6 +144,38 @@ TEST_SUITE("gui_copy") {
 
   TEST_CASE("copy figure: the convolution view's button copies the conv figure") {
     check_copy("conv", "--language zh --view conv --grid 8x8", "conv");
+  }
+
+  TEST_CASE("copy figure: in Compare A/B the button copies the comparison, as export --compare draws it") {
+    REQUIRE(std::system("command -v xclip >/dev/null 2>&1") == 0);
+    const fs::path dir = fresh_dir("copy_compare");
+    const std::string text = "The cat sat on the mat.";
+    Scene sa;
+    sa.input.text = text;
+    sa.model.kind = AttentionKind::mha;
+    sa.model.heads = 4;
+    sa.model.causal = true;
+    save_scene(dir / "a.json", sa);
+    const std::string args = "--text '" + text + "' --kind mqa --heads 4 --causal --compare-a " + shell_quote((dir / "a.json").string());
+    const WindowRun first = run_window("copy_compare_find", args);
+    const std::string pointer = centre_of(first, "compare.copy_figure");
+    const fs::path scene = dir / "b.json";
+    REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
+    const WindowRun copied = run_window("copy_compare_click", args + " --pointer " + pointer + " --clicks 4 --frames 40 --save-scene " +
+                                                                  shell_quote(scene.string()));
+    const fs::path clip = dir / "clipboard.png";
+    REQUIRE(read_clipboard_png(clip) == 0);
+    const Png pasted = read_png(clip);
+    const fs::path exported = dir / "exported.png";
+    const CliRun r = run_cli("export --compare " + shell_quote((dir / "a.json").string()) + " " + shell_quote(scene.string()) +
+                             " --format png --scale 2 --out " + shell_quote(exported.string()));
+    INFO("export stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const Png paper = read_png(exported);
+    REQUIRE(pasted.width == paper.width);
+    REQUIRE(pasted.height == paper.height);
+    CHECK(pasted.rgba == paper.rgba);
+    CHECK(has_text(all_texts(copied.layout), "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)"));
   }
 
   TEST_CASE("copy figure: Ctrl+C on the window copies the English figure, the export's PNG") {

@@ -43,6 +43,8 @@ ExportRequest heads_request(const CompareRequest& r, const ColorScale& scale) {
   e.color_scale = scale;
   e.caption = r.caption;
   e.words = r.words;
+  e.token_first = r.token_first;
+  e.token_last = r.token_last;
   return e;
 }
 
@@ -183,8 +185,9 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
     f.colorbars.push_back({cmp.difference_range, Colormap::diverging, w.word("probability B − A"),
                            a.scene.model.causal && b.scene.model.causal, w.word("masked")});
     for (int h = 0; h < cmp.heads; ++h) {
-      PanelSpec p = std::move(fb.panels[size_t(h)]);  // B's labels and frame
-      const Mat& d = cmp.difference[size_t(h)];
+      PanelSpec p = std::move(fb.panels[size_t(h)]);  // B's labels and frame (of the token range)
+      const int lo = r.token_first >= 0 ? r.token_first : 0, n = p.rows;
+      const Mat d = cmp.difference[size_t(h)].block(lo, lo, n, n);  // row-major [n, n]
       p.values.assign(d.data(), d.data() + d.size());
       p.title = w.format("B − A · head %d · JS %s", h, drift_text(cmp.drift[size_t(h)]).c_str());
       p.colorbar = 0;
@@ -198,6 +201,7 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
     c += " · " + (r.view == CompareView::side_by_side
                       ? w.format("one scale for A and B: %s", range_text(cmp.locked).c_str())
                       : w.word("probability B − A"));
+    if (r.token_first >= 0) c += " · " + w.format("tokens %d–%d of %d", r.token_first, r.token_last, cmp.tokens);
     if (!r.caption_note.empty()) c += " · " + r.caption_note;
     f.caption = c;
   }

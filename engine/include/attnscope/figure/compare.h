@@ -58,6 +58,9 @@ struct CompareRequest {
   bool caption = true;
   std::string caption_note;                 // added to the caption (the window: top-1 next tokens)
   FigureWords words;
+  // Only queries and keys token_first..token_last (tokens from 0; −1: every token), as ExportRequest's:
+  // the locked range, the drift and the difference's range stay those of the whole input.
+  int token_first = -1, token_last = -1;
 };
 
 // Side by side: panels A·head 0, B·head 0, A·head 1, … in pairs (two pairs a row from H = 3 on), every
