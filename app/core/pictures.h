@@ -10,6 +10,7 @@
 // screen and on paper. On a grid the relative-position maps are overlays: the figure's colours with
 // an opacity that grows with the value, so the grid shows through.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "attnscope/analysis/analysis.h"
@@ -23,6 +24,11 @@ struct Picture {
   int width = 0, height = 0;  // cells: columns (keys) × rows (queries)
   std::vector<Rgba> pixels;   // [height, width] row-major
   ValueRange range;           // the values the colours were normalised with
+  // Cell (row, col)'s colour, or null outside the picture (a view reading pictures of another size).
+  const Rgba* cell(int64_t row, int64_t col) const {
+    if (row < 0 || col < 0 || row >= height || col >= width || size_t(row * width + col) >= pixels.size()) return nullptr;
+    return &pixels[size_t(row * width + col)];
+  }
 };
 
 struct Pictures {

@@ -178,7 +178,8 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
     spec.cell_number = [&f, &c, shown](int i, int r, int col, std::string& text, ImU32& color) {
       const PanelSpec& p = f.panels[size_t(i)];
       const size_t cell = size_t(shown.row + r) * size_t(p.cols) + size_t(shown.col + col);
-      return CellNumber(p.values[cell], c.colors[size_t(i)][cell], text, color);
+      return cell < p.values.size() && size_t(i) < c.colors.size() && cell < c.colors[size_t(i)].size() &&
+             CellNumber(p.values[cell], c.colors[size_t(i)][cell], text, color);
     };
   HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
   RecordKeyAxis(state, grid, "compare");

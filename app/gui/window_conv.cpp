@@ -277,7 +277,8 @@ void DrawConvWindow(AppState& state) {
       const Mat& m = i == 0 ? shown->input : i == 1 ? shown->mhsa : shown->conv;
       const Picture& p = i == 0 ? pictures->conv_input : i == 1 ? pictures->conv_mhsa : pictures->conv_true;
       const int r = part.row + row, c = part.col + col;
-      return CellNumber(float(m(r, c)), p.pixels[size_t(r) * size_t(p.width) + size_t(c)], text, color);
+      const Rgba* under = p.cell(r, c);
+      return under && r < m.rows() && c < m.cols() && CellNumber(float(m(r, c)), *under, text, color);
     };
   ImGui::BeginChild("three", ImVec2(avail.x, top_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   HeatmapGridResult g3 = DrawHeatmapGrid(three, state.conv.gray_bar, state.ui_scale, nullptr);
@@ -298,8 +299,9 @@ void DrawConvWindow(AppState& state) {
   if (z.numbers)
     diff.cell_number = [shown, pictures, part](int, int row, int col, std::string& text, ImU32& color) {
       const int r = part.row + row, c = part.col + col;
-      const Picture& p = pictures->conv_difference;
-      return CellNumber(float(shown->difference(r, c)), p.pixels[size_t(r) * size_t(p.width) + size_t(c)], text, color);
+      const Rgba* under = pictures->conv_difference.cell(r, c);
+      return under && r < shown->difference.rows() && c < shown->difference.cols() &&
+             CellNumber(float(shown->difference(r, c)), *under, text, color);
     };
   const float bottom_h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("difference", ImVec2(std::min(avail.x * 0.4f, bottom_h + font * 6.0f), bottom_h), false,

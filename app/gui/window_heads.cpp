@@ -111,14 +111,14 @@ void ApplyHeadsShown(HeatmapGridSpec& spec, const Shown& shown, const ZoomState&
                      std::vector<std::string>& col_labels, std::function<int(int)> head_of) {
   ApplyShown(spec, shown, z, row_labels, col_labels);
   if (!z.numbers) return;
-  const int tokens = shown.texture_cols;
   const bool scores = pictures.scores, causal = pictures.masked;
-  spec.cell_number = [&pictures, &att, shown, tokens, scores, causal, head_of](int i, int r, int c, std::string& text,
+  spec.cell_number = [&pictures, &att, shown, scores, causal, head_of](int i, int r, int c, std::string& text,
                                                                                ImU32& color) {
     const int head = head_of(i), row = shown.row + r, col = shown.col + c;
     if (causal && col > row) return false;  // masked: no value to read
-    const float v = (scores ? att.result.scores : att.result.probs)[size_t(head)](row, col);
-    return CellNumber(v, pictures.heads[size_t(head)].pixels[size_t(row) * size_t(tokens) + size_t(col)], text, color);
+    const Mat& m = (scores ? att.result.scores : att.result.probs)[size_t(head)];
+    const Rgba* under = pictures.heads[size_t(head)].cell(row, col);
+    return under && row < m.rows() && col < m.cols() && CellNumber(m(row, col), *under, text, color);
   };
 }
 

@@ -139,8 +139,8 @@ void DrawThumbNumbers(ImDrawList* draw, const ModelViewPictures& mv, int l, int 
     for (int c = 0; c < shown.cols; ++c) {
       const int q = shown.row + r, k = shown.col + c;
       if (mv.causal && k > q) continue;  // masked: no value to read
-      const Rgba under = mv.atlas.pixels[size_t(l * mv.tile + q) * size_t(mv.atlas.width) + size_t(h * mv.tile + k)];
-      if (!CellNumber(p(q, k), under, text, color)) continue;
+      const Rgba* under = mv.atlas.cell(int64_t(l) * mv.tile + q, int64_t(h) * mv.tile + k);
+      if (!under || !CellNumber(p(q, k), *under, text, color)) continue;
       const ImVec2 size = ImGui::CalcTextSize(text.c_str());
       draw->AddText(ImVec2(min.x + (float(c) + 0.5f) * cell - size.x * 0.5f, min.y + (float(r) + 0.5f) * cell - size.y * 0.5f),
                     color, text.c_str());

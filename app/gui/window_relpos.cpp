@@ -10,6 +10,7 @@
 //
 // Sections: per-head settings · controls · the expansion · 2D pad · 1D window · 2D window
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -376,8 +377,11 @@ void DrawRelpos1dWindow(AppState& state) {
     if (z.numbers)
       spec.cell_number = [&r, &pictures, part, full](int h, int row, int col, std::string& text, ImU32& color) {
         const int q = part.row + row, k = part.col + col;
+        const Rgba* under = pictures.relpos_heads[size_t(h)].cell(full ? q : 0, k);
+        if (!under || (full ? q >= r.probs[size_t(h)].rows() || k >= r.probs[size_t(h)].cols() : k >= r.probs_query.cols()))
+          return false;
         const float p = full ? r.probs[size_t(h)](q, k) : float(r.probs_query(h, k));
-        return CellNumber(p, pictures.relpos_heads[size_t(h)].pixels[size_t(full ? q : 0) * size_t(r.cols) + size_t(k)], text, color);
+        return CellNumber(p, *under, text, color);
       };
     HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
     RecordShownMaps(state, grid, part);
@@ -454,11 +458,13 @@ void DrawRelpos2dWindow(AppState& state) {
     DrawZoomBar(state, z, part, "relpos2d");
     // Numbers in cells: the grid's gray values, the mean and each head's probabilities, each read against
     // the colour drawn under it (an overlay's colour over the grid's).
-    auto under = [&pictures](const Picture& overlay, size_t cell) {
-      const Rgba o = overlay.pixels[cell], g = pictures.grid.pixels[cell];
-      const float a = float(o.a) / 255.0f;
+    auto under = [&pictures](const Picture& overlay, int row, int col) -> std::optional<Rgba> {
+      const Rgba* o = overlay.cell(row, col);
+      const Rgba* g = pictures.grid.cell(row, col);
+      if (!o || !g) return std::nullopt;
+      const float a = float(o->a) / 255.0f;
       auto mix = [a](uint8_t top, uint8_t below) { return uint8_t(std::lround(a * float(top) + (1 - a) * float(below))); };
-      return Rgba{mix(o.r, g.r), mix(o.g, g.g), mix(o.b, g.b), 255};
+      return Rgba{mix(o->r, g->r), mix(o->g, g->g), mix(o->b, g->b), 255};
     };
     const bool gray = r.x.cols() == 1;
 
@@ -481,10 +487,14 @@ void DrawRelpos2dWindow(AppState& state) {
     ApplyShown(top, part, z, no_rows, no_cols);
     if (z.numbers)
       top.cell_number = [&r, &pictures, part, gray, under](int i, int row, int col, std::string& text, ImU32& color) {
-        const size_t cell = size_t(part.row + row) * size_t(r.cols) + size_t(part.col + col);
-        if (i == 0)
-          return gray && CellNumber(float(r.x(Eigen::Index(cell), 0)), pictures.grid.pixels[cell], text, color);
-        return CellNumber(float(r.combined(part.row + row, part.col + col)), under(pictures.relpos_combined, cell), text, color);
+        const int y = part.row + row, x = part.col + col;
+        const Eigen::Index cell = Eigen::Index(y) * r.cols + x;
+        if (i == 0) {
+          const Rgba* g = pictures.grid.cell(y, x);
+          return gray && g && cell < r.x.rows() && CellNumber(float(r.x(cell, 0)), *g, text, color);
+        }
+        const std::optional<Rgba> c = under(pictures.relpos_combined, y, x);
+        return c && y < r.combined.rows() && x < r.combined.cols() && CellNumber(float(r.combined(y, x)), *c, text, color);
       };
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,
@@ -523,8 +533,11 @@ void DrawRelpos2dWindow(AppState& state) {
     ApplyShown(spec, part, z, no_rows, no_cols);
     if (z.numbers)
       spec.cell_number = [&r, &pictures, part, under](int h, int row, int col, std::string& text, ImU32& color) {
-        const size_t cell = size_t(part.row + row) * size_t(r.cols) + size_t(part.col + col);
-        return CellNumber(float(r.probs_query(h, Eigen::Index(cell))), under(pictures.relpos_heads[size_t(h)], cell), text, color);
+        const int y = part.row + row, x = part.col + col;
+        const Eigen::Index cell = Eigen::Index(y) * r.cols + x;
+        const std::optional<Rgba> c = under(pictures.relpos_heads[size_t(h)], y, x);
+        return c && h < r.probs_query.rows() && cell < r.probs_query.cols() &&
+               CellNumber(float(r.probs_query(h, cell)), *c, text, color);
       };
     HeatmapGridResult grid = DrawHeatmapGrid(spec, state.relpos.bar, state.ui_scale, &state.layout);
     RecordShownMaps(state, grid, part);
