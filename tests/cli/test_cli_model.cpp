@@ -109,6 +109,17 @@ TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's at
   REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("phi3_gqa_f16_sharded")) + " --text 'the cat' --out " +
                   q(out / "phi3_text")).exit_code == 0);
   CHECK(read_json(out / "phi3_text" / "tokens.json")["ids"][0] == 1);
+  // Export: the model view of every layer, and Qwen3's layer pooled to MQA (framed as one group).
+  const std::string base = "export --checkpoint " + q(model_fixture("qwen3_gqa_bf16_tied")) + " --ids " +
+                           ids_text(fixture_ids("qwen3_gqa_bf16_tied"));
+  CliRun r = run_cli(base + " --what model --format npy --out " + q(out / "qwen3_model.npy"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(max_diff(read_npy(out / "qwen3_model.npy", 4).data, fixture_reference("qwen3_gqa_bf16_tied", "attentions").values) <= 1e-5);
+  r = run_cli(base + " --layer 1 --kv-heads 1 --what heads --format svg --out " + q(out / "qwen3_mqa.svg"));
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = read_file(out / "qwen3_mqa.svg", 1 << 24);
+  CHECK(contains(svg, "K/V pooled from 2 heads"));
+  CHECK(contains(svg, "head 3 · kv group 0"));
 }
 
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
