@@ -88,7 +88,7 @@ LayerDetail make_detail(const ModelConfig& c, const Activations& a, const float*
 void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights& kv, Activations& a, float* probs,
                    int T) {
   const int C = c.d_model, H = c.heads, G = c.kv_heads, D = c.head_dim;
-  // 1. attention: norm → q, k, v → (q/k norm) → RoPE → grouped causal attention → output projection → residual
+  // 1. attention: norm → q, k, v → (q/k norm) → RoPE → grouped causal attention → output → residual
   apply_norm(c, a.h.data(), a.x.data(), w.norm1_weight, w.norm1_bias, T);
   linear_forward_packed(a.q.data(), a.h.data(), w.wq, data_or_null(w.bq), T);
   linear_forward_packed(a.k.data(), a.h.data(), kv.wk, data_or_null(kv.bk), T);
