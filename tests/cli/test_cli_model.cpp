@@ -73,6 +73,55 @@ TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits a
   CHECK(!fs::exists(out / "probs.npy"));
 }
 
+TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's attentions and logits") {
+  const fs::path out = fresh_dir("cli_model_qwen3_phi3");
+  struct Case {
+    const char* fixture;
+    const char* summary;
+    const char* dtype;
+    const char* type;
+  };
+  for (const Case& c : {Case{"qwen3_gqa_bf16_tied", "qwen3_gqa_bf16_tied (qwen3, 2 layers, 4 heads, 2 kv heads): 12 tokens", "BF16", "qwen3"},
+                        Case{"phi3_gqa_f16_sharded", "phi3_gqa_f16_sharded (phi3, 2 layers, 4 heads, 2 kv heads): 10 tokens", "F16", "phi3"},
+                        Case{"phi3_mha_long_f32", "phi3_mha_long_f32 (phi3, 3 layers, 4 heads, 4 kv heads): 40 tokens", "F32", "phi3"}}) {
+    CAPTURE(c.fixture);
+    const auto ids = fixture_ids(c.fixture);
+    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(c.fixture)) + " --ids " + ids_text(ids) +
+                             " --layer 1 --out " + q(out / c.fixture));
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, c.summary));
+    CHECK(max_diff(read_npy(out / c.fixture / "attentions.npy", 4).data, fixture_reference(c.fixture, "attentions").values) <= 1e-5);
+    const auto ref_logits = fixture_reference(c.fixture, "logits").values;
+    double scale = 1;
+    for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
+    CHECK(max_diff(read_npy(out / c.fixture / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+    const auto model = read_json(out / c.fixture / "model.json");
+    CHECK(model["model_type"] == c.type);
+    CHECK(model["weights_dtype"] == c.dtype);
+  }
+  // Qwen3's q after its norm and RoPE, as the layer's q.npy.
+  const NpyArray q3 = read_npy(out / "qwen3_gqa_bf16_tied" / "q.npy");
+  CHECK(q3.shape == std::vector<int64_t>{4, 12, 12});  // [H, T, head_dim 12]
+  // The checkpoint's own tokenizer: Qwen-style adds nothing, Phi-3's (Llama-2 style) puts <s> first.
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen3_gqa_bf16_tied")) + " --text 'the cat' --out " +
+                  q(out / "qwen3_text")).exit_code == 0);
+  CHECK(read_json(out / "qwen3_text" / "tokens.json")["labels"].size() == 2);
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("phi3_gqa_f16_sharded")) + " --text 'the cat' --out " +
+                  q(out / "phi3_text")).exit_code == 0);
+  CHECK(read_json(out / "phi3_text" / "tokens.json")["ids"][0] == 1);
+  // Export: the model view of every layer, and Qwen3's layer pooled to MQA (framed as one group).
+  const std::string base = "export --checkpoint " + q(model_fixture("qwen3_gqa_bf16_tied")) + " --ids " +
+                           ids_text(fixture_ids("qwen3_gqa_bf16_tied"));
+  CliRun r = run_cli(base + " --what model --format npy --out " + q(out / "qwen3_model.npy"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(max_diff(read_npy(out / "qwen3_model.npy", 4).data, fixture_reference("qwen3_gqa_bf16_tied", "attentions").values) <= 1e-5);
+  r = run_cli(base + " --layer 1 --kv-heads 1 --what heads --format svg --out " + q(out / "qwen3_mqa.svg"));
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = read_file(out / "qwen3_mqa.svg", 1 << 24);
+  CHECK(contains(svg, "K/V pooled from 2 heads"));
+  CHECK(contains(svg, "head 3 · kv group 0"));
+}
+
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
   const fs::path out = fresh_dir("cli_model_layer");
   const auto ids = fixture_ids("gpt2_prefix_f32");

@@ -80,6 +80,52 @@ TEST_SUITE("gui_checkpoint") {
     CHECK(has_text(texts_of(w, "###heads"), name + " · layer 0 of 2"));
   }
 
+  TEST_CASE("checkpoint window: a Qwen3 checkpoint shows its K/V groups, head width, q/k norm step and KV-cache row; Phi-3 its groups") {
+    const std::string name = "qwen3_gqa_bf16_tied";  // H = 4, G = 2, head_dim 12 ≠ 32 / 4
+    const auto m = model::open(fixture(name));
+    const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids);
+    const WindowRun w = run_window("checkpoint_qwen3", args + " --show-kv-cache");
+    const std::vector<std::string> card = texts_of(w, "###checkpoint");
+    INFO(joined(card));
+    CHECK(has_text(card, name));
+    CHECK(has_text(card, "qwen3 (Llama)"));
+    CHECK(has_text(card, "2  (GQA)"));
+    CHECK(has_text(card, "12"));
+    CHECK(has_text(card, with_commas(m->parameter_count())));
+    CHECK(has_text(card, "BF16"));
+    const auto& heads = w.layout.at("heads");
+    REQUIRE(heads.size() == 4);
+    for (int h = 0; h < 4; ++h) {
+      CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / 2);
+      CHECK(heads[size_t(h)].at("tokens").get<int>() == 9);
+    }
+    CHECK(has_text(texts_of(w, "###heads"), name + " · layer 0 of 2"));
+    // The KV-cache calculator starts from this model's own L, H, G and d_head.
+    const std::vector<std::string> kv = texts_of(w, "###kv_cache");
+    INFO(joined(kv));
+    CHECK(shows(kv, "L = 2 layers, H = 4 heads, G = 2 kv heads, d_head = 12"));
+    CHECK(shows(kv, "Checkpoint: " + name));
+    // The Shapes view traces the q/k norm between the split and RoPE, on [H, T, d_head].
+    REQUIRE(w.layout.at("widgets").contains("menu.view.shapes"));
+    const WindowRun shapes = run_window("checkpoint_qwen3_shapes", args + " --pointer " +
+                                                                       centre_of(w.layout["widgets"]["menu.view.shapes"]) +
+                                                                       " --clicks 4 --frames 10");
+    const std::vector<std::string> trace = texts_of(shapes, "###shapes");
+    INFO(joined(trace));
+    CHECK(shows(trace, "normalise Q, K per head"));
+    CHECK(has_text(trace, "[4, 9, 12]"));
+    const auto norm_at = std::find_if(trace.begin(), trace.end(), [](const std::string& t) { return t.find("normalise Q, K") != std::string::npos; });
+    const auto rope_at = std::find_if(trace.begin(), trace.end(), [](const std::string& t) { return t.find("rotate Q, K") != std::string::npos; });
+    CHECK(norm_at < rope_at);
+    // Phi-3 (fused projections split at load): its two K/V groups of two.
+    const WindowRun phi = run_window("checkpoint_phi3", "--checkpoint " + shell_quote(fixture("phi3_gqa_f16_sharded").string()) +
+                                                            " --text " + shell_quote("ids: " + ids));
+    CHECK(has_text(texts_of(phi, "###checkpoint"), "phi3 (Llama)"));
+    const auto& phi_heads = phi.layout.at("heads");
+    REQUIRE(phi_heads.size() == 4);
+    for (int h = 0; h < 4; ++h) CHECK(phi_heads[size_t(h)].at("kv_group").get<int>() == h / 2);
+  }
+
   TEST_CASE("checkpoint window: --layer and a click on the Heads view's layer slider choose the layer drawn") {
     const std::string dir = shell_quote(fixture("qwen2_gqa").string());
     const std::string args = "--checkpoint " + dir + " --text " + shell_quote("ids: " + ids);
@@ -107,7 +153,9 @@ TEST_SUITE("gui_checkpoint") {
     const std::string sentence = "the cat sat on the mat";
     for (const Case& c : {Case{"gpt2_prefix_f32", "--ids " + comma_ids, "ids: " + ids},
                           Case{"llama_gqa_bf16_sharded", "--ids " + comma_ids, "ids: " + ids},
-                          Case{"llama_gqa_bf16_sharded", "--text " + shell_quote(sentence), sentence}}) {
+                          Case{"llama_gqa_bf16_sharded", "--text " + shell_quote(sentence), sentence},
+                          Case{"qwen3_gqa_bf16_tied", "--text " + shell_quote(sentence), sentence},
+                          Case{"phi3_gqa_f16_sharded", "--ids " + comma_ids, "ids: " + ids}}) {
       const std::string& name = c.name;
       CAPTURE(name);
       CAPTURE(c.window_text);

@@ -21,7 +21,9 @@ inline std::filesystem::path model_fixture(const std::string& name) {
 inline const std::vector<std::string>& checkpoint_fixtures() {
   static const std::vector<std::string> names{"gpt2_prefix_f32",           "gpt2_noprefix_f16_untied",
                                               "llama_gqa_bf16_sharded",    "llama_mqa_headdim_tied_f32",
-                                              "qwen2_gqa",                 "mistral_mha_f32"};
+                                              "qwen2_gqa",                 "mistral_mha_f32",
+                                              "qwen3_gqa_bf16_tied",       "phi3_gqa_f16_sharded",
+                                              "phi3_mha_long_f32"};
   return names;
 }
 

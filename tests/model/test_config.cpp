@@ -1,6 +1,8 @@
 // Tests of config.json parsing: the families' fields and defaults, and every refusal naming its key.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "attnscope/model/config.h"
@@ -24,6 +26,22 @@ nlohmann::json qwen() {  // Qwen2.5-0.5B's config.json, abridged
           {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000.0},
           {"tie_word_embeddings", true}, {"use_sliding_window", false}, {"sliding_window", 32768},
           {"hidden_act", "silu"}, {"rope_scaling", nullptr}};
+}
+
+nlohmann::json qwen3() {  // Qwen3-0.6B's config.json, abridged
+  return {{"model_type", "qwen3"}, {"hidden_size", 1024}, {"num_hidden_layers", 28}, {"num_attention_heads", 16},
+          {"num_key_value_heads", 8}, {"head_dim", 128}, {"intermediate_size", 3072}, {"vocab_size", 151936},
+          {"max_position_embeddings", 40960}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000},
+          {"tie_word_embeddings", true}, {"attention_bias", false}, {"use_sliding_window", false},
+          {"sliding_window", nullptr}, {"max_window_layers", 28}, {"hidden_act", "silu"}, {"rope_scaling", nullptr}};
+}
+
+nlohmann::json phi3() {  // Phi-3-mini-4k-instruct's config.json, abridged
+  return {{"model_type", "phi3"}, {"hidden_size", 3072}, {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+          {"num_key_value_heads", 32}, {"intermediate_size", 8192}, {"vocab_size", 32064},
+          {"max_position_embeddings", 4096}, {"original_max_position_embeddings", 4096}, {"rms_norm_eps", 1e-5},
+          {"rope_theta", 10000.0}, {"rope_scaling", nullptr}, {"sliding_window", 2047},
+          {"tie_word_embeddings", false}, {"hidden_act", "silu"}, {"embd_pdrop", 0.0}, {"resid_pdrop", 0.0}};
 }
 
 std::string refusal(const nlohmann::json& j) {
@@ -83,7 +101,7 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
   nlohmann::json j = qwen();
   j["model_type"] = "bert";
   std::string e = refusal(j);
-  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2)"));
+  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3)"));
   CHECK(contains(e, "cfg/config.json"));
   j.erase("model_type");
   CHECK(contains(refusal(j), "no \"model_type\""));
@@ -146,6 +164,106 @@ TEST_CASE("model config: wrong types, impossible sizes and unsupported switches 
   CHECK(contains(refusal(g), "\"n_head\" = 7 does not divide \"n_embd\" = 768"));
   CHECK(contains(error_of([] { (void)parse_model_config("{\"model_type\":", "c.json"); }), "not valid JSON"));
   CHECK(contains(error_of([] { (void)parse_model_config("[1]", "c.json"); }), "not a JSON object"));
+}
+
+TEST_CASE("model config: Qwen3-0.6B reads as GQA 16/8 with head_dim 128, q/k norms, no biases, tied") {
+  ModelConfig c = parse_model_config(qwen3().dump(), "config.json");
+  CHECK(c.family == Family::llama);
+  CHECK(c.heads == 16);
+  CHECK(c.kv_heads == 8);
+  CHECK(c.head_dim == 128);  // given, and not 1024 / 16
+  CHECK(c.qk_norm);
+  CHECK_FALSE(c.qkv_bias);
+  CHECK_FALSE(c.o_bias);
+  CHECK(c.tied_embeddings);
+  CHECK(c.sliding_window == 0);
+  CHECK(c.rope_theta == 1000000.0);
+  // The model card's "0.44B non-embedding parameters": the layers and the final norm, q/k norms included.
+  const int64_t embedding = int64_t(c.vocab) * c.d_model;
+  CHECK(c.parameter_count() - embedding == 28 * (1024 * 2048 * 2 + 2 * 1024 * 1024 + 3 * 1024 * 3072 + 2 * 1024 + 2 * 128) + 1024);
+  CHECK(std::llround((c.parameter_count() - embedding) / 1e7) == 44);
+  nlohmann::json j = qwen3();
+  j.erase("head_dim");
+  CHECK(parse_model_config(j.dump(), "c").head_dim == 128);  // Qwen3Config's default, not hidden / heads
+  j["attention_bias"] = true;
+  c = parse_model_config(j.dump(), "c");
+  CHECK(c.qkv_bias);
+  CHECK(c.o_bias);
+  j = qwen3();
+  j["layer_types"] = std::vector<std::string>(28, "full_attention");
+  CHECK(parse_model_config(j.dump(), "c").sliding_window == 0);
+  j = qwen3();
+  j["qk_norm"] = false;  // not a Qwen3Config key: the family's own switch decides
+  CHECK(parse_model_config(j.dump(), "c").qk_norm);
+  CHECK_FALSE(parse_model_config(qwen().dump(), "c").qk_norm);
+}
+
+TEST_CASE("model config: Phi-3-mini reads as MHA 32/32 with its 2047-token window, eps 1e-5, untied") {
+  const ModelConfig c = parse_model_config(phi3().dump(), "config.json");
+  CHECK(c.family == Family::llama);
+  CHECK(c.heads == 32);
+  CHECK(c.kv_heads == 32);
+  CHECK(c.head_dim == 96);
+  CHECK(c.ffn_dim == 8192);
+  CHECK(c.sliding_window == 2047);
+  CHECK(c.norm_eps == 1e-5);
+  CHECK_FALSE(c.tied_embeddings);
+  CHECK_FALSE(c.qkv_bias);
+  CHECK_FALSE(c.qk_norm);
+  CHECK(std::llround(c.parameter_count() / 1e8) == 38);  // "3.8B parameters"
+  nlohmann::json j = phi3();
+  j.erase("rms_norm_eps");
+  CHECK(parse_model_config(j.dump(), "c").norm_eps == 1e-5);  // Phi3Config's default
+  j["attention_bias"] = true;  // Phi3Attention's fused projections have no bias whatever this says
+  CHECK_FALSE(parse_model_config(j.dump(), "c").qkv_bias);
+  j["sliding_window"] = nullptr;
+  CHECK(parse_model_config(j.dump(), "c").sliding_window == 0);
+}
+
+TEST_CASE("model config: the Qwen3 and Phi-3 fields attnscope does not implement are refused by name") {
+  nlohmann::json j = qwen3();
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  std::string e = refusal(j);
+  CHECK(contains(e, "\"rope_scaling\" = {"));
+  CHECK(contains(e, "\"rope_type\":\"yarn\""));
+  CHECK(contains(e, "is not supported (supported: null"));
+  j = qwen3();
+  j["use_sliding_window"] = true;
+  CHECK(contains(refusal(j), "\"use_sliding_window\" = true is not supported for qwen3"));
+  j = qwen3();
+  j["layer_types"] = std::vector<std::string>(28, "full_attention");
+  j["layer_types"][27] = "sliding_attention";
+  CHECK(contains(refusal(j), "\"layer_types\"[27] = \"sliding_attention\" is not supported for qwen3"));
+  j["layer_types"] = std::vector<std::string>(27, "full_attention");
+  CHECK(contains(refusal(j), "\"layer_types\" must be a list of 28 entries"));
+  j = qwen3();
+  j["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"rope_theta", 1000000}};
+  CHECK(contains(refusal(j), "\"rope_parameters\" = {"));
+  j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 5000}};
+  j.erase("rope_theta");
+  CHECK(parse_model_config(j.dump(), "c").rope_theta == 5000.0);  // transformers 5's place for rope_theta
+
+  for (const char* type : {"longrope", "su"}) {
+    CAPTURE(type);
+    j = phi3();
+    j["rope_scaling"] = {{"type", type}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
+    e = refusal(j);
+    CHECK(contains(e, "\"rope_scaling\" = {"));
+    CHECK(contains(e, std::string("\"type\":\"") + type + "\""));
+    CHECK(contains(e, "is not supported"));
+  }
+  j = phi3();
+  j["partial_rotary_factor"] = 0.75;  // Phi-4-mini's
+  CHECK(contains(refusal(j), "\"partial_rotary_factor\" = 0.75 is not supported for phi3"));
+  j = phi3();
+  j["hidden_act"] = "gelu";
+  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported for phi3"));
+  j = phi3();
+  j["num_key_value_heads"] = 5;
+  CHECK(contains(refusal(j), "key/value heads (5) must divide the attention heads (32)"));
+  j = phi3();
+  j.erase("intermediate_size");
+  CHECK(contains(refusal(j), "config.json has no \"intermediate_size\" (needed to build the phi3 network)"));
 }
 
 TEST_CASE("model config: head counts from any decoder's config.json, for attentions computed elsewhere") {

@@ -225,7 +225,7 @@ TEST_CASE("model open: a refused config.json stops before the weights are read")
   fs::path dir = copy_fixture("qwen2_gqa", "config");
   edit_config(dir, [](nlohmann::json& j) { j["model_type"] = "gemma"; });
   std::string e = open_error(dir);
-  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2)"));
+  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3)"));
   CHECK(contains(e, "config.json'"));
   edit_config(dir, [](nlohmann::json& j) {
     j["model_type"] = "qwen2";
@@ -292,4 +292,124 @@ TEST_CASE("model convert: pooling K/V shares every other weight and averages the
   CHECK(contains(error_of([&] { (void)convert_kv_heads(*m, 4); }), "it can be pooled to a divisor of that, not to 4"));
   // The parameter count follows the pooled shape.
   CHECK(mqa->parameter_count() < m->parameter_count());
+}
+
+TEST_CASE("model open: Phi-3's fused qkv_proj and gate_up_proj are split by the config's sizes, in order") {
+  const auto m = model::open(model_fixture("phi3_mha_long_f32"));
+  const ModelConfig& c = m->config;
+  const SafetensorsFile f(model_fixture("phi3_mha_long_f32") / "model.safetensors");
+  auto raw = [&](const std::string& name) {
+    const SafetensorsTensor& t = *f.header().find(name);
+    std::vector<float> v(size_t(t.count()));
+    f.read_float32(t, v.data(), false);
+    return v;
+  };
+  const int C = c.d_model, Q = c.heads * c.head_dim, KV = c.kv_heads * c.head_dim, F = c.ffn_dim;
+  const auto qkv = raw("model.layers.2.self_attn.qkv_proj.weight"), gate_up = raw("model.layers.2.mlp.gate_up_proj.weight");
+  const LayerWeights& l = m->weights->layers[2];
+  REQUIRE(l.wq.rows() == Q);
+  REQUIRE(l.kv.wk.rows() == KV);
+  REQUIRE(l.w_gate.rows() == F);
+  for (int i = 0; i < C; ++i) {
+    for (int r = 0; r < Q; ++r) REQUIRE(l.wq(r, i) == qkv[size_t(r * C + i)]);
+    for (int r = 0; r < KV; ++r) {
+      REQUIRE(l.kv.wk(r, i) == qkv[size_t((Q + r) * C + i)]);
+      REQUIRE(l.kv.wv(r, i) == qkv[size_t((Q + KV + r) * C + i)]);
+    }
+    for (int r = 0; r < F; ++r) {
+      REQUIRE(l.w_gate(r, i) == gate_up[size_t(r * C + i)]);
+      REQUIRE(l.w_up(r, i) == gate_up[size_t((F + r) * C + i)]);
+    }
+  }
+  CHECK(model::open(model_fixture("phi3_gqa_f16_sharded"))->source_dtypes == "F16");
+  const auto q3 = model::open(model_fixture("qwen3_gqa_bf16_tied"));
+  CHECK(q3->source_dtypes == "BF16");
+  CHECK(q3->weights->layers[1].q_norm.size() == q3->config.head_dim);
+  CHECK(q3->weights->layers[1].k_norm.size() == q3->config.head_dim);
+  CHECK(q3->weights->lm_head.empty());  // tied
+}
+
+TEST_CASE("model open: a Qwen3 checkpoint without q_norm / k_norm, or with one of the wrong length, is named") {
+  fs::path dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_no_q_norm");
+  rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {
+    h["model.layers.1.self_attn.q_norms.weight"] = h["model.layers.1.self_attn.q_norm.weight"];
+    h.erase("model.layers.1.self_attn.q_norm.weight");
+  });
+  std::string e = open_error(dir);
+  CHECK(contains(e, "missing tensor 'model.layers.1.self_attn.q_norm.weight'"));
+  CHECK(contains(e, "model.safetensors'"));
+
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_no_k_norm");
+  rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {
+    h["model.layers.0.self_attn.k_norm"] = h["model.layers.0.self_attn.k_norm.weight"];
+    h.erase("model.layers.0.self_attn.k_norm.weight");
+  });
+  CHECK(contains(open_error(dir), "missing tensor 'model.layers.0.self_attn.k_norm.weight'"));
+
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_q_norm_shape");  // [12] → [6, 2]: the same bytes
+  rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {
+    h["model.layers.0.self_attn.q_norm.weight"]["shape"] = {6, 2};
+  });
+  CHECK(contains(open_error(dir), "tensor 'model.layers.0.self_attn.q_norm.weight' has shape [6, 2], but config.json implies [12]"));
+
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_head_dim");  // head_dim 12 → 8: every q/k/v/norm shape changes
+  edit_config(dir, [](nlohmann::json& j) { j["head_dim"] = 8; });
+  CHECK(contains(open_error(dir), "tensor 'model.layers.0.self_attn.q_proj.weight' has shape [48, 32], but config.json implies [32, 32]"));
+
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_untied");  // tied: its file has no lm_head
+  edit_config(dir, [](nlohmann::json& j) { j["tie_word_embeddings"] = false; });
+  CHECK(contains(open_error(dir), "missing tensor 'lm_head.weight'"));
+
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_rope_scaling");
+  edit_config(dir, [](nlohmann::json& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; });
+  e = open_error(dir);
+  CHECK(contains(e, "\"rope_scaling\" = {\"factor\":4.0,\"rope_type\":\"yarn\"} is not supported"));
+  CHECK(contains(e, "config.json'"));
+}
+
+TEST_CASE("model open: a Phi-3 checkpoint whose fused tensors disagree with config.json is named, with the layout") {
+  fs::path dir = copy_fixture("phi3_gqa_f16_sharded", "phi3_qkv_rows");  // G 2 → 4: q 32 + k, v 32 each rows
+  edit_config(dir, [](nlohmann::json& j) { j["num_key_value_heads"] = 4; });
+  std::string e = open_error(dir);
+  CHECK(contains(e, "tensor 'model.layers.0.self_attn.qkv_proj.weight' has shape [64, 32], but config.json implies [96, 32]"));
+  CHECK(contains(e, "the rows of q (4 heads × 8), then k and v (4 heads × 8 each) stacked"));
+
+  dir = copy_fixture("phi3_gqa_f16_sharded", "phi3_gate_up_odd");  // [80, 32] → [5, 512]: same bytes, odd rows
+  rewrite_header(dir / "model-00001-of-00002.safetensors", [](nlohmann::json& h) {
+    h["model.layers.0.mlp.gate_up_proj.weight"]["shape"] = {5, 512};
+  });
+  e = open_error(dir);
+  CHECK(contains(e, "tensor 'model.layers.0.mlp.gate_up_proj.weight' has shape [5, 512], but config.json implies [80, 32]"));
+  CHECK(contains(e, "the rows of gate, then up (intermediate_size 40 each) stacked"));
+
+  dir = copy_fixture("phi3_gqa_f16_sharded", "phi3_ffn");
+  edit_config(dir, [](nlohmann::json& j) { j["intermediate_size"] = 41; });
+  CHECK(contains(open_error(dir), "has shape [80, 32], but config.json implies [82, 32]"));
+
+  dir = copy_fixture("phi3_gqa_f16_sharded", "phi3_no_qkv");
+  auto edit_index = [](const fs::path& d, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(read_file(d / "model.safetensors.index.json", 1 << 20));
+    edit(j);
+    write_file_atomic(d / "model.safetensors.index.json", j.dump());
+  };
+  edit_index(dir, [](nlohmann::json& j) { j["weight_map"].erase("model.layers.1.self_attn.qkv_proj.weight"); });
+  CHECK(contains(open_error(dir), "missing tensor 'model.layers.1.self_attn.qkv_proj.weight'"));
+
+  dir = copy_fixture("phi3_mha_long_f32", "phi3_nan");
+  poke_f32(dir / "model.safetensors", "model.layers.1.mlp.gate_up_proj.weight", NAN);
+  CHECK(contains(open_error(dir), "tensor 'model.layers.1.mlp.gate_up_proj.weight' holds NaN at flat index 0"));
+
+  dir = copy_fixture("phi3_mha_long_f32", "phi3_longrope");
+  edit_config(dir, [](nlohmann::json& j) {
+    j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
+  });
+  e = open_error(dir);
+  CHECK(contains(e, "\"rope_scaling\" = {"));
+  CHECK(contains(e, "\"type\":\"longrope\""));
+  CHECK(contains(e, "is not supported"));
+  edit_config(dir, [](nlohmann::json& j) {
+    j["rope_scaling"] = nullptr;
+    j["partial_rotary_factor"] = 0.5;
+  });
+  CHECK(contains(open_error(dir), "\"partial_rotary_factor\" = 0.5 is not supported for phi3"));
 }

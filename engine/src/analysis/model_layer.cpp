@@ -56,7 +56,7 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   att->result.concat = d.concat;
   att->result.output = d.output;
   att->trace = shape_trace(TraceShape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
-                                      c.positions == model::PositionKind::rotary, true});
+                                      c.positions == model::PositionKind::rotary, true, c.qk_norm});
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   if (model.config.kv_heads != model.original_kv_heads)
     att->source_note += " · K/V pooled from " + std::to_string(model.original_kv_heads) + " heads";

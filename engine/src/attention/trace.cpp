@@ -36,6 +36,9 @@ Trace shape_trace(const TraceShape& s) {
   step("split_heads", "split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
   step("heads_first", "heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
   step("split_kv_heads", "split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
+  if (s.qk_norm)
+    step("qk_norm", "normalise Q, K per head", "RMSNorm over each head's d_k values, times w_q or w_k",
+         {"H", "T", "d_k"}, {H, T, dk});
   if (s.rotary) step("rope", "rotate Q, K (RoPE)", "Q, K turned by position (RoPE)", {"H", "T", "d_k"}, {H, T, dk});
   if (G != H)
     step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});

@@ -1,6 +1,7 @@
 // config.cpp — config.json → ModelConfig, with a message naming the key for every refusal.
 //
-// Defaults are Hugging Face's own (GPT2Config, LlamaConfig, MistralConfig, Qwen2Config) for the keys
+// Defaults are Hugging Face's own (GPT2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
+// Phi3Config) for the keys
 // their config.json files may leave out; the sizes that define the network are required.
 #include "attnscope/model/config.h"
 
@@ -119,6 +120,27 @@ ModelConfig read_gpt2(const Reader& r, const std::string& name) {
   return c;
 }
 
+// rope_scaling (every family), and transformers 5's rope_parameters, which holds rope_theta and the
+// scaling together: only plain rotary positions ("default") are implemented.
+void read_rope(const json& j, const Reader& r, const std::string& name, ModelConfig& c) {
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
+                   " is not supported (supported: null, plain rotary positions with rope_theta)");
+  if (!j.contains("rope_parameters") || j["rope_parameters"].is_null()) return;
+  const json& p = j["rope_parameters"];
+  if (!p.is_object()) fail(name, "\"rope_parameters\" must be an object, got " + p.dump());
+  for (const char* key : {"rope_type", "type"})
+    if (p.contains(key) && p[key] != "default")
+      fail(name, "\"rope_parameters\" = " + p.dump() + " is not supported (supported: \"rope_type\": \"default\", "
+                     "plain rotary positions with rope_theta)");
+  const Reader pr(p, name);
+  if (pr.number_or("partial_rotary_factor", 1.0, 0, 1) != 1.0)
+    fail(name, "\"partial_rotary_factor\" other than 1 in \"rope_parameters\" is not supported (rotary positions "
+               "on the whole head)");
+  if (!r.has("rope_theta")) c.rope_theta = pr.number_or("rope_theta", c.rope_theta, 1.0, 1e12);
+}
+
+// Llama, Mistral, Qwen2, Qwen3, Phi-3: one network, with the defaults of each family's config class.
 ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, const std::string& type) {
   ModelConfig c;
   c.family = Family::llama;
@@ -131,6 +153,8 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.max_positions = r.integer("max_position_embeddings", 1, max_positions_bound);
   if (r.has("head_dim")) {
     c.head_dim = r.integer("head_dim", 2, max_width);
+  } else if (type == "qwen3") {
+    c.head_dim = 128;  // Qwen3Config's default, not hidden_size / heads
   } else {
     if (c.d_model % c.heads != 0)
       fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +
@@ -139,35 +163,51 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   }
   if (c.head_dim % 2 != 0)
     fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
-  c.norm_eps = r.number_or("rms_norm_eps", 1e-6, 0, 1);
+  c.norm_eps = r.number_or("rms_norm_eps", type == "phi3" ? 1e-5 : 1e-6, 0, 1);
   c.rope_theta = r.number_or("rope_theta", 10000.0, 1.0, 1e12);
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
   const std::string act = r.string_or("hidden_act", "silu");
   if (act != "silu")
     fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for " + type + " (supported: silu, the SwiGLU MLP)");
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
-                   " is not supported (supported: null, plain rotary positions with rope_theta)");
+  read_rope(j, r, name, c);
   if (r.has("partial_rotary_factor") && r.number_or("partial_rotary_factor", 1.0, 0, 1) != 1.0)
-    fail(name, "\"partial_rotary_factor\" other than 1 is not supported (rotary positions on the whole head)");
+    fail(name, "\"partial_rotary_factor\" = " + j["partial_rotary_factor"].dump() +
+                   " is not supported for " + type + " (supported: 1, rotary positions on the whole head)");
   if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
-  // Qwen2 always has q/k/v biases; Llama's attention_bias adds them to q, k, v and o.
-  const bool attention_bias = r.boolean_or("attention_bias", false);
+  // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias adds them to q, k, v and o; Phi-3's
+  // fused projections never have biases (Phi3Attention does not read attention_bias).
+  const bool attention_bias = type != "phi3" && r.boolean_or("attention_bias", false);
   c.qkv_bias = type == "qwen2" || attention_bias;
   c.o_bias = attention_bias;
   c.mlp_bias = false;
-  if (type == "mistral") {
+  c.qk_norm = type == "qwen3";
+  if (type == "mistral" || type == "phi3") {
     c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
   } else if (type == "qwen2") {
     if (r.boolean_or("use_sliding_window", false))
       c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
+  } else if (type == "qwen3") {
+    // Qwen3 windows only the layers from max_window_layers on: a per-layer mask attnscope does not have.
+    if (r.boolean_or("use_sliding_window", false))
+      fail(name, "\"use_sliding_window\" = true is not supported for qwen3 (sliding-window layers from "
+                 "max_window_layers on; supported: false, every layer full causal attention)");
+    if (r.has("layer_types")) {
+      const json& types = j["layer_types"];
+      if (!types.is_array() || types.size() != size_t(c.layers))
+        fail(name, "\"layer_types\" must be a list of " + std::to_string(c.layers) + " entries (one per layer), got " +
+                       types.dump());
+      for (size_t i = 0; i < types.size(); ++i)
+        if (types[i] != "full_attention")
+          fail(name, "\"layer_types\"[" + std::to_string(i) + "] = " + types[i].dump() +
+                         " is not supported for qwen3 (supported: \"full_attention\")");
+    }
   }
   return c;
 }
 
 }  // namespace
 
-const char* supported_model_types() { return "gpt2, llama, mistral, qwen2"; }
+const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3"; }
 
 int64_t ModelConfig::parameter_count() const {
   const int64_t C = d_model, Q = int64_t(heads) * head_dim, KV = int64_t(kv_heads) * head_dim, F = ffn_dim;
@@ -178,6 +218,7 @@ int64_t ModelConfig::parameter_count() const {
   per_layer += (mlp == MlpKind::swiglu ? 3 : 2) * C * F;
   if (mlp_bias) per_layer += F + C;
   per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
+  if (qk_norm) per_layer += 2 * int64_t(head_dim);  // q_norm, k_norm
   int64_t total = int64_t(vocab) * C + per_layer * layers + (layernorm ? 2 : 1) * C;
   if (positions == PositionKind::learned) total += int64_t(max_positions) * C;
   if (!tied_embeddings) total += int64_t(vocab) * C;
@@ -199,7 +240,8 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   r.set_family(type);
   ModelConfig c;
   if (type == "gpt2") c = read_gpt2(r, name);
-  else if (type == "llama" || type == "mistral" || type == "qwen2") c = read_llama(j, r, name, type);
+  else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3")
+    c = read_llama(j, r, name, type);
   else
     fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
                    "); for other models compute the attentions with transformers and open the attentions file");

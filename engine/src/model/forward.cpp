@@ -88,11 +88,15 @@ LayerDetail make_detail(const ModelConfig& c, const Activations& a, const float*
 void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights& kv, Activations& a, float* probs,
                    int T) {
   const int C = c.d_model, H = c.heads, G = c.kv_heads, D = c.head_dim;
-  // 1. attention: norm → q, k, v → RoPE → grouped causal attention → output projection → residual
+  // 1. attention: norm → q, k, v → (q/k norm) → RoPE → grouped causal attention → output → residual
   apply_norm(c, a.h.data(), a.x.data(), w.norm1_weight, w.norm1_bias, T);
   linear_forward_packed(a.q.data(), a.h.data(), w.wq, data_or_null(w.bq), T);
   linear_forward_packed(a.k.data(), a.h.data(), kv.wk, data_or_null(kv.bk), T);
   linear_forward_packed(a.v.data(), a.h.data(), kv.wv, data_or_null(kv.bv), T);
+  if (c.qk_norm) {  // Qwen3: RMSNorm over each head's D values, in place (rows T·H of q, T·G of k)
+    ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T * H, D, float(c.norm_eps));
+    ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T * G, D, float(c.norm_eps));
+  }
   if (c.positions == PositionKind::rotary) {
     ops::rope_forward(a.q.data(), 1, T, H, D, float(c.rope_theta), 0);
     ops::rope_forward(a.k.data(), 1, T, G, D, float(c.rope_theta), 0);

@@ -91,6 +91,17 @@ void rope(Rows& x, int heads, int D, double theta) {
       }
 }
 
+// RMSNorm of each head's D values of x [T, heads·D] in place (Qwen3's q_norm / k_norm), weight [D].
+void head_rms_norm(Rows& x, int heads, int D, const Vec& weight, double eps) {
+  for (auto& row : x)
+    for (int h = 0; h < heads; ++h) {
+      double sum_sq = 0;
+      for (int d = 0; d < D; ++d) sum_sq += row[size_t(h * D + d)] * row[size_t(h * D + d)];
+      const double inv = 1.0 / std::sqrt(sum_sq / D + eps);
+      for (int d = 0; d < D; ++d) row[size_t(h * D + d)] *= inv * double(weight[d]);
+    }
+}
+
 double gelu_new(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 
@@ -133,10 +144,14 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     check_cancel(options.cancel);
     const LayerWeights& lw = w.layers[size_t(l)];
     const KvWeights& kv = model.kv(l);
-    // 1. projections
+    // 1. projections (then Qwen3's per-head q/k norm, then RoPE)
     const Rows h = norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps);
     Rows q = linear(h, lw.wq, lw.bq), k = linear(h, kv.wk, kv.bk);
     const Rows v = linear(h, kv.wv, kv.bv);
+    if (c.qk_norm) {
+      head_rms_norm(q, H, D, lw.q_norm, c.norm_eps);
+      head_rms_norm(k, G, D, lw.k_norm, c.norm_eps);
+    }
     if (c.positions == PositionKind::rotary) {
       rope(q, H, D, c.rope_theta);
       rope(k, G, D, c.rope_theta);

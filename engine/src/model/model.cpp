@@ -20,30 +20,51 @@ namespace fs = std::filesystem;
 // ---- the load plan -------------------------------------------------------------------------------
 namespace {
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 // One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes:
 // straight into `dst` (vectors, learned positions), packed row chunk by row chunk into `packed`
-// (linear weights: never a second full float32 copy), or through a staging buffer into `scatter`.
+// (linear weights: never a second full float32 copy; a fused tensor's row blocks, top to bottom, into
+// several matrices), or through a staging buffer into `scatter`. `layout` explains a fused tensor's
+// rows in the message when its shape is wrong.
 struct Load {
   std::string name;
   std::vector<int64_t> shape;
   float* dst = nullptr;
-  PackedMatrix* packed = nullptr;
+  std::vector<std::pair<PackedMatrix*, int64_t>> packed;  // (matrix, its rows)
   std::function<void(const float* staged)> scatter;
+  std::string layout;
 };
 
 void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols) {
   m.resize(rows, cols);
-  plan.push_back({name, {rows, cols}, m.data(), nullptr, {}});
+  plan.push_back({name, {rows, cols}, m.data(), {}, {}, {}});
 }
 
 void plan_packed(std::vector<Load>& plan, const std::string& name, PackedMatrix& m, int64_t rows, int64_t cols) {
   m = PackedMatrix(rows, cols);
-  plan.push_back({name, {rows, cols}, nullptr, &m, {}});
+  plan.push_back({name, {rows, cols}, nullptr, {{&m, rows}}, {}, {}});
+}
+
+// A fused nn.Linear weight [Σ rows_i, cols] whose row blocks are separate matrices (Phi-3's qkv_proj
+// = [W_Q; W_K; W_V], gate_up_proj = [W_gate; W_up]).
+void plan_fused(std::vector<Load>& plan, const std::string& name, std::vector<std::pair<PackedMatrix*, int64_t>> blocks,
+                int64_t cols, std::string layout) {
+  int64_t rows = 0;
+  for (auto& [m, n] : blocks) {
+    *m = PackedMatrix(n, cols);
+    rows += n;
+  }
+  plan.push_back({name, {rows, cols}, nullptr, std::move(blocks), {}, std::move(layout)});
 }
 
 void plan_vector(std::vector<Load>& plan, const std::string& name, Vec& v, int64_t size) {
   v.resize(size);
-  plan.push_back({name, {size}, v.data(), nullptr, {}});
+  plan.push_back({name, {size}, v.data(), {}, {}, {}});
 }
 
 // GPT-2's Conv1D weight, stored [in, out] = Wᵀ, split along `out` into nn.Linear-layout blocks
@@ -54,7 +75,7 @@ void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, s
     *m = PackedMatrix(rows, in);
     out += rows;
   }
-  plan.push_back({name, {in, out}, nullptr, nullptr, [blocks, in, out](const float* staged) {
+  plan.push_back({name, {in, out}, nullptr, {}, [blocks, in, out](const float* staged) {
                     std::vector<float> part;
                     int64_t at = 0;
                     for (auto& [m, rows] : blocks) {
@@ -68,16 +89,16 @@ void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, s
                       }
                       at += rows;
                     }
-                  }});
+                  }, {}});
 }
 
 // c_attn's bias [3C] split into the q, k and v biases.
 void plan_split_vector(std::vector<Load>& plan, const std::string& name, std::vector<Vec*> parts, int64_t each) {
   for (Vec* p : parts) p->resize(each);
-  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, nullptr, [parts, each](const float* staged) {
+  plan.push_back({name, {each * int64_t(parts.size())}, nullptr, {}, [parts, each](const float* staged) {
                     for (size_t i = 0; i < parts.size(); ++i)
                       *parts[i] = Eigen::Map<const Vec>(staged + int64_t(i) * each, each);
-                  }});
+                  }, {}});
 }
 
 // GPT-2: names with or without the "transformer." prefix; c_attn = [Q | K | V] is split into three
@@ -115,9 +136,11 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
   return plan;
 }
 
-// Llama, Mistral, Qwen2: model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj, RMSNorms.
+// Llama, Mistral, Qwen2, Qwen3, Phi-3: model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj,
+// RMSNorms; Qwen3's self_attn.{q,k}_norm [D]; Phi-3's fused self_attn.qkv_proj and mlp.gate_up_proj.
 std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
-  const int64_t C = c.d_model, F = c.ffn_dim, Q = int64_t(c.heads) * c.head_dim, KV = int64_t(c.kv_heads) * c.head_dim;
+  const int64_t C = c.d_model, F = c.ffn_dim, D = c.head_dim, Q = int64_t(c.heads) * D, KV = int64_t(c.kv_heads) * D;
+  const bool fused = c.model_type == "phi3";
   std::vector<Load> plan;
   plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
   w.layers.resize(size_t(c.layers));
@@ -125,19 +148,34 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = "model.layers." + std::to_string(i) + ".";
     plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
-    plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
-    plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
-    plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    if (fused) {
+      plan_fused(plan, h + "self_attn.qkv_proj.weight", {{&l.wq, Q}, {&l.kv.wk, KV}, {&l.kv.wv, KV}}, C,
+                 "the rows of q (" + std::to_string(c.heads) + " heads × " + std::to_string(D) + "), then k and v (" +
+                     std::to_string(c.kv_heads) + " heads × " + std::to_string(D) + " each)");
+    } else {
+      plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
+      plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
+      plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    }
     if (c.qkv_bias) {
       plan_vector(plan, h + "self_attn.q_proj.bias", l.bq, Q);
       plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
       plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
     }
+    if (c.qk_norm) {
+      plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, D);
+      plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, D);
+    }
     plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
     plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
-    plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
-    plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
+    if (fused) {
+      plan_fused(plan, h + "mlp.gate_up_proj.weight", {{&l.w_gate, F}, {&l.w_up, F}}, C,
+                 "the rows of gate, then up (intermediate_size " + std::to_string(F) + " each)");
+    } else {
+      plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
+      plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
+    }
     plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
   }
   plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
@@ -185,8 +223,11 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   // Check every name and shape before reading anything, so a wrong file fails fast.
   double total = 0;
   for (const Load& l : plan) {
-    ckpt.tensor(l.name);
-    total += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
+    const SafetensorsTensor& t = ckpt.tensor(l.name);
+    if (!l.layout.empty() && t.shape != l.shape)
+      throw InputError(ckpt.description() + ": tensor '" + l.name + "' has shape " + shape_text(t.shape) +
+                       ", but config.json implies " + shape_text(l.shape) + ": " + l.layout + " stacked");
+    total += double(t.end - t.begin);
   }
   double done = 0;
   std::vector<float> staging;
@@ -194,15 +235,21 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
     check_cancel(cancel);
     if (l.dst) {
       ckpt.read(l.name, l.shape, l.dst);
-    } else if (l.packed) {
-      // Row chunks of about 4 MB through one staging buffer.
+    } else if (!l.packed.empty()) {
+      // Row chunks of about 4 MB through one staging buffer; each chunk's rows go to the blocks they
+      // fall in (one block unless the tensor is fused).
       const int64_t rows = l.shape[0], cols = l.shape[1];
       const int64_t step = std::max<int64_t>(PackedMatrix::panel, (int64_t(1) << 20) / cols / PackedMatrix::panel * PackedMatrix::panel);
       staging.resize(size_t(std::min(rows, step) * cols));
       for (int64_t r = 0; r < rows; r += step) {
         const int64_t n = std::min(step, rows - r);
         ckpt.read_rows(l.name, l.shape, r, n, staging.data());
-        l.packed->set_rows(r, n, staging.data());
+        int64_t block_start = 0;
+        for (const auto& [m, block_rows] : l.packed) {
+          const int64_t from = std::max(r, block_start), to = std::min(r + n, block_start + block_rows);
+          if (from < to) m->set_rows(from - block_start, to - from, staging.data() + (from - r) * cols);
+          block_start += block_rows;
+        }
       }
     } else {
       int64_t count = 1;

@@ -31,6 +31,7 @@ struct TraceShape {
   bool qkv_bias = false, o_bias = false;
   bool rotary = false;  // RoPE turns Q and K by their position after the split
   bool causal = false;
+  bool qk_norm = false;  // RMSNorm over each head's d_k values of Q and K, before RoPE (Qwen3)
 };
 
 struct Trace {

@@ -3,8 +3,10 @@
 // Families (SPEC "Real checkpoints"):
 //   gpt2   model_type gpt2: learned positions, LayerNorm(layer_norm_epsilon), gelu_new MLP, Conv1D
 //          weights, output tied to wte unless tie_word_embeddings is false
-//   llama  model_type llama, mistral, qwen2: RMSNorm(rms_norm_eps), rotate-half RoPE(rope_theta),
-//          num_key_value_heads, optional head_dim, SwiGLU MLP, tie_word_embeddings
+//   llama  model_type llama, mistral, qwen2, qwen3, phi3: RMSNorm(rms_norm_eps), rotate-half
+//          RoPE(rope_theta), num_key_value_heads, optional head_dim, SwiGLU MLP, tie_word_embeddings;
+//          qwen3 adds an RMSNorm over each head of q and of k before RoPE (qk_norm); phi3 stores q/k/v
+//          and gate/up as fused tensors, split at load (model.cpp), so the pass is Llama's
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // Anything outside these conventions is refused with a message that names the key and says what is
 // supported: another model_type, a rope_scaling, an activation other than the family's own, …
@@ -21,7 +23,7 @@ enum class PositionKind { learned, rotary };       // wpe added to the input, or
 enum class MlpKind { gelu_new, swiglu };           // down(gelu_new(up x)) or down(silu(gate x) ⊙ up x)
 
 struct ModelConfig {
-  std::string model_type;  // gpt2 | llama | mistral | qwen2
+  std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3
   Family family = Family::llama;
   NormKind norm = NormKind::rmsnorm;
   PositionKind positions = PositionKind::rotary;
@@ -43,6 +45,8 @@ struct ModelConfig {
   bool qkv_bias = false;            // q/k/v projections have biases (gpt2, qwen2, llama attention_bias)
   bool o_bias = false;              // the output projection has a bias (gpt2, llama attention_bias)
   bool mlp_bias = false;            // the MLP projections have biases (gpt2)
+  bool qk_norm = false;             // RMSNorm(norm_eps) over each head's D values of q and of k, after the
+                                    // projection and before RoPE, weights q_norm/k_norm [D] (qwen3)
 
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
 };
@@ -51,7 +55,7 @@ struct ModelConfig {
 // for a missing or wrong field, an unsupported model_type or feature.
 ModelConfig parse_model_config(std::string_view json_text, const std::string& name);
 
-// model_type values parse_model_config accepts, for messages: "gpt2, llama, mistral, qwen2".
+// model_type values parse_model_config accepts, for messages: "gpt2, llama, mistral, qwen2, qwen3, phi3".
 const char* supported_model_types();
 
 // Just (H, G) from a config.json of ANY decoder (num_attention_heads / n_head, num_key_value_heads;

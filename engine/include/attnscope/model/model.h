@@ -5,8 +5,9 @@
 //   DIR/model.safetensors.index.json + shards       "weight_map": tensor name → shard file
 // Every tensor the family needs is looked up by its Hugging Face name, checked against the shape
 // config.json implies, converted to float32 (F32/F16/BF16) and refused when it holds NaN or ±inf.
-// GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], so
-// one forward pass (forward.h) serves both families.
+// GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], and
+// Phi-3's fused qkv_proj [(H+2G)·D, C] and gate_up_proj [2F, C] are split by rows into W_Q, W_K, W_V
+// and W_gate, W_up, so one forward pass (forward.h) serves every family.
 //
 // Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
 // P learned positions.
@@ -37,6 +38,7 @@ struct LayerWeights {
   Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
   PackedMatrix wq;               // [H·D, C]
   Vec bq;                        // [H·D] when config.qkv_bias, else empty
+  Vec q_norm, k_norm;            // [D] when config.qk_norm
   KvWeights kv;                  // the checkpoint's own K/V
   PackedMatrix wo;               // [C, H·D]
   Vec bo;                        // [C] when config.o_bias
