@@ -91,13 +91,9 @@ std::string ids_input(const std::vector<int32_t>& ids) {
 }
 
 namespace {
-// The most tokens the forward pass takes (0: no limit known): the model's positions, and its sliding
-// window (attnscope computes full causal attention only).
-int longest_input(const model::Model& model) {
-  const model::ModelConfig& c = model.config;
-  if (c.max_positions > 0 && c.sliding_window > 0) return std::min(c.max_positions, c.sliding_window);
-  return std::max(c.max_positions, c.sliding_window);
-}
+// The most tokens the forward pass takes (0: no limit known): the model's positions (a sliding window
+// only masks keys, it does not limit the input).
+int longest_input(const model::Model& model) { return std::max(model.config.max_positions, 0); }
 }  // namespace
 
 std::string default_model_input(const model::Model& model) {
