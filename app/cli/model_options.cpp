@@ -23,7 +23,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   o.app = &cmd;
   cmd.add_option("--checkpoint", o.checkpoint,
                  "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): GPT-2, Llama, Mistral, "
-                 "Qwen2");
+                 "Qwen2, SmolLM3, Gemma 2, Gemma 3 (text)");
   cmd.add_option("--ids", o.ids, "With --checkpoint: the token ids, e.g. 15496,995 (instead of --text)");
   cmd.add_flag("--no-special-tokens", o.no_special_tokens,
                "With --checkpoint --text: add no BOS/EOS even where the tokenizer's files add them");
