@@ -158,7 +158,7 @@ model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneO
   if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
   const auto m = open_model(o);
   const ModelTokens tokens = tokens_for(o, scene);
-  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name);
+  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name, m->config.layer_window);
 }
 
 }  // namespace attnscope::cli

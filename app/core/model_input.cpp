@@ -139,13 +139,14 @@ std::string token_label(const ModelTokens& tokens, int32_t id) {
 }
 
 model::AttentionStack attention_stack(model::ForwardResult&& forward, const ModelTokens& tokens,
-                                      const std::string& source) {
+                                      const std::string& source, const std::vector<int>& model_windows) {
   model::AttentionStack s;
   s.layers = forward.layers, s.heads = forward.heads, s.kv_heads = forward.kv_heads, s.tokens = forward.tokens;
   s.attentions = std::move(forward.attentions);
   s.ids = tokens.ids;
   s.labels = tokens.labels;
   s.causal = true;  // every checkpoint attnscope reads is a causal language model
+  s.layer_window = model_windows;
   s.groups_from_config = true;
   s.source = source;
   return s;
@@ -164,7 +165,8 @@ ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& toke
     for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
     run.next_labels.push_back(std::move(labels));
   }
-  run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name));
+  run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name,
+                                                                            model.config.layer_window));
   return run;
 }
 

@@ -238,7 +238,8 @@ void ApplyShown(HeatmapGridSpec& spec, const Shown& shown, const Pictures& pictu
   spec.cell_number = [&pictures, &att, shown, tokens, scores, causal, head_of](int i, int r, int c, std::string& text,
                                                                                ImU32& color) {
     const int head = head_of(i), row = shown.row + r, col = shown.col + c;
-    if (causal && col > row) return false;  // masked: no value to read
+    // masked (after the query, or outside a sliding window): no value to read
+    if (causal && (col > row || (att.window > 0 && col <= row - att.window))) return false;
     const float v = (scores ? att.result.scores : att.result.probs)[size_t(head)](row, col);
     if (!std::isfinite(v)) return false;
     char buf[32];

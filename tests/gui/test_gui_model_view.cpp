@@ -36,7 +36,7 @@ bool has_window(const WindowRun& w, const std::string& title) {
 model::AttentionStack stack_of(const std::string& name, const std::string& input) {
   const auto m = model::open(fixture(name));
   const ModelTokens tokens = model_tokens_from_input(m->dir, input);
-  return attention_stack(model::forward(*m, tokens.ids), tokens, name);
+  return attention_stack(model::forward(*m, tokens.ids), tokens, name, m->config.layer_window);
 }
 
 std::string pointer_at(double x, double y) {
@@ -227,8 +227,8 @@ TEST_SUITE("gui_model_view") {
       }
     }
     CHECK(tagged == 2);
-    // The Heads view of layer 0: every key at or beyond the window back is at probability 0 (the colour
-    // bar's bottom), a band along the diagonal; layer 2's heads reach further back.
+    // The Heads view of layer 0: every key at or beyond the window back is masked (the masked colour, as
+    // keys after the query), leaving a band along the diagonal; layer 2's heads reach further back.
     for (const int layer : {0, 2}) {
       CAPTURE(layer);
       const WindowRun heads = run_window("model_view_gemma3_heads" + std::to_string(layer),
@@ -236,18 +236,18 @@ TEST_SUITE("gui_model_view") {
                                              std::to_string(layer) + " --text " + shell_quote(input));
       const auto& panels = heads.layout.at("heads");
       REQUIRE(int(panels.size()) == stack.heads);
-      const Rgba zero = value_to_color(0.0f, ValueRange{0.0f, 1.0f}, Colormap::viridis);
-      int outside = 0, dark = 0;
+      const Rgba masked = masked_color(Colormap::viridis);
+      int outside = 0, masked_cells = 0;
       for (const auto& p : panels) {
         const double x = p.at("x").get<double>(), y = p.at("y").get<double>(), cell = p.at("cell").get<double>();
         for (int i = 0; i < stack.tokens; ++i)
           for (int j = 0; j + 4 <= i; ++j) {
             ++outside;
-            dark += channel_distance(heads.png.at(int(x + (j + 0.5) * cell), int(y + (i + 0.5) * cell)), zero) <= 2;
+            masked_cells += channel_distance(heads.png.at(int(x + (j + 0.5) * cell), int(y + (i + 0.5) * cell)), masked) <= 2;
           }
       }
-      if (layer == 0) CHECK(dark == outside);
-      else CHECK(dark < outside / 2);
+      if (layer == 0) CHECK(masked_cells == outside);
+      else CHECK(masked_cells == 0);
     }
   }
 
