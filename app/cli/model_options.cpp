@@ -23,7 +23,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   o.app = &cmd;
   cmd.add_option("--checkpoint", o.checkpoint,
                  "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): GPT-2, Llama, Mistral, "
-                 "Qwen2, Qwen3, Phi-3");
+                 "Qwen2, Qwen3, Phi-3, SmolLM3, Gemma 2, Gemma 3 (text)");
   cmd.add_option("--ids", o.ids, "With --checkpoint: the token ids, e.g. 15496,995 (instead of --text)");
   cmd.add_flag("--no-special-tokens", o.no_special_tokens,
                "With --checkpoint --text: add no BOS/EOS even where the tokenizer's files add them");
@@ -158,7 +158,7 @@ model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneO
   if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
   const auto m = open_model(o);
   const ModelTokens tokens = tokens_for(o, scene);
-  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name);
+  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name, m->config.layer_window);
 }
 
 }  // namespace attnscope::cli

@@ -91,13 +91,9 @@ std::string ids_input(const std::vector<int32_t>& ids) {
 }
 
 namespace {
-// The most tokens the forward pass takes (0: no limit known): the model's positions, and its sliding
-// window (attnscope computes full causal attention only).
-int longest_input(const model::Model& model) {
-  const model::ModelConfig& c = model.config;
-  if (c.max_positions > 0 && c.sliding_window > 0) return std::min(c.max_positions, c.sliding_window);
-  return std::max(c.max_positions, c.sliding_window);
-}
+// The most tokens the forward pass takes (0: no limit known): the model's positions (a sliding window
+// only masks keys, it does not limit the input).
+int longest_input(const model::Model& model) { return std::max(model.config.max_positions, 0); }
 }  // namespace
 
 std::string default_model_input(const model::Model& model) {
@@ -143,13 +139,14 @@ std::string token_label(const ModelTokens& tokens, int32_t id) {
 }
 
 model::AttentionStack attention_stack(model::ForwardResult&& forward, const ModelTokens& tokens,
-                                      const std::string& source) {
+                                      const std::string& source, const std::vector<int>& model_windows) {
   model::AttentionStack s;
   s.layers = forward.layers, s.heads = forward.heads, s.kv_heads = forward.kv_heads, s.tokens = forward.tokens;
   s.attentions = std::move(forward.attentions);
   s.ids = tokens.ids;
   s.labels = tokens.labels;
   s.causal = true;  // every checkpoint attnscope reads is a causal language model
+  s.layer_window = model_windows;
   s.groups_from_config = true;
   s.source = source;
   return s;
@@ -168,7 +165,8 @@ ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& toke
     for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
     run.next_labels.push_back(std::move(labels));
   }
-  run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name));
+  run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name,
+                                                                            model.config.layer_window));
   return run;
 }
 

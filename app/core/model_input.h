@@ -56,9 +56,9 @@ std::string token_label(const ModelTokens& tokens, int32_t id);
 
 // Every layer's attentions of a forward pass as a stack (the model view's and `export --what model`'s
 // input): the probabilities moved out of `forward`, with the tokens' ids and labels; causal, groups from
-// the model's config.
+// the model's config, and its per-layer sliding windows (config.layer_window) so figures mask them.
 model::AttentionStack attention_stack(model::ForwardResult&& forward, const ModelTokens& tokens,
-                                      const std::string& source);
+                                      const std::string& source, const std::vector<int>& model_windows);
 
 // One layer of a forward pass, as the Heads view and export draw it, with every position's top-5 and
 // every layer's attentions (the model view); or one layer of an attentions file (no top-5).

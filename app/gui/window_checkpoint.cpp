@@ -136,7 +136,7 @@ void DrawModelInfo(AppState& state) {
   SectionHeader(tr("Open checkpoint"));
   if (BeginInfoTable("##checkpoint_info")) {
     InfoRow(tr("name"), m.name);
-    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
+    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
     KvHeadsRow(state.checkpoint, cfg);
@@ -302,7 +302,7 @@ void DrawCardInfo(const CheckpointWindowState& c) {
   if (!BeginInfoTable("##model_card")) return;
   if (c.model) {
     const model::ModelConfig& cfg = c.model->config;
-    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : " (Llama)"));
+    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)"));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
     KvHeadsRow(c, cfg);

@@ -115,7 +115,8 @@ void ApplyHeadsShown(HeatmapGridSpec& spec, const Shown& shown, const ZoomState&
   spec.cell_number = [&pictures, &att, shown, scores, causal, head_of](int i, int r, int c, std::string& text,
                                                                                ImU32& color) {
     const int head = head_of(i), row = shown.row + r, col = shown.col + c;
-    if (causal && col > row) return false;  // masked: no value to read
+    // masked (after the query, or outside a sliding window): no value to read
+    if (causal && (col > row || (att.window > 0 && col <= row - att.window))) return false;
     const Mat& m = (scores ? att.result.scores : att.result.probs)[size_t(head)];
     const Rgba* under = pictures.heads[size_t(head)].cell(row, col);
     return under && row < m.rows() && col < m.cols() && CellNumber(m(row, col), *under, text, color);

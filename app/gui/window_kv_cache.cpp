@@ -36,6 +36,8 @@ void UsePreset(KvCacheWindowState& k, int index) {
     in.dtype = k.input.dtype;
     in.memory_gib = k.input.memory_gib;
     k.input = in;
+  } else {
+    k.input.layer_window.clear();  // the custom model's layers are all global
   }
 }
 
@@ -48,6 +50,8 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
   k.input.kv_heads = c.model->original_kv_heads;
   k.input.head_dim = cfg.head_dim;
   k.input.seq = std::max(cfg.max_positions, 1);
+  k.input.layer_window.assign(cfg.layer_window.begin(), cfg.layer_window.end());
+  if (std::all_of(cfg.layer_window.begin(), cfg.layer_window.end(), [](int w) { return w == 0; })) k.input.layer_window.clear();
   k.checkpoint = c.model;
 }
 
@@ -191,6 +195,12 @@ void DrawKvCacheWindow(AppState& state) {
     WrappedText(trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
                                  (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
                                  .c_str());
+    // An open checkpoint's sliding-window layers keep only their window's tokens.
+    const int64_t local = std::count_if(in.layer_window.begin(), in.layer_window.end(), [](int64_t w) { return w > 0; });
+    if (local > 0)
+      WrappedText(trf("%lld of the %lld layers are sliding-window layers: each keeps at most %lld tokens",
+                      (long long)local, (long long)in.layers,
+                      (long long)*std::max_element(in.layer_window.begin(), in.layer_window.end())));
   }
   SliderInt64(labelled(tr("tokens")), &k.input.seq, 1, int64_t(1) << 20, true);
   RecordLastItem(state, "kv.seq");

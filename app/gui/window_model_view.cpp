@@ -6,6 +6,10 @@
 // that head large (the view then closes to show it). The Heads view's layer is highlighted down the
 // side, and its large head outlined.
 //
+// Layers of a checkpoint with sliding-window or NoPE layers carry a tag beside their number: "local"
+// (a sliding-window layer: each token sees only the last W tokens) or "NoPE" (no rotary positions), with
+// a legend line above the grid and a line in the tooltip.
+//
 // The pictures and numbers come from the compute worker (core/model_view.h: one atlas image, the same
 // colours as `export --what model`), one GL texture drawn in L·H pieces; the frame only lays them out.
 //
@@ -56,21 +60,49 @@ void DrawNoCheckpoint(AppState& state) {
   ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
 }
 
+// ---- layer tags ----------------------------------------------------------------------------------------
+
+// The open model's config when the grid is its forward pass (not attentions computed elsewhere).
+const model::ModelConfig* GridConfig(const AppState& state, const ModelViewPictures& mv) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!c.model || c.attentions || int(c.model->config.layer_window.size()) != mv.layers) return nullptr;
+  return &c.model->config;
+}
+
+bool LocalLayer(const model::ModelConfig* c, int l) { return c && c->layer_window[size_t(l)] > 0; }
+bool NopeLayer(const model::ModelConfig* c, int l) { return c && c->nope_layer(l); }
+
+// "local", "NoPE", both, or "" for a global layer with positions.
+std::string LayerTag(const model::ModelConfig* c, int l) {
+  std::string tag = LocalLayer(c, l) ? tr("local") : "";
+  if (NopeLayer(c, l)) tag += (tag.empty() ? "" : " ") + std::string(tr("NoPE"));
+  return tag;
+}
+
+float TagWidth(const model::ModelConfig* c, int layers) {
+  float w = 0;
+  for (int l = 0; l < layers; ++l) w = std::max(w, ImGui::CalcTextSize(LayerTag(c, l).c_str()).x);
+  return w;
+}
+
 // ---- grid --------------------------------------------------------------------------------------------
 
 struct GridGeometry {
   float font = 16, frame = 2, gap = 4, thumb = 32;
   float left = 0, top = 0;  // the layer numbers' column and the head numbers' rows
+  float tag = 0;            // the layer tags' width (0: no layer has one)
   float pitch() const { return thumb + 2 * frame + gap; }
 };
 
 // Thumbnails as large as the region allows, at least `min_thumb` (then the region scrolls).
-GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale) {
+GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale, const model::ModelConfig* config) {
   GridGeometry g;
   g.font = ImGui::GetFontSize();
   g.frame = std::max(2.0f, std::round(2.0f * ui_scale));
   g.gap = std::round(g.font * 0.3f);
-  g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f;
+  g.tag = TagWidth(config, mv.layers);
+  g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f +
+           (g.tag > 0 ? g.tag + g.font * 0.4f : 0.0f);
   g.top = g.font * 2.6f;
   const float min_thumb = std::round(g.font * 1.5f);  // two-digit head numbers still fit
   auto fit = [&](float scrollbar) {
@@ -84,7 +116,8 @@ GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale)
 }
 
 // Axis numbers and titles: "head" and 0 … H−1 across the top, "layer" and 0 … L−1 down the side.
-void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry& g, ImVec2 origin, int current_layer) {
+void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry& g, ImVec2 origin, int current_layer,
+              const model::ModelConfig* config) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float x0 = origin.x + g.left, y0 = origin.y + g.top;
   draw->AddText(ImVec2(x0, origin.y), dim, tr("head"));
@@ -108,6 +141,10 @@ void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry&
     } else {
       draw->AddText(at, text, n.c_str());
     }
+    const std::string tag = LayerTag(config, l);  // right-aligned against the number
+    if (!tag.empty())
+      draw->AddText(ImVec2(at.x - g.font * 0.4f - ImGui::CalcTextSize(tag.c_str()).x, at.y),
+                    text, tag.c_str());
   }
 }
 
@@ -189,10 +226,15 @@ std::string Number(double value, const char* format) {
   return text;
 }
 
-void ThumbTooltip(const ModelViewPictures& mv, int l, int h) {
+void ThumbTooltip(const ModelViewPictures& mv, int l, int h, const model::ModelConfig* config) {
   const ModelHeadNumbers& n = mv.at(l, h);
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(trf("layer %d · head %d · kv group %d", l, h, kv_group_of_head(h, mv.heads, mv.kv_heads)).c_str());
+  if (LocalLayer(config, l))
+    ImGui::TextUnformatted(trf("sliding window: each token sees the last %d tokens", config->layer_window[size_t(l)]).c_str());
+  else if (config && config->sliding_window > 0)
+    ImGui::TextUnformatted(tr("global: each token sees every earlier token"));
+  if (NopeLayer(config, l)) ImGui::TextUnformatted(tr("NoPE: no rotary positions in this layer"));
   ImGui::Separator();
   ImGui::TextUnformatted(trf("attention sink: %s", Number(n.attention_sink, "%.3f").c_str()).c_str());
   ImGui::TextUnformatted(trf("previous-token score: %s", Number(n.previous_token, "%.3f").c_str()).c_str());
@@ -217,7 +259,8 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   const float bar_w = BarWidth(mv);
   const ImVec2 region(std::max(avail.x - bar_w, ImGui::GetFontSize() * 4), std::max(avail.y, ImGui::GetFontSize() * 4));
   const ImVec2 bar_at(ImGui::GetCursorScreenPos().x + region.x + ImGui::GetFontSize() * 0.4f, ImGui::GetCursorScreenPos().y);
-  const GridGeometry g = FitGrid(mv, region, state.ui_scale);
+  const model::ModelConfig* config = GridConfig(state, mv);
+  const GridGeometry g = FitGrid(mv, region, state.ui_scale, config);
   const int current_layer = state.checkpoint.layer;
   const int current_head = state.scene.view.view == View::heads ? state.heads.large_head : -1;
   int hovered = -1;
@@ -252,7 +295,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         hit.double_clicked = ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
       }
     }
-    DrawAxes(draw, mv, g, origin, current_layer);
+    DrawAxes(draw, mv, g, origin, current_layer, config);
     const ImTextureID atlas = state.model_view.atlas.id();
     const ImVec2 s = state.framebuffer_scale;
     for (int l = 0; l < mv.layers; ++l)
@@ -279,7 +322,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         state.layout.thumbs.push_back(rec);
       }
     if (hovered >= 0) {
-      ThumbTooltip(mv, hovered / mv.heads, hovered % mv.heads);
+      ThumbTooltip(mv, hovered / mv.heads, hovered % mv.heads, config);
       if (clicked && !hit.double_clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
     }
   }
@@ -335,6 +378,18 @@ void DrawModelViewWindow(AppState& state) {
     HelpMarker(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
                   "Hover a head for its numbers; click it to open it in the Heads view."));
     DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, mv->tokens), "model_view");
+    // What the layer tags mean, for a model that has them.
+    if (const model::ModelConfig* config = GridConfig(state, *mv)) {
+      std::string legend;
+      for (int l = 0; l < mv->layers && legend.empty(); ++l)
+        if (LocalLayer(config, l)) legend = trf("local: a sliding-window layer, each token sees only the last %d tokens", config->sliding_window);
+      for (int l = 0; l < mv->layers; ++l)
+        if (NopeLayer(config, l)) {
+          legend += (legend.empty() ? "" : " · ") + std::string(tr("NoPE: no rotary positions"));
+          break;
+        }
+      if (!legend.empty()) WrappedText(legend);
+    }
   }
   // A grid of an older pass stays on screen while the worker makes the new one.
   const ModelLayerRun* run = c.run.get();

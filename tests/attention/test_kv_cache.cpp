@@ -224,3 +224,22 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
     CHECK(r.out.empty());
   }
 }
+
+TEST_CASE("kv cache: an open checkpoint's sliding-window layers keep at most their window's tokens") {
+  // gemma-3-1b: 26 layers, 1 K/V head of 256, five local layers (window 512) then one global.
+  KvCacheInput in;
+  in.layers = 26, in.heads = 4, in.kv_heads = 1, in.head_dim = 256, in.seq = 32768, in.batch = 1;
+  in.dtype = ElementType::fp16;
+  for (int l = 0; l < 26; ++l) in.layer_window.push_back((l + 1) % 6 == 0 ? 0 : 512);
+  const KvCacheReport r = kv_cache_report(in);
+  const int64_t per_layer_token = 2 * 1 * 256 * 2;  // K and V, G = 1, d_head 256, fp16
+  CHECK(r.gqa.bytes == per_layer_token * (22 * 512 + 4 * 32768));
+  CHECK(r.gqa.bytes_per_token == per_layer_token * 26);  // one token: every layer keeps it
+  CHECK(r.mha.bytes == 4 * r.gqa.bytes);
+  // Within the window every layer keeps every token: the plain formula.
+  in.seq = 512;
+  CHECK(kv_cache_report(in).gqa.bytes == kv_cache_bytes(26, 1, 256, 2, 512, 1));
+  in.layer_window.pop_back();
+  CHECK_THROWS_WITH_AS(kv_cache_report(in), doctest::Contains("the sliding windows list 25 layers, not the model's 26"),
+                       InputError);
+}

@@ -122,6 +122,29 @@ TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's at
   CHECK(contains(svg, "head 3 · kv group 0"));
 }
 
+TEST_CASE("cli model: compute --checkpoint opens smollm3, gemma2 and gemma3_text and matches PyTorch past the window") {
+  for (const std::string name : {"smollm3_nope_bf16", "gemma2_softcap_f32", "gemma3_local_global_bf16"}) {
+    CAPTURE(name);
+    const fs::path out = fresh_dir("cli_model_families") / name;
+    const auto ids = fixture_ids(name);  // 12 tokens: longer than the Gemma fixtures' windows (5 and 4)
+    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) +
+                             " --layer 0 --out " + q(out));
+    REQUIRE(r.exit_code == 0);
+    const NpyArray att = read_npy(out / "attentions.npy", 4);
+    CHECK(max_diff(att.data, fixture_reference(name, "attentions").values) <= 1e-5);
+    const auto ref_logits = fixture_reference(name, "logits").values;
+    double scale = 1;
+    for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
+    CHECK(max_diff(read_npy(out / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+    // The scores the file holds are the masked, soft-capped ones: −inf outside a sliding window.
+    if (name != "smollm3_nope_bf16") CHECK(std::isinf(read_npy(out / "scores.npy").data[size_t(11 * 12 + 0)]));
+    // And through the checkpoint's own tokenizer.
+    REQUIRE(run_cli("compute --checkpoint " + q(model_fixture(name)) + " --text 'the cat sat on the mat' --out " +
+                    q(out / "text")).exit_code == 0);
+    CHECK(read_json(out / "text" / "tokens.json")["labels"].size() >= 6);
+  }
+}
+
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
   const fs::path out = fresh_dir("cli_model_layer");
   const auto ids = fixture_ids("gpt2_prefix_f32");

@@ -226,8 +226,9 @@ TEST_SUITE("gui_checkpoint") {
     CHECK_FALSE(shows(shown, "Error:"));
     CHECK_FALSE(shows(texts_of(w, "###heads"), "Error:"));
     CHECK(shows(texts_of(w, "###model"), "It opened on a random sequence repeated once"));
-    // 8 ids and the same 8 again (the fixture's sliding window is 16 tokens); the next tokens show their ids.
-    CHECK(w.layout.at("heads").at(0).at("tokens").get<int>() == 16);
+    // 16 ids and the same 16 again: the fixture's 32 positions (its sliding window of 16 masks keys, it
+    // does not shorten the input); the next tokens show their ids.
+    CHECK(w.layout.at("heads").at(0).at("tokens").get<int>() == 32);
     CHECK(shows(shown, "#"));
   }
 

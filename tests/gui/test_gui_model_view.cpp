@@ -3,12 +3,14 @@
 // colour, its pixels the engine's model_view_figure colours of the same forward pass (what `export
 // --what model` draws); a click landing on that head in the Heads view; without a checkpoint, the offer to
 // open the shipped induction model, which a click opens; and the same in Chinese.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "attnscope/attention/weights.h"
+#include "attnscope/figure/colormap.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
@@ -34,7 +36,7 @@ bool has_window(const WindowRun& w, const std::string& title) {
 model::AttentionStack stack_of(const std::string& name, const std::string& input) {
   const auto m = model::open(fixture(name));
   const ModelTokens tokens = model_tokens_from_input(m->dir, input);
-  return attention_stack(model::forward(*m, tokens.ids), tokens, name);
+  return attention_stack(model::forward(*m, tokens.ids), tokens, name, m->config.layer_window);
 }
 
 std::string pointer_at(double x, double y) {
@@ -196,6 +198,57 @@ TEST_SUITE("gui_model_view") {
     CHECK(opened.layout.at("error").get<std::string>().empty());
     // The Heads view draws the saved model's heads for the text.
     CHECK(int(opened.layout.at("heads").size()) == model::open(dir / "run_b")->config.heads);
+  }
+
+  TEST_CASE("model view: a Gemma 3 checkpoint marks its local layers, whose heads never look past the window") {
+    const std::string name = "gemma3_local_global_bf16";  // layers 0, 1 local (window 4), layer 2 global
+    const std::string input = "ids: 5 17 42 9 33 60 5 17 42 9 33 60 5 17 42 9";  // 16 tokens > 4
+    const model::AttentionStack stack = stack_of(name, input);
+    const WindowRun w = run_window("model_view_gemma3", "--checkpoint " + shell_quote(fixture(name).string()) +
+                                                            " --show-model-view --text " + shell_quote(input));
+    check_thumbnails(w, stack);
+    const std::vector<std::string> texts = texts_of(w, "###model_view");
+    INFO(joined(texts));
+    CHECK(std::count(texts.begin(), texts.end(), "local") == 2);
+    CHECK(shows(texts, "local: a sliding-window layer, each token sees only the last 4 tokens"));
+    // The tags sit on the rows of layers 0 and 1, left of their numbers.
+    const auto& thumbs = w.layout.at("thumbs");
+    int tagged = 0;
+    for (const auto& t : w.layout.at("texts")) {
+      if (t.at("text") != "local") continue;
+      const double y = t.at("y").get<double>();
+      for (int l = 0; l < stack.layers; ++l) {
+        const auto& row = thumbs[size_t(l * stack.heads)];
+        if (y >= row.at("y").get<double>() && y < row.at("y").get<double>() + row.at("h").get<double>()) {
+          CHECK(l < 2);
+          CHECK(t.at("x").get<double>() < row.at("x").get<double>());
+          ++tagged;
+        }
+      }
+    }
+    CHECK(tagged == 2);
+    // The Heads view of layer 0: every key at or beyond the window back is masked (the masked colour, as
+    // keys after the query), leaving a band along the diagonal; layer 2's heads reach further back.
+    for (const int layer : {0, 2}) {
+      CAPTURE(layer);
+      const WindowRun heads = run_window("model_view_gemma3_heads" + std::to_string(layer),
+                                         "--checkpoint " + shell_quote(fixture(name).string()) + " --layer " +
+                                             std::to_string(layer) + " --text " + shell_quote(input));
+      const auto& panels = heads.layout.at("heads");
+      REQUIRE(int(panels.size()) == stack.heads);
+      const Rgba masked = masked_color(Colormap::viridis);
+      int outside = 0, masked_cells = 0;
+      for (const auto& p : panels) {
+        const double x = p.at("x").get<double>(), y = p.at("y").get<double>(), cell = p.at("cell").get<double>();
+        for (int i = 0; i < stack.tokens; ++i)
+          for (int j = 0; j + 4 <= i; ++j) {
+            ++outside;
+            masked_cells += channel_distance(heads.png.at(int(x + (j + 0.5) * cell), int(y + (i + 0.5) * cell)), masked) <= 2;
+          }
+      }
+      if (layer == 0) CHECK(masked_cells == outside);
+      else CHECK(masked_cells == 0);
+    }
   }
 
   TEST_CASE("model view: the same in Chinese") {

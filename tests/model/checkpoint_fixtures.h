@@ -23,13 +23,22 @@ inline const std::vector<std::string>& checkpoint_fixtures() {
                                               "llama_gqa_bf16_sharded",    "llama_mqa_headdim_tied_f32",
                                               "qwen2_gqa",                 "mistral_mha_f32",
                                               "qwen3_gqa_bf16_tied",       "phi3_gqa_f16_sharded",
-                                              "phi3_mha_long_f32"};
+                                              "phi3_mha_long_f32",
+                                              "smollm3_nope_bf16",         "gemma2_softcap_f32",
+                                              "gemma3_local_global_bf16"};
   return names;
 }
 
 inline std::vector<int32_t> fixture_ids(const std::string& name) {
   const auto j = nlohmann::json::parse(read_file(model_fixture(name) / "ids.json", 1 << 20));
   return j["ids"].get<std::vector<int32_t>>();
+}
+
+// The further inputs of a fixture ("more" in ids.json; references "more.K.attentions", "more.K.logits").
+inline std::vector<std::vector<int32_t>> fixture_more_ids(const std::string& name) {
+  const auto j = nlohmann::json::parse(read_file(model_fixture(name) / "ids.json", 1 << 20));
+  if (!j.contains("more")) return {};
+  return j["more"].get<std::vector<std::vector<int32_t>>>();
 }
 
 struct ReferenceTensor {

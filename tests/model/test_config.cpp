@@ -44,6 +44,35 @@ nlohmann::json phi3() {  // Phi-3-mini-4k-instruct's config.json, abridged
           {"tie_word_embeddings", false}, {"hidden_act", "silu"}, {"embd_pdrop", 0.0}, {"resid_pdrop", 0.0}};
 }
 
+nlohmann::json gemma2() {  // gemma-2-2b's config.json, abridged
+  return {{"model_type", "gemma2"}, {"hidden_size", 2304}, {"num_hidden_layers", 26}, {"num_attention_heads", 8},
+          {"num_key_value_heads", 4}, {"head_dim", 256}, {"intermediate_size", 9216}, {"vocab_size", 256000},
+          {"max_position_embeddings", 8192}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0},
+          {"hidden_act", "gelu_pytorch_tanh"}, {"hidden_activation", "gelu_pytorch_tanh"},
+          {"query_pre_attn_scalar", 256}, {"sliding_window", 4096}, {"attn_logit_softcapping", 50.0},
+          {"final_logit_softcapping", 30.0}, {"attention_bias", false}, {"cache_implementation", "hybrid"}};
+}
+
+nlohmann::json gemma3() {  // gemma-3-1b-pt's config.json, abridged
+  return {{"model_type", "gemma3_text"}, {"hidden_size", 1152}, {"num_hidden_layers", 26}, {"num_attention_heads", 4},
+          {"num_key_value_heads", 1}, {"head_dim", 256}, {"intermediate_size", 6912}, {"vocab_size", 262144},
+          {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"rope_theta", 1000000},
+          {"rope_local_base_freq", 10000}, {"rope_scaling", nullptr}, {"hidden_activation", "gelu_pytorch_tanh"},
+          {"query_pre_attn_scalar", 256}, {"sliding_window", 512}, {"sliding_window_pattern", 6},
+          {"attn_logit_softcapping", nullptr}, {"final_logit_softcapping", nullptr}, {"attention_bias", false}};
+}
+
+nlohmann::json smollm3() {  // SmolLM3-3B's config.json, abridged (no_rope_layers written out: every 4th is 0)
+  nlohmann::json j = {{"model_type", "smollm3"}, {"hidden_size", 2048}, {"num_hidden_layers", 36},
+                      {"num_attention_heads", 16}, {"num_key_value_heads", 4}, {"intermediate_size", 11008},
+                      {"vocab_size", 128256}, {"max_position_embeddings", 65536}, {"rms_norm_eps", 1e-6},
+                      {"rope_theta", 5000000.0}, {"hidden_act", "silu"}, {"tie_word_embeddings", true},
+                      {"use_sliding_window", false}, {"sliding_window", nullptr}, {"no_rope_layer_interval", 4},
+                      {"attention_bias", false}, {"mlp_bias", false}, {"rope_scaling", nullptr}};
+  for (int i = 0; i < 36; ++i) j["no_rope_layers"].push_back((i + 1) % 4 != 0 ? 1 : 0);
+  return j;
+}
+
 std::string refusal(const nlohmann::json& j) {
   return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
 }
@@ -93,6 +122,14 @@ TEST_CASE("model config: llama defaults, explicit head_dim, and Mistral's slidin
   j["model_type"] = "mistral";
   j["sliding_window"] = 4096;
   CHECK(parse_model_config(j.dump(), "config.json").sliding_window == 4096);
+  CHECK(parse_model_config(j.dump(), "config.json").layer_window == std::vector<int>{4096, 4096});
+  j["model_type"] = "qwen2";  // Qwen2's window holds from max_window_layers on
+  j["use_sliding_window"] = true;
+  j["max_window_layers"] = 1;
+  CHECK(parse_model_config(j.dump(), "config.json").layer_window == std::vector<int>{0, 4096});
+  j.erase("use_sliding_window");
+  j.erase("max_window_layers");
+  j["model_type"] = "mistral";
   j["sliding_window"] = nullptr;
   CHECK(parse_model_config(j.dump(), "config.json").sliding_window == 0);
 }
@@ -101,7 +138,7 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
   nlohmann::json j = qwen();
   j["model_type"] = "bert";
   std::string e = refusal(j);
-  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3)"));
+  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text)"));
   CHECK(contains(e, "cfg/config.json"));
   j.erase("model_type");
   CHECK(contains(refusal(j), "no \"model_type\""));
@@ -164,6 +201,146 @@ TEST_CASE("model config: wrong types, impossible sizes and unsupported switches 
   CHECK(contains(refusal(g), "\"n_head\" = 7 does not divide \"n_embd\" = 768"));
   CHECK(contains(error_of([] { (void)parse_model_config("{\"model_type\":", "c.json"); }), "not valid JSON"));
   CHECK(contains(error_of([] { (void)parse_model_config("[1]", "c.json"); }), "not a JSON object"));
+}
+TEST_CASE("model config: SmolLM3's no_rope_layers (1 = the layer uses RoPE) make every fourth layer NoPE") {
+  const ModelConfig c = parse_model_config(smollm3().dump(), "config.json");
+  CHECK(c.model_type == "smollm3");
+  CHECK(c.mlp == MlpKind::swiglu);
+  CHECK(c.head_dim == 128);
+  REQUIRE(c.layer_rope_theta.size() == 36);
+  for (int i = 0; i < 36; ++i) {
+    CAPTURE(i);
+    CHECK(c.nope_layer(i) == (i % 4 == 3));
+    CHECK(c.layer_rope_theta[size_t(i)] == (i % 4 == 3 ? 0.0 : 5000000.0));
+    CHECK(c.layer_window[size_t(i)] == 0);
+  }
+  // Without the list, SmolLM3Config derives the same one from no_rope_layer_interval.
+  nlohmann::json j = smollm3();
+  j.erase("no_rope_layers");
+  CHECK(parse_model_config(j.dump(), "config.json").layer_rope_theta == c.layer_rope_theta);
+  j["no_rope_layer_interval"] = 3;
+  CHECK(parse_model_config(j.dump(), "config.json").nope_layer(2));
+  CHECK_FALSE(parse_model_config(j.dump(), "config.json").nope_layer(3));
+  // A list of its own: layer 0 NoPE only.
+  j = smollm3();
+  for (int i = 0; i < 36; ++i) j["no_rope_layers"][size_t(i)] = i == 0 ? 0 : 1;
+  const ModelConfig own = parse_model_config(j.dump(), "config.json");
+  CHECK(own.nope_layer(0));
+  CHECK_FALSE(own.nope_layer(3));
+  // use_sliding_window puts the window on the NoPE layers, as SmolLM3Config's layer_types does.
+  j = smollm3();
+  j["use_sliding_window"] = true;
+  j["sliding_window"] = 4096;
+  const ModelConfig windowed = parse_model_config(j.dump(), "config.json");
+  CHECK(windowed.layer_window[3] == 4096);
+  CHECK(windowed.layer_window[0] == 0);
+  // The other families get constant per-layer vectors.
+  const ModelConfig q = parse_model_config(qwen().dump(), "config.json");
+  CHECK(q.layer_rope_theta == std::vector<double>(24, 1000000.0));
+  CHECK(q.layer_window == std::vector<int>(24, 0));
+  CHECK(q.attn_scale == doctest::Approx(1.0 / 8.0));
+}
+
+TEST_CASE("model config: gemma-2-2b reads as alternating local (4096) and global layers with soft-capping") {
+  const ModelConfig c = parse_model_config(gemma2().dump(), "config.json");
+  CHECK(c.mlp == MlpKind::geglu);
+  CHECK(c.sandwich_norms);
+  CHECK(c.norm_plus_one);
+  CHECK_FALSE(c.qk_norm);
+  CHECK(c.tied_embeddings);
+  CHECK(c.attn_scale == doctest::Approx(1.0 / 16.0));
+  CHECK(c.attn_softcap == 50.0);
+  CHECK(c.final_softcap == 30.0);
+  CHECK(c.embedding_scale == 48.0);
+  for (int i = 0; i < 26; ++i) {
+    CAPTURE(i);
+    CHECK(c.layer_window[size_t(i)] == (i % 2 == 0 ? 4096 : 0));  // layer 0 sliding, layer 1 global, …
+    CHECK(c.layer_rope_theta[size_t(i)] == 10000.0);
+  }
+  CHECK(c.parameter_count() == 2614341888);  // gemma-2-2b's published count
+  // Gemma2Config's defaults (50 and 30) hold when the keys are absent; null turns them off.
+  nlohmann::json j = gemma2();
+  j.erase("attn_logit_softcapping");
+  j["final_logit_softcapping"] = nullptr;
+  const ModelConfig d = parse_model_config(j.dump(), "config.json");
+  CHECK(d.attn_softcap == 50.0);
+  CHECK(d.final_softcap == 0.0);
+}
+
+TEST_CASE("model config: gemma-3-1b reads as five local layers (window 512, RoPE 10000) then one global (1e6)") {
+  const ModelConfig c = parse_model_config(gemma3().dump(), "config.json");
+  CHECK(c.qk_norm);
+  CHECK(c.attn_softcap == 0.0);
+  CHECK(c.final_softcap == 0.0);
+  CHECK(c.kv_heads == 1);
+  CHECK(c.sliding_window == 512);
+  for (int i = 0; i < 26; ++i) {
+    CAPTURE(i);
+    const bool global = (i + 1) % 6 == 0;
+    CHECK(c.layer_window[size_t(i)] == (global ? 0 : 512));
+    CHECK(c.layer_rope_theta[size_t(i)] == (global ? 1000000.0 : 10000.0));
+  }
+  CHECK(c.parameter_count() == 999885952);  // gemma-3-1b's published count
+  // layer_types, as newer transformers write it, wins over the pattern.
+  nlohmann::json j = gemma3();
+  for (int i = 0; i < 26; ++i) j["layer_types"].push_back(i == 0 ? "full_attention" : "sliding_attention");
+  const ModelConfig t = parse_model_config(j.dump(), "config.json");
+  CHECK(t.layer_window[0] == 0);
+  CHECK(t.layer_window[5] == 512);
+  CHECK(t.layer_rope_theta[0] == 1000000.0);
+}
+
+TEST_CASE("model config: the new families' fields are refused by name when wrong or unsupported") {
+  nlohmann::json j = gemma3();
+  j["layer_types"] = std::vector<std::string>(25, "sliding_attention");
+  CHECK(contains(refusal(j), "\"layer_types\" lists 25 layers but \"num_hidden_layers\" is 26"));
+  j["layer_types"] = std::vector<std::string>(26, "chunked_attention");
+  CHECK(contains(refusal(j), "\"layer_types\"[0] = \"chunked_attention\" is not supported"));
+  j = gemma3();
+  j["sliding_window_pattern"] = 0;
+  CHECK(contains(refusal(j), "\"sliding_window_pattern\" = 0 is outside"));
+  j = smollm3();
+  j["no_rope_layers"].erase(0);
+  CHECK(contains(refusal(j), "\"no_rope_layers\" lists 35 layers but \"num_hidden_layers\" is 36"));
+  j = smollm3();
+  j["no_rope_layers"][5] = 2;
+  CHECK(contains(refusal(j), "\"no_rope_layers\"[5] = 2 must be 1"));
+  j = smollm3();
+  j["no_rope_layers"] = "all";
+  CHECK(contains(refusal(j), "\"no_rope_layers\" must be a list"));
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    CAPTURE(key);
+    j = gemma2();
+    j[key] = 0.0;
+    CHECK(contains(refusal(j), "\"" + std::string(key) + "\" = 0.0 must be above 0"));
+    j[key] = -5;
+    CHECK(contains(refusal(j), "must be above 0"));
+  }
+  j = gemma2();
+  j["hidden_activation"] = "gelu";
+  CHECK(contains(refusal(j), "\"hidden_activation\" = \"gelu\" is not supported for gemma2"));
+  j = gemma3();
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  CHECK(contains(refusal(j), "\"rope_scaling\""));
+  j = gemma3();
+  j["use_bidirectional_attention"] = true;
+  CHECK(contains(refusal(j), "\"use_bidirectional_attention\" = true is not supported"));
+  j = gemma3();
+  j["query_pre_attn_scalar"] = 0;
+  CHECK(contains(refusal(j), "\"query_pre_attn_scalar\""));
+  j = gemma2();
+  j["head_dim"] = 255;
+  CHECK(contains(refusal(j), "head width 255 is odd"));
+  for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"}) {
+    CAPTURE(key);
+    j = gemma2();
+    j.erase(key);
+    CHECK(contains(refusal(j), "config.json has no \"" + std::string(key) + "\""));
+  }
+  // The multimodal Gemma 3 (text_config inside, language_model.* weights) is refused by name.
+  j = {{"model_type", "gemma3"}, {"text_config", gemma3()}};
+  CHECK(contains(refusal(j), "\"model_type\" = \"gemma3\" is the multimodal Gemma 3"));
+  CHECK(contains(refusal(j), "gemma3_text"));
 }
 
 TEST_CASE("model config: Qwen3-0.6B reads as GQA 16/8 with head_dim 128, q/k norms, no biases, tied") {

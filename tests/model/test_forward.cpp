@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
@@ -155,8 +156,6 @@ TEST_CASE("model forward: converting to the model's own G is the identity, and M
 TEST_CASE("model forward: inputs beyond the model's context or attnscope's limits are refused") {
   const auto m = model::open(model_fixture("mistral_mha_f32"));  // 32 positions, sliding window 16
   CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>{}); }), "the input has no tokens"));
-  CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>(17, 1)); }),
-                 "17 tokens, longer than this model's sliding_window of 16"));
   CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>{1, 64, 2}); }),
                  "token id 64 at position 1 is outside the vocabulary (0 to 63)"));
   CHECK(contains(error_of([&] { (void)forward_reference(*m, std::vector<int32_t>{-1}); }), "token id -1"));
@@ -173,6 +172,90 @@ TEST_CASE("model forward: inputs beyond the model's context or attnscope's limit
   long_context.layers = 200;
   CHECK(contains(error_of([&] { check_forward_input(long_context, std::vector<int32_t>(2048, 1)); }),
                  "exceed attnscope's limit"));
+}
+
+TEST_CASE("model forward: the new families match PyTorch on further inputs, longer and shorter than the window") {
+  for (const std::string name : {"smollm3_nope_bf16", "gemma2_softcap_f32", "gemma3_local_global_bf16"}) {
+    const auto m = model::open(model_fixture(name));
+    const auto more = test::fixture_more_ids(name);
+    REQUIRE(more.size() == 2);
+    for (size_t n = 0; n < more.size(); ++n) {
+      CAPTURE(name);
+      CAPTURE(n);
+      const std::string key = "more." + std::to_string(n) + ".";
+      const auto attentions = test::fixture_reference(name, key + "attentions");
+      const auto logits = test::fixture_reference(name, key + "logits");
+      const int64_t T = int64_t(more[n].size());
+      REQUIRE(attentions.shape == std::vector<int64_t>{m->config.layers, m->config.heads, T, T});
+      for (const bool fast : {true, false}) {
+        const ForwardResult r = fast ? forward(*m, more[n]) : forward_reference(*m, more[n]);
+        const std::string which = fast ? "fast" : "reference";
+        check_flat(r.attentions.data(), attentions.values, 1e-5, false, which + " attentions");
+        check_flat(r.logits.data(), logits.values, 1e-4, true, which + " logits");
+      }
+    }
+  }
+}
+
+TEST_CASE("model forward: a sliding-window layer gives keys at or beyond the window exactly 0, a global one does not") {
+  for (const std::string name : {"gemma2_softcap_f32", "gemma3_local_global_bf16", "mistral_mha_f32"}) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    const ModelConfig& c = m->config;
+    // Mistral's window is 16: an input of 24 tokens reaches past it (once refused, now masked).
+    const int T = name == "mistral_mha_f32" ? 24 : 20;
+    std::vector<int32_t> ids;
+    for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + 3) % c.vocab));
+    const ForwardResult fast = forward(*m, ids), ref = forward_reference(*m, ids);
+    check_same_result(fast, ref, 1e-6, 1e-5, name);
+    bool saw_global_reach = false;
+    for (int l = 0; l < c.layers; ++l) {
+      const int W = c.layer_window[size_t(l)];
+      REQUIRE(W < T);
+      for (int h = 0; h < c.heads; ++h)
+        for (int i = 0; i < T; ++i) {
+          double sum = 0;
+          for (int j = 0; j < T; ++j) {
+            const float p = fast.attentions[size_t(((int64_t(l) * c.heads + h) * T + i) * T + j)];
+            sum += p;
+            if (j > i || (W > 0 && j <= i - W)) {
+              INFO("layer " << l << " head " << h << " query " << i << " key " << j);
+              REQUIRE(p == 0.0f);
+            }
+            if (W == 0 && j < i - 8 && p > 0) saw_global_reach = true;
+          }
+          CHECK(sum == doctest::Approx(1.0).epsilon(1e-5));
+        }
+    }
+    if (name != "mistral_mha_f32") CHECK(saw_global_reach);
+  }
+}
+
+TEST_CASE("model forward: each new formula changes the result (NoPE, window, soft-caps, scale, embedding factor)") {
+  // The references are met only with each switch as config.json says: flipping one moves the logits
+  // or attentions well beyond the tolerances, so none of them can be silently ignored.
+  auto moved = [](const std::string& name, const std::function<void(ModelConfig&)>& edit) {
+    const auto m = model::open(model_fixture(name));
+    Model changed = *m;
+    edit(changed.config);
+    const auto ids = test::fixture_ids(name);
+    const ForwardResult a = forward(*m, ids), b = forward(changed, ids);
+    double att = 0, logit = 0;
+    for (size_t i = 0; i < a.attentions.size(); ++i) att = std::max(att, double(std::abs(a.attentions[i] - b.attentions[i])));
+    logit = (a.logits - b.logits).cwiseAbs().maxCoeff() / std::max(1.0f, a.logits.cwiseAbs().maxCoeff());
+    return std::max(att, logit);
+  };
+  CHECK(moved("smollm3_nope_bf16", [](ModelConfig& c) { c.layer_rope_theta[3] = c.rope_theta; }) > 1e-3);
+  CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.layer_window[0] = 0; }) > 1e-3);
+  CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.attn_softcap = 0; }) > 1e-3);
+  CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.final_softcap = 0; }) > 1e-3);
+  CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.attn_scale = 1.0 / std::sqrt(double(c.head_dim)); }) > 1e-3);
+  CHECK(moved("gemma3_local_global_bf16", [](ModelConfig& c) { c.layer_rope_theta[0] = c.rope_theta; }) > 1e-3);
+  // √24 = 4.899 rounds to 4.90625 in BF16, as Hugging Face multiplies in the embedding's dtype.
+  const auto g3 = model::open(model_fixture("gemma3_local_global_bf16"));
+  CHECK(g3->config.embedding_scale == 4.90625);
+  CHECK(moved("gemma3_local_global_bf16", [](ModelConfig& c) { c.embedding_scale = double(std::sqrt(24.0f)); }) > 1e-4);
+  CHECK(model::open(model_fixture("gemma2_softcap_f32"))->config.embedding_scale == double(std::sqrt(32.0f)));
 }
 
 TEST_CASE("model forward: a set cancel flag stops the pass between layers") {
@@ -213,11 +296,21 @@ TEST_CASE("model forward: Qwen3's q/k norms make each head's q and k rows RMS-no
   check_same_result(forward(*mqa, ids, options), forward_reference(*mqa, ids, options), 1e-6, 1e-5, "qwen3 MQA");
 }
 
-TEST_CASE("model forward: Phi-3's sliding_window refuses longer inputs, the long fixture fits inside it") {
+TEST_CASE("model forward: Phi-3's sliding_window masks keys more than 48 back; the long fixture fits inside it") {
   const auto m = model::open(model_fixture("phi3_mha_long_f32"));  // window 48, 64 positions
   CHECK(m->config.sliding_window == 48);
   CHECK(test::fixture_ids("phi3_mha_long_f32").size() == 40);
-  CHECK_NOTHROW((void)forward(*m, std::vector<int32_t>(48, 3)));
-  CHECK(contains(error_of([&] { (void)forward(*m, std::vector<int32_t>(49, 3)); }),
-                 "49 tokens, longer than this model's sliding_window of 48"));
+  // 60 tokens: query i sees keys i − 48 < j ≤ i in every layer, as the plain-loop pass computes it.
+  std::vector<int32_t> ids(60);
+  for (int t = 0; t < 60; ++t) ids[size_t(t)] = (7 * t + 3) % 50;
+  const ForwardResult r = forward(*m, ids);
+  check_same_result(r, forward_reference(*m, ids), 1e-6 * 5, 1e-5, "phi3 past its window");
+  const int T = 60, L = r.layers, H = r.heads;
+  int outside = 0;
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j <= i - 48; ++j, ++outside)
+          CHECK(r.attentions[size_t(((int64_t(l) * H + h) * T + i) * T + j)] == 0.0f);
+  CHECK(outside == L * H * (12 * 13 / 2));  // queries 48…59 each have i − 47 keys outside
 }

@@ -212,6 +212,71 @@ TEST_CASE("model open: an unknown dtype, a shape disagreeing with config.json an
   CHECK(contains(open_error(dir), "missing tensor 'wte.weight' (nor 'transformer.wte.weight')"));
 }
 
+TEST_CASE("model open: Gemma's and SmolLM3's own tensors and fields are checked like the others") {
+  for (const char* tensor : {"model.layers.1.post_feedforward_layernorm.weight", "model.layers.0.pre_feedforward_layernorm.weight",
+                             "model.layers.1.post_attention_layernorm.weight"}) {
+    CAPTURE(tensor);
+    const fs::path dir = copy_fixture("gemma2_softcap_f32", "gemma_missing_norm");
+    rewrite_header(dir / "model.safetensors", [&](nlohmann::json& h) {
+      h[std::string(tensor) + "s"] = h[tensor];
+      h.erase(tensor);
+    });
+    const std::string e = open_error(dir);
+    CHECK(contains(e, "missing tensor '" + std::string(tensor) + "'"));
+    CHECK(contains(e, "model.safetensors'"));
+  }
+  fs::path dir = copy_fixture("gemma3_local_global_bf16", "gemma3_missing_q_norm");
+  rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {
+    h["model.layers.2.self_attn.q_norms.weight"] = h["model.layers.2.self_attn.q_norm.weight"];
+    h.erase("model.layers.2.self_attn.q_norm.weight");
+  });
+  CHECK(contains(open_error(dir), "missing tensor 'model.layers.2.self_attn.q_norm.weight'"));
+  dir = copy_fixture("gemma3_local_global_bf16", "gemma3_k_norm_shape");
+  rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) { h["model.layers.0.self_attn.k_norm.weight"]["shape"] = {8}; });
+  CHECK(contains(open_error(dir), "tensor 'model.layers.0.self_attn.k_norm.weight'"));
+  dir = copy_fixture("gemma3_local_global_bf16", "gemma3_pattern");
+  edit_config(dir, [](nlohmann::json& j) {
+    j["layer_types"] = {"sliding_attention", "full_attention"};  // 2 entries for 3 layers
+  });
+  CHECK(contains(open_error(dir), "\"layer_types\" lists 2 layers but \"num_hidden_layers\" is 3"));
+  dir = copy_fixture("smollm3_nope_bf16", "smollm3_nope_list");
+  edit_config(dir, [](nlohmann::json& j) { j["no_rope_layers"] = {1, 1, 1, 0, 1}; });
+  CHECK(contains(open_error(dir), "\"no_rope_layers\" lists 5 layers but \"num_hidden_layers\" is 4"));
+  dir = copy_fixture("gemma2_softcap_f32", "gemma2_softcap");
+  edit_config(dir, [](nlohmann::json& j) { j["attn_logit_softcapping"] = 0; });
+  CHECK(contains(open_error(dir), "\"attn_logit_softcapping\" = 0 must be above 0"));
+  dir = copy_fixture("gemma2_softcap_f32", "gemma2_nan_norm");
+  poke_f32(dir / "model.safetensors", "model.layers.0.post_feedforward_layernorm.weight", NAN);
+  CHECK(contains(open_error(dir), "tensor 'model.layers.0.post_feedforward_layernorm.weight' holds NaN"));
+  // Llama files called gemma2 miss Gemma's extra norms.
+  dir = copy_fixture("llama_mqa_headdim_tied_f32", "llama_as_gemma");
+  edit_config(dir, [](nlohmann::json& j) {
+    j["model_type"] = "gemma2";
+    j["head_dim"] = 8;
+    j["hidden_act"] = "gelu_pytorch_tanh";
+  });
+  const std::string e = open_error(dir);
+  CHECK(contains(e, "missing tensor 'model.layers.0.pre_feedforward_layernorm.weight'"));
+}
+
+TEST_CASE("model open: Gemma's norms hold 1 + w, as float32 sums of the file's w") {
+  const auto m = model::open(model_fixture("gemma2_softcap_f32"));
+  const SafetensorsFile f(model_fixture("gemma2_softcap_f32") / "model.safetensors");
+  for (const std::string name : {"model.layers.0.input_layernorm.weight", "model.layers.1.post_feedforward_layernorm.weight",
+                                 "model.norm.weight"}) {
+    CAPTURE(name);
+    const SafetensorsTensor* t = f.header().find(name);
+    REQUIRE(t);
+    std::vector<float> w(size_t(t->count()));
+    f.read_float32(*t, w.data(), false);
+    const Vec& loaded = name == "model.norm.weight" ? m->weights->final_norm_weight
+                        : name.find("input") != std::string::npos ? m->weights->layers[0].norm1_weight
+                                                                  : m->weights->layers[1].post_mlp_norm;
+    REQUIRE(loaded.size() == Eigen::Index(w.size()));
+    for (size_t i = 0; i < w.size(); ++i) CHECK(loaded[Eigen::Index(i)] == 1.0f + w[i]);
+  }
+}
+
 TEST_CASE("model open: NaN or infinity in the weights is refused naming the tensor") {
   fs::path dir = copy_fixture("llama_mqa_headdim_tied_f32", "nan");
   poke_f32(dir / "model.safetensors", "model.layers.1.self_attn.k_proj.weight", NAN);
@@ -225,7 +290,7 @@ TEST_CASE("model open: a refused config.json stops before the weights are read")
   fs::path dir = copy_fixture("qwen2_gqa", "config");
   edit_config(dir, [](nlohmann::json& j) { j["model_type"] = "gemma"; });
   std::string e = open_error(dir);
-  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3)"));
+  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text)"));
   CHECK(contains(e, "config.json'"));
   edit_config(dir, [](nlohmann::json& j) {
     j["model_type"] = "qwen2";

@@ -500,3 +500,46 @@ TEST_CASE("ops: backward passes give the same bits on every run") {
     }
   }
 }
+
+TEST_CASE("ops: attention with a window, a soft-cap and its own scale follows the formulas, fast = reference") {
+  // T = 3, one head, D = 1: scores q_i·k_j·scale are written out by hand.
+  const V q{1.0f, 2.0f, -1.5f}, k{0.5f, -1.0f, 2.0f}, v{1.0f, 10.0f, 100.0f};
+  ops::AttentionOptions o;
+  o.scale = 0.7f;
+  o.softcap = 1.2f;
+  o.window = 2;  // query 2 sees keys 1 and 2, not key 0
+  for (auto* f : {&ops::attention_forward_with, &ops::reference::attention_forward_with}) {
+    V out(3), probs(9);
+    f(out.data(), probs.data(), q.data(), k.data(), v.data(), 1, 3, 1, 1, 1, o);
+    auto s = [&](int i, int j) { return std::tanh(double(q[size_t(i)]) * k[size_t(j)] * 0.7f / 1.2) * 1.2; };
+    const double e1 = std::exp(s(2, 1)), e2 = std::exp(s(2, 2));
+    CHECK(probs[6] == 0.0f);
+    CHECK(probs[7] == doctest::Approx(e1 / (e1 + e2)).epsilon(1e-6));
+    CHECK(probs[8] == doctest::Approx(e2 / (e1 + e2)).epsilon(1e-6));
+    const double a0 = std::exp(s(1, 0)), a1 = std::exp(s(1, 1));
+    CHECK(probs[3] == doctest::Approx(a0 / (a0 + a1)).epsilon(1e-6));
+    CHECK(out[2] == doctest::Approx((e1 * 10 + e2 * 100) / (e1 + e2)).epsilon(1e-5));
+    CHECK(probs[0] == 1.0f);
+    CHECK(probs[1] == 0.0f);
+  }
+  // Larger, grouped, threaded shapes: the fast path equals the plain loops; no options = the plain op.
+  const int B = 2, T = 37, H = 4, G = 2, D = 16;
+  const V Q = random_floats(size_t(B) * T * H * D, 11), K = random_floats(size_t(B) * T * G * D, 12),
+          Vv = random_floats(size_t(B) * T * G * D, 13);
+  V out_a(Q.size()), out_b(Q.size()), p_a(size_t(B) * H * T * T), p_b(p_a.size());
+  for (const int window : {0, 1, 5, 36, 37, 100}) {
+    CAPTURE(window);
+    ops::AttentionOptions w{0.3f, 2.5f, window};
+    ops::attention_forward_with(out_a.data(), p_a.data(), Q.data(), K.data(), Vv.data(), B, T, H, G, D, w);
+    ops::reference::attention_forward_with(out_b.data(), p_b.data(), Q.data(), K.data(), Vv.data(), B, T, H, G, D, w);
+    check_rel(p_a, p_b, 1e-6, "probs");
+    check_rel(out_a, out_b, 1e-5, "out");
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j)
+        if (j > i || (window > 0 && j <= i - window)) REQUIRE(p_a[size_t(i) * T + j] == 0.0f);
+  }
+  ops::attention_forward_with(out_a.data(), p_a.data(), Q.data(), K.data(), Vv.data(), B, T, H, G, D, {});
+  ops::attention_forward(out_b.data(), p_b.data(), Q.data(), K.data(), Vv.data(), B, T, H, G, D);
+  check_identical(p_a, p_b, "no options = plain attention");
+  check_identical(out_a, out_b, "no options = plain attention");
+}

@@ -58,6 +58,7 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   att->trace = shape_trace(TraceShape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
                                       c.positions == model::PositionKind::rotary, true, c.qk_norm});
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
+  att->window = c.layer_window.empty() ? 0 : c.layer_window[size_t(d.layer)];
   if (model.config.kv_heads != model.original_kv_heads)
     att->source_note += " · K/V pooled from " + std::to_string(model.original_kv_heads) + " heads";
   a.attention = std::move(att);
@@ -77,6 +78,7 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
   att->x = Mat::Zero(T, 0);
   att->trace = probabilities_trace(stack.heads, stack.kv_heads, T, stack.causal);
   att->source_note = stack.source + " · " + of_layers(layer, stack.layers);
+  att->window = stack.layer_window.empty() ? 0 : stack.layer_window[size_t(layer)];
   if (!stack.groups_from_config) att->source_note += " · no config.json: each head its own K/V group";
   a.attention = std::move(att);
   return a;

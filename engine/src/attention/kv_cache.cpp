@@ -4,6 +4,7 @@
 // Sections: element types · checked arithmetic · the calculator · presets
 #include "attnscope/attention/kv_cache.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -109,6 +110,10 @@ void validate_kv_cache_input(const KvCacheInput& in) {
                                            " heads: " + divisors(in.heads) + (in.heads > 24 ? ", …" : "") + ")");
   require(std::isfinite(in.memory_gib) && in.memory_gib >= 0,
           "memory must be a finite number of GiB ≥ 0 (0 = no check), got " + std::to_string(in.memory_gib));
+  require(in.layer_window.empty() || int64_t(in.layer_window.size()) == in.layers,
+          "the sliding windows list " + std::to_string(in.layer_window.size()) + " layers, not the model's " +
+              std::to_string(in.layers));
+  for (int64_t w : in.layer_window) require(w >= 0, "a sliding window must be 0 (global) or a number of tokens, got " + std::to_string(w));
   // The largest variant is MHA (G = H); if it fits in 63 bits, GQA and MQA do too.
   kv_cache_bytes(in.layers, in.heads, in.head_dim, bytes_per_element(in.dtype), in.seq, in.batch);
   bool ok = true;
@@ -128,7 +133,13 @@ KvCacheReport kv_cache_report(const KvCacheInput& in) {
     v.kind = kind;
     v.kv_heads = kv_heads;
     v.bytes_per_token = kv_cache_bytes(in.layers, kv_heads, in.head_dim, bytes, 1, 1);
-    v.bytes = kv_cache_bytes(in.layers, kv_heads, in.head_dim, bytes, in.seq, in.batch);
+    if (in.layer_window.empty()) {
+      v.bytes = kv_cache_bytes(in.layers, kv_heads, in.head_dim, bytes, in.seq, in.batch);
+    } else {  // layer by layer: a sliding-window layer keeps min(seq, W) tokens (≤ the all-global total)
+      v.bytes = 0;
+      for (int64_t w : in.layer_window)
+        v.bytes += kv_cache_bytes(1, kv_heads, in.head_dim, bytes, w > 0 ? std::min(in.seq, w) : in.seq, in.batch);
+    }
     v.gib = double(v.bytes) / double(int64_t(1) << 30);
     bool ok = true;
     v.attention_params = attention_params(in, kv_heads, ok);

@@ -350,10 +350,12 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
     p.rows = int(m.rows());
     p.cols = int(m.cols());
     p.values.assign(m.data(), m.data() + m.size());
-    // Masked keys (after the query) show as masked, whether the view is scores (−inf) or probs (0).
+    // Masked keys (after the query, or outside a sliding window) show as masked, whether the view is
+    // scores (−inf) or probs (0).
     if (causal)
       for (int i = 0; i < p.rows; ++i)
-        for (int j = i + 1; j < p.cols; ++j) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+        for (int j = 0; j < p.cols; ++j)
+          if (j > i || (att.window > 0 && j <= i - att.window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
     p.row_labels = att.labels;
     p.col_labels = att.labels;
     p.frame = kv_group_color(g);
@@ -676,9 +678,13 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
       p.rows = p.cols = s.tokens;
       const float* a = s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
       p.values.assign(a, a + cells);
-      if (s.causal)  // masked keys (after the query) in the masked colour, as every heads figure shows them
+      // masked keys (after the query, or outside a sliding window) in the masked colour, as every heads
+      // figure shows them
+      const int window = s.layer_window.empty() ? 0 : s.layer_window[size_t(l)];
+      if (s.causal)
         for (int i = 0; i < p.rows; ++i)
-          for (int j = i + 1; j < p.cols; ++j) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+          for (int j = 0; j < p.cols; ++j)
+            if (j > i || (window > 0 && j <= i - window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
       p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
       f.panels.push_back(std::move(p));
     }

@@ -1,9 +1,12 @@
 // config.cpp — config.json → ModelConfig, with a message naming the key for every refusal.
 //
 // Defaults are Hugging Face's own (GPT2Config, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
-// Phi3Config) for the keys
-// their config.json files may leave out; the sizes that define the network are required.
+// Phi3Config, SmolLM3Config, Gemma2Config, Gemma3TextConfig) for the keys their config.json files may
+// leave out; the sizes that define the network are required.
 #include "attnscope/model/config.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +59,20 @@ class Reader {
     if (!j_[key].is_string()) fail(name_, "\"" + std::string(key) + "\" must be a string, got " + j_[key].dump());
     return j_[key].get<std::string>();
   }
+  // A list of `count` values read by `each` (which gets the element and its index), or empty when absent.
+  template <class T, class F>
+  std::vector<T> list_or_empty(const char* key, int count, F each) const {
+    if (!has(key)) return {};
+    const json& v = j_[key];
+    if (!v.is_array()) fail(name_, "\"" + std::string(key) + "\" must be a list, got " + v.dump());
+    if (int64_t(v.size()) != count)
+      fail(name_, "\"" + std::string(key) + "\" lists " + std::to_string(v.size()) + " layers but \"num_hidden_layers\" is " +
+                      std::to_string(count));
+    std::vector<T> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(each(v[i], int(i)));
+    return out;
+  }
+  const std::string& name() const { return name_; }
   void set_family(std::string f) { family_ = std::move(f); }
 
  private:
@@ -90,6 +107,18 @@ void check_common(const ModelConfig& c, const std::string& name) {
                    std::to_string(max_width));
 }
 
+// "layer_types": ["sliding_attention" | "full_attention", …] of num_hidden_layers entries → true where
+// the layer is a sliding-window one; empty when the key is absent.
+std::vector<bool> read_layer_types(const Reader& r, int layers) {
+  std::vector<int> types = r.list_or_empty<int>("layer_types", layers, [&](const nlohmann::json& v, int i) {
+    if (v == "sliding_attention") return 1;
+    if (v == "full_attention") return 0;
+    fail(r.name(), "\"layer_types\"[" + std::to_string(i) + "] = " + v.dump() +
+                       " is not supported (supported: \"sliding_attention\", \"full_attention\")");
+  });
+  return std::vector<bool>(types.begin(), types.end());
+}
+
 ModelConfig read_gpt2(const Reader& r, const std::string& name) {
   ModelConfig c;
   c.family = Family::gpt2;
@@ -117,6 +146,8 @@ ModelConfig read_gpt2(const Reader& r, const std::string& name) {
   if (r.boolean_or("scale_attn_by_inverse_layer_idx", false))
     fail(name, "\"scale_attn_by_inverse_layer_idx\" = true is not supported (supported: false)");
   c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.layer_window.assign(size_t(c.layers), 0);
+  c.layer_rope_theta.assign(size_t(c.layers), 0.0);
   return c;
 }
 
@@ -181,13 +212,25 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.o_bias = attention_bias;
   c.mlp_bias = false;
   c.qk_norm = type == "qwen3";
+  c.layer_rope_theta.assign(size_t(c.layers), c.rope_theta);
+  c.layer_window.assign(size_t(c.layers), 0);
   if (type == "mistral" || type == "phi3") {
+    // MistralAttention, Phi3Attention: every layer sees the last sliding_window keys.
     c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
+    c.layer_window.assign(size_t(c.layers), c.sliding_window);
   } else if (type == "qwen2") {
-    if (r.boolean_or("use_sliding_window", false))
-      c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
+    // Qwen2Config: with use_sliding_window, the layers from max_window_layers on (or those layer_types
+    // names "sliding_attention") see the last sliding_window keys.
+    if (r.boolean_or("use_sliding_window", false)) {
+      c.sliding_window = r.integer_or("sliding_window", 4096, 1, max_positions_bound);
+      const int first = r.integer_or("max_window_layers", 28, 0, max_layers);
+      for (int i = 0; i < c.layers; ++i) c.layer_window[size_t(i)] = i >= first ? c.sliding_window : 0;
+      const std::vector<bool> sliding = read_layer_types(r, c.layers);
+      if (!sliding.empty())
+        for (int i = 0; i < c.layers; ++i) c.layer_window[size_t(i)] = sliding[size_t(i)] ? c.sliding_window : 0;
+    }
   } else if (type == "qwen3") {
-    // Qwen3 windows only the layers from max_window_layers on: a per-layer mask attnscope does not have.
+    // Qwen3's windowed layers (from max_window_layers on) have no fixture to check them against: refused.
     if (r.boolean_or("use_sliding_window", false))
       fail(name, "\"use_sliding_window\" = true is not supported for qwen3 (sliding-window layers from "
                  "max_window_layers on; supported: false, every layer full causal attention)");
@@ -201,13 +244,99 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
           fail(name, "\"layer_types\"[" + std::to_string(i) + "] = " + types[i].dump() +
                          " is not supported for qwen3 (supported: \"full_attention\")");
     }
+  } else if (type == "smollm3") {
+    // SmolLM3Config: no_rope_layers[i] == 1 means layer i USES RoPE, 0 makes it a NoPE layer; absent,
+    // every no_rope_layer_interval-th layer (i + 1 divisible by it) is NoPE.
+    const int interval = r.integer_or("no_rope_layer_interval", 4, 1, max_layers);
+    std::vector<int> uses = r.list_or_empty<int>("no_rope_layers", c.layers, [&](const json& v, int i) {
+      if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 1))
+        fail(name, "\"no_rope_layers\"[" + std::to_string(i) + "] = " + v.dump() +
+                       " must be 1 (the layer uses RoPE) or 0 (no positions in that layer)");
+      return int(v.get<int64_t>());
+    });
+    if (uses.empty())
+      for (int i = 0; i < c.layers; ++i) uses.push_back((i + 1) % interval != 0 ? 1 : 0);
+    for (int i = 0; i < c.layers; ++i) c.layer_rope_theta[size_t(i)] = uses[size_t(i)] ? c.rope_theta : 0.0;
+    // With use_sliding_window, the NoPE layers (or those layer_types names) use the window.
+    std::vector<bool> sliding = read_layer_types(r, c.layers);
+    const bool use_window = r.boolean_or("use_sliding_window", false);
+    if (use_window || std::count(sliding.begin(), sliding.end(), true) > 0) {
+      c.sliding_window = r.integer("sliding_window", 1, max_positions_bound);
+      if (sliding.empty())
+        for (int i = 0; i < c.layers; ++i) sliding.push_back(!uses[size_t(i)]);
+      for (int i = 0; i < c.layers; ++i) c.layer_window[size_t(i)] = sliding[size_t(i)] ? c.sliding_window : 0;
+    }
+  }
+  return c;
+}
+
+// Gemma 2 and Gemma 3 (text): Gemma2Config / Gemma3TextConfig and their modeling files.
+ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  const bool gemma3 = type == "gemma3_text";
+  ModelConfig c;
+  c.family = Family::llama;
+  c.mlp = MlpKind::geglu;
+  c.sandwich_norms = true;
+  c.norm_plus_one = true;
+  c.qk_norm = gemma3;
+  c.layers = r.integer("num_hidden_layers", 1, max_layers);
+  c.d_model = r.integer("hidden_size", 1, max_width);
+  c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
+  c.kv_heads = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
+  c.head_dim = r.integer_or("head_dim", 256, 2, max_width);
+  if (c.head_dim % 2 != 0)
+    fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
+  c.ffn_dim = r.integer("intermediate_size", 1, max_width);
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer_or("max_position_embeddings", gemma3 ? 131072 : 8192, 1, max_positions_bound);
+  c.norm_eps = r.number_or("rms_norm_eps", 1e-6, 0, 1);
+  c.rope_theta = r.number_or("rope_theta", gemma3 ? 1000000.0 : 10000.0, 1.0, 1e12);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", true);
+  // Gemma's MLP reads hidden_activation (hidden_act is its older name).
+  const std::string act = r.string_or("hidden_activation", r.string_or("hidden_act", "gelu_pytorch_tanh"));
+  if (act != "gelu_pytorch_tanh")
+    fail(name, "\"hidden_activation\" = \"" + act + "\" is not supported for " + type +
+                   " (supported: gelu_pytorch_tanh, the GeGLU MLP)");
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
+                   " is not supported (supported: null, plain rotary positions with rope_theta)");
+  if (r.boolean_or("use_bidirectional_attention", false))
+    fail(name, "\"use_bidirectional_attention\" = true is not supported (supported: false, causal attention)");
+  const bool attention_bias = r.boolean_or("attention_bias", false);
+  c.qkv_bias = c.o_bias = attention_bias;
+  // Scores are scaled by query_pre_attn_scalar^(−1/2) instead of head_dim^(−1/2).
+  const double scalar = r.number_or("query_pre_attn_scalar", 256, 1e-6, 1e9);
+  c.attn_scale = 1.0 / std::sqrt(scalar);
+  auto softcap = [&](const char* key, double fallback) {
+    if (!r.has(key)) return fallback;
+    const double v = r.number_or(key, 0, -1e30, 1e30);
+    if (!(v > 0)) fail(name, "\"" + std::string(key) + "\" = " + j[key].dump() + " must be above 0 (or null for no soft-capping)");
+    return v;
+  };
+  // Gemma2Config's defaults are 50 and 30; an explicit null turns soft-capping off. Gemma 3 has none.
+  c.attn_softcap = j.contains("attn_logit_softcapping") ? softcap("attn_logit_softcapping", 0) : (gemma3 ? 0 : 50.0);
+  c.final_softcap = j.contains("final_logit_softcapping") ? softcap("final_logit_softcapping", 0) : (gemma3 ? 0 : 30.0);
+  // √hidden_size as float32; model::open rounds it to the embedding's dtype, as Hugging Face does.
+  c.embedding_scale = double(float(std::sqrt(double(c.d_model))));
+  c.sliding_window = r.integer_or("sliding_window", 4096, 1, max_positions_bound);
+  // The layer pattern: layer_types, else Gemma 2 alternates (sliding first) and Gemma 3 makes every
+  // sliding_window_pattern-th layer global.
+  std::vector<bool> sliding = read_layer_types(r, c.layers);
+  if (sliding.empty()) {
+    const int pattern = gemma3 ? r.integer_or("sliding_window_pattern", 6, 1, max_layers) : 2;
+    for (int i = 0; i < c.layers; ++i) sliding.push_back((i + 1) % pattern != 0);
+  }
+  const double local_theta = gemma3 ? r.number_or("rope_local_base_freq", 10000.0, 1.0, 1e12) : c.rope_theta;
+  for (int i = 0; i < c.layers; ++i) {
+    c.layer_window.push_back(sliding[size_t(i)] ? c.sliding_window : 0);
+    c.layer_rope_theta.push_back(sliding[size_t(i)] ? local_theta : c.rope_theta);
   }
   return c;
 }
 
 }  // namespace
 
-const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3"; }
+const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text"; }
 
 int64_t ModelConfig::parameter_count() const {
   const int64_t C = d_model, Q = int64_t(heads) * head_dim, KV = int64_t(kv_heads) * head_dim, F = ffn_dim;
@@ -218,7 +347,9 @@ int64_t ModelConfig::parameter_count() const {
   per_layer += (mlp == MlpKind::swiglu ? 3 : 2) * C * F;
   if (mlp_bias) per_layer += F + C;
   per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
+  if (sandwich_norms) per_layer += 2 * C;  // Gemma's post-attention and post-MLP norms
   if (qk_norm) per_layer += 2 * int64_t(head_dim);  // q_norm, k_norm
+  if (mlp == MlpKind::geglu) per_layer += C * F;  // the gate, as SwiGLU
   int64_t total = int64_t(vocab) * C + per_layer * layers + (layernorm ? 2 : 1) * C;
   if (positions == PositionKind::learned) total += int64_t(max_positions) * C;
   if (!tied_embeddings) total += int64_t(vocab) * C;
@@ -240,12 +371,19 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   r.set_family(type);
   ModelConfig c;
   if (type == "gpt2") c = read_gpt2(r, name);
-  else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3")
+  else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3" ||
+           type == "smollm3")
     c = read_llama(j, r, name, type);
+  else if (type == "gemma2" || type == "gemma3_text") c = read_gemma(j, r, name, type);
+  else if (type == "gemma3")
+    fail(name, "\"model_type\" = \"gemma3\" is the multimodal Gemma 3 (a vision tower and language_model.* "
+               "weights), which attnscope does not open; the text-only Gemma 3 checkpoints (model_type "
+               "gemma3_text, e.g. gemma-3-1b-pt) are supported");
   else
     fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
                    "); for other models compute the attentions with transformers and open the attentions file");
   c.model_type = type;
+  if (c.attn_scale == 0) c.attn_scale = 1.0 / std::sqrt(double(c.head_dim));
   check_common(c, name);
   return c;
 }

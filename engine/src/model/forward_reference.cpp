@@ -20,10 +20,6 @@ void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
                                        std::to_string(limits::max_tokens) + " (README \"Limits\")");
   require(T <= c.max_positions, "the input has " + std::to_string(T) + " tokens, more than this model's " +
                                     std::to_string(c.max_positions) + " positions (max_position_embeddings)");
-  require(c.sliding_window == 0 || T <= c.sliding_window,
-          "the input has " + std::to_string(T) + " tokens, longer than this model's sliding_window of " +
-              std::to_string(c.sliding_window) + "; attnscope computes full causal attention only, so use at most " +
-              std::to_string(c.sliding_window) + " tokens");
   const int64_t cells = int64_t(c.layers) * c.heads * T * T;
   require(int64_t(c.heads) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
           "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
@@ -91,13 +87,13 @@ void rope(Rows& x, int heads, int D, double theta) {
       }
 }
 
-// RMSNorm of each head's D values of x [T, heads·D] in place (Qwen3's q_norm / k_norm), weight [D].
-void head_rms_norm(Rows& x, int heads, int D, const Vec& weight, double eps) {
+// RMSNorm of each D-wide head of x [T, heads·D] in place (the q/k norms), weight [D].
+void head_norm(Rows& x, int heads, int D, const Vec& weight, double eps) {
   for (auto& row : x)
     for (int h = 0; h < heads; ++h) {
-      double sum_sq = 0;
-      for (int d = 0; d < D; ++d) sum_sq += row[size_t(h * D + d)] * row[size_t(h * D + d)];
-      const double inv = 1.0 / std::sqrt(sum_sq / D + eps);
+      double ms = 0;
+      for (int d = 0; d < D; ++d) ms += row[size_t(h * D + d)] * row[size_t(h * D + d)];
+      const double inv = 1.0 / std::sqrt(ms / D + eps);
       for (int d = 0; d < D; ++d) row[size_t(h * D + d)] *= inv * double(weight[d]);
     }
 }
@@ -137,7 +133,7 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   Rows x(size_t(T), std::vector<double>(size_t(C), 0.0));
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < C; ++i)
-      x[size_t(t)][size_t(i)] = double(w.token_embedding(ids[size_t(t)], i)) +
+      x[size_t(t)][size_t(i)] = double(w.token_embedding(ids[size_t(t)], i)) * c.embedding_scale +
                                 (c.positions == PositionKind::learned ? double(w.position_embedding(t, i)) : 0.0);
 
   for (int l = 0; l < L; ++l) {
@@ -149,14 +145,16 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     Rows q = linear(h, lw.wq, lw.bq), k = linear(h, kv.wk, kv.bk);
     const Rows v = linear(h, kv.wv, kv.bv);
     if (c.qk_norm) {
-      head_rms_norm(q, H, D, lw.q_norm, c.norm_eps);
-      head_rms_norm(k, G, D, lw.k_norm, c.norm_eps);
+      head_norm(q, H, D, lw.q_norm, c.norm_eps);
+      head_norm(k, G, D, lw.k_norm, c.norm_eps);
     }
-    if (c.positions == PositionKind::rotary) {
-      rope(q, H, D, c.rope_theta);
-      rope(k, G, D, c.rope_theta);
+    const double theta = c.layer_rope_theta[size_t(l)];
+    if (c.positions == PositionKind::rotary && theta > 0) {  // 0: a NoPE layer
+      rope(q, H, D, theta);
+      rope(k, G, D, theta);
     }
-    // 2. scores → causal mask → softmax → weighted sum, head by head
+    // 2. scores (scale, soft-cap) → causal mask, sliding window → softmax → weighted sum, head by head
+    const int window = c.layer_window[size_t(l)];
     Rows concat(size_t(T), std::vector<double>(size_t(H * D), 0.0));
     const bool keep = options.detail_layer == l;
     LayerDetail detail;
@@ -166,20 +164,23 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       for (int i = 0; i < T; ++i) {
         std::vector<double> s(size_t(T), -INFINITY);
         double max = -INFINITY;
-        for (int j = 0; j <= i; ++j) {
+        const int lo = window > 0 ? std::max(0, i - window + 1) : 0;  // keys lo…i are seen
+        for (int j = lo; j <= i; ++j) {
           double dot = 0;
           for (int d = 0; d < D; ++d) dot += q[size_t(i)][size_t(head * D + d)] * k[size_t(j)][size_t(g * D + d)];
-          s[size_t(j)] = dot / std::sqrt(double(D));
+          s[size_t(j)] = dot * c.attn_scale;
+          if (c.attn_softcap > 0) s[size_t(j)] = std::tanh(s[size_t(j)] / c.attn_softcap) * c.attn_softcap;
           max = std::max(max, s[size_t(j)]);
         }
         double sum = 0;
-        for (int j = 0; j <= i; ++j) sum += std::exp(s[size_t(j)] - max);
+        for (int j = lo; j <= i; ++j) sum += std::exp(s[size_t(j)] - max);
         for (int j = 0; j < T; ++j) {
-          const double p = j <= i ? std::exp(s[size_t(j)] - max) / sum : 0.0;
+          const bool seen = j >= lo && j <= i;
+          const double p = seen ? std::exp(s[size_t(j)] - max) / sum : 0.0;
           scores(i, j) = float(s[size_t(j)]);
           probs(i, j) = float(p);
           r.attentions[size_t(((int64_t(l) * H + head) * T + i) * T + j)] = float(p);
-          if (j <= i)
+          if (seen)
             for (int d = 0; d < D; ++d) concat[size_t(i)][size_t(head * D + d)] += p * v[size_t(j)][size_t(g * D + d)];
         }
       }
@@ -191,7 +192,8 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       }
     }
     // 3. output projection and residual, then the MLP and its residual
-    const Rows attn = linear(concat, lw.wo, lw.bo);
+    Rows attn = linear(concat, lw.wo, lw.bo);
+    if (c.sandwich_norms) attn = norm(attn, lw.post_attn_norm, Vec(), NormKind::rmsnorm, c.norm_eps);
     if (keep) {
       detail.layer = l;
       detail.input = to_mat(h);
@@ -210,17 +212,23 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     if (c.mlp == MlpKind::gelu_new) {
       for (auto& row : hidden)
         for (double& e : row) e = gelu_new(e);
-    } else {
+    } else {  // SwiGLU silu(gate)·up, GeGLU gelu_tanh(gate)·up
       const Rows gate = linear(h2, lw.w_gate, Vec());
+      const bool geglu = c.mlp == MlpKind::geglu;
       for (size_t t = 0; t < hidden.size(); ++t)
-        for (size_t f = 0; f < hidden[t].size(); ++f) hidden[t][f] *= silu(gate[t][f]);
+        for (size_t f = 0; f < hidden[t].size(); ++f) hidden[t][f] *= geglu ? gelu_new(gate[t][f]) : silu(gate[t][f]);
     }
-    const Rows mlp = linear(hidden, lw.w_down, lw.b_down);
+    Rows mlp = linear(hidden, lw.w_down, lw.b_down);
+    if (c.sandwich_norms) mlp = norm(mlp, lw.post_mlp_norm, Vec(), NormKind::rmsnorm, c.norm_eps);
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
   }
   check_cancel(options.cancel);
-  r.logits = to_mat(linear(norm(x, w.final_norm_weight, w.final_norm_bias, c.norm, c.norm_eps), w.output_embedding(), Vec()));
+  Rows logits = linear(norm(x, w.final_norm_weight, w.final_norm_bias, c.norm, c.norm_eps), w.output_embedding(), Vec());
+  if (c.final_softcap > 0)
+    for (auto& row : logits)
+      for (double& z : row) z = std::tanh(z / c.final_softcap) * c.final_softcap;
+  r.logits = to_mat(logits);
   r.top = top_next_tokens(r.logits, options.top_k);
   return r;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 
 #include "attnscope/core/error.h"
@@ -136,8 +137,10 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
   return plan;
 }
 
-// Llama, Mistral, Qwen2, Qwen3, Phi-3: model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj,
-// RMSNorms; Qwen3's self_attn.{q,k}_norm [D]; Phi-3's fused self_attn.qkv_proj and mlp.gate_up_proj.
+// Llama, Mistral, Qwen2, Qwen3, Phi-3, SmolLM3: model.layers.N.self_attn.{q,k,v,o}_proj,
+// mlp.{gate,up,down}_proj, RMSNorms; Qwen3's and Gemma 3's self_attn.{q,k}_norm [D]; Phi-3's fused
+// self_attn.qkv_proj and mlp.gate_up_proj; Gemma 2/3's four norms of a block (input_layernorm,
+// post_attention_layernorm, pre_feedforward_layernorm, post_feedforward_layernorm).
 std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
   const int64_t C = c.d_model, F = c.ffn_dim, D = c.head_dim, Q = int64_t(c.heads) * D, KV = int64_t(c.kv_heads) * D;
   const bool fused = c.model_type == "phi3";
@@ -168,7 +171,13 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
     }
     plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
-    plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    if (c.sandwich_norms) {
+      plan_vector(plan, h + "post_attention_layernorm.weight", l.post_attn_norm, C);
+      plan_vector(plan, h + "pre_feedforward_layernorm.weight", l.norm2_weight, C);
+      plan_vector(plan, h + "post_feedforward_layernorm.weight", l.post_mlp_norm, C);
+    } else {
+      plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    }
     if (fused) {
       plan_fused(plan, h + "mlp.gate_up_proj.weight", {{&l.w_gate, F}, {&l.w_up, F}}, C,
                  "the rows of gate, then up (intermediate_size " + std::to_string(F) + " each)");
@@ -194,6 +203,32 @@ void check_memory(const ModelConfig& c, const fs::path& dir) {
           "'" + dir.string() + "': this model's float32 weights need " + need_gb + " GB, but this machine has " +
               have_gb + " GB of memory; compute its attentions where it fits (transformers, output_attentions=True) "
               "and open the attentions file instead (README \"Models too big for the laptop\")");
+}
+
+// Gemma's RMSNorm computes x̂·(1 + w) in float32: adding 1 to w here, in float32, gives the same
+// float32 factor, so the forward pass's plain RMSNorm serves.
+void add_one_to_norms(ModelWeights& w) {
+  auto plus_one = [](Vec& v) { v.array() += 1.0f; };
+  for (LayerWeights& l : w.layers)
+    for (Vec* v : {&l.norm1_weight, &l.post_attn_norm, &l.norm2_weight, &l.post_mlp_norm, &l.q_norm, &l.k_norm})
+      plus_one(*v);
+  plus_one(w.final_norm_weight);
+}
+
+// Hugging Face multiplies the embeddings by torch.tensor(√hidden_size, dtype=the embeddings' dtype):
+// run in the checkpoint's own dtype, the factor is rounded to BF16 or F16 (√1152 = 33.94… → 34 in BF16).
+double round_to_dtype(double value, TensorDtype dtype) {
+  const float f = float(value);
+  if (dtype == TensorDtype::f16) return double(float(_Float16(f)));
+  if (dtype == TensorDtype::bf16) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;  // round to nearest, ties to even
+    float r;
+    std::memcpy(&r, &bits, sizeof r);
+    return double(r);
+  }
+  return double(f);
 }
 
 }  // namespace
@@ -261,6 +296,9 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
     done += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
     if (progress) progress(total > 0 ? std::min(1.0, done / total) : 1.0);
   }
+  if (c.norm_plus_one) add_one_to_norms(w);
+  if (c.embedding_scale != 1.0 && c.family != Family::gpt2)
+    model->config.embedding_scale = round_to_dtype(c.embedding_scale, ckpt.tensor("model.embed_tokens.weight").dtype);
   model->weights = std::move(weights);
   model->original_kv_heads = c.kv_heads;
   model->source_dtypes = ckpt.dtypes_read();

@@ -17,6 +17,7 @@
 #include "attnscope/model/ops.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <vector>
@@ -232,10 +233,16 @@ void rope_backward(float* dx, int B, int T, int NH, int D, float theta, int pos0
 
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D) {
+  attention_forward_with(out, probs, q, k, v, B, T, H, G, D, AttentionOptions{});
+}
+
+void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
+                       int H, int G, int D, const AttentionOptions& options) {
   // q [B, T, H·D], k, v [B, T, G·D] → probs [B, H, T, T], out [B, T, H·D]; one (b, h) per iteration.
   assert(G >= 1 && H % G == 0);
   const int heads_per_group = H / G;
-  const float scale = 1.0f / std::sqrt(float(D));
+  const float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(float(D));
+  const float cap = options.softcap;
   const int64_t work = int64_t(B) * H * T * T * D * 2;
 #pragma omp parallel if (work >= parallel_min_macs)
   {
@@ -248,16 +255,20 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
       const MapConstStrided K(k + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
       const MapConstStrided V(v + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
       MapMat P(probs + int64_t(bh) * T * T, T, T);
-      // 1. scores (the whole square; the masked half is overwritten below)
+      // 1. scores (the whole square; the masked part is overwritten below)
       P.noalias() = Q * K.transpose();
       for (int i = 0; i < T; ++i) {
         float* row = P.data() + int64_t(i) * T;
-        // 2. mask: keys 0…i only.  3. softmax with the row maximum subtracted.
-        float max = -INFINITY;
-        for (int j = 0; j <= i; ++j) max = std::max(max, row[j] * scale);
-        e.head(i + 1) = (Eigen::Map<const Eigen::ArrayXf>(row, i + 1) * scale - max).exp();
-        const float inv_sum = 1.0f / e.head(i + 1).sum();
-        for (int j = 0; j <= i; ++j) row[j] = e[j] * inv_sum;
+        // 2. mask: keys lo…i only (lo = 0 without a window).  3. softmax with the row maximum subtracted.
+        const int lo = options.window > 0 ? std::max(0, i - options.window + 1) : 0, n = i - lo + 1;
+        auto s = e.head(n);
+        s = Eigen::Map<const Eigen::ArrayXf>(row + lo, n) * scale;
+        if (cap > 0) s = (s / cap).tanh() * cap;
+        const float max = s.maxCoeff();
+        s = (s - max).exp();
+        const float inv_sum = 1.0f / s.sum();
+        for (int j = 0; j < lo; ++j) row[j] = 0.0f;
+        for (int j = lo; j <= i; ++j) row[j] = e[j - lo] * inv_sum;
         for (int j = i + 1; j < T; ++j) row[j] = 0.0f;
       }
       // 4. weigh the values

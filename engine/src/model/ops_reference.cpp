@@ -3,6 +3,7 @@
 // Written for reading, not speed: the formula of each op as nested loops, sums in double, no Eigen,
 // no threads. Tests hold ops::X == ops::reference::X to float rounding, and check these against
 // finite differences and PyTorch autograd fixtures.
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <vector>
@@ -142,29 +143,38 @@ void rope_backward(float* dx, int B, int T, int NH, int D, float theta, int pos0
 
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D) {
-  const double scale = 1.0 / std::sqrt(double(D));
+  reference::attention_forward_with(out, probs, q, k, v, B, T, H, G, D, AttentionOptions{});
+}
+
+void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
+                       int H, int G, int D, const AttentionOptions& options) {
+  const double scale = options.scale > 0 ? double(options.scale) : 1.0 / std::sqrt(double(D));
+  const double cap = options.softcap;
   std::vector<double> s(T);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const int g = h / (H / G);
       for (int i = 0; i < T; ++i) {
         const float* qi = q + (int64_t(b) * T + i) * H * D + int64_t(h) * D;
+        // key j is seen iff lo ≤ j ≤ i, lo = i − window + 1 for a sliding-window layer
+        const int lo = options.window > 0 ? std::max(0, i - options.window + 1) : 0;
         double max = -INFINITY;
-        for (int j = 0; j <= i; ++j) {
+        for (int j = lo; j <= i; ++j) {
           const float* kj = k + (int64_t(b) * T + j) * G * D + int64_t(g) * D;
           double dot = 0;
           for (int d = 0; d < D; ++d) dot += double(qi[d]) * kj[d];
           s[j] = dot * scale;
+          if (cap > 0) s[j] = std::tanh(s[j] / cap) * cap;
           max = std::max(max, s[j]);
         }
         double sum = 0;
-        for (int j = 0; j <= i; ++j) sum += (s[j] = std::exp(s[j] - max));
+        for (int j = lo; j <= i; ++j) sum += (s[j] = std::exp(s[j] - max));
         float* p = probs + ((int64_t(b) * H + h) * T + i) * T;
-        for (int j = 0; j < T; ++j) p[j] = j <= i ? float(s[j] / sum) : 0.0f;
+        for (int j = 0; j < T; ++j) p[j] = j >= lo && j <= i ? float(s[j] / sum) : 0.0f;
         float* o = out + (int64_t(b) * T + i) * H * D + int64_t(h) * D;
         for (int d = 0; d < D; ++d) {
           double acc = 0;
-          for (int j = 0; j <= i; ++j) acc += s[j] / sum * v[(int64_t(b) * T + j) * G * D + int64_t(g) * D + d];
+          for (int j = lo; j <= i; ++j) acc += s[j] / sum * v[(int64_t(b) * T + j) * G * D + int64_t(g) * D + d];
           o[d] = float(acc);
         }
       }

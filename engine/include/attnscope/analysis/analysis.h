@@ -41,6 +41,9 @@ struct AttentionAnalysis {
   // Where the heads come from when it is not the scene's seeded layer: "gpt2 · layer 5 of 12" for a
   // checkpoint, "attentions.npy · layer 3 of 80" for a file (analysis/model_layer.h). Captions use it.
   std::string source_note;
+  // A checkpoint's sliding-window layer (model::ModelConfig::layer_window): query i sees keys
+  // i − window < j ≤ i, so figures mask the keys at or before i − window as well; 0 = no window.
+  int window = 0;
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.

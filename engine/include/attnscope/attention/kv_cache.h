@@ -39,6 +39,10 @@ struct KvCacheInput {
   int64_t batch = 1;                                          // sequences
   ElementType dtype = ElementType::fp16;
   double memory_gib = 0;                                      // memory to fit into (GiB = 2^30 bytes); 0 = none
+  // An open checkpoint's sliding windows, one per layer (0 = a global layer): a sliding-window layer
+  // keeps the keys and values of its last W tokens only, min(seq, W) instead of seq. Empty: every
+  // layer is global (the presets, the custom model).
+  std::vector<int64_t> layer_window;
 };
 
 // One attention variant of the model.
@@ -46,7 +50,8 @@ struct KvCacheVariant {
   std::string kind;                // "mha" | "gqa" | "mqa"
   int64_t kv_heads = 0;            // G used: H, the model's G, 1
   int64_t bytes_per_token = 0;     // 2·L·G·d_head·bytes: one token of one sequence, all layers
-  int64_t bytes = 0;               // bytes_per_token · seq · batch
+  int64_t bytes = 0;               // bytes_per_token · seq · batch (a sliding-window layer counts
+                                   // min(seq, W) tokens)
   double gib = 0;                  // bytes / 2^30
   int64_t attention_params = 0;    // L·(2·C·H·d_head + 2·C·G·d_head), C = H·d_head
   bool fits = true;                // bytes ≤ memory_gib·2^30 (always true when memory_gib is 0)

@@ -31,6 +31,7 @@ struct AttentionStack {
   std::vector<int32_t> ids;         // [T], or empty when tokens.json has none
   std::vector<std::string> labels;  // [T]
   bool causal = false;              // every head's upper triangle is exactly 0
+  std::vector<int> layer_window;    // [L] a checkpoint's sliding windows (0 = global), else empty
   bool groups_from_config = false;  // kv_heads came from a config.json (else G = H)
   std::string source;               // the attentions file's name, for captions
   Eigen::Map<const Mat> attention(int layer, int head) const {

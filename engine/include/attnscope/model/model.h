@@ -38,12 +38,14 @@ struct LayerWeights {
   Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
   PackedMatrix wq;               // [H·D, C]
   Vec bq;                        // [H·D] when config.qkv_bias, else empty
-  Vec q_norm, k_norm;            // [D] when config.qk_norm
   KvWeights kv;                  // the checkpoint's own K/V
   PackedMatrix wo;               // [C, H·D]
   Vec bo;                        // [C] when config.o_bias
-  Vec norm2_weight, norm2_bias;  // [C]
-  PackedMatrix w_gate;           // [F, C] SwiGLU only
+  Vec q_norm, k_norm;            // [D] when config.qk_norm (Gemma: with the 1 of (1 + w) added)
+  Vec post_attn_norm;            // [C] when config.sandwich_norms: Gemma's post_attention_layernorm
+  Vec norm2_weight, norm2_bias;  // [C] the norm before the MLP (Gemma: pre_feedforward_layernorm)
+  Vec post_mlp_norm;             // [C] when config.sandwich_norms: post_feedforward_layernorm
+  PackedMatrix w_gate;           // [F, C] SwiGLU and GeGLU only
   PackedMatrix w_up;             // [F, C] (GPT-2: c_fc)
   PackedMatrix w_down;           // [C, F] (GPT-2: c_proj of the MLP)
   Vec b_up, b_down;              // [F], [C] when config.mlp_bias

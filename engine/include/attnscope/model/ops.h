@@ -67,6 +67,17 @@ void rope_backward(float* dx, int B, int T, int NH, int D, float theta, int pos0
 //   4. weigh   O_h = P·V_g                      out [B, T, H·D]
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D);
+// The forward pass of checkpoints adds three per-layer choices (forward only: training uses the above):
+//   scale    S = Q_h·K_gᵀ·scale (Gemma: query_pre_attn_scalar^(−1/2))
+//   softcap  > 0: S → tanh(S/softcap)·softcap before the mask (Gemma 2)
+//   window   > 0: query i sees keys i − window < j ≤ i only (sliding-window layers); 0: keys 0…i
+struct AttentionOptions {
+  float scale = 0;    // 0: 1/sqrt(D), computed as the plain attention_forward does
+  float softcap = 0;
+  int window = 0;
+};
+void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
+                       int H, int G, int D, const AttentionOptions& options);
 // dq [B, T, H·D], dk and dv [B, T, G·D], dout [B, T, H·D], probs from the forward
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D);
@@ -114,6 +125,8 @@ void rope_forward(float* x, int B, int T, int NH, int D, float theta, int pos0);
 void rope_backward(float* dx, int B, int T, int NH, int D, float theta, int pos0);
 void attention_forward(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D);
+void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
+                       int H, int G, int D, const AttentionOptions& options);
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D);
 void swiglu_forward(float* out, const float* gate, const float* up, int BT, int F);
