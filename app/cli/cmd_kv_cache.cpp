@@ -78,6 +78,7 @@ void run(const KvCacheOptions& o) {
     const int64_t windowed = o.given("--window-layers") ? o.window_layers : in.layers;
     require(windowed >= 1, "--window-layers must be at least 1, got " + std::to_string(windowed));
     in.layer_types = {KvLayerGroup{LayerKind::sliding, windowed, o.window, o.sinks}};
+    in.kv_lora_rank = in.rope_dim = 0;  // a preset's MLA widths go with its own layout
     if (windowed < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - windowed, 0, 0});
   } else if (o.given("--kv-rank")) {
     require(o.kv_rank >= 1, "--kv-rank must be a whole number of at least 1, got " + std::to_string(o.kv_rank));
@@ -164,7 +165,7 @@ void add_kv_cache_command(CLI::App& root) {
   cmd->add_option("--seq", options->seq, "Tokens per sequence")->required();
   cmd->add_option("--batch", options->batch, "Sequences in the batch (default 1)");
   cmd->add_option("--dtype", options->dtype, "Element type: fp32 | fp16 (default) | int8");
-  cmd->add_option("--memory-gib", options->memory_gib, "Memory to fit into, GiB; adds fits true/false per variant");
+  cmd->add_option("--memory-gib", options->memory_gib, "Memory to fit into, GiB; adds fits true/false per variant and to the total");
   cmd->callback([options] { run(*options); });
 }
 

@@ -530,3 +530,16 @@ TEST_CASE("cli kv-cache: bad windows, sinks and ranks exit 2 with one clear line
   for (const char* flag : {"--window", "--window-layers", "--sinks", "--kv-rank", "--rope-dim", "--v-head-dim", "deepseek-v2"})
     CHECK(help.out.find(flag) != std::string::npos);
 }
+
+TEST_CASE("cli kv-cache: a window on an MLA preset replaces its layout and drops its latent widths") {
+  const CliRun r = run_cli("kv-cache --model deepseek-v2 --seq 100 --window 64");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["kv_lora_rank"].is_null());
+  REQUIRE(j["layer_types"].size() == 1);
+  CHECK(j["layer_types"][0]["type"] == "sliding");
+  // 128 kv heads of K 192 and V 128: 128 · (192 + 128) = 40 960 elements, 64 tokens, 60 layers, fp16.
+  CHECK(j["layer_types"][0]["elements_per_token_per_layer"] == 128 * (192 + 128));
+  CHECK(j["total"]["bytes"] == int64_t(40960) * 2 * 60 * 64);
+}
