@@ -1,9 +1,14 @@
-// cmd_kv_cache.cpp — `attnscope kv-cache`: KV-cache bytes of a model as MHA, GQA and MQA, as one JSON object.
+// cmd_kv_cache.cpp — `attnscope kv-cache`: KV-cache bytes of a model as MHA, GQA and MQA, and per layer
+// type as the model is built (full, sliding window with sinks, MLA), as one JSON object.
 //
-//   attnscope kv-cache (--model NAME | --layers L --heads H --kv-heads G --head-dim D) --seq N
+//   attnscope kv-cache (--model NAME | --layers L --heads H --kv-heads G --head-dim D [--v-head-dim DV]) --seq N
+//                      [--window W [--window-layers N] [--sinks K] | --kv-rank R [--rope-dim D]]
 //                      [--batch B] [--dtype fp32|fp16|int8] [--memory-gib M]
 // bytes = 2 × L × G × d_head × bytes per element × seq × batch, for G = H (mha), the model's G (gqa)
-// and G = 1 (mqa). Presets come from assets/models.json (kv_cache.h, assets.h).
+// and G = 1 (mqa), every layer full attention. "layer_types" gives the model's own layers: a preset's
+// (assets/models.json), or the layout the flags build (they replace a preset's): --window W makes N
+// layers (all L unless --window-layers N) hold at most W + K tokens, the rest full; --kv-rank R makes
+// every layer MLA, caching R + D elements per token. Presets come from assets/models.json (kv_cache.h, assets.h).
 #include <cstdio>
 #include <memory>
 
@@ -19,6 +24,7 @@ namespace {
 struct KvCacheOptions {
   std::string model, dtype = "fp16";
   int64_t layers = 0, heads = 0, kv_heads = 0, head_dim = 0, seq = 0, batch = 1;
+  int64_t v_head_dim = 0, window = 0, window_layers = 0, sinks = 0, kv_rank = 0, rope_dim = 0;
   double memory_gib = 0;
   CLI::App* app = nullptr;
   bool given(const char* flag) const { return app->count(flag) > 0; }
@@ -55,6 +61,32 @@ void run(const KvCacheOptions& o) {
     in.kv_heads = o.kv_heads;
     in.head_dim = o.head_dim;
   }
+  if (o.given("--v-head-dim")) {
+    require(o.v_head_dim >= 1, "--v-head-dim must be a whole number of at least 1, got " + std::to_string(o.v_head_dim));
+    in.v_head_dim = o.v_head_dim;
+  }
+  // The layer layout: the flags replace a preset's.
+  for (const char* flag : {"--window-layers", "--sinks"})
+    require(!o.given(flag) || o.given("--window"),
+            std::string(flag) + " goes with a sliding window: give --window W too");
+  require(!o.given("--rope-dim") || o.given("--kv-rank"), "--rope-dim is the width of MLA's RoPE key: give --kv-rank R too");
+  require(!(o.given("--window") && o.given("--kv-rank")),
+          "--window and --kv-rank are exclusive: a layout is either sliding-window/full layers or MLA layers");
+  if (o.given("--window")) {
+    require(o.window >= 1, "--window must be at least 1 token, got " + std::to_string(o.window));
+    require(o.sinks >= 0, "--sinks must be 0 or more tokens, got " + std::to_string(o.sinks));
+    const int64_t windowed = o.given("--window-layers") ? o.window_layers : in.layers;
+    require(windowed >= 1, "--window-layers must be at least 1, got " + std::to_string(windowed));
+    in.layer_types = {KvLayerGroup{LayerKind::sliding, windowed, o.window, o.sinks}};
+    in.kv_lora_rank = in.rope_dim = 0;  // a preset's MLA widths go with its own layout
+    if (windowed < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - windowed, 0, 0});
+  } else if (o.given("--kv-rank")) {
+    require(o.kv_rank >= 1, "--kv-rank must be a whole number of at least 1, got " + std::to_string(o.kv_rank));
+    require(o.rope_dim >= 0, "--rope-dim must be 0 or more, got " + std::to_string(o.rope_dim));
+    in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0}};
+    in.kv_lora_rank = o.kv_rank;
+    in.rope_dim = o.rope_dim;
+  }
   in.seq = o.seq;
   in.batch = o.batch;
   in.dtype = parse_element_type(o.dtype);
@@ -64,7 +96,25 @@ void run(const KvCacheOptions& o) {
   const KvCacheReport r = kv_cache_report(in);  // validates every value
 
   const bool memory_given = o.given("--memory-gib");
-  const nlohmann::json out = {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const KvLayerTypeRow& row : r.layer_types) {
+    nlohmann::json j = {{"type", to_string(row.group.kind)},
+                        {"layers", row.group.layers},
+                        {"elements_per_token_per_layer", row.elements_per_token},
+                        {"bytes_per_token_per_layer", row.elements_per_token * bytes_per_element(in.dtype)},
+                        {"bytes_per_token", row.bytes_per_token},
+                        {"tokens_cached", row.tokens},
+                        {"bytes", row.bytes},
+                        {"gib", double(row.bytes) / double(int64_t(1) << 30)}};
+    if (row.group.kind == LayerKind::sliding) {
+      j["window"] = row.group.window;
+      j["sinks"] = row.group.sinks;
+    }
+    rows.push_back(j);
+  }
+  nlohmann::json total = {{"bytes", r.bytes}, {"gib", r.gib}};
+  total["fits"] = memory_given ? nlohmann::json(r.fits) : nlohmann::json(nullptr);
+  nlohmann::json out = {
       {"model", model},
       {"layers", in.layers},
       {"heads", in.heads},
@@ -79,24 +129,43 @@ void run(const KvCacheOptions& o) {
       {"mha", variant_json(r.mha, memory_given)},
       {"gqa", variant_json(r.gqa, memory_given)},
       {"mqa", variant_json(r.mqa, memory_given)},
+      {"v_head_dim", in.v_head_dim > 0 ? in.v_head_dim : in.head_dim},
+      {"kv_lora_rank", in.kv_lora_rank > 0 ? nlohmann::json(in.kv_lora_rank) : nlohmann::json(nullptr)},
+      {"qk_rope_head_dim", in.kv_lora_rank > 0 ? nlohmann::json(in.rope_dim) : nlohmann::json(nullptr)},
+      {"layer_formula", "elements per token per layer: full and sliding kv_heads x (head_dim + v_head_dim), "
+                        "mla kv_lora_rank + qk_rope_head_dim; tokens cached: full and mla seq, sliding "
+                        "min(seq, window + sinks); bytes = elements x bytes_per_element x layers x tokens x batch"},
+      {"layer_types", rows},
+      {"total", total},
   };
   std::printf("%s\n", out.dump(2).c_str());
 }
 
 void add_kv_cache_command(CLI::App& root) {
   auto options = std::make_shared<KvCacheOptions>();
-  CLI::App* cmd = root.add_subcommand("kv-cache", "KV-cache bytes of a model as MHA, GQA and MQA (one JSON object)");
+  CLI::App* cmd = root.add_subcommand(
+      "kv-cache", "KV-cache bytes of a model as MHA, GQA and MQA, and per layer type: full, sliding window, MLA (one JSON object)");
   options->app = cmd;
   cmd->add_option("--model", options->model,
-                  "A preset: gpt2-small | llama-2-7b | llama-2-70b | mistral-7b | falcon-7b (assets/models.json)");
+                  "A preset: gpt2-small | llama-2-7b | llama-2-70b | mistral-7b | falcon-7b | deepseek-v2 | deepseek-v3 | "
+                  "gemma-2-9b | gemma-3-12b | gpt-oss-20b (assets/models.json)");
   cmd->add_option("--layers", options->layers, "Layers L (custom model)");
   cmd->add_option("--heads", options->heads, "Query heads H (custom model)");
   cmd->add_option("--kv-heads", options->kv_heads, "Key/value heads G, dividing H (custom model)");
   cmd->add_option("--head-dim", options->head_dim, "Head width d_head (custom model)");
+  cmd->add_option("--v-head-dim", options->v_head_dim, "Value width d_v when it differs from d_head (default d_head)");
+  cmd->add_option("--window", options->window,
+                  "Sliding window W in tokens: those layers cache at most W (+ sinks) tokens; replaces a preset's layout");
+  cmd->add_option("--window-layers", options->window_layers,
+                  "How many of the L layers use the window (default all); the others attend to every token");
+  cmd->add_option("--sinks", options->sinks, "Sink tokens kept beside the window (StreamingLLM; default 0)");
+  cmd->add_option("--kv-rank", options->kv_rank,
+                  "MLA: every layer caches a latent of R elements per token instead of K and V; replaces a preset's layout");
+  cmd->add_option("--rope-dim", options->rope_dim, "MLA: the shared RoPE key's width, cached beside the latent (default 0)");
   cmd->add_option("--seq", options->seq, "Tokens per sequence")->required();
   cmd->add_option("--batch", options->batch, "Sequences in the batch (default 1)");
   cmd->add_option("--dtype", options->dtype, "Element type: fp32 | fp16 (default) | int8");
-  cmd->add_option("--memory-gib", options->memory_gib, "Memory to fit into, GiB; adds fits true/false per variant");
+  cmd->add_option("--memory-gib", options->memory_gib, "Memory to fit into, GiB; adds fits true/false per variant and to the total");
   cmd->callback([options] { run(*options); });
 }
 

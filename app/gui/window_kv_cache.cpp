@@ -1,7 +1,8 @@
 // window_kv_cache.cpp — the KV-cache and attention-parameter calculator (kv_cache.h): a preset of a
 // published model or a custom row (L, H, G, d_head), sliders for the sequence length, the batch, the
 // element type and the memory to fit into, and MHA / GQA / MQA side by side as bars with their bytes
-// and whether they fit.
+// and whether they fit; below them the model's own layer types (full, sliding window with sinks, MLA)
+// as a table with the bytes each holds at the current sequence length, and the total.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -36,8 +37,10 @@ void UsePreset(KvCacheWindowState& k, int index) {
     in.dtype = k.input.dtype;
     in.memory_gib = k.input.memory_gib;
     k.input = in;
-  } else {
-    k.input.layer_window.clear();  // the custom model's layers are all global
+  } else {  // custom: the last model's sizes, every layer full attention
+    KvCacheInput& in = k.input;
+    in.layer_types.clear();
+    in.kv_lora_rank = in.rope_dim = in.v_head_dim = in.hidden = 0;
   }
 }
 
@@ -49,15 +52,145 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
   k.input.heads = cfg.heads;
   k.input.kv_heads = c.model->original_kv_heads;
   k.input.head_dim = cfg.head_dim;
+  // Its layer types: the global layers, and the sliding-window layers of each window (Mistral, Gemma),
+  // in the order they first appear; none when every layer attends to every token.
+  k.input.layer_types.clear();
+  for (int w : cfg.layer_window) {
+    auto same = std::find_if(k.input.layer_types.begin(), k.input.layer_types.end(), [w](const KvLayerGroup& g) {
+      return w > 0 ? g.kind == LayerKind::sliding && g.window == w : g.kind == LayerKind::full;
+    });
+    if (same == k.input.layer_types.end())
+      same = k.input.layer_types.insert(k.input.layer_types.end(),
+                                        KvLayerGroup{w > 0 ? LayerKind::sliding : LayerKind::full, 0, w > 0 ? int64_t(w) : 0, 0});
+    ++same->layers;
+  }
+  if (k.input.layer_types.size() == 1 && k.input.layer_types[0].kind == LayerKind::full) k.input.layer_types.clear();
+  k.input.kv_lora_rank = k.input.rope_dim = k.input.v_head_dim = k.input.hidden = 0;
   k.input.seq = std::max(cfg.max_positions, 1);
-  k.input.layer_window.assign(cfg.layer_window.begin(), cfg.layer_window.end());
-  if (std::all_of(cfg.layer_window.begin(), cfg.layer_window.end(), [](int w) { return w == 0; })) k.input.layer_window.clear();
   k.checkpoint = c.model;
 }
 
 // A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
 bool SliderInt64(const char* label, int64_t* value, int64_t min, int64_t max, bool log) {
   return SliderInt64Typed(label, value, min, max, "%lld", log ? ImGuiSliderFlags_Logarithmic : 0);
+}
+
+std::string LayerTypeName(const KvLayerGroup& g) {
+  switch (g.kind) {
+    case LayerKind::full: return tr("full attention");
+    case LayerKind::sliding:
+      return g.sinks > 0 ? trf("window %lld + %lld sinks", (long long)g.window, (long long)g.sinks)
+                         : trf("window %lld", (long long)g.window);
+    case LayerKind::mla: return tr("MLA latent");
+  }
+  return "?";
+}
+
+// Where the elements of one token in one layer come from: "2 × 8 × 256", "128 × (192 + 128)", "512 + 64".
+std::string ElementsText(const KvCacheInput& in, const KvLayerTypeRow& row) {
+  char buf[96];
+  if (row.group.kind == LayerKind::mla)
+    std::snprintf(buf, sizeof buf, "%lld + %lld", (long long)in.kv_lora_rank, (long long)in.rope_dim);
+  else if (in.v_head_dim > 0 && in.v_head_dim != in.head_dim)
+    std::snprintf(buf, sizeof buf, "%lld × (%lld + %lld)", (long long)in.kv_heads, (long long)in.head_dim,
+                  (long long)in.v_head_dim);
+  else
+    std::snprintf(buf, sizeof buf, "2 × %lld × %lld", (long long)in.kv_heads, (long long)in.head_dim);
+  return buf;
+}
+
+// The model's own layer types: one row each with the elements a token costs in one layer and the bytes
+// all these layers hold at the current sequence length, then the total against full attention.
+void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
+  const KvCacheInput& in = report.input;
+  SectionHeader(tr("KV cache by layer type"));
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("##kv_layer_types", 4, flags)) {
+    ImGui::TableSetupColumn("##type", 0, 1.3f);
+    ImGui::TableSetupColumn("##layers", 0, 0.7f);
+    ImGui::TableSetupColumn("##elements", 0, 1.1f);
+    ImGui::TableSetupColumn("##bytes", 0, 1.0f);
+    // Headers that wrap (a narrow side panel, Chinese): the table's own header row would cut them.
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (const char* header : {tr("layer type"), tr("layers"), tr("elements per token"), tr("bytes")}) {
+      ImGui::TableNextColumn();
+      WrappedText(header);
+    }
+    for (const KvLayerTypeRow& row : report.layer_types) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      WrappedText(LayerTypeName(row.group));
+      ImGui::TableNextColumn();
+      WrappedText(std::to_string(row.group.layers));
+      ImGui::TableNextColumn();
+      WrappedText(std::to_string(row.elements_per_token));
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      WrappedText(ElementsText(in, row));
+      ImGui::PopStyleColor();
+      ImGui::TableNextColumn();
+      WrappedText(HumanBytes(row.bytes));
+    }
+    ImGui::EndTable();
+  }
+  RecordLastItem(state, "kv.layer_types");
+  std::string total = trf("This model holds %s at %lld tokens, batch %lld.", HumanBytes(report.bytes).c_str(),
+                          (long long)in.seq, (long long)in.batch);
+  if (in.memory_gib > 0) total += report.fits ? tr(" It fits.") : tr(" It does not fit.");  // zh: no space
+  WrappedText(total);
+  RecordLastItem(state, "kv.total");
+  const bool mla = std::any_of(report.layer_types.begin(), report.layer_types.end(),
+                               [](const KvLayerTypeRow& r) { return r.group.kind == LayerKind::mla; });
+  const bool windowed = std::any_of(report.layer_types.begin(), report.layer_types.end(),
+                                    [](const KvLayerTypeRow& r) { return r.group.kind == LayerKind::sliding; });
+  if (mla) {
+    WrappedText(trf("MHA with the same heads would cache %s: %.1f times as much.", HumanBytes(report.mha.bytes).c_str(),
+                    double(report.mha.bytes) / double(std::max<int64_t>(report.bytes, 1))));
+  } else if (windowed) {
+    WrappedText(trf("Without windows (every layer full attention) it would hold %s; windowed layers stop growing once "
+                    "the sequence is longer than their window.",
+                    HumanBytes(report.gqa.bytes).c_str()));
+  }
+}
+
+// The custom model's layer types: every layer full, N of the L layers a sliding window (with sink
+// tokens beside it) and the rest full, or every layer MLA with its latent and RoPE key widths.
+template <class Labelled>
+void CustomLayerTypes(AppState& state, KvCacheInput& in, Labelled& labelled) {
+  enum Layout { all_full, windowed, latent };
+  Layout layout = all_full;
+  for (const KvLayerGroup& g : in.layer_types)
+    if (g.kind == LayerKind::sliding) layout = windowed;
+    else if (g.kind == LayerKind::mla) layout = latent;
+  const char* names[] = {tr("every layer full"), tr("sliding window"), tr("MLA latent")};
+  if (ImGui::BeginCombo(labelled(tr("layer types")), names[layout])) {
+    for (int i = 0; i < 3; ++i)
+      if (ImGui::Selectable(names[i], i == layout) && i != layout) {
+        in.layer_types.clear();
+        in.kv_lora_rank = in.rope_dim = 0;
+        if (i == windowed) in.layer_types = {KvLayerGroup{LayerKind::sliding, in.layers, 4096, 0}};
+        if (i == latent) {
+          in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0}};
+          in.kv_lora_rank = 512;
+          in.rope_dim = 64;
+        }
+        layout = Layout(i);
+      }
+    ImGui::EndCombo();
+  }
+  RecordLastItem(state, "kv.layout");
+  if (layout == windowed) {
+    KvLayerGroup g = in.layer_types[0];
+    SliderInt64(labelled(tr("window W")), &g.window, 1, int64_t(1) << 20, true);
+    SliderInt64(labelled(tr("window layers")), &g.layers, 1, in.layers, false);
+    SliderInt64(labelled(tr("sink tokens")), &g.sinks, 0, 1024, false);
+    g.layers = std::clamp<int64_t>(g.layers, 1, in.layers);  // L may have moved under it
+    in.layer_types = {g};
+    if (g.layers < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - g.layers, 0, 0});
+  } else if (layout == latent) {
+    SliderInt64(labelled(tr("kv_lora_rank")), &in.kv_lora_rank, 1, 4096, true);
+    SliderInt64(labelled(tr("RoPE key width")), &in.rope_dim, 0, 512, false);
+    in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0}};
+  }
 }
 
 }  // namespace
@@ -135,7 +268,7 @@ void DrawKvCacheWindow(AppState& state) {
   if (!c.model) k.checkpoint.reset();
   if (!k.initialised) {
     k.initialised = true;
-    k.input = KvCacheInput{32, 32, 8, 128, 4096, 1, ElementType::fp16, 80.0};
+    k.input = KvCacheInput{32, 32, 8, 128, 4096, 1, ElementType::fp16, 80.0, {}, 0, 0, 0, 0};
     // Start from the model of the open lesson, else the first GQA preset.
     int start = int(k.presets.size());
     for (int i = 0; i < int(k.presets.size()); ++i)
@@ -159,7 +292,11 @@ void DrawKvCacheWindow(AppState& state) {
                               "2 × L × G × d_head × bytes × tokens × batch."));
 
   // Model: a preset or the custom row.
-  const float label_w = ImGui::CalcTextSize(tr("memory (GiB)")).x + ImGui::GetFontSize() * 2;
+  float widest_label = 0;
+  for (const char* label : {"memory (GiB)", "layer types", "window W", "window layers", "sink tokens", "kv_lora_rank",
+                            "RoPE key width"})
+    widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
+  const float label_w = widest_label + ImGui::GetFontSize() * 2;
   // In a narrow column (a large UI scale) each label goes above its control, which takes the whole line.
   const bool narrow = ImGui::GetContentRegionAvail().x - label_w < ImGui::GetFontSize() * 9;
   ImGui::PushItemWidth(narrow ? -FLT_MIN : std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
@@ -174,7 +311,9 @@ void DrawKvCacheWindow(AppState& state) {
   const std::string current = k.preset < 0                        ? checkpoint_label
                               : k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label
                                                                  : tr("custom");
-  if (ImGui::BeginCombo(labelled(tr("model")), current.c_str())) {
+  const bool combo_open = ImGui::BeginCombo(labelled(tr("model")), current.c_str(), ImGuiComboFlags_HeightLarge);
+  RecordLastItem(state, "kv.model");
+  if (combo_open) {
     if (c.model && ImGui::Selectable(checkpoint_label.c_str(), k.preset < 0)) UseCheckpoint(k, c);
     for (int i = 0; i <= int(k.presets.size()); ++i) {
       const std::string name = i < int(k.presets.size()) ? k.presets[size_t(i)].label : tr("custom");
@@ -190,17 +329,15 @@ void DrawKvCacheWindow(AppState& state) {
     SliderInt64(labelled(tr("heads H")), &k.input.heads, 1, 256, true);
     SliderInt64(labelled(tr("kv heads G")), &k.input.kv_heads, 1, 256, true);
     SliderInt64(labelled(tr("d_head")), &k.input.head_dim, 1, 512, true);
+    CustomLayerTypes(state, k.input, labelled);
   } else {
     const KvCacheInput& in = k.input;
     WrappedText(trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
                                  (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
                                  .c_str());
-    // An open checkpoint's sliding-window layers keep only their window's tokens.
-    const int64_t local = std::count_if(in.layer_window.begin(), in.layer_window.end(), [](int64_t w) { return w > 0; });
-    if (local > 0)
-      WrappedText(trf("%lld of the %lld layers are sliding-window layers: each keeps at most %lld tokens",
-                      (long long)local, (long long)in.layers,
-                      (long long)*std::max_element(in.layer_window.begin(), in.layer_window.end())));
+    if (in.kv_lora_rank > 0)
+      WrappedText(trf("MLA: kv_lora_rank = %lld, qk_rope_head_dim = %lld, d_v = %lld", (long long)in.kv_lora_rank,
+                      (long long)in.rope_dim, (long long)(in.v_head_dim > 0 ? in.v_head_dim : in.head_dim)));
   }
   SliderInt64(labelled(tr("tokens")), &k.input.seq, 1, int64_t(1) << 20, true);
   RecordLastItem(state, "kv.seq");
@@ -227,15 +364,25 @@ void DrawKvCacheWindow(AppState& state) {
     if (ImGui::SmallButton(label)) k.input.memory_gib = gib;
   }
 
-  SectionHeader(tr("KV cache: MHA, GQA, MQA"));
   try {
     const KvCacheReport report = kv_cache_report(k.input);
+    // A model with layers of its own (windows, MLA) shows them first: that is its cache. The bars
+    // below keep the grouping comparison, every layer full attention.
+    const bool own_layers = !(report.layer_types.size() == 1 && report.layer_types[0].group.kind == LayerKind::full);
+    if (own_layers) DrawLayerTypes(state, report);
+    SectionHeader(tr("KV cache: MHA, GQA, MQA"));
+    if (own_layers) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      WrappedText(tr("These bars count every layer as full attention; the table above counts the model's own layers."));
+      ImGui::PopStyleColor();
+    }
     DrawKvCacheBars(state, report, true);
     WrappedText(trf("One token of one sequence costs %s with MHA, %s with GQA and %s with MQA.",
                                  HumanBytes(report.mha.bytes_per_token).c_str(),
                                  HumanBytes(report.gqa.bytes_per_token).c_str(),
                                  HumanBytes(report.mqa.bytes_per_token).c_str())
                                  .c_str());
+    if (!own_layers) DrawLayerTypes(state, report);
   } catch (const InputError& e) {
     ErrorText(e.what());
   }

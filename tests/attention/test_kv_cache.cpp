@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "attnscope/core/error.h"
@@ -16,14 +17,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The formula of the issue, written out independently of the engine.
+int64_t v_width(const ModelPreset& p) { return p.v_head_dim > 0 ? p.v_head_dim : p.head_dim; }
+
+// The formula of the issue, written out independently of the engine: 2·L·G·d_head·bytes·seq·batch, or
+// L·G·(d_k + d_v)·… when K and V differ in width (the MHA an MLA model replaces).
 int64_t expected_bytes(const ModelPreset& p, int64_t kv_heads, int bytes, int64_t seq, int64_t batch) {
-  return 2 * p.layers * kv_heads * p.head_dim * bytes * seq * batch;
+  if (p.v_head_dim == 0) return 2 * p.layers * kv_heads * p.head_dim * bytes * seq * batch;
+  return p.layers * kv_heads * (p.head_dim + p.v_head_dim) * bytes * seq * batch;
 }
 
+// W_Q C·H·d_k, W_K C·G·d_k, W_V C·G·d_v, W_O H·d_v·C per layer; C = H·d_head unless the preset says.
 int64_t expected_params(const ModelPreset& p, int64_t kv_heads) {
-  const int64_t c = p.heads * p.head_dim;
-  return p.layers * (2 * c * p.heads * p.head_dim + 2 * c * kv_heads * p.head_dim);
+  const int64_t c = p.hidden > 0 ? p.hidden : p.heads * p.head_dim;
+  if (p.hidden == 0 && p.v_head_dim == 0) return p.layers * (2 * c * p.heads * p.head_dim + 2 * c * kv_heads * p.head_dim);
+  return p.layers * c * (p.heads * p.head_dim + kv_heads * p.head_dim + kv_heads * v_width(p) + p.heads * v_width(p));
 }
 
 }  // namespace
@@ -35,8 +42,13 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
                                  {"llama-2-7b", 32, 32, 32, 128},
                                  {"llama-2-70b", 80, 64, 8, 128},
                                  {"mistral-7b", 32, 32, 8, 128},
-                                 {"falcon-7b", 32, 71, 1, 64}};
-  REQUIRE(presets.size() == 5);
+                                 {"falcon-7b", 32, 71, 1, 64},
+                                 {"deepseek-v2", 60, 128, 128, 192},
+                                 {"deepseek-v3", 61, 128, 128, 192},
+                                 {"gemma-2-9b", 42, 16, 8, 256},
+                                 {"gemma-3-12b", 48, 16, 8, 256},
+                                 {"gpt-oss-20b", 24, 64, 8, 64}};
+  REQUIRE(presets.size() == 10);
   for (const Published& want : published) {
     CAPTURE(want.name);
     const ModelPreset& p = find_model_preset(presets, want.name);
@@ -50,7 +62,8 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
   CHECK(find_model_preset(presets, "Llama-2-70B").name == "llama-2-70b");  // case-insensitive
   CHECK_THROWS_WITH_AS(find_model_preset(presets, "gpt-5"),
                        doctest::Contains("unknown model 'gpt-5' (valid: gpt2-small, llama-2-7b, llama-2-70b, "
-                                         "mistral-7b, falcon-7b)"),
+                                         "mistral-7b, falcon-7b, deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, "
+                                         "gpt-oss-20b)"),
                        InputError);
 }
 
@@ -197,7 +210,8 @@ TEST_CASE("cli kv-cache: presets are found at run time through ATTNSCOPE_ASSETS"
 TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   struct Bad { std::string args; const char* message; };
   const Bad cases[] = {
-      {"--model gpt5 --seq 10", "unknown model 'gpt5' (valid: gpt2-small, llama-2-7b, llama-2-70b, mistral-7b, falcon-7b)"},
+      {"--model gpt5 --seq 10", "unknown model 'gpt5' (valid: gpt2-small, llama-2-7b, llama-2-70b, mistral-7b, falcon-7b, "
+                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b)"},
       {"--layers 0 --heads 8 --kv-heads 8 --head-dim 64 --seq 10", "layers must be a whole number of at least 1, got 0"},
       {"--layers 4 --heads -8 --kv-heads 8 --head-dim 64 --seq 10", "heads must be a whole number of at least 1, got -8"},
       {"--layers 4 --heads 8 --kv-heads 3 --head-dim 64 --seq 10", "kv heads must divide heads"},
@@ -225,21 +239,324 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   }
 }
 
-TEST_CASE("kv cache: an open checkpoint's sliding-window layers keep at most their window's tokens") {
-  // gemma-3-1b: 26 layers, 1 K/V head of 256, five local layers (window 512) then one global.
+TEST_CASE("kv cache: a checkpoint's sliding-window layers keep at most their window's tokens") {
+  // gemma-3-1b: 26 layers, 1 K/V head of 256, five local layers (window 512) then one global: 22 + 4.
   KvCacheInput in;
   in.layers = 26, in.heads = 4, in.kv_heads = 1, in.head_dim = 256, in.seq = 32768, in.batch = 1;
   in.dtype = ElementType::fp16;
-  for (int l = 0; l < 26; ++l) in.layer_window.push_back((l + 1) % 6 == 0 ? 0 : 512);
+  in.layer_types = {{LayerKind::sliding, 22, 512, 0}, {LayerKind::full, 4, 0, 0}};
   const KvCacheReport r = kv_cache_report(in);
   const int64_t per_layer_token = 2 * 1 * 256 * 2;  // K and V, G = 1, d_head 256, fp16
-  CHECK(r.gqa.bytes == per_layer_token * (22 * 512 + 4 * 32768));
-  CHECK(r.gqa.bytes_per_token == per_layer_token * 26);  // one token: every layer keeps it
-  CHECK(r.mha.bytes == 4 * r.gqa.bytes);
+  CHECK(r.bytes == per_layer_token * (22 * 512 + 4 * 32768));
+  CHECK(r.gqa.bytes == per_layer_token * 26 * 32768);  // the variants count every layer as full attention
   // Within the window every layer keeps every token: the plain formula.
   in.seq = 512;
-  CHECK(kv_cache_report(in).gqa.bytes == kv_cache_bytes(26, 1, 256, 2, 512, 1));
-  in.layer_window.pop_back();
-  CHECK_THROWS_WITH_AS(kv_cache_report(in), doctest::Contains("the sliding windows list 25 layers, not the model's 26"),
+  CHECK(kv_cache_report(in).bytes == kv_cache_bytes(26, 1, 256, 2, 512, 1));
+  in.layer_types[0].layers = 21;
+  CHECK_THROWS_AS(kv_cache_report(in), InputError);  // 21 + 4 layers for a model of 26
+}
+
+// ---- layer types: MLA, sliding windows, sinks -----------------------------------------------------
+
+namespace {
+
+const KvLayerTypeRow& row_of(const KvCacheReport& r, LayerKind kind) {
+  for (const KvLayerTypeRow& row : r.layer_types)
+    if (row.group.kind == kind) return row;
+  FAIL("no " << to_string(kind) << " row");
+  return r.layer_types.front();
+}
+
+KvCacheReport preset_report(const std::string& name, int64_t seq, int64_t batch = 1, ElementType dtype = ElementType::fp16) {
+  KvCacheInput in = kv_cache_input(find_model_preset(load_model_presets(), name));
+  in.seq = seq;
+  in.batch = batch;
+  in.dtype = dtype;
+  return kv_cache_report(in);
+}
+
+}  // namespace
+
+TEST_CASE("kv cache: the new presets carry their published layer types and MLA widths") {
+  const std::vector<ModelPreset> presets = load_model_presets();
+  // deepseek-ai/DeepSeek-V2 and -V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128,
+  // v_head_dim 128, 60 / 61 layers, hidden 5120 / 7168; every layer MLA.
+  for (const auto& [name, layers, hidden] : {std::tuple{"deepseek-v2", 60, 5120}, std::tuple{"deepseek-v3", 61, 7168}}) {
+    CAPTURE(name);
+    const ModelPreset& p = find_model_preset(presets, name);
+    CHECK(p.kv_lora_rank == 512);
+    CHECK(p.rope_dim == 64);
+    CHECK(p.head_dim == 128 + 64);  // the K width of the MHA it replaces: qk_nope + qk_rope
+    CHECK(p.v_head_dim == 128);
+    CHECK(p.hidden == hidden);
+    REQUIRE(p.layer_types.size() == 1);
+    CHECK(p.layer_types[0].kind == LayerKind::mla);
+    CHECK(p.layer_types[0].layers == layers);
+  }
+  struct Layout { const char* name; int64_t sliding, window, full, hidden; };
+  const Layout layouts[] = {
+      {"mistral-7b", 32, 4096, 0, 0},       // Mistral-7B-v0.1: sliding_window 4096 in all 32 layers
+      {"gemma-2-9b", 21, 4096, 21, 3584},   // 42 layers alternating local 4096 / global
+      {"gemma-3-12b", 40, 1024, 8, 3840},   // 48 layers, sliding_window_pattern 6: 5 local (1024) to 1 global
+      {"gpt-oss-20b", 12, 128, 12, 2880}};  // 24 layers alternating sliding 128 / full
+  for (const Layout& want : layouts) {
+    CAPTURE(want.name);
+    const ModelPreset& p = find_model_preset(presets, want.name);
+    CHECK(p.hidden == want.hidden);
+    CHECK(p.kv_lora_rank == 0);
+    REQUIRE(p.layer_types.size() == (want.full > 0 ? 2u : 1u));
+    CHECK(p.layer_types[0].kind == LayerKind::sliding);
+    CHECK(p.layer_types[0].layers == want.sliding);
+    CHECK(p.layer_types[0].window == want.window);
+    CHECK(p.layer_types[0].sinks == 0);  // gpt-oss's sinks are learned logits, not cached tokens
+    if (want.full > 0) {
+      CHECK(p.layer_types[1].kind == LayerKind::full);
+      CHECK(p.layer_types[1].layers == want.full);
+    }
+  }
+  // The older presets: every layer full attention.
+  CHECK(find_model_preset(presets, "llama-2-70b").layer_types.empty());
+  CHECK(preset_report("llama-2-70b", 4096).bytes == preset_report("llama-2-70b", 4096).gqa.bytes);
+}
+
+TEST_CASE("kv cache: DeepSeek-V2 and V3 cache 512 + 64 = 576 elements per token per layer instead of MHA's 128 × (192 + 128)") {
+  const KvCacheReport v2 = preset_report("deepseek-v2", 4096);  // fp16, batch 1
+  REQUIRE(v2.layer_types.size() == 1);
+  const KvLayerTypeRow& mla = v2.layer_types[0];
+  CHECK(mla.elements_per_token == 512 + 64);
+  CHECK(mla.bytes_per_token == 576 * 2 * 60);  // 69 120 B for one token in all 60 layers
+  CHECK(mla.tokens == 4096);
+  CHECK(mla.bytes == 576 * 2 * 60 * 4096);  // 283 115 520 B = 270 MiB
+  CHECK(v2.bytes == 283115520);
+  // The MHA it replaces: 128 heads of K (128 + 64) and V (128) per layer.
+  CHECK(v2.mha.kv_heads == 128);
+  CHECK(v2.mha.bytes_per_token == 128 * (192 + 128) * 2 * 60);  // 4 915 200 B
+  CHECK(v2.mha.bytes == int64_t(128) * (192 + 128) * 2 * 60 * 4096);
+  CHECK(double(v2.mha.bytes) / double(v2.bytes) == doctest::Approx(40960.0 / 576.0));  // 71.1 times as much
+  // Parameters of that MHA: C = 5120; W_Q 5120·128·192, W_K the same, W_V 5120·128·128, W_O the same.
+  CHECK(v2.mha.attention_params == int64_t(60) * 5120 * (128 * 192 * 2 + 128 * 128 * 2));
+  const KvCacheReport v3 = preset_report("deepseek-v3", 1000, 3, ElementType::fp32);
+  CHECK(v3.layer_types[0].bytes_per_token == 576 * 4 * 61);
+  CHECK(v3.bytes == int64_t(576) * 4 * 61 * 1000 * 3);
+}
+
+TEST_CASE("kv cache: sliding-window layers stop growing at their window (Mistral, Gemma 2, Gemma 3, gpt-oss)") {
+  // Mistral-7B-v0.1 at 8192 tokens: 32 layers × 2·8·128 = 2048 elements, each layer holding 4096 tokens.
+  const KvCacheReport mistral = preset_report("mistral-7b", 8192);
+  const KvLayerTypeRow& m = row_of(mistral, LayerKind::sliding);
+  CHECK(m.elements_per_token == 2 * 8 * 128);
+  CHECK(m.bytes_per_token == 2048 * 2 * 32);  // 131 072 B
+  CHECK(m.tokens == 4096);
+  CHECK(mistral.bytes == int64_t(131072) * 4096);   // 512 MiB
+  CHECK(mistral.gqa.bytes == int64_t(131072) * 8192);  // every layer full: 1 GiB
+  CHECK(preset_report("mistral-7b", 1000).bytes == int64_t(131072) * 1000);  // below the window, every token
+
+  // Gemma-2-9B at 8192: 21 local layers hold 4096 tokens, 21 global ones all 8192; 2·8·256 = 4096 elements.
+  const KvCacheReport g2 = preset_report("gemma-2-9b", 8192);
+  CHECK(row_of(g2, LayerKind::sliding).bytes == int64_t(4096) * 2 * 21 * 4096);  // 704 643 072 B
+  CHECK(row_of(g2, LayerKind::full).bytes == int64_t(4096) * 2 * 21 * 8192);     // 1 409 286 144 B
+  CHECK(g2.bytes == int64_t(704643072) + 1409286144);
+
+  // Gemma-3-12B at 32768: 40 local layers hold 1024 tokens, 8 global ones all 32768.
+  const KvCacheReport g3 = preset_report("gemma-3-12b", 32768);
+  const KvLayerTypeRow& local = row_of(g3, LayerKind::sliding);
+  CHECK(local.bytes_per_token == 4096 * 2 * 40);  // 327 680 B
+  CHECK(local.tokens == 1024);
+  CHECK(local.bytes == int64_t(327680) * 1024);                             // 320 MiB
+  CHECK(row_of(g3, LayerKind::full).bytes == int64_t(4096) * 2 * 8 * 32768);  // 2 GiB
+  CHECK(g3.bytes == int64_t(335544320) + 2147483648);
+  // The local layers hold the same at 1024 tokens and at 100 000; the global ones keep growing.
+  CHECK(row_of(preset_report("gemma-3-12b", 1024), LayerKind::sliding).bytes ==
+        row_of(preset_report("gemma-3-12b", 100000), LayerKind::sliding).bytes);
+  CHECK(row_of(preset_report("gemma-3-12b", 1023), LayerKind::sliding).tokens == 1023);
+
+  // gpt-oss-20b at its 131072 tokens, batch 2, fp32: 2·8·64 = 1024 elements; 12 layers of 128 tokens, 12 of all.
+  const KvCacheReport oss = preset_report("gpt-oss-20b", 131072, 2, ElementType::fp32);
+  CHECK(row_of(oss, LayerKind::sliding).bytes == int64_t(1024) * 4 * 12 * 128 * 2);
+  CHECK(row_of(oss, LayerKind::full).bytes == int64_t(1024) * 4 * 12 * 131072 * 2);
+  CHECK(oss.bytes == int64_t(1024) * 4 * 12 * (128 + 131072) * 2);
+}
+
+TEST_CASE("kv cache: sink tokens sit beside the window, min(seq, W + k) tokens per layer, and memory fits count the total") {
+  KvCacheInput in;
+  in.layers = 4, in.heads = 4, in.kv_heads = 2, in.head_dim = 8, in.seq = 100, in.dtype = ElementType::fp32;
+  in.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 16, 4}, KvLayerGroup{LayerKind::full, 1, 0, 0}};
+  KvCacheReport r = kv_cache_report(in);
+  const KvLayerTypeRow& s = r.layer_types[0];
+  CHECK(s.elements_per_token == 2 * 2 * 8);
+  CHECK(s.bytes_per_token == 32 * 4 * 3);  // 384 B
+  CHECK(s.tokens == 16 + 4);
+  CHECK(s.bytes == 384 * 20);
+  CHECK(r.layer_types[1].bytes == 32 * 4 * 1 * 100);
+  CHECK(r.bytes == 384 * 20 + 12800);
+  in.seq = 10;  // fewer tokens than window + sinks: all of them
+  CHECK(kv_cache_report(in).layer_types[0].tokens == 10);
+  in.seq = 100;
+  in.memory_gib = double(384 * 20 + 12800) / (1 << 30);
+  CHECK(kv_cache_report(in).fits);
+  in.memory_gib = double(384 * 20 + 12800 - 1) / (1 << 30);
+  CHECK_FALSE(kv_cache_report(in).fits);
+}
+
+TEST_CASE("kv cache: bad windows, sinks, ranks and layer counts are refused clearly") {
+  KvCacheInput ok;
+  ok.layers = 4, ok.heads = 8, ok.kv_heads = 2, ok.head_dim = 16, ok.seq = 10;
+  ok.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 8, 0}, KvLayerGroup{LayerKind::full, 1, 0, 0}};
+  CHECK_NOTHROW(validate_kv_cache_input(ok));
+  auto with = [&](auto change) {
+    KvCacheInput in = ok;
+    change(in);
+    return in;
+  };
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].window = 0; })),
+                       doctest::Contains("sliding-window layers need a window of at least 1 token, got 0"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].window = -3; })),
+                       doctest::Contains("got -3"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].sinks = -1; })),
+                       doctest::Contains("sink tokens must be 0 or more, got -1"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[1].sinks = 4; })),
+                       doctest::Contains("full layers have no window and no sink tokens"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[1].layers = 2; })),
+                       doctest::Contains("the layer types add up to 5 layers (3 sliding (window 8) + 2 full), not the "
+                                         "model's 4 layers L"),
                        InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[1].layers = 0; })),
+                       doctest::Contains("full layers: a layer type needs at least 1 layer, got 0"), InputError);
+  auto mla = [](KvCacheInput& i) { i.layer_types = {KvLayerGroup{LayerKind::mla, 4, 0, 0}}, i.kv_lora_rank = 32, i.rope_dim = 8; };
+  CHECK_NOTHROW(kv_cache_report(with(mla)));
+  CHECK(kv_cache_report(with(mla)).layer_types[0].elements_per_token == 32 + 8);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([&](KvCacheInput& i) { mla(i), i.kv_lora_rank = 0; })),
+                       doctest::Contains("MLA layers need a kv_lora_rank (the latent c_KV's width) of at least 1, got 0"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([&](KvCacheInput& i) { mla(i), i.rope_dim = -1; })),
+                       doctest::Contains("qk_rope_head_dim) must be 0 or more, got -1"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([&](KvCacheInput& i) { mla(i), i.kv_lora_rank = int64_t(1) << 61; })),
+                       doctest::Contains("does not fit in 63 bits"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].window = int64_t(1) << 62, i.layer_types[0].sinks = int64_t(1) << 62; })),
+                       doctest::Contains("does not fit in 63 bits"), InputError);
+  CHECK_THROWS_WITH_AS(parse_layer_kind("local"), doctest::Contains("unknown layer type 'local' (valid: full, sliding, mla)"),
+                       InputError);
+}
+
+TEST_CASE("kv cache: a presets file whose layer types do not add up to L names the entry") {
+  const fs::path dir = fresh_dir("kv_presets_layers");
+  write_file_atomic(dir / "a.json", R"({"models": [{"name": "x", "label": "X", "layers": 6, "heads": 8, "kv_heads": 2,
+      "head_dim": 4, "context": 10, "source": "s", "layer_types": [{"type": "sliding", "layers": 5, "window": 4}]}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "a.json"),
+                       doctest::Contains("model 1 (x): the layer types add up to 5 layers (5 sliding (window 4)), not "
+                                         "the model's 6 layers L"),
+                       InputError);
+  write_file_atomic(dir / "b.json", R"({"models": [{"name": "x", "label": "X", "layers": 6, "heads": 8, "kv_heads": 2,
+      "head_dim": 4, "context": 10, "source": "s", "layer_types": [{"type": "local", "layers": 6}]}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "b.json"), doctest::Contains("unknown layer type 'local'"), InputError);
+  write_file_atomic(dir / "c.json", R"({"models": [{"name": "x", "label": "X", "layers": 6, "heads": 8, "kv_heads": 8,
+      "head_dim": 4, "context": 10, "source": "s", "layer_types": [{"type": "mla", "layers": 6}]}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "c.json"), doctest::Contains("MLA layers need a kv_lora_rank"), InputError);
+  write_file_atomic(dir / "d.json", R"({"models": [{"name": "x", "label": "X", "layers": 6, "heads": 8, "kv_heads": 8,
+      "head_dim": 4, "context": 10, "source": "s", "kv_lora_rank": 0}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "d.json"), doctest::Contains("\"kv_lora_rank\" must be a whole number of at least 1"),
+                       InputError);
+}
+
+TEST_CASE("cli kv-cache: layer_types rows for a preset and for a custom window, sinks or MLA layout") {
+  const CliRun r = run_cli("kv-cache --model gemma-3-12b --seq 32768");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["layer_types"].size() == 2);
+  const auto& local = j["layer_types"][0];
+  CHECK(local["type"] == "sliding");
+  CHECK(local["layers"] == 40);
+  CHECK(local["window"] == 1024);
+  CHECK(local["sinks"] == 0);
+  CHECK(local["elements_per_token_per_layer"] == 2 * 8 * 256);
+  CHECK(local["bytes_per_token_per_layer"] == 2 * 8 * 256 * 2);
+  CHECK(local["bytes_per_token"] == 2 * 8 * 256 * 2 * 40);
+  CHECK(local["tokens_cached"] == 1024);
+  CHECK(local["bytes"] == int64_t(327680) * 1024);
+  CHECK(j["layer_types"][1]["type"] == "full");
+  CHECK(j["layer_types"][1]["tokens_cached"] == 32768);
+  CHECK(j["total"]["bytes"] == int64_t(327680) * 1024 + int64_t(65536) * 32768);
+  CHECK(j["total"]["fits"].is_null());
+  CHECK(j["gqa"]["bytes"] == int64_t(2) * 48 * 8 * 256 * 2 * 32768);  // the old keys: every layer full
+
+  const CliRun v2 = run_cli("kv-cache --model deepseek-v2 --seq 1000 --memory-gib 1");
+  INFO(v2.err);
+  REQUIRE(v2.exit_code == 0);
+  const auto d = nlohmann::json::parse(v2.out);
+  CHECK(d["kv_lora_rank"] == 512);
+  CHECK(d["qk_rope_head_dim"] == 64);
+  CHECK(d["v_head_dim"] == 128);
+  CHECK(d["layer_types"][0]["type"] == "mla");
+  CHECK(d["layer_types"][0]["elements_per_token_per_layer"] == 576);
+  CHECK(d["total"]["bytes"] == 576 * 2 * 60 * 1000);
+  CHECK(d["total"]["fits"] == true);
+  CHECK(d["mha"]["bytes"] == int64_t(128) * (192 + 128) * 2 * 60 * 1000);
+
+  // Custom: 6 layers, 4 of them a window of 32 with 4 sinks; int8.
+  const CliRun w = run_cli("kv-cache --layers 6 --heads 8 --kv-heads 2 --head-dim 16 --seq 100 --dtype int8 "
+                           "--window 32 --window-layers 4 --sinks 4");
+  INFO(w.err);
+  REQUIRE(w.exit_code == 0);
+  const auto c = nlohmann::json::parse(w.out);
+  REQUIRE(c["layer_types"].size() == 2);
+  CHECK(c["layer_types"][0]["tokens_cached"] == 32 + 4);
+  CHECK(c["layer_types"][0]["bytes"] == 2 * 2 * 16 * 1 * 4 * 36);
+  CHECK(c["layer_types"][1]["layers"] == 2);
+  CHECK(c["total"]["bytes"] == 2 * 2 * 16 * 4 * 36 + 2 * 2 * 16 * 2 * 100);
+  // --window alone: every layer windowed; --kv-rank: every layer MLA.
+  const auto all = nlohmann::json::parse(run_cli("kv-cache --model llama-2-7b --seq 5000 --window 4096").out);
+  CHECK(all["layer_types"].size() == 1);
+  CHECK(all["layer_types"][0]["layers"] == 32);
+  CHECK(all["total"]["bytes"] == int64_t(2) * 32 * 128 * 2 * 32 * 4096);
+  const auto latent = nlohmann::json::parse(
+      run_cli("kv-cache --layers 2 --heads 4 --kv-heads 4 --head-dim 8 --seq 10 --kv-rank 6 --rope-dim 2 --dtype fp32").out);
+  CHECK(latent["layer_types"][0]["type"] == "mla");
+  CHECK(latent["total"]["bytes"] == (6 + 2) * 4 * 2 * 10);
+}
+
+TEST_CASE("cli kv-cache: bad windows, sinks and ranks exit 2 with one clear line") {
+  struct Bad { std::string args; const char* message; };
+  const Bad cases[] = {
+      {"--model gpt2-small --seq 10 --window 0", "--window must be at least 1 token, got 0"},
+      {"--model gpt2-small --seq 10 --window -4", "--window must be at least 1 token, got -4"},
+      {"--model gpt2-small --seq 10 --window 8 --sinks -1", "--sinks must be 0 or more tokens, got -1"},
+      {"--model gpt2-small --seq 10 --sinks 4", "--sinks goes with a sliding window: give --window W too"},
+      {"--model gpt2-small --seq 10 --window-layers 4", "--window-layers goes with a sliding window"},
+      {"--model gpt2-small --seq 10 --window 8 --window-layers 0", "--window-layers must be at least 1, got 0"},
+      {"--model gpt2-small --seq 10 --window 8 --window-layers 13",
+       "the layer types add up to 13 layers (13 sliding (window 8)), not the model's 12 layers L"},
+      {"--model gpt2-small --seq 10 --kv-rank 0", "--kv-rank must be a whole number of at least 1, got 0"},
+      {"--model gpt2-small --seq 10 --kv-rank 8 --rope-dim -2", "--rope-dim must be 0 or more, got -2"},
+      {"--model gpt2-small --seq 10 --rope-dim 8", "--rope-dim is the width of MLA's RoPE key: give --kv-rank R too"},
+      {"--model gpt2-small --seq 10 --window 8 --kv-rank 8", "--window and --kv-rank are exclusive"},
+      {"--model gpt2-small --seq 10 --kv-rank 4611686018427387904", "does not fit in 63 bits"},
+      {"--model gpt2-small --seq 10 --v-head-dim 0", "--v-head-dim must be a whole number of at least 1, got 0"},
+  };
+  for (const Bad& b : cases) {
+    const CliRun r = run_cli("kv-cache " + b.args);
+    CAPTURE(b.args);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+    CHECK(r.err.rfind("error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.empty());
+  }
+  const CliRun help = run_cli("kv-cache --help");
+  for (const char* flag : {"--window", "--window-layers", "--sinks", "--kv-rank", "--rope-dim", "--v-head-dim", "deepseek-v2"})
+    CHECK(help.out.find(flag) != std::string::npos);
+}
+
+TEST_CASE("cli kv-cache: a window on an MLA preset replaces its layout and drops its latent widths") {
+  const CliRun r = run_cli("kv-cache --model deepseek-v2 --seq 100 --window 64");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["kv_lora_rank"].is_null());
+  REQUIRE(j["layer_types"].size() == 1);
+  CHECK(j["layer_types"][0]["type"] == "sliding");
+  // 128 kv heads of K 192 and V 128: 128 · (192 + 128) = 40 960 elements, 64 tokens, 60 layers, fp16.
+  CHECK(j["layer_types"][0]["elements_per_token_per_layer"] == 128 * (192 + 128));
+  CHECK(j["total"]["bytes"] == int64_t(40960) * 2 * 60 * 64);
 }

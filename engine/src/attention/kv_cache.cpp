@@ -1,7 +1,7 @@
-// kv_cache.cpp — KV-cache bytes and attention parameters for MHA, GQA and MQA, with checked
-// arithmetic, and the model presets file.
+// kv_cache.cpp — KV-cache bytes and attention parameters for MHA, GQA and MQA, the model's own layer
+// types (full, sliding window with sinks, MLA), with checked arithmetic, and the model presets file.
 //
-// Sections: element types · checked arithmetic · the calculator · presets
+// Sections: element types · layer types · checked arithmetic · the calculator · presets
 #include "attnscope/attention/kv_cache.h"
 
 #include <algorithm>
@@ -43,6 +43,28 @@ int bytes_per_element(ElementType t) {
   return 0;
 }
 
+// ---- layer types --------------------------------------------------------------------------------
+
+const char* to_string(LayerKind k) {
+  switch (k) {
+    case LayerKind::full: return "full";
+    case LayerKind::sliding: return "sliding";
+    case LayerKind::mla: return "mla";
+  }
+  return "?";
+}
+
+LayerKind parse_layer_kind(const std::string& name) {
+  for (auto k : {LayerKind::full, LayerKind::sliding, LayerKind::mla})
+    if (name == to_string(k)) return k;
+  throw InputError("unknown layer type '" + name + "' (valid: full, sliding, mla)");
+}
+
+std::vector<KvLayerGroup> layer_types_of(const KvCacheInput& in) {
+  if (!in.layer_types.empty()) return in.layer_types;
+  return {KvLayerGroup{LayerKind::full, in.layers, 0, 0}};
+}
+
 // ---- checked arithmetic -------------------------------------------------------------------------
 namespace {
 
@@ -74,12 +96,52 @@ std::string divisors(int64_t n) {
   return list;
 }
 
-// L·(2·C·H·d + 2·C·G·d), C = H·d.
+int64_t v_dim(const KvCacheInput& in) { return in.v_head_dim > 0 ? in.v_head_dim : in.head_dim; }
+
+// L·C·(H·d_k + G·d_k + G·d_v + H·d_v): W_Q, W_K, W_V, W_O; with C = H·d and d_v = d_k this is
+// L·(2·C·H·d + 2·C·G·d).
 int64_t attention_params(const KvCacheInput& in, int64_t kv_heads, bool& ok) {
-  const int64_t c = multiply(in.heads, in.head_dim, ok);
-  const int64_t q_and_o = multiply(2, multiply(c, c, ok), ok);
-  const int64_t k_and_v = multiply(2, multiply(c, multiply(kv_heads, in.head_dim, ok), ok), ok);
-  return multiply(in.layers, add(q_and_o, k_and_v, ok), ok);
+  const int64_t c = in.hidden > 0 ? in.hidden : multiply(in.heads, in.head_dim, ok);
+  const int64_t widths = add(multiply(in.heads, in.head_dim, ok), multiply(kv_heads, in.head_dim, ok), ok);
+  const int64_t v_widths = add(multiply(kv_heads, v_dim(in), ok), multiply(in.heads, v_dim(in), ok), ok);
+  return multiply(in.layers, multiply(c, add(widths, v_widths, ok), ok), ok);
+}
+
+// K and V of G heads for one token in one layer: G·(d_k + d_v).
+int64_t dense_elements(const KvCacheInput& in, int64_t kv_heads, bool& ok) {
+  return multiply(kv_heads, add(in.head_dim, v_dim(in), ok), ok);
+}
+
+// One token, one layer, of a layer type.
+int64_t elements_per_token(const KvCacheInput& in, const KvLayerGroup& g, bool& ok) {
+  return g.kind == LayerKind::mla ? add(in.kv_lora_rank, in.rope_dim, ok) : dense_elements(in, in.kv_heads, ok);
+}
+
+// Tokens a layer of this type holds per sequence at `seq`.
+int64_t cached_tokens(const KvLayerGroup& g, int64_t seq, bool& ok) {
+  return g.kind == LayerKind::sliding ? std::min(seq, add(g.window, g.sinks, ok)) : seq;
+}
+
+std::string describe(const KvLayerGroup& g) {
+  std::string s = std::to_string(g.layers) + " " + to_string(g.kind);
+  if (g.kind == LayerKind::sliding) s += " (window " + std::to_string(g.window) + ")";
+  return s;
+}
+
+// The rows of the model's own layer types; `ok` turns false on overflow.
+std::vector<KvLayerTypeRow> layer_rows(const KvCacheInput& in, bool& ok) {
+  const int bytes = bytes_per_element(in.dtype);
+  std::vector<KvLayerTypeRow> rows;
+  for (const KvLayerGroup& g : layer_types_of(in)) {
+    KvLayerTypeRow r;
+    r.group = g;
+    r.elements_per_token = elements_per_token(in, g, ok);
+    r.bytes_per_token = multiply(multiply(r.elements_per_token, bytes, ok), g.layers, ok);
+    r.tokens = cached_tokens(g, in.seq, ok);
+    r.bytes = multiply(multiply(r.bytes_per_token, r.tokens, ok), in.batch, ok);
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 }  // namespace
@@ -110,16 +172,44 @@ void validate_kv_cache_input(const KvCacheInput& in) {
                                            " heads: " + divisors(in.heads) + (in.heads > 24 ? ", …" : "") + ")");
   require(std::isfinite(in.memory_gib) && in.memory_gib >= 0,
           "memory must be a finite number of GiB ≥ 0 (0 = no check), got " + std::to_string(in.memory_gib));
-  require(in.layer_window.empty() || int64_t(in.layer_window.size()) == in.layers,
-          "the sliding windows list " + std::to_string(in.layer_window.size()) + " layers, not the model's " +
-              std::to_string(in.layers));
-  for (int64_t w : in.layer_window) require(w >= 0, "a sliding window must be 0 (global) or a number of tokens, got " + std::to_string(w));
-  // The largest variant is MHA (G = H); if it fits in 63 bits, GQA and MQA do too.
-  kv_cache_bytes(in.layers, in.heads, in.head_dim, bytes_per_element(in.dtype), in.seq, in.batch);
+  require(in.v_head_dim >= 0, "v head dim must be 0 (the same as d_head) or more, got " + std::to_string(in.v_head_dim));
+  require(in.hidden >= 0, "model width must be 0 (H × d_head) or more, got " + std::to_string(in.hidden));
+  // The layer types: each valid on its own, together exactly L layers.
+  int64_t total_layers = 0;
+  std::string parts;
+  bool has_mla = false;
   bool ok = true;
+  for (const KvLayerGroup& g : layer_types_of(in)) {
+    const std::string what = std::string(to_string(g.kind)) + " layers";
+    require(g.layers >= 1, what + ": a layer type needs at least 1 layer, got " + std::to_string(g.layers));
+    if (g.kind == LayerKind::sliding) {
+      require(g.window >= 1, "sliding-window layers need a window of at least 1 token, got " + std::to_string(g.window));
+      require(g.sinks >= 0, "sink tokens must be 0 or more, got " + std::to_string(g.sinks));
+    } else {
+      require(g.window == 0 && g.sinks == 0, what + " have no window and no sink tokens (only sliding layers do)");
+    }
+    has_mla = has_mla || g.kind == LayerKind::mla;
+    total_layers = add(total_layers, g.layers, ok);
+    parts += (parts.empty() ? "" : " + ") + describe(g);
+  }
+  require(ok && total_layers == in.layers, "the layer types add up to " + std::to_string(total_layers) + " layers (" +
+                                               parts + "), not the model's " + std::to_string(in.layers) +
+                                               " layers L: give layer counts that add up to L");
+  if (has_mla) {
+    require(in.kv_lora_rank >= 1, "MLA layers need a kv_lora_rank (the latent c_KV's width) of at least 1, got " +
+                                      std::to_string(in.kv_lora_rank));
+    require(in.rope_dim >= 0, "the MLA RoPE key width (qk_rope_head_dim) must be 0 or more, got " +
+                                  std::to_string(in.rope_dim));
+  }
+  // The largest variant is MHA (G = H); if it fits in 63 bits, GQA and MQA do too.
+  kv_cache_bytes(in.layers, in.heads, std::max(in.head_dim, v_dim(in)), bytes_per_element(in.dtype), in.seq, in.batch);
   attention_params(in, in.heads, ok);
   require(ok, "the attention parameters of " + std::to_string(in.layers) + " layers of " + std::to_string(in.heads) +
                   " heads × " + std::to_string(in.head_dim) + " do not fit in 63 bits: use smaller sizes");
+  int64_t total = 0;
+  for (const KvLayerTypeRow& r : layer_rows(in, ok)) total = add(total, r.bytes, ok);
+  require(ok, "the KV cache of the layer types (" + parts + ") at " + std::to_string(in.seq) + " tokens × " +
+                  std::to_string(in.batch) + " sequences does not fit in 63 bits (more than 8 EiB): use smaller sizes");
 }
 
 KvCacheReport kv_cache_report(const KvCacheInput& in) {
@@ -132,16 +222,10 @@ KvCacheReport kv_cache_report(const KvCacheInput& in) {
     KvCacheVariant v;
     v.kind = kind;
     v.kv_heads = kv_heads;
-    v.bytes_per_token = kv_cache_bytes(in.layers, kv_heads, in.head_dim, bytes, 1, 1);
-    if (in.layer_window.empty()) {
-      v.bytes = kv_cache_bytes(in.layers, kv_heads, in.head_dim, bytes, in.seq, in.batch);
-    } else {  // layer by layer: a sliding-window layer keeps min(seq, W) tokens (≤ the all-global total)
-      v.bytes = 0;
-      for (int64_t w : in.layer_window)
-        v.bytes += kv_cache_bytes(1, kv_heads, in.head_dim, bytes, w > 0 ? std::min(in.seq, w) : in.seq, in.batch);
-    }
+    bool ok = true;  // validated: MHA at the wider of d_k and d_v fits, so every variant does
+    v.bytes_per_token = multiply(multiply(dense_elements(in, kv_heads, ok), in.layers, ok), bytes, ok);
+    v.bytes = multiply(multiply(v.bytes_per_token, in.seq, ok), in.batch, ok);
     v.gib = double(v.bytes) / double(int64_t(1) << 30);
-    bool ok = true;
     v.attention_params = attention_params(in, kv_heads, ok);
     v.fits = in.memory_gib == 0 || double(v.bytes) <= memory_bytes;
     return v;
@@ -149,6 +233,11 @@ KvCacheReport kv_cache_report(const KvCacheInput& in) {
   r.mha = variant("mha", in.heads);
   r.gqa = variant("gqa", in.kv_heads);
   r.mqa = variant("mqa", 1);
+  bool ok = true;
+  r.layer_types = layer_rows(in, ok);
+  for (const KvLayerTypeRow& row : r.layer_types) r.bytes += row.bytes;
+  r.gib = double(r.bytes) / double(int64_t(1) << 30);
+  r.fits = in.memory_gib == 0 || double(r.bytes) <= memory_bytes;
   return r;
 }
 
@@ -193,6 +282,39 @@ std::vector<ModelPreset> load_model_presets(const std::filesystem::path& path) {
     p.head_dim = size_field("head_dim");
     p.context = size_field("context");
     p.source = text_field("source");
+    auto optional_size = [&](const char* key, int64_t minimum) {
+      if (!m.contains(key)) return int64_t(0);
+      require(m[key].is_number_integer() && m[key].get<int64_t>() >= minimum,
+              entry + ": \"" + key + "\" must be a whole number of at least " + std::to_string(minimum));
+      return m[key].get<int64_t>();
+    };
+    p.v_head_dim = optional_size("v_head_dim", 1);
+    p.hidden = optional_size("hidden", 1);
+    p.kv_lora_rank = optional_size("kv_lora_rank", 1);
+    p.rope_dim = optional_size("qk_rope_head_dim", 0);
+    if (m.contains("layer_types")) {
+      require(m["layer_types"].is_array() && !m["layer_types"].empty(),
+              entry + ": \"layer_types\" must be a non-empty list");
+      for (const json& t : m["layer_types"]) {
+        require(t.is_object() && t.contains("type") && t["type"].is_string(),
+                entry + ": each layer type must be an object with a \"type\" (full, sliding, mla)");
+        KvLayerGroup g;
+        try {
+          g.kind = parse_layer_kind(t["type"].get<std::string>());
+        } catch (const InputError& e) {
+          throw InputError(entry + ": " + e.what());
+        }
+        auto count = [&](const char* key) {
+          if (!t.contains(key)) return int64_t(0);
+          require(t[key].is_number_integer(), entry + ": layer type \"" + key + "\" must be a whole number");
+          return t[key].get<int64_t>();
+        };
+        g.layers = count("layers");
+        g.window = count("window");
+        g.sinks = count("sinks");
+        p.layer_types.push_back(g);
+      }
+    }
     try {
       KvCacheInput in = kv_cache_input(p);
       in.seq = p.context;
@@ -223,6 +345,11 @@ KvCacheInput kv_cache_input(const ModelPreset& p) {
   in.heads = p.heads;
   in.kv_heads = p.kv_heads;
   in.head_dim = p.head_dim;
+  in.v_head_dim = p.v_head_dim;
+  in.hidden = p.hidden;
+  in.kv_lora_rank = p.kv_lora_rank;
+  in.rope_dim = p.rope_dim;
+  in.layer_types = p.layer_types;
   return in;
 }
 

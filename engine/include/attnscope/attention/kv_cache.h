@@ -9,6 +9,19 @@
 //
 // Presets of real models live in assets/models.json (see assets.h for where assets are found);
 // each names where its configuration is published.
+//
+// Layer types (what a model actually caches). A model is a list of layer counts per type, adding up to L:
+//   full     every past token: G·(d_k + d_v) elements per token per layer (2·G·d_head when d_v = d_k)
+//   sliding  a window of W tokens (key j visible to query i iff i − W < j ≤ i), a rolling cache of at
+//            most W tokens, plus k attention-sink tokens kept beside it (StreamingLLM): the layer holds
+//            min(seq, W + k) tokens of G·(d_k + d_v) elements
+//   mla      multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, §2.1): one latent c_KV of
+//            kv_lora_rank elements and the shared RoPE key of qk_rope_head_dim elements per token per
+//            layer; no K or V heads are cached (W_UK and W_UV are absorbed into the query and the output)
+// Learned sink logits (gpt-oss) are parameters, one per head, and cost no cache: they are not sink tokens.
+// The MHA / GQA / MQA variants keep today's comparison: every layer full attention with G = H, the
+// model's G, and G = 1. For an MLA model the MHA variant is the dense cache MLA replaces: G = H heads
+// of the model's own widths, K = qk_nope + qk_rope (head_dim) and V = v_head_dim.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +35,18 @@ const char* to_string(ElementType type);           // "fp32" | "fp16" | "int8"
 ElementType parse_element_type(const std::string& name);  // throws InputError listing the valid names
 int bytes_per_element(ElementType type);           // 4, 2, 1
 
+enum class LayerKind { full, sliding, mla };
+const char* to_string(LayerKind kind);              // "full" | "sliding" | "mla"
+LayerKind parse_layer_kind(const std::string& name);  // throws InputError listing the valid names
+
+// `layers` layers of one type.
+struct KvLayerGroup {
+  LayerKind kind = LayerKind::full;
+  int64_t layers = 0;
+  int64_t window = 0;  // sliding: W tokens (≥ 1); 0 for the other types
+  int64_t sinks = 0;   // sliding: k first tokens kept beside the window (StreamingLLM); 0 = none
+};
+
 struct ModelPreset {
   std::string name;         // what --model takes, lower case: "llama-2-70b"
   std::string label;        // for display: "Llama-2-70B"
@@ -31,6 +56,12 @@ struct ModelPreset {
   int64_t head_dim = 0;     // d_head
   int64_t context = 0;      // the published context length in tokens (a sensible default for seq)
   std::string source;       // where the configuration is published
+  // Optional (0 / empty when the file leaves them out):
+  int64_t v_head_dim = 0;    // d_v when it differs from d_head (MLA: v_head_dim 128, d_head = K width 192)
+  int64_t hidden = 0;        // the model width C when it is not H·d_head
+  int64_t kv_lora_rank = 0;  // MLA: the latent c_KV's width
+  int64_t rope_dim = 0;      // MLA: qk_rope_head_dim, the shared RoPE key's width
+  std::vector<KvLayerGroup> layer_types;  // empty: L full-attention layers
 };
 
 struct KvCacheInput {
@@ -39,10 +70,19 @@ struct KvCacheInput {
   int64_t batch = 1;                                          // sequences
   ElementType dtype = ElementType::fp16;
   double memory_gib = 0;                                      // memory to fit into (GiB = 2^30 bytes); 0 = none
-  // An open checkpoint's sliding windows, one per layer (0 = a global layer): a sliding-window layer
-  // keeps the keys and values of its last W tokens only, min(seq, W) instead of seq. Empty: every
-  // layer is global (the presets, the custom model).
-  std::vector<int64_t> layer_window;
+  std::vector<KvLayerGroup> layer_types;  // adding up to L; empty = L full-attention layers
+  int64_t kv_lora_rank = 0, rope_dim = 0;  // for mla layers: latent width (≥ 1) and RoPE key width (≥ 0)
+  int64_t v_head_dim = 0;                  // d_v; 0 = d_head
+  int64_t hidden = 0;                      // C for the parameter count; 0 = H·d_head
+};
+
+// One layer type of the model at the input's seq and batch.
+struct KvLayerTypeRow {
+  KvLayerGroup group;
+  int64_t elements_per_token = 0;  // one token, one layer: G·(d_k + d_v), or kv_lora_rank + rope_dim for mla
+  int64_t bytes_per_token = 0;     // elements_per_token · bytes · layers: one more cached token, all these layers
+  int64_t tokens = 0;              // tokens each layer holds per sequence: seq, or min(seq, W + sinks)
+  int64_t bytes = 0;               // bytes_per_token · tokens · batch
 };
 
 // One attention variant of the model.
@@ -50,8 +90,7 @@ struct KvCacheVariant {
   std::string kind;                // "mha" | "gqa" | "mqa"
   int64_t kv_heads = 0;            // G used: H, the model's G, 1
   int64_t bytes_per_token = 0;     // 2·L·G·d_head·bytes: one token of one sequence, all layers
-  int64_t bytes = 0;               // bytes_per_token · seq · batch (a sliding-window layer counts
-                                   // min(seq, W) tokens)
+  int64_t bytes = 0;               // bytes_per_token · seq · batch
   double gib = 0;                  // bytes / 2^30
   int64_t attention_params = 0;    // L·(2·C·H·d_head + 2·C·G·d_head), C = H·d_head
   bool fits = true;                // bytes ≤ memory_gib·2^30 (always true when memory_gib is 0)
@@ -59,22 +98,33 @@ struct KvCacheVariant {
 
 struct KvCacheReport {
   KvCacheInput input;
-  KvCacheVariant mha, gqa, mqa;
+  KvCacheVariant mha, gqa, mqa;         // every layer full attention (MHA for an MLA model: what it replaces)
+  std::vector<KvLayerTypeRow> layer_types;  // the model as it is: one row per layer type, in the input's order
+  int64_t bytes = 0;                    // the model's cache: the sum of the rows' bytes
+  double gib = 0;                       // bytes / 2^30
+  bool fits = true;                     // bytes ≤ memory_gib·2^30 (always true when memory_gib is 0)
 };
 
-// Throws InputError unless every size is ≥ 1, G divides H, memory_gib is finite and ≥ 0, and every
-// product fits in 63 bits; each message names the value and what would be valid.
+// The layer types of `input` (its own list, or L full-attention layers when the list is empty).
+std::vector<KvLayerGroup> layer_types_of(const KvCacheInput& input);
+
+// Throws InputError unless every size is ≥ 1, G divides H, memory_gib is finite and ≥ 0, every layer
+// type has ≥ 1 layer and the types add up to L, every window is ≥ 1 token and every sink count ≥ 0,
+// MLA layers have kv_lora_rank ≥ 1 and rope_dim ≥ 0, and every product fits in 63 bits; each message
+// names the value and what would be valid.
 void validate_kv_cache_input(const KvCacheInput& input);
 
 // 2·L·G·d_head·bytes·seq·batch; throws InputError if it does not fit in 63 bits.
 int64_t kv_cache_bytes(int64_t layers, int64_t kv_heads, int64_t head_dim, int bytes_per_element, int64_t seq,
                        int64_t batch);
 
-// The three variants for `input` (validated first).
+// The three variants and the layer-type rows for `input` (validated first).
 KvCacheReport kv_cache_report(const KvCacheInput& input);
 
 // Reads and validates a presets file ({"models": [ {name, label, layers, heads, kv_heads, head_dim,
-// context, source}, … ]}); throws InputError naming the file and the bad entry.
+// context, source, optionally v_head_dim, hidden, kv_lora_rank, qk_rope_head_dim and layer_types:
+// [{"type": "sliding", "layers": 40, "window": 1024, "sinks": 0}, {"type": "full", "layers": 8}]}, … ]});
+// throws InputError naming the file and the bad entry.
 std::vector<ModelPreset> load_model_presets(const std::filesystem::path& path);
 // assets_dir()/models.json
 std::vector<ModelPreset> load_model_presets();
@@ -82,7 +132,7 @@ std::vector<ModelPreset> load_model_presets();
 // The preset called `name` (case-insensitive); throws InputError listing the valid names.
 const ModelPreset& find_model_preset(const std::vector<ModelPreset>& presets, const std::string& name);
 
-// L, H, G, d_head from a preset; seq, batch, dtype and memory left at their defaults.
+// L, H, G, d_head and the layer types from a preset; seq, batch, dtype and memory left at their defaults.
 KvCacheInput kv_cache_input(const ModelPreset& preset);
 
 }  // namespace attnscope
