@@ -34,6 +34,31 @@ struct KvWeights {
   Vec bk, bv;                    // [G·D] when config.qkv_bias, else empty
 };
 
+// A SwiGLU MLP's three matrices: down(silu(gate x) ⊙ up x).  gate, up [F, C], down [C, F]
+struct SwigluWeights {
+  PackedMatrix gate, up, down;
+};
+
+// DeepSeek's mixture of experts (config.moe): router [E, C], V3's correction bias [E] (choosing only),
+// E routed experts and the shared experts as one MLP of width expert_ffn·shared (absent when 0).
+struct MoeWeights {
+  PackedMatrix router;
+  Vec correction_bias;
+  std::vector<SwigluWeights> experts;
+  SwigluWeights shared;
+};
+
+// DeepSeek's multi-head latent attention (config.mla). Legend: r kv_lora_rank, rq q_lora_rank, R rope
+// dim, N nope dim, Dv v dim.
+struct MlaWeights {
+  PackedMatrix q_a;      // [rq, C]  when q_lora_rank (else LayerWeights::wq [H·(N+R), C] is q_proj)
+  Vec q_a_norm;          // [rq]
+  PackedMatrix q_b;      // [H·(N+R), rq]
+  PackedMatrix kv_a;     // [r + R, C]  kv_a_proj_with_mqa: the latent c_KV, then the shared rotary key
+  Vec kv_a_norm;         // [r]
+  PackedMatrix kv_b;     // [H·(N+Dv), r]  per head: its key's nope part, then its value
+};
+
 struct LayerWeights {
   Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
   PackedMatrix wq;               // [H·D, C]
@@ -47,6 +72,8 @@ struct LayerWeights {
   PackedMatrix w_up;             // [F, C] (GPT-2: c_fc)
   PackedMatrix w_down;           // [C, F] (GPT-2: c_proj of the MLP)
   Vec b_up, b_down;              // [F], [C] when config.mlp_bias
+  MlaWeights mla;                // config.is_mla(); wo is then [C, H·Dv]
+  MoeWeights moe;                // config.moe.is_moe_layer(layer) (the dense w_gate/w_up/w_down are empty)
 };
 
 struct ModelWeights {
