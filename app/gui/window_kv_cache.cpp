@@ -51,6 +51,19 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
   k.checkpoint = c.model;
 }
 
+// Multi-head latent attention caches one latent and one rotary key per token per layer, whatever H:
+// the open checkpoint's own figure, beside the MHA/GQA/MQA bars of the same heads.
+void DrawLatentCache(const KvCacheInput& in, const model::ModelConfig& cfg) {
+  const int64_t values = cfg.mla.kv_lora_rank + cfg.mla.rope_dim;
+  const int64_t per_token = in.layers * values * bytes_per_element(in.dtype);
+  NoticeText(trf("This checkpoint uses multi-head latent attention: it caches %d + %d = %lld values per token per "
+                 "layer (the shared latent and rotary key), %s per token for all %lld layers, %s for %lld tokens × "
+                 "%lld sequences. The bars below are plain MHA, GQA and MQA with the same heads.",
+                 cfg.mla.kv_lora_rank, cfg.mla.rope_dim, (long long)values, HumanBytes(per_token).c_str(),
+                 (long long)in.layers, HumanBytes(per_token * in.seq * in.batch).c_str(), (long long)in.seq,
+                 (long long)in.batch));
+}
+
 // A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
 bool SliderInt64(const char* label, int64_t* value, int64_t min, int64_t max, bool log) {
   return SliderInt64Typed(label, value, min, max, "%lld", log ? ImGuiSliderFlags_Logarithmic : 0);
@@ -191,6 +204,7 @@ void DrawKvCacheWindow(AppState& state) {
     WrappedText(trf("L = %lld layers, H = %lld heads, G = %lld kv heads, d_head = %lld", (long long)in.layers,
                                  (long long)in.heads, (long long)in.kv_heads, (long long)in.head_dim)
                                  .c_str());
+    if (k.preset < 0 && c.model && c.model->config.is_mla()) DrawLatentCache(k.input, c.model->config);
   }
   SliderInt64(labelled(tr("tokens")), &k.input.seq, 1, int64_t(1) << 20, true);
   RecordLastItem(state, "kv.seq");
