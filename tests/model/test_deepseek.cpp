@@ -29,6 +29,7 @@ namespace {
 
 const char* const v2_fixture = "deepseek_v2_mla_moe_bf16";
 const char* const v3_fixture = "deepseek_v3_mla_noaux_f32_sharded";
+const char* const v2_grouped_fixture = "deepseek_v2_grouped_f16";  // group_limited_greedy, no YaRN, no shared expert
 
 nlohmann::json v2_lite() {  // DeepSeek-V2-Lite's config.json, abridged
   return {{"model_type", "deepseek_v2"}, {"hidden_size", 2048}, {"num_hidden_layers", 27}, {"num_attention_heads", 16},
@@ -216,8 +217,8 @@ TEST_CASE("deepseek config: malformed sizes and the fields attnscope does not im
   CHECK(!dense.moe.is_moe_layer(5));
 }
 
-TEST_CASE("deepseek forward: both fixtures match the PyTorch reference (attentions 1e-5, logits 1e-4 relative)") {
-  for (const std::string name : {v2_fixture, v3_fixture}) {
+TEST_CASE("deepseek forward: every fixture matches the PyTorch reference (attentions 1e-5, logits 1e-4 relative)") {
+  for (const std::string name : {v2_fixture, v2_grouped_fixture, v3_fixture}) {
     CAPTURE(name);
     const auto m = model::open(model_fixture(name));
     const auto ids = test::fixture_ids(name);
@@ -296,6 +297,12 @@ TEST_CASE("deepseek open: the fixtures load MLA's and the experts' tensors, V3's
   CHECK(l.mla.q_b.cols() == 12);
   CHECK(l.moe.correction_bias.size() == 8);
   CHECK(l.moe.experts.size() == 8);
+  const auto grouped = model::open(model_fixture(v2_grouped_fixture));
+  CHECK(grouped->source_dtypes == "F16");
+  CHECK(grouped->config.moe.method == TopkMethod::group_limited_greedy);
+  CHECK(!grouped->config.mla.yarn);
+  CHECK(grouped->weights->layers[0].moe.experts.size() == 6);  // first_k_dense_replace 0
+  CHECK(grouped->weights->layers[0].moe.shared.gate.empty());
 }
 
 TEST_CASE("deepseek open: missing or misshapen MLA and expert tensors are named") {
