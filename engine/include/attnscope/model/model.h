@@ -7,7 +7,8 @@
 // config.json implies, converted to float32 (F32/F16/BF16) and refused when it holds NaN or ±inf.
 // GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], and
 // Phi-3's fused qkv_proj [(H+2G)·D, C] and gate_up_proj [2F, C] are split by rows into W_Q, W_K, W_V
-// and W_gate, W_up, so one forward pass (forward.h) serves every family.
+// and W_gate, W_up, so one forward pass (forward.h) serves every family. DeepSeek's MLA and experts
+// load into LayerWeights::mla and ::moe (their own tensors; W_Q is q_proj when q_lora_rank is null).
 //
 // Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
 // P learned positions.
