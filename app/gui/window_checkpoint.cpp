@@ -115,6 +115,25 @@ std::string Thousands(int64_t n) {
 }
 
 
+// The family row: model_type and the family of its forward pass.
+std::string FamilyText(const model::ModelConfig& cfg) {
+  if (cfg.is_mla()) return cfg.model_type + " (MLA" + (cfg.moe.experts > 0 ? " + MoE)" : ")");
+  return cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)");
+}
+
+// Multi-head latent attention (DeepSeek): what all heads share, and the cache it gives per token.
+void DrawMlaNote(const model::ModelConfig& cfg) {
+  const model::MlaConfig& m = cfg.mla;
+  NoticeText(trf("Multi-head latent attention: each of the %d heads has its own keys and values, so the Heads view "
+                 "shows %d K/V groups of one head; all of them are made from one shared latent c_KV of %d values "
+                 "and one shared rotary key of %d values per token.",
+                 cfg.heads, cfg.heads, m.kv_lora_rank, m.rope_dim));
+  HintText(trf("KV cache per token, per layer: %d + %d = %d values (the latent and the rotary key); the same %d "
+               "heads cached as plain MHA would need %d.",
+               m.kv_lora_rank, m.rope_dim, m.kv_lora_rank + m.rope_dim, cfg.heads,
+               cfg.heads * (m.nope_dim + m.rope_dim + m.v_dim)));
+}
+
 // Where the open model is drawn (the Heads view at a layer, the model view), and its run's errors.
 void DrawViewButtons(AppState& state) {
   if (state.scene.view.view != View::heads) {
@@ -136,7 +155,7 @@ void DrawModelInfo(AppState& state) {
   SectionHeader(tr("Open checkpoint"));
   if (BeginInfoTable("##checkpoint_info")) {
     InfoRow(tr("name"), m.name);
-    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)"));
+    InfoRow(tr("family"), FamilyText(cfg));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
     KvHeadsRow(state.checkpoint, cfg);
@@ -153,7 +172,8 @@ void DrawModelInfo(AppState& state) {
     NoticeText(tr("This checkpoint has no tokenizer: type token ids in the Input window, e.g. \"ids: 1 2 3\"."));
   else
     HintText(tr("The Input window's text goes through the checkpoint's own tokenizer (or type \"ids: 1 2 3\")."));
-  if (cfg.kv_heads > 1) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
+  if (cfg.is_mla()) DrawMlaNote(cfg);
+  else if (cfg.kv_heads > 1) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
   DrawViewButtons(state);
 }
 
@@ -273,6 +293,11 @@ void DrawConversion(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   const model::ModelConfig& cfg = c.model->config;
   ImGui::TextUnformatted(tr("Convert to GQA / MQA"));
+  if (cfg.is_mla()) {
+    HintText(tr("Not for multi-head latent attention: there are no K/V heads to pool. Every head's keys and values "
+                "are made from one shared latent, and that latent is what the model caches."));
+    return;
+  }
   // The divisors of the checkpoint's own G: a GQA model pools further, never back.
   const std::vector<int> options = divisors(cfg.kv_heads, cfg.kv_heads);
   if (options.size() < 2) {
@@ -302,7 +327,7 @@ void DrawCardInfo(const CheckpointWindowState& c) {
   if (!BeginInfoTable("##model_card")) return;
   if (c.model) {
     const model::ModelConfig& cfg = c.model->config;
-    InfoRow(tr("family"), cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)"));
+    InfoRow(tr("family"), FamilyText(cfg));
     InfoRow(tr("layers L"), std::to_string(cfg.layers));
     InfoRow(tr("query heads H"), std::to_string(cfg.heads));
     KvHeadsRow(c, cfg);

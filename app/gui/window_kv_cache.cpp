@@ -66,8 +66,28 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
   }
   if (k.input.layer_types.size() == 1 && k.input.layer_types[0].kind == LayerKind::full) k.input.layer_types.clear();
   k.input.kv_lora_rank = k.input.rope_dim = k.input.v_head_dim = k.input.hidden = 0;
+  if (cfg.is_mla()) {  // DeepSeek: every layer caches the latent and the rotary key
+    k.input.layer_types = {KvLayerGroup{LayerKind::mla, cfg.layers, 0, 0}};
+    k.input.kv_lora_rank = cfg.mla.kv_lora_rank;
+    k.input.rope_dim = cfg.mla.rope_dim;
+    k.input.v_head_dim = cfg.mla.v_dim;
+    k.input.hidden = cfg.d_model;
+  }
   k.input.seq = std::max(cfg.max_positions, 1);
   k.checkpoint = c.model;
+}
+
+// Multi-head latent attention caches one latent and one rotary key per token per layer, whatever H:
+// the open checkpoint's own figure, beside the MHA/GQA/MQA bars of the same heads.
+void DrawLatentCache(const KvCacheInput& in, const model::ModelConfig& cfg) {
+  const int64_t values = cfg.mla.kv_lora_rank + cfg.mla.rope_dim;
+  const int64_t per_token = in.layers * values * bytes_per_element(in.dtype);
+  NoticeText(trf("This checkpoint uses multi-head latent attention: it caches %d + %d = %lld values per token per "
+                 "layer (the shared latent and rotary key), %s per token for all %lld layers, %s for %lld tokens × "
+                 "%lld sequences. The bars below are plain MHA, GQA and MQA with the same heads.",
+                 cfg.mla.kv_lora_rank, cfg.mla.rope_dim, (long long)values, HumanBytes(per_token).c_str(),
+                 (long long)in.layers, HumanBytes(per_token * in.seq * in.batch).c_str(), (long long)in.seq,
+                 (long long)in.batch));
 }
 
 // A typed value out of range is clamped with a note under the slider (SliderInt64Typed).
@@ -338,6 +358,7 @@ void DrawKvCacheWindow(AppState& state) {
     if (in.kv_lora_rank > 0)
       WrappedText(trf("MLA: kv_lora_rank = %lld, qk_rope_head_dim = %lld, d_v = %lld", (long long)in.kv_lora_rank,
                       (long long)in.rope_dim, (long long)(in.v_head_dim > 0 ? in.v_head_dim : in.head_dim)));
+    if (k.preset < 0 && c.model && c.model->config.is_mla()) DrawLatentCache(k.input, c.model->config);
   }
   SliderInt64(labelled(tr("tokens")), &k.input.seq, 1, int64_t(1) << 20, true);
   RecordLastItem(state, "kv.seq");

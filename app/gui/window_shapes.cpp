@@ -119,6 +119,18 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
   };
   const std::string c = std::to_string(s.d_model), h = std::to_string(s.heads), g = std::to_string(s.groups),
                     d = std::to_string(s.head_dim);
+  if (s.kv_latent > 0) {  // MLA: the down- and up-projections (each latent's RMSNorm weight counted with it)
+    const std::string r = std::to_string(s.kv_latent), rq = std::to_string(s.q_latent), R = std::to_string(s.rope_dim),
+                      n = std::to_string(s.head_dim - s.rope_dim), v = std::to_string(s.v_dim);
+    if (s.q_latent > 0) row("W_DQ, W_UQ", trace.params.wq, "C·r_q + r_q + r_q·H·d_k = " + c + "·" + rq + " + " + rq + " + " + rq + "·" + h + "·" + d);
+    else row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
+    row("W_DKV", trace.params.wk, "C·(r + d_R) + r = " + c + "·(" + r + " + " + R + ") + " + r);
+    row("W_UKV", trace.params.wv, "r·H·(d_N + d_v) = " + r + "·" + h + "·(" + n + " + " + v + ")");
+    row("W_O", trace.params.wo, "H·d_v·C = " + h + "·" + v + "·" + c);
+    row(tr("total"), trace.params.total(), "");
+    ImGui::EndTable();
+    return;
+  }
   row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
   row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
   row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
@@ -135,10 +147,18 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
 void DrawKvCache(const Trace& trace, int layers) {
   const TraceShape& s = trace.shape;
   SectionHeader(tr("KV cache per token, per layer"));
-  ImGui::TextUnformatted(trf("2·G·d_k = 2·%d·%d = %lld numbers", int(s.groups), int(s.head_dim),
-                             static_cast<long long>(2ll * s.groups * s.head_dim)).c_str());
-  ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(), Bytes(trace.kv_bytes_per_token_fp16).c_str());
-  if (s.groups != s.heads) {
+  if (s.kv_latent > 0) {  // MLA caches the latent and the rotary key, shared by every head
+    WrappedText(trf("r + d_R = %d + %d = %lld numbers: one latent and one rotary key, shared by the %d heads",
+                    int(s.kv_latent), int(s.rope_dim), static_cast<long long>(s.kv_latent + s.rope_dim), int(s.heads)));
+    ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(), Bytes(trace.kv_bytes_per_token_fp16).c_str());
+    WrappedText(trf("MHA with the same H would need %s (fp32): H·(d_k + d_v) = %lld numbers.",
+                    Bytes(s.heads * (s.head_dim + s.v_dim) * 4).c_str(), static_cast<long long>(s.heads * (s.head_dim + s.v_dim))));
+  } else {
+    ImGui::TextUnformatted(trf("2·G·d_k = 2·%d·%d = %lld numbers", int(s.groups), int(s.head_dim),
+                               static_cast<long long>(2ll * s.groups * s.head_dim)).c_str());
+    ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.kv_bytes_per_token_fp32).c_str(), Bytes(trace.kv_bytes_per_token_fp16).c_str());
+  }
+  if (s.groups != s.heads && s.kv_latent == 0) {
     const int64_t mha = kv_cache_bytes_per_token(int(s.heads), int(s.head_dim), 4);
     ImGui::TextUnformatted(
         trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), int(s.groups), int(s.heads)).c_str());

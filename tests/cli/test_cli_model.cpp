@@ -145,6 +145,42 @@ TEST_CASE("cli model: compute --checkpoint opens smollm3, gemma2 and gemma3_text
   }
 }
 
+TEST_CASE("cli model: compute --checkpoint on DeepSeek-V2 and V3 (MLA, experts) gives PyTorch's attentions and logits") {
+  const fs::path out = fresh_dir("cli_model_deepseek");
+  struct Case {
+    const char* fixture;
+    const char* summary;
+    const char* dtype;
+  };
+  for (const Case& c : {Case{"deepseek_v2_mla_moe_bf16", "deepseek_v2_mla_moe_bf16 (deepseek_v2, 2 layers, 4 heads, 4 kv heads): 12 tokens", "BF16"},
+                        Case{"deepseek_v3_mla_noaux_f32_sharded", "deepseek_v3_mla_noaux_f32_sharded (deepseek_v3, 3 layers, 4 heads, 4 kv heads): 40 tokens", "F32"}}) {
+    CAPTURE(c.fixture);
+    const auto ids = fixture_ids(c.fixture);
+    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(c.fixture)) + " --ids " + ids_text(ids) +
+                             " --layer 1 --out " + q(out / c.fixture));
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, c.summary));
+    CHECK(max_diff(read_npy(out / c.fixture / "attentions.npy", 4).data, fixture_reference(c.fixture, "attentions").values) <= 1e-5);
+    const auto ref_logits = fixture_reference(c.fixture, "logits").values;
+    double scale = 1;
+    for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
+    CHECK(max_diff(read_npy(out / c.fixture / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+    CHECK(read_json(out / c.fixture / "model.json")["weights_dtype"] == c.dtype);
+  }
+  // Every head's own keys: q and k are [H, T, nope + rope], v is [H, T, v_head_dim].
+  CHECK(read_npy(out / "deepseek_v2_mla_moe_bf16" / "q.npy").shape == std::vector<int64_t>{4, 12, 16});
+  CHECK(read_npy(out / "deepseek_v2_mla_moe_bf16" / "k.npy").shape == std::vector<int64_t>{4, 12, 16});
+  CHECK(read_npy(out / "deepseek_v2_mla_moe_bf16" / "v.npy").shape == std::vector<int64_t>{4, 12, 6});
+  // The checkpoint's own tokenizer (BOS first, as DeepSeek's adds it).
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("deepseek_v2_mla_moe_bf16")) + " --text 'the cat' --out " +
+                  q(out / "v2_text")).exit_code == 0);
+  CHECK(read_json(out / "v2_text" / "tokens.json")["ids"][0] == 1);
+  // MLA has no K/V heads to pool.
+  check_refused("compute --checkpoint " + q(model_fixture("deepseek_v2_mla_moe_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
+                    q(out / "pooled" / "x"),
+                "uses multi-head latent attention: it has no K/V heads to pool", out / "pooled");
+}
+
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
   const fs::path out = fresh_dir("cli_model_layer");
   const auto ids = fixture_ids("gpt2_prefix_f32");

@@ -126,6 +126,50 @@ TEST_SUITE("gui_checkpoint") {
     for (int h = 0; h < 4; ++h) CHECK(phi_heads[size_t(h)].at("kv_group").get<int>() == h / 2);
   }
 
+  TEST_CASE("checkpoint window: a DeepSeek-V2 checkpoint shows H groups of one head, the shared latent, its own latent cache, and no conversion") {
+    const std::string name = "deepseek_v2_mla_moe_bf16";  // H = 4, latent 16 + rotary key 8, q·k width 16, v 6
+    const auto m = model::open(fixture(name));
+    const std::string args = "--checkpoint " + shell_quote(fixture(name).string()) + " --text " + shell_quote("ids: " + ids);
+    const WindowRun w = run_window("checkpoint_deepseek", args + " --show-kv-cache --size 1920x1400 --ui-scale 0.8");
+    const std::vector<std::string> card = texts_of(w, "###checkpoint");
+    INFO(joined(card));
+    CHECK(has_text(card, "deepseek_v2 (MLA + MoE)"));
+    CHECK(has_text(card, "4  (MHA)"));
+    CHECK(has_text(card, with_commas(m->parameter_count())));
+    CHECK(has_text(card, "BF16"));
+    CHECK(shows(card, "all of them are made from one shared latent c_KV of 16 values and one shared rotary key of 8 values"));
+    CHECK(shows(card, "KV cache per token, per layer: 16 + 8 = 24 values"));
+    CHECK(!shows(card, "K/V heads slider"));
+    const auto& heads = w.layout.at("heads");
+    REQUIRE(heads.size() == 4);
+    for (int h = 0; h < 4; ++h) {
+      CHECK(heads[size_t(h)].at("kv_group").get<int>() == h);  // every head its own keys
+      CHECK(heads[size_t(h)].at("tokens").get<int>() == 9);
+    }
+    CHECK(has_text(texts_of(w, "###heads"), name + " · layer 0 of 2"));
+    // The Model window's card says why there is no GQA/MQA conversion.
+    const std::vector<std::string> model_card = texts_of(w, "###model");
+    INFO(joined(model_card));
+    CHECK(shows(model_card, "Not for multi-head latent attention: there are no K/V heads to pool."));
+    // The KV-cache calculator gives the open model's latent cache: 2 layers × 24 values × 2 bytes (fp16).
+    const std::vector<std::string> kv = texts_of(w, "###kv_cache");
+    INFO(joined(kv));
+    CHECK(shows(kv, "it caches 16 + 8 = 24 values per token per layer"));
+    CHECK(shows(kv, "96 B per token for all 2 layers"));
+    // The Shapes view traces the latent: compress, expand per head, the shared rotary key; its cache row.
+    REQUIRE(w.layout.at("widgets").contains("menu.view.shapes"));
+    const WindowRun shapes = run_window("checkpoint_deepseek_shapes", args + " --pointer " +
+                                                                          centre_of(w.layout["widgets"]["menu.view.shapes"]) +
+                                                                          " --clicks 4 --frames 10 --size 1920x1400 --ui-scale 0.8");
+    const std::vector<std::string> trace = texts_of(shapes, "###shapes");
+    INFO(joined(trace));
+    CHECK(shows(trace, "compress K, V (cached)"));
+    CHECK(has_text(trace, "[9, 24]"));
+    CHECK(shows(trace, "append the shared rotary key"));
+    CHECK(has_text(trace, "[4, 9, 6]"));  // O = P·V: the value width 6
+    CHECK(shows(trace, "r + d_R = 16 + 8 = 24 numbers"));
+  }
+
   TEST_CASE("checkpoint window: --layer and a click on the Heads view's layer slider choose the layer drawn") {
     const std::string dir = shell_quote(fixture("qwen2_gqa").string());
     const std::string args = "--checkpoint " + dir + " --text " + shell_quote("ids: " + ids);

@@ -101,8 +101,15 @@ TEST_SUITE("gui_chinese") {
     shape.groups = 2;
     std::set<std::string> keys;
     std::vector<TraceStep> steps = shape_trace(shape, 6, true, true).steps;
-    for (const TraceStep& step : shape_trace(TraceShape{6, 64, 4, 2, 16, true, true, true, true}).steps)
-      steps.push_back(step);  // a checkpoint's layer adds RoPE
+    TraceShape checkpoint{6, 64, 4, 2, 16, true, true, true, true};
+    checkpoint.qk_norm = true;  // a checkpoint's layer adds RoPE, and Qwen3's / Gemma 3's q/k norms
+    for (const TraceStep& step : shape_trace(checkpoint).steps) steps.push_back(step);
+    TraceShape mla{6, 64, 4, 4, 24, false, false, true, true};  // DeepSeek's latent attention, both query paths
+    mla.kv_latent = 16, mla.rope_dim = 8, mla.v_dim = 16, mla.softmax_scale = 0.2;
+    for (const int64_t q_latent : {int64_t(0), int64_t(12)}) {
+      mla.q_latent = q_latent;
+      for (const TraceStep& step : mla_shape_trace(mla).steps) steps.push_back(step);
+    }
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");

@@ -57,6 +57,12 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   att->result.output = d.output;
   att->trace = shape_trace(TraceShape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
                                       c.positions == model::PositionKind::rotary, true, c.qk_norm});
+  if (c.is_mla()) {  // DeepSeek: the latent's steps, parameters and cache
+    TraceShape s = att->trace.shape;
+    s.kv_latent = c.mla.kv_lora_rank, s.q_latent = c.mla.q_lora_rank, s.rope_dim = c.mla.rope_dim;
+    s.v_dim = c.mla.v_dim, s.softmax_scale = c.mla.softmax_scale;
+    att->trace = mla_shape_trace(s);
+  }
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   att->window = c.layer_window.empty() ? 0 : c.layer_window[size_t(d.layer)];
   if (model.config.kv_heads != model.original_kv_heads)

@@ -1,6 +1,8 @@
 // trace.cpp — the shape trace of grouped attention, with the live numbers.
 #include "attnscope/attention/trace.h"
 
+#include <cstdio>
+
 namespace attnscope {
 
 std::string format_shape(const std::vector<int64_t>& shape) {
@@ -56,6 +58,46 @@ Trace shape_trace(const TraceShape& s) {
   t.params.biases = (s.qkv_bias ? H * dk + 2 * G * dk : 0) + (s.o_bias ? C : 0);
   t.kv_bytes_per_token_fp32 = kv_cache_bytes_per_token(int(G), int(dk), 4);
   t.kv_bytes_per_token_fp16 = kv_cache_bytes_per_token(int(G), int(dk), 2);
+  return t;
+}
+
+Trace mla_shape_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, dk = s.head_dim, R = s.rope_dim, N = dk - R, Dv = s.v_dim;
+  const int64_t r = s.kv_latent, rq = s.q_latent;
+  Trace t;
+  t.shape = s;
+  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
+                  std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  };
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  if (rq > 0) {
+    step("compress_q", "compress Q", "c_Q = RMSNorm(X·W_DQᵀ)", {"T", "r_q"}, {T, rq});
+    step("project_q", "project Q", "c_Q·W_UQᵀ", {"T", "H·d_k"}, {T, H * dk});
+  } else {
+    step("project_q", "project Q", "X·W_Qᵀ", {"T", "H·d_k"}, {T, H * dk});
+  }
+  step("compress_kv", "compress K, V (cached)", "[c_KV, k_R] = X·W_DKVᵀ", {"T", "r + d_R"}, {T, r + R});
+  step("expand_kv", "expand K, V per head", "RMSNorm(c_KV)·W_UKVᵀ", {"T", "H·(d_N + d_v)"}, {T, H * (N + Dv)});
+  step("split_heads", "split heads", "Q.view(T, H, d_k).transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
+  step("split_kv_heads", "split kv heads", "K_N, V per head", {"H", "T", "d_N + d_v"}, {H, T, N + Dv});
+  step("rope_mla", "rotate Q, k_R (RoPE)", "the d_R rotary part, pairs (2i, 2i+1)", {"H", "T", "d_R"}, {H, T, R});
+  step("share_rope_key", "append the shared rotary key", "K_h = [K_N,h ; k_R], one k_R for every head", {"H", "T", "d_k"},
+       {H, T, dk});
+  char scale[64];
+  std::snprintf(scale, sizeof scale, "S = Q·Kᵀ · %.4g", s.softmax_scale);
+  step("scores", "scores", scale, {"H", "T", "T"}, {H, T, T});
+  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_v"}, {H, T, Dv});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_v)", {"T", "H·d_v"}, {T, H * Dv});
+  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
+  t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ (or W_Q)
+  t.params.wk = C * (r + R) + r;                                  // W_DKV and the latent's norm
+  t.params.wv = r * H * (N + Dv);                                 // W_UKV
+  t.params.wo = H * Dv * C;
+  t.kv_bytes_per_token_fp32 = (r + R) * 4;
+  t.kv_bytes_per_token_fp16 = (r + R) * 2;
   return t;
 }
 

@@ -334,13 +334,199 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
   return c;
 }
 
+// DeepSeek's rope_scaling (or transformers 5's rope_parameters): null, or YaRN with its parameters.
+// Every key is either read or refused by name.
+void read_deepseek_rope(const json& j, const Reader& r, const std::string& name, ModelConfig& c) {
+  const bool scaling = r.has("rope_scaling"), params = r.has("rope_parameters");
+  if (!scaling && !params) return;
+  const char* key = scaling ? "rope_scaling" : "rope_parameters";
+  const json& p = j[key];
+  if (!p.is_object()) fail(name, "\"" + std::string(key) + "\" must be an object or null, got " + p.dump());
+  const Reader pr(p, name);
+  std::string type = pr.string_or("rope_type", pr.string_or("type", "default"));
+  if (params && !r.has("rope_theta")) c.rope_theta = pr.number_or("rope_theta", c.rope_theta, 1.0, 1e12);
+  if (type == "default" && params && !scaling) return;
+  if (type != "yarn")
+    fail(name, "\"" + std::string(key) + "\" type \"" + type + "\" is not supported for " + c.model_type +
+                   " (supported: null, or \"yarn\" as DeepSeek uses it)");
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    static const char* known[] = {"type", "rope_type", "factor", "original_max_position_embeddings", "beta_fast",
+                                  "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "rope_theta"};
+    if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) == std::end(known))
+      fail(name, "\"" + std::string(key) + "\" has \"" + it.key() + "\", which attnscope does not implement for YaRN "
+                     "(supported: factor, original_max_position_embeddings, beta_fast, beta_slow, mscale, "
+                     "mscale_all_dim, attention_factor)");
+  }
+  if (!pr.has("factor")) fail(name, "\"" + std::string(key) + "\" of type yarn has no \"factor\"");
+  MlaConfig& m = c.mla;
+  m.yarn = true;
+  m.yarn_factor = pr.number_or("factor", 1.0, 1.0, 1e6);
+  m.yarn_original_max = pr.number_or("original_max_position_embeddings", double(c.max_positions), 1.0, 1e9);
+  m.beta_fast = pr.number_or("beta_fast", 32.0, 1e-6, 1e6);
+  m.beta_slow = pr.number_or("beta_slow", 1.0, 1e-6, 1e6);
+  const double mscale = pr.number_or("mscale", 0.0, 0.0, 1e3), mscale_all = pr.number_or("mscale_all_dim", 0.0, 0.0, 1e3);
+  // mscale(f, m) = 0.1·m·ln f + 1 for f > 1 (SPEC; yarn_get_mscale)
+  auto get_mscale = [f = m.yarn_factor](double k) { return f <= 1 ? 1.0 : 0.1 * k * std::log(f) + 1.0; };
+  if (pr.has("attention_factor")) m.attention_factor = pr.number_or("attention_factor", 1.0, 1e-6, 1e6);
+  else if (mscale != 0 && mscale_all != 0) m.attention_factor = get_mscale(mscale) / get_mscale(mscale_all);
+  else m.attention_factor = get_mscale(1.0);
+  if (mscale_all != 0) m.softmax_scale *= get_mscale(mscale_all) * get_mscale(mscale_all);
+}
+
+// DeepSeek-V2 and V3: Llama's embedding, norms and SwiGLU, with MLA and the MoE MLP. Follows the
+// Hugging Face DeepseekV2/V3 modeling code; each key is read, or refused by name when attnscope does
+// not implement what it asks for.
+ModelConfig read_deepseek(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  const bool v3 = type == "deepseek_v3";
+  ModelConfig c;
+  c.model_type = type;
+  c.family = Family::llama;
+  c.layers = r.integer("num_hidden_layers", 1, max_layers);
+  c.d_model = r.integer("hidden_size", 1, max_width);
+  c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
+  c.ffn_dim = r.integer("intermediate_size", 1, max_width);
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer("max_position_embeddings", 1, max_positions_bound);
+  c.norm_eps = r.number_or("rms_norm_eps", 1e-6, 0, 1);
+  c.rope_theta = r.number_or("rope_theta", 10000.0, 1.0, 1e12);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  const int kv = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
+  if (kv != c.heads)
+    fail(name, "\"num_key_value_heads\" = " + std::to_string(kv) + " differs from \"num_attention_heads\" = " +
+                   std::to_string(c.heads) + ": in multi-head latent attention every head has its own keys");
+  const std::string act = r.string_or("hidden_act", "silu");
+  if (act != "silu")
+    fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for " + type + " (supported: silu, the SwiGLU MLP)");
+  if (r.boolean_or("attention_bias", false)) fail(name, "\"attention_bias\" = true is not supported for " + type + " (supported: false)");
+  if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
+  if (r.has("quantization_config"))
+    fail(name, "\"quantization_config\" is not supported (attnscope reads F32/F16/BF16 weights; convert the FP8 "
+               "weights to BF16 first)");
+  if (!r.boolean_or("rope_interleave", true))
+    fail(name, "\"rope_interleave\" = false is not supported (supported: true, DeepSeek's interleaved rotary pairs)");
+
+  // MLA
+  MlaConfig& m = c.mla;
+  if (!j.contains("q_lora_rank"))
+    fail(name, "config.json has no \"q_lora_rank\" (a number, or null when q_proj projects the queries directly)");
+  m.q_lora_rank = r.integer_or("q_lora_rank", 0, 1, max_width);
+  m.kv_lora_rank = r.integer("kv_lora_rank", 1, max_width);
+  m.nope_dim = r.integer("qk_nope_head_dim", 1, max_width);
+  m.rope_dim = r.integer("qk_rope_head_dim", 2, max_width);
+  m.v_dim = r.integer("v_head_dim", 1, max_width);
+  if (m.rope_dim % 2 != 0)
+    fail(name, "\"qk_rope_head_dim\" = " + std::to_string(m.rope_dim) + " is odd; rotary positions rotate pairs of dimensions");
+  c.kv_heads = c.heads;
+  c.head_dim = m.nope_dim + m.rope_dim;
+  if (int64_t(c.heads) * (m.nope_dim + m.v_dim) > max_width || int64_t(c.heads) * m.v_dim > max_width)
+    fail(name, "heads × (qk_nope_head_dim + v_head_dim) is above the limit of " + std::to_string(max_width));
+  m.softmax_scale = 1.0 / std::sqrt(double(c.head_dim));
+  read_deepseek_rope(j, r, name, c);
+
+  // MoE
+  MoeConfig& e = c.moe;
+  if (!r.has("n_routed_experts")) return c;  // null: every layer dense
+  e.experts = r.integer_or("n_routed_experts", 0, 0, 1 << 16);
+  if (e.experts == 0)
+    fail(name, "\"n_routed_experts\" = 0: a mixture-of-experts layer needs at least one expert (or null for a dense model)");
+  e.top_k = r.integer("num_experts_per_tok", 1, 1 << 16);
+  if (e.top_k > e.experts)
+    fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " +
+                   std::to_string(e.experts) + " routed experts (\"n_routed_experts\")");
+  e.expert_ffn = r.integer("moe_intermediate_size", 1, max_width);
+  e.shared = r.integer_or("n_shared_experts", 0, 0, 1 << 10);
+  if (int64_t(e.shared) * e.expert_ffn > max_width)
+    fail(name, "n_shared_experts × moe_intermediate_size is above the limit of " + std::to_string(max_width));
+  e.first_dense = r.integer_or("first_k_dense_replace", 0, 0, c.layers);
+  if (r.integer_or("moe_layer_freq", 1, 1, max_layers) != 1)
+    fail(name, "\"moe_layer_freq\" = " + j["moe_layer_freq"].dump() +
+                   " is not supported (supported: 1, every layer from first_k_dense_replace on is a mixture of experts)");
+  e.routed_scale = r.number_or("routed_scaling_factor", 1.0, 0, 1e6);
+  e.norm_topk = r.boolean_or("norm_topk_prob", false);
+  const std::string scoring = r.string_or("scoring_func", v3 ? "sigmoid" : "softmax");
+  const std::string method = r.string_or("topk_method", v3 ? "noaux_tc" : "greedy");
+  if (!v3) {
+    if (scoring != "softmax")
+      fail(name, "\"scoring_func\" = \"" + scoring + "\" is not supported for deepseek_v2 (supported: softmax)");
+    if (method == "greedy") e.method = TopkMethod::greedy;
+    else if (method == "group_limited_greedy") e.method = TopkMethod::group_limited_greedy;
+    else
+      fail(name, "\"topk_method\" = \"" + method + "\" is not supported for deepseek_v2 (supported: greedy, "
+                     "group_limited_greedy)");
+    // The published V2 code and transformers' port disagree on what it means: refused, not guessed.
+    if (e.norm_topk)
+      fail(name, "\"norm_topk_prob\" = true is not supported for deepseek_v2 (supported: false, as in the published models)");
+  } else {
+    if (scoring != "sigmoid")
+      fail(name, "\"scoring_func\" = \"" + scoring + "\" is not supported for deepseek_v3 (supported: sigmoid)");
+    if (method != "noaux_tc")
+      fail(name, "\"topk_method\" = \"" + method + "\" is not supported for deepseek_v3 (supported: noaux_tc)");
+    e.method = TopkMethod::noaux_tc;
+    e.sigmoid = true;
+    e.correction_bias = true;
+  }
+  if (e.method != TopkMethod::greedy) {
+    e.groups = r.integer("n_group", 1, e.experts);
+    e.topk_groups = r.integer("topk_group", 1, e.groups);
+    if (e.experts % e.groups != 0)
+      fail(name, "\"n_group\" = " + std::to_string(e.groups) + " does not divide \"n_routed_experts\" = " +
+                     std::to_string(e.experts));
+    const int per_group = e.experts / e.groups;
+    if (e.method == TopkMethod::noaux_tc && per_group < 2)
+      fail(name, "noaux_tc scores each group by its two best experts, but \"n_group\" = " + std::to_string(e.groups) +
+                     " leaves " + std::to_string(per_group) + " expert per group");
+    if (e.top_k > e.topk_groups * per_group)
+      fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " +
+                     std::to_string(e.topk_groups * per_group) + " experts of the \"topk_group\" = " +
+                     std::to_string(e.topk_groups) + " groups a token may use");
+  }
+  return c;
+}
+
 }  // namespace
 
-const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text"; }
+std::vector<float> MlaConfig::inv_freq(double theta) const {
+  const int d = rope_dim;
+  std::vector<float> out(size_t(d / 2));
+  // Hugging Face: pos_freqs = base^(arange(0, d, 2)/d) in float32
+  std::vector<float> pos(out.size());
+  for (int i = 0; i < d / 2; ++i) pos[size_t(i)] = float(std::pow(theta, double(float(2 * i) / float(d))));
+  if (!yarn) {
+    for (int i = 0; i < d / 2; ++i) out[size_t(i)] = 1.0f / pos[size_t(i)];
+    return out;
+  }
+  // YaRN: find_correction_range (truncated), linear ramp, blend of extrapolated and interpolated
+  auto correction_dim = [&](double rotations) {
+    return (d * std::log(yarn_original_max / (rotations * 2 * M_PI))) / (2 * std::log(theta));
+  };
+  double low = std::max(std::floor(correction_dim(beta_fast)), 0.0);
+  double high = std::min(std::ceil(correction_dim(beta_slow)), double(d - 1));
+  if (low == high) high += 0.001;
+  for (int i = 0; i < d / 2; ++i) {
+    const float ramp = std::clamp(float((float(i) - low) / (high - low)), 0.0f, 1.0f);
+    const float extrapolation = 1.0f - ramp;
+    const float inv_extra = 1.0f / pos[size_t(i)], inv_inter = 1.0f / (float(yarn_factor) * pos[size_t(i)]);
+    out[size_t(i)] = inv_inter * (1.0f - extrapolation) + inv_extra * extrapolation;
+  }
+  return out;
+}
+
+const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3"; }
 
 int64_t ModelConfig::parameter_count() const {
   const int64_t C = d_model, Q = int64_t(heads) * head_dim, KV = int64_t(kv_heads) * head_dim, F = ffn_dim;
   const bool layernorm = norm == NormKind::layernorm;
+  if (is_mla()) {  // DeepSeek: MLA, then a dense or MoE SwiGLU per layer
+    const int64_t H = heads, r = mla.kv_lora_rank, rq = mla.q_lora_rank;
+    int64_t attention = rq ? C * rq + rq + rq * H * head_dim : C * H * head_dim;
+    attention += C * (r + mla.rope_dim) + r + r * H * (mla.nope_dim + mla.v_dim) + H * mla.v_dim * C;
+    const int64_t dense = 3 * C * F;
+    const int64_t moe_mlp = int64_t(moe.experts) * (C + 3 * C * moe.expert_ffn) + 3 * C * moe.expert_ffn * moe.shared +
+                            (moe.correction_bias ? moe.experts : 0);
+    int64_t total = int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C;
+    for (int l = 0; l < layers; ++l) total += attention + 2 * C + (moe.is_moe_layer(l) ? moe_mlp : dense);
+    return total;
+  }
   int64_t per_layer = C * Q + 2 * C * KV + Q * C;  // W_Q, W_K, W_V, W_O
   if (qkv_bias) per_layer += Q + 2 * KV;
   if (o_bias) per_layer += C;
@@ -374,6 +560,8 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3" ||
            type == "smollm3")
     c = read_llama(j, r, name, type);
+  else if (type == "deepseek_v2" || type == "deepseek_v3")
+    c = read_deepseek(j, r, name, type);
   else if (type == "gemma2" || type == "gemma3_text") c = read_gemma(j, r, name, type);
   else if (type == "gemma3")
     fail(name, "\"model_type\" = \"gemma3\" is the multimodal Gemma 3 (a vision tower and language_model.* "
@@ -384,6 +572,10 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
                    "); for other models compute the attentions with transformers and open the attentions file");
   c.model_type = type;
   if (c.attn_scale == 0) c.attn_scale = 1.0 / std::sqrt(double(c.head_dim));
+  // Every family has the per-layer lists (DeepSeek's MLA layers: global, its own RoPE on the rope part).
+  if (c.layer_window.empty()) c.layer_window.assign(size_t(c.layers), 0);
+  if (c.layer_rope_theta.empty())
+    c.layer_rope_theta.assign(size_t(c.layers), c.positions == PositionKind::rotary ? c.rope_theta : 0.0);
   check_common(c, name);
   return c;
 }

@@ -6,6 +6,7 @@
 // Sections: buffers · one layer · the pass · top-k
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "attnscope/core/error.h"
 #include "attnscope/model/forward.h"
@@ -144,6 +145,191 @@ void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, in
   ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
 }
 
+// ---- DeepSeek: multi-head latent attention and the mixture of experts ------------------------------
+// RoPE on pairs (2i, 2i+1) of the rope part of each of `heads` heads, in place: x [T, heads·stride],
+// the pair starts at column offset within each head. (x0 + i·x1)·(cos + i·sin)·attention_factor,
+// Hugging Face's complex product for DeepSeek (the interleaved layout).
+void rope_interleaved(float* x, int T, int heads, int stride, int offset, const std::vector<float>& inv_freq,
+                      double factor) {
+  const int half = int(inv_freq.size());
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < half; ++i) {
+      const float angle = float(t) * inv_freq[size_t(i)];
+      const float c = float(std::cos(double(angle)) * factor), s = float(std::sin(double(angle)) * factor);
+      for (int h = 0; h < heads; ++h) {
+        float* p = x + (int64_t(t) * heads + h) * stride + offset + 2 * i;
+        const float a = p[0], b = p[1];
+        p[0] = a * c - b * s;
+        p[1] = b * c + a * s;
+      }
+    }
+}
+
+// The MLA block: x ← x + o_proj(attention). Each head h: q_h = [q_nope ; RoPE(q_pe)],
+// k_h = [kv_b's key rows of h · c_KV ; RoPE(k_pe)] (k_pe shared), v_h = kv_b's value rows of h · c_KV;
+// P_h = softmax(q_h·k_hᵀ · softmax_scale + causal mask). probs [H, T, T]; detail kept when asked.
+void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, float* probs, int T,
+                       std::optional<LayerDetail>* detail, int layer) {
+  const MlaConfig& m = c.mla;
+  const int C = c.d_model, H = c.heads, Dqk = c.head_dim, N = m.nope_dim, R = m.rope_dim, Dv = m.v_dim;
+  const int r = m.kv_lora_rank;
+  const float eps = float(MlaConfig::latent_norm_eps);
+  apply_norm(c, a.h.data(), a.x.data(), w.norm1_weight, w.norm1_bias, T);
+  std::vector<float> q(size_t(T) * H * Dqk);
+  if (m.q_lora_rank) {
+    std::vector<float> cq(size_t(T) * m.q_lora_rank);
+    linear_forward_packed(cq.data(), a.h.data(), w.mla.q_a, nullptr, T);
+    ops::rmsnorm_forward(cq.data(), nullptr, cq.data(), w.mla.q_a_norm.data(), T, m.q_lora_rank, eps);
+    linear_forward_packed(q.data(), cq.data(), w.mla.q_b, nullptr, T);
+  } else {
+    linear_forward_packed(q.data(), a.h.data(), w.wq, nullptr, T);
+  }
+  std::vector<float> ckv(size_t(T) * (r + R)), latent(size_t(T) * r);
+  linear_forward_packed(ckv.data(), a.h.data(), w.mla.kv_a, nullptr, T);
+  for (int t = 0; t < T; ++t) std::copy_n(ckv.data() + int64_t(t) * (r + R), r, latent.data() + int64_t(t) * r);
+  ops::rmsnorm_forward(latent.data(), nullptr, latent.data(), w.mla.kv_a_norm.data(), T, r, eps);
+  std::vector<float> kv(size_t(T) * H * (N + Dv));
+  linear_forward_packed(kv.data(), latent.data(), w.mla.kv_b, nullptr, T);
+  const std::vector<float> inv_freq = m.inv_freq(c.rope_theta);
+  rope_interleaved(q.data(), T, H, Dqk, N, inv_freq, m.attention_factor);
+  std::vector<float> kpe(size_t(T) * R);
+  for (int t = 0; t < T; ++t) std::copy_n(ckv.data() + int64_t(t) * (r + R) + r, R, kpe.data() + int64_t(t) * R);
+  rope_interleaved(kpe.data(), T, 1, R, 0, inv_freq, m.attention_factor);
+  // Per head: K_h [T, Dqk], V_h [T, Dv], then the causal softmax and P·V.
+  std::vector<float> att(size_t(T) * H * Dv);
+  const size_t heads = static_cast<size_t>(H);
+  std::vector<Mat> keys(heads), values(heads), queries(heads), scores(heads);
+  const float scale = float(m.softmax_scale);
+#pragma omp parallel for schedule(static) if (int64_t(H) * T * T * Dqk >= (1 << 18))
+  for (int h = 0; h < H; ++h) {
+    Mat Q(T, Dqk), K(T, Dqk), V(T, Dv);
+    for (int t = 0; t < T; ++t) {
+      const float* kvrow = kv.data() + (int64_t(t) * H + h) * (N + Dv);
+      std::copy_n(q.data() + (int64_t(t) * H + h) * Dqk, Dqk, Q.row(t).data());
+      std::copy_n(kvrow, N, K.row(t).data());
+      std::copy_n(kpe.data() + int64_t(t) * R, R, K.row(t).data() + N);
+      std::copy_n(kvrow + N, Dv, V.row(t).data());
+    }
+    Mat S = (Q * K.transpose()) * scale;
+    Eigen::Map<Mat> P(probs + int64_t(h) * T * T, T, T);
+    for (int i = 0; i < T; ++i) {
+      const float max = S.row(i).head(i + 1).maxCoeff();
+      double sum = 0;
+      for (int j = 0; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - max));
+      for (int j = 0; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
+      for (int j = i + 1; j < T; ++j) P(i, j) = 0, S(i, j) = -INFINITY;
+    }
+    const Mat O = P * V;
+    for (int t = 0; t < T; ++t) std::copy_n(O.row(t).data(), Dv, att.data() + (int64_t(t) * H + h) * Dv);
+    if (detail) queries[size_t(h)] = std::move(Q), keys[size_t(h)] = std::move(K), values[size_t(h)] = std::move(V),
+                scores[size_t(h)] = std::move(S);
+  }
+  linear_forward_packed(a.proj.data(), att.data(), w.wo, nullptr, T);
+  if (detail) {
+    LayerDetail d;
+    d.layer = layer;
+    d.input = Eigen::Map<const Mat>(a.h.data(), T, C);
+    d.q = std::move(queries), d.k = std::move(keys), d.v = std::move(values), d.scores = std::move(scores);
+    for (int h = 0; h < H; ++h) {
+      d.probs.push_back(Eigen::Map<const Mat>(probs + int64_t(h) * T * T, T, T));
+      d.head_out.push_back(head_columns(att, T, H, Dv, h));
+    }
+    d.concat = Eigen::Map<const Mat>(att.data(), T, int64_t(H) * Dv);
+    d.output = Eigen::Map<const Mat>(a.proj.data(), T, C);
+    *detail = std::move(d);
+  }
+  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+}
+
+// out [n, C] = down(silu(gate x) ⊙ up x) for x [n, C].
+void swiglu_mlp(float* out, const float* x, const SwigluWeights& m, int n) {
+  const int F = int(m.gate.rows());
+  std::vector<float> gate(size_t(n) * F), up(gate.size());
+  linear_forward_packed(gate.data(), x, m.gate, nullptr, n);
+  linear_forward_packed(up.data(), x, m.up, nullptr, n);
+  ops::swiglu_forward(up.data(), gate.data(), up.data(), n, F);
+  linear_forward_packed(out, up.data(), m.down, nullptr, n);
+}
+
+// The experts each token is routed to and their weights (Hugging Face's DeepseekV2 MoEGate /
+// DeepseekV3TopkRouter): scores = softmax or sigmoid of the router's logits; greedy top-k, the top-k
+// of the topk_group best groups (V2: a group's best score; V3: its two best of score + correction
+// bias, the choice ranking score + bias), weights the chosen scores (V3: normalised when norm_topk_prob)
+// × routed_scaling_factor.
+std::vector<std::pair<int, float>> route_token(const MoeConfig& e, const float* logits, const Vec& correction_bias) {
+  const int E = e.experts;
+  std::vector<float> score(static_cast<size_t>(E));
+  if (e.sigmoid) {
+    for (int x = 0; x < E; ++x) score[size_t(x)] = 1.0f / (1.0f + std::exp(-logits[x]));
+  } else {
+    const float max = *std::max_element(logits, logits + E);
+    double sum = 0;
+    for (int x = 0; x < E; ++x) sum += double(score[size_t(x)] = std::exp(logits[x] - max));
+    for (int x = 0; x < E; ++x) score[size_t(x)] = float(double(score[size_t(x)]) / sum);
+  }
+  std::vector<float> choice = score;
+  if (e.correction_bias)
+    for (int x = 0; x < E; ++x) choice[size_t(x)] += correction_bias[x];
+  auto top = [](const std::vector<float>& v, int k) {
+    std::vector<int> idx(v.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = int(i);
+    std::stable_sort(idx.begin(), idx.end(), [&v](int a, int b) { return v[size_t(a)] > v[size_t(b)]; });
+    idx.resize(size_t(k));
+    return idx;
+  };
+  if (e.method != TopkMethod::greedy) {
+    const int per = E / e.groups;
+    std::vector<float> group_score(size_t(e.groups));
+    for (int g = 0; g < e.groups; ++g) {
+      std::vector<float> part(choice.begin() + g * per, choice.begin() + (g + 1) * per);
+      std::sort(part.begin(), part.end(), std::greater<float>());
+      group_score[size_t(g)] = e.method == TopkMethod::noaux_tc ? part[0] + part[1] : part[0];
+    }
+    std::vector<bool> kept(size_t(e.groups), false);
+    for (int g : top(group_score, e.topk_groups)) kept[size_t(g)] = true;
+    for (int x = 0; x < E; ++x)
+      if (!kept[size_t(x / per)]) choice[size_t(x)] = 0.0f;  // masked_fill(..., 0.0) as Hugging Face does
+  }
+  std::vector<std::pair<int, float>> chosen;
+  double sum = 0;
+  for (int x : top(choice, e.top_k)) {
+    chosen.push_back({x, score[size_t(x)]});
+    sum += score[size_t(x)];
+  }
+  for (auto& [x, weight] : chosen) {
+    if (e.norm_topk) weight = float(double(weight) / (sum + 1e-20));
+    weight = float(double(weight) * e.routed_scale);
+  }
+  return chosen;
+}
+
+// x ← x + moe(norm2(x)): each expert runs on the tokens routed to it; the shared experts on all.
+void moe_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T) {
+  const MoeConfig& e = c.moe;
+  const int C = c.d_model;
+  apply_norm(c, a.h.data(), a.x.data(), w.norm2_weight, w.norm2_bias, T);
+  std::vector<float> logits(size_t(T) * e.experts);
+  linear_forward_packed(logits.data(), a.h.data(), w.moe.router, nullptr, T);
+  std::vector<std::vector<std::pair<int, float>>> routed(size_t(e.experts));  // expert → (token, weight)
+  for (int t = 0; t < T; ++t)
+    for (auto [x, weight] : route_token(e, logits.data() + int64_t(t) * e.experts, w.moe.correction_bias))
+      routed[size_t(x)].push_back({t, weight});
+  std::fill(a.proj.begin(), a.proj.end(), 0.0f);
+  if (e.shared > 0) swiglu_mlp(a.proj.data(), a.h.data(), w.moe.shared, T);
+  std::vector<float> in, out;
+  for (int x = 0; x < e.experts; ++x) {
+    const auto& tokens = routed[size_t(x)];
+    if (tokens.empty()) continue;
+    const int n = int(tokens.size());
+    in.resize(size_t(n) * C), out.resize(in.size());
+    for (int i = 0; i < n; ++i) std::copy_n(a.h.data() + int64_t(tokens[size_t(i)].first) * C, C, in.data() + int64_t(i) * C);
+    swiglu_mlp(out.data(), in.data(), w.moe.experts[size_t(x)], n);
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < C; ++k) a.proj[size_t(int64_t(tokens[size_t(i)].first) * C + k)] += tokens[size_t(i)].second * out[size_t(int64_t(i) * C + k)];
+  }
+  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+}
+
 }  // namespace
 
 // ---- the pass --------------------------------------------------------------------------------------
@@ -167,6 +353,12 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
+    if (c.is_mla()) {  // DeepSeek
+      mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l);
+      if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
+      else mlp_forward(c, w.layers[size_t(l)], a, T);
+      continue;
+    }
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
     mlp_forward(c, w.layers[size_t(l)], a, T);

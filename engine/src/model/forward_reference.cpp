@@ -117,6 +117,158 @@ Mat head_of(const Rows& x, int h, int D) {
   return m;
 }
 
+// ---- DeepSeek: MLA and the mixture of experts, as loops ---------------------------------------------
+// Columns [from, from + n) of each row.
+Rows columns(const Rows& x, size_t from, size_t n) {
+  Rows y(x.size());
+  for (size_t t = 0; t < x.size(); ++t) y[t].assign(x[t].begin() + long(from), x[t].begin() + long(from + n));
+  return y;
+}
+
+// The MLA block's output [T, C] (before the residual add); probabilities into r.attentions, the detail
+// when asked. Interleaved RoPE: pair (2i, 2i+1) of the rope part, times YaRN's attention factor.
+Rows mla_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h, int l, ForwardResult& r,
+                   LayerDetail* detail) {
+  const MlaConfig& m = c.mla;
+  const int T = int(h.size()), H = c.heads, N = m.nope_dim, R = m.rope_dim, Dv = m.v_dim, Dqk = N + R;
+  const size_t rank = size_t(m.kv_lora_rank);
+  Rows q;
+  if (m.q_lora_rank) q = linear(norm(linear(h, lw.mla.q_a, Vec()), lw.mla.q_a_norm, Vec(), NormKind::rmsnorm, MlaConfig::latent_norm_eps), lw.mla.q_b, Vec());
+  else q = linear(h, lw.wq, Vec());
+  const Rows ckv = linear(h, lw.mla.kv_a, Vec());
+  const Rows kv = linear(norm(columns(ckv, 0, rank), lw.mla.kv_a_norm, Vec(), NormKind::rmsnorm, MlaConfig::latent_norm_eps), lw.mla.kv_b, Vec());
+  Rows kpe = columns(ckv, rank, size_t(R));
+  const std::vector<float> inv_freq = m.inv_freq(c.rope_theta);
+  auto rotate = [&](std::vector<double>& row, size_t at, int t) {
+    for (int i = 0; i < R / 2; ++i) {
+      const float angle = float(t) * inv_freq[size_t(i)];
+      const double cs = std::cos(double(angle)) * m.attention_factor, sn = std::sin(double(angle)) * m.attention_factor;
+      const double a = row[at + size_t(2 * i)], b = row[at + size_t(2 * i + 1)];
+      row[at + size_t(2 * i)] = a * cs - b * sn;
+      row[at + size_t(2 * i + 1)] = b * cs + a * sn;
+    }
+  };
+  for (int t = 0; t < T; ++t) {
+    for (int head = 0; head < H; ++head) rotate(q[size_t(t)], size_t(head * Dqk + N), t);
+    rotate(kpe[size_t(t)], 0, t);
+  }
+  // k_h = [kv's key part of head h ; kpe], v_h = kv's value part of head h
+  auto key = [&](int t, int head, int d) {
+    return d < N ? kv[size_t(t)][size_t(head * (N + Dv) + d)] : kpe[size_t(t)][size_t(d - N)];
+  };
+  auto value = [&](int t, int head, int d) { return kv[size_t(t)][size_t(head * (N + Dv) + N + d)]; };
+  Rows concat(size_t(T), std::vector<double>(size_t(H * Dv), 0.0));
+  for (int head = 0; head < H; ++head) {
+    Mat scores(T, T), probs(T, T), qh(T, Dqk), kh(T, Dqk), vh(T, Dv);
+    for (int i = 0; i < T; ++i) {
+      for (int d = 0; d < Dqk; ++d) qh(i, d) = float(q[size_t(i)][size_t(head * Dqk + d)]), kh(i, d) = float(key(i, head, d));
+      for (int d = 0; d < Dv; ++d) vh(i, d) = float(value(i, head, d));
+      std::vector<double> s(size_t(T), -INFINITY);
+      double max = -INFINITY;
+      for (int j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (int d = 0; d < Dqk; ++d) dot += q[size_t(i)][size_t(head * Dqk + d)] * key(j, head, d);
+        s[size_t(j)] = dot * m.softmax_scale;
+        max = std::max(max, s[size_t(j)]);
+      }
+      double sum = 0;
+      for (int j = 0; j <= i; ++j) sum += std::exp(s[size_t(j)] - max);
+      for (int j = 0; j < T; ++j) {
+        const double p = j <= i ? std::exp(s[size_t(j)] - max) / sum : 0.0;
+        scores(i, j) = float(s[size_t(j)]);
+        probs(i, j) = float(p);
+        r.attentions[size_t(((int64_t(l) * H + head) * T + i) * T + j)] = float(p);
+        if (j <= i)
+          for (int d = 0; d < Dv; ++d) concat[size_t(i)][size_t(head * Dv + d)] += p * value(j, head, d);
+      }
+    }
+    if (detail) {
+      detail->scores.push_back(scores);
+      detail->probs.push_back(probs);
+      detail->q.push_back(qh);
+      detail->k.push_back(kh);
+      detail->v.push_back(vh);
+      detail->head_out.push_back(head_of(concat, head, Dv));
+    }
+  }
+  const Rows attn = linear(concat, lw.wo, Vec());
+  if (detail) {
+    detail->layer = l;
+    detail->input = to_mat(h);
+    detail->concat = to_mat(concat);
+    detail->output = to_mat(attn);
+  }
+  return attn;
+}
+
+Rows swiglu_reference(const Rows& x, const SwigluWeights& m) {
+  Rows hidden = linear(x, m.up, Vec());
+  const Rows gate = linear(x, m.gate, Vec());
+  for (size_t t = 0; t < hidden.size(); ++t)
+    for (size_t f = 0; f < hidden[t].size(); ++f) hidden[t][f] *= silu(gate[t][f]);
+  return linear(hidden, m.down, Vec());
+}
+
+// The MoE MLP's output [T, C] for h2 = norm2(x): every expert computed for every token, the routing
+// weights zero except for the chosen ones (the same sum as the routed computation).
+Rows moe_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2) {
+  const MoeConfig& e = c.moe;
+  const int E = e.experts, per = E / e.groups;
+  const Rows logits = linear(h2, lw.moe.router, Vec());
+  Rows out = e.shared > 0 ? swiglu_reference(h2, lw.moe.shared) : Rows(h2.size(), std::vector<double>(h2[0].size(), 0.0));
+  std::vector<Rows> expert_out;
+  for (int x = 0; x < E; ++x) expert_out.push_back(swiglu_reference(h2, lw.moe.experts[size_t(x)]));
+  for (size_t t = 0; t < h2.size(); ++t) {
+    std::vector<double> score(static_cast<size_t>(E)), choice(static_cast<size_t>(E));
+    double max = -INFINITY, sum = 0;
+    for (int x = 0; x < E; ++x) max = std::max(max, logits[t][size_t(x)]);
+    for (int x = 0; x < E; ++x) {
+      score[size_t(x)] = e.sigmoid ? 1.0 / (1.0 + std::exp(-logits[t][size_t(x)])) : std::exp(logits[t][size_t(x)] - max);
+      sum += score[size_t(x)];
+    }
+    for (int x = 0; x < E; ++x) {
+      if (!e.sigmoid) score[size_t(x)] /= sum;
+      choice[size_t(x)] = score[size_t(x)] + (e.correction_bias ? double(lw.moe.correction_bias[x]) : 0.0);
+    }
+    // the index of the largest value not yet taken (the lower index on a tie)
+    auto best = [](const std::vector<double>& v, const std::vector<bool>& taken) {
+      int b = -1;
+      for (size_t i = 0; i < v.size(); ++i)
+        if (!taken[i] && (b < 0 || v[i] > v[size_t(b)])) b = int(i);
+      return b;
+    };
+    if (e.method != TopkMethod::greedy) {
+      std::vector<double> group(size_t(e.groups));
+      for (int g = 0; g < e.groups; ++g) {
+        double first = -INFINITY, second = -INFINITY;
+        for (int x = g * per; x < (g + 1) * per; ++x) {
+          if (choice[size_t(x)] > first) second = first, first = choice[size_t(x)];
+          else if (choice[size_t(x)] > second) second = choice[size_t(x)];
+        }
+        group[size_t(g)] = e.method == TopkMethod::noaux_tc ? first + second : first;
+      }
+      std::vector<bool> taken(size_t(e.groups), false);
+      for (int k = 0; k < e.topk_groups; ++k) taken[size_t(best(group, taken))] = true;
+      for (int x = 0; x < E; ++x)
+        if (!taken[size_t(x / per)]) choice[size_t(x)] = 0.0;
+    }
+    std::vector<bool> taken(size_t(E), false);
+    std::vector<int> chosen;
+    double chosen_sum = 0;
+    for (int k = 0; k < e.top_k; ++k) {
+      const int x = best(choice, taken);
+      taken[size_t(x)] = true;
+      chosen.push_back(x);
+      chosen_sum += score[size_t(x)];
+    }
+    for (int x : chosen) {
+      const double weight = (e.norm_topk ? score[size_t(x)] / (chosen_sum + 1e-20) : score[size_t(x)]) * e.routed_scale;
+      for (size_t i = 0; i < out[t].size(); ++i) out[t][i] += weight * expert_out[size_t(x)][t][i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- the pass ----------------------------------------------------------------------------------------
@@ -139,6 +291,20 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     const LayerWeights& lw = w.layers[size_t(l)];
+    if (c.is_mla()) {  // DeepSeek: MLA, then the dense or MoE MLP
+      LayerDetail detail;
+      const Rows attn = mla_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps), l, r,
+                                      options.detail_layer == l ? &detail : nullptr);
+      if (options.detail_layer == l) r.detail = std::move(detail);
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)];
+      const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+      const Rows mlp = c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
+                                              : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down});
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+      continue;
+    }
     const KvWeights& kv = model.kv(l);
     // 1. projections (then Qwen3's per-head q/k norm, then RoPE)
     const Rows h = norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps);

@@ -192,6 +192,63 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
   return plan;
 }
 
+// DeepSeek-V2/V3: MLA's self_attn.{q_proj | q_a_proj, q_a_layernorm, q_b_proj}, kv_a_proj_with_mqa,
+// kv_a_layernorm, kv_b_proj, o_proj; the dense mlp.{gate,up,down}_proj in the first
+// first_k_dense_replace layers, then mlp.gate (+ V3's e_score_correction_bias), mlp.experts.N.* and
+// mlp.shared_experts.*.
+void plan_swiglu(std::vector<Load>& plan, const std::string& prefix, SwigluWeights& m, int64_t C, int64_t F) {
+  plan_packed(plan, prefix + "gate_proj.weight", m.gate, F, C);
+  plan_packed(plan, prefix + "up_proj.weight", m.up, F, C);
+  plan_packed(plan, prefix + "down_proj.weight", m.down, C, F);
+}
+
+std::vector<Load> plan_deepseek(const ModelConfig& c, ModelWeights& w) {
+  const MlaConfig& m = c.mla;
+  const MoeConfig& e = c.moe;
+  const int64_t C = c.d_model, H = c.heads, QK = int64_t(c.heads) * c.head_dim;
+  std::vector<Load> plan;
+  plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
+  w.layers.resize(size_t(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& l = w.layers[size_t(i)];
+    const std::string h = "model.layers." + std::to_string(i) + ".";
+    plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
+    if (m.q_lora_rank) {
+      plan_packed(plan, h + "self_attn.q_a_proj.weight", l.mla.q_a, m.q_lora_rank, C);
+      plan_vector(plan, h + "self_attn.q_a_layernorm.weight", l.mla.q_a_norm, m.q_lora_rank);
+      plan_packed(plan, h + "self_attn.q_b_proj.weight", l.mla.q_b, QK, m.q_lora_rank);
+    } else {
+      plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, QK, C);
+    }
+    plan_fused(plan, h + "self_attn.kv_a_proj_with_mqa.weight", {{&l.mla.kv_a, m.kv_lora_rank + m.rope_dim}}, C,
+               "the rows of the latent c_KV (kv_lora_rank " + std::to_string(m.kv_lora_rank) +
+                   "), then of the shared rotary key (qk_rope_head_dim " + std::to_string(m.rope_dim) + ")");
+    plan_vector(plan, h + "self_attn.kv_a_layernorm.weight", l.mla.kv_a_norm, m.kv_lora_rank);
+    plan_fused(plan, h + "self_attn.kv_b_proj.weight", {{&l.mla.kv_b, H * (m.nope_dim + m.v_dim)}}, m.kv_lora_rank,
+               std::to_string(H) + " heads × (qk_nope_head_dim " + std::to_string(m.nope_dim) + " + v_head_dim " +
+                   std::to_string(m.v_dim) + ") rows over the kv_lora_rank " + std::to_string(m.kv_lora_rank) +
+                   " latent columns: each head's key part, then its value,");
+    plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, H * m.v_dim);
+    plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    if (!e.is_moe_layer(i)) {
+      plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, c.ffn_dim, C);
+      plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, c.ffn_dim, C);
+      plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, c.ffn_dim);
+      continue;
+    }
+    plan_fused(plan, h + "mlp.gate.weight", {{&l.moe.router, e.experts}}, C,
+               "the router's rows, one per routed expert (n_routed_experts " + std::to_string(e.experts) + "),");
+    if (e.correction_bias) plan_vector(plan, h + "mlp.gate.e_score_correction_bias", l.moe.correction_bias, e.experts);
+    l.moe.experts.resize(size_t(e.experts));
+    for (int x = 0; x < e.experts; ++x)
+      plan_swiglu(plan, h + "mlp.experts." + std::to_string(x) + ".", l.moe.experts[size_t(x)], C, e.expert_ffn);
+    if (e.shared > 0) plan_swiglu(plan, h + "mlp.shared_experts.", l.moe.shared, C, int64_t(e.expert_ffn) * e.shared);
+  }
+  plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  return plan;
+}
+
 // Refuses a model whose float32 weights would not fit in this machine's memory, before allocating.
 void check_memory(const ModelConfig& c, const fs::path& dir) {
   const double need = double(c.parameter_count()) * 4;
@@ -253,7 +310,9 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const detail::Checkpoint ckpt(dir);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
-  const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w) : plan_llama(c, w);
+  const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w)
+                                : c.is_mla()              ? plan_deepseek(c, w)
+                                                          : plan_llama(c, w);
 
   // Check every name and shape before reading anything, so a wrong file fails fast.
   double total = 0;
@@ -334,6 +393,8 @@ PackedMatrix pool_heads(const PackedMatrix& w, int old_heads, int new_heads, int
 std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) {
   const ModelConfig& c = model.config;
   const int original = model.original_kv_heads;
+  require(!c.is_mla(), c.model_type + " uses multi-head latent attention: it has no K/V heads to pool, every head's "
+                       "keys and values are made from one shared latent, and that latent is what it caches");
   require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
           "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
   require(original % kv_heads == 0, "this checkpoint has " + std::to_string(original) +

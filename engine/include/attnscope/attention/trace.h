@@ -32,6 +32,10 @@ struct TraceShape {
   bool rotary = false;  // RoPE turns Q and K by their position after the split
   bool causal = false;
   bool qk_norm = false;  // RMSNorm over each head's d_k values of Q and K, before RoPE (Qwen3)
+  // Multi-head latent attention (DeepSeek) when kv_latent > 0: d_k = nope + rope is the q·k width,
+  // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor.
+  int64_t kv_latent = 0, q_latent = 0, rope_dim = 0, v_dim = 0;
+  double softmax_scale = 0;
 };
 
 struct Trace {
@@ -49,6 +53,10 @@ struct Trace {
 Trace shape_trace(const AttentionShape& shape, int tokens, bool causal, bool has_bias);
 // Any layer's trace, e.g. a checkpoint's (C, H, G, d_k, biases and RoPE from its config).
 Trace shape_trace(const TraceShape& shape);
+
+// MLA's steps (shape.kv_latent > 0): compress to the latent, expand per head, the shared rotary key;
+// parameters of W_DQ/W_UQ (or W_Q), W_DKV, W_UKV, W_O; the cache is kv_latent + rope_dim per token.
+Trace mla_shape_trace(const TraceShape& shape);
 // Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 

@@ -11,6 +11,8 @@
 //          gemma2, gemma3_text: (1 + w) RMSNorms, four norms per block, embedding × √hidden_size,
 //          GeGLU (gelu tanh), query_pre_attn_scalar, soft-capping (Gemma 2), q/k norms (Gemma 3),
 //          sliding-window layers interleaved with global ones, local/global RoPE bases (Gemma 3)
+//   deepseek  model_type deepseek_v2, deepseek_v3: Llama's norms and SwiGLU, with multi-head latent
+//          attention (MlaConfig) and a mixture-of-experts MLP (MoeConfig) in its own layer functions
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // Anything outside these conventions is refused with a message that names the key and says what is
 // supported: another model_type, a rope_scaling, an activation other than the family's own, …
@@ -28,8 +30,47 @@ enum class PositionKind { learned, rotary };       // wpe added to the input, or
 enum class MlpKind { gelu_new, swiglu, geglu };    // down(gelu_new(up x)), down(silu(gate x) ⊙ up x) or
                                                    // down(gelu_tanh(gate x) ⊙ up x) (Gemma)
 
+// DeepSeek's multi-head latent attention (SPEC "Variants after GQA", MLA). Every head has its own
+// keys and values, all up-projected from one latent c_KV [kv_lora_rank] per token, plus one rotary key
+// [rope_dim] shared by the heads; the cache holds kv_lora_rank + rope_dim values per token per layer.
+struct MlaConfig {
+  int q_lora_rank = 0;   // 0: q = h·W_Qᵀ (q_proj); else c_Q = RMSNorm(q_a_proj h), q = q_b_proj c_Q
+  int kv_lora_rank = 0;  // r: the latent's width (0: not MLA)
+  int nope_dim = 0;      // qk_nope_head_dim: each head's key/query part without positions
+  int rope_dim = 0;      // qk_rope_head_dim: the rotary part (interleaved pairs 2i, 2i+1)
+  int v_dim = 0;         // v_head_dim
+  double softmax_scale = 0;  // 1/√(nope + rope), × mscale(f, mscale_all_dim)² with YaRN
+  // YaRN (rope_scaling type yarn), Hugging Face's rule: inv_freq blends interpolated and original
+  // frequencies over the correction range of beta_fast/beta_slow; cos and sin × attention_factor.
+  bool yarn = false;
+  double yarn_factor = 1, yarn_original_max = 0, beta_fast = 32, beta_slow = 1, attention_factor = 1;
+  static constexpr double latent_norm_eps = 1e-6;  // q_a_layernorm, kv_a_layernorm (SPEC)
+  // inv_freq_i of the rotary part, i < rope_dim/2, as Hugging Face computes them (float32 values).
+  std::vector<float> inv_freq(double theta) const;
+};
+
+// DeepSeek's mixture-of-experts MLP: layers from first_k_dense_replace on replace the dense SwiGLU by
+// Σ_{e in top-k} w_e·expert_e(x) + shared(x); experts are SwiGLU MLPs of width expert_ffn, the shared
+// one of width expert_ffn·shared.
+enum class TopkMethod { greedy, group_limited_greedy, noaux_tc };
+struct MoeConfig {
+  int experts = 0;          // n_routed_experts E (0: every layer dense)
+  int shared = 0;           // n_shared_experts
+  int top_k = 0;            // num_experts_per_tok
+  int expert_ffn = 0;       // moe_intermediate_size
+  int first_dense = 0;      // first_k_dense_replace
+  double routed_scale = 1;  // routed_scaling_factor
+  TopkMethod method = TopkMethod::greedy;
+  int groups = 1, topk_groups = 1;  // n_group, topk_group
+  bool norm_topk = false;   // norm_topk_prob: the chosen weights sum to 1 (before routed_scale, V3)
+  bool sigmoid = false;     // scoring_func sigmoid (V3), else softmax (V2)
+  bool correction_bias = false;  // V3's mlp.gate.e_score_correction_bias [E] (choice only)
+  bool is_moe_layer(int layer) const { return experts > 0 && layer >= first_dense; }
+};
+
 struct ModelConfig {
-  std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text
+  std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
+                           // deepseek_v2 | deepseek_v3
   Family family = Family::llama;
   NormKind norm = NormKind::rmsnorm;
   PositionKind positions = PositionKind::rotary;
@@ -65,6 +106,9 @@ struct ModelConfig {
   bool nope_layer(int layer) const {  // a rotary model's layer without RoPE (SmolLM3)
     return positions == PositionKind::rotary && layer_rope_theta[size_t(layer)] == 0;
   }
+  MlaConfig mla;                    // deepseek_v2/v3 (kv_heads = heads, head_dim = nope + rope)
+  MoeConfig moe;                    // deepseek_v2/v3
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
 
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
 };

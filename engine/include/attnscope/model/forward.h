@@ -7,6 +7,10 @@
 //               P_h = softmax(q_h·k_{g(h)}ᵀ/√D + causal mask)               [H, T, T]  → attentions[l]
 //               x += (P·v)·W_Oᵀ (+b);  x += mlp(norm2(x))
 //   logits = norm_f(x)·Eᵀ   (E = lm_head, or the token embedding when tied)  [T, V]
+// DeepSeek (config.is_mla()) runs its own layer functions in the same pass: MLA, q_h = [q_N ; RoPE(q_R)],
+// k_h = [W_UK,h·RMSNorm(c_KV) ; RoPE(k_R)] with c_KV, k_R = h·W_DKVᵀ shared by the heads, v_h =
+// W_UV,h·RMSNorm(c_KV), scale softmax_scale; then the dense or mixture-of-experts MLP. G = H there, D =
+// nope + rope is the q·k width and LayerDetail's v, head_out and concat are v_head_dim wide.
 // Legend: L layers, T tokens, C d_model, H query heads, G kv heads, D head width, V vocabulary.
 #pragma once
 #include <array>

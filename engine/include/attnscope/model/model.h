@@ -7,7 +7,8 @@
 // config.json implies, converted to float32 (F32/F16/BF16) and refused when it holds NaN or ±inf.
 // GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], and
 // Phi-3's fused qkv_proj [(H+2G)·D, C] and gate_up_proj [2F, C] are split by rows into W_Q, W_K, W_V
-// and W_gate, W_up, so one forward pass (forward.h) serves every family.
+// and W_gate, W_up, so one forward pass (forward.h) serves every family. DeepSeek's MLA and experts
+// load into LayerWeights::mla and ::moe (their own tensors; W_Q is q_proj when q_lora_rank is null).
 //
 // Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
 // P learned positions.
@@ -34,6 +35,31 @@ struct KvWeights {
   Vec bk, bv;                    // [G·D] when config.qkv_bias, else empty
 };
 
+// A SwiGLU MLP's three matrices: down(silu(gate x) ⊙ up x).  gate, up [F, C], down [C, F]
+struct SwigluWeights {
+  PackedMatrix gate, up, down;
+};
+
+// DeepSeek's mixture of experts (config.moe): router [E, C], V3's correction bias [E] (choosing only),
+// E routed experts and the shared experts as one MLP of width expert_ffn·shared (absent when 0).
+struct MoeWeights {
+  PackedMatrix router;
+  Vec correction_bias;
+  std::vector<SwigluWeights> experts;
+  SwigluWeights shared;
+};
+
+// DeepSeek's multi-head latent attention (config.mla). Legend: r kv_lora_rank, rq q_lora_rank, R rope
+// dim, N nope dim, Dv v dim.
+struct MlaWeights {
+  PackedMatrix q_a;      // [rq, C]  when q_lora_rank (else LayerWeights::wq [H·(N+R), C] is q_proj)
+  Vec q_a_norm;          // [rq]
+  PackedMatrix q_b;      // [H·(N+R), rq]
+  PackedMatrix kv_a;     // [r + R, C]  kv_a_proj_with_mqa: the latent c_KV, then the shared rotary key
+  Vec kv_a_norm;         // [r]
+  PackedMatrix kv_b;     // [H·(N+Dv), r]  per head: its key's nope part, then its value
+};
+
 struct LayerWeights {
   Vec norm1_weight, norm1_bias;  // [C]; the bias is empty for RMSNorm
   PackedMatrix wq;               // [H·D, C]
@@ -49,6 +75,8 @@ struct LayerWeights {
   PackedMatrix w_up;             // [F, C] (GPT-2: c_fc)
   PackedMatrix w_down;           // [C, F] (GPT-2: c_proj of the MLP)
   Vec b_up, b_down;              // [F], [C] when config.mlp_bias
+  MlaWeights mla;                // config.is_mla(); wo is then [C, H·Dv]
+  MoeWeights moe;                // config.moe.is_moe_layer(layer) (the dense w_gate/w_up/w_down are empty)
 };
 
 struct ModelWeights {
