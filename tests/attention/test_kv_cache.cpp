@@ -207,6 +207,18 @@ TEST_CASE("cli kv-cache: presets are found at run time through ATTNSCOPE_ASSETS"
   CHECK(missing.err.find("ATTNSCOPE_ASSETS is") != std::string::npos);
 }
 
+// `attnscope kv-cache ARGS` exits 2 with one line "error: …" containing `message`, and prints nothing.
+static void check_refused(const std::string& args, const char* message) {
+  const CliRun r = run_cli("kv-cache " + args);
+  CAPTURE(args);
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(message) != std::string::npos);
+  CHECK(r.err.rfind("error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   struct Bad { std::string args; const char* message; };
   const Bad cases[] = {
@@ -227,16 +239,7 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
       {"--layers 4 --heads 8 --seq 10", "--kv-heads is missing"},
       {"--model gpt2-small", "--seq is required"},
   };
-  for (const Bad& b : cases) {
-    const CliRun r = run_cli("kv-cache " + b.args);
-    CAPTURE(b.args);
-    CAPTURE(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find(b.message) != std::string::npos);
-    CHECK(r.err.rfind("error: ", 0) == 0);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK(r.out.empty());
-  }
+  for (const Bad& b : cases) check_refused(b.args, b.message);
 }
 
 TEST_CASE("kv cache: a checkpoint's sliding-window layers keep at most their window's tokens") {
@@ -533,16 +536,7 @@ TEST_CASE("cli kv-cache: bad windows, sinks and ranks exit 2 with one clear line
       {"--model gpt2-small --seq 10 --kv-rank 4611686018427387904", "does not fit in 63 bits"},
       {"--model gpt2-small --seq 10 --v-head-dim 0", "--v-head-dim must be a whole number of at least 1, got 0"},
   };
-  for (const Bad& b : cases) {
-    const CliRun r = run_cli("kv-cache " + b.args);
-    CAPTURE(b.args);
-    CAPTURE(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find(b.message) != std::string::npos);
-    CHECK(r.err.rfind("error: ", 0) == 0);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK(r.out.empty());
-  }
+  for (const Bad& b : cases) check_refused(b.args, b.message);
   const CliRun help = run_cli("kv-cache --help");
   for (const char* flag : {"--window", "--window-layers", "--sinks", "--kv-rank", "--rope-dim", "--v-head-dim", "deepseek-v2"})
     CHECK(help.out.find(flag) != std::string::npos);

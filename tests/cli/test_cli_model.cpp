@@ -73,6 +73,22 @@ TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits a
   CHECK(!fs::exists(out / "probs.npy"));
 }
 
+// `compute --checkpoint` on a fixture's ids with --layer 1 into out/<fixture>: exit 0, the summary line,
+// and every layer's attentions (≤ 1e-5) and the logits (≤ 1e-4 relative) equal to its PyTorch reference.
+static void check_compute_matches_reference(const fs::path& out, const char* fixture, const char* summary) {
+  CAPTURE(fixture);
+  const auto ids = fixture_ids(fixture);
+  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(fixture)) + " --ids " + ids_text(ids) +
+                           " --layer 1 --out " + q(out / fixture));
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, summary));
+  CHECK(max_diff(read_npy(out / fixture / "attentions.npy", 4).data, fixture_reference(fixture, "attentions").values) <= 1e-5);
+  const auto ref_logits = fixture_reference(fixture, "logits").values;
+  double scale = 1;
+  for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
+  CHECK(max_diff(read_npy(out / fixture / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+}
+
 TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's attentions and logits") {
   const fs::path out = fresh_dir("cli_model_qwen3_phi3");
   struct Case {
@@ -84,17 +100,7 @@ TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's at
   for (const Case& c : {Case{"qwen3_gqa_bf16_tied", "qwen3_gqa_bf16_tied (qwen3, 2 layers, 4 heads, 2 kv heads): 12 tokens", "BF16", "qwen3"},
                         Case{"phi3_gqa_f16_sharded", "phi3_gqa_f16_sharded (phi3, 2 layers, 4 heads, 2 kv heads): 10 tokens", "F16", "phi3"},
                         Case{"phi3_mha_long_f32", "phi3_mha_long_f32 (phi3, 3 layers, 4 heads, 4 kv heads): 40 tokens", "F32", "phi3"}}) {
-    CAPTURE(c.fixture);
-    const auto ids = fixture_ids(c.fixture);
-    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(c.fixture)) + " --ids " + ids_text(ids) +
-                             " --layer 1 --out " + q(out / c.fixture));
-    REQUIRE(r.exit_code == 0);
-    CHECK(contains(r.out, c.summary));
-    CHECK(max_diff(read_npy(out / c.fixture / "attentions.npy", 4).data, fixture_reference(c.fixture, "attentions").values) <= 1e-5);
-    const auto ref_logits = fixture_reference(c.fixture, "logits").values;
-    double scale = 1;
-    for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
-    CHECK(max_diff(read_npy(out / c.fixture / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+    check_compute_matches_reference(out, c.fixture, c.summary);
     const auto model = read_json(out / c.fixture / "model.json");
     CHECK(model["model_type"] == c.type);
     CHECK(model["weights_dtype"] == c.dtype);
@@ -154,17 +160,7 @@ TEST_CASE("cli model: compute --checkpoint on DeepSeek-V2 and V3 (MLA, experts) 
   };
   for (const Case& c : {Case{"deepseek_v2_mla_moe_bf16", "deepseek_v2_mla_moe_bf16 (deepseek_v2, 2 layers, 4 heads, 4 kv heads): 12 tokens", "BF16"},
                         Case{"deepseek_v3_mla_noaux_f32_sharded", "deepseek_v3_mla_noaux_f32_sharded (deepseek_v3, 3 layers, 4 heads, 4 kv heads): 40 tokens", "F32"}}) {
-    CAPTURE(c.fixture);
-    const auto ids = fixture_ids(c.fixture);
-    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(c.fixture)) + " --ids " + ids_text(ids) +
-                             " --layer 1 --out " + q(out / c.fixture));
-    REQUIRE(r.exit_code == 0);
-    CHECK(contains(r.out, c.summary));
-    CHECK(max_diff(read_npy(out / c.fixture / "attentions.npy", 4).data, fixture_reference(c.fixture, "attentions").values) <= 1e-5);
-    const auto ref_logits = fixture_reference(c.fixture, "logits").values;
-    double scale = 1;
-    for (float v : ref_logits) scale = std::max(scale, double(std::abs(v)));
-    CHECK(max_diff(read_npy(out / c.fixture / "logits.npy").data, ref_logits) <= 1e-4 * scale);
+    check_compute_matches_reference(out, c.fixture, c.summary);
     CHECK(read_json(out / c.fixture / "model.json")["weights_dtype"] == c.dtype);
   }
   // Every head's own keys: q and k are [H, T, nope + rope], v is [H, T, v_head_dim].

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,22 @@ inline bool shows(const std::vector<std::string>& texts, const std::string& part
 
 inline int channel_distance(Rgba a, Rgba b) {
   return std::max({std::abs(int(a.r) - int(b.r)), std::abs(int(a.g) - int(b.g)), std::abs(int(a.b) - int(b.b))});
+}
+
+// The token indices the layout record labels on one axis ("query" or "key"; each heatmap on the grid's
+// edge records its own), as a set.
+inline std::set<int> label_indices(const WindowRun& w, const std::string& axis) {
+  std::set<int> out;
+  for (const auto& l : w.layout.at("labels"))
+    if (l["axis"] == axis) out.insert(l["index"].get<int>());
+  return out;
+}
+
+// {from, from + 1, …, from + count − 1}.
+inline std::set<int> iota(int from, int count) {
+  std::set<int> v;
+  for (int i = 0; i < count; ++i) v.insert(from + i);
+  return v;
 }
 
 }  // namespace attnscope::test

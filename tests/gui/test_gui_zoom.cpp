@@ -69,20 +69,6 @@ std::string typed_range(const RangeControls& c, int first, int last, bool number
          at(12) + ":text=" + std::to_string(last) + "," + at(13) + ":enter --frames " + at(22);
 }
 
-// The token indices labelled on one axis ("query" or "key"; each heatmap on the grid's edge records its own).
-std::set<int> label_indices(const WindowRun& w, const std::string& axis) {
-  std::set<int> out;
-  for (const auto& l : w.layout.at("labels"))
-    if (l["axis"] == axis) out.insert(l["index"].get<int>());
-  return out;
-}
-
-std::set<int> iota(int from, int count) {
-  std::set<int> v;
-  for (int i = 0; i < count; ++i) v.insert(from + i);
-  return v;
-}
-
 // The texts drawn in the Heads window that read as a number with two decimals.
 std::vector<std::string> cell_numbers(const WindowRun& w) {
   static const std::regex number("-?[0-9]+\\.[0-9][0-9]");

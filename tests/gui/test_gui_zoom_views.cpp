@@ -24,19 +24,6 @@ std::string cell_point(const nlohmann::json& map, double row, double col) {
   return point(map.at("x").get<double>() + (col + 0.5) * cell, map.at("y").get<double>() + (row + 0.5) * cell);
 }
 
-std::set<int> label_indices(const WindowRun& w, const std::string& axis) {
-  std::set<int> out;
-  for (const auto& l : w.layout.at("labels"))
-    if (l["axis"] == axis) out.insert(l["index"].get<int>());
-  return out;
-}
-
-std::set<int> iota(int from, int count) {
-  std::set<int> v;
-  for (int i = 0; i < count; ++i) v.insert(from + i);
-  return v;
-}
-
 // The box around the texts of the run's tooltip (the pointer rests on a heatmap), with room for its padding.
 struct Box {
   double x0 = 0, y0 = 0, x1 = -1, y1 = -1;

@@ -276,7 +276,7 @@ void add_one_to_norms(ModelWeights& w) {
 // run in the checkpoint's own dtype, the factor is rounded to BF16 or F16 (√1152 = 33.94… → 34 in BF16).
 double round_to_dtype(double value, TensorDtype dtype) {
   const float f = float(value);
-  if (dtype == TensorDtype::f16) return double(float(_Float16(f)));
+  if (dtype == TensorDtype::f16) return double(float(Eigen::half(f)));  // round to nearest even, any compiler
   if (dtype == TensorDtype::bf16) {
     uint32_t bits;
     std::memcpy(&bits, &f, sizeof bits);
