@@ -232,6 +232,63 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   return spec;
 }
 
+// ---- what every head shares (MLA) -------------------------------------------------------------------
+
+// A multi-head latent attention layer: the latent c_KV and the rotary key that every head's keys and
+// values are made from, drawn as two strips above the heads — tokens left to right (as the key axis),
+// channels top to bottom, block-averaged to at most 256 × 24 cells, on a diverging scale of each one's
+// largest |value|. Nothing for other layers.
+void DrawSharedLatent(AppState& state, const AttentionAnalysis& att) {
+  const Mat& latent = att.shared_latent;
+  const Mat& rope = att.shared_rope_key;
+  if (latent.size() == 0) return;
+  const float font = ImGui::GetFontSize();
+  HintText(trf("Shared by all %d heads (multi-head latent attention): the latent c_KV (%d values a token) and the "
+               "rotary key (%d values a token). Every head's keys and values are made from them, and they are "
+               "all this layer caches.",
+               att.shape.heads, int(latent.cols()), int(rope.cols())));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float gap = font, strip_h = std::round(font * 2.2f);
+  const float latent_w = std::floor((avail - gap) * float(latent.cols()) / float(latent.cols() + rope.cols()));
+  const float widths[2] = {std::max(latent_w, font * 4), std::max(avail - gap - latent_w, font * 4)};
+  const Mat* parts[2] = {&latent, &rope};
+  const std::string names[2] = {trf("c_KV [%d × %d]", int(latent.rows()), int(latent.cols())),
+                                trf("rotary key [%d × %d]", int(rope.rows()), int(rope.cols()))};
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  float x = origin.x;
+  for (int p = 0; p < 2; ++p) {
+    const Mat& m = *parts[p];
+    const int T = int(m.rows()), Ch = int(m.cols());
+    const int cols = std::min(T, 256), rows = std::min(Ch, 24);
+    const float largest = std::max(m.cwiseAbs().maxCoeff(), 1e-30f);
+    const ValueRange range{-largest, largest};
+    const float cw = widths[p] / float(cols), ch = strip_h / float(rows);
+    for (int c = 0; c < cols; ++c)
+      for (int r = 0; r < rows; ++r) {
+        // The mean of the block of tokens × channels this cell stands for.
+        const int t0 = c * T / cols, t1 = std::max(t0 + 1, (c + 1) * T / cols);
+        const int k0 = r * Ch / rows, k1 = std::max(k0 + 1, (r + 1) * Ch / rows);
+        const float v = m.block(t0, k0, t1 - t0, k1 - k0).mean();
+        const Rgba col = colormap_lookup(Colormap::diverging, normalise(v, range));
+        draw->AddRectFilled(ImVec2(x + float(c) * cw, origin.y + float(r) * ch),
+                            ImVec2(x + float(c + 1) * cw, origin.y + float(r + 1) * ch), IM_COL32(col.r, col.g, col.b, 255));
+      }
+    draw->AddRect(ImVec2(x - 1, origin.y - 1), ImVec2(x + widths[p] + 1, origin.y + strip_h + 1),
+                  ImGui::GetColorU32(ImGuiCol_Border));
+    draw->AddText(ImVec2(x, origin.y + strip_h + font * 0.15f), ImGui::GetColorU32(ImGuiCol_TextDisabled), names[p].c_str());
+    if (ImGui::IsMouseHoveringRect(ImVec2(x, origin.y), ImVec2(x + widths[p], origin.y + strip_h))) {
+      const int t = std::clamp(int((ImGui::GetIO().MousePos.x - x) / widths[p] * float(T)), 0, T - 1);
+      ImGui::SetTooltip("%s", trf("token %d: %s · mean |value| %.3f (largest %.3f)", t,
+                                  t < int(att.labels.size()) ? att.labels[size_t(t)].c_str() : "",
+                                  double(m.row(t).cwiseAbs().mean()), double(largest)).c_str());
+    }
+    x += widths[p] + gap;
+  }
+  ImGui::Dummy(ImVec2(avail, strip_h + font * 1.4f));
+  RecordLastItem(state, "heads.shared_latent");
+}
+
 // ---- large head --------------------------------------------------------------------------------------
 
 void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures& pictures, const LabelCache& labels) {
@@ -321,6 +378,7 @@ void DrawHeadsWindow(AppState& state) {
                         "names say what each head was designed for, not what it draws now.")
                    : tr("GQA: the heads of a K/V group share its keys and values, so their designed patterns blend "
                         "within the group; the names say what each head was designed for, not what it draws now."));
+  DrawSharedLatent(state, *att);
   const Pictures& pictures = *state.pictures;
   const int tokens = int(att->labels.size());
   const Shown shown = ShownTokens(state.heads.zoom, tokens);

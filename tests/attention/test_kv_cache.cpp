@@ -284,7 +284,10 @@ TEST_CASE("kv cache: the new presets carry their published layer types and MLA w
   const std::vector<ModelPreset> presets = load_model_presets();
   // deepseek-ai/DeepSeek-V2 and -V3 config.json: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128,
   // v_head_dim 128, 60 / 61 layers, hidden 5120 / 7168; every layer MLA.
-  for (const auto& [name, layers, hidden] : {std::tuple{"deepseek-v2", 60, 5120}, std::tuple{"deepseek-v3", 61, 7168}}) {
+  struct Mla { const char* name; int layers, hidden; };  // (not a structured binding: CAPTURE's lambda takes it)
+  for (const Mla& model : {Mla{"deepseek-v2", 60, 5120}, Mla{"deepseek-v3", 61, 7168}}) {
+    const char* name = model.name;
+    const int layers = model.layers, hidden = model.hidden;
     CAPTURE(name);
     const ModelPreset& p = find_model_preset(presets, name);
     CHECK(p.kv_lora_rank == 512);

@@ -6,6 +6,7 @@
 // from their folder or file.
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,25 @@ TEST_SUITE("gui_checkpoint") {
       CHECK(heads[size_t(h)].at("tokens").get<int>() == 9);
     }
     CHECK(has_text(texts_of(w, "###heads"), name + " · layer 0 of 2"));
+    // Above the heads, what they all share: the latent c_KV [T × 16] and the rotary key [T × 8], drawn as
+    // two strips of colours (on a diverging scale, so not the window's gray background).
+    const std::vector<std::string> heads_texts = texts_of(w, "###heads");
+    CHECK(shows(heads_texts, "Shared by all 4 heads (multi-head latent attention)"));
+    CHECK(has_text(heads_texts, "c_KV [9 × 16]"));
+    CHECK(has_text(heads_texts, "rotary key [9 × 8]"));
+    REQUIRE(w.layout.at("widgets").contains("heads.shared_latent"));
+    const auto& strip = w.layout["widgets"]["heads.shared_latent"];
+    std::set<uint32_t> colours;
+    const int y = int(strip["y"].get<double>() + 4);
+    for (int x = int(strip["x"].get<double>()) + 2; x < int(strip["x"].get<double>() + strip["w"].get<double>()) - 2; x += 3) {
+      const Rgba p = w.png.at(x, y);
+      colours.insert(uint32_t(p.r) << 16 | uint32_t(p.g) << 8 | p.b);
+    }
+    CHECK(colours.size() >= 8);  // the strips' cells, not one flat colour
+    // A checkpoint without latent attention draws no such strip.
+    const WindowRun plain = run_window("checkpoint_deepseek_plain", "--checkpoint " + shell_quote(fixture("qwen2_gqa").string()) +
+                                                                        " --text " + shell_quote("ids: " + ids));
+    CHECK(!plain.layout.at("widgets").contains("heads.shared_latent"));
     // The Model window's card says why there is no GQA/MQA conversion.
     const std::vector<std::string> model_card = texts_of(w, "###model");
     INFO(joined(model_card));

@@ -240,6 +240,13 @@ TEST_CASE("deepseek forward: every fixture matches the PyTorch reference (attent
       check_flat(flat(r.detail->v).data(), test::fixture_reference(name, "detail.v").values, 1e-4, true, which + " v");
       check_flat(r.detail->output.data(), test::fixture_reference(name, "detail.output").values, 1e-4, true,
                  which + " output");
+      // What every head shares: the latent [T, r] and the rotary key [T, d_rope].
+      REQUIRE(r.detail->latent.rows() == T);
+      REQUIRE(r.detail->latent.cols() == m->config.mla.kv_lora_rank);
+      REQUIRE(r.detail->rope_key.cols() == m->config.mla.rope_dim);
+      check_flat(r.detail->latent.data(), test::fixture_reference(name, "detail.latent").values, 1e-4, true, which + " latent");
+      check_flat(r.detail->rope_key.data(), test::fixture_reference(name, "detail.rope_key").values, 1e-4, true,
+                 which + " rope key");
     }
   }
 }

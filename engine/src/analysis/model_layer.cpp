@@ -63,6 +63,8 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
     s.v_dim = c.mla.v_dim, s.softmax_scale = c.mla.softmax_scale;
     att->trace = mla_shape_trace(s);
   }
+  att->shared_latent = d.latent;
+  att->shared_rope_key = d.rope_key;
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   att->window = c.layer_window.empty() ? 0 : c.layer_window[size_t(d.layer)];
   if (model.config.kv_heads != model.original_kv_heads)

@@ -236,6 +236,8 @@ void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations&
     }
     d.concat = Eigen::Map<const Mat>(att.data(), T, int64_t(H) * Dv);
     d.output = Eigen::Map<const Mat>(a.proj.data(), T, C);
+    d.latent = Eigen::Map<const Mat>(latent.data(), T, r);
+    d.rope_key = Eigen::Map<const Mat>(kpe.data(), T, R);
     *detail = std::move(d);
   }
   ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);

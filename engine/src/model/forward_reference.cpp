@@ -136,7 +136,8 @@ Rows mla_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h, 
   if (m.q_lora_rank) q = linear(norm(linear(h, lw.mla.q_a, Vec()), lw.mla.q_a_norm, Vec(), NormKind::rmsnorm, MlaConfig::latent_norm_eps), lw.mla.q_b, Vec());
   else q = linear(h, lw.wq, Vec());
   const Rows ckv = linear(h, lw.mla.kv_a, Vec());
-  const Rows kv = linear(norm(columns(ckv, 0, rank), lw.mla.kv_a_norm, Vec(), NormKind::rmsnorm, MlaConfig::latent_norm_eps), lw.mla.kv_b, Vec());
+  const Rows latent = norm(columns(ckv, 0, rank), lw.mla.kv_a_norm, Vec(), NormKind::rmsnorm, MlaConfig::latent_norm_eps);
+  const Rows kv = linear(latent, lw.mla.kv_b, Vec());
   Rows kpe = columns(ckv, rank, size_t(R));
   const std::vector<float> inv_freq = m.inv_freq(c.rope_theta);
   auto rotate = [&](std::vector<double>& row, size_t at, int t) {
@@ -197,6 +198,8 @@ Rows mla_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h, 
     detail->input = to_mat(h);
     detail->concat = to_mat(concat);
     detail->output = to_mat(attn);
+    detail->latent = to_mat(latent);
+    detail->rope_key = to_mat(kpe);  // rotated above
   }
   return attn;
 }

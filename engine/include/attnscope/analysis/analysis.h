@@ -44,6 +44,10 @@ struct AttentionAnalysis {
   // A checkpoint's sliding-window layer (model::ModelConfig::layer_window): query i sees keys
   // i − window < j ≤ i, so figures mask the keys at or before i − window as well; 0 = no window.
   int window = 0;
+  // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
+  // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
+  // [T, qk_rope_head_dim] (model::LayerDetail).
+  Mat shared_latent, shared_rope_key;
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.

@@ -48,6 +48,9 @@ struct LayerDetail {
   Tensor3 head_out; // [H, T, D]  P_h·v_{g(h)}
   Mat concat;       // [T, H·D]
   Mat output;       // [T, C]     the attention block's output (before the residual add)
+  // Multi-head latent attention only (empty otherwise): what every head's keys and values are made from.
+  Mat latent;       // [T, r]     c_KV = RMSNorm(kv_a_proj h)[:, :kv_lora_rank], the only K/V part cached
+  Mat rope_key;     // [T, d_rope] the rotary key after RoPE, appended to every head's key
 };
 
 struct NextToken {
