@@ -4,6 +4,9 @@
 // names them, and their colours equal the whole view's at the same tokens); a double-click resets.
 #include <algorithm>
 #include <filesystem>
+#include <sys/wait.h>
+#include <fstream>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -72,9 +75,76 @@ std::string drag(const std::string& from, const std::string& mid, const std::str
   return " --pointer '" + from + ";" + mid + ";" + to + ";" + to + ";" + to + "' --clicks 8,9,10,11";
 }
 
+// Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X
+// server as a hand on the mouse would, then closes it as its close button does (SIGTERM writes the layout).
+nlohmann::json drive_window(const std::filesystem::path& dir, const std::string& args, const std::string& events) {
+  REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
+                  "the real-pointer test moves the mouse through the X server with xdotool (apt-get install xdotool)");
+  const std::string q = shell_quote(dir.string());
+  const std::string script =
+      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
+      "/layout.json >" + q + "/out.txt 2>&1 &\n"
+      "pid=$!\n"
+      "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
+      "watchdog=$!\n"
+      "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
+      "sleep 4\n"  // mapped, and the first result on screen
+      "xdotool windowfocus --sync $wid\n"
+      "sleep 0.5\n" + events +
+      "sleep 2\n"
+      "kill -TERM $pid\n"
+      "wait $pid\n"
+      "status=$?\n"
+      "kill $watchdog >/dev/null 2>&1\n"
+      "exit $status\n";
+  std::ofstream(dir / "run.sh") << script;
+  const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return read_json(dir / "layout.json");
+}
+
 }  // namespace
 
 TEST_SUITE("gui_zoom_views") {
+  TEST_CASE("heads key axis and wheel through the X server: a real drag picks tokens 2-5, a real wheel step zooms in") {
+    const std::string base = scene_flags + " --size 1280x720";
+    const WindowRun whole = run_window("zoom_views_xdotool_whole", base);
+    REQUIRE(whole.layout.at("widgets").contains("heads.key_axis"));
+    const auto& band = whole.layout["widgets"]["heads.key_axis"];
+    const auto& h0 = whole.layout["heads"][0];
+    const double x = h0["x"].get<double>(), cell = h0["cell"].get<double>();
+    const int y = int(band["y"].get<double>() + band["h"].get<double>() / 2);
+    auto at = [](double px, double py) { return std::to_string(int(px)) + " " + std::to_string(int(py)); };
+    // Press on key 2's label, move through key 4 to key 5, release; then one wheel step over a cell of head 0
+    // (button 4: the wheel turned away from the user).
+    const std::string events = "xdotool mousemove --window $wid " + at(x + 2.5 * cell, y) + "\nsleep 0.3\n"
+                               "xdotool mousedown 1\nsleep 0.3\n"
+                               "xdotool mousemove --window $wid " + at(x + 4.5 * cell, y) + "\nsleep 0.3\n"
+                               "xdotool mousemove --window $wid " + at(x + 5.5 * cell, y) + "\nsleep 0.3\n"
+                               "xdotool mouseup 1\nsleep 1\n";
+    const auto dir = test_tmp() / "zoom_views_xdotool";
+    std::filesystem::create_directories(dir);
+    const nlohmann::json picked = drive_window(dir, base, events);
+    INFO(picked.dump().substr(0, 400));
+    REQUIRE(picked.at("heads").size() == 4);
+    for (const auto& rec : picked["heads"]) {
+      CHECK(rec["first_key"].get<int>() == 2);
+      CHECK(rec["first_query"].get<int>() == 2);
+      CHECK(rec["shown"].get<int>() == 4);
+    }
+    // The wheel over the picked range's head 0: from 4 tokens across to 3.
+    const auto& p0 = picked["heads"][0];
+    const double px = p0["x"].get<double>() + p0["w"].get<double>() / 2, py = p0["y"].get<double>() + p0["h"].get<double>() / 2;
+    const auto dir2 = test_tmp() / "zoom_views_xdotool_wheel";
+    std::filesystem::create_directories(dir2);
+    const nlohmann::json wheeled =
+        drive_window(dir2, base, events + "xdotool mousemove --window $wid " + at(px, py) + "\nsleep 0.3\nxdotool click 4\nsleep 1\n");
+    REQUIRE(wheeled.at("heads").size() == 4);
+    CHECK(wheeled["heads"][0]["shown"].get<int>() == 3);
+    CHECK(wheeled["heads"][0]["first_key"].get<int>() >= 2);
+  }
+
   TEST_CASE("heads key axis: a drag along the key labels from token i to j shows tokens i-j in every head") {
     const std::string base = scene_flags + " --size 1920x1080";
     const WindowRun whole = run_window("zoom_views_axis_whole", base);
