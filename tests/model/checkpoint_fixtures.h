@@ -2,6 +2,7 @@
 // their PyTorch reference outputs, for the model tests.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,20 @@
 #include "test_tmp.h"
 
 namespace attnscope::test {
+
+// Rewrites a safetensors file's JSON header through `edit`, keeping its data area.
+inline void rewrite_header(const std::filesystem::path& file, const std::function<void(nlohmann::json&)>& edit) {
+  const std::string bytes = attnscope::read_file(file, 1 << 26);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, size_t(n)));
+  edit(header);
+  const std::string text = header.dump();
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[size_t(i)] = char((uint64_t(text.size()) >> (8 * i)) & 0xFF);
+  attnscope::write_file_atomic(file, out + text + bytes.substr(size_t(8 + n)));
+}
+
 
 inline std::filesystem::path model_fixture(const std::string& name) {
   return std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "models" / name;

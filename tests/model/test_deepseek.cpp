@@ -23,6 +23,7 @@ using attnscope::test::contains;
 using attnscope::test::copy_fixture;
 using attnscope::test::error_of;
 using attnscope::test::model_fixture;
+using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,19 +75,6 @@ void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>
   nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
   edit(j);
   write_file_atomic(dir / "config.json", j.dump(2));
-}
-
-// Rewrites a safetensors file's JSON header through `edit`, keeping its data area.
-void rewrite_header(const fs::path& file, const std::function<void(nlohmann::json&)>& edit) {
-  const std::string bytes = read_file(file, 1 << 26);
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
-  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, size_t(n)));
-  edit(header);
-  const std::string text = header.dump();
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[size_t(i)] = char((uint64_t(text.size()) >> (8 * i)) & 0xFF);
-  write_file_atomic(file, out + text + bytes.substr(size_t(8 + n)));
 }
 
 // Largest |a − b| ≤ tol · max(1, max |b|) when relative, else ≤ tol.
