@@ -2,6 +2,8 @@
 //
 //   attnscope train [--task induction|copy|reverse|sort|text [--text-file F --text-level chars|words]]
 //                   [--layers L] [--d-model C] [--heads H] [--groups G] [--mlp | --no-mlp] [--ffn F]
+//                   [--attention grouped|mla [--kv-rank R] [--q-rank R] [--rope-dim D]]
+//                   [--window W [--window-pattern local,global]]
 //                   [--steps N] [--batch B] [--seq-len T] [--symbols S] [--lr LR] [--warmup W]
 //                   [--min-lr-ratio R] [--weight-decay WD] [--clip N] [--seed S] [--threads N]
 //                   [--print-every N] --out DIR
@@ -12,6 +14,7 @@
 // a failed run leaves no file behind.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +22,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/train/checkpoint.h"
 #include "attnscope/train/trainer.h"
 #include "cli/commands.h"
 
@@ -32,9 +36,10 @@ constexpr int64_t max_text_file_bytes = int64_t(16) << 20;
 
 struct TrainOptions {
   TrainSettings settings = default_train_settings();
-  std::string task = "induction", text_file, text_level = "chars", out;
+  std::string task = "induction", text_file, text_level = "chars", out, attention = "grouped", window_pattern;
   bool mlp = false, no_mlp = false;
   int print_every = 0;
+  bool window_given = false;
 };
 
 // The output folder must be creatable and writable before an hour of training is spent.
@@ -79,6 +84,19 @@ void run(TrainOptions& o) {
   } else {
     require(o.text_file.empty(), "--text-file is only for --task text");
   }
+  require(o.attention == "grouped" || o.attention == "mla",
+          "--attention must be grouped (MHA/GQA/MQA by --groups) or mla, got '" + o.attention + "'");
+  if (o.attention == "mla") s.model.attention = AttentionKind::mla, s.model.groups = s.model.heads;
+  require(o.window_pattern.empty() || s.model.window > 0, "--window-pattern needs --window W");
+  if (s.model.window > 0) s.model.local_layers = parse_window_pattern(o.window_pattern, s.model.layers);
+  require(!o.window_given || s.model.window >= 1,
+          "--window must be 1 or more tokens, got " + std::to_string(s.model.window) + " (leave it out for no window)");
+  {  // an MLA model with a window could train but not be saved: refused before the first step
+    ModelConfig probe = s.model;
+    probe.vocab_size = std::max(probe.vocab_size, 2);
+    validate_model_config(probe);
+    if (const std::string refusal = checkpoint_refusal(probe); !refusal.empty()) throw InputError(refusal);
+  }
   require(o.print_every >= 0, "--print-every must be 0 (automatic) or more");
   check_output_folder(o.out);
   Trainer trainer(s);  // validates the rest: sizes, groups, steps, learning rate, the text
@@ -86,8 +104,12 @@ void run(TrainOptions& o) {
   const ModelConfig& c = trainer.model().config();
   std::printf("task %s: %d tokens per sequence, vocabulary %d, batch %d, %d steps\n", task_name(s.task.kind),
               s.task.seq_len, c.vocab_size, s.batch, s.steps);
-  std::printf("model: L=%d d_model=%d H=%d G=%d head_dim=%d %s, %zu parameters, KV cache %lld bytes/token\n",
-              c.layers, c.d_model, c.heads, c.groups, c.head_dim(),
+  std::string kind = c.mla() ? "MLA r_kv=" + std::to_string(c.kv_lora_rank) + " r_q=" + std::to_string(c.q_lora_rank) +
+                                   " d_rope=" + std::to_string(c.rope_head_dim)
+                             : std::string(attention_kind_name(c));
+  if (c.window > 0) kind += " window=" + std::to_string(c.window) + " on " + window_pattern_text(c.local_layers, c.layers);
+  std::printf("model: %s L=%d d_model=%d H=%d G=%d head_dim=%d %s, %zu parameters, KV cache %lld bytes/token\n",
+              kind.c_str(), c.layers, c.d_model, c.heads, c.kv_heads(), c.head_dim(),
               c.mlp ? ("SwiGLU MLP " + std::to_string(c.ffn())).c_str() : "attention-only", [&] {
                 size_t n = 0;
                 for (const ParamView& v : trainer.model().params()) n += v.size;
@@ -138,6 +160,15 @@ void add_train_command(CLI::App& root) {
   cmd->add_flag("--mlp", o->mlp, "A SwiGLU MLP in every block");
   cmd->add_flag("--no-mlp", o->no_mlp, "Attention-only blocks (the default)");
   cmd->add_option("--ffn", s.model.intermediate_size, "MLP width (default 4 x d_model)");
+  cmd->add_option("--attention", o->attention,
+                  "grouped (default: MHA/GQA/MQA by --groups) | mla (DeepSeek-V2 multi-head latent attention)");
+  cmd->add_option("--kv-rank", s.model.kv_lora_rank, "MLA latent width kv_lora_rank, 1 to d_model (default 16)");
+  cmd->add_option("--q-rank", s.model.q_lora_rank, "MLA query latent q_lora_rank, 0 = q_proj (default 0)");
+  cmd->add_option("--rope-dim", s.model.rope_head_dim, "MLA rotary part qk_rope_head_dim, even (default 8)");
+  cmd->add_option("--window", s.model.window, "Sliding window W: query i sees keys i-W < j <= i (default: none)")
+      ->each([o](const std::string&) { o->window_given = true; });
+  cmd->add_option("--window-pattern", o->window_pattern,
+                  "Layers using --window: all (default) or local/global repeated, e.g. local,global");
   cmd->add_option("--steps", s.steps, "Optimizer steps (default 1000)");
   cmd->add_option("--batch", s.batch, "Sequences per step (default 16)");
   cmd->add_option("--seq-len", s.task.seq_len, "Tokens per sequence T (default 64; even for induction)");

@@ -4,6 +4,7 @@
 // Sections: the form · probe pictures · a run
 #include "core/training_worker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -49,6 +50,11 @@ train::TrainSettings training_settings(const TrainingForm& form) {
   s.model.layers = form.layers, s.model.d_model = form.d_model;
   s.model.heads = form.heads, s.model.groups = form.groups;
   s.model.mlp = form.mlp;
+  s.model.attention = form.mla ? train::AttentionKind::mla : train::AttentionKind::grouped;
+  if (form.mla) s.model.groups = s.model.heads;  // every head its own keys, from the one latent
+  s.model.kv_lora_rank = form.kv_rank, s.model.rope_head_dim = form.rope_dim;
+  s.model.window = form.window;
+  s.model.local_layers = form.window > 0 ? train::parse_window_pattern(form.window_pattern, form.layers) : std::vector<bool>{};
   s.batch = form.batch;
   s.steps = form.steps;
   s.optimizer.lr = form.lr;
@@ -72,6 +78,10 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
   f.words = s.task.level == train::TextLevel::words;
   f.layers = s.model.layers, f.d_model = s.model.d_model, f.heads = s.model.heads, f.groups = s.model.groups;
   f.mlp = s.model.mlp;
+  f.mla = s.model.mla();
+  f.kv_rank = s.model.kv_lora_rank, f.rope_dim = s.model.rope_head_dim;
+  f.window = s.model.window;
+  f.window_pattern = train::window_pattern_text(s.model.local_layers, s.model.layers);
   f.seq_len = s.task.seq_len, f.batch = s.batch, f.steps = s.steps;
   f.lr = s.optimizer.lr;
   f.warmup = s.optimizer.warmup;
@@ -82,6 +92,8 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
 bool same_training(const TrainingForm& a, const TrainingForm& b) {
   return a.task == b.task && a.text_path == b.text_path && a.words == b.words && a.layers == b.layers &&
          a.d_model == b.d_model && a.heads == b.heads && a.groups == b.groups && a.mlp == b.mlp &&
+         a.mla == b.mla && a.kv_rank == b.kv_rank && a.rope_dim == b.rope_dim && a.window == b.window &&
+         a.window_pattern == b.window_pattern &&
          a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.warmup == b.warmup && a.seed == b.seed &&
          a.threads == b.threads && a.snapshot_every == b.snapshot_every;
 }
@@ -107,6 +119,15 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
     form.text_path = value;
   } else if (key == "level") {
     form.words = train::parse_text_level(value) == train::TextLevel::words;
+  } else if (key == "attention") {
+    require(value == "grouped" || value == "mla", "training setting attention is grouped or mla, got '" + value + "'");
+    form.mla = value == "mla";
+  } else if (key == "window_pattern") {
+    // local/global: the settings themselves are separated by commas
+    std::string pattern = value;
+    std::replace(pattern.begin(), pattern.end(), '/', ',');
+    train::parse_window_pattern(pattern, 1);  // throws, saying what is valid
+    form.window_pattern = pattern;
   } else if (key == "lr") {
     char* end = nullptr;
     const float v = std::strtof(value.c_str(), &end);
@@ -125,14 +146,18 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
                  : key == "threads"        ? &form.threads
                  : key == "snapshot_every" ? &form.snapshot_every
                  : key == "speed"          ? &form.speed
+                 : key == "kv_rank"        ? &form.kv_rank
+                 : key == "rope_dim"       ? &form.rope_dim
+                 : key == "window"         ? &form.window
                                            : nullptr;
     if (key == "mlp") {
       form.mlp = ParseInt(key, value) != 0;
       return;
     }
     require(field != nullptr, "unknown training setting '" + key +
-                                  "': use task, text, level, layers, d_model, heads, groups, mlp, seq_len, batch, "
-                                  "steps, lr, warmup, seed, threads, snapshot_every or speed");
+                                  "': use task, text, level, layers, d_model, heads, groups, mlp, attention, kv_rank, "
+                                  "rope_dim, window, window_pattern, seq_len, batch, steps, lr, warmup, seed, threads, "
+                                  "snapshot_every or speed");
     *field = ParseInt(key, value);
     require(key != "speed" || (form.speed >= 0 && form.speed <= max_training_speed),
             "training setting speed is steps per second, 0 (no limit) to " + std::to_string(max_training_speed) +

@@ -9,8 +9,9 @@
 //                                           layer (the Heads view's colours)
 //   save(dir) ──►                           writes the checkpoint between steps; save_result() says how
 //   ~TrainingRun / stop()                   cancels between steps and joins
-// "Compare MHA / GQA / MQA" is three runs of group_variants(settings): each on its own thread with one
-// OpenMP thread, so the three share the cores evenly and each stays deterministic.
+// "Compare MHA / GQA / MQA / MLA" is the runs of attention_variants(settings) (and a windowed GQA run
+// when a window is set): each on its own thread with one OpenMP thread, so they share the cores evenly
+// and each stays deterministic.
 // No ImGui, GLFW or GL here: the tests drive runs directly.
 //
 // Sections: the form · a run
@@ -40,6 +41,11 @@ struct TrainingForm {
   bool words = false;       // text task: words instead of characters
   int layers = 2, d_model = 64, heads = 4, groups = 2;
   bool mlp = false;
+  bool mla = false;         // Start trains multi-head latent attention instead of grouped (G is then unused)
+  int kv_rank = 16;         // MLA: the latent's width r_kv (the comparison's MLA run uses it too)
+  int rope_dim = 8;         // MLA: the decoupled rotary part d_rope
+  int window = 0;           // sliding window W (0: none); the comparison adds a windowed GQA run when set
+  std::string window_pattern = "all";  // which layers use it: all, or local/global repeated (local,global)
   int seq_len = 64;
   int batch = 16;
   // 1500 steps at lr 5e-3 after 300 warm-up steps: the settings under which Compare MHA / GQA / MQA

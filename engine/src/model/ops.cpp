@@ -12,8 +12,8 @@
 //   * Eigen's vectorised exp and sums run only on buffers Eigen allocated (aligned), never on Maps
 //     of caller memory, whose alignment would decide which elements take the scalar path.
 //
-// Sections: helpers · embedding · RMSNorm · LayerNorm · linear · rotary · attention · SwiGLU ·
-//           gelu_new · residual · cross-entropy
+// Sections: helpers · embedding · RMSNorm · LayerNorm · linear · rotary · attention · multi-head latent
+//           attention · SwiGLU · gelu_new · residual · cross-entropy
 #include "attnscope/model/ops.h"
 
 #include <Eigen/Core>
@@ -238,12 +238,18 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
 
 void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D, const AttentionOptions& options) {
-  // q [B, T, H·D], k, v [B, T, G·D] → probs [B, H, T, T], out [B, T, H·D]; one (b, h) per iteration.
+  attention_forward_general(out, probs, q, k, v, B, T, H, G, D, D, options);
+}
+
+void attention_forward_general(float* out, float* probs, const float* q, const float* k, const float* v, int B,
+                               int T, int H, int G, int Dk, int Dv, const AttentionOptions& options) {
+  // q [B, T, H·Dk], k [B, T, G·Dk], v [B, T, G·Dv] → probs [B, H, T, T], out [B, T, H·Dv]; one (b, h) per
+  // iteration.
   assert(G >= 1 && H % G == 0);
   const int heads_per_group = H / G;
-  const float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(float(D));
+  const float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(float(Dk));
   const float cap = options.softcap;
-  const int64_t work = int64_t(B) * H * T * T * D * 2;
+  const int64_t work = int64_t(B) * H * T * T * (Dk + Dv);
 #pragma omp parallel if (work >= parallel_min_macs)
   {
     const detail::SingleThreadScope serial_products(true);  // the heads are the parallel dimension
@@ -251,9 +257,9 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
 #pragma omp for schedule(static)
     for (int bh = 0; bh < B * H; ++bh) {
       const int b = bh / H, h = bh % H, g = h / heads_per_group;
-      const MapConstStrided Q(q + int64_t(b) * T * H * D + int64_t(h) * D, T, D, Strided(H * D));
-      const MapConstStrided K(k + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
-      const MapConstStrided V(v + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
+      const MapConstStrided Q(q + int64_t(b) * T * H * Dk + int64_t(h) * Dk, T, Dk, Strided(H * Dk));
+      const MapConstStrided K(k + int64_t(b) * T * G * Dk + int64_t(g) * Dk, T, Dk, Strided(G * Dk));
+      const MapConstStrided V(v + int64_t(b) * T * G * Dv + int64_t(g) * Dv, T, Dv, Strided(G * Dv));
       MapMat P(probs + int64_t(bh) * T * T, T, T);
       // 1. scores (the whole square; the masked part is overwritten below)
       P.noalias() = Q * K.transpose();
@@ -272,7 +278,7 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
         for (int j = i + 1; j < T; ++j) row[j] = 0.0f;
       }
       // 4. weigh the values
-      MapStrided O(out + int64_t(b) * T * H * D + int64_t(h) * D, T, D, Strided(H * D));
+      MapStrided O(out + int64_t(b) * T * H * Dv + int64_t(h) * Dv, T, Dv, Strided(H * Dv));
       O.noalias() = P * V;
     }
   }
@@ -280,16 +286,24 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D) {
+  attention_backward_general(dq, dk, dv, dout, probs, q, k, v, B, T, H, G, D, D, AttentionOptions{});
+}
+
+void attention_backward_general(float* dq, float* dk, float* dv, const float* dout, const float* probs,
+                                const float* q, const float* k, const float* v, int B, int T, int H, int G, int Dk,
+                                int Dv, const AttentionOptions& options) {
   // Per (b, h), with S = Q·Kᵀ·scale, P = softmax(S), O = P·V:
   //   dP = dO·Vᵀ        dV_g += Pᵀ·dO        dS = P ⊙ (dP − rowsum(P ⊙ dP))
   //   dQ_h += dS·K_g·scale                   dK_g += dSᵀ·Q_h·scale
+  // Masked keys (future, or outside the window) have P = 0, so their dS is 0 too.
   // dQ of one head is its own; dK, dV of a kv group collect several heads, so those go to per-head
-  // scratch [B, H, T, D] that is added into dk, dv head by head in order (deterministic).
+  // scratch [B, H, T, Dk|Dv] that is added into dk, dv head by head in order (deterministic).
   assert(G >= 1 && H % G == 0);
+  assert(options.softcap == 0);
   const int heads_per_group = H / G;
-  const float scale = 1.0f / std::sqrt(float(D));
-  std::vector<float> dk_heads(size_t(B) * H * T * D), dv_heads(size_t(B) * H * T * D);
-  const int64_t work = int64_t(B) * H * T * T * D * 4;
+  const float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(float(Dk));
+  std::vector<float> dk_heads(size_t(B) * H * T * Dk), dv_heads(size_t(B) * H * T * Dv);
+  const int64_t work = int64_t(B) * H * T * T * (Dk + Dv) * 2;
 #pragma omp parallel if (work >= parallel_min_macs)
   {
     const detail::SingleThreadScope serial_products(true);  // the heads are the parallel dimension
@@ -297,13 +311,13 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 #pragma omp for schedule(static)
     for (int bh = 0; bh < B * H; ++bh) {
       const int b = bh / H, h = bh % H, g = h / heads_per_group;
-      const MapConstStrided Q(q + int64_t(b) * T * H * D + int64_t(h) * D, T, D, Strided(H * D));
-      const MapConstStrided K(k + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
-      const MapConstStrided V(v + int64_t(b) * T * G * D + int64_t(g) * D, T, D, Strided(G * D));
-      const MapConstStrided dO(dout + int64_t(b) * T * H * D + int64_t(h) * D, T, D, Strided(H * D));
+      const MapConstStrided Q(q + int64_t(b) * T * H * Dk + int64_t(h) * Dk, T, Dk, Strided(H * Dk));
+      const MapConstStrided K(k + int64_t(b) * T * G * Dk + int64_t(g) * Dk, T, Dk, Strided(G * Dk));
+      const MapConstStrided V(v + int64_t(b) * T * G * Dv + int64_t(g) * Dv, T, Dv, Strided(G * Dv));
+      const MapConstStrided dO(dout + int64_t(b) * T * H * Dv + int64_t(h) * Dv, T, Dv, Strided(H * Dv));
       const MapConstMat P(probs + int64_t(bh) * T * T, T, T);
-      MapMat dV_h(dv_heads.data() + int64_t(bh) * T * D, T, D);
-      MapMat dK_h(dk_heads.data() + int64_t(bh) * T * D, T, D);
+      MapMat dV_h(dv_heads.data() + int64_t(bh) * T * Dv, T, Dv);
+      MapMat dK_h(dk_heads.data() + int64_t(bh) * T * Dk, T, Dk);
       dV_h.noalias() = P.transpose() * dO;
       dP.noalias() = dO * V.transpose();
       // dP becomes dS·scale in place; entries above the diagonal had P = 0 and stay 0.
@@ -316,7 +330,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
         for (int j = 0; j <= i; ++j) d[j] = p[j] * (d[j] - rowdot) * scale;
         for (int j = i + 1; j < T; ++j) d[j] = 0.0f;
       }
-      MapStrided dQ(dq + int64_t(b) * T * H * D + int64_t(h) * D, T, D, Strided(H * D));
+      MapStrided dQ(dq + int64_t(b) * T * H * Dk + int64_t(h) * Dk, T, Dk, Strided(H * Dk));
       dQ.noalias() += dP * K;
       dK_h.noalias() = dP.transpose() * Q;
     }
@@ -327,15 +341,83 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
       for (int h = g * heads_per_group; h < (g + 1) * heads_per_group; ++h) {
         const int64_t bh = int64_t(b) * H + h;
         for (int t = 0; t < T; ++t) {
-          float* dkt = dk + (int64_t(b) * T + t) * G * D + int64_t(g) * D;
-          float* dvt = dv + (int64_t(b) * T + t) * G * D + int64_t(g) * D;
-          const float* sk = dk_heads.data() + (bh * T + t) * D;
-          const float* sv = dv_heads.data() + (bh * T + t) * D;
-          for (int i = 0; i < D; ++i) dkt[i] += sk[i], dvt[i] += sv[i];
+          float* dkt = dk + (int64_t(b) * T + t) * G * Dk + int64_t(g) * Dk;
+          float* dvt = dv + (int64_t(b) * T + t) * G * Dv + int64_t(g) * Dv;
+          const float* sk = dk_heads.data() + (bh * T + t) * Dk;
+          const float* sv = dv_heads.data() + (bh * T + t) * Dv;
+          for (int i = 0; i < Dk; ++i) dkt[i] += sk[i];
+          for (int i = 0; i < Dv; ++i) dvt[i] += sv[i];
         }
       }
     }
   }
+}
+
+// ================================ multi-head latent attention ====================================
+
+namespace {
+
+// Rotates the interleaved pairs of the rotary part of every head by +angle (sign = +1) or −angle (−1).
+//   x [B, T, NH·S] in place; columns offset … offset + R − 1 of each head
+void rope_interleaved_rotate(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0,
+                             float sign) {
+  assert(R % 2 == 0 && offset + R <= S);
+  const int half = R / 2;
+  std::vector<float> cos(size_t(T) * half), sin(size_t(T) * half);
+  rope_tables(cos.data(), sin.data(), T, R, theta, pos0);
+#pragma omp parallel for schedule(static) if (int64_t(B) * T * NH * R >= parallel_min_elements)
+  for (int bt = 0; bt < B * T; ++bt) {
+    const int t = bt % T;
+    const float* c = cos.data() + int64_t(t) * half;
+    const float* s = sin.data() + int64_t(t) * half;
+    for (int h = 0; h < NH; ++h) {
+      float* p = x + (int64_t(bt) * NH + h) * S + offset;
+      for (int i = 0; i < half; ++i) {
+        const float a = p[2 * i], b = p[2 * i + 1], si = sign * s[i];
+        p[2 * i] = a * c[i] - b * si;
+        p[2 * i + 1] = b * c[i] + a * si;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rope_interleaved_forward(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0) {
+  rope_interleaved_rotate(x, B, T, NH, S, offset, R, theta, pos0, +1.0f);
+}
+
+void rope_interleaved_backward(float* dx, int B, int T, int NH, int S, int offset, int R, float theta, int pos0) {
+  // Orthogonal, as rope_backward: the gradient rotates back by −angle.
+  rope_interleaved_rotate(dx, B, T, NH, S, offset, R, theta, pos0, -1.0f);
+}
+
+void mla_kv_forward(float* k, float* v, const float* kv, const float* kpe, int BT, int H, int N, int R, int Dv) {
+  // k [BT, H·(N + R)] = per head [kv key part ; kpe], v [BT, H·Dv] = per head kv value part
+  const int Dk = N + R, W = N + Dv;
+  for (int t = 0; t < BT; ++t)
+    for (int h = 0; h < H; ++h) {
+      const float* src = kv + (int64_t(t) * H + h) * W;
+      float* kd = k + (int64_t(t) * H + h) * Dk;
+      std::copy(src, src + N, kd);
+      std::copy(kpe + int64_t(t) * R, kpe + int64_t(t) * R + R, kd + N);
+      std::copy(src + N, src + W, v + (int64_t(t) * H + h) * Dv);
+    }
+}
+
+void mla_kv_backward(float* dkv, float* dkpe, const float* dk, const float* dv, int BT, int H, int N, int R, int Dv) {
+  // dkv gets each head's pieces back; dkpe sums the rotary parts of every head, heads in order
+  const int Dk = N + R, W = N + Dv;
+  for (int t = 0; t < BT; ++t)
+    for (int h = 0; h < H; ++h) {
+      float* dst = dkv + (int64_t(t) * H + h) * W;
+      const float* dkh = dk + (int64_t(t) * H + h) * Dk;
+      const float* dvh = dv + (int64_t(t) * H + h) * Dv;
+      for (int i = 0; i < N; ++i) dst[i] += dkh[i];
+      for (int i = 0; i < Dv; ++i) dst[N + i] += dvh[i];
+      float* dp = dkpe + int64_t(t) * R;
+      for (int i = 0; i < R; ++i) dp[i] += dkh[N + i];
+    }
 }
 
 // ================================ SwiGLU =========================================================

@@ -148,21 +148,26 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
 
 void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D, const AttentionOptions& options) {
-  const double scale = options.scale > 0 ? double(options.scale) : 1.0 / std::sqrt(double(D));
+  reference::attention_forward_general(out, probs, q, k, v, B, T, H, G, D, D, options);
+}
+
+void attention_forward_general(float* out, float* probs, const float* q, const float* k, const float* v, int B,
+                               int T, int H, int G, int Dk, int Dv, const AttentionOptions& options) {
+  const double scale = options.scale > 0 ? double(options.scale) : 1.0 / std::sqrt(double(Dk));
   const double cap = options.softcap;
   std::vector<double> s(T);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const int g = h / (H / G);
       for (int i = 0; i < T; ++i) {
-        const float* qi = q + (int64_t(b) * T + i) * H * D + int64_t(h) * D;
+        const float* qi = q + (int64_t(b) * T + i) * H * Dk + int64_t(h) * Dk;
         // key j is seen iff lo ≤ j ≤ i, lo = i − window + 1 for a sliding-window layer
         const int lo = options.window > 0 ? std::max(0, i - options.window + 1) : 0;
         double max = -INFINITY;
         for (int j = lo; j <= i; ++j) {
-          const float* kj = k + (int64_t(b) * T + j) * G * D + int64_t(g) * D;
+          const float* kj = k + (int64_t(b) * T + j) * G * Dk + int64_t(g) * Dk;
           double dot = 0;
-          for (int d = 0; d < D; ++d) dot += double(qi[d]) * kj[d];
+          for (int d = 0; d < Dk; ++d) dot += double(qi[d]) * kj[d];
           s[j] = dot * scale;
           if (cap > 0) s[j] = std::tanh(s[j] / cap) * cap;
           max = std::max(max, s[j]);
@@ -171,10 +176,10 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
         for (int j = lo; j <= i; ++j) sum += (s[j] = std::exp(s[j] - max));
         float* p = probs + ((int64_t(b) * H + h) * T + i) * T;
         for (int j = 0; j < T; ++j) p[j] = j >= lo && j <= i ? float(s[j] / sum) : 0.0f;
-        float* o = out + (int64_t(b) * T + i) * H * D + int64_t(h) * D;
-        for (int d = 0; d < D; ++d) {
+        float* o = out + (int64_t(b) * T + i) * H * Dv + int64_t(h) * Dv;
+        for (int d = 0; d < Dv; ++d) {
           double acc = 0;
-          for (int j = lo; j <= i; ++j) acc += s[j] / sum * v[(int64_t(b) * T + j) * G * D + int64_t(g) * D + d];
+          for (int j = lo; j <= i; ++j) acc += s[j] / sum * v[(int64_t(b) * T + j) * G * Dv + int64_t(g) * Dv + d];
           o[d] = float(acc);
         }
       }
@@ -183,20 +188,27 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D) {
-  const double scale = 1.0 / std::sqrt(double(D));
+  reference::attention_backward_general(dq, dk, dv, dout, probs, q, k, v, B, T, H, G, D, D, AttentionOptions{});
+}
+
+void attention_backward_general(float* dq, float* dk, float* dv, const float* dout, const float* probs,
+                                const float* q, const float* k, const float* v, int B, int T, int H, int G, int Dk,
+                                int Dv, const AttentionOptions& options) {
+  assert(options.softcap == 0);
+  const double scale = options.scale > 0 ? double(options.scale) : 1.0 / std::sqrt(double(Dk));
   std::vector<double> dp(T);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const int g = h / (H / G);
       for (int i = 0; i < T; ++i) {
         const float* p = probs + ((int64_t(b) * H + h) * T + i) * T;
-        const float* doi = dout + (int64_t(b) * T + i) * H * D + int64_t(h) * D;
-        // dP[i, j] = dO_i · V_j ; dV_j += P[i, j]·dO_i
+        const float* doi = dout + (int64_t(b) * T + i) * H * Dv + int64_t(h) * Dv;
+        // dP[i, j] = dO_i · V_j ; dV_j += P[i, j]·dO_i  (masked keys: P = 0)
         double rowdot = 0;
         for (int j = 0; j <= i; ++j) {
-          const int64_t vj = (int64_t(b) * T + j) * G * D + int64_t(g) * D;
+          const int64_t vj = (int64_t(b) * T + j) * G * Dv + int64_t(g) * Dv;
           double acc = 0;
-          for (int d = 0; d < D; ++d) {
+          for (int d = 0; d < Dv; ++d) {
             acc += double(doi[d]) * v[vj + d];
             dv[vj + d] += float(double(p[j]) * doi[d]);
           }
@@ -204,17 +216,68 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
           rowdot += p[j] * acc;
         }
         // dS[i, j] = P[i, j]·(dP[i, j] − Σ_k P[i, k]·dP[i, k]); S = Q·Kᵀ·scale
-        const int64_t qi = (int64_t(b) * T + i) * H * D + int64_t(h) * D;
+        const int64_t qi = (int64_t(b) * T + i) * H * Dk + int64_t(h) * Dk;
         for (int j = 0; j <= i; ++j) {
           const double ds = p[j] * (dp[j] - rowdot) * scale;
-          const int64_t kj = (int64_t(b) * T + j) * G * D + int64_t(g) * D;
-          for (int d = 0; d < D; ++d) {
+          const int64_t kj = (int64_t(b) * T + j) * G * Dk + int64_t(g) * Dk;
+          for (int d = 0; d < Dk; ++d) {
             dq[qi + d] += float(ds * k[kj + d]);
             dk[kj + d] += float(ds * q[qi + d]);
           }
         }
       }
     }
+}
+
+namespace {
+// Rotation by sign·angle of the interleaved pairs (offset + 2i, offset + 2i + 1) of every head.
+void rope_interleaved_rotate(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0,
+                             double sign) {
+  const int half = R / 2;
+  std::vector<float> cos(size_t(T) * half), sin(size_t(T) * half);
+  ops::rope_tables(cos.data(), sin.data(), T, R, theta, pos0);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int h = 0; h < NH; ++h)
+        for (int i = 0; i < half; ++i) {
+          float* pair = x + ((int64_t(b) * T + t) * NH + h) * S + offset + 2 * i;
+          const double c = cos[int64_t(t) * half + i], s = sign * sin[int64_t(t) * half + i];
+          const double x1 = pair[0], x2 = pair[1];
+          pair[0] = float(x1 * c - x2 * s);
+          pair[1] = float(x2 * c + x1 * s);
+        }
+}
+}  // namespace
+
+void rope_interleaved_forward(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0) {
+  rope_interleaved_rotate(x, B, T, NH, S, offset, R, theta, pos0, +1.0);
+}
+
+void rope_interleaved_backward(float* dx, int B, int T, int NH, int S, int offset, int R, float theta, int pos0) {
+  rope_interleaved_rotate(dx, B, T, NH, S, offset, R, theta, pos0, -1.0);
+}
+
+void mla_kv_forward(float* k, float* v, const float* kv, const float* kpe, int BT, int H, int N, int R, int Dv) {
+  for (int t = 0; t < BT; ++t)
+    for (int h = 0; h < H; ++h) {
+      for (int i = 0; i < N; ++i) k[(int64_t(t) * H + h) * (N + R) + i] = kv[(int64_t(t) * H + h) * (N + Dv) + i];
+      for (int i = 0; i < R; ++i) k[(int64_t(t) * H + h) * (N + R) + N + i] = kpe[int64_t(t) * R + i];
+      for (int i = 0; i < Dv; ++i) v[(int64_t(t) * H + h) * Dv + i] = kv[(int64_t(t) * H + h) * (N + Dv) + N + i];
+    }
+}
+
+void mla_kv_backward(float* dkv, float* dkpe, const float* dk, const float* dv, int BT, int H, int N, int R, int Dv) {
+  for (int t = 0; t < BT; ++t) {
+    for (int i = 0; i < R; ++i) {
+      double sum = 0;
+      for (int h = 0; h < H; ++h) sum += dk[(int64_t(t) * H + h) * (N + R) + N + i];
+      dkpe[int64_t(t) * R + i] += float(sum);
+    }
+    for (int h = 0; h < H; ++h) {
+      for (int i = 0; i < N; ++i) dkv[(int64_t(t) * H + h) * (N + Dv) + i] += dk[(int64_t(t) * H + h) * (N + R) + i];
+      for (int i = 0; i < Dv; ++i) dkv[(int64_t(t) * H + h) * (N + Dv) + N + i] += dv[(int64_t(t) * H + h) * Dv + i];
+    }
+  }
 }
 
 void swiglu_forward(float* out, const float* gate, const float* up, int BT, int F) {

@@ -1,6 +1,7 @@
 // checkpoint.cpp — the safetensors writer and the Llama checkpoint folder (layout in checkpoint.h).
 #include "attnscope/train/checkpoint.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,7 +54,84 @@ double shortest_decimal(float f) {
 }
 }  // namespace
 
+std::string checkpoint_refusal(const ModelConfig& c) {
+  if (c.mla() && c.window > 0)
+    return "an MLA model with a sliding window cannot be saved as a checkpoint: DeepSeek-V2's checkpoint format "
+           "has no sliding window. Train the MLA model without a window to save it";
+  return "";
+}
+
 nlohmann::json llama_config_json(const ModelConfig& c) {
+  if (c.mla()) {
+    // DeepSeek-V2 (Hugging Face DeepseekV2Config): MLA, a dense SwiGLU in every layer (no routed experts)
+    nlohmann::json j = {{"architectures", {"DeepseekV2ForCausalLM"}},
+                        {"model_type", "deepseek_v2"},
+                        {"hidden_size", c.d_model},
+                        {"num_hidden_layers", c.layers},
+                        {"num_attention_heads", c.heads},
+                        {"num_key_value_heads", c.heads},
+                        {"kv_lora_rank", c.kv_lora_rank},
+                        {"q_lora_rank", nullptr},
+                        {"qk_nope_head_dim", c.head_dim()},
+                        {"qk_rope_head_dim", c.rope_head_dim},
+                        {"v_head_dim", c.head_dim()},
+                        {"intermediate_size", c.mlp ? c.ffn() : 1},
+                        {"hidden_act", "silu"},
+                        {"n_routed_experts", nullptr},
+                        {"first_k_dense_replace", c.layers},
+                        {"rms_norm_eps", shortest_decimal(c.rms_norm_eps)},
+                        {"rope_theta", shortest_decimal(c.rope_theta)},
+                        {"rope_scaling", nullptr},
+                        {"vocab_size", c.vocab_size},
+                        {"max_position_embeddings", c.max_positions},
+                        {"tie_word_embeddings", true},
+                        {"attention_bias", false},
+                        {"torch_dtype", "float32"}};
+    if (c.q_lora_rank > 0) j["q_lora_rank"] = c.q_lora_rank;
+    return j;
+  }
+  if (c.window > 0) {
+    const bool every_layer = c.local_layers.empty() ||
+                             std::all_of(c.local_layers.begin(), c.local_layers.end(), [](bool b) { return b; });
+    if (every_layer)  // Mistral: every layer sees the last sliding_window keys
+      return {{"architectures", {"MistralForCausalLM"}},
+              {"model_type", "mistral"},
+              {"hidden_size", c.d_model},
+              {"num_hidden_layers", c.layers},
+              {"num_attention_heads", c.heads},
+              {"num_key_value_heads", c.groups},
+              {"head_dim", c.head_dim()},
+              {"intermediate_size", c.mlp ? c.ffn() : 1},
+              {"hidden_act", "silu"},
+              {"sliding_window", c.window},
+              {"rms_norm_eps", shortest_decimal(c.rms_norm_eps)},
+              {"rope_theta", shortest_decimal(c.rope_theta)},
+              {"vocab_size", c.vocab_size},
+              {"max_position_embeddings", c.max_positions},
+              {"tie_word_embeddings", true},
+              {"torch_dtype", "float32"}};
+    // Local and global layers: Qwen2's layer_types (its q/k/v biases are written as zeros)
+    nlohmann::json types = nlohmann::json::array();
+    for (int l = 0; l < c.layers; ++l) types.push_back(c.window_of(l) > 0 ? "sliding_attention" : "full_attention");
+    return {{"architectures", {"Qwen2ForCausalLM"}},
+            {"model_type", "qwen2"},
+            {"hidden_size", c.d_model},
+            {"num_hidden_layers", c.layers},
+            {"num_attention_heads", c.heads},
+            {"num_key_value_heads", c.groups},
+            {"intermediate_size", c.mlp ? c.ffn() : 1},
+            {"hidden_act", "silu"},
+            {"use_sliding_window", true},
+            {"sliding_window", c.window},
+            {"max_window_layers", 0},
+            {"layer_types", types},
+            {"rms_norm_eps", shortest_decimal(c.rms_norm_eps)},
+            {"rope_theta", shortest_decimal(c.rope_theta)},
+            {"vocab_size", c.vocab_size},
+            {"max_position_embeddings", c.max_positions},
+            {"tie_word_embeddings", true},
+            {"torch_dtype", "float32"}};
+  }
   return {{"architectures", {"LlamaForCausalLM"}},
           {"model_type", "llama"},
           {"hidden_size", c.d_model},
@@ -78,7 +156,8 @@ std::vector<TensorToWrite> llama_tensors(const Model& model, std::vector<std::ve
   const int64_t C = c.d_model;
   std::vector<TensorToWrite> out;
   storage.clear();
-  storage.reserve(size_t(c.layers) * 4 + 1);
+  storage.reserve(size_t(c.layers) * 7 + 1);  // never reallocated: `out` points into it
+  const bool qwen2 = llama_config_json(c)["model_type"] == "qwen2";
   auto from_arena = [&](const std::string& name) {
     const ParamView* v = model.find(name);
     out.push_back({name, v->shape, model.weights() + v->offset});
@@ -93,7 +172,22 @@ std::vector<TensorToWrite> llama_tensors(const Model& model, std::vector<std::ve
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     from_arena(p + "input_layernorm.weight");
-    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) from_arena(p + "self_attn." + proj + ".weight");
+    if (c.mla()) {
+      const char* q_projs[] = {"q_a_proj", "q_a_layernorm", "q_b_proj"};
+      if (c.q_lora_rank > 0)
+        for (const char* proj : q_projs) from_arena(p + "self_attn." + proj + ".weight");
+      else
+        from_arena(p + "self_attn.q_proj.weight");
+      for (const char* proj : {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"})
+        from_arena(p + "self_attn." + proj + ".weight");
+    } else {
+      for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) from_arena(p + "self_attn." + proj + ".weight");
+      if (qwen2) {  // Qwen2 always has q/k/v biases: zeros add nothing
+        filled(p + "self_attn.q_proj.bias", {int64_t(c.heads) * c.head_dim()}, 0.0f);
+        filled(p + "self_attn.k_proj.bias", {int64_t(c.groups) * c.head_dim()}, 0.0f);
+        filled(p + "self_attn.v_proj.bias", {int64_t(c.groups) * c.head_dim()}, 0.0f);
+      }
+    }
     if (c.mlp) {
       from_arena(p + "post_attention_layernorm.weight");
       for (const char* proj : {"gate_proj", "up_proj", "down_proj"}) from_arena(p + "mlp." + proj + ".weight");
@@ -120,6 +214,7 @@ std::string loss_csv(const std::vector<float>& losses) {
 }
 
 void save_checkpoint(const Model& model, const fs::path& dir, const CheckpointExtras& extras) {
+  if (const std::string refusal = checkpoint_refusal(model.config()); !refusal.empty()) throw InputError(refusal);
   // Everything is serialised before the first byte goes to disk.
   std::vector<std::vector<float>> storage;
   const std::vector<TensorToWrite> tensors = llama_tensors(model, storage);

@@ -4,6 +4,7 @@
 // The forward and backward are straight sequences of ops.h calls, as llm.c's gpt2_forward/backward.
 #include "attnscope/train/model.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
@@ -25,12 +26,14 @@ void validate_model_config(const ModelConfig& c) {
   require(c.heads >= 1 && c.heads <= max_heads, "heads must be 1 to " + s(max_heads) + ", got " + s(c.heads));
   require(c.d_model % c.heads == 0, "d_model (" + s(c.d_model) + ") must be divisible by heads (" + s(c.heads) +
                                         "): each head gets d_model / heads dimensions");
-  require(c.head_dim() % 2 == 0, "the head width d_model / heads = " + s(c.head_dim()) +
-                                     " must be even: rotary positions rotate pairs of dimensions");
-  require(c.groups >= 1 && c.groups <= c.heads,
-          "groups (kv heads) must be 1 to heads (" + s(c.heads) + "), got " + s(c.groups));
-  require(c.heads % c.groups == 0, "groups (" + s(c.groups) + ") must divide heads (" + s(c.heads) +
-                                       "): each kv head serves the same number of query heads");
+  require(c.mla() || c.head_dim() % 2 == 0, "the head width d_model / heads = " + s(c.head_dim()) +
+                                                 " must be even: rotary positions rotate pairs of dimensions");
+  if (!c.mla()) {  // MLA has no groups: every head its own keys, made from the one latent
+    require(c.groups >= 1 && c.groups <= c.heads,
+            "groups (kv heads) must be 1 to heads (" + s(c.heads) + "), got " + s(c.groups));
+    require(c.heads % c.groups == 0, "groups (" + s(c.groups) + ") must divide heads (" + s(c.heads) +
+                                         "): each kv head serves the same number of query heads");
+  }
   require(c.vocab_size >= 2 && c.vocab_size <= max_vocab,
           "the vocabulary must have 2 to " + s(max_vocab) + " tokens, got " + s(c.vocab_size));
   require(c.intermediate_size >= 0, "the MLP width must be 1 or more (0 = 4 x d_model), got " +
@@ -40,6 +43,46 @@ void validate_model_config(const ModelConfig& c) {
   require(std::isfinite(c.rope_theta) && c.rope_theta > 1.0f, "rope theta must be a number above 1");
   require(std::isfinite(c.rms_norm_eps) && c.rms_norm_eps > 0.0f, "rms_norm_eps must be a number above 0");
   require(c.max_positions >= 1, "max_positions must be at least 1");
+  require(c.window >= 0 && c.window <= max_seq_len,
+          "the sliding window must be 1 to " + s(max_seq_len) + " tokens (0 = none), got " + s(c.window));
+  require(c.local_layers.empty() || int(c.local_layers.size()) == c.layers,
+          "the window pattern must name one of local/global for each of the " + s(c.layers) + " layers");
+  if (!c.mla()) return;
+  require(c.kv_lora_rank >= 1 && c.kv_lora_rank <= c.d_model,
+          "kv_lora_rank (the latent width) must be 1 to d_model (" + s(c.d_model) + "), got " + s(c.kv_lora_rank));
+  require(c.q_lora_rank >= 0 && c.q_lora_rank <= c.d_model,
+          "q_lora_rank must be 0 (no query compression) to d_model (" + s(c.d_model) + "), got " + s(c.q_lora_rank));
+  require(c.rope_head_dim >= 2 && c.rope_head_dim <= 64 && c.rope_head_dim % 2 == 0,
+          "rope_head_dim (the rotary part of each head) must be even, 2 to 64, got " + s(c.rope_head_dim));
+}
+
+std::vector<bool> parse_window_pattern(const std::string& pattern, int layers) {
+  if (pattern.empty() || pattern == "all") return std::vector<bool>(size_t(std::max(layers, 0)), true);
+  if (pattern == "none") return std::vector<bool>(size_t(std::max(layers, 0)), false);
+  std::vector<bool> cycle;
+  size_t begin = 0;
+  while (begin <= pattern.size()) {
+    const size_t end = std::min(pattern.find(',', begin), pattern.size());
+    const std::string word = pattern.substr(begin, end - begin);
+    if (word == "local") cycle.push_back(true);
+    else if (word == "global") cycle.push_back(false);
+    else
+      throw InputError("the window pattern \"" + pattern + "\" has \"" + word +
+                       "\"; write local and global separated by commas (e.g. local,global), or all / none");
+    begin = end + 1;
+  }
+  std::vector<bool> out;
+  for (int l = 0; l < layers; ++l) out.push_back(cycle[size_t(l) % cycle.size()]);
+  return out;
+}
+
+std::string window_pattern_text(const std::vector<bool>& local_layers, int layers) {
+  if (local_layers.empty() || std::all_of(local_layers.begin(), local_layers.end(), [](bool b) { return b; }))
+    return "all";
+  std::string out;
+  for (int l = 0; l < layers && size_t(l) < local_layers.size(); ++l)
+    out += (l ? "," : "") + std::string(local_layers[size_t(l)] ? "local" : "global");
+  return out;
 }
 
 // ================================ arenas =========================================================
@@ -66,7 +109,9 @@ size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 Model::Model(const ModelConfig& config) : config_(config) {
   validate_model_config(config_);
   const int64_t C = config_.d_model, V = config_.vocab_size, HD = int64_t(config_.heads) * config_.head_dim(),
-                GD = int64_t(config_.groups) * config_.head_dim(), F = config_.ffn();
+                GD = int64_t(config_.groups) * config_.head_dim(), F = config_.ffn(),
+                HQK = int64_t(config_.heads) * config_.qk_head_dim(), r = config_.kv_lora_rank,
+                rq = config_.q_lora_rank, R = config_.rope_head_dim;
   auto add = [&](std::string name, std::vector<int64_t> shape, bool decay) {
     size_t n = 1;
     for (int64_t d : shape) n *= size_t(d);
@@ -77,9 +122,22 @@ Model::Model(const ModelConfig& config) : config_(config) {
   for (int l = 0; l < config_.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     add(p + "input_layernorm.weight", {C}, false);
-    add(p + "self_attn.q_proj.weight", {HD, C}, true);
-    add(p + "self_attn.k_proj.weight", {GD, C}, true);
-    add(p + "self_attn.v_proj.weight", {GD, C}, true);
+    if (config_.mla()) {  // Hugging Face DeepSeek-V2's names and shapes
+      if (rq > 0) {
+        add(p + "self_attn.q_a_proj.weight", {rq, C}, true);
+        add(p + "self_attn.q_a_layernorm.weight", {rq}, false);
+        add(p + "self_attn.q_b_proj.weight", {HQK, rq}, true);
+      } else {
+        add(p + "self_attn.q_proj.weight", {HQK, C}, true);
+      }
+      add(p + "self_attn.kv_a_proj_with_mqa.weight", {r + R, C}, true);
+      add(p + "self_attn.kv_a_layernorm.weight", {r}, false);
+      add(p + "self_attn.kv_b_proj.weight", {2 * HD, r}, true);
+    } else {
+      add(p + "self_attn.q_proj.weight", {HD, C}, true);
+      add(p + "self_attn.k_proj.weight", {GD, C}, true);
+      add(p + "self_attn.v_proj.weight", {GD, C}, true);
+    }
     add(p + "self_attn.o_proj.weight", {C, HD}, true);
     if (config_.mlp) {
       add(p + "post_attention_layernorm.weight", {C}, false);
@@ -111,7 +169,10 @@ ModelTensors Model::tensors_of(float* base) const {
     t.layers.push_back({at(p + "input_layernorm.weight"), at(p + "self_attn.q_proj.weight"),
                         at(p + "self_attn.k_proj.weight"), at(p + "self_attn.v_proj.weight"),
                         at(p + "self_attn.o_proj.weight"), at(p + "post_attention_layernorm.weight"),
-                        at(p + "mlp.gate_proj.weight"), at(p + "mlp.up_proj.weight"), at(p + "mlp.down_proj.weight")});
+                        at(p + "mlp.gate_proj.weight"), at(p + "mlp.up_proj.weight"), at(p + "mlp.down_proj.weight"),
+                        at(p + "self_attn.q_a_proj.weight"), at(p + "self_attn.q_a_layernorm.weight"),
+                        at(p + "self_attn.q_b_proj.weight"), at(p + "self_attn.kv_a_proj_with_mqa.weight"),
+                        at(p + "self_attn.kv_a_layernorm.weight"), at(p + "self_attn.kv_b_proj.weight")});
   }
   t.final_norm = at("model.norm.weight");
   return t;
@@ -146,9 +207,14 @@ void Model::init_weights(uint64_t seed) {
 // ================================ activations ====================================================
 
 Activations Model::make_activations(int B, int T) const {
+  // Widths of q, k, v and the attention output: grouped H·D, G·D, G·D, H·D; MLA H·(D+R), H·(D+R), H·D, H·D.
+  const bool mla = config_.mla();
   const size_t BT = size_t(B) * T, C = config_.d_model, HD = size_t(config_.heads) * config_.head_dim(),
-               GD = size_t(config_.groups) * config_.head_dim(), F = config_.ffn(), V = config_.vocab_size,
-               L = config_.layers, HTT = size_t(B) * config_.heads * T * T;
+               QW = size_t(config_.heads) * config_.qk_head_dim(),
+               KW = size_t(config_.kv_heads()) * config_.qk_head_dim(),
+               VW = size_t(config_.kv_heads()) * config_.head_dim(), F = config_.ffn(), V = config_.vocab_size,
+               L = config_.layers, HTT = size_t(B) * config_.heads * T * T, r = config_.kv_lora_rank,
+               rq = config_.q_lora_rank, R = config_.rope_head_dim;
   // First pass counts, second pass hands out pointers: one arena, every block 64-byte aligned.
   Activations a;
   a.B = B, a.T = T;
@@ -161,21 +227,91 @@ Activations Model::make_activations(int B, int T) const {
   a.probs.resize(L), a.atty.resize(L), a.x_mid.resize(L);
   a.ln2.assign(L, nullptr), a.rstd2.assign(L, nullptr), a.gate.assign(L, nullptr), a.up.assign(L, nullptr),
       a.swi.assign(L, nullptr);
+  for (auto* m : {&a.cq_raw, &a.cq, &a.rstd_q, &a.ckv_raw, &a.ckv, &a.rstd_kv, &a.kpe, &a.kvb}) m->assign(L, nullptr);
   for (size_t l = 0; l <= L; ++l) take(a.x[l], BT * C);
   for (size_t l = 0; l < L; ++l) {
-    take(a.ln1[l], BT * C), take(a.rstd1[l], BT), take(a.q[l], BT * HD), take(a.k[l], BT * GD), take(a.v[l], BT * GD);
+    take(a.ln1[l], BT * C), take(a.rstd1[l], BT), take(a.q[l], BT * QW), take(a.k[l], BT * KW), take(a.v[l], BT * VW);
     take(a.probs[l], HTT), take(a.atty[l], BT * HD), take(a.x_mid[l], BT * C);
+    if (mla) {
+      if (rq > 0) take(a.cq_raw[l], BT * rq), take(a.cq[l], BT * rq), take(a.rstd_q[l], BT);
+      take(a.ckv_raw[l], BT * r), take(a.ckv[l], BT * r), take(a.rstd_kv[l], BT), take(a.kpe[l], BT * R);
+      take(a.kvb[l], BT * 2 * HD);
+    }
     if (config_.mlp) take(a.ln2[l], BT * C), take(a.rstd2[l], BT), take(a.gate[l], BT * F), take(a.up[l], BT * F),
         take(a.swi[l], BT * F);
   }
   take(a.lnf, BT * C), take(a.rstdf, BT), take(a.logits, BT * V), take(a.out_probs, BT * V);
-  take(a.dresid, BT * C), take(a.dln, BT * C), take(a.dq, BT * HD), take(a.dk, BT * GD), take(a.dv, BT * GD);
+  take(a.dresid, BT * C), take(a.dln, BT * C), take(a.dq, BT * QW), take(a.dk, BT * KW), take(a.dv, BT * VW);
   take(a.datty, BT * HD), take(a.dlogits, BT * V);
+  if (mla) {
+    if (rq > 0) take(a.dcq, BT * rq), take(a.dcq_raw, BT * rq);
+    take(a.dckv, BT * r), take(a.dckv_raw, BT * r), take(a.dkpe, BT * R), take(a.dkvb, BT * 2 * HD);
+  }
   if (config_.mlp) take(a.dgate, BT * F), take(a.dup, BT * F), take(a.dswi, BT * F);
   a.memory = FloatArena(total);
   size_t offset = 0;
   for (auto& [p, n] : plan) *p = a.memory.data() + offset, offset += round16(n);
   return a;
+}
+
+// ================================ MLA ============================================================
+// The attention of one MLA layer from a.ln1[l] to a.atty[l] [BT, H·D] and a.probs[l], and its backward
+// from a.datty to a.dln (accumulated) and the layer's weight gradients. The order of ops.h calls is
+// Hugging Face's DeepseekV2Attention (naive form: keys and values built per head).
+
+void Model::mla_forward(Activations& a, int l, const LayerTensors& lw) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, D = config_.head_dim(),
+            R = config_.rope_head_dim, r = config_.kv_lora_rank, rq = config_.q_lora_rank, Dqk = D + R;
+  const float theta = config_.rope_theta, eps = latent_norm_eps;
+  if (rq > 0) {
+    ops::linear_forward(a.cq_raw[l], a.ln1[l], lw.q_a, nullptr, BT, C, rq);
+    ops::rmsnorm_forward(a.cq[l], a.rstd_q[l], a.cq_raw[l], lw.q_a_norm, BT, rq, eps);
+    ops::linear_forward(a.q[l], a.cq[l], lw.q_b, nullptr, BT, rq, H * Dqk);
+  } else {
+    ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * Dqk);
+  }
+  // kv_a_proj_with_mqa's first r rows make c_KV, its last R rows k_pe
+  ops::linear_forward(a.ckv_raw[l], a.ln1[l], lw.kv_a, nullptr, BT, C, r);
+  ops::linear_forward(a.kpe[l], a.ln1[l], lw.kv_a + size_t(r) * C, nullptr, BT, C, R);
+  ops::rmsnorm_forward(a.ckv[l], a.rstd_kv[l], a.ckv_raw[l], lw.kv_a_norm, BT, r, eps);
+  ops::linear_forward(a.kvb[l], a.ckv[l], lw.kv_b, nullptr, BT, r, 2 * H * D);
+  ops::rope_interleaved_forward(a.q[l], B, T, H, Dqk, D, R, theta, 0);
+  ops::rope_interleaved_forward(a.kpe[l], B, T, 1, R, 0, R, theta, 0);
+  ops::mla_kv_forward(a.k[l], a.v[l], a.kvb[l], a.kpe[l], BT, H, D, R, D);
+  ops::AttentionOptions options;
+  options.window = config_.window_of(l);
+  ops::attention_forward_general(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, H, Dqk, D, options);
+}
+
+void Model::mla_backward(Activations& a, int l, const LayerTensors& lw, const LayerTensors& lg) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, D = config_.head_dim(),
+            R = config_.rope_head_dim, r = config_.kv_lora_rank, rq = config_.q_lora_rank, Dqk = D + R;
+  const float theta = config_.rope_theta;
+  auto zero = [](float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); };
+  zero(a.dq, size_t(BT) * H * Dqk), zero(a.dk, size_t(BT) * H * Dqk), zero(a.dv, size_t(BT) * H * D);
+  ops::AttentionOptions options;
+  options.window = config_.window_of(l);
+  ops::attention_backward_general(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, H, Dqk, D,
+                                  options);
+  zero(a.dkvb, size_t(BT) * 2 * H * D), zero(a.dkpe, size_t(BT) * R);
+  ops::mla_kv_backward(a.dkvb, a.dkpe, a.dk, a.dv, BT, H, D, R, D);
+  ops::rope_interleaved_backward(a.dkpe, B, T, 1, R, 0, R, theta, 0);
+  ops::rope_interleaved_backward(a.dq, B, T, H, Dqk, D, R, theta, 0);
+  zero(a.dckv, size_t(BT) * r);
+  ops::linear_backward(a.dckv, lg.kv_b, nullptr, a.dkvb, a.ckv[l], lw.kv_b, BT, r, 2 * H * D);
+  zero(a.dckv_raw, size_t(BT) * r);
+  ops::rmsnorm_backward(a.dckv_raw, lg.kv_a_norm, a.dckv, a.ckv_raw[l], lw.kv_a_norm, a.rstd_kv[l], BT, r);
+  ops::linear_backward(a.dln, lg.kv_a, nullptr, a.dckv_raw, a.ln1[l], lw.kv_a, BT, C, r);
+  ops::linear_backward(a.dln, lg.kv_a + size_t(r) * C, nullptr, a.dkpe, a.ln1[l], lw.kv_a + size_t(r) * C, BT, C, R);
+  if (rq > 0) {
+    zero(a.dcq, size_t(BT) * rq);
+    ops::linear_backward(a.dcq, lg.q_b, nullptr, a.dq, a.cq[l], lw.q_b, BT, rq, H * Dqk);
+    zero(a.dcq_raw, size_t(BT) * rq);
+    ops::rmsnorm_backward(a.dcq_raw, lg.q_a_norm, a.dcq, a.cq_raw[l], lw.q_a_norm, a.rstd_q[l], BT, rq);
+    ops::linear_backward(a.dln, lg.q_a, nullptr, a.dcq_raw, a.ln1[l], lw.q_a, BT, C, rq);
+  } else {
+    ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * Dqk);
+  }
 }
 
 // ================================ forward ========================================================
@@ -194,12 +330,19 @@ float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets)
     const LayerTensors& lw = w.layers[l];
     // attention block
     ops::rmsnorm_forward(a.ln1[l], a.rstd1[l], a.x[l], lw.attn_norm, BT, C, eps);
-    ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
-    ops::linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
-    ops::linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
-    ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
-    ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
-    ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
+    ops::AttentionOptions window;
+    window.window = config_.window_of(l);
+    if (config_.mla()) {
+      mla_forward(a, l, lw);
+    } else {
+      ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
+      ops::linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
+      ops::linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
+      ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
+      ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
+      if (window.window > 0) ops::attention_forward_general(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D, window);
+      else ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
+    }
     ops::linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
     ops::residual_forward(a.x_mid[l], a.x_mid[l], a.x[l], BT * C);
     if (!config_.mlp) {
@@ -255,14 +398,21 @@ void Model::backward(Activations& a, float* grad_arena) {
     // x_mid = x[l] + o_proj(attention(...))
     zero(a.datty, size_t(BT) * H * D);
     ops::linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
-    zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
-    ops::attention_backward(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
-    ops::rope_backward(a.dq, B, T, H, D, theta, 0);
-    ops::rope_backward(a.dk, B, T, G, D, theta, 0);
     zero(a.dln, size_t(BT) * C);
-    ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
-    ops::linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
-    ops::linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
+    if (config_.mla()) {
+      mla_backward(a, l, lw, lg);
+    } else {
+      zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
+      ops::AttentionOptions window;
+      window.window = config_.window_of(l);
+      ops::attention_backward_general(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D,
+                                      window);
+      ops::rope_backward(a.dq, B, T, H, D, theta, 0);
+      ops::rope_backward(a.dk, B, T, G, D, theta, 0);
+      ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
+      ops::linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
+      ops::linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
+    }
     ops::rmsnorm_backward(a.dresid, lg.attn_norm, a.dln, a.x[l], lw.attn_norm, a.rstd1[l], BT, C);
   }
   ops::embedding_backward(g.embed, a.dresid, a.ids.data(), BT, C);

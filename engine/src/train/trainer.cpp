@@ -1,6 +1,7 @@
 // trainer.cpp — the training loop: sample a batch, forward, backward, AdamW; probes for snapshots.
 #include "attnscope/train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/core/error.h"
@@ -74,8 +75,51 @@ std::vector<TrainSettings> group_variants(const TrainSettings& s) {
   return out;
 }
 
+namespace {
+// Values one layer caches per token: K and V of G heads, or MLA's latent and rotary key.
+int64_t kv_values_per_layer(const ModelConfig& c) {
+  return c.mla() ? int64_t(c.kv_lora_rank) + c.rope_head_dim : int64_t(2) * c.groups * c.head_dim();
+}
+}  // namespace
+
 int64_t kv_cache_bytes_per_token(const ModelConfig& c) {
-  return int64_t(2) * c.layers * c.groups * c.head_dim() * int64_t(sizeof(float));
+  return int64_t(c.layers) * kv_values_per_layer(c) * int64_t(sizeof(float));
+}
+
+double kv_cache_bytes_per_token_at(const ModelConfig& c, int context) {
+  double bytes = 0;
+  for (int l = 0; l < c.layers; ++l) {
+    const int w = c.window_of(l);
+    const double share = w > 0 && context > 0 ? double(std::min(w, context)) / double(context) : 1.0;
+    bytes += double(kv_values_per_layer(c) * int64_t(sizeof(float))) * share;
+  }
+  return bytes;
+}
+
+const char* attention_kind_name(const ModelConfig& c) {
+  if (c.mla()) return "MLA";
+  if (c.groups == c.heads) return "MHA";
+  return c.groups == 1 ? "MQA" : "GQA";
+}
+
+std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run) {
+  TrainSettings base = s;
+  base.model.attention = AttentionKind::grouped;
+  base.model.window = 0;
+  base.model.local_layers.clear();
+  std::vector<TrainSettings> out = group_variants(base);
+  TrainSettings mla = base;
+  mla.model.attention = AttentionKind::mla;
+  mla.model.groups = mla.model.heads;  // every head its own keys, made from the one latent
+  out.push_back(mla);
+  if (window_run) {
+    // GQA (the middle run) with the settings' window, or a quarter of the sequence on every layer
+    TrainSettings w = out.size() >= 3 ? out[1] : out[0];
+    w.model.window = s.model.window > 0 ? s.model.window : std::max(1, s.task.seq_len / 4);
+    w.model.local_layers = s.model.window > 0 ? s.model.local_layers : std::vector<bool>{};
+    out.push_back(w);
+  }
+  return out;
 }
 
 float best_induction_score(const TrainSnapshot& s, int layer) {
@@ -229,9 +273,10 @@ TrainSnapshot Trainer::snapshot() {
   for (int32_t id : probe_ids_) snap.probe_tokens.push_back(task_.vocab()[id]);
   snap.probe_probs = heads_of(probe_acts_, c.layers, c.heads, int(probe_ids_.size()));
   snap.kv_cache_bytes_per_token = kv_cache_bytes_per_token(c);
+  snap.kv_cache_bytes_per_token_at_T = kv_cache_bytes_per_token_at(c, s_.task.seq_len);
   snap.parameters = 0;
   for (const ParamView& v : model_.params()) snap.parameters += int64_t(v.size);
-  snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.groups;
+  snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.kv_heads(), snap.mla = c.mla();
   return snap;
 }
 

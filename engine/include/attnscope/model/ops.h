@@ -15,7 +15,7 @@
 //   * Sizes are the caller's to check (a programmer mistake here is an assert, not an InputError).
 //
 // Sections: embedding · normalisation · linear · rotary positions · grouped causal attention ·
-//           MLP activations · residual · softmax cross-entropy
+//           multi-head latent attention · MLP activations · residual · softmax cross-entropy
 #pragma once
 #include <cstdint>
 
@@ -81,6 +81,33 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
 // dq [B, T, H·D], dk and dv [B, T, G·D], dout [B, T, H·D], probs from the forward
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D);
+// The same attention with the query/key width Dk and the value width Dv apart (MLA: Dk = d_nope + d_rope,
+// Dv = d_v), options.scale (0: 1/sqrt(Dk)) and options.window (0: keys 0…i); the training path of MLA
+// and of sliding-window layers. Its backward needs options.softcap = 0.
+//   q [B, T, H·Dk], k [B, T, G·Dk], v [B, T, G·Dv] → out [B, T, H·Dv], probs [B, H, T, T]
+void attention_forward_general(float* out, float* probs, const float* q, const float* k, const float* v, int B,
+                               int T, int H, int G, int Dk, int Dv, const AttentionOptions& options);
+// dq [B, T, H·Dk], dk [B, T, G·Dk], dv [B, T, G·Dv], dout [B, T, H·Dv], probs from the forward (a
+// masked key, outside the window or in the future, has probability 0 and so gets no gradient)
+void attention_backward_general(float* dq, float* dk, float* dv, const float* dout, const float* probs,
+                                const float* q, const float* k, const float* v, int B, int T, int H, int G, int Dk,
+                                int Dv, const AttentionOptions& options);
+
+// ---- multi-head latent attention (DeepSeek-V2): interleaved rotary part, keys and values -------
+// Rotary positions on interleaved pairs, DeepSeek's layout (Hugging Face rope_interleave): in each of
+// NH heads of width S, the pair (offset + 2i, offset + 2i + 1), i < R/2, rotates by the angle
+// (pos0 + t)·inv_freq_i, inv_freq_i = theta^(−2i/R) (rope_tables with D = R):
+//   x'_a = x_a·cos − x_b·sin,  x'_b = x_b·cos + x_a·sin.        x [B, T, NH·S] in place, R even
+void rope_interleaved_forward(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0);
+// The inverse rotation applied to the gradient in place.        dx [B, T, NH·S]
+void rope_interleaved_backward(float* dx, int B, int T, int NH, int S, int offset, int R, float theta, int pos0);
+// Keys and values of every head from kv_b_proj's output and the shared rotary key:
+//   kv [BT, H·(N + Dv)] (head h: its key part N, then its value part Dv), kpe [BT, R] (rotated)
+//   k [BT, H·(N + R)], k[t, h] = [kv[t, h, :N] ; kpe[t]];   v [BT, H·Dv], v[t, h] = kv[t, h, N:]
+void mla_kv_forward(float* k, float* v, const float* kv, const float* kpe, int BT, int H, int N, int R, int Dv);
+// dkv [BT, H·(N + Dv)] += the key and value parts of dk, dv; dkpe [BT, R] += Σ_h dk[t, h, N:] (heads in
+// order)
+void mla_kv_backward(float* dkv, float* dkpe, const float* dk, const float* dv, int BT, int H, int N, int R, int Dv);
 
 // ---- MLP activations ---------------------------------------------------------------------------
 // SwiGLU: out = silu(gate)·up, silu(g) = g·sigmoid(g).    out, gate, up [BT, F]
@@ -129,6 +156,15 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
                        int H, int G, int D, const AttentionOptions& options);
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D);
+void attention_forward_general(float* out, float* probs, const float* q, const float* k, const float* v, int B,
+                               int T, int H, int G, int Dk, int Dv, const AttentionOptions& options);
+void attention_backward_general(float* dq, float* dk, float* dv, const float* dout, const float* probs,
+                                const float* q, const float* k, const float* v, int B, int T, int H, int G, int Dk,
+                                int Dv, const AttentionOptions& options);
+void rope_interleaved_forward(float* x, int B, int T, int NH, int S, int offset, int R, float theta, int pos0);
+void rope_interleaved_backward(float* dx, int B, int T, int NH, int S, int offset, int R, float theta, int pos0);
+void mla_kv_forward(float* k, float* v, const float* kv, const float* kpe, int BT, int H, int N, int R, int Dv);
+void mla_kv_backward(float* dkv, float* dkpe, const float* dk, const float* dv, int BT, int H, int N, int R, int Dv);
 void swiglu_forward(float* out, const float* gate, const float* up, int BT, int F);
 void swiglu_backward(float* dgate, float* dup, const float* dout, const float* gate, const float* up, int BT, int F);
 void gelu_new_forward(float* out, const float* x, int N);

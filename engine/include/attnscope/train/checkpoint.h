@@ -4,7 +4,8 @@
 //                          num_key_value_heads, head_dim, intermediate_size, rms_norm_eps, rope_theta,
 //                          vocab_size, max_position_embeddings, tie_word_embeddings true,
 //                          torch_dtype "float32", architectures ["LlamaForCausalLM"]
-//   DIR/model.safetensors  F32 tensors under Llama's names (model.embed_tokens.weight,
+//                          (MLA and windowed models: see llama_config_json)
+//   DIR/model.safetensors  F32 tensors under Llama's names (DeepSeek-V2's self_attn names for MLA) (model.embed_tokens.weight,
 //                          model.layers.N.self_attn.{q,k,v,o}_proj.weight, mlp.{gate,up,down}_proj.weight,
 //                          input_layernorm.weight, post_attention_layernorm.weight, model.norm.weight).
 //                          An attention-only model is written with intermediate_size 1, MLP weights 0
@@ -38,8 +39,15 @@ struct TensorToWrite {
 std::string safetensors_bytes(const std::vector<TensorToWrite>& tensors,
                               const std::map<std::string, std::string>& metadata = {});
 
-// config.json of a model.
+// config.json of a model: model_type "llama" for grouped attention; with a sliding window on every layer
+// "mistral" (sliding_window); with local and global layers "qwen2" (use_sliding_window, layer_types, its
+// q/k/v biases written as zeros); with MLA "deepseek_v2" (kv_lora_rank, q_lora_rank or null,
+// qk_nope_head_dim = v_head_dim = d_model/heads, qk_rope_head_dim, n_routed_experts null: dense layers).
 nlohmann::json llama_config_json(const ModelConfig& config);
+
+// Why this model cannot be saved ("" when it can): MLA with a sliding window, which DeepSeek's format
+// has no field for.
+std::string checkpoint_refusal(const ModelConfig& config);
 
 // Every tensor a Llama loader expects, from the model's arena (with zeros / ones filled in for an
 // attention-only model). `storage` keeps the filled-in tensors alive while the result is used.

@@ -9,6 +9,16 @@
 //   logits = RMSNorm_f(x)·embed_tokensᵀ (tied)                              [BT, V]
 //   loss = mean cross-entropy of the next token over the scored positions (targets ≥ 0)
 //
+// Attention kind MLA (DeepSeek-V2 §2.1, Hugging Face's DeepseekV2Attention) replaces q/k/v_proj: with
+// D = C/H (= d_nope = d_v), R = rope_head_dim, r = kv_lora_rank, r_q = q_lora_rank:
+//     q = h·W_qᵀ [BT, H·(D+R)]   or   c_Q = RMSNorm_q(h·W_qaᵀ) [BT, r_q], q = c_Q·W_qbᵀ
+//     [c_KV | k_pe] = h·W_kv_aᵀ [BT, r + R];  c_KV ← RMSNorm_kv(c_KV);  kv = c_KV·W_kv_bᵀ [BT, H·(D+D)]
+//     q's last R of each head and k_pe rotate (interleaved pairs, DeepSeek); k_h = [kv_h key ; k_pe],
+//     v_h = kv_h value; attention scaled by 1/√(D+R); the latent norms have eps 1e-6 (SPEC)
+//   KV cache per token per layer: r + R values (c_KV and k_pe), against 2·G·D for grouped attention.
+// A sliding window W (per model, or per layer by a pattern such as local,global) lets query i see the
+// keys i − W < j ≤ i only (Mistral's convention), in either kind.
+//
 // Parameters live in one arena with named views (llm.c, llama2.c): `params()` lists every tensor
 // under its Hugging Face Llama name, so saving a checkpoint is a walk over that table. Gradients and
 // the two AdamW moments are arenas of the same layout. An attention-only model has no MLP tensors
@@ -24,6 +34,9 @@
 
 namespace attnscope::train {
 
+// How the keys and values are made: grouped (MHA/GQA/MQA by `groups`) or multi-head latent attention.
+enum class AttentionKind { grouped, mla };
+
 struct ModelConfig {
   int vocab_size = 0;
   int layers = 2;            // L
@@ -35,8 +48,23 @@ struct ModelConfig {
   int max_positions = 256;   // written to config.json; rotary positions work at any length
   float rope_theta = 10000.0f;
   float rms_norm_eps = 1e-5f;
+  AttentionKind attention = AttentionKind::grouped;
+  int kv_lora_rank = 16;     // r_kv, the latent c_KV's width (MLA)
+  int q_lora_rank = 0;       // r_q; 0: q_proj straight from h (MLA)
+  int rope_head_dim = 8;     // qk_rope_head_dim, the decoupled rotary part (MLA); even
+  int window = 0;            // sliding window W in tokens; 0: every layer sees all earlier tokens
+  std::vector<bool> local_layers;  // with a window: the layers that use it (empty: every layer)
 
-  int head_dim() const { return d_model / heads; }
+  bool mla() const { return attention == AttentionKind::mla; }
+  int head_dim() const { return d_model / heads; }  // grouped: D; MLA: d_nope = d_v
+  int qk_head_dim() const { return mla() ? head_dim() + rope_head_dim : head_dim(); }
+  int kv_heads() const { return mla() ? heads : groups; }  // K/V heads the attention op sees
+  // The window of layer l (0: none).
+  int window_of(int l) const {
+    return window > 0 && (local_layers.empty() || (size_t(l) < local_layers.size() && local_layers[size_t(l)]))
+               ? window
+               : 0;
+  }
   int ffn() const { return mlp ? (intermediate_size > 0 ? intermediate_size : 4 * d_model) : 0; }
 };
 
@@ -48,6 +76,15 @@ inline constexpr int max_seq_len = 512;
 
 // Throws InputError naming the setting, its value and what would be valid.
 void validate_model_config(const ModelConfig& c);
+
+// A layer pattern such as "local,global" (Gemma 2) or "local,local,local,local,local,global" (Gemma 3)
+// repeated over `layers` layers: true where the layer is local (windowed). "all" / "" = every layer
+// local, "none" = none. Throws InputError naming the bad word.
+std::vector<bool> parse_window_pattern(const std::string& pattern, int layers);
+// The pattern back as text ("local,global,…" per layer; "all" when every layer is local or the list empty).
+std::string window_pattern_text(const std::vector<bool>& local_layers, int layers);
+
+
 
 // One tensor of the arena: its Hugging Face name, shape and place.
 struct ParamView {
@@ -80,6 +117,10 @@ class FloatArena {
 // Pointers into an arena, one per tensor (null where the model has no such tensor).
 struct LayerTensors {
   float *attn_norm, *wq, *wk, *wv, *wo, *mlp_norm, *gate, *up, *down;
+  // MLA (null otherwise): q_a_proj [r_q, C], q_a_layernorm [r_q], q_b_proj [H·(D+R), r_q] (with r_q > 0,
+  // else wq is q_proj [H·(D+R), C]); kv_a_proj_with_mqa [r + R, C] (rows 0…r−1 make c_KV, the last R k_pe),
+  // kv_a_layernorm [r], kv_b_proj [H·2D, r]; wo is o_proj [C, H·D]
+  float *q_a = nullptr, *q_a_norm = nullptr, *q_b = nullptr, *kv_a = nullptr, *kv_a_norm = nullptr, *kv_b = nullptr;
 };
 struct ModelTensors {
   float* embed = nullptr;       // [V, C]
@@ -96,11 +137,16 @@ struct Activations {
   std::vector<float*> ln1, rstd1, q, k, v;    // [BT, C], [BT], [BT, H·D] (rotated), [BT, G·D] (rotated), [BT, G·D]
   std::vector<float*> probs, atty, x_mid;     // [B, H, T, T], [BT, H·D], [BT, C]
   std::vector<float*> ln2, rstd2, gate, up, swi;  // [BT, C], [BT], [BT, F] ×3 (MLP only)
+  // MLA only (q, k [BT, H·(D+R)], v [BT, H·D] then): c_Q before and after its norm [BT, r_q] and its rstd
+  // [BT] (with r_q > 0); c_KV before/after its norm [BT, r], rstd [BT]; k_pe [BT, R] (rotated);
+  // kv_b_proj's output [BT, H·2D]
+  std::vector<float*> cq_raw, cq, rstd_q, ckv_raw, ckv, rstd_kv, kpe, kvb;
   float *lnf = nullptr, *rstdf = nullptr, *logits = nullptr, *out_probs = nullptr;  // [BT, C], [BT], [BT, V] ×2
   std::vector<int32_t> ids, targets;          // [BT]
   // backward scratch
   float *dresid = nullptr, *dln = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr, *datty = nullptr;
   float *dgate = nullptr, *dup = nullptr, *dswi = nullptr, *dlogits = nullptr;
+  float *dcq = nullptr, *dcq_raw = nullptr, *dckv = nullptr, *dckv_raw = nullptr, *dkpe = nullptr, *dkvb = nullptr;  // MLA
 };
 
 class Model {
@@ -137,8 +183,12 @@ class Model {
   void backward(Activations& a, float* grad_arena = nullptr);
   void zero_grads() { grads_.zero(); }
 
+  static constexpr float latent_norm_eps = 1e-6f;  // q_a_layernorm, kv_a_layernorm (SPEC, DeepSeek-V2)
+
  private:
   ModelTensors tensors_of(float* base) const;
+  void mla_forward(Activations& a, int l, const LayerTensors& lw) const;
+  void mla_backward(Activations& a, int l, const LayerTensors& lg_w, const LayerTensors& lg) const;
   ModelConfig config_;
   std::vector<ParamView> views_;
   size_t total_ = 0;

@@ -58,8 +58,22 @@ void validate_train_settings(const TrainSettings& s);
 // what "Compare MHA / GQA / MQA" trains side by side. Same seed, so the same data in the same order.
 std::vector<TrainSettings> group_variants(const TrainSettings& s);
 
-// KV-cache bytes per token of a model in float32: 2 (K and V) · L · G · head_dim · 4.
+// KV-cache bytes per token of a model in float32, summed over the L layers: per layer
+//   grouped attention: 2 (K and V) · G · head_dim · 4;   MLA: (kv_lora_rank + rope_head_dim) · 4
+// (the latent c_KV and the shared rotary key k_pe, DeepSeek-V2 §2.1).
 int64_t kv_cache_bytes_per_token(const ModelConfig& c);
+// The same at a context of `context` tokens with sliding windows counted: a layer with window W keeps
+// min(W, context) tokens (a rolling cache), so its share per token of context is scaled by
+// min(W, context) / context. Equal to kv_cache_bytes_per_token without a window.
+double kv_cache_bytes_per_token_at(const ModelConfig& c, int context);
+
+// What "Compare MHA / GQA / MQA / MLA" trains: the settings' model as MHA (G = H), GQA (the given G when
+// strictly between, else H/2), MQA (G = 1) and MLA (kv_lora_rank and rope_head_dim as set), all without
+// a window; then, with `window_run`, the GQA model again with the settings' window and pattern (or a
+// window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
+std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run);
+// "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head).
+const char* attention_kind_name(const ModelConfig& c);
 
 struct InductionPoint {
   int step = 0;
@@ -82,8 +96,10 @@ struct TrainSnapshot {
   std::vector<std::vector<float>> induction;      // [L][H] now
   std::vector<InductionPoint> induction_history;  // one point per snapshot taken so far
   int64_t kv_cache_bytes_per_token = 0;
+  double kv_cache_bytes_per_token_at_T = 0;  // with windows counted, at the task's sequence length
   int64_t parameters = 0;
-  int layers = 0, heads = 0, groups = 0;
+  int layers = 0, heads = 0, groups = 0;     // groups: the K/V heads (MLA: H, one latent shared by all)
+  bool mla = false;
 };
 
 // Largest induction score among the heads of `layer` (0-based) in a snapshot.
