@@ -15,7 +15,8 @@ namespace attnscope::gui {
 
 struct TrainingWindowState {
   TrainingForm form;
-  std::vector<std::unique_ptr<TrainingRun>> runs;  // one run, or MHA / GQA / MQA when comparing
+  std::vector<std::unique_ptr<TrainingRun>> runs;  // one run, or MHA / GQA / MQA / MLA (+ window) when comparing
+  std::vector<std::string> run_kinds;  // [runs] short names for the loss-against-cache plot ("MLA", "GQA + window")
   bool comparing = false;
   std::string error;                 // bad settings (shown in the window, nothing started)
   std::string save_path = "runs/window";

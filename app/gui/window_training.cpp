@@ -3,9 +3,10 @@
 // the buttons and a steps-per-second control (slow motion for the phase change) in a row at the top,
 // the settings folded away once a run exists, then the loss curve and the chosen layer's induction
 // scores on the left and that layer's heads on the probe sequence on the right, all in view at
-// 1280×720 without scrolling. "Compare MHA / GQA / MQA" trains three models that differ only in G
-// from the same seed and data: their loss curves together, each with its KV-cache bytes per token,
-// and each run's heads in a band of its own under its name. Save writes a Hugging Face checkpoint
+// 1280×720 without scrolling. "Compare MHA / GQA / MQA / MLA" trains models that differ only in how they
+// make keys and values (G for the grouped three, a latent for MLA; a windowed GQA run when a window is
+// set) from the same seed and data: their loss curves together, each run's loss against its KV-cache
+// bytes per token as a dot, and each run's heads in a band of its own under its name. Save writes a Hugging Face checkpoint
 // folder. Layers and heads are counted from 0, as everywhere in attnscope.
 //
 // Sections: line plot · settings · runs · scripted actions · heads · window
@@ -160,6 +161,103 @@ Series LossSeries(const std::vector<float>& losses, std::string label, ImU32 col
   return s;
 }
 
+void RecordRect(AppState& state, const std::string& name, ImVec2 min, ImVec2 max);
+
+// A run's short name ("MHA", "MLA", "GQA + window"): the legends of a comparison, whose full names
+// stand on the run lines and over the heads.
+std::string RunKind(const TrainingWindowState& t, size_t i) {
+  return i < t.run_kinds.size() ? t.run_kinds[i] : t.runs[i]->label();
+}
+
+// Tick spacing of about span/4 rounded to 1, 2 or 5 times a power of ten.
+double NiceStep(double span) {
+  const double raw = std::max(span / 4, 1e-9), p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+
+// The mean of the last tenth of the losses (at least the last one); NAN without any.
+float RecentLoss(const std::vector<float>& losses) {
+  if (losses.empty()) return NAN;
+  const size_t n = std::max<size_t>(1, losses.size() / 10);
+  double sum = 0;
+  for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i];
+  return float(sum / double(n));
+}
+
+// A comparison's runs as dots: x = KV-cache bytes per token (the L layers, windows counted at the task's
+// T), y = recent loss, each dot named beside it. Lower left keeps quality at the least cache.
+void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
+                          const std::vector<std::shared_ptr<const TrainingView>>& views, ImVec2 size) {
+  ImGui::TextUnformatted(tr("Loss against KV cache (?)"));
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s\n%s", tr("Each run's loss (the mean over its last tenth of steps) against the KV-cache bytes it "
+                                   "keeps per token over all layers. Lower left: good quality at a small cache."),
+                      tr("KV bytes per token (float32): 2 · L · G · d_head · 4 for MHA/GQA/MQA, L · (r_kv + d_rope) · 4 "
+                         "for MLA; a window keeps W of T tokens."));
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float height = std::max(size.y - ImGui::GetTextLineHeightWithSpacing(), line * 5);
+  double x_max = 1;
+  float lo = FLT_MAX, hi = -FLT_MAX;
+  std::vector<float> loss(views.size());
+  for (size_t i = 0; i < views.size(); ++i) {
+    x_max = std::max(x_max, views[i]->snapshot.kv_cache_bytes_per_token_at_T);
+    loss[i] = RecentLoss(views[i]->snapshot.losses);
+    if (std::isfinite(loss[i])) lo = std::min(lo, loss[i]), hi = std::max(hi, loss[i]);
+  }
+  if (lo > hi) lo = 0, hi = 1;
+  const float pad = std::max((hi - lo) * 0.15f, 0.05f);
+  lo = std::max(0.0f, lo - pad), hi += pad;
+  x_max *= 1.1;  // room for the last dot's name
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float tick_w = std::max(ImGui::CalcTextSize(TickText(hi).c_str()).x, ImGui::CalcTextSize(TickText(lo).c_str()).x);
+  const ImVec2 area_min(origin.x + line * 1.3f + tick_w + 6, origin.y + line * 0.5f);
+  const ImVec2 area_max(origin.x + size.x - ImGui::CalcTextSize("0000").x * 0.5f, origin.y + height - line * 2.4f);
+  const float w = area_max.x - area_min.x, h = area_max.y - area_min.y;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
+  draw->AddRectFilled(area_min, area_max, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  auto to_screen = [&](double x, float y) {
+    return ImVec2(area_min.x + float(double(w) * x / x_max), area_max.y - h * (std::clamp(y, lo, hi) - lo) / (hi - lo));
+  };
+  for (int i = 0; i <= 2; ++i) {  // y ticks
+    const float v = lo + (hi - lo) * float(i) / 2;
+    const ImVec2 p = to_screen(0, v);
+    draw->AddLine(ImVec2(area_min.x, p.y), ImVec2(area_max.x, p.y), grid);
+    const std::string s = TickText(v);
+    draw->AddText(ImVec2(area_min.x - 4 - ImGui::CalcTextSize(s.c_str()).x, p.y - line * 0.5f), text, s.c_str());
+  }
+  const double x_step = NiceStep(x_max);
+  for (double v = 0; v <= x_max + 1e-9; v += x_step) {  // x ticks in bytes, at round numbers
+    const ImVec2 p = to_screen(v, lo);
+    draw->AddLine(ImVec2(p.x, area_min.y), ImVec2(p.x, area_max.y), grid);
+    const std::string s = HumanBytes(std::llround(v));
+    const float tw = ImGui::CalcTextSize(s.c_str()).x;
+    draw->AddText(ImVec2(std::clamp(p.x - tw * 0.5f, area_min.x, area_max.x - tw), area_max.y + 2), text, s.c_str());
+  }
+  draw->AddRect(area_min, area_max, text);
+  const char* x_name = tr("KV-cache bytes per token");
+  draw->AddText(ImVec2(area_min.x + (w - ImGui::CalcTextSize(x_name).x) * 0.5f, area_max.y + line + 4), text, x_name);
+  const char* y_name = tr("loss");
+  AddTextRotated(draw, ImVec2(origin.x, area_min.y + (h + ImGui::CalcTextSize(y_name).x) * 0.5f), text, y_name);
+  draw->PushClipRect(area_min, area_max, true);
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (!std::isfinite(loss[i])) continue;
+    const ImVec2 p = to_screen(views[i]->snapshot.kv_cache_bytes_per_token_at_T, loss[i]);
+    draw->AddCircleFilled(p, line * 0.35f, SeriesColor(int(i)));
+    const std::string name = RunKind(t, i);
+    // the name right of the dot, or left of it near the right edge; a little above
+    const float tw = ImGui::CalcTextSize(name.c_str()).x;
+    float x = p.x + line * 0.5f + tw <= area_max.x - 2 ? p.x + line * 0.5f : p.x - line * 0.5f - tw;
+    x = std::clamp(x, area_min.x + 2, std::max(area_min.x + 2, area_max.x - 2 - tw));  // never past the frame
+    draw->AddText(ImVec2(x, p.y - line * (i % 2 ? 0.05f : 0.95f)), text, name.c_str());
+  }
+  draw->PopClipRect();
+  ImGui::Dummy(ImVec2(size.x, height));
+  RecordRect(state, "training.loss_vs_cache", area_min, area_max);
+}
+
 // ---- settings -------------------------------------------------------------------------------------
 
 // A task id of training_task_names() in the window's language (the ids stay the engine's and the CLI's).
@@ -208,6 +306,52 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
   IntField(tr("kv heads G"), &f.groups, 1, train::max_heads);
   SameLineIfFits(column);
   ImGui::Checkbox(tr("MLP"), &f.mlp);
+  // Attention: grouped (G above) or MLA with its latent and rotary widths; a sliding window for either.
+  next(true);
+  const char* kinds[] = {tr("grouped (MHA/GQA/MQA)"), tr("MLA (latent KV)")};
+  auto combo_width = [](std::initializer_list<std::string> items) {  // the longest item and the arrow
+    float w = 0;
+    for (const std::string& i : items) w = std::max(w, ImGui::CalcTextSize(i.c_str()).x);
+    return w + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFrameHeight();
+  };
+  ImGui::SetNextItemWidth(combo_width({kinds[0], kinds[1]}));
+  if (ImGui::BeginCombo(tr("attention"), kinds[f.mla ? 1 : 0])) {
+    for (int i = 0; i < 2; ++i)
+      if (ImGui::Selectable(kinds[i], (i == 1) == f.mla)) f.mla = i == 1;
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Start trains this kind; Compare trains MHA, GQA, MQA and MLA side by side."));
+  next(false);
+  IntField(tr("MLA latent r_kv"), &f.kv_rank, 1, train::max_d_model);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("The width of the latent c_KV that MLA caches per token and layer (at most d_model)."));
+  next(false);
+  IntField(tr("MLA rotary d_rope"), &f.rope_dim, 2, 64);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("The rotary part of each MLA key, shared by all heads and cached beside c_KV (even)."));
+  next(false);
+  IntField(tr("window W"), &f.window, 0, train::max_seq_len);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Sliding window: query i sees keys i − W < j ≤ i only (0: no window). With a window, "
+                               "Compare adds a fifth run: GQA with this window."));
+  static constexpr const char* patterns[] = {"all", "local,global", "local,local,local,local,local,global"};
+  auto pattern_label = [](const std::string& p) -> std::string {
+    if (p == "all") return tr("every layer");
+    if (p == "local,global") return tr("local, global, …");
+    if (p == "local,local,local,local,local,global") return tr("5 local, 1 global");
+    return p;
+  };
+  const float pattern_w = combo_width({pattern_label(patterns[0]), pattern_label(patterns[1]), pattern_label(patterns[2])});
+  SameLineIfFits(pattern_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr("windowed layers")).x);
+  ImGui::SetNextItemWidth(pattern_w);
+  ImGui::BeginDisabled(f.window == 0);
+  if (ImGui::BeginCombo(tr("windowed layers"), pattern_label(f.window_pattern).c_str())) {
+    for (const char* p : patterns)
+      if (ImGui::Selectable((pattern_label(p) + "##" + p).c_str(), f.window_pattern == p)) f.window_pattern = p;
+    ImGui::EndCombo();
+  }
+  ImGui::EndDisabled();
   next(true);
   IntField(tr("tokens T"), &f.seq_len, 4, train::max_seq_len);
   next(false);
@@ -229,6 +373,7 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
 
 void Reset(TrainingWindowState& t) {
   t.runs.clear();  // each run cancels between steps and joins its thread
+  t.run_kinds.clear();
   t.comparing = false;
   t.error.clear();
   t.heads.clear();
@@ -249,6 +394,18 @@ std::function<void()> WakeWindow() {
   return [] { glfwPostEmptyEvent(); };
 }
 
+// A run's name: its kind and what sets its KV cache ("GQA (G = 2)", "MLA (r_kv = 16, d_rope = 8)"),
+// with its window when it has one.
+std::string RunLabel(const train::ModelConfig& c) {
+  std::string label = c.mla() ? trf("MLA (r_kv = %d, d_rope = %d)", c.kv_lora_rank, c.rope_head_dim)
+                              : trf("%s (G = %d)", train::attention_kind_name(c), c.groups);
+  if (c.window > 0) {
+    const std::string pattern = train::window_pattern_text(c.local_layers, c.layers);
+    label += pattern == "all" ? trf(", window %d", c.window) : trf(", window %d on %s", c.window, pattern.c_str());
+  }
+  return label;
+}
+
 // Builds the run(s) from the form; bad settings land in t.error and nothing starts.
 void StartRuns(TrainingWindowState& t, bool compare) {
   Reset(t);
@@ -256,15 +413,17 @@ void StartRuns(TrainingWindowState& t, bool compare) {
   try {
     train::TrainSettings s = training_settings(t.form);
     if (compare) {
-      // One OpenMP thread each: three runs share the cores evenly, and each stays deterministic.
-      for (train::TrainSettings v : train::group_variants(s)) {
+      // One OpenMP thread each: the runs share the cores evenly, and each stays deterministic.
+      for (train::TrainSettings v : train::attention_variants(s, s.model.window > 0)) {
         v.threads = 1;
-        t.runs.push_back(std::make_unique<TrainingRun>(
-            v, trf("%s (G = %d)", grouping_name(v.model.heads, v.model.groups), v.model.groups), WakeWindow()));
+        t.runs.push_back(std::make_unique<TrainingRun>(v, RunLabel(v.model), WakeWindow()));
+        t.run_kinds.push_back(v.model.window > 0 ? trf("%s + window", train::attention_kind_name(v.model))
+                                                 : std::string(train::attention_kind_name(v.model)));
       }
       t.comparing = true;
     } else {
-      t.runs.push_back(std::make_unique<TrainingRun>(s, trf("G = %d", s.model.groups), WakeWindow()));
+      t.runs.push_back(std::make_unique<TrainingRun>(s, RunLabel(s.model), WakeWindow()));
+      t.run_kinds.push_back(train::attention_kind_name(s.model));
     }
     for (auto& r : t.runs) r->set_speed(t.form.speed);
     t.collapse_settings = true;  // the curve and the heads take the room now
@@ -365,7 +524,7 @@ void UploadHeads(TrainingWindowState& t, const std::vector<std::shared_ptr<const
 // The heads of layer l of one run on the probe sequence, filling a region of `size`; returns the
 // rectangle their images cover.
 ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, const TrainingView& view, int l,
-                      ImVec2 size, const char* id, bool one_row) {
+                      ImVec2 size, const char* id, bool shared_bar, bool one_row) {
   TrainingWindowState& t = state.training;
   const train::TrainSnapshot& s = view.snapshot;
   ImRect images(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
@@ -394,13 +553,18 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
     }
   };
   spec.caption_forms = 3;
-  spec.row_labels = &s.probe_tokens;
-  spec.col_labels = &s.probe_tokens;
-  spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
+  // Token labels, but not in a comparison's two columns of bands: there the tiles are too small for the
+  // tokens to be read, and the room goes to the tiles and their captions.
+  if (!shared_bar || one_row) {
+    spec.row_labels = &s.probe_tokens;
+    spec.col_labels = &s.probe_tokens;
+    spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
+  }
   spec.shared_range = view.range;
   spec.masked = true;
-  spec.color_bar = !one_row;  // a comparison's bands share one bar, drawn beside them
-  spec.columns = one_row && H <= 8 ? H : 0;  // a comparison: one row per run; else as large as they fit
+  spec.color_bar = !shared_bar;  // a comparison's bands share one bar, drawn beside them
+  // bands stacked in one column: one row of tiles per run; else as large as they fit
+  spec.columns = one_row && H <= 8 ? H : 0;
   const HeatmapGridResult r = DrawHeatmapGrid(spec, t.bar, state.ui_scale, nullptr);
   for (const ImVec2& m : r.image_min) {
     images.Add(m);
@@ -417,7 +581,7 @@ void DrawInduction(const TrainingWindowState& t, const std::vector<std::shared_p
   std::vector<Series> series;
   if (t.comparing) {
     for (size_t i = 0; i < views.size(); ++i) {
-      Series s{t.runs[i]->label(), SeriesColor(int(i)), {}, {}};
+      Series s{RunKind(t, i), SeriesColor(int(i)), {}, {}};
       for (const train::InductionPoint& p : views[i]->snapshot.induction_history)
         if (l < int(p.scores.size()) && !p.scores[size_t(l)].empty()) {
           s.x.push_back(float(p.step));
@@ -437,13 +601,18 @@ void DrawInduction(const TrainingWindowState& t, const std::vector<std::shared_p
       series.push_back(std::move(s));
     }
   }
-  ImGui::TextUnformatted(t.comparing ? trf("Induction score of layer %d (best head of each run)", l).c_str()
-                                     : trf("Induction score of layer %d, per head", l).c_str());
+  // The title wraps in a comparison's narrower column; the plot takes what is left.
+  const std::string title = t.comparing ? trf("Induction score of layer %d (best head of each run)", l)
+                                        : trf("Induction score of layer %d, per head", l);
+  const float title_h = ImGui::CalcTextSize(title.c_str(), nullptr, false, size.x).y;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + size.x);
+  ImGui::TextUnformatted(title.c_str());
+  ImGui::PopTextWrapPos();
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("The mean attention from each token of the second copy to the token after its earlier "
                                "occurrence."));
   DrawLinePlot("induction", series, tr("step"), tr("induction score"),
-               size.y - ImGui::GetTextLineHeightWithSpacing(), 0.0f, 1.0f);
+               size.y - title_h - ImGui::GetStyle().ItemSpacing.y, 0.0f, 1.0f);
 }
 
 }  // namespace
@@ -502,10 +671,13 @@ void DrawButtons(AppState& state) {
   if (ImGui::Button(tr("Reset"))) pressed = "reset";
   RecordLastItem(state, "training.reset");
   ImGui::EndDisabled();
-  SameLineIfFits(button_w(tr("Compare MHA / GQA / MQA")));
+  SameLineIfFits(button_w(tr("Compare MHA / GQA / MQA / MLA")));
   ImGui::BeginDisabled(busy);
-  if (ImGui::Button(tr("Compare MHA / GQA / MQA"))) pressed = "compare";
+  if (ImGui::Button(tr("Compare MHA / GQA / MQA / MLA"))) pressed = "compare";
   RecordLastItem(state, "training.compare");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Trains MHA, GQA, MQA and MLA (and GQA with the window, when one is set) from the same "
+                               "seed on the same data, and plots each run's loss against its KV cache per token."));
   ImGui::EndDisabled();
   // The speed: not a training setting, so it can change while the runs train.
   const char* speed_label = tr("steps per second");
@@ -543,20 +715,19 @@ void DrawRunLines(TrainingWindowState& t, const std::vector<std::shared_ptr<cons
     const TrainingRun& r = *t.runs[i];
     const train::TrainSnapshot& s = views[i]->snapshot;
     const float loss = s.losses.empty() ? NAN : s.losses.back();
-    std::string line = trf("%s: %s · step %d / %d · loss %.3f · %.1f steps/s", r.label().c_str(), tr(StateName(r.state())),
-                           s.step, s.total_steps, double(loss), s.steps_per_second);
-    if (t.comparing) {
-      line += trf(" · KV cache %s per token", HumanBytes(s.kv_cache_bytes_per_token).c_str());
+    if (t.comparing) {  // state, step, loss and KV cache (the speed is the single run's: room for the heads)
       if (ImGui::RadioButton(("##show" + std::to_string(i)).c_str(), t.shown_run == int(i))) t.shown_run = int(i);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("The run Save checkpoint writes"));
       ImGui::SameLine();
+      WrappedText(trf("%s: %s · step %d / %d · loss %.3f · KV cache %s per token", r.label().c_str(),
+                      tr(StateName(r.state())), s.step, s.total_steps, double(loss),
+                      HumanBytes(std::llround(s.kv_cache_bytes_per_token_at_T)).c_str()));
+    } else {
+      WrappedText(trf("%s: %s · step %d / %d · loss %.3f · %.1f steps/s", r.label().c_str(), tr(StateName(r.state())),
+                      s.step, s.total_steps, double(loss), s.steps_per_second));
     }
-    WrappedText(line);
     if (r.state() == RunState::failed) ErrorText(std::string(tr("Error: ")) + r.error());
   }
-  if (t.comparing)
-    HintText(tr("KV-cache bytes per token = 2 (K and V) · L · G · d_head · 4 bytes (float32). Same seed, same data: "
-                "only G differs."));
 }
 
 void DrawSaveRow(AppState& state) {
@@ -606,22 +777,36 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const bool side_by_side = avail.x >= font * 40 && avail.y >= line * 12;
   const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const float left_w = side_by_side ? std::floor(avail.x * 0.38f) : avail.x;
+  // A comparison: the loss curves over the full left column, under them the loss-against-cache dots
+  // and the induction scores side by side; the left column is then half the window.
+  const float left_w = side_by_side ? std::floor(avail.x * (t.comparing ? 0.5f : 0.38f)) : avail.x;
   const float plots_h = side_by_side ? avail.y : std::max(line * 24, avail.y * 0.6f);
-  const float loss_h = std::floor(plots_h * 0.52f);
+  const float loss_h = std::floor(plots_h * (t.comparing ? 0.46f : 0.52f));
+  const float lower_h = plots_h - loss_h - ImGui::GetStyle().ItemSpacing.y;
 
   ImGui::BeginGroup();
   const ImVec2 loss_min = ImGui::GetCursorScreenPos();
   ImGui::BeginChild("##loss", ImVec2(left_w, loss_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   std::vector<Series> loss_series;
   for (size_t i = 0; i < t.runs.size(); ++i)
-    loss_series.push_back(LossSeries(views[i]->snapshot.losses, t.runs[i]->label(), SeriesColor(int(i)), left_w));
+    loss_series.push_back(LossSeries(views[i]->snapshot.losses, t.comparing ? RunKind(t, i) : t.runs[i]->label(),
+                                     SeriesColor(int(i)), left_w));
   ImGui::TextUnformatted(tr("Loss"));
   DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), loss_h - line);
   ImGui::EndChild();
   RecordRect(state, "training.loss", loss_min, ImVec2(loss_min.x + left_w, loss_min.y + loss_h));
+  float ind_w = left_w;
+  if (t.comparing) {
+    const float cache_w = std::floor((left_w - gap) * 0.5f);
+    ind_w = left_w - cache_w - gap;
+    ImGui::BeginChild("##loss_vs_cache", ImVec2(cache_w, lower_h), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    DrawLossAgainstCache(state, t, views, ImVec2(cache_w, lower_h));
+    ImGui::EndChild();
+    ImGui::SameLine(0, gap);
+  }
   const ImVec2 ind_min = ImGui::GetCursorScreenPos();
-  const ImVec2 ind_size(left_w, plots_h - loss_h - ImGui::GetStyle().ItemSpacing.y);
+  const ImVec2 ind_size(ind_w, lower_h);
   ImGui::BeginChild("##induction", ind_size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawInduction(t, views, t.layer, ind_size);
   ImGui::EndChild();
@@ -629,12 +814,16 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   ImGui::EndGroup();
   if (side_by_side) ImGui::SameLine(0, gap);
 
-  // Heads: one band per run, each headed by the run's name and step.
+  // Heads: one band per run, each headed by the run's name and step; four runs in two columns, five in
+  // three, so each band keeps tiles large enough for their captions.
   const float heads_w = side_by_side ? avail.x - left_w - gap : avail.x;
   const float heads_h = side_by_side ? avail.y : std::max(line * 14 * float(t.runs.size()), ImGui::GetContentRegionAvail().y);
   ImGui::BeginGroup();
+  const ImVec2 heads_origin = ImGui::GetCursorScreenPos();
   ImRect all(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
-  const float band_h = std::floor(heads_h / float(t.runs.size()));
+  const int columns = t.runs.size() >= 5 ? 3 : t.runs.size() >= 4 ? 2 : 1;
+  const int rows = (int(t.runs.size()) + columns - 1) / columns;
+  const float band_h = std::floor(heads_h / float(rows));
   // Several bands share one colour bar on their right (each of its own would not fit a band's height).
   const bool one_bar = t.runs.size() > 1;
   const ValueRange range = views[0]->range;
@@ -643,24 +832,30 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
                          font * 0.8f + std::max(ImGui::CalcTextSize(tr("probability")).x,
                                                 font * 1.2f + ImGui::CalcTextSize(tr("masked")).x) + font * 0.3f)
               : 0.0f;
-  const float band_w = heads_w - bar_w;
+  const float band_w = std::floor((heads_w - bar_w - gap * float(columns - 1)) / float(columns));
   for (size_t i = 0; i < t.runs.size(); ++i) {
     const train::TrainSnapshot& s = views[i]->snapshot;
+    ImGui::SetCursorScreenPos(ImVec2(heads_origin.x + float(int(i) % columns) * (band_w + gap),
+                                     heads_origin.y + float(int(i) / columns) * band_h));
+    ImGui::BeginGroup();
     ImGui::TextUnformatted(Ellipsize(trf("%s · step %d", t.runs[i]->label().c_str(), s.step), band_w).c_str());
     const ImVec2 size(band_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
     const ImRect r = DrawLayerHeads(state, t.heads[i], *views[i], t.layer, size, ("heads" + std::to_string(i)).c_str(),
-                                    t.runs.size() > 1);
+                                    t.runs.size() > 1, t.runs.size() > 1 && columns == 1);
+    ImGui::EndGroup();
     if (r.Min.x <= r.Max.x) {
       RecordRect(state, "training.heads." + std::to_string(i), r.Min, r.Max);
       all.Add(r);
     }
   }
+  ImGui::SetCursorScreenPos(heads_origin);
+  ImGui::Dummy(ImVec2(heads_w - bar_w, float(rows) * band_h - ImGui::GetStyle().ItemSpacing.y));
   ImGui::EndGroup();
   if (all.Min.x <= all.Max.x) {
     RecordRect(state, "training.heads", all.Min, all.Max);
     if (one_bar) {  // beside the bands, from the first band's heads to the last's, the masked swatch under it
       ImDrawList* draw = ImGui::GetWindowDrawList();
-      const float x = ImGui::GetItemRectMin().x + band_w + font * 0.8f, top = all.Min.y;
+      const float x = heads_origin.x + heads_w - bar_w + font * 0.8f, top = all.Min.y;
       const float bar_h = std::max(all.Max.y - top - font * 2.0f, font * 3.0f);
       draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
       DrawColorBar(draw, t.bar, Colormap::viridis, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), range, 5);
@@ -696,9 +891,9 @@ void DrawTrainingWindow(AppState& state) {
   DrawSettingsSection(t);
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
   if (t.runs.empty()) {
-    HintText(tr("Start trains one model; Step does one step; Compare trains three that differ only in G. "
-                "The induction task repeats random tokens with a period that changes from sequence to sequence: "
-                "induction heads form after a plateau of a few hundred steps."));
+    HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "
+                "and plots their loss against their KV cache. The induction task repeats random tokens with a period "
+                "that changes from sequence to sequence: induction heads form after a plateau of a few hundred steps."));
     ImGui::End();
     return;
   }
@@ -726,6 +921,8 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["speed"] = t.form.speed;
   const TrainingForm& f = t.form;  // the settings form as typed (tests type into it)
   j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},
+               {"mla", f.mla}, {"kv_rank", f.kv_rank}, {"rope_dim", f.rope_dim}, {"window", f.window},
+               {"window_pattern", f.window_pattern},
                {"seq_len", f.seq_len}, {"batch", f.batch},   {"steps", f.steps},  {"lr", f.lr}, {"warmup", f.warmup},
                {"seed", f.seed},     {"snapshot_every", f.snapshot_every}};
   for (const auto& r : t.runs) {
@@ -745,6 +942,8 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
                          {"heads", s.heads},
                          {"groups", s.groups},
                          {"kv_cache_bytes_per_token", s.kv_cache_bytes_per_token},
+                         {"kv_cache_bytes_per_token_at_T", s.kv_cache_bytes_per_token_at_T},
+                         {"mla", s.mla},
                          {"steps_per_second", s.steps_per_second},
                          {"induction", s.induction},
                          {"induction_history", history},

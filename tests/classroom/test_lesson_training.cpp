@@ -31,7 +31,7 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
     CHECK(step.training->task.kind == train::TaskKind::induction);
     CHECK(step.training->model.layers == 2);  // an induction head needs two layers
   }
-  // Step 4: Compare MHA / GQA / MQA — 2 · L · G · d_head · 4 bytes for G = 4, 2, 1.
+  // Step 4: Compare MHA / GQA / MQA / MLA — 2 · L · G · d_head · 4 bytes for G = 4, 2, 1.
   const std::vector<train::TrainSettings> variants = train::group_variants(*l.steps[3].training);
   REQUIRE(variants.size() == 3);
   CHECK(train::kv_cache_bytes_per_token(variants[0].model) == 1024);
@@ -39,6 +39,13 @@ TEST_CASE("lesson 7: every step sets up the Training window; the comparison's KV
   CHECK(train::kv_cache_bytes_per_token(variants[2].model) == 256);
   CHECK(contains(l.steps[3].caption.en, "1 KiB, 512 B and 256 B"));
   CHECK(contains(l.steps[3].caption.zh, "1 KiB、512 B 和 256 B"));
+  // ... and the comparison's fourth run, MLA: L · (r_kv + d_rope) · 4 bytes = 2 · (16 + 8) · 4
+  const std::vector<train::TrainSettings> runs = train::attention_variants(*l.steps[3].training, false);
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[3].model.mla());
+  CHECK(train::kv_cache_bytes_per_token(runs[3].model) == 192);
+  CHECK(contains(l.steps[3].caption.en, "MLA's L · (r_kv + d_rope) · 4 = 192 B"));
+  CHECK(contains(l.steps[3].caption.zh, "MLA 为 L · (r_kv + d_rope) · 4 = 192 B"));
   // ... at the window's own defaults, under which all three runs learn (README "The Training window").
   const gui::TrainingForm defaults;
   CHECK(l.steps[3].training->steps == defaults.steps);

@@ -1,7 +1,7 @@
 // The Training window in scripted runs (--show-training --train-settings … --train-actions …): the loss
 // curve holds one point per step, the probe heads refresh as it trains and are drawn as textures, the
 // induction scores are recorded per head over time, Step / Pause / Reset do what they say, Compare
-// trains MHA, GQA and MQA with their KV bytes per token, Save writes a checkpoint that model::open
+// trains MHA, GQA, MQA and MLA (and a windowed GQA) with their KV bytes per token, Save writes a checkpoint that model::open
 // reads back to the logits of the same training done here, and bad settings are named on screen.
 // Small models and few steps, one thread: fast and deterministic.
 #include <doctest/doctest.h>
@@ -121,31 +121,53 @@ TEST_SUITE("gui_training") {
     CHECK(reset.layout["training"]["error"] == "");
   }
 
-  TEST_CASE("training window: Compare trains MHA, GQA and MQA on the same data with their KV bytes per token") {
+  TEST_CASE("training window: Compare trains MHA, GQA, MQA and MLA on the same data with their KV bytes per token") {
     const WindowRun w = run_window("training_compare", small + ",heads=4,groups=2,steps=10 --train-actions compare");
     const json& t = w.layout["training"];
     CHECK(t["comparing"] == true);
-    REQUIRE(t["runs"].size() == 3);
-    const int groups[] = {4, 2, 1};
-    for (size_t i = 0; i < 3; ++i) {
+    REQUIRE(t["runs"].size() == 4);  // the button gave four runs, no window set
+    const int groups[] = {4, 2, 1, 4};  // MLA: every head its own keys (G = H), made from one latent
+    // grouped: 2 (K and V) · L · G · d_head · 4 bytes, d_head = 32 / 4; MLA: L · (r_kv + d_rope) · 4 = 2 · (16 + 8) · 4
+    const int64_t bytes[] = {2 * 2 * 4 * 8 * 4, 2 * 2 * 2 * 8 * 4, 2 * 2 * 1 * 8 * 4, 2 * (16 + 8) * 4};
+    for (size_t i = 0; i < 4; ++i) {
       const json& run = t["runs"][i];
       CAPTURE(i);
       CHECK(run["groups"] == groups[i]);
+      CHECK(run["mla"] == (i == 3));
       CHECK(run["state"] == "finished");
       CHECK(run["losses"].size() == 10);
-      // 2 (K and V) · L · G · d_head · 4 bytes, d_head = 32 / 4
-      CHECK(run["kv_cache_bytes_per_token"] == 2 * 2 * groups[i] * 8 * 4);
+      CHECK(run["kv_cache_bytes_per_token"] == bytes[i]);
+      CHECK(run["kv_cache_bytes_per_token_at_T"].get<double>() == doctest::Approx(double(bytes[i])));
     }
-    // Same seed and data: the first loss (before any update) differs only through the initial K/V widths,
-    // and every curve is the one training that variant here gives.
+    // Same seed and data: every curve is the one training that variant here gives.
     train::TrainSettings s = small_settings(10);
-    const std::vector<train::TrainSettings> variants = train::group_variants(s);
-    for (size_t i = 0; i < 3; ++i) {
+    const std::vector<train::TrainSettings> variants = train::attention_variants(s, false);
+    REQUIRE(variants.size() == 4);
+    for (size_t i = 0; i < 4; ++i) {
       train::Trainer trainer(variants[i]);
       CHECK(t["runs"][i]["losses"][0].get<float>() == trainer.step());
     }
-    CHECK(any_text(w.layout, "d_head"));
     CHECK(any_text(w.layout, "MQA (G = 1)"));
+    CHECK(any_text(w.layout, "MLA (r_kv = 16, d_rope = 8)"));
+    CHECK(any_text(w.layout, "KV cache 192 B per token"));
+    CHECK(any_text(w.layout, "Loss against KV cache"));
+    REQUIRE(w.layout["widgets"].contains("training.loss_vs_cache"));
+    CHECK(inside(w.layout["widgets"]["training.loss_vs_cache"], training_window(w.layout)));
+  }
+
+  TEST_CASE("training window: with a window set, Compare adds a fifth run, GQA with the window, and counts its cache") {
+    const WindowRun w = run_window("training_compare_window",
+                                   small + ",heads=4,groups=2,steps=5,window=4,window_pattern=local/global "
+                                           "--train-actions compare");
+    const json& t = w.layout["training"];
+    REQUIRE(t["runs"].size() == 5);
+    const json& run = t["runs"][4];
+    CHECK(run["groups"] == 2);
+    CHECK(run["state"] == "finished");
+    // layer 0 keeps 4 of the 16 tokens, layer 1 all of them: 2 · 2 · 8 · 4 · (4/16 + 1)
+    CHECK(run["kv_cache_bytes_per_token_at_T"].get<double>() == doctest::Approx(2.0 * 2 * 8 * 4 * (4.0 / 16 + 1)));
+    CHECK(run["kv_cache_bytes_per_token"] == 2 * 2 * 2 * 8 * 4);
+    CHECK(any_text(w.layout, "GQA (G = 2), window 4 on local,global"));
   }
 
   TEST_CASE("training window: Save writes a checkpoint that model::open reads to the same logits") {
@@ -175,7 +197,7 @@ TEST_SUITE("gui_training") {
     CHECK_FALSE(any_text(w.layout, "model.safetensors"));
   }
 
-  TEST_CASE("training window: with three runs on screen no text is cut, EN and ZH, 1280x720 to 1920x1080") {
+  TEST_CASE("training window: with four runs on screen no text is cut, EN and ZH, 1280x720 to 1920x1080") {
     // As gui_layout checks every window: a text may only pass an edge its window (or the window its
     // child sits in) can scroll past.
     for (const std::string language : {"en", "zh"})
@@ -184,7 +206,7 @@ TEST_SUITE("gui_training") {
         CAPTURE(size);
         const WindowRun w = run_window("training_layout", small + ",steps=5 --train-actions compare --language " + language +
                                                               " --size " + size);
-        REQUIRE(w.layout["training"]["runs"].size() == 3);
+        REQUIRE(w.layout["training"]["runs"].size() == 4);
         int texts = 0;
         for (const json& t : w.layout["texts"]) {
           if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
@@ -323,15 +345,23 @@ TEST_SUITE("gui_training") {
           CHECK_FALSE(overlap(widgets["training.induction"], widgets["training.heads"]));
           CHECK_FALSE(overlap(widgets["training.loss"], widgets["training.induction"]));
           // A comparison: each run's heads in a band of its own, under the run's name.
-          const int runs = action == "compare" ? 3 : 1;
+          const int runs = action == "compare" ? 4 : 1;
           for (int i = 0; i < runs; ++i) {
             const std::string band = "training.heads." + std::to_string(i);
             REQUIRE(widgets.contains(band));
             CHECK(inside(widgets[band], window));
             if (i > 0) CHECK_FALSE(overlap(widgets[band], widgets["training.heads." + std::to_string(i - 1)]));
           }
+          if (action == "compare") {  // the loss-against-cache dots between the curves and the induction scores
+            REQUIRE(widgets.contains("training.loss_vs_cache"));
+            CHECK(inside(widgets["training.loss_vs_cache"], window));
+            CHECK(widgets["training.loss_vs_cache"]["h"].get<double>() > 60);
+            for (const char* name : {"training.loss", "training.induction", "training.heads"})
+              CHECK_FALSE(overlap(widgets["training.loss_vs_cache"], widgets[name]));
+          }
           if (language == "en" && action == "compare")
-            for (const char* name : {"MHA (G = 4) · step 10", "GQA (G = 2) · step 10", "MQA (G = 1) · step 10"})
+            for (const char* name : {"MHA (G = 4) · step 10", "GQA (G = 2) · step 10", "MQA (G = 1) · step 10",
+                                     "MLA (r_kv = 16, d_rope = 8): finished · step 10 / 10"})
               CHECK(any_text(w.layout, name));
           CHECK(w.layout["untranslated"].empty());
         }
@@ -373,8 +403,8 @@ TEST_SUITE("gui_training") {
   }
 
   TEST_CASE("training window: every head caption of the comparison names its layer and head, in one format") {
-    // 1280×720, three runs of 4 heads side by side: the tiles are small, and Chinese captions once fell
-    // to "头0". Every form names the layer and the head, and all 12 tiles show the same form.
+    // 1280×720, four runs of 4 heads side by side: the tiles are small, and Chinese captions once fell
+    // to "头0". Every form names the layer and the head, and all 16 tiles show the same form.
     for (const std::string language : {"en", "zh"}) {
       CAPTURE(language);
       const WindowRun w = run_window("training_captions_" + language, small + ",heads=4,groups=2,steps=5 --size 1280x720 " +
@@ -392,7 +422,7 @@ TEST_SUITE("gui_training") {
         formats.insert(std::regex_replace(t, std::regex("[0-9]+"), "#"));
       }
       INFO(joined(texts_of(w, "###training")));
-      CHECK(captions.size() == 12);
+      CHECK(captions.size() == 16);
       CHECK(formats.size() == 1);
     }
   }
