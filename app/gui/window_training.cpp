@@ -283,6 +283,11 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
     if (!first) SameLineIfFits(column);
     ImGui::SetNextItemWidth(field);
   };
+  // The same for a field whose label may be longer than a column's (it still stays on the row only if it fits).
+  auto next_labeled = [&](const char* label) {
+    SameLineIfFits(std::max(column, field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x));
+    ImGui::SetNextItemWidth(field);
+  };
   ImGui::SetNextItemWidth(field * 1.5f);
   const auto& names = training_task_names();  // the engine's and the CLI's ids, shown translated
   if (ImGui::BeginCombo(tr("task"), TaskLabel(names[size_t(f.task)]))) {
@@ -322,15 +327,15 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Start trains this kind; Compare trains MHA, GQA, MQA and MLA side by side."));
-  next(false);
+  next_labeled(tr("MLA latent r_kv"));
   IntField(tr("MLA latent r_kv"), &f.kv_rank, 1, train::max_d_model);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("The width of the latent c_KV that MLA caches per token and layer (at most d_model)."));
-  next(false);
+  next_labeled(tr("MLA rotary d_rope"));
   IntField(tr("MLA rotary d_rope"), &f.rope_dim, 2, 64);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("The rotary part of each MLA key, shared by all heads and cached beside c_KV (even)."));
-  next(false);
+  next_labeled(tr("window W"));
   IntField(tr("window W"), &f.window, 0, train::max_seq_len);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Sliding window: query i sees keys i − W < j ≤ i only (0: no window). With a window, "

@@ -50,6 +50,28 @@ TEST_CASE("train cli: writes config.json, model.safetensors, loss.csv and vocab.
   CHECK(read_file(again / "loss.csv", 1 << 20) == csv);
 }
 
+TEST_CASE("train cli: --attention mla writes a deepseek_v2 checkpoint; --window a mistral or qwen2 one") {
+  const fs::path out = fresh_dir("cli_train_mla") / "run";
+  const CliRun r = run_cli("train " + quick + "--attention mla --kv-rank 8 --rope-dim 4 --steps 3 --out " +
+                           shell_quote(out.string()));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "model: MLA r_kv=8 r_q=0 d_rope=4"));
+  CHECK(contains(r.out, "KV cache 96 bytes/token"));  // L 2 · (r_kv 8 + d_rope 4) · 4 bytes
+  const auto cfg = nlohmann::json::parse(read_file(out / "config.json", 1 << 20));
+  CHECK(cfg["model_type"] == "deepseek_v2");
+  CHECK(cfg["kv_lora_rank"] == 8);
+  CHECK(cfg["qk_rope_head_dim"] == 4);
+  CHECK(cfg["q_lora_rank"].is_null());
+  const fs::path win = fresh_dir("cli_train_window") / "run";
+  REQUIRE(run_cli("train " + quick + "--window 4 --window-pattern local,global --steps 3 --out " +
+                  shell_quote(win.string())).exit_code == 0);
+  const auto wcfg = nlohmann::json::parse(read_file(win / "config.json", 1 << 20));
+  CHECK(wcfg["model_type"] == "qwen2");
+  CHECK(wcfg["sliding_window"] == 4);
+  CHECK(wcfg["layer_types"] == nlohmann::json::array({"sliding_attention", "full_attention"}));
+}
+
 TEST_CASE("train cli: the text task learns a Chinese file by characters") {
   const fs::path dir = fresh_dir("cli_train_text");
   write_file_atomic(dir / "poem.txt", "床前明月光，疑是地上霜。举头望明月，低头思故乡。\n");
@@ -105,6 +127,14 @@ TEST_CASE("train cli: bad settings exit 2 with one error line and leave nothing 
       {"--ffn 64", "--ffn sets the MLP width: give --mlp too"},
       {"--mlp --ffn -3", "the MLP width must be 1 or more"},
       {"--steps abc", "steps"},
+      {"--attention latent", "--attention must be grouped"},
+      {"--attention mla --kv-rank 80", "kv_lora_rank (the latent width) must be 1 to d_model (64)"},
+      {"--attention mla --rope-dim 3", "rope_head_dim (the rotary part of each head) must be even"},
+      {"--window 0", "--window must be 1 or more tokens, got 0"},
+      {"--window -4", "--window must be 1 or more tokens, got -4"},
+      {"--window-pattern local,global", "--window-pattern needs --window W"},
+      {"--window 4 --window-pattern local,wide", "has \"wide\""},
+      {"--attention mla --window 4", "DeepSeek-V2's checkpoint format has no sliding window"},
   };
   for (const Case& c : cases) {
     const fs::path out = fx / "out";

@@ -155,6 +155,19 @@ TEST_SUITE("gui_training") {
     CHECK(inside(w.layout["widgets"]["training.loss_vs_cache"], training_window(w.layout)));
   }
 
+  TEST_CASE("training window: a click on the Compare button starts four runs: MHA, GQA, MQA and MLA") {
+    const WindowRun first = run_window("training_compare_click_place", small + ",steps=6");
+    const std::string compare = middle_of(first.layout, "training.compare");
+    const WindowRun w = run_window("training_compare_click",
+                                   small + ",steps=6 --pointer '" + compare + "' --clicks 4 --frames 40");
+    const json& runs = w.layout["training"]["runs"];
+    REQUIRE(runs.size() == 4);
+    const char* labels[] = {"MHA (G = 4)", "GQA (G = 2)", "MQA (G = 1)", "MLA (r_kv = 16, d_rope = 8)"};
+    for (size_t i = 0; i < 4; ++i) CHECK(runs[i]["label"] == labels[i]);
+    CHECK(runs[3]["mla"] == true);
+    CHECK(w.layout["training"]["comparing"] == true);
+  }
+
   TEST_CASE("training window: with a window set, Compare adds a fifth run, GQA with the window, and counts its cache") {
     const WindowRun w = run_window("training_compare_window",
                                    small + ",heads=4,groups=2,steps=5,window=4,window_pattern=local/global "
