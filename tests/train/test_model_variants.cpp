@@ -439,3 +439,15 @@ TEST_CASE("train comparison: MHA, GQA, MQA, MLA and a window run on the same dat
   CHECK(kv_cache_bytes_per_token_at(w.model, T) == doctest::Approx(2.0 * 2 * D * 4 * (6.0 / T + 1.0)));
   CHECK(attention_variants(s, false).size() == 4);
 }
+
+TEST_CASE("train comparison: an MLA run with a window gives the same loss curve bit for bit on two threads") {
+  TrainSettings s = tiny_settings();
+  s.steps = 5, s.threads = 2;
+  s.model.attention = AttentionKind::mla, s.model.q_lora_rank = 8, s.model.window = 5;
+  s.model.local_layers = parse_window_pattern("local,global", s.model.layers);
+  Trainer a(s), b(s);
+  for (int i = 0; i < s.steps; ++i) a.step(), b.step();
+  CHECK(a.losses() == b.losses());
+  CHECK(std::equal(a.model().weights(), a.model().weights() + a.model().arena_size(), b.model().weights()));
+  for (float loss : a.losses()) CHECK(std::isfinite(loss));
+}
