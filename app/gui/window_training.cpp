@@ -109,8 +109,11 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
     const std::string t = TickText(v);
     draw->AddText(ImVec2(area_min.x - 4 - ImGui::CalcTextSize(t.c_str()).x, p.y - line * 0.5f), text, t.c_str());
   }
-  for (int i = 0; i <= 4; ++i) {  // x ticks: whole steps
-    const float v = std::round(x_max * float(i) / 4);
+  // x ticks: whole steps, four intervals, or fewer when the widest number would not fit between them
+  const float x_tick_w = ImGui::CalcTextSize(std::to_string(int(x_max)).c_str()).x + line;
+  const int x_intervals = std::clamp(int(w / std::max(x_tick_w, 1.0f)), 1, 4);
+  for (int i = 0; i <= x_intervals; ++i) {
+    const float v = std::round(x_max * float(i) / float(x_intervals));
     const ImVec2 p = to_screen(v, lo);
     draw->AddLine(ImVec2(p.x, area_min.y), ImVec2(p.x, area_max.y), grid);
     const std::string t = std::to_string(int(v));
