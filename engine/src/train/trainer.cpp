@@ -108,13 +108,15 @@ std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool windo
   base.model.window = 0;
   base.model.local_layers.clear();
   std::vector<TrainSettings> out = group_variants(base);
+  // the window run: the middle grouped run (GQA) when there are three, else the first (MHA)
+  TrainSettings windowed = out.size() >= 3 ? out[1] : out[0];
   TrainSettings mla = base;
   mla.model.attention = AttentionKind::mla;
   mla.model.groups = mla.model.heads;  // every head its own keys, made from the one latent
   out.push_back(mla);
   if (window_run) {
-    // GQA (the middle run) with the settings' window, or a quarter of the sequence on every layer
-    TrainSettings w = out.size() >= 3 ? out[1] : out[0];
+    // with the settings' window and pattern, or a quarter of the sequence on every layer
+    TrainSettings& w = windowed;
     w.model.window = s.model.window > 0 ? s.model.window : std::max(1, s.task.seq_len / 4);
     w.model.local_layers = s.model.window > 0 ? s.model.local_layers : std::vector<bool>{};
     out.push_back(w);

@@ -69,8 +69,8 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context);
 
 // What "Compare MHA / GQA / MQA / MLA" trains: the settings' model as MHA (G = H), GQA (the given G when
 // strictly between, else H/2), MQA (G = 1) and MLA (kv_lora_rank and rope_head_dim as set), all without
-// a window; then, with `window_run`, the GQA model again with the settings' window and pattern (or a
-// window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
+// a window; then, with `window_run`, the GQA model (MHA when H has no middle divisor) again with the
+// settings' window and pattern (or a window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
 std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run);
 // "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head).
 const char* attention_kind_name(const ModelConfig& c);
