@@ -169,19 +169,21 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
 
 std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot) {
   // One figure panel per head with the Heads view's conventions: probabilities on 0 … 1 through
-  // viridis, the cells a causal query cannot see (key > query) masked.
+  // viridis, the cells a causal query cannot see (key > query, or outside its layer's window) masked.
   std::vector<std::vector<Picture>> out(snapshot.probe_probs.size());
   FigureSpec figure;
   figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
   figure.panels.resize(1);
   PanelSpec& panel = figure.panels[0];
   for (size_t l = 0; l < snapshot.probe_probs.size(); ++l) {
+    const int window = l < snapshot.layer_windows.size() ? snapshot.layer_windows[l] : 0;
     for (const Mat& probs : snapshot.probe_probs[l]) {  // probs [T, T]
       const int T = int(probs.rows());
       panel.rows = panel.cols = T;
       panel.values.assign(size_t(T) * size_t(T), std::numeric_limits<float>::quiet_NaN());
       for (int q = 0; q < T; ++q)
-        for (int k = 0; k <= q; ++k) panel.values[size_t(q) * size_t(T) + size_t(k)] = probs(q, k);
+        for (int k = window > 0 ? std::max(0, q - window + 1) : 0; k <= q; ++k)
+          panel.values[size_t(q) * size_t(T) + size_t(k)] = probs(q, k);
       Picture p;
       p.width = p.height = T;
       p.range = figure.colorbars[0].range;

@@ -355,3 +355,26 @@ TEST_CASE("training form: at the window's defaults Compare's MHA, GQA and MQA ru
     CHECK(best[i] > 0.8f);
   }
 }
+
+TEST_CASE("training worker: probe pictures mask the keys outside a layer's sliding window, as the causal future") {
+  train::TrainSettings s = train::default_train_settings();
+  s.model.d_model = 32, s.task.seq_len = 16, s.batch = 2, s.steps = 1, s.threads = 1;
+  s.model.window = 3, s.model.local_layers = train::parse_window_pattern("local,global", 2);
+  train::Trainer trainer(s);
+  trainer.step();
+  const train::TrainSnapshot snap = trainer.snapshot();
+  REQUIRE(snap.layer_windows == std::vector<int>{3, 0});
+  const std::vector<std::vector<Picture>> pics = probe_pictures(snap);
+  const Rgba masked = masked_color(Colormap::viridis);
+  auto is_masked = [&](const Picture& p, int q, int k) {
+    const Rgba* c = p.cell(q, k);
+    REQUIRE(c != nullptr);
+    return c->r == masked.r && c->g == masked.g && c->b == masked.b;
+  };
+  const Picture& local = pics[0][0], &global = pics[1][0];
+  CHECK(is_masked(local, 10, 7));        // 10 − 3 < 7 fails: outside the window
+  CHECK_FALSE(is_masked(local, 10, 8));  // the window's first key
+  CHECK(is_masked(local, 10, 11));       // the future
+  CHECK_FALSE(is_masked(global, 10, 0)); // the global layer sees every earlier key
+  CHECK(snap.probe_probs[0][0](10, 7) == 0.0f);
+}

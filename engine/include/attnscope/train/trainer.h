@@ -100,6 +100,7 @@ struct TrainSnapshot {
   int64_t parameters = 0;
   int layers = 0, heads = 0, groups = 0;     // groups: the K/V heads (MLA: H, one latent shared by all)
   bool mla = false;
+  std::vector<int> layer_windows;            // [L] each layer's sliding window (0: none)
 };
 
 // Largest induction score among the heads of `layer` (0-based) in a snapshot.
