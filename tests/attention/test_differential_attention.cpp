@@ -8,6 +8,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/attention/differential_attention.h"
 #include "attnscope/core/rng.h"
+#include "attnscope/figure/compare.h"
 #include "attnscope/figure/export.h"
 #include "check.h"
 
@@ -166,4 +167,18 @@ TEST_CASE("export: differential maps on the diverging colormap over a range symm
   ExportRequest fixed;
   fixed.color_scale.mode = ScaleMode::fixed;
   CHECK(error_of([&] { validate_export(analyse(plain), fixed); }).empty());
+}
+
+TEST_CASE("compare A/B: a differential side drifts by its weight distribution, a finite JS in [0, ln 2]") {
+  Scene plain = differential_scene(AttentionKind::mha, 4, 4);
+  plain.model.differential = false;
+  const Analysis a = analyse(plain), b = analyse(differential_scene(AttentionKind::mha, 4, 4));
+  const AbComparison cmp = compare_analyses(a, b, {});
+  REQUIRE(cmp.drift.size() == 4);
+  for (double d : cmp.drift) {
+    CHECK(std::isfinite(d));
+    CHECK(d >= 0);
+    CHECK(d <= std::log(2.0) + 1e-9);
+  }
+  CHECK(compare_analyses(b, b, {}).drift[0] == doctest::Approx(0).epsilon(1e-9));
 }
