@@ -59,6 +59,19 @@ TEST_CASE("differential attention: the fast path equals the plain-loop reference
     }
 }
 
+TEST_CASE("differential attention: the fast path matches the reference across blocks of query rows") {
+  const AttentionShape shape{16, 2, 1};
+  const int T = attention_row_block + 9;
+  const AttentionWeights w = random_weights(shape, 7);
+  const DifferentialParams p = random_differential_params(shape, 7);
+  const Mat x = random_x(T, 16, 8);
+  const AttentionResult fast = differential_attention(x, w, p, shape, {true, true});
+  const AttentionResult ref = differential_attention_reference(x, w, p, shape, {true, true});
+  check_close3(fast.probs, ref.probs, 1e-6, "A");
+  check_close3(fast.scores, ref.scores, 1e-5, "scores");
+  check_close(fast.output, ref.output, 1e-5, "output");
+}
+
 TEST_CASE("differential attention: λ_init, λ from its vectors, and A's rows summing to 1 − λ") {
   CHECK(differential_lambda_init(0) == doctest::Approx(0.2));
   CHECK(differential_lambda_init(1) == doctest::Approx(0.8 - 0.6 * std::exp(-0.3)));

@@ -76,6 +76,23 @@ TEST_CASE("latent attention: the fast path equals the plain-loop reference") {
   }
 }
 
+TEST_CASE("latent attention: both forms match the reference across blocks of query rows (T not a multiple)") {
+  const LatentShape s{32, 4, 12, 16, 4};
+  const int T = attention_row_block + 23;
+  const LatentWeights w = random_latent_weights(s, 4);
+  const Mat x = random_x(T, 32, 6);
+  for (bool causal : {false, true}) {
+    const AttentionResult ref = latent_attention_reference(x, w, s, {500, true}, {causal, true});
+    for (const AttentionResult& r : {latent_attention(x, w, s, {500, true}, {causal, true}),
+                                     latent_attention_absorbed(x, w, s, {500, true}, {causal, true})}) {
+      check_close3(r.probs, ref.probs, 1e-6, "probs");
+      check_close(r.output, ref.output, 1e-5, "output");
+      check_close(r.c_kv, ref.c_kv, 1e-6, "c_kv");
+      check_close(r.k_rope, ref.k_rope, 1e-5, "k_rope");
+    }
+  }
+}
+
 TEST_CASE("latent attention: shapes, the shared rotary key, rows summing to 1 and the causal triangle") {
   const LatentShape s{48, 4, 20, 24, 6};
   const int T = 7, dN = 12;

@@ -10,17 +10,20 @@
 
 namespace attnscope::detail {
 
-// q [T, d_q], k [T, d_q], v [T, d_v] (v may be empty: no weighted sum) →
-//   scores = q·kᵀ·scale [T, T] (−inf for j > i when causal), probs = softmax_rows(scores), out = probs·v.
-inline void attend_head(const Mat& q, const Mat& k, const Mat& v, float scale, bool causal, Mat& scores, Mat& probs,
-                        Mat* out) {
-  const Eigen::Index T = q.rows();
-  scores.noalias() = scale * (q * k.transpose());
+// Rows [r0, r1) of one head (the rest of scores, probs and out untouched): scores = q·kᵀ·scale (−inf for
+// j > i when causal), probs = softmax over each row, out = probs·v.  q [T, d_q], k [T, d_q], v [T, d_v] (may be
+// empty when out is null); scores, probs [T, T] and out [T, d_v] already sized.
+inline void attend_rows(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, bool causal, Mat& scores,
+                        Mat& probs, Mat* out) {
+  const Eigen::Index T = k.rows(), n = r1 - r0;
+  Mat s = scale * (q.middleRows(r0, n) * k.transpose());  // [n, T]
   if (causal)
-    for (Eigen::Index i = 0; i + 1 < T; ++i) scores.row(i).tail(T - i - 1).setConstant(-std::numeric_limits<float>::infinity());
-  probs = scores;
-  softmax_rows(probs);
-  if (out) out->noalias() = probs * v;
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (r0 + i + 1 < T) s.row(i).tail(T - r0 - i - 1).setConstant(-std::numeric_limits<float>::infinity());
+  scores.middleRows(r0, n) = s;
+  softmax_rows(s);
+  probs.middleRows(r0, n) = s;
+  if (out) out->middleRows(r0, n).noalias() = s * v;
 }
 
 // RMSNorm of every row of x [T, n] in place: x / √(mean(x²) + eps) · w, w [n].

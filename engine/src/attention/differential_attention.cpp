@@ -8,6 +8,7 @@
 //   4. output    out = concat_h(O_h)·W_Oᵀ + b_O                              [T, C]
 #include "attnscope/attention/differential_attention.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -78,52 +79,77 @@ void check_inputs(const Mat& x, const AttentionWeights& w, const DifferentialPar
 
 }  // namespace
 
+// One parallel region of three task loops (as grouped_attention.cpp): projections per block of rows, the
+// two maps and the combination per head × block of query rows, the output per block of rows.
 AttentionResult differential_attention(const Mat& x, const AttentionWeights& w, const DifferentialParams& params,
                                        const AttentionShape& s, const AttentionOptions& options) {
   check_inputs(x, w, params, s);
   const int T = int(x.rows()), H = s.heads, G = s.groups, C = s.d_model, d = s.head_dim() / 2;
-  const long long work = 3ll * T * C * C + 4ll * H * T * T * d;
+  const long long work = 1ll * T * C * (2 * H * d + 4 * G * d) + 4ll * H * T * T * d + 2ll * H * T * T * d + 1ll * T * C * C;
   const detail::SingleThreadScope serial(work < detail::serial_work_limit);
-  // 1. project
-  Mat q = x * w.wq.transpose(), k = x * w.wk.transpose(), v = x * w.wv.transpose();
-  if (w.bq.size()) q.rowwise() += w.bq.transpose();
-  if (w.bk.size()) k.rowwise() += w.bk.transpose();
-  if (w.bv.size()) v.rowwise() += w.bv.transpose();
-  require(all_finite(q) && all_finite(k) && all_finite(v),
-          "the projections Q, K, V overflow float32: the input values (largest |x| = " +
-              std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
   AttentionResult r;
-  r.q.resize(2 * H), r.k.resize(2 * G), r.v.resize(G);
-  for (int i = 0; i < 2 * H; ++i) r.q[i] = q.middleCols(Eigen::Index(i) * d, d);
-  for (int i = 0; i < 2 * G; ++i) r.k[i] = k.middleCols(Eigen::Index(i) * d, d);
-  for (int j = 0; j < G; ++j) r.v[j] = v.middleCols(Eigen::Index(j) * 2 * d, 2 * d);
-  r.lambda = differential_lambda(params);
-  const double lambda_init = differential_lambda_init(params.layer);
-  r.scores.resize(2 * H), r.probs.resize(H), r.probs_1.resize(H), r.probs_2.resize(H), r.head_out.resize(H);
+  r.q.assign(2 * H, Mat(T, d)), r.k.assign(2 * G, Mat(T, d)), r.v.assign(G, Mat(T, 2 * d));
+  r.scores.assign(2 * H, Mat(T, T)), r.probs_1.assign(H, Mat(T, T)), r.probs_2.assign(H, Mat(T, T));
+  r.probs.assign(H, Mat(T, T)), r.head_out.assign(H, Mat(T, 2 * d));
   r.concat.resize(T, Eigen::Index(H) * 2 * d);
+  r.output.resize(T, C);
+  r.lambda = differential_lambda(params);
+  const float lambda = float(r.lambda), out_factor = float(1.0 - differential_lambda_init(params.layer));
   const float scale = options.scale_scores ? float(1.0 / std::sqrt(double(d))) : 1.0f;
-  std::atomic<bool> cancelled{false};
-#pragma omp parallel for schedule(dynamic)
-  for (int h = 0; h < H; ++h) {
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
-      cancelled = true;
-      continue;
+  const int blocks = (T + attention_row_block - 1) / attention_row_block;
+  auto block_end = [&](int r0) { return std::min(T, r0 + attention_row_block); };
+  std::atomic<bool> cancelled{false}, overflow{false};
+  auto stop = [&] {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
+    return cancelled.load(std::memory_order_relaxed) || overflow.load(std::memory_order_relaxed);
+  };
+#pragma omp parallel
+  {
+    // 1. project rows [r0, r1) and split them into the halves (Q, K) and the values
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < blocks; ++b) {
+      if (stop()) continue;
+      const int r0 = b * attention_row_block, n = block_end(r0) - r0;
+      const auto xb = x.middleRows(r0, n);
+      Mat q = xb * w.wq.transpose(), k = xb * w.wk.transpose(), v = xb * w.wv.transpose();
+      if (w.bq.size()) q.rowwise() += w.bq.transpose();
+      if (w.bk.size()) k.rowwise() += w.bk.transpose();
+      if (w.bv.size()) v.rowwise() += w.bv.transpose();
+      if (!all_finite(q) || !all_finite(k) || !all_finite(v)) overflow = true;
+      for (int i = 0; i < 2 * H; ++i) r.q[i].middleRows(r0, n) = q.middleCols(Eigen::Index(i) * d, d);
+      for (int i = 0; i < 2 * G; ++i) r.k[i].middleRows(r0, n) = k.middleCols(Eigen::Index(i) * d, d);
+      for (int j = 0; j < G; ++j) r.v[j].middleRows(r0, n) = v.middleCols(Eigen::Index(j) * 2 * d, 2 * d);
     }
-    const int g = kv_group_of_head(h, H, G);
-    // 2. the two maps
-    detail::attend_head(r.q[2 * h], r.k[2 * g], Mat(), scale, options.causal, r.scores[2 * h], r.probs_1[h], nullptr);
-    detail::attend_head(r.q[2 * h + 1], r.k[2 * g + 1], Mat(), scale, options.causal, r.scores[2 * h + 1], r.probs_2[h], nullptr);
-    // 3. combine, weigh, normalise
-    r.probs[h] = r.probs_1[h] - float(r.lambda) * r.probs_2[h];
-    r.head_out[h].noalias() = r.probs[h] * r.v[g];
-    detail::rms_norm_rows(r.head_out[h], params.norm, differential_norm_eps);
-    r.head_out[h] *= float(1.0 - lambda_init);
-    r.concat.middleCols(Eigen::Index(h) * 2 * d, 2 * d) = r.head_out[h];
+    // 2–3. the two maps, A = P₁ − λ·P₂, A·V, the per-head RMSNorm times (1 − λ_init)
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < H * blocks; ++task) {
+      if (stop()) continue;
+      const int h = task / blocks, g = kv_group_of_head(h, H, G);
+      const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0), n = r1 - r0;
+      detail::attend_rows(r.q[2 * h], r.k[2 * g], Mat(), r0, r1, scale, options.causal, r.scores[2 * h], r.probs_1[h], nullptr);
+      detail::attend_rows(r.q[2 * h + 1], r.k[2 * g + 1], Mat(), r0, r1, scale, options.causal, r.scores[2 * h + 1],
+                          r.probs_2[h], nullptr);
+      r.probs[h].middleRows(r0, n) = r.probs_1[h].middleRows(r0, n) - lambda * r.probs_2[h].middleRows(r0, n);
+      Mat o = r.probs[h].middleRows(r0, n) * r.v[g];  // [n, 2d]
+      detail::rms_norm_rows(o, params.norm, differential_norm_eps);
+      o *= out_factor;
+      r.head_out[h].middleRows(r0, n) = o;
+      r.concat.block(r0, Eigen::Index(h) * 2 * d, n, 2 * d) = o;
+    }
+    // 4. output
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < blocks; ++b) {
+      if (stop()) continue;
+      const int r0 = b * attention_row_block, n = block_end(r0) - r0;
+      auto out = r.output.middleRows(r0, n);
+      out.noalias() = r.concat.middleRows(r0, n) * w.wo.transpose();
+      if (w.bo.size()) out.rowwise() += w.bo.transpose();
+    }
   }
+  if (overflow)
+    throw InputError("the projections Q, K, V overflow float32: the input values (largest |x| = " +
+                     std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
   if (cancelled) throw Cancelled();
-  // 4. output
-  r.output.noalias() = r.concat * w.wo.transpose();
-  if (w.bo.size()) r.output.rowwise() += w.bo.transpose();
   return r;
 }
 

@@ -8,6 +8,7 @@
 //   3'. absorbed    q̃_h = [q_N,h·W_UK,h ; q_R,h];  per head S = q̃_h·[c_KV ; k_R]ᵀ, P·c_KV;  out = Σ_h õ_h·(W_O,h·W_UV,h)ᵀ
 #include "attnscope/attention/latent_attention.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -90,43 +91,69 @@ void check_input(const Mat& x, const LatentShape& s) {
               " attention cells exceeds the limit of " + std::to_string(limits::max_attention_cells));
 }
 
-// Steps 1 and 2, shared by both forms.
+// Steps 1 and 2, shared by both forms, for the token rows [r0, r1) — every step is row by row (RoPE turns
+// row t by its position t), so blocks of rows are independent tasks.
 struct LatentParts {
   Mat c_q, q_nope, q_rope, c_kv, k_rope;  // [T, r_q], [T, H·d_N], [T, H·d_R] (rotated), [T, r_kv], [T, d_R] (rotated)
+  LatentParts(const LatentShape& s, int T)
+      : c_q(s.q_rank > 0 ? T : 0, s.q_rank), q_nope(T, s.heads * s.head_dim()), q_rope(T, s.heads * s.rope_dim),
+        c_kv(T, s.kv_rank), k_rope(T, s.rope_dim) {}
 };
 
-LatentParts latent_parts(const Mat& x, const LatentWeights& w, const LatentShape& s, const LatentRope& rope) {
-  validate_latent_weights(w, s);
-  check_input(x, s);
-  const int H = s.heads, dR = s.rope_dim;
-  LatentParts p;
+void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentShape& s, const LatentRope& rope, int r0,
+                       int r1, LatentParts& p) {
+  const int H = s.heads, dR = s.rope_dim, n = r1 - r0;
+  const auto xb = x.middleRows(r0, n);
   // 1. query path
+  Mat cq;
   if (s.q_rank > 0) {
-    p.c_q.noalias() = x * w.wdq.transpose();
-    detail::rms_norm_rows(p.c_q, w.q_norm, latent_norm_eps);
+    cq.noalias() = xb * w.wdq.transpose();
+    detail::rms_norm_rows(cq, w.q_norm, latent_norm_eps);
+    p.c_q.middleRows(r0, n) = cq;
   }
-  const Mat& qin = s.q_rank > 0 ? p.c_q : x;
-  p.q_nope.noalias() = qin * w.wuq.transpose();
-  p.q_rope.noalias() = qin * w.wqr.transpose();
+  Mat qn, qr;
+  if (s.q_rank > 0) {
+    qn.noalias() = cq * w.wuq.transpose();
+    qr.noalias() = cq * w.wqr.transpose();
+  } else {
+    qn.noalias() = xb * w.wuq.transpose();
+    qr.noalias() = xb * w.wqr.transpose();
+  }
   for (int h = 0; h < H && dR > 0; ++h) {
-    Mat part = p.q_rope.middleCols(Eigen::Index(h) * dR, dR);
-    rotate_positions(part, rope);
-    p.q_rope.middleCols(Eigen::Index(h) * dR, dR) = part;
+    Mat part = qr.middleCols(Eigen::Index(h) * dR, dR);
+    rotate_positions(part, rope, r0);
+    qr.middleCols(Eigen::Index(h) * dR, dR) = part;
   }
+  p.q_nope.middleRows(r0, n) = qn;
+  p.q_rope.middleRows(r0, n) = qr;
   // 2. K/V path
-  p.c_kv.noalias() = x * w.wdkv.transpose();
-  detail::rms_norm_rows(p.c_kv, w.kv_norm, latent_norm_eps);
-  p.k_rope.noalias() = x * w.wkr.transpose();
-  if (dR > 0) rotate_positions(p.k_rope, rope);
-  require(all_finite(p.q_nope) && all_finite(p.q_rope) && all_finite(p.c_kv) && all_finite(p.k_rope),
-          "the projections overflow float32: the input values (largest |x| = " + std::to_string(x.cwiseAbs().maxCoeff()) +
-              ") are too large for these weights");
-  return p;
+  Mat ckv = xb * w.wdkv.transpose(), kr = xb * w.wkr.transpose();
+  detail::rms_norm_rows(ckv, w.kv_norm, latent_norm_eps);
+  if (dR > 0) rotate_positions(kr, rope, r0);
+  p.c_kv.middleRows(r0, n) = ckv;
+  p.k_rope.middleRows(r0, n) = kr;
+}
+
+bool parts_finite(const LatentParts& p) {
+  return all_finite(p.q_nope) && all_finite(p.q_rope) && all_finite(p.c_kv) && all_finite(p.k_rope);
+}
+
+[[noreturn]] void overflow(const Mat& x) {
+  throw InputError("the projections overflow float32: the input values (largest |x| = " +
+                   std::to_string(x.cwiseAbs().maxCoeff()) + ") are too large for these weights");
 }
 
 float score_scale(const LatentShape& s, const AttentionOptions& o) {
   return o.scale_scores ? float(1.0 / std::sqrt(double(s.qk_dim()))) : 1.0f;
 }
+
+// The tasks of one call: blocks of attention_row_block query rows, and a stop flag for cancel.
+struct Blocks {
+  int T, count;
+  explicit Blocks(int tokens) : T(tokens), count((tokens + attention_row_block - 1) / attention_row_block) {}
+  int begin(int b) const { return b * attention_row_block; }
+  int end(int b) const { return std::min(T, (b + 1) * attention_row_block); }
+};
 
 }  // namespace
 
@@ -149,13 +176,13 @@ LatentWeights random_latent_weights(const LatentShape& s, uint64_t seed) {
   return w;
 }
 
-void rotate_positions(Mat& x, const LatentRope& rope) {
+void rotate_positions(Mat& x, const LatentRope& rope, int first_position) {
   const int d = int(x.cols()), half = d / 2;
   for (int i = 0; i < half; ++i) {
     const double inv_freq = std::pow(rope.base, -2.0 * i / d);  // θ_i = base^(−2i/d)
     const int a = rope.interleaved ? 2 * i : i, b = rope.interleaved ? 2 * i + 1 : i + half;
     for (Eigen::Index t = 0; t < x.rows(); ++t) {
-      const double angle = double(t) * inv_freq, c = std::cos(angle), sn = std::sin(angle);
+      const double angle = double(first_position + t) * inv_freq, c = std::cos(angle), sn = std::sin(angle);
       const double xa = x(t, a), xb = x(t, b);
       x(t, a) = float(xa * c - xb * sn);
       x(t, b) = float(xb * c + xa * sn);
@@ -163,75 +190,137 @@ void rotate_positions(Mat& x, const LatentRope& rope) {
   }
 }
 
+// Both forms run in one parallel region of three task loops (as grouped_attention.cpp, so that a core the
+// scheduler hands away holds the other at two barriers, not at one per product):
+//   rows   per block of rows: steps 1–2 and the per-head q, k, v rows (absorbed: also W_O,h·W_UV,h per head)
+//   heads  per head × block of query rows: scores, mask, softmax, weighted sum
+//   output per block of rows: concat·W_Oᵀ
 AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const LatentShape& s, const LatentRope& rope,
                                  const AttentionOptions& options) {
-  LatentParts p = latent_parts(x, w, s, rope);
+  validate_latent_weights(w, s);
+  check_input(x, s);
   const int T = int(x.rows()), H = s.heads, dN = s.head_dim(), dR = s.rope_dim, C = s.d_model;
-  const long long work = 1ll * T * C * (2 * H * dN + s.kv_rank) + 2ll * H * T * T * (dN + dR);
+  const long long work = 1ll * T * C * (H * (dN + dR) + s.kv_rank + dR) + 2ll * T * s.kv_rank * H * dN +
+                         2ll * H * T * T * (dN + dR) + 1ll * T * H * dN * C;
   const detail::SingleThreadScope serial(work < detail::serial_work_limit);
-  // 3. naive: expand every head's keys and values from the latent.
-  const Mat k_nope = p.c_kv * w.wuk.transpose(), v_all = p.c_kv * w.wuv.transpose();  // [T, H·d_N] each
+  LatentParts p(s, T);
   AttentionResult r;
-  r.q.assign(H, Mat(T, dN + dR)), r.k.assign(H, Mat(T, dN + dR)), r.v.assign(H, Mat());
-  r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
+  r.q.assign(H, Mat(T, dN + dR)), r.k.assign(H, Mat(T, dN + dR)), r.v.assign(H, Mat(T, dN));
+  r.scores.assign(H, Mat(T, T)), r.probs.assign(H, Mat(T, T)), r.head_out.assign(H, Mat(T, dN));
   r.concat.resize(T, Eigen::Index(H) * dN);
+  r.output.resize(T, C);
   const float scale = score_scale(s, options);
+  const Blocks blocks(T);
   std::atomic<bool> cancelled{false};
-#pragma omp parallel for schedule(dynamic)
-  for (int h = 0; h < H; ++h) {
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
-      cancelled = true;
-      continue;
+  auto stop = [&] {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
+    return cancelled.load(std::memory_order_relaxed);
+  };
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < blocks.count; ++b) {
+      if (stop()) continue;
+      const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
+      latent_parts_rows(x, w, s, rope, r0, r0 + n, p);
+      // 3. naive: expand every head's keys and values from the latent rows.
+      const Mat k_nope = p.c_kv.middleRows(r0, n) * w.wuk.transpose(), v_all = p.c_kv.middleRows(r0, n) * w.wuv.transpose();
+      for (int h = 0; h < H; ++h) {
+        r.q[h].block(r0, 0, n, dN) = p.q_nope.block(r0, Eigen::Index(h) * dN, n, dN);
+        r.q[h].block(r0, dN, n, dR) = p.q_rope.block(r0, Eigen::Index(h) * dR, n, dR);
+        r.k[h].block(r0, 0, n, dN) = k_nope.middleCols(Eigen::Index(h) * dN, dN);
+        r.k[h].block(r0, dN, n, dR) = p.k_rope.middleRows(r0, n);
+        r.v[h].middleRows(r0, n) = v_all.middleCols(Eigen::Index(h) * dN, dN);
+      }
     }
-    r.q[h].leftCols(dN) = p.q_nope.middleCols(Eigen::Index(h) * dN, dN);
-    r.q[h].rightCols(dR) = p.q_rope.middleCols(Eigen::Index(h) * dR, dR);
-    r.k[h].leftCols(dN) = k_nope.middleCols(Eigen::Index(h) * dN, dN);
-    r.k[h].rightCols(dR) = p.k_rope;
-    r.v[h] = v_all.middleCols(Eigen::Index(h) * dN, dN);
-    detail::attend_head(r.q[h], r.k[h], r.v[h], scale, options.causal, r.scores[h], r.probs[h], &r.head_out[h]);
-    r.concat.middleCols(Eigen::Index(h) * dN, dN) = r.head_out[h];
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < H * blocks.count; ++task) {
+      if (stop()) continue;
+      const int h = task / blocks.count, b = task % blocks.count;
+      detail::attend_rows(r.q[h], r.k[h], r.v[h], blocks.begin(b), blocks.end(b), scale, options.causal, r.scores[h],
+                          r.probs[h], &r.head_out[h]);
+      r.concat.block(blocks.begin(b), Eigen::Index(h) * dN, blocks.end(b) - blocks.begin(b), dN) =
+          r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));
+    }
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < blocks.count; ++b) {
+      if (stop()) continue;
+      const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
+      r.output.middleRows(r0, n).noalias() = r.concat.middleRows(r0, n) * w.wo.transpose();
+    }
   }
   if (cancelled) throw Cancelled();
-  r.output.noalias() = r.concat * w.wo.transpose();
+  if (!parts_finite(p)) overflow(x);
   r.c_q = std::move(p.c_q), r.c_kv = std::move(p.c_kv), r.k_rope = std::move(p.k_rope);
   return r;
 }
 
 AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, const LatentShape& s,
                                           const LatentRope& rope, const AttentionOptions& options) {
-  LatentParts p = latent_parts(x, w, s, rope);
+  validate_latent_weights(w, s);
+  check_input(x, s);
   const int T = int(x.rows()), H = s.heads, dN = s.head_dim(), dR = s.rope_dim, C = s.d_model, rk = s.kv_rank;
-  const long long work = 1ll * T * H * dN * rk + 2ll * H * T * T * (rk + dR) + 1ll * T * H * rk * C;
+  const long long work = 1ll * T * C * (H * (dN + dR) + rk + dR) + 1ll * T * H * dN * rk + 2ll * H * T * T * (rk + dR) +
+                         1ll * C * dN * rk * H + 1ll * T * H * rk * C;
   const detail::SingleThreadScope serial(work < detail::serial_work_limit);
+  LatentParts p(s, T);
   AttentionResult r;
   // The one cached key every head reads, [c_KV, k_R], and the latent as the value.
   r.k.assign(1, Mat(T, rk + dR));
-  r.k[0].leftCols(rk) = p.c_kv;
-  r.k[0].rightCols(dR) = p.k_rope;
-  r.v.assign(1, p.c_kv);
+  r.v.assign(1, Mat(T, rk));
   r.q.assign(H, Mat(T, rk + dR));
-  r.scores.resize(H), r.probs.resize(H), r.head_out.resize(H);
+  r.scores.assign(H, Mat(T, T)), r.probs.assign(H, Mat(T, T)), r.head_out.assign(H, Mat(T, rk));
   r.concat.resize(T, Eigen::Index(H) * rk);
+  r.output.resize(T, C);
   Mat wo_absorbed(C, Eigen::Index(H) * rk);  // [C, H·r_kv]: block h = W_O,h·W_UV,h
   const float scale = score_scale(s, options);
+  const Blocks blocks(T);
   std::atomic<bool> cancelled{false};
-#pragma omp parallel for schedule(dynamic)
-  for (int h = 0; h < H; ++h) {
-    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) {
-      cancelled = true;
-      continue;
+  auto stop = [&] {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
+    return cancelled.load(std::memory_order_relaxed);
+  };
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < blocks.count + H; ++task) {
+      if (stop()) continue;
+      if (task >= blocks.count) {  // W_UV folded into the output, one head per task
+        const int h = task - blocks.count;
+        wo_absorbed.middleCols(Eigen::Index(h) * rk, rk).noalias() =
+            w.wo.middleCols(Eigen::Index(h) * dN, dN) * w.wuv.middleRows(Eigen::Index(h) * dN, dN);
+        continue;
+      }
+      const int r0 = blocks.begin(task), n = blocks.end(task) - r0;
+      latent_parts_rows(x, w, s, rope, r0, r0 + n, p);
+      r.k[0].block(r0, 0, n, rk) = p.c_kv.middleRows(r0, n);
+      r.k[0].block(r0, rk, n, dR) = p.k_rope.middleRows(r0, n);
+      r.v[0].middleRows(r0, n) = p.c_kv.middleRows(r0, n);
+      // W_UK folded into the query: q_N,h·W_UK,h [n, r_kv], then the rotary part as it was.
+      for (int h = 0; h < H; ++h) {
+        r.q[h].block(r0, 0, n, rk).noalias() =
+            p.q_nope.block(r0, Eigen::Index(h) * dN, n, dN) * w.wuk.middleRows(Eigen::Index(h) * dN, dN);
+        r.q[h].block(r0, rk, n, dR) = p.q_rope.block(r0, Eigen::Index(h) * dR, n, dR);
+      }
     }
-    // W_UK folded into the query: q_N,h·W_UK,h [T, r_kv], then the rotary part as it was.
-    r.q[h].leftCols(rk).noalias() = p.q_nope.middleCols(Eigen::Index(h) * dN, dN) * w.wuk.middleRows(Eigen::Index(h) * dN, dN);
-    r.q[h].rightCols(dR) = p.q_rope.middleCols(Eigen::Index(h) * dR, dR);
-    detail::attend_head(r.q[h], r.k[0], r.v[0], scale, options.causal, r.scores[h], r.probs[h], &r.head_out[h]);
-    r.concat.middleCols(Eigen::Index(h) * rk, rk) = r.head_out[h];
-    // W_UV folded into the output.
-    wo_absorbed.middleCols(Eigen::Index(h) * rk, rk).noalias() =
-        w.wo.middleCols(Eigen::Index(h) * dN, dN) * w.wuv.middleRows(Eigen::Index(h) * dN, dN);
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < H * blocks.count; ++task) {
+      if (stop()) continue;
+      const int h = task / blocks.count, b = task % blocks.count;
+      detail::attend_rows(r.q[h], r.k[0], r.v[0], blocks.begin(b), blocks.end(b), scale, options.causal, r.scores[h],
+                          r.probs[h], &r.head_out[h]);
+      r.concat.block(blocks.begin(b), Eigen::Index(h) * rk, blocks.end(b) - blocks.begin(b), rk) =
+          r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));
+    }
+#pragma omp for schedule(dynamic)
+    for (int b = 0; b < blocks.count; ++b) {
+      if (stop()) continue;
+      const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
+      r.output.middleRows(r0, n).noalias() = r.concat.middleRows(r0, n) * wo_absorbed.transpose();
+    }
   }
   if (cancelled) throw Cancelled();
-  r.output.noalias() = r.concat * wo_absorbed.transpose();
+  if (!parts_finite(p)) overflow(x);
   r.c_q = std::move(p.c_q), r.c_kv = std::move(p.c_kv), r.k_rope = std::move(p.k_rope);
   return r;
 }

@@ -79,7 +79,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
 AttentionResult latent_attention_reference(const Mat& x, const LatentWeights& w, const LatentShape& shape,
                                            const LatentRope& rope, const AttentionOptions& options);
 
-// RoPE on the columns of x [T, d_R] in place, row t at position t (d_R even).
-void rotate_positions(Mat& x, const LatentRope& rope);
+// RoPE on the columns of x [n, d_R] in place, row t at position first_position + t (d_R even).
+void rotate_positions(Mat& x, const LatentRope& rope, int first_position = 0);
 
 }  // namespace attnscope
