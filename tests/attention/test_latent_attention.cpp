@@ -185,7 +185,9 @@ TEST_CASE("analyse: kind mla fills the result, the latent and the rotary key, an
   CHECK(shape_of("absorb_query") == std::vector<int64_t>{4, 7, 14});
   CHECK(shape_of("scores") == std::vector<int64_t>{4, 7, 7});
   CHECK(att.trace.kv_bytes_per_token_fp32 == (10 + 4) * 4);
-  CHECK(att.trace.params.wk == 32 * 10 + 10 + 10 * 4 * 8 + 32 * 4);
+  CHECK(att.trace.params.wk == 32 * (10 + 4) + 10);  // W_DKV, W_KR, the latent's norm (as a checkpoint's counts)
+  CHECK(att.trace.params.wv == 10 * 4 * (8 + 8));     // W_UK, W_UV
+  CHECK(att.trace.params.total() == 32 * 12 + 12 + 12 * 4 * 12 + 32 * 14 + 10 + 10 * 4 * 16 + 4 * 8 * 32);
   // Head statistics work as for any softmax heads.
   const HeadStats stats = attention_statistics(att, a.scene.model);
   CHECK(stats.entropy.size() == 4);

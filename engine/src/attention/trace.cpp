@@ -139,9 +139,11 @@ Trace latent_attention_trace(const TraceShape& s) {
   step("absorb_key", "the one cached key", "k̃ = [c_KV ; k_R], read by every head", {"T", "r_kv + d_R"}, {T, r + R});
   step("absorb_weighted_sum", "weighted sum of the latent", "õ_h = P_h·c_KV", {"H", "T", "r_kv"}, {H, T, r});
   step("absorb_output", "output (W_UV folded into W_O)", "Σ_h õ_h·(W_O,h·W_UV,h)ᵀ", {"T", "C"}, {T, C});
+  // Grouped as mla_shape_trace counts a checkpoint (DeepSeek's fused kv_a = [W_DKV; W_KR], kv_b = [W_UK; W_UV]),
+  // so the Shapes view's formulas hold for both.
   t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ and W_QR (or from X)
-  t.params.wk = C * r + r + r * H * N + C * R;                    // W_DKV, the latent's norm, W_UK, W_KR
-  t.params.wv = r * H * Dv;                                       // W_UV
+  t.params.wk = C * (r + R) + r;                                  // W_DKV, W_KR and the latent's norm
+  t.params.wv = r * H * (N + Dv);                                 // W_UK and W_UV
   t.params.wo = H * Dv * C;
   t.kv_bytes_per_token_fp32 = (r + R) * 4;
   t.kv_bytes_per_token_fp16 = (r + R) * 2;
