@@ -169,6 +169,8 @@ TEST_CASE("analyse: kind mla fills the result, the latent and the rotary key, an
   CHECK(att.result.c_q.cols() == 12);
   CHECK(att.result.k_rope.cols() == 4);
   CHECK(att.result.q[0].cols() == 8 + 4);
+  CHECK((att.shared_latent == att.result.c_kv));  // what the Heads view draws above the heads
+  CHECK((att.shared_rope_key == att.result.k_rope));
   // The seeded layer is the engine's function of its seeded weights.
   const AttentionResult direct = latent_attention(att.x, random_latent_weights({32, 4, 10, 12, 4}, 42), {32, 4, 10, 12, 4},
                                                   {}, {true, true});

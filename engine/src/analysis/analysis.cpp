@@ -203,6 +203,9 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
     ts.kv_latent = ls.kv_rank, ts.q_latent = ls.q_rank, ts.rope_dim = ls.rope_dim, ts.v_dim = ls.head_dim();
     ts.softmax_scale = m.scale_scores ? 1.0 / std::sqrt(double(ls.qk_dim())) : 1.0;
     att->trace = latent_attention_trace(ts);
+    // What every head shares, for the views that draw it (as a checkpoint's MLA layer); a layer without a
+    // rotary part leaves them empty, as those views expect a rotary key beside the latent.
+    if (ls.rope_dim > 0) att->shared_latent = att->result.c_kv, att->shared_rope_key = att->result.k_rope;
     return att;
   }
   att->weights = weights_for(m, att->shape);

@@ -48,7 +48,8 @@ struct AttentionAnalysis {
   int window = 0;
   // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
   // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
-  // [T, qk_rope_head_dim] (model::LayerDetail).
+  // [T, qk_rope_head_dim] (model::LayerDetail). The seeded layer's kind mla fills them too (result.c_kv,
+  // result.k_rope) when it has a rotary part (rope_dim > 0).
   Mat shared_latent, shared_rope_key;
   // The seeded layer's variants after GQA: kind mla's weights (then `weights` is empty and the result
   // holds c_kv, c_q, k_rope) and differential attention's λ vectors and norm (empty otherwise).
