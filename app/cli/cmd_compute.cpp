@@ -1,8 +1,12 @@
 // cmd_compute.cpp — `attnscope compute`: every intermediate tensor of grouped attention as .npy.
 //
-//   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa] [--d-model C]
+//   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa|mla] [--d-model C]
 //                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] [--language en|zh] --out DIR
-// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json.
+//                     [--kv-rank R --q-rank R --rope-dim D (mla)] [--differential]
+// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json; MLA also
+// c_kv.npy [T, r_kv] (the cached latent), with q, k [H,T,d_N+d_R] and v [H,T,d_v]; differential attention
+// writes probs = A [H,T,T] (signed), scores [2H,T,T], q [2H,T,d], k [2G,T,d], v [G,T,2d], and also
+// probs_1.npy, probs_2.npy [H,T,T] (grouped_attention.h's notes).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -30,6 +34,21 @@ struct ComputeOptions {
   std::string language = "en";  // trace.json's step names and formulas, the table's headings
 };
 
+// What the kind alone does not say: MLA's ranks and cache, differential attention's λ; null otherwise.
+nlohmann::json variant_json(const Analysis& a) {
+  const ModelSettings& m = a.scene.model;
+  const AttentionResult& r = a.attention->result;
+  if (m.kind == AttentionKind::mla)
+    return {{"name", "mla"}, {"kv_rank", m.kv_rank}, {"q_rank", m.q_rank}, {"rope_dim", m.rope_dim},
+            {"qk_head_dim", a.attention->latent_shape.qk_dim()}, {"v_head_dim", a.attention->latent_shape.head_dim()},
+            {"cache_values_per_token", m.kv_rank + m.rope_dim}};
+  if (!r.probs_1.empty())
+    return {{"name", "differential"}, {"lambda", r.lambda},
+            {"lambda_init", differential_lambda_init(a.attention->differential.layer)},
+            {"half_head_dim", a.attention->shape.head_dim() / 2}};
+  return nullptr;
+}
+
 nlohmann::json trace_json(const Analysis& a, const Translations& words) {
   const AttentionAnalysis& att = *a.attention;
   const Trace& t = att.trace;
@@ -54,6 +73,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
         {"scale_scores", m.scale_scores},
         {"seed", m.seed},
         {"weights", to_string(m.weights)}}},
+      {"variant", variant_json(a)},
       {"steps", steps},
       {"parameters",
        {{"wq", t.params.wq}, {"wk", t.params.wk}, {"wv", t.params.wv}, {"wo", t.params.wo},
@@ -127,6 +147,11 @@ void run(const ComputeOptions& o) {
   out.npy("q.npy", r.q);
   out.npy("k.npy", r.k);
   out.npy("v.npy", r.v);
+  if (a.scene.model.kind == AttentionKind::mla) out.npy("c_kv.npy", r.c_kv);
+  if (!r.probs_1.empty()) {
+    out.npy("probs_1.npy", r.probs_1);
+    out.npy("probs_2.npy", r.probs_2);
+  }
   out.text("trace.json", trace_json(a, words).dump(2) + "\n");
   if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
   out.commit();
@@ -136,7 +161,7 @@ void run(const ComputeOptions& o) {
 
 void add_compute_command(CLI::App& root) {
   auto options = std::make_shared<ComputeOptions>();
-  CLI::App* cmd = root.add_subcommand("compute", "Grouped attention (single, MHA, MQA, GQA): every tensor as .npy");
+  CLI::App* cmd = root.add_subcommand("compute", "Grouped attention (single, MHA, MQA, GQA), MLA, differential attention: every tensor as .npy");
   add_scene_options(*cmd, options->scene, flags_input | flags_model);
   cmd->add_option("--out", options->out, "Output folder (created if missing)")->required();
   cmd->add_flag("--table", options->table, "Also print each head's probabilities as a table");

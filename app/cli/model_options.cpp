@@ -46,7 +46,8 @@ namespace {
 // Scene flags that describe the seeded layer a real model replaces.
 void refuse_scene_model_flags(const SceneOptions& scene, const char* instead) {
   for (const char* flag : {"--input", "--scene", "--kind", "--d-model", "--heads", "--groups", "--causal", "--no-scale",
-                           "--seed", "--weights", "--weight-source", "--designed"})
+                           "--seed", "--weights", "--weight-source", "--designed", "--kv-rank", "--q-rank", "--rope-dim",
+                           "--differential"})
     require(!flag_given(scene.app, flag), std::string(flag) + " does not apply with " + instead +
                                               ": the model fixes its own layers, heads and K/V groups");
 }

@@ -24,7 +24,7 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
                    "folder (default: words, ideographs and punctuation)");
   }
   if (groups & flags_model) {
-    app.add_option("--kind", o.kind, "single | mha | mqa | gqa");
+    app.add_option("--kind", o.kind, "single | mha | mqa | gqa | mla (multi-head latent attention, DeepSeek)");
     app.add_option("--d-model", o.d_model, "Token width C (default 64)");
     app.add_option("--heads", o.heads, "Query heads H (must divide C)");
     app.add_option("--groups", o.groups, "Key/value groups G (must divide H)");
@@ -36,6 +36,13 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
     app.add_option("--designed", o.designed,
                    "Designed heads, one pattern per head: previous,next,self,first,punct,local,repeat,broad "
                    "(sets H and C = 64*H; MHA unless --kind gqa/mqa)");
+    app.add_option("--kv-rank", o.kv_rank, "With --kind mla: width r_kv of the cached K/V latent c_KV, 1..C (default 16)");
+    app.add_option("--q-rank", o.q_rank, "With --kind mla: width r_q of the query latent c_Q, 1..C; 0 = no query compression (default)");
+    app.add_option("--rope-dim", o.rope_dim,
+                   "With --kind mla: width of the decoupled rotary part of q and k, even, 0..C/H (default 8; 0 = none)");
+    app.add_flag("--differential", o.differential,
+                 "Differential attention (Ye et al. 2025): softmax(Q1K1) - lambda*softmax(Q2K2) per head, "
+                 "halves of C/(2H); with single, mha, mqa, gqa");
   }
   if (groups & (flags_relpos | flags_conv)) {
     app.add_option("--grid", o.grid, "Grid size RxC, at most 64x64");
@@ -184,6 +191,17 @@ Scene build_scene(const SceneOptions& o) {
   }
   if (given(o, "--heads") && m.kind == AttentionKind::single)
     require(o.heads == 1, "--kind single means one head, but --heads " + std::to_string(o.heads) + " was given");
+  // MLA's ranks and rotary width belong to --kind mla; a flag the kind ignores is a mistake, not a default.
+  for (const char* flag : {"--kv-rank", "--q-rank", "--rope-dim"})
+    require(!given(o, flag) || m.kind == AttentionKind::mla,
+            std::string(flag) + " applies to multi-head latent attention: add --kind mla");
+  if (given(o, "--kv-rank")) m.kv_rank = o.kv_rank;
+  if (given(o, "--q-rank")) m.q_rank = o.q_rank;
+  if (given(o, "--rope-dim")) m.rope_dim = o.rope_dim;
+  if (given(o, "--differential")) m.differential = o.differential;
+  require(!(m.differential && m.kind == AttentionKind::mla),
+          "--differential works with --kind single, mha, mqa or gqa, not mla (differential attention splits each "
+          "head's query and key in two halves; MLA's heads are built from the latent instead)");
   if (given(o, "--causal")) m.causal = o.causal;
   if (given(o, "--no-scale")) m.scale_scores = !o.no_scale;
   if (given(o, "--seed")) m.seed = parse_seed(o.seed, "--seed");

@@ -12,6 +12,7 @@ namespace attnscope::cli {
 enum SceneFlagGroup : unsigned {
   flags_input = 1u << 0,   // --text --input --scene --tokenizer
   flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source --designed
+                           // --kv-rank --q-rank --rope-dim --differential
   flags_relpos = 1u << 2,  // --grid --pattern --image --alpha --alphas --deltas --delta-preset --query --pad-keys --mixed --lambda
   flags_conv = 1u << 3,    // --kernel (and the grid/alpha flags of relpos)
   flags_view = 1u << 4,    // --colormap --scores --per-head-scale --scale-mode --scale-range --view
@@ -22,6 +23,8 @@ enum SceneFlagGroup : unsigned {
 struct SceneOptions {
   std::string scene_file, text, input, tokenizer, kind, weight_source, weights_dir, designed;
   int d_model = 0, heads = 0, groups = 0;
+  int kv_rank = 0, q_rank = 0, rope_dim = 0;  // --kind mla
+  bool differential = false;
   std::string seed;  // checked by build_scene: a whole number 0 … 2^64−1 (CLI11 would wrap "-1")
   bool causal = false, no_scale = false;
   std::string grid, pattern, image, alphas, deltas, delta_preset, query, kernel;

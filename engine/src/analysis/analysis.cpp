@@ -2,6 +2,7 @@
 #include "attnscope/analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/text/embeddings.h"
@@ -68,6 +69,16 @@ void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::
   x = embed_tokens(tokens, d_model, seed);
 }
 
+LatentShape latent_shape_of(const ModelSettings& m) {
+  return {m.d_model, effective_heads(m), m.kv_rank, m.q_rank, m.rope_dim};
+}
+
+LatentRope latent_rope_of(const ModelSettings&) {
+  // The scene's rope settings (rope_base, rope_layout) come with the positions work; until this branch has
+  // them, MLA's rotary part uses their defaults: base 10000, rotate-half pairs.
+  return LatentRope{};
+}
+
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape) {
   switch (model.weights) {
     case WeightSource::converted: {
@@ -100,17 +111,23 @@ AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& s
 HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings& model,
                                const std::atomic<bool>* cancel, Tensor3* mha_probs) {
   check_cancel(cancel);
-  HeadStats stats = head_stats(att.result.probs, model.causal, cancel);
+  // Differential attention's map is signed: its statistics describe where each row's weight goes whatever
+  // its sign, |A| normalised per row (head_stats.h, weight_distribution).
+  const bool signed_maps = !att.result.probs_1.empty();
+  const Tensor3 magnitudes = signed_maps ? weight_distribution(att.result.probs) : Tensor3{};
+  HeadStats stats = head_stats(signed_maps ? magnitudes : att.result.probs, model.causal, cancel);
   // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
   const bool pooled = model.weights == WeightSource::converted || model.weights == WeightSource::designed;
   if (pooled && att.shape.groups < att.shape.heads) {
     const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
+    const AttentionOptions options{model.causal, model.scale_scores, cancel};
     check_cancel(cancel);
-    Tensor3 base = grouped_attention(att.x, weights_for(model, base_shape), base_shape,
-                                     AttentionOptions{model.causal, model.scale_scores, cancel})
-                       .probs;
+    Tensor3 base = signed_maps ? differential_attention(att.x, weights_for(model, base_shape), att.differential, base_shape,
+                                                        options).probs
+                               : grouped_attention(att.x, weights_for(model, base_shape), base_shape, options).probs;
     check_cancel(cancel);
-    stats.drift_from_mha = head_drift(att.result.probs, base, cancel);
+    stats.drift_from_mha = signed_maps ? head_drift(magnitudes, weight_distribution(base), cancel)
+                                       : head_drift(att.result.probs, base, cancel);
     if (mha_probs) *mha_probs = std::move(base);
   }
   return stats;
@@ -131,6 +148,26 @@ AnalysisRequest request_for(const Scene& scene) {
 
 namespace {
 
+// The rules of the variants after GQA that concern the whole scene (the shapes are checked by the engine).
+void check_variant(const Scene& scene, const ModelSettings& m) {
+  const bool mla = m.kind == AttentionKind::mla;
+  require(!(mla && m.differential),
+          "differential attention works with the kinds single, mha, mqa and gqa, not mla: it splits each head's query "
+          "and key in two halves, while MLA builds its heads from the shared latent");
+  if (mla || m.differential) {
+    const char* what = mla ? "multi-head latent attention (kind mla)" : "differential attention";
+    require(m.weights != WeightSource::loaded,
+            std::string(what) + " uses its own seeded weights; a weights folder holds W_Q, W_K, W_V, W_O of ordinary "
+                                "attention only (valid weight sources here: converted, independent)");
+    require(m.weights != WeightSource::designed,
+            std::string(what) + " cannot use designed heads: they are ordinary softmax heads built for one pattern "
+                                "each (valid weight sources here: converted, independent)");
+    require(!(scene.relpos.mixed && scene.input.source != InputSource::grid && m.differential),
+            "the relative-position mixed mode adds one head's content scores to each positional head; differential "
+            "attention has two score maps per head: turn off mixed mode or differential attention");
+  }
+}
+
 // Grouped attention on a sentence or tensor (SPEC "Grouped attention"). `m` is normalised; a tensor
 // input brings its own width C, written back to m.d_model.
 std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, ModelSettings& m,
@@ -146,15 +183,45 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   }
   att->shape = {m.d_model, m.heads, m.groups};
   validate_shape(att->shape);
+  if (m.kind == AttentionKind::mla) validate_latent_shape(latent_shape_of(m));
+  if (m.differential) validate_differential_shape(att->shape);
   if (scene.input.source == InputSource::text) {
     prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x, &att->encoding);
     if (designed) att->x = designed_embedding(att->tokens, m.d_model, m.seed);
   }
   check_cancel(cancel);
+  const AttentionOptions options{m.causal, m.scale_scores, cancel};
+  const int T = int(att->x.rows());
+  if (m.kind == AttentionKind::mla) {
+    // MLA: its own seeded weights (W_DKV, W_UK, …), H heads each its own K/V expanded from the latent.
+    att->latent_shape = latent_shape_of(m);
+    att->latent_weights = random_latent_weights(att->latent_shape, m.seed);
+    check_cancel(cancel);
+    att->result = latent_attention(att->x, att->latent_weights, att->latent_shape, latent_rope_of(m), options);
+    const LatentShape& ls = att->latent_shape;
+    TraceShape ts{T, ls.d_model, ls.heads, ls.heads, ls.qk_dim(), false, false, ls.rope_dim > 0, m.causal};
+    ts.kv_latent = ls.kv_rank, ts.q_latent = ls.q_rank, ts.rope_dim = ls.rope_dim, ts.v_dim = ls.head_dim();
+    ts.softmax_scale = m.scale_scores ? 1.0 / std::sqrt(double(ls.qk_dim())) : 1.0;
+    att->trace = latent_attention_trace(ts);
+    // What every head shares, for the views that draw it (as a checkpoint's MLA layer); a layer without a
+    // rotary part leaves them empty, as those views expect a rotary key beside the latent.
+    if (ls.rope_dim > 0) att->shared_latent = att->result.c_kv, att->shared_rope_key = att->result.k_rope;
+    return att;
+  }
   att->weights = weights_for(m, att->shape);
   check_cancel(cancel);
-  att->result = grouped_attention(att->x, att->weights, att->shape, AttentionOptions{m.causal, m.scale_scores, cancel});
-  att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
+  if (m.differential) {
+    validate_differential_shape(att->shape);
+    att->differential = random_differential_params(att->shape, m.seed);
+    att->result = differential_attention(att->x, att->weights, att->differential, att->shape, options);
+    const bool bias = att->weights.bq.size() > 0;
+    TraceShape ts{T, m.d_model, m.heads, m.groups, att->shape.head_dim(), bias, bias, false, m.causal};
+    ts.differential = true, ts.lambda = att->result.lambda, ts.lambda_init = differential_lambda_init(att->differential.layer);
+    att->trace = differential_trace(ts);
+    return att;
+  }
+  att->result = grouped_attention(att->x, att->weights, att->shape, options);
+  att->trace = shape_trace(att->shape, T, m.causal, att->weights.bq.size() > 0);
   return att;
 }
 
@@ -179,6 +246,7 @@ Analysis analyse(const Scene& scene, const AnalysisRequest& request, const std::
   if (m.weights == WeightSource::designed)
     require(!m.designed.empty(), "weight source 'designed' needs a list of patterns, one per head (previous, next, "
                                  "self, first, punct, local, repeat, broad)");
+  if (scene.input.source != InputSource::grid) check_variant(a.scene, m);
   if (scene.input.source == InputSource::grid) {
     // Relative-position attention (analysis_relpos.cpp) and convolution as attention, on the grid.
     if (request.relpos) a.relpos = std::make_shared<const RelposAnalysis>(analyse_relpos(a.scene, nullptr, cancel));

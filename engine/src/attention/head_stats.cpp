@@ -29,6 +29,18 @@ double attention_sink(const Eigen::Ref<const Mat>& p) {
   return sum / double(p.rows() - 1);
 }
 
+Tensor3 weight_distribution(const Tensor3& maps) {
+  Tensor3 out(maps.size());
+  for (size_t h = 0; h < maps.size(); ++h) {
+    out[h] = maps[h].cwiseAbs();
+    for (Eigen::Index i = 0; i < out[h].rows(); ++i) {
+      const double sum = out[h].row(i).cast<double>().sum();
+      if (sum > 0) out[h].row(i) /= float(sum);
+    }
+  }
+  return out;
+}
+
 double row_entropy(const float* p, int n) {
   return std::max(-double(sum_xlogx(Eigen::Map<const Eigen::ArrayXf>(p, n))), 0.0);
 }

@@ -101,6 +101,96 @@ Trace mla_shape_trace(const TraceShape& s) {
   return t;
 }
 
+Trace latent_attention_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, dk = s.head_dim, R = s.rope_dim, N = dk - R, Dv = s.v_dim;
+  const int64_t r = s.kv_latent, rq = s.q_latent;
+  Trace t;
+  t.shape = s;
+  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
+                  std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  };
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  if (rq > 0) {
+    step("latent_compress_q", "compress Q to its latent", "c_Q = RMSNorm(X·W_DQᵀ)", {"T", "r_q"}, {T, rq});
+    step("latent_project_q", "expand Q per head", "q_N = c_Q·W_UQᵀ", {"T", "H·d_N"}, {T, H * N});
+    step("latent_project_q_rope", "rotary part of Q", "q_R = RoPE(c_Q·W_QRᵀ)", {"T", "H·d_R"}, {T, H * R});
+  } else {
+    step("latent_project_q", "project Q", "q_N = X·W_UQᵀ", {"T", "H·d_N"}, {T, H * N});
+    step("latent_project_q_rope", "rotary part of Q", "q_R = RoPE(X·W_QRᵀ)", {"T", "H·d_R"}, {T, H * R});
+  }
+  step("latent_compress_kv", "compress K, V to the latent (cached)", "c_KV = RMSNorm(X·W_DKVᵀ)", {"T", "r_kv"}, {T, r});
+  step("latent_rope_key", "shared rotary key (cached)", "k_R = RoPE(X·W_KRᵀ)", {"T", "d_R"}, {T, R});
+  step("latent_expand_k", "expand K per head", "k_N = c_KV·W_UKᵀ", {"T", "H·d_N"}, {T, H * N});
+  step("latent_expand_v", "expand V per head", "V = c_KV·W_UVᵀ", {"T", "H·d_v"}, {T, H * Dv});
+  step("latent_heads_q", "queries per head", "q_h = [q_N,h ; q_R,h]", {"H", "T", "d_N + d_R"}, {H, T, dk});
+  step("latent_heads_k", "keys per head", "k_h = [k_N,h ; k_R], one k_R for every head", {"H", "T", "d_N + d_R"}, {H, T, dk});
+  char scale[64];
+  std::snprintf(scale, sizeof scale, "S = Q·Kᵀ · %.4g (1/√(d_N + d_R))", s.softmax_scale);
+  step("scores", "scores", scale, {"H", "T", "T"}, {H, T, T});
+  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_v"}, {H, T, Dv});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_v)", {"T", "H·d_v"}, {T, H * Dv});
+  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
+  // The absorbed form: the same scores from the cache alone, without expanding K and V.
+  step("absorb_query", "absorbed query (W_UK folded in)", "q̃_h = [q_N,h·W_UK,h ; q_R,h]", {"H", "T", "r_kv + d_R"},
+       {H, T, r + R});
+  step("absorb_key", "the one cached key", "k̃ = [c_KV ; k_R], read by every head", {"T", "r_kv + d_R"}, {T, r + R});
+  step("absorb_weighted_sum", "weighted sum of the latent", "õ_h = P_h·c_KV", {"H", "T", "r_kv"}, {H, T, r});
+  step("absorb_output", "output (W_UV folded into W_O)", "Σ_h õ_h·(W_O,h·W_UV,h)ᵀ", {"T", "C"}, {T, C});
+  // Grouped as mla_shape_trace counts a checkpoint (DeepSeek's fused kv_a = [W_DKV; W_KR], kv_b = [W_UK; W_UV]),
+  // so the Shapes view's formulas hold for both.
+  t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ and W_QR (or from X)
+  t.params.wk = C * (r + R) + r;                                  // W_DKV, W_KR and the latent's norm
+  t.params.wv = r * H * (N + Dv);                                 // W_UK and W_UV
+  t.params.wo = H * Dv * C;
+  t.kv_bytes_per_token_fp32 = (r + R) * 4;
+  t.kv_bytes_per_token_fp16 = (r + R) * 2;
+  return t;
+}
+
+Trace differential_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim, d = dk / 2;
+  Trace t;
+  t.shape = s;
+  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
+                  std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  };
+  const std::string qkv_bias = s.qkv_bias ? " + b" : "", o_bias = s.o_bias ? " + b" : "";
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "2H·d"}, {T, 2 * H * d});
+  step("project_k", "project K", "X·W_Kᵀ" + qkv_bias, {"T", "2G·d"}, {T, 2 * G * d});
+  step("project_v", "project V", "X·W_Vᵀ" + qkv_bias, {"T", "G·2d"}, {T, G * 2 * d});
+  step("diff_split_q", "split Q in halves", "head h: Q₁ = Q[2h], Q₂ = Q[2h+1]", {"2H", "T", "d"}, {2 * H, T, d});
+  step("diff_split_k", "split K in halves", "group j: K₁ = K[2j], K₂ = K[2j+1]", {"2G", "T", "d"}, {2 * G, T, d});
+  step("diff_split_v", "split V heads", "V.view(T, G, 2d).transpose(0, 1)", {"G", "T", "2d"}, {G, T, 2 * d});
+  if (G != H)
+    step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d"}, {H, T, d});
+  step("diff_scores", "two score maps", "S₁ = Q₁·K₁ᵀ/√d, S₂ = Q₂·K₂ᵀ/√d", {"2H", "T", "T"}, {2 * H, T, T});
+  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"2H", "T", "T"}, {2 * H, T, T});
+  step("diff_softmax", "two softmaxes", "P₁ = softmax(S₁), P₂ = softmax(S₂)", {"2H", "T", "T"}, {2 * H, T, T});
+  char lambda[160];
+  std::snprintf(lambda, sizeof lambda, "λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init = %.4g (λ_init = %.4g)", s.lambda,
+                s.lambda_init);
+  step("diff_lambda", "λ of the layer", lambda, {"1"}, {1});
+  step("diff_map", "differential map (signed)", "A = P₁ − λ·P₂", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum", "weighted sum", "O = A·V", {"H", "T", "2d"}, {H, T, 2 * d});
+  step("diff_norm", "normalise each head", "RMSNorm(O) over 2d · (1 − λ_init)", {"H", "T", "2d"}, {H, T, 2 * d});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·2d)", {"T", "H·2d"}, {T, H * 2 * d});
+  step("output", "output", "concat·W_Oᵀ" + o_bias, {"T", "C"}, {T, C});
+  t.params.wq = C * H * dk;
+  t.params.wk = C * G * dk;
+  t.params.wv = C * G * dk;
+  t.params.wo = C * H * dk;
+  t.params.biases = (s.qkv_bias ? H * dk + 2 * G * dk : 0) + (s.o_bias ? C : 0);
+  t.params.other = 4 * d + 2 * d;
+  t.kv_bytes_per_token_fp32 = kv_cache_bytes_per_token(int(G), int(dk), 4);
+  t.kv_bytes_per_token_fp16 = kv_cache_bytes_per_token(int(G), int(dk), 2);
+  return t;
+}
+
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal) {
   Trace t;
   t.shape = TraceShape{tokens, 0, heads, groups, 0, false, false, false, causal};

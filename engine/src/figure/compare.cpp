@@ -62,7 +62,13 @@ AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorS
   c.same_tokens = a.attention->labels == b.attention->labels;
   const Tensor3& pa = a.attention->result.probs;
   const Tensor3& pb = b.attention->result.probs;
-  c.drift = head_drift(pb, pa);
+  // A differential side's map is signed: its drift is that of its weight distribution |A| per row (head_stats.h).
+  auto distribution = [](const AttentionAnalysis& att) {
+    return att.result.probs_1.empty() ? att.result.probs : weight_distribution(att.result.probs);
+  };
+  c.drift = a.attention->result.probs_1.empty() && b.attention->result.probs_1.empty()
+                ? head_drift(pb, pa)
+                : head_drift(distribution(*b.attention), distribution(*a.attention));
   float m = 0;
   for (int h = 0; h < c.heads; ++h) {
     Mat d = pb[size_t(h)] - pa[size_t(h)];

@@ -45,6 +45,7 @@ const std::vector<std::string>& figure_word_keys() {
       // panel titles and colour bars
       "head %d · kv group %d", "head %d", "combined (mean of the heads)", "input", "output", "difference",
       "MHSA (%d heads, α=%s)", "true %dx%d convolution", "difference MHSA − conv", "probability", "score", "masked",
+      "differential weight", "differential", "A = P₁ − λ·P₂ (signed)",
       // captions
       "single-head attention", "causal", "not causal", "seed %s", "weights %s", "converted", "independent", "loaded",
       "designed", "scores QKᵀ/√d_k", "scores QKᵀ (unscaled)", "probabilities", "shared scale", "scale per head",
@@ -170,8 +171,22 @@ std::string kind_name(AttentionKind k, const FigureWords& w = {}) {
     case AttentionKind::mha: return "MHA";
     case AttentionKind::mqa: return "MQA";
     case AttentionKind::gqa: return "GQA";
+    case AttentionKind::mla: return "MLA";
   }
   return "attention";
+}
+
+// Differential attention's heads: probs holds the signed map A = P₁ − λ·P₂.
+bool differential_heads(const Analysis& a) { return a.attention && !a.attention->result.probs_1.empty(); }
+
+// "MLA r_kv=16 · r_q=0 · d_R=8" or "differential GQA · λ=0.31" for the caption: what the kind alone does not say.
+std::string variant_text(const Analysis& a, const FigureWords& w) {
+  const ModelSettings& m = a.scene.model;
+  if (!a.attention || !a.attention->source_note.empty()) return "";
+  if (m.kind == AttentionKind::mla)
+    return " · r_kv=" + std::to_string(m.kv_rank) + " · r_q=" + std::to_string(m.q_rank) + " · d_R=" + std::to_string(m.rope_dim);
+  if (differential_heads(a)) return " · " + w.word("differential") + " · λ=" + detail::format_g(a.attention->result.lambda);
+  return "";
 }
 
 }  // namespace
@@ -182,12 +197,16 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
   require(r.what != ExportWhat::conv || r.color_scale.mode == ScaleMode::shared,
           std::string("the convolution figure has scales of its own (the input's, one for MHSA and the convolution, a "
                       "symmetric one for the difference): leave the scale mode shared, not ") + to_string(r.color_scale.mode));
-  validate_color_scale(r.color_scale, !r.scores);
+  const bool signed_map = (r.what == ExportWhat::heads || r.what == ExportWhat::head) && differential_heads(a);
+  validate_color_scale(r.color_scale, !r.scores, signed_map && !r.scores);
   switch (r.what) {
     case ExportWhat::heads:
     case ExportWhat::head: {
       require(a.attention != nullptr, "the input is a grid, which has no token attention heads: export relpos or "
                                       "conv, or give a sentence (--text)");
+      require(!r.scores || !signed_map,
+              "differential attention has two score maps per head (Q1K1 and Q2K2, in compute's scores.npy) and draws "
+              "their signed difference A = P1 - lambda*P2: leave out --scores");
       require(!r.scores || a.attention->result.scores.size() == a.attention->result.probs.size(),
               "these heads hold probabilities only (attentions computed elsewhere keep no scores): leave out --scores");
       const int heads = int(a.attention->result.probs.size());
@@ -268,11 +287,12 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
       if (r.what == ExportWhat::heads) c += sep + scale;
       return c + sep + queries_keys + range;
     }
-    std::string c = kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
+    std::string c = kind_name(m.kind, w) + variant_text(a, w) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
                     w.word(m.causal ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
                     w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
-                    w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
+                    w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)")
+                                    : differential_heads(a) ? "A = P₁ − λ·P₂ (signed)" : "probabilities");
     if (r.what == ExportWhat::heads) c += sep + scale;
     return c + sep + queries_keys + range;
   }
@@ -363,7 +383,10 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   }
   ColorScale scale = r.color_scale;  // one head: its own range is the shared one, drawn on one bar
   if (r.what == ExportWhat::head && scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
-  assign_colorbars(f, scale, r.colormap, r.words.word(r.scores ? "score" : "probability"), causal, r.words);
+  // Differential attention's signed map on the diverging colormap, over a range symmetric about 0 (white = 0).
+  const bool signed_map = differential_heads(a) && !r.scores;
+  assign_colorbars(f, scale, signed_map ? Colormap::diverging : r.colormap,
+                   r.words.word(r.scores ? "score" : signed_map ? "differential weight" : "probability"), causal, r.words);
   // A token range: the panels keep those queries and keys only; the bars keep the whole input's ranges.
   if (r.token_first >= 0) {
     const int lo = r.token_first, n = r.token_last - r.token_first + 1;

@@ -15,7 +15,8 @@ int effective_groups(const ModelSettings& m) {
   switch (m.kind) {
     case AttentionKind::single:
     case AttentionKind::mqa: return 1;
-    case AttentionKind::mha: return effective_heads(m);
+    case AttentionKind::mha:
+    case AttentionKind::mla: return effective_heads(m);  // MLA: every head its own keys and values
     case AttentionKind::gqa: return m.groups;
   }
   return m.groups;
@@ -29,6 +30,7 @@ const char* to_string(AttentionKind k) {
     case AttentionKind::mha: return "mha";
     case AttentionKind::mqa: return "mqa";
     case AttentionKind::gqa: return "gqa";
+    case AttentionKind::mla: return "mla";
   }
   return "?";
 }
@@ -86,9 +88,9 @@ ScaleMode parse_scale_mode(const std::string& name) {
 }
 
 AttentionKind parse_attention_kind(const std::string& name) {
-  for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa})
+  for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa, AttentionKind::mla})
     if (name == to_string(k)) return k;
-  throw InputError("unknown attention kind '" + name + "' (valid: single, mha, mqa, gqa)");
+  throw InputError("unknown attention kind '" + name + "' (valid: single, mha, mqa, gqa, mla)");
 }
 
 WeightSource parse_weight_source(const std::string& name) {

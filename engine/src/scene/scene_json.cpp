@@ -29,6 +29,7 @@ template <class F> void fields(ModelSettings& m, F&& f) {
   f("kind", m.kind), f("d_model", m.d_model), f("heads", m.heads), f("groups", m.groups), f("causal", m.causal);
   f("scale_scores", m.scale_scores), f("seed", m.seed), f("weights", m.weights), f("weights_dir", m.weights_dir);
   f("designed", m.designed);
+  f("kv_rank", m.kv_rank), f("q_rank", m.q_rank), f("rope_dim", m.rope_dim), f("differential", m.differential);
 }
 template <class F> void fields(RelposSettings& r, F&& f) {
   f("heads", r.heads), f("alpha", r.alpha), f("alphas", r.alphas), f("deltas", r.deltas);

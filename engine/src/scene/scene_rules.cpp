@@ -20,7 +20,8 @@ int closest_divisor_at_most(int n, int at_most, int cap) {
 
 int default_groups(AttentionKind kind, int heads) {
   switch (kind) {
-    case AttentionKind::mha: return heads;
+    case AttentionKind::mha:
+    case AttentionKind::mla: return heads;
     case AttentionKind::single:
     case AttentionKind::mqa: return 1;
     case AttentionKind::gqa: return (heads % 2 == 0 && heads >= 2) ? heads / 2 : 1;
@@ -53,7 +54,8 @@ void keep_shape_valid(ModelSettings& m, int d_model) {
   }
   switch (m.kind) {
     case AttentionKind::single: break;  // effective_heads/groups force 1 without losing H and G
-    case AttentionKind::mha: m.groups = m.heads; break;
+    case AttentionKind::mha:
+    case AttentionKind::mla: m.groups = m.heads; break;
     case AttentionKind::mqa: m.groups = 1; break;
     case AttentionKind::gqa: m.groups = closest_divisor_at_most(m.heads, std::max(m.groups, 1), m.heads); break;
   }

@@ -13,7 +13,9 @@
 
 #include "attnscope/relpos/conv_emulation.h"
 #include "attnscope/core/error.h"
+#include "attnscope/attention/differential_attention.h"
 #include "attnscope/attention/grouped_attention.h"
+#include "attnscope/attention/latent_attention.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/scene/scene.h"
@@ -46,8 +48,14 @@ struct AttentionAnalysis {
   int window = 0;
   // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
   // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
-  // [T, qk_rope_head_dim] (model::LayerDetail).
+  // [T, qk_rope_head_dim] (model::LayerDetail). The seeded layer's kind mla fills them too (result.c_kv,
+  // result.k_rope) when it has a rotary part (rope_dim > 0).
   Mat shared_latent, shared_rope_key;
+  // The seeded layer's variants after GQA: kind mla's weights (then `weights` is empty and the result
+  // holds c_kv, c_q, k_rope) and differential attention's λ vectors and norm (empty otherwise).
+  LatentShape latent_shape;
+  LatentWeights latent_weights;
+  DifferentialParams differential;
 };
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.
@@ -123,7 +131,8 @@ Analysis analyse(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
 
 // The head statistics of an attention analysis (head_stats.h); drift_from_mha too when the model's
 // K/V were pooled from an MHA base (weights converted or designed, G < H), whose maps go to
-// *mha_probs when given. `model` is the effective one (Analysis::scene.model).
+// *mha_probs when given. Differential attention's signed maps A are described by their weight
+// distribution |A| / Σ|A| per row (weight_distribution); its MHA base is differential too. `model` is the effective one (Analysis::scene.model).
 // Throws Cancelled when *cancel becomes true.
 HeadStats attention_statistics(const AttentionAnalysis& attention, const ModelSettings& model,
                                const std::atomic<bool>* cancel = nullptr, Tensor3* mha_probs = nullptr);
@@ -138,6 +147,10 @@ RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* atten
 // Convolution as attention on the scene's grid (scene.conv kernel and α, scene.relpos.pad_keys).
 // Throws InputError for a non-grid input or invalid settings, Cancelled when *cancel becomes true.
 ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
+
+// Kind mla: the latent shape of a (normalised) model — C, H, r_kv, r_q, d_R — and its rotary settings.
+LatentShape latent_shape_of(const ModelSettings& model);
+LatentRope latent_rope_of(const ModelSettings& model);
 
 // Builds the weights a scene asks for (seeded, converted, loaded or designed) at `shape`.
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape);

@@ -21,6 +21,16 @@ struct AttentionOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// The members' shapes are those of grouped attention; the variants after GQA (SPEC "Variants after GQA")
+// differ where noted, and fill the members below `output` (empty otherwise).
+//   MLA (latent_attention.h), G = H, d_N = d_v = C/H, d_R the rotary part:
+//     q, k [H, T, d_N + d_R] (k's last d_R columns are the shared rotary key), v [H, T, d_v];
+//     its absorbed form: q [H, T, r_kv + d_R], k [1, T, r_kv + d_R] = [c_KV, k_rope], v [1, T, r_kv] = c_KV,
+//     head_out [H, T, r_kv], concat [T, H·r_kv] (the latent outputs; W_UV is folded into W_O).
+//   differential (differential_attention.h), d = C/(2H): q [2H, T, d] (head h's Q₁ = q[2h], Q₂ = q[2h+1]),
+//     k [2G, T, d], v [G, T, 2d], scores [2H, T, T] (Q₁K₁ᵀ/√d, Q₂K₂ᵀ/√d of head h at 2h, 2h+1),
+//     probs [H, T, T] the signed map A = probs_1 − λ·probs_2 (rows sum to 1 − λ), head_out [H, T, 2d]
+//     after the per-head RMSNorm and the factor (1 − λ_init).
 struct AttentionResult {
   Tensor3 q;         // [H, T, d_k]
   Tensor3 k;         // [G, T, d_k]
@@ -30,6 +40,13 @@ struct AttentionResult {
   Tensor3 head_out;  // [H, T, d_k]
   Mat concat;        // [T, H·d_k]
   Mat output;        // [T, C]
+  // MLA: what the cache holds and what the queries come from.
+  Mat c_q;           // [T, r_q]   RMSNorm(X·W_DQᵀ); empty when r_q = 0 (q = X·W_Qᵀ)
+  Mat c_kv;          // [T, r_kv]  RMSNorm(X·W_DKVᵀ), the cached latent
+  Mat k_rope;        // [T, d_R]   RoPE(X·W_KRᵀ), the cached rotary key shared by every head
+  // Differential attention: the two softmax maps and the layer's λ.
+  Tensor3 probs_1, probs_2;  // [H, T, T]  softmax(Q₁K₁ᵀ/√d), softmax(Q₂K₂ᵀ/√d); rows sum to 1
+  double lambda = 0;         // λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init
 };
 
 // Query rows per task of the fast path: it works in blocks of this many rows (projections, each

@@ -47,6 +47,12 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
 // p has fewer than 2 rows.  p [T, T] rows summing to 1.
 double attention_sink(const Eigen::Ref<const Mat>& p);
 
+// Where a signed map's rows put their weight, whatever its sign: |A[i, j]| / Σ_j |A[i, j]| (a row of zeros
+// stays zero). Differential attention's A = P₁ − λ·P₂ is not a distribution (negative entries, rows summing
+// to 1 − λ), so its entropy, distance, sink and JS divergence are those of this distribution: how focused
+// the head is, counting the weight it subtracts as weight too.  maps [H, T, T] → [H, T, T].
+Tensor3 weight_distribution(const Tensor3& maps);
+
 // Entropy (nats) of one probability row.
 double row_entropy(const float* p, int n);
 // JS divergence (nats) between two probability rows of length n.

@@ -21,7 +21,8 @@ struct TraceStep {
 struct ParameterCounts {
   int64_t wq = 0, wk = 0, wv = 0, wo = 0;  // weights only: C·H·d_k, C·G·d_k, C·G·d_k, C·H·d_k
   int64_t biases = 0;                      // H·d_k + 2·G·d_k + C when the layer has biases
-  int64_t total() const { return wq + wk + wv + wo + biases; }
+  int64_t other = 0;                       // differential attention: the four λ vectors (4·d) and its norm (2d)
+  int64_t total() const { return wq + wk + wv + wo + biases + other; }
 };
 
 // The numbers a trace is of. A real model's C need not be H·d_k (its config's head_dim), and its
@@ -36,6 +37,9 @@ struct TraceShape {
   // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor.
   int64_t kv_latent = 0, q_latent = 0, rope_dim = 0, v_dim = 0;
   double softmax_scale = 0;
+  // Differential attention (differential_attention.h): each head two halves of d_k/2, λ the layer's.
+  bool differential = false;
+  double lambda = 0, lambda_init = 0;
 };
 
 struct Trace {
@@ -57,6 +61,13 @@ Trace shape_trace(const TraceShape& shape);
 // MLA's steps (shape.kv_latent > 0): compress to the latent, expand per head, the shared rotary key;
 // parameters of W_DQ/W_UQ (or W_Q), W_DKV, W_UKV, W_O; the cache is kv_latent + rope_dim per token.
 Trace mla_shape_trace(const TraceShape& shape);
+// The seeded layer's MLA (latent_attention.h; shape.kv_latent > 0, head_dim = d_N + d_R, v_dim = d_N):
+// c_Q [T, r_q], q [H, T, d_qk], c_KV [T, r_kv], k_R [T, d_R], the expanded k and v, then the absorbed form's
+// query q̃ [H, T, r_kv + d_R], its one key [c_KV, k_R] and the folded output. Cache r_kv + d_R per token.
+Trace latent_attention_trace(const TraceShape& shape);
+// The seeded layer's differential attention (differential_attention.h; shape.differential, head_dim = 2d):
+// Q [2H, T, d], K [2G, T, d], V [G, T, 2d], the two maps, λ, A = P₁ − λ·P₂, A·V, the per-head RMSNorm.
+Trace differential_trace(const TraceShape& shape);
 // Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 

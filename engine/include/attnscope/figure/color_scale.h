@@ -27,7 +27,10 @@ std::vector<ValueRange> scale_ranges(const ColorScale& scale, const std::vector<
 
 // Throws InputError naming what is valid: fixed for values that are not probabilities (scores, the
 // convolution's images), or a locked range whose ends are not finite or not lo < hi.
-void validate_color_scale(const ColorScale& scale, bool probabilities);
+// signed_map: the values are differential attention's A = P₁ − λ·P₂, which is signed (from −λ to 1): they are
+// drawn on the diverging map over a range symmetric about 0 (shared, per head) or the locked one, and
+// fixed 0–1 is refused (it would paint every negative weight as 0, hiding what the map subtracts).
+void validate_color_scale(const ColorScale& scale, bool probabilities, bool signed_map = false);
 
 // The range "lock" freezes, from the range on screen: as it is when it has a spread; a range without
 // one (a single token: every probability 1) widened to take in 0 and 1, so that a locked range always

@@ -4,7 +4,8 @@
 //        └──────────────── + AbComparison ──compare_figure──► FigureSpec (render_png / render_svg)
 //
 // Legend: H heads, T tokens, P_h [T, T] a head's probabilities.
-//   drift[h]      mean over query rows of JS(P_A,h[i,·], P_B,h[i,·]) (head_stats.h mean_js_divergence), nats
+//   drift[h]      mean over query rows of JS(P_A,h[i,·], P_B,h[i,·]) (head_stats.h mean_js_divergence), nats;
+//                 a differential side's signed map enters as its weight distribution |A| / Σ|A| per row
 //   difference[h] P_B,h − P_A,h, cell by cell; a cell masked in both (causal, key after the query) is −inf
 //   locked        the one colour range of the side-by-side view: the union of A's and B's own ranges
 //                 (auto_range of each head's probabilities, masked cells left out) made lockable, or the

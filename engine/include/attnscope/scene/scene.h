@@ -40,7 +40,9 @@ struct InputSettings {
 };
 
 // ---- model: grouped attention -----------------------------------------------------------------
-enum class AttentionKind { single, mha, mqa, gqa };
+// mla: DeepSeek's multi-head latent attention (SPEC "Variants after GQA"): H heads, d_nope = d_v = C/H,
+// shown as H K/V groups of one head each (G = H); the cache holds the latent c_KV and the rotary key.
+enum class AttentionKind { single, mha, mqa, gqa, mla };
 enum class WeightSource {
   converted,    // one MHA weight set per seed; MQA/GQA by mean-pooling K/V (default)
   independent,  // seeded random weights drawn directly at the grouped shape
@@ -62,6 +64,15 @@ struct ModelSettings {
   // repeat, broad). Then H = designed.size() (single forces 1), C = 64·H, and X is the designed
   // embedding of designed_heads.h; the input must be text.
   std::vector<std::string> designed;
+  // Kind mla (latent_attention.h): r_kv the K/V latent's width (1 … C), r_q the query's (0 = no query
+  // compression, else 1 … C), d_rope the decoupled rotary part of every head's q and k (even, ≤ C/H;
+  // 0 = none). MLA weights are their own seeded set (weight sources converted/independent).
+  int kv_rank = 16;
+  int q_rank = 0;
+  int rope_dim = 8;
+  // Differential attention (differential_attention.h; Ye et al. 2025): each head is softmax(Q₁K₁ᵀ) −
+  // λ·softmax(Q₂K₂ᵀ) with halves of width d = C/(2H); single, mha, mqa, gqa (not mla).
+  bool differential = false;
   bool operator==(const ModelSettings&) const = default;
 };
 
