@@ -2,7 +2,9 @@
 //
 //   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa] [--d-model C]
 //                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] [--language en|zh] --out DIR
-// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json.
+//                   [--window W [--sinks N]] [--sink-logits] [--positions rope|alibi|nope|relpos --rope-… ]
+// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json;
+// sink_share.npy [H,T] with --sink-logits; positions.json (the Positions view's data) unless positions are nope.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -53,7 +55,11 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
         {"causal", m.causal},
         {"scale_scores", m.scale_scores},
         {"seed", m.seed},
-        {"weights", to_string(m.weights)}}},
+        {"weights", to_string(m.weights)},
+        {"window", m.window},
+        {"sinks", m.sinks},
+        {"sink_logits", m.sink_logits},
+        {"positions", to_string(m.positions)}}},
       {"steps", steps},
       {"parameters",
        {{"wq", t.params.wq}, {"wk", t.params.wk}, {"wv", t.params.wv}, {"wo", t.params.wo},
@@ -127,6 +133,13 @@ void run(const ComputeOptions& o) {
   out.npy("q.npy", r.q);
   out.npy("k.npy", r.k);
   out.npy("v.npy", r.v);
+  if (r.sink_share.size()) out.npy("sink_share.npy", r.sink_share);
+  if (a.scene.model.positions != PositionScheme::nope) {
+    const ModelSettings& m = a.scene.model;
+    const PositionsProfile profile =
+        positions_profile(m, att.shape.head_dim(), positions_profile_distance(m, int(att.x.rows())));
+    out.text("positions.json", positions_profile_json(profile).dump(2) + "\n");
+  }
   out.text("trace.json", trace_json(a, words).dump(2) + "\n");
   if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
   out.commit();

@@ -100,15 +100,16 @@ AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& s
 HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings& model,
                                const std::atomic<bool>* cancel, Tensor3* mha_probs) {
   check_cancel(cancel);
-  HeadStats stats = head_stats(att.result.probs, model.causal, cancel);
+  HeadStats stats = head_stats(att.result.probs, model.causal, cancel,
+                               HeadStatsMask{att.window, att.sinks, &att.result.sink_share});
   // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
   const bool pooled = model.weights == WeightSource::converted || model.weights == WeightSource::designed;
   if (pooled && att.shape.groups < att.shape.heads) {
     const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
     check_cancel(cancel);
-    Tensor3 base = grouped_attention(att.x, weights_for(model, base_shape), base_shape,
-                                     AttentionOptions{model.causal, model.scale_scores, cancel})
-                       .probs;
+    AttentionOptions options = att.options;  // the same mask, sinks and positions on the MHA heads
+    options.cancel = cancel;
+    Tensor3 base = grouped_attention(att.x, weights_for(model, base_shape), base_shape, options).probs;
     check_cancel(cancel);
     stats.drift_from_mha = head_drift(att.result.probs, base, cancel);
     if (mha_probs) *mha_probs = std::move(base);
@@ -130,6 +131,26 @@ AnalysisRequest request_for(const Scene& scene) {
 }
 
 namespace {
+
+// The mask, sink logits and positions of the scene's model (SPEC "Variants after GQA"). Throws
+// InputError with what is valid.
+AttentionOptions attention_options(const Scene& scene, const ModelSettings& m, const AttentionShape& shape, int tokens) {
+  require(m.window >= 0, "the sliding window must be at least 1 token (0 = none), got " + std::to_string(m.window));
+  require(m.sinks >= 0, "the number of sink tokens must be 0 or more, got " + std::to_string(m.sinks));
+  require(m.sinks == 0 || m.window > 0, "sink tokens stay visible beside a sliding window: set a window too");
+  require(m.sinks <= tokens, "there are " + std::to_string(m.sinks) + " sink tokens but the input has only " +
+                                 std::to_string(tokens) + " tokens: choose at most " + std::to_string(tokens));
+  require(!(m.positions == PositionScheme::relpos && scene.relpos.mixed),
+          "relative positions already add the positional scores to every head: turn mixed mode off");
+  AttentionOptions o;
+  o.causal = m.causal;
+  o.scale_scores = m.scale_scores;
+  o.window = m.window;
+  o.sinks = m.sinks;
+  if (m.sink_logits) o.sink_logits = seeded_sink_logits(shape.heads, m.seed);
+  o.positions = position_encoding(m, scene.relpos, shape.heads, shape.head_dim());
+  return o;
+}
 
 // Grouped attention on a sentence or tensor (SPEC "Grouped attention"). `m` is normalised; a tensor
 // input brings its own width C, written back to m.d_model.
@@ -153,8 +174,21 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   check_cancel(cancel);
   att->weights = weights_for(m, att->shape);
   check_cancel(cancel);
-  att->result = grouped_attention(att->x, att->weights, att->shape, AttentionOptions{m.causal, m.scale_scores, cancel});
-  att->trace = shape_trace(att->shape, int(att->x.rows()), m.causal, att->weights.bq.size() > 0);
+  att->options = attention_options(scene, m, att->shape, int(att->x.rows()));
+  att->options.cancel = cancel;
+  att->result = grouped_attention(att->x, att->weights, att->shape, att->options);
+  att->options.cancel = nullptr;
+  att->window = m.window;
+  att->sinks = m.sinks;
+  const bool bias = att->weights.bq.size() > 0;
+  TraceShape traced{att->x.rows(), m.d_model, m.heads, m.groups, att->shape.head_dim(), bias, bias, false, m.causal};
+  traced.rotary = traced.rope_angles = m.positions == PositionScheme::rope;
+  traced.alibi = m.positions == PositionScheme::alibi;
+  traced.relpos = m.positions == PositionScheme::relpos;
+  traced.sink_logits = m.sink_logits;
+  traced.window = m.window;
+  traced.sinks = m.sinks;
+  att->trace = shape_trace(traced);
   return att;
 }
 

@@ -37,13 +37,18 @@ struct AttentionAnalysis {
   AttentionShape shape;             // effective C, H, G
   AttentionWeights weights;
   AttentionResult result;
+  // What the scene's heads were computed with: mask (causal, window, sinks), sink logits, positions
+  // (cancel cleared). Figures read window/sinks from here; statistics recompute MHA heads with it.
+  AttentionOptions options;
   Trace trace;
   // Where the heads come from when it is not the scene's seeded layer: "gpt2 · layer 5 of 12" for a
   // checkpoint, "attentions.npy · layer 3 of 80" for a file (analysis/model_layer.h). Captions use it.
   std::string source_note;
-  // A checkpoint's sliding-window layer (model::ModelConfig::layer_window): query i sees keys
-  // i − window < j ≤ i, so figures mask the keys at or before i − window as well; 0 = no window.
+  // A sliding-window layer (a checkpoint's model::ModelConfig::layer_window, or the scene's window):
+  // query i sees keys i − window < j ≤ i, so figures mask the keys at or before i − window as well,
+  // except the first `sinks` keys (StreamingLLM), which stay visible; 0 = no window.
   int window = 0;
+  int sinks = 0;
   // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
   // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
   // [T, qk_rope_head_dim] (model::LayerDetail).

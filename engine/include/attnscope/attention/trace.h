@@ -36,6 +36,11 @@ struct TraceShape {
   // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor.
   int64_t kv_latent = 0, q_latent = 0, rope_dim = 0, v_dim = 0;
   double softmax_scale = 0;
+  // Windows, sinks and positions (SPEC "Variants after GQA"): the scene model's RoPE also shows its
+  // cos/sin tables [T, d_k/2] (rope_angles); ALiBi's or relpos's bias [H, T, T]; a window's mask [T, T]
+  // (keeping `sinks` first keys); the sink logits [H] and the sink's share [H, T].
+  bool rope_angles = false, alibi = false, relpos = false, sink_logits = false;
+  int64_t window = 0, sinks = 0;
 };
 
 struct Trace {

@@ -48,6 +48,14 @@ enum class WeightSource {
   designed,     // hand-built MHA heads, one textbook pattern each (designed_heads.h); MQA/GQA by pooling
 };
 
+// How positions enter the scores: not at all (NoPE), rotary q and k (RoPE), ALiBi's linear biases, or the
+// Cordonnier relative-position scores of the relpos settings (added to each head's scores).
+enum class PositionScheme { nope, rope, alibi, relpos };
+// RoPE's pairs: rotate-half (Llama: dimension k with k + d/2) or interleaved (GPT-J, DeepSeek: 2k with 2k + 1).
+enum class RopeLayout { half, interleaved };
+// RoPE's context scalings: linear (position interpolation), NTK-aware (a larger base), YaRN.
+enum class RopeScaling { none, linear, ntk, yarn };
+
 struct ModelSettings {
   AttentionKind kind = AttentionKind::mha;
   int d_model = 64;  // C
@@ -62,6 +70,16 @@ struct ModelSettings {
   // repeat, broad). Then H = designed.size() (single forces 1), C = 64·H, and X is the designed
   // embedding of designed_heads.h; the input must be text.
   std::vector<std::string> designed;
+  // ---- windows, sinks and positions (SPEC "Variants after GQA"; attention/positions.h) ----
+  int window = 0;             // W: query i sees keys i − W < j ≤ i (implies the causal mask); 0 = none
+  int sinks = 0;              // StreamingLLM: keys 0 … sinks − 1 stay visible to every later query (needs a window)
+  bool sink_logits = false;   // gpt-oss: one seeded sink logit per head joins each row's softmax denominator
+  PositionScheme positions = PositionScheme::nope;
+  double rope_base = 10000;   // θ: θ_k = base^(−2k/d_k)
+  RopeLayout rope_layout = RopeLayout::half;
+  RopeScaling rope_scaling = RopeScaling::none;
+  double rope_factor = 1;     // the scaling's factor s (> 1 when a scaling is on)
+  int rope_original_context = 32;  // the "trained" context NTK-aware and YaRN scale from
   bool operator==(const ModelSettings&) const = default;
 };
 
@@ -132,12 +150,18 @@ const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
 const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv"
 const char* to_string(ScaleMode mode);  // "shared" | "per-head" | "fixed" | "locked"
+const char* to_string(PositionScheme scheme);  // "nope" | "rope" | "alibi" | "relpos"
+const char* to_string(RopeLayout layout);      // "half" | "interleaved"
+const char* to_string(RopeScaling scaling);    // "none" | "linear" | "ntk" | "yarn"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
 WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
 ScaleMode parse_scale_mode(const std::string& name);
+PositionScheme parse_position_scheme(const std::string& name);
+RopeLayout parse_rope_layout(const std::string& name);
+RopeScaling parse_rope_scaling(const std::string& name);
 // Every view, in menu order.
 inline constexpr View all_views[] = {View::heads, View::shapes, View::relpos1d, View::relpos2d, View::conv};
 
