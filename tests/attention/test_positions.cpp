@@ -235,9 +235,15 @@ TEST_CASE("grouped attention: windows, sinks and positions match the reference a
     o.sinks = 3;
     o.sink_logits = seeded_sink_logits(6, 5);
     o.positions = position_encoding(m, RelposSettings{}, 6, 8);
-    CAPTURE(to_string(scheme));
+    const std::string name = to_string(scheme);
+    CAPTURE(name);
     const AttentionResult fast = grouped_attention(x, w, shape, o), ref = grouped_attention_reference(x, w, shape, o);
-    check_close3(fast.scores, ref.scores, 1e-4, "scores");
+    // Relpos scores reach −α·300² on the sink keys: float keeps them to a relative 1e-7.
+    double largest = 0;
+    for (const Mat& m : ref.scores)
+      for (Eigen::Index i = 0; i < m.size(); ++i)
+        if (std::isfinite(m.data()[i])) largest = std::max(largest, double(std::abs(m.data()[i])));
+    check_close3(fast.scores, ref.scores, std::max(1e-5, 2e-7 * largest), "scores");
     check_close3(fast.probs, ref.probs, 1e-5, "probs");
     check_close(fast.sink_share, ref.sink_share, 1e-5, "sink share");
     check_close(fast.output, ref.output, 1e-5, "output");
