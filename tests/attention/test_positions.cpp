@@ -355,7 +355,7 @@ TEST_CASE("relpos positions: each head's scores are the content scores plus λ t
   const int T = int(with.attention->x.rows());
   for (int h = 0; h < 8; ++h) {
     const Mat expected =
-        (without.attention->result.scores[size_t(h)].cast<double>() + 0.5 * relpos_positional_scores_1d(heads[size_t(h)], T))
+        (without.attention->result.scores[size_t(h)].cast<double>() + 0.5 * relative_position_scores_1d(heads[size_t(h)].alpha, heads[size_t(h)].delta[1], T))
             .cast<float>();
     check_close(with.attention->result.scores[size_t(h)], expected, 1e-5, "head " + std::to_string(h));
   }
@@ -420,4 +420,49 @@ TEST_CASE("scene JSON: windows, sinks and positions round-trip, and bad names ar
   nlohmann::json bad = j;
   bad["model"]["positions"] = "sinusoidal";
   CHECK(test::error_of([&] { scene_from_json(bad); }).find("nope, rope, alibi, relpos") != std::string::npos);
+}
+
+TEST_CASE("head statistics: with learned sinks a row is its keys and the sink; a window narrows the keys") {
+  // Two heads over 3 tokens, causal; the sink takes what the keys leave.
+  Tensor3 probs(2, Mat::Zero(3, 3));
+  probs[0] << 0.5f, 0, 0, 0.25f, 0.25f, 0, 0.2f, 0.2f, 0.2f;
+  probs[1] << 1, 0, 0, 0.1f, 0.6f, 0, 0.3f, 0.3f, 0.3f;
+  Mat share(2, 3);
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 3; ++i) share(h, i) = 1 - probs[size_t(h)].row(i).sum();
+  const HeadStats s = head_stats(probs, true, nullptr, HeadStatsMask{0, 0, &share});
+  // The same numbers from the rows written out with the sink as a fourth outcome.
+  auto entropy = [](const std::vector<double>& p) {
+    double e = 0;
+    for (double x : p) e -= x > 0 ? x * std::log(x) : 0;
+    return e;
+  };
+  auto row = [&](int h, int i) {
+    std::vector<double> p;
+    for (int j = 0; j < 3; ++j) p.push_back(probs[size_t(h)](i, j));
+    p.push_back(share(h, i));
+    return p;
+  };
+  double js = 0;
+  for (int h = 0; h < 2; ++h) {
+    double e = 0, normalised = 0;
+    for (int i = 0; i < 3; ++i) {
+      e += entropy(row(h, i));
+      normalised += entropy(row(h, i)) / std::log(double(i + 2));  // i + 1 keys and the sink
+    }
+    CHECK(s.entropy[size_t(h)] == doctest::Approx(e / 3).epsilon(1e-5));  // float sums (display statistics)
+    CHECK(s.normalised_entropy[size_t(h)] == doctest::Approx(normalised / 3).epsilon(1e-5));
+  }
+  for (int i = 0; i < 3; ++i) {
+    std::vector<double> m;
+    for (size_t k = 0; k < 4; ++k) m.push_back(0.5 * (row(0, i)[k] + row(1, i)[k]));
+    js += entropy(m) - 0.5 * (entropy(row(0, i)) + entropy(row(1, i)));
+  }
+  CHECK(s.js_divergence(0, 1) == doctest::Approx(js / 3).epsilon(1e-5));
+
+  // Window 2: rows 1 and 2 are uniform over their two keys, so the normalised entropy is 1.
+  Tensor3 windowed(1, Mat::Zero(3, 3));
+  windowed[0] << 1, 0, 0, 0.5f, 0.5f, 0, 0, 0.5f, 0.5f;
+  CHECK(head_stats(windowed, true, nullptr, HeadStatsMask{2, 0, nullptr}).normalised_entropy[0] == doctest::Approx(1.0));
+  CHECK(head_stats(windowed, true).normalised_entropy[0] < 0.9);  // against i + 1 keys it is not uniform
 }

@@ -13,6 +13,9 @@ TEST_CASE("export sinks: the heads figure masks keys outside the window but keep
   Scene s;
   s.model.window = 2;
   s.model.sinks = 1;
+  s.model.positions = PositionScheme::rope;
+  s.model.rope_scaling = RopeScaling::yarn;
+  s.model.rope_factor = 4;
   const Analysis a = analyse(s);
   ExportRequest r;
   const FigureSpec f = export_figure(a, r);
@@ -28,6 +31,8 @@ TEST_CASE("export sinks: the heads figure masks keys outside the window but keep
   CHECK(f.colorbars[0].show_masked);
   CHECK(export_caption(a, r).find("window 2") != std::string::npos);
   CHECK(export_caption(a, r).find("sink tokens: 1") != std::string::npos);
+  CHECK(export_caption(a, r).find(" · causal · ") != std::string::npos);  // a window implies the causal mask
+  CHECK(export_caption(a, r).find("positions RoPE yarn×4") != std::string::npos);
 }
 
 TEST_CASE("export sinks: learned sinks add a first column titled sink with the sink's share or logit") {

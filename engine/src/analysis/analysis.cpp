@@ -2,6 +2,7 @@
 #include "attnscope/analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/text/embeddings.h"
@@ -115,6 +116,60 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
     if (mha_probs) *mha_probs = std::move(base);
   }
   return stats;
+}
+
+RopeParams rope_params(const ModelSettings& m) {
+  RopeParams p;
+  p.base = m.rope_base;
+  p.layout = m.rope_layout;
+  p.scaling = m.rope_scaling;
+  p.factor = m.rope_factor;
+  p.original_context = m.rope_original_context;
+  return p;
+}
+
+PositionEncoding position_encoding(const ModelSettings& m, const RelposSettings& relpos, int heads, int head_dim) {
+  PositionEncoding e;
+  e.scheme = m.positions;
+  switch (m.positions) {
+    case PositionScheme::nope: break;
+    case PositionScheme::rope: {
+      const RopeParams p = rope_params(m);
+      validate_rope(p, head_dim);
+      e.rope_layout = p.layout;
+      e.rope_inv_freq = rope_scaled_inv_freq(p, head_dim);
+      e.rope_attention_factor = rope_attention_factor(p);
+      break;
+    }
+    case PositionScheme::alibi: e.alibi_slopes = alibi_slopes(heads); break;
+    case PositionScheme::relpos: {
+      RelposSettings r = relpos;
+      r.heads = heads;
+      if (r.deltas.empty() && (r.delta_preset == "conv3x3" || r.delta_preset == "conv5x5")) r.delta_preset = "line";
+      const std::string each = "relative positions add one relative-position head to each attention head, so the ";
+      require(r.alphas.empty() || int(r.alphas.size()) == heads, each + "alpha list needs " + std::to_string(heads) +
+                                                                     " values, got " + std::to_string(r.alphas.size()));
+      require(r.deltas.empty() || int(r.deltas.size()) == heads, each + "offset list needs " + std::to_string(heads) +
+                                                                     " values, got " + std::to_string(r.deltas.size()));
+      require(std::isfinite(r.lambda) && r.lambda >= 0,
+              "lambda (the weight of the positional scores) must be a finite number >= 0, got " + std::to_string(r.lambda));
+      for (const RelposHead& head : resolve_relpos_heads(r, 1)) {
+        e.relpos_alphas.push_back(head.alpha);
+        e.relpos_deltas.push_back(head.delta[1]);
+      }
+      e.relpos_lambda = r.lambda;
+      break;
+    }
+  }
+  return e;
+}
+
+PositionsProfile positions_profile(const ModelSettings& m, int head_dim, int max_distance) {
+  return positions_profile(m.positions, rope_params(m), effective_heads(m), head_dim, max_distance);
+}
+
+int positions_profile_distance(const ModelSettings& m, int tokens) {
+  return positions_profile_distance(double(m.rope_original_context), tokens);
 }
 
 AnalysisRequest request_for(const Scene& scene) {

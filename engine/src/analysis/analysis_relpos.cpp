@@ -24,9 +24,9 @@ int resolve_coordinate(int value, int size, const std::string& what, const std::
 
 // Mixed mode on a sentence, one head (SPEC "Optional mixed mode"):
 //   S[q, k] = content[q, k] + λ·(−α((k − q − Δ)² − m_q))        [T, T]
-// (relpos_positional_scores_1d, relative_position.h, says why m_q).
+// (relative_position_scores_1d, attention/positions.h, says why m_q).
 Mat mixed_scores(const Mat& content, const RelposHead& head, double lambda) {
-  const MatD positional = relpos_positional_scores_1d(head, int(content.rows()));
+  const MatD positional = relative_position_scores_1d(head.alpha, head.delta[1], int(content.rows()));
   return (content.cast<double>() + lambda * positional).cast<float>();
 }
 

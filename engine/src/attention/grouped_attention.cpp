@@ -216,8 +216,9 @@ void validate_options(const AttentionOptions& o, int T, int H, int dk) {
     require(int(p.alibi_slopes.size()) == H, "ALiBi needs one slope per head (" + std::to_string(H) + "), got " +
                                                  std::to_string(p.alibi_slopes.size()));
   if (p.scheme == PositionScheme::relpos)
-    require(int(p.relpos_heads.size()) == H, "relative positions need one relative-position head per attention head (" +
-                                                 std::to_string(H) + "), got " + std::to_string(p.relpos_heads.size()));
+    require(int(p.relpos_alphas.size()) == H && int(p.relpos_deltas.size()) == H,
+            "relative positions need one relative-position head (α, Δ) per attention head (" + std::to_string(H) +
+                "), got " + std::to_string(p.relpos_alphas.size()));
 }
 
 }  // namespace
@@ -300,7 +301,8 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       if (positions.scheme == PositionScheme::alibi) extras.alibi_slope = positions.alibi_slopes[size_t(h)];
       if (positions.scheme == PositionScheme::relpos)
         extras.relpos_bias =
-            positions.relpos_lambda * relpos_positional_scores_1d(positions.relpos_heads[size_t(h)], T, r0, r1 - r0);
+            positions.relpos_lambda * relative_position_scores_1d(positions.relpos_alphas[size_t(h)],
+                                                                  positions.relpos_deltas[size_t(h)], T, r0, r1 - r0);
       extras.sink = !options.sink_logits.empty();
       if (extras.sink) extras.sink_logit = options.sink_logits[size_t(h)];
       attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options, extras, r.scores[h], r.probs[h], r.head_out[h],

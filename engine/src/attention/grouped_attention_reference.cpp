@@ -47,11 +47,11 @@ AttentionResult grouped_attention_reference(const Mat& x, const AttentionWeights
   auto bias = [&](int h, int i, int j) {
     if (pos.scheme == PositionScheme::alibi) return -pos.alibi_slopes[size_t(h)] * std::abs(double(i - j));
     if (pos.scheme != PositionScheme::relpos) return 0.0;
-    // λ·(−α(δ − Δ)² + α·min over keys of (δ' − Δ)²), δ = j − i, through the pair expansion.
-    const RelposHead& head = pos.relpos_heads[size_t(h)];
+    // λ·(−α(δ − Δ)² + α·min over keys of (δ' − Δ)²), δ = j − i (the row's minimum searched key by key).
+    const double alpha = pos.relpos_alphas[size_t(h)], delta = pos.relpos_deltas[size_t(h)];
     double nearest = std::numeric_limits<double>::infinity();
-    for (int k = 0; k < T; ++k) nearest = std::min(nearest, std::pow(k - i - head.delta[1], 2));
-    return pos.relpos_lambda * (relpos_pair_terms(head, {0.0, double(j - i)}, 1).distance_term + head.alpha * nearest);
+    for (int k = 0; k < T; ++k) nearest = std::min(nearest, (k - i - delta) * (k - i - delta));
+    return pos.relpos_lambda * (-alpha * (j - i - delta) * (j - i - delta) + alpha * nearest);
   };
 
   // 1. project

@@ -24,17 +24,49 @@ std::string number(double v) {
 }
 }  // namespace
 
-// ---- RoPE ---------------------------------------------------------------------------------------
+// ---- names ----------------------------------------------------------------------------------------
 
-RopeParams rope_params(const ModelSettings& m) {
-  RopeParams p;
-  p.base = m.rope_base;
-  p.layout = m.rope_layout;
-  p.scaling = m.rope_scaling;
-  p.factor = m.rope_factor;
-  p.original_context = m.rope_original_context;
-  return p;
+const char* to_string(PositionScheme p) {
+  switch (p) {
+    case PositionScheme::nope: return "nope";
+    case PositionScheme::rope: return "rope";
+    case PositionScheme::alibi: return "alibi";
+    case PositionScheme::relpos: return "relpos";
+  }
+  return "?";
 }
+
+const char* to_string(RopeLayout l) { return l == RopeLayout::half ? "half" : "interleaved"; }
+
+const char* to_string(RopeScaling s) {
+  switch (s) {
+    case RopeScaling::none: return "none";
+    case RopeScaling::linear: return "linear";
+    case RopeScaling::ntk: return "ntk";
+    case RopeScaling::yarn: return "yarn";
+  }
+  return "?";
+}
+
+PositionScheme parse_position_scheme(const std::string& name) {
+  for (auto p : {PositionScheme::nope, PositionScheme::rope, PositionScheme::alibi, PositionScheme::relpos})
+    if (name == to_string(p)) return p;
+  throw InputError("unknown position scheme '" + name + "' (valid: nope, rope, alibi, relpos)");
+}
+
+RopeLayout parse_rope_layout(const std::string& name) {
+  for (auto l : {RopeLayout::half, RopeLayout::interleaved})
+    if (name == to_string(l)) return l;
+  throw InputError("unknown RoPE layout '" + name + "' (valid: half, interleaved)");
+}
+
+RopeScaling parse_rope_scaling(const std::string& name) {
+  for (auto s : {RopeScaling::none, RopeScaling::linear, RopeScaling::ntk, RopeScaling::yarn})
+    if (name == to_string(s)) return s;
+  throw InputError("unknown RoPE scaling '" + name + "' (valid: none, linear, ntk, yarn)");
+}
+
+// ---- RoPE ---------------------------------------------------------------------------------------
 
 void validate_rope(const RopeParams& p, int dim) {
   require(dim >= 2 && dim % 2 == 0, "rotary positions turn pairs of dimensions, so the rotated width must be even and "
@@ -202,40 +234,21 @@ std::vector<double> alibi_slopes(int heads) {
   return s;
 }
 
-// ---- one layer's encoding -------------------------------------------------------------------------
+// ---- relative positions on a sentence --------------------------------------------------------------
 
-PositionEncoding position_encoding(const ModelSettings& m, const RelposSettings& relpos, int heads, int head_dim) {
-  PositionEncoding e;
-  e.scheme = m.positions;
-  switch (m.positions) {
-    case PositionScheme::nope: break;
-    case PositionScheme::rope: {
-      const RopeParams p = rope_params(m);
-      validate_rope(p, head_dim);
-      e.rope_layout = p.layout;
-      e.rope_inv_freq = rope_scaled_inv_freq(p, head_dim);
-      e.rope_attention_factor = rope_attention_factor(p);
-      break;
-    }
-    case PositionScheme::alibi: e.alibi_slopes = alibi_slopes(heads); break;
-    case PositionScheme::relpos: {
-      RelposSettings r = relpos;
-      r.heads = heads;
-      if (r.deltas.empty() && (r.delta_preset == "conv3x3" || r.delta_preset == "conv5x5")) r.delta_preset = "line";
-      require(r.alphas.empty() || int(r.alphas.size()) == heads,
-              "relative positions add one relative-position head to each attention head, so the alpha list needs " +
-                  std::to_string(heads) + " values, got " + std::to_string(r.alphas.size()));
-      require(r.deltas.empty() || int(r.deltas.size()) == heads,
-              "relative positions add one relative-position head to each attention head, so the offset list needs " +
-                  std::to_string(heads) + " values, got " + std::to_string(r.deltas.size()));
-      require(std::isfinite(r.lambda) && r.lambda >= 0,
-              "lambda (the weight of the positional scores) must be a finite number >= 0, got " + number(r.lambda));
-      e.relpos_heads = resolve_relpos_heads(r, 1);
-      e.relpos_lambda = r.lambda;
-      break;
+MatD relative_position_scores_1d(double alpha, double delta, int tokens, int row0, int rows) {
+  if (rows < 0) rows = tokens - row0;
+  MatD s(rows, tokens);
+  for (int q = row0; q < row0 + rows; ++q) {
+    const double centre = q + delta;
+    const double nearest = std::clamp(std::round(centre), 0.0, double(tokens - 1));
+    const double min_sq = (nearest - centre) * (nearest - centre);
+    for (int k = 0; k < tokens; ++k) {
+      const double d = k - centre;
+      s(q - row0, k) = -alpha * (d * d - min_sq);
     }
   }
-  return e;
+  return s;
 }
 
 // ---- the Positions view's data --------------------------------------------------------------------
@@ -270,16 +283,17 @@ DistanceCurve roformer_bound(const std::string& name, const std::vector<double>&
 
 }  // namespace
 
-PositionsProfile positions_profile(const ModelSettings& m, int head_dim, int max_distance) {
+PositionsProfile positions_profile(PositionScheme scheme, const RopeParams& rope, int heads, int head_dim,
+                                   int max_distance) {
   require(max_distance >= 1 && max_distance <= limits::max_tokens,
           "the distances of a positions profile run from 1 to " + std::to_string(limits::max_tokens) + ", got " +
               std::to_string(max_distance));
   PositionsProfile p;
-  p.scheme = m.positions;
+  p.scheme = scheme;
   p.head_dim = head_dim;
   p.max_distance = max_distance;
-  if (m.positions == PositionScheme::rope) {
-    p.rope = rope_params(m);
+  if (scheme == PositionScheme::rope) {
+    p.rope = rope;
     validate_rope(p.rope, head_dim);
     p.attention_factor = rope_attention_factor(p.rope);
     p.theta = rope_inv_freq(p.rope.base, head_dim);
@@ -298,8 +312,8 @@ PositionsProfile positions_profile(const ModelSettings& m, int head_dim, int max
       p.decay_by_scaling.push_back(
           all_ones_score(to_string(s), rope_scaled_inv_freq(q, head_dim), rope_attention_factor(q), max_distance));
     }
-  } else if (m.positions == PositionScheme::alibi) {
-    p.alibi_slopes = alibi_slopes(effective_heads(m));
+  } else if (scheme == PositionScheme::alibi) {
+    p.alibi_slopes = alibi_slopes(heads);
     for (size_t h = 0; h < p.alibi_slopes.size(); ++h) {
       DistanceCurve c{"head " + std::to_string(h), std::vector<double>(size_t(max_distance + 1))};
       for (int d = 0; d <= max_distance; ++d) c.value[size_t(d)] = -p.alibi_slopes[h] * d;
@@ -309,8 +323,9 @@ PositionsProfile positions_profile(const ModelSettings& m, int head_dim, int max
   return p;
 }
 
-int positions_profile_distance(const ModelSettings& m, int tokens) {
-  return std::clamp(std::max(tokens - 1, 4 * m.rope_original_context), 1, limits::max_tokens);
+int positions_profile_distance(double original_context, int tokens) {
+  const double wanted = std::max(double(tokens - 1), 4 * original_context);
+  return int(std::clamp(wanted, 1.0, double(limits::max_tokens)));
 }
 
 nlohmann::json positions_profile_json(const PositionsProfile& p) {

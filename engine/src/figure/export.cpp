@@ -287,13 +287,13 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
     }
     std::string c = kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
-                    w.word(m.causal ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
+                    w.word(m.causal || m.window > 0 ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
                     w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
                     w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)") : "probabilities");
     if (m.window > 0) c += sep + w.format("window %d", m.window);
     if (m.sinks > 0) c += sep + w.format("sink tokens: %d", m.sinks);
     if (m.sink_logits) c += sep + w.word("sink logits");
-    if (m.positions != PositionScheme::nope) c += sep + w.format("positions %s", position_name(m));
+    if (m.positions != PositionScheme::nope) c += sep + w.format("positions %s", position_name(m).c_str());
     if (r.what == ExportWhat::heads) c += sep + scale;
     return c + sep + queries_keys + range;
   }

@@ -285,21 +285,6 @@ Tensor3 relpos_outputs(const std::vector<RelposHead>& heads, const RelposGeometr
 
 // ---- expansion ----------------------------------------------------------------------------------
 
-MatD relpos_positional_scores_1d(const RelposHead& head, int tokens, int row0, int rows) {
-  if (rows < 0) rows = tokens - row0;
-  MatD s(rows, tokens);
-  for (int q = row0; q < row0 + rows; ++q) {
-    const double centre = q + head.delta[1];
-    const double nearest = std::clamp(std::round(centre), 0.0, double(tokens - 1));
-    const double min_sq = (nearest - centre) * (nearest - centre);
-    for (int k = 0; k < tokens; ++k) {
-      const double d = k - centre;
-      s(q - row0, k) = -head.alpha * (d * d - min_sq);
-    }
-  }
-  return s;
-}
-
 RelposPairTerms relpos_pair_terms(const RelposHead& head, std::array<double, 2> delta, int dims) {
   require(dims == 1 || dims == 2, "dims must be 1 or 2");
   require(dims == 2 || delta[0] == 0, "on a sentence the offset delta has no row part");

@@ -85,46 +85,6 @@ ScaleMode parse_scale_mode(const std::string& name) {
   throw InputError("unknown scale mode '" + name + "' (valid: shared, per-head, fixed, locked)");
 }
 
-const char* to_string(PositionScheme p) {
-  switch (p) {
-    case PositionScheme::nope: return "nope";
-    case PositionScheme::rope: return "rope";
-    case PositionScheme::alibi: return "alibi";
-    case PositionScheme::relpos: return "relpos";
-  }
-  return "?";
-}
-
-const char* to_string(RopeLayout l) { return l == RopeLayout::half ? "half" : "interleaved"; }
-
-const char* to_string(RopeScaling s) {
-  switch (s) {
-    case RopeScaling::none: return "none";
-    case RopeScaling::linear: return "linear";
-    case RopeScaling::ntk: return "ntk";
-    case RopeScaling::yarn: return "yarn";
-  }
-  return "?";
-}
-
-PositionScheme parse_position_scheme(const std::string& name) {
-  for (auto p : {PositionScheme::nope, PositionScheme::rope, PositionScheme::alibi, PositionScheme::relpos})
-    if (name == to_string(p)) return p;
-  throw InputError("unknown position scheme '" + name + "' (valid: nope, rope, alibi, relpos)");
-}
-
-RopeLayout parse_rope_layout(const std::string& name) {
-  for (auto l : {RopeLayout::half, RopeLayout::interleaved})
-    if (name == to_string(l)) return l;
-  throw InputError("unknown RoPE layout '" + name + "' (valid: half, interleaved)");
-}
-
-RopeScaling parse_rope_scaling(const std::string& name) {
-  for (auto s : {RopeScaling::none, RopeScaling::linear, RopeScaling::ntk, RopeScaling::yarn})
-    if (name == to_string(s)) return s;
-  throw InputError("unknown RoPE scaling '" + name + "' (valid: none, linear, ntk, yarn)");
-}
-
 AttentionKind parse_attention_kind(const std::string& name) {
   for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa})
     if (name == to_string(k)) return k;

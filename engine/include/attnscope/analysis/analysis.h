@@ -144,6 +144,18 @@ RelposAnalysis analyse_relpos(const Scene& scene, const AttentionAnalysis* atten
 // Throws InputError for a non-grid input or invalid settings, Cancelled when *cancel becomes true.
 ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = nullptr);
 
+// ---- windows, sinks and positions of a scene model (attention/positions.h) --------------------------
+// The RoPE settings of a scene model (checked by validate_rope).
+RopeParams rope_params(const ModelSettings& model);
+// The encoding of a scene model with H heads of width d_k; relpos takes one head per attention head
+// from `relpos` (a 2D preset becomes the line of offsets; α and Δ lists must have H entries; λ ≥ 0).
+// Throws InputError with what is valid.
+PositionEncoding position_encoding(const ModelSettings& model, const RelposSettings& relpos, int heads, int head_dim);
+// The Positions view's data for a scene model (H = effective_heads(model)), and the distances it shows
+// for T tokens.
+PositionsProfile positions_profile(const ModelSettings& model, int head_dim, int max_distance);
+int positions_profile_distance(const ModelSettings& model, int tokens);
+
 // Builds the weights a scene asks for (seeded, converted, loaded or designed) at `shape`.
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape);
 

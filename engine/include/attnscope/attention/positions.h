@@ -26,10 +26,24 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "attnscope/core/types.h"
-#include "attnscope/relpos/relative_position.h"
-#include "attnscope/scene/scene.h"
 
 namespace attnscope {
+
+// How positions enter the scores: not at all (NoPE), rotary q and k (RoPE), ALiBi's linear biases, or the
+// Cordonnier relative-position scores (added to each head's scores). Scene settings (scene.h) name them.
+enum class PositionScheme { nope, rope, alibi, relpos };
+// RoPE's pairs: rotate-half (Llama: dimension k with k + d/2) or interleaved (GPT-J, DeepSeek: 2k with 2k + 1).
+enum class RopeLayout { half, interleaved };
+// RoPE's context scalings: linear (position interpolation), NTK-aware (a larger base), YaRN.
+enum class RopeScaling { none, linear, ntk, yarn };
+
+const char* to_string(PositionScheme scheme);  // "nope" | "rope" | "alibi" | "relpos"
+const char* to_string(RopeLayout layout);      // "half" | "interleaved"
+const char* to_string(RopeScaling scaling);    // "none" | "linear" | "ntk" | "yarn"
+// Each throws InputError listing the valid names.
+PositionScheme parse_position_scheme(const std::string& name);
+RopeLayout parse_rope_layout(const std::string& name);
+RopeScaling parse_rope_scaling(const std::string& name);
 
 // ---- RoPE ---------------------------------------------------------------------------------------
 
@@ -46,10 +60,9 @@ struct RopeParams {
   double attention_factor = 0;            // YaRN: an explicit factor; 0 = from the mscale rule
 };
 
-// The RoPE settings of a scene model. Throws InputError (what is valid) for a base ≤ 1 or not finite,
-// a scaling with factor ≤ 1 (or a factor ≠ 1 without a scaling), an original context < 1.
-RopeParams rope_params(const ModelSettings& model);
-// Throws InputError for an odd or non-positive rotated width d, and the rope_params rules.
+// Throws InputError (what is valid) for an odd or non-positive rotated width d, a base ≤ 1 or not
+// finite, a scaling with factor ≤ 1 (or a factor ≠ 1 without a scaling), an original context < 1.
+// (A scene model's RopeParams: rope_params in analysis.h.)
 void validate_rope(const RopeParams& params, int dim);
 
 // θ_k = base^(−2k/d) for k < d/2, in double.
@@ -91,23 +104,28 @@ void rope_rotate_reference(Mat& x, const std::vector<double>& inv_freq, double a
 // m_h for h = 0 … H − 1 (the paper's h = 1 … H): see the legend. Throws InputError for H < 1.
 std::vector<double> alibi_slopes(int heads);
 
+// ---- relative positions on a sentence --------------------------------------------------------------
+
+// One relative-position head's scores (Cordonnier et al.; SPEC "Optional mixed mode") for every query q
+// and key k of T tokens, shifted per row so that the nearest key scores 0:
+//   −α((k − q − Δ)² − min_k' (k' − q − Δ)²)   [T, T]; rows row0 … row0 + rows − 1 only when rows ≥ 0
+// Mixed mode (relpos) and the relpos position scheme add λ times this to content scores; the shift only
+// moves row q by a constant, which the softmax cancels, and keeps a huge α from pushing a whole row to −inf.
+MatD relative_position_scores_1d(double alpha, double delta, int tokens, int row0 = 0, int rows = -1);
+
 // ---- one layer's encoding -------------------------------------------------------------------------
 
-// What the attention routines need to put positions into the scores (grouped_attention.h).
+// What the attention routines need to put positions into the scores (grouped_attention.h). A scene
+// model's: position_encoding in analysis.h.
 struct PositionEncoding {
   PositionScheme scheme = PositionScheme::nope;
   RopeLayout rope_layout = RopeLayout::half;
   std::vector<double> rope_inv_freq;  // [d_k/2] θ_k' (scaled)
   double rope_attention_factor = 1;   // multiplies cos and sin
   std::vector<double> alibi_slopes;   // [H] m_h
-  std::vector<RelposHead> relpos_heads;  // [H] α_h, Δ_h (delta[1])
+  std::vector<double> relpos_alphas, relpos_deltas;  // [H] α_h, Δ_h of the relpos heads
   double relpos_lambda = 1;
 };
-
-// The encoding of a scene model with H heads of width d_k; relpos takes its heads from `relpos`
-// (H of them: a 2D preset becomes the line of offsets, and α/Δ lists must have H entries).
-// Throws InputError with what is valid.
-PositionEncoding position_encoding(const ModelSettings& model, const RelposSettings& relpos, int heads, int head_dim);
 
 // ---- the Positions view's data --------------------------------------------------------------------
 
@@ -141,11 +159,13 @@ struct PositionsProfile {
   std::vector<DistanceCurve> alibi_bias;  // [H] −m_h·δ
 };
 
-// Throws InputError for invalid settings (rope_params/validate_rope) or max_distance < 1.
-PositionsProfile positions_profile(const ModelSettings& model, int head_dim, int max_distance);
+// `rope` is used when scheme is rope, `heads` when it is alibi. Throws InputError for invalid settings
+// (validate_rope) or max_distance outside 1 … limits::max_tokens. (A scene model's: analysis.h.)
+PositionsProfile positions_profile(PositionScheme scheme, const RopeParams& rope, int heads, int head_dim,
+                                   int max_distance);
 
-// The distances a profile of T tokens shows: max(T − 1, 4·rope_original_context), at most limits::max_tokens.
-int positions_profile_distance(const ModelSettings& model, int tokens);
+// The distances a profile of T tokens shows: max(T − 1, 4·original_context), at most limits::max_tokens.
+int positions_profile_distance(double original_context, int tokens);
 
 // positions.json: every member of the profile by its name (curves as {"name", "value"}; scheme, layout and
 // scaling by their scene names).

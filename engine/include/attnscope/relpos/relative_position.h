@@ -121,14 +121,6 @@ Tensor3 relpos_probs(const std::vector<RelposHead>& heads, const RelposGeometry&
 // max-subtracted softmax in double. O(H·N·keys).
 Tensor3 relpos_probs_reference(const std::vector<RelposHead>& heads, const RelposGeometry& geometry);
 
-// Sentences: one head's positional scores for every query q and key k of T tokens, shifted per row
-// so that the nearest key scores 0:  −α((k − q − Δ)² − min_k' (k' − q − Δ)²)   [T, T]
-// Mixed mode and the relpos position scheme (positions.h) add λ times this to content scores; the
-// shift only moves row q by a constant, which the softmax cancels, and keeps a huge α from pushing a
-// whole row to −inf.
-// Rows row0 … row0 + rows − 1 only when rows ≥ 0: [rows, T].
-MatD relpos_positional_scores_1d(const RelposHead& head, int tokens, int row0 = 0, int rows = -1);
-
 // ---- outputs ------------------------------------------------------------------------------------
 
 // outputs  [H, N, ch]  O_h[q] = Σ_k P_h[q,k]·X[k] for every query; X  [N, ch] (padding keys are 0).

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/positions.h"
+
 namespace attnscope {
 
 // ---- input ------------------------------------------------------------------------------------
@@ -48,14 +50,9 @@ enum class WeightSource {
   designed,     // hand-built MHA heads, one textbook pattern each (designed_heads.h); MQA/GQA by pooling
 };
 
-// How positions enter the scores: not at all (NoPE), rotary q and k (RoPE), ALiBi's linear biases, or the
-// Cordonnier relative-position scores of the relpos settings (added to each head's scores).
-enum class PositionScheme { nope, rope, alibi, relpos };
-// RoPE's pairs: rotate-half (Llama: dimension k with k + d/2) or interleaved (GPT-J, DeepSeek: 2k with 2k + 1).
-enum class RopeLayout { half, interleaved };
-// RoPE's context scalings: linear (position interpolation), NTK-aware (a larger base), YaRN.
-enum class RopeScaling { none, linear, ntk, yarn };
-
+// Windows, sinks and positions: PositionScheme (nope, rope, alibi, relpos — relpos adds the scores of the
+// relpos settings below to each head), RopeLayout (half, interleaved) and RopeScaling (none, linear, ntk,
+// yarn) with their names are those of attention/positions.h.
 struct ModelSettings {
   AttentionKind kind = AttentionKind::mha;
   int d_model = 64;  // C
@@ -150,18 +147,12 @@ const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
 const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv"
 const char* to_string(ScaleMode mode);  // "shared" | "per-head" | "fixed" | "locked"
-const char* to_string(PositionScheme scheme);  // "nope" | "rope" | "alibi" | "relpos"
-const char* to_string(RopeLayout layout);      // "half" | "interleaved"
-const char* to_string(RopeScaling scaling);    // "none" | "linear" | "ntk" | "yarn"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
 WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
 ScaleMode parse_scale_mode(const std::string& name);
-PositionScheme parse_position_scheme(const std::string& name);
-RopeLayout parse_rope_layout(const std::string& name);
-RopeScaling parse_rope_scaling(const std::string& name);
 // Every view, in menu order.
 inline constexpr View all_views[] = {View::heads, View::shapes, View::relpos1d, View::relpos2d, View::conv};
 
