@@ -44,6 +44,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
                      {"dims", s.dims}, {"shape", s.shape}, {"text", s.text()}});
   }
   const ModelSettings& m = a.scene.model;
+  nlohmann::json sink_logits = att.options.sink_logits;  // the seeded s_h per head ([] without learned sinks)
   return {
       {"settings",
        {{"kind", to_string(m.kind)},
@@ -59,6 +60,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
         {"window", m.window},
         {"sinks", m.sinks},
         {"sink_logits", m.sink_logits},
+        {"sink_logit_values", sink_logits},
         {"positions", to_string(m.positions)}}},
       {"steps", steps},
       {"parameters",

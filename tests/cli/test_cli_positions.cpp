@@ -48,6 +48,7 @@ TEST_CASE("cli positions: compute with a window, sinks, sink logits and YaRN RoP
   const auto trace = nlohmann::json::parse(read_file(out / "trace.json", 1 << 20));
   CHECK(trace["settings"]["window"] == 3);
   CHECK(trace["settings"]["positions"] == "rope");
+  CHECK(trace["settings"]["sink_logit_values"].get<std::vector<double>>() == a.attention->options.sink_logits);
   bool angles = false;
   for (const auto& step : trace["steps"]) angles |= step["text"] == "RoPE angles: [T, d_k/2] = [7, 4]";
   CHECK(angles);

@@ -55,6 +55,9 @@ TEST_CASE("export sinks: learned sinks add a first column titled sink with the s
       CHECK(p.values[size_t(i * (T + 1) + 1)] == res.probs[size_t(h)](i, 0));
     }
   }
+  ExportRequest without = r;
+  without.sink_column = false;  // the window's live heads: the tokens' cells only
+  CHECK(export_figure(a, without).panels[0].cols == T);
   r.scores = true;
   r.what = ExportWhat::head;
   r.head = 3;

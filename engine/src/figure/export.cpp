@@ -359,7 +359,7 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   const bool causal = a.scene.model.causal;
   const bool masking = causal || att.window > 0;  // a window implies the causal mask
   // Learned sinks: a first column "sink" with the sink's share of each row (its logit s_h in scores).
-  const bool sink_column = att.result.sink_share.size() > 0 && !att.options.sink_logits.empty();
+  const bool sink_column = r.sink_column && att.result.sink_share.size() > 0 && !att.options.sink_logits.empty();
   const bool designed = a.scene.model.weights == WeightSource::designed &&
                         a.scene.model.designed.size() == size_t(heads);
   FigureSpec f;
