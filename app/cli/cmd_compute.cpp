@@ -136,12 +136,8 @@ void run(const ComputeOptions& o) {
   out.npy("k.npy", r.k);
   out.npy("v.npy", r.v);
   if (r.sink_share.size()) out.npy("sink_share.npy", r.sink_share);
-  if (a.scene.model.positions != PositionScheme::nope) {
-    const ModelSettings& m = a.scene.model;
-    const PositionsProfile profile =
-        positions_profile(m, att.shape.head_dim(), positions_profile_distance(m, int(att.x.rows())));
-    out.text("positions.json", positions_profile_json(profile).dump(2) + "\n");
-  }
+  if (att.positions.scheme != PositionScheme::nope)
+    out.text("positions.json", positions_profile_json(att.positions).dump(2) + "\n");
   out.text("trace.json", trace_json(a, words).dump(2) + "\n");
   if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
   out.commit();

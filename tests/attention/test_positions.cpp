@@ -285,6 +285,8 @@ TEST_CASE("analyse: a scene's window, sinks and positions reach the heads, the t
   CHECK(att.window == 3);
   CHECK(att.sinks == 1);
   CHECK(att.result.alibi_slopes == alibi_slopes(8));
+  CHECK(att.positions.alibi_slopes == alibi_slopes(8));  // the Positions view's data comes with the heads
+  CHECK(att.positions.max_distance == positions_profile_distance(s.model, int(att.x.rows())));
   const int T = int(att.x.rows());
   for (int i = 0; i < T; ++i)
     for (int j = 0; j < T; ++j) CHECK((att.result.probs[0](i, j) > 0) == (j <= i && (j > i - 3 || j < 1)));
@@ -387,6 +389,12 @@ TEST_CASE("positions profile: RoPE frequencies, wavelengths, the decay curves an
     double expected = 0;
     for (double t : rope_inv_freq(500, 8)) expected += 2 * std::cos(d * t / 4);
     CHECK(p.decay_by_scaling[1].value[size_t(d)] == doctest::Approx(expected));  // linear ×4
+  }
+  // Against PyTorch: rotated all-ones q at position δ dotted with k at 0, and RoFormer's bound.
+  const nlohmann::json decay = read_json(fixtures / "formulas.json")["decay"];
+  for (int d = 0; d <= 100; ++d) {
+    CHECK(p.decay.value[size_t(d)] == doctest::Approx(decay["score"][size_t(d)].get<double>()).epsilon(1e-12));
+    CHECK(p.decay_bound.value[size_t(d)] == doctest::Approx(decay["bound"][size_t(d)].get<double>()).epsilon(1e-12));
   }
   const nlohmann::json j = positions_profile_json(p);
   CHECK(j["rope"]["scaling"] == "yarn");

@@ -235,6 +235,8 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   att->options.cancel = nullptr;
   att->window = m.window;
   att->sinks = m.sinks;
+  if (m.positions != PositionScheme::nope)
+    att->positions = positions_profile(m, att->shape.head_dim(), positions_profile_distance(m, int(att->x.rows())));
   const bool bias = att->weights.bq.size() > 0;
   TraceShape traced{att->x.rows(), m.d_model, m.heads, m.groups, att->shape.head_dim(), bias, bias, false, m.causal};
   traced.rotary = traced.rope_angles = m.positions == PositionScheme::rope;

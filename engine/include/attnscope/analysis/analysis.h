@@ -49,6 +49,9 @@ struct AttentionAnalysis {
   // except the first `sinks` keys (StreamingLLM), which stay visible; 0 = no window.
   int window = 0;
   int sinks = 0;
+  // The Positions view's data for the scene's model (positions_profile over positions_profile_distance
+  // of its tokens); scheme nope and empty curves when positions are nope or the heads are a checkpoint's.
+  PositionsProfile positions;
   // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
   // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
   // [T, qk_rope_head_dim] (model::LayerDetail).
