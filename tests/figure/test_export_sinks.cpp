@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/compare.h"
 #include "attnscope/figure/export.h"
 
 using namespace attnscope;
@@ -71,4 +72,24 @@ TEST_CASE("export sinks: learned sinks add a first column titled sink with the s
   CHECK(p.values[0] == float(a.attention->options.sink_logits[3]));
   CHECK(p.values[1] == res.scores[3](2, 2));
   CHECK(std::isinf(p.values[2]));  // key 3 after query 2
+}
+
+TEST_CASE("export sinks: compare A/B goes token by token when one side has learned sinks and a window") {
+  Scene plain;
+  Scene sinks = plain;
+  sinks.model.window = 3;
+  sinks.model.sinks = 1;
+  sinks.model.sink_logits = true;
+  const Analysis a = analyse(plain), b = analyse(sinks);
+  const AbComparison cmp = compare_analyses(a, b);
+  for (CompareView view : {CompareView::side_by_side, CompareView::difference}) {
+    CompareRequest r;
+    r.view = view;
+    const FigureSpec f = compare_figure(a, b, cmp, r);
+    for (const PanelSpec& p : f.panels) {
+      CHECK(p.cols == p.rows);
+      CHECK(p.values.size() == size_t(p.rows) * size_t(p.cols));
+    }
+    CHECK(f.colorbars[0].show_masked == (view == CompareView::side_by_side));  // only B masks keys
+  }
 }

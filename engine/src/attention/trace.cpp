@@ -47,7 +47,7 @@ Trace shape_trace(const TraceShape& s) {
   if (G != H)
     step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
   step("scores", "scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
-  if (s.alibi) step("alibi_bias", "ALiBi bias", "S_h += −m_h·|i − j|, m_h = 2^(−8(h+1)/H)", {"H", "T", "T"}, {H, T, T});
+  if (s.alibi) step("alibi_bias", "ALiBi bias", "S_h += −m_h·|i − j|", {"H", "T", "T"}, {H, T, T});
   if (s.relpos)
     step("relpos_bias", "relative-position scores", "S_h += λ·(−α_h(j − i − Δ_h)²)", {"H", "T", "T"}, {H, T, T});
   if (s.window > 0 && s.sinks > 0)
