@@ -173,8 +173,12 @@ TEST_CASE("RoPE: bad settings are refused with what is valid") {
   p.factor = 1;
   CHECK(test::error_of([&] { validate_rope(p, 8); }).find("factor > 1") != std::string::npos);
   p.scaling = RopeScaling::none;
-  p.factor = 2;
-  CHECK(test::error_of([&] { validate_rope(p, 8); }).find("needs a scaling") != std::string::npos);
+  p.factor = 2;  // unused without a scaling
+  CHECK(test::error_of([&] { validate_rope(p, 8); }).empty());
+  CHECK(rope_scaled_inv_freq(p, 8) == rope_inv_freq(10000, 8));
+  p.scaling = RopeScaling::linear;
+  p.factor = 2e6;
+  CHECK(test::error_of([&] { validate_rope(p, 8); }).find("at most 1e6") != std::string::npos);
   CHECK(test::error_of([] { parse_rope_scaling("dynamic"); }).find("none, linear, ntk, yarn") != std::string::npos);
 }
 

@@ -72,13 +72,11 @@ void validate_rope(const RopeParams& p, int dim) {
   require(dim >= 2 && dim % 2 == 0, "rotary positions turn pairs of dimensions, so the rotated width must be even and "
                                     "at least 2, got " + std::to_string(dim));
   require(std::isfinite(p.base) && p.base > 1, "the RoPE base must be a number > 1 (e.g. 10000), got " + number(p.base));
-  require(std::isfinite(p.factor), "the RoPE scaling factor must be finite");
-  if (p.scaling == RopeScaling::none)
-    require(p.factor == 1, "a RoPE factor of " + number(p.factor) + " needs a scaling (linear, ntk or yarn); without one "
-                           "the factor is 1");
-  else
-    require(p.factor > 1 && p.factor <= 1e6, std::string("the ") + to_string(p.scaling) +
-                                                 " RoPE scaling needs a factor > 1 (and at most 1e6), got " + number(p.factor));
+  // Without a scaling the factor is not used (a window may keep the last one for when a scaling returns).
+  if (p.scaling != RopeScaling::none)
+    require(std::isfinite(p.factor) && p.factor > 1 && p.factor <= 1e6,
+            std::string("the ") + to_string(p.scaling) + " RoPE scaling needs a factor > 1 (and at most 1e6), got " +
+                number(p.factor));
   require(std::isfinite(p.original_context) && p.original_context >= 1 && p.original_context <= 1e9,
           "the original context of a RoPE scaling must be at least 1 token, got " + number(p.original_context));
 }

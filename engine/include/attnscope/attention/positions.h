@@ -53,7 +53,7 @@ struct RopeParams {
   double base = default_rope_base;
   RopeLayout layout = RopeLayout::half;
   RopeScaling scaling = RopeScaling::none;
-  double factor = 1;           // s
+  double factor = 1;           // s (unused without a scaling)
   double original_context = 32;  // L
   double beta_fast = 32, beta_slow = 1;   // YaRN's correction range (Hugging Face's defaults)
   double mscale = 0, mscale_all_dim = 0;  // YaRN's attention-factor rule (0 = not given)
@@ -61,7 +61,8 @@ struct RopeParams {
 };
 
 // Throws InputError (what is valid) for an odd or non-positive rotated width d, a base ≤ 1 or not
-// finite, a scaling with factor ≤ 1 (or a factor ≠ 1 without a scaling), an original context < 1.
+// finite, a scaling with factor ≤ 1 or above 1e6 (without a scaling the factor is unused), an original
+// context < 1.
 // (A scene model's RopeParams: rope_params in analysis.h.)
 void validate_rope(const RopeParams& params, int dim);
 
