@@ -3,9 +3,11 @@
 //   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa|mla] [--d-model C]
 //                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] [--language en|zh] --out DIR
 //                     [--kv-rank R --q-rank R --rope-dim D (mla)] [--differential]
-// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json; MLA also
-// c_kv.npy [T, r_kv] (the cached latent), with q, k [H,T,d_N+d_R] and v [H,T,d_v]; differential attention
-// writes probs = A [H,T,T] (signed), scores [2H,T,T], q [2H,T,d], k [2G,T,d], v [G,T,2d], and also
+//                     [--window W [--sinks N]] [--sink-logits] [--positions rope|alibi|nope|relpos --rope-… ]
+// Writes probs/scores [H,T,T], output [T,C], q [H,T,d_k], k/v [G,T,d_k], trace.json, tokens.json;
+// sink_share.npy [H,T] with --sink-logits; positions.json (the Positions view's data) unless positions are nope.
+// MLA also c_kv.npy [T, r_kv] (the cached latent), with q, k [H,T,d_N+d_R] and v [H,T,d_v]; differential
+// attention writes probs = A [H,T,T] (signed), scores [2H,T,T], q [2H,T,d], k [2G,T,d], v [G,T,2d], and also
 // probs_1.npy, probs_2.npy [H,T,T] (grouped_attention.h's notes).
 #include <cstdio>
 #include <filesystem>
@@ -61,6 +63,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
                      {"dims", s.dims}, {"shape", s.shape}, {"text", s.text()}});
   }
   const ModelSettings& m = a.scene.model;
+  nlohmann::json sink_logits = att.options.sink_logits;  // the seeded s_h per head ([] without learned sinks)
   return {
       {"settings",
        {{"kind", to_string(m.kind)},
@@ -72,7 +75,12 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
         {"causal", m.causal},
         {"scale_scores", m.scale_scores},
         {"seed", m.seed},
-        {"weights", to_string(m.weights)}}},
+        {"weights", to_string(m.weights)},
+        {"window", m.window},
+        {"sinks", m.sinks},
+        {"sink_logits", m.sink_logits},
+        {"sink_logit_values", sink_logits},
+        {"positions", to_string(m.positions)}}},
       {"variant", variant_json(a)},
       {"steps", steps},
       {"parameters",
@@ -152,6 +160,9 @@ void run(const ComputeOptions& o) {
     out.npy("probs_1.npy", r.probs_1);
     out.npy("probs_2.npy", r.probs_2);
   }
+  if (r.sink_share.size()) out.npy("sink_share.npy", r.sink_share);
+  if (att.positions.scheme != PositionScheme::nope)
+    out.text("positions.json", positions_profile_json(att.positions).dump(2) + "\n");
   out.text("trace.json", trace_json(a, words).dump(2) + "\n");
   if (!att.tokens.empty()) out.text("tokens.json", tokens_json(att).dump(2) + "\n");
   out.commit();

@@ -16,6 +16,7 @@ FigureSpec figure_of(const Analysis& analysis, const ViewSettings& view, ExportW
   ExportRequest request = export_request_for_view(view);
   request.what = what;
   request.caption = false;
+  request.sink_column = false;  // the pictures' cells are the tokens' (row, key) cells
   return export_figure(analysis, request);
 }
 

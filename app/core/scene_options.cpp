@@ -43,6 +43,17 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
     app.add_flag("--differential", o.differential,
                  "Differential attention (Ye et al. 2025): softmax(Q1K1) - lambda*softmax(Q2K2) per head, "
                  "halves of C/(2H); with single, mha, mqa, gqa");
+    app.add_option("--window", o.window, "Sliding window W >= 1: query i sees keys i-W < j <= i (implies --causal)");
+    app.add_option("--sinks", o.sinks, "With --window: the first N keys stay visible to every later query (StreamingLLM)");
+    app.add_flag("--sink-logits", o.sink_logits,
+                 "One seeded sink logit per head joins each row's softmax (gpt-oss); its share is the first column");
+    app.add_option("--positions", o.positions, "How positions enter: absolute (sinusoidal, default) | nope | rope | alibi | relpos");
+    app.add_option("--rope-base", o.rope_base, "With --positions rope: the base theta > 1 (default 10000)");
+    app.add_option("--rope-layout", o.rope_layout, "With --positions rope: half (Llama, default) | interleaved (GPT-J)");
+    app.add_option("--rope-scaling", o.rope_scaling,
+                   "With --positions rope: none | linear:F | ntk:F | yarn:F (factor F > 1)");
+    app.add_option("--rope-context", o.rope_context,
+                   "With --rope-scaling ntk/yarn: the original context the scaling starts from (default 32)");
   }
   if (groups & (flags_relpos | flags_conv)) {
     app.add_option("--grid", o.grid, "Grid size RxC, at most 64x64");
@@ -129,6 +140,30 @@ void require_finite(double v, const char* flag) {
   require(std::isfinite(v), std::string(flag) + " must be a finite number, got " + std::to_string(v));
 }
 
+// --rope-scaling: "none" or NAME:F with NAME linear | ntk | yarn and a factor F > 1.
+void parse_rope_scaling_flag(const std::string& text, ModelSettings& m) {
+  const char* valid = " (valid: none, linear:F, ntk:F, yarn:F with a factor F > 1, e.g. yarn:4)";
+  if (text == "none") {
+    m.rope_scaling = RopeScaling::none;
+    m.rope_factor = 1;
+    return;
+  }
+  const size_t colon = text.find(':');
+  require(colon != std::string::npos, "--rope-scaling '" + text + "' needs a factor" + valid);
+  const std::string name = text.substr(0, colon), number = text.substr(colon + 1);
+  RopeScaling scaling = RopeScaling::none;
+  try {
+    scaling = parse_rope_scaling(name);
+  } catch (const InputError&) {
+    throw InputError("--rope-scaling: unknown scaling '" + name + "'" + valid);
+  }
+  require(scaling != RopeScaling::none, "--rope-scaling none takes no factor" + std::string(valid));
+  const std::vector<double> factor = parse_number_list(number, "--rope-scaling factor");
+  require(factor.size() == 1 && factor[0] > 1, "--rope-scaling factor must be one number > 1, got '" + number + "'" + valid);
+  m.rope_scaling = scaling;
+  m.rope_factor = factor[0];
+}
+
 }  // namespace
 
 Scene build_scene(const SceneOptions& o) {
@@ -205,6 +240,33 @@ Scene build_scene(const SceneOptions& o) {
   if (given(o, "--causal")) m.causal = o.causal;
   if (given(o, "--no-scale")) m.scale_scores = !o.no_scale;
   if (given(o, "--seed")) m.seed = parse_seed(o.seed, "--seed");
+  if (given(o, "--window")) {
+    require(o.window >= 1, "--window must be at least 1 token (keys i-W < j <= i), got " + std::to_string(o.window));
+    m.window = o.window;
+  }
+  if (given(o, "--sinks")) {
+    require(o.sinks >= 0, "--sinks must be 0 or more tokens, got " + std::to_string(o.sinks));
+    require(o.sinks == 0 || m.window > 0, "--sinks keeps the first tokens visible beside a sliding window: add --window W");
+    m.sinks = o.sinks;
+  }
+  if (given(o, "--sink-logits")) m.sink_logits = o.sink_logits;
+  if (given(o, "--positions")) m.positions = parse_position_scheme(o.positions);
+  for (const char* flag : {"--rope-base", "--rope-layout", "--rope-scaling", "--rope-context"})
+    require(!given(o, flag) || m.positions == PositionScheme::rope || m.kind == AttentionKind::mla,
+            std::string(flag) + " sets rotary positions: add --positions rope (or --kind mla, whose rotary part it sets)");
+  if (given(o, "--rope-base")) {
+    require(std::isfinite(o.rope_base) && o.rope_base > 1, "--rope-base must be a number > 1 (e.g. 10000), got " +
+                                                               std::to_string(o.rope_base));
+    m.rope_base = o.rope_base;
+  }
+  if (given(o, "--rope-layout")) m.rope_layout = parse_rope_layout(o.rope_layout);
+  if (given(o, "--rope-scaling")) parse_rope_scaling_flag(o.rope_scaling, m);
+  if (given(o, "--rope-context")) {
+    require(o.rope_context >= 1, "--rope-context must be at least 1 token, got " + std::to_string(o.rope_context));
+    require(m.rope_scaling == RopeScaling::ntk || m.rope_scaling == RopeScaling::yarn,
+            "--rope-context is the context NTK-aware and YaRN scale from: add --rope-scaling ntk:F or yarn:F");
+    m.rope_original_context = o.rope_context;
+  }
   if (given(o, "--weight-source")) {
     m.weights = parse_weight_source(o.weight_source);
     require(m.weights != WeightSource::loaded, "--weight-source loaded is set by --weights DIR");

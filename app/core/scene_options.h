@@ -13,6 +13,7 @@ enum SceneFlagGroup : unsigned {
   flags_input = 1u << 0,   // --text --input --scene --tokenizer
   flags_model = 1u << 1,   // --kind --d-model --heads --groups --causal --no-scale --seed --weights --weight-source --designed
                            // --kv-rank --q-rank --rope-dim --differential
+                           // --window --sinks --sink-logits --positions --rope-base --rope-layout --rope-scaling --rope-context
   flags_relpos = 1u << 2,  // --grid --pattern --image --alpha --alphas --deltas --delta-preset --query --pad-keys --mixed --lambda
   flags_conv = 1u << 3,    // --kernel (and the grid/alpha flags of relpos)
   flags_view = 1u << 4,    // --colormap --scores --per-head-scale --scale-mode --scale-range --view
@@ -27,6 +28,11 @@ struct SceneOptions {
   bool differential = false;
   std::string seed;  // checked by build_scene: a whole number 0 … 2^64−1 (CLI11 would wrap "-1")
   bool causal = false, no_scale = false;
+  // windows, sinks and positions (kept as text or typed, checked by build_scene)
+  int window = 0, sinks = 0, rope_context = 0;
+  bool sink_logits = false;
+  double rope_base = 0;
+  std::string positions, rope_layout, rope_scaling;
   std::string grid, pattern, image, alphas, deltas, delta_preset, query, kernel;
   double alpha = 0, lambda = 0;
   bool pad_keys = false, mixed = false;

@@ -116,7 +116,7 @@ void ApplyHeadsShown(HeatmapGridSpec& spec, const Shown& shown, const ZoomState&
                                                                                ImU32& color) {
     const int head = head_of(i), row = shown.row + r, col = shown.col + c;
     // masked (after the query, or outside a sliding window): no value to read
-    if (causal && (col > row || (att.window > 0 && col <= row - att.window))) return false;
+    if (causal && (col > row || (att.window > 0 && col <= row - att.window && col >= att.sinks))) return false;
     const Mat& m = (scores ? att.result.scores : att.result.probs)[size_t(head)];
     const Rgba* under = pictures.heads[size_t(head)].cell(row, col);
     return under && row < m.rows() && col < m.cols() && CellNumber(m(row, col), *under, text, color);

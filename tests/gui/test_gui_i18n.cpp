@@ -110,6 +110,13 @@ TEST_SUITE("gui_chinese") {
       mla.q_latent = q_latent;
       for (const TraceStep& step : mla_shape_trace(mla).steps) steps.push_back(step);
     }
+    // The scene model's windows, sinks and positions: RoPE's angles, ALiBi's and relpos's biases, the masks.
+    TraceShape variants{6, 64, 4, 2, 16, false, false, true, true};
+    variants.rope_angles = variants.alibi = variants.relpos = variants.sink_logits = true;
+    for (const int64_t sinks : {int64_t(0), int64_t(2)}) {
+      variants.window = 3, variants.sinks = sinks;
+      for (const TraceStep& step : shape_trace(variants).steps) steps.push_back(step);
+    }
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");

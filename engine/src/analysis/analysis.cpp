@@ -31,7 +31,7 @@ TokenKind label_kind(const std::string& label) {
 }  // namespace
 
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
-                   std::vector<std::string>& labels, Mat& x, Encoding* encoding) {
+                   std::vector<std::string>& labels, Mat& x, Encoding* encoding, bool sinusoidal) {
   tokens.clear();
   labels.clear();
   if (encoding) *encoding = Encoding{};
@@ -66,17 +66,21 @@ void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::
                                                            " tokens; the limit is " +
                                                            std::to_string(limits::max_tokens));
   for (const Token& t : tokens) labels.push_back(t.text);
-  x = embed_tokens(tokens, d_model, seed);
+  x = embed_tokens(tokens, d_model, seed, sinusoidal);
 }
 
 LatentShape latent_shape_of(const ModelSettings& m) {
   return {m.d_model, effective_heads(m), m.kv_rank, m.q_rank, m.rope_dim};
 }
 
-LatentRope latent_rope_of(const ModelSettings&) {
-  // The scene's rope settings (rope_base, rope_layout) come with the positions work; until this branch has
-  // them, MLA's rotary part uses their defaults: base 10000, rotate-half pairs.
-  return LatentRope{};
+LatentRope latent_rope_of(const ModelSettings& m) {
+  LatentRope r;
+  r.base = m.rope_base;
+  r.interleaved = m.rope_layout == RopeLayout::interleaved;
+  r.scaling = m.rope_scaling;
+  r.factor = m.rope_scaling == RopeScaling::none ? 1 : m.rope_factor;
+  r.original_context = m.rope_original_context;
+  return r;
 }
 
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape) {
@@ -115,13 +119,15 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
   // its sign, |A| normalised per row (head_stats.h, weight_distribution).
   const bool signed_maps = !att.result.probs_1.empty();
   const Tensor3 magnitudes = signed_maps ? weight_distribution(att.result.probs) : Tensor3{};
-  HeadStats stats = head_stats(signed_maps ? magnitudes : att.result.probs, model.causal, cancel);
+  HeadStats stats = head_stats(signed_maps ? magnitudes : att.result.probs, model.causal, cancel,
+                               HeadStatsMask{att.window, att.sinks, &att.result.sink_share});
   // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
   const bool pooled = model.weights == WeightSource::converted || model.weights == WeightSource::designed;
   if (pooled && att.shape.groups < att.shape.heads) {
     const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
-    const AttentionOptions options{model.causal, model.scale_scores, cancel};
     check_cancel(cancel);
+    AttentionOptions options = att.options;  // the same mask, sinks and positions on the MHA heads
+    options.cancel = cancel;
     Tensor3 base = signed_maps ? differential_attention(att.x, weights_for(model, base_shape), att.differential, base_shape,
                                                         options).probs
                                : grouped_attention(att.x, weights_for(model, base_shape), base_shape, options).probs;
@@ -131,6 +137,61 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
     if (mha_probs) *mha_probs = std::move(base);
   }
   return stats;
+}
+
+RopeParams rope_params(const ModelSettings& m) {
+  RopeParams p;
+  p.base = m.rope_base;
+  p.layout = m.rope_layout;
+  p.scaling = m.rope_scaling;
+  p.factor = m.rope_factor;
+  p.original_context = m.rope_original_context;
+  return p;
+}
+
+PositionEncoding position_encoding(const ModelSettings& m, const RelposSettings& relpos, int heads, int head_dim) {
+  PositionEncoding e;
+  e.scheme = m.positions;
+  switch (m.positions) {
+    case PositionScheme::absolute:
+    case PositionScheme::nope: break;
+    case PositionScheme::rope: {
+      const RopeParams p = rope_params(m);
+      validate_rope(p, head_dim);
+      e.rope_layout = p.layout;
+      e.rope_inv_freq = rope_scaled_inv_freq(p, head_dim);
+      e.rope_attention_factor = rope_attention_factor(p);
+      break;
+    }
+    case PositionScheme::alibi: e.alibi_slopes = alibi_slopes(heads); break;
+    case PositionScheme::relpos: {
+      RelposSettings r = relpos;
+      r.heads = heads;
+      if (r.deltas.empty() && (r.delta_preset == "conv3x3" || r.delta_preset == "conv5x5")) r.delta_preset = "line";
+      const std::string each = "relative positions add one relative-position head to each attention head, so the ";
+      require(r.alphas.empty() || int(r.alphas.size()) == heads, each + "alpha list needs " + std::to_string(heads) +
+                                                                     " values, got " + std::to_string(r.alphas.size()));
+      require(r.deltas.empty() || int(r.deltas.size()) == heads, each + "offset list needs " + std::to_string(heads) +
+                                                                     " values, got " + std::to_string(r.deltas.size()));
+      require(std::isfinite(r.lambda) && r.lambda >= 0,
+              "lambda (the weight of the positional scores) must be a finite number >= 0, got " + std::to_string(r.lambda));
+      for (const RelposHead& head : resolve_relpos_heads(r, 1)) {
+        e.relpos_alphas.push_back(head.alpha);
+        e.relpos_deltas.push_back(head.delta[1]);
+      }
+      e.relpos_lambda = r.lambda;
+      break;
+    }
+  }
+  return e;
+}
+
+PositionsProfile positions_profile(const ModelSettings& m, int head_dim, int max_distance) {
+  return positions_profile(m.positions, rope_params(m), effective_heads(m), head_dim, max_distance);
+}
+
+int positions_profile_distance(const ModelSettings& m, int tokens) {
+  return positions_profile_distance(double(m.rope_original_context), tokens);
 }
 
 AnalysisRequest request_for(const Scene& scene) {
@@ -162,10 +223,39 @@ void check_variant(const Scene& scene, const ModelSettings& m) {
     require(m.weights != WeightSource::designed,
             std::string(what) + " cannot use designed heads: they are ordinary softmax heads built for one pattern "
                                 "each (valid weight sources here: converted, independent)");
+    require(!m.sink_logits, std::string(what) + " runs here with the causal mask, a window and sink tokens, but not "
+                                                 "with learned sink logits: turn those off (they work with single, mha, "
+                                                 "mqa and gqa)");
+    require(m.positions == PositionScheme::absolute || m.positions == PositionScheme::nope ||
+                (mla && m.positions == PositionScheme::rope),
+            std::string(what) + (mla ? " carries positions in its decoupled rotary part (rope_dim, with the RoPE base and "
+                                       "scaling): choose positions rope, absolute or nope"
+                                     : " runs here with absolute positions or none: RoPE, ALiBi and relative positions "
+                                       "work with single, mha, mqa and gqa"));
     require(!(scene.relpos.mixed && scene.input.source != InputSource::grid && m.differential),
             "the relative-position mixed mode adds one head's content scores to each positional head; differential "
             "attention has two score maps per head: turn off mixed mode or differential attention");
   }
+}
+
+// The mask, sink logits and positions of the scene's model (SPEC "Variants after GQA"). Throws
+// InputError with what is valid.
+AttentionOptions attention_options(const Scene& scene, const ModelSettings& m, const AttentionShape& shape, int tokens) {
+  require(m.window >= 0, "the sliding window must be at least 1 token (0 = none), got " + std::to_string(m.window));
+  require(m.sinks >= 0, "the number of sink tokens must be 0 or more, got " + std::to_string(m.sinks));
+  require(m.sinks == 0 || m.window > 0, "sink tokens stay visible beside a sliding window: set a window too");
+  require(m.sinks <= tokens, "there are " + std::to_string(m.sinks) + " sink tokens but the input has only " +
+                                 std::to_string(tokens) + " tokens: choose at most " + std::to_string(tokens));
+  require(!(m.positions == PositionScheme::relpos && scene.relpos.mixed),
+          "relative positions already add the positional scores to every head: turn mixed mode off");
+  AttentionOptions o;
+  o.causal = m.causal;
+  o.scale_scores = m.scale_scores;
+  o.window = m.window;
+  o.sinks = m.sinks;
+  if (m.sink_logits) o.sink_logits = seeded_sink_logits(shape.heads, m.seed);
+  o.positions = position_encoding(m, scene.relpos, shape.heads, shape.head_dim());
+  return o;
 }
 
 // Grouped attention on a sentence or tensor (SPEC "Grouped attention"). `m` is normalised; a tensor
@@ -186,30 +276,48 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   if (m.kind == AttentionKind::mla) validate_latent_shape(latent_shape_of(m));
   if (m.differential) validate_differential_shape(att->shape);
   if (scene.input.source == InputSource::text) {
-    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x, &att->encoding);
+    prepare_input(scene.input, m.d_model, m.seed, att->tokens, att->labels, att->x, &att->encoding,
+                  m.positions == PositionScheme::absolute);
     if (designed) att->x = designed_embedding(att->tokens, m.d_model, m.seed);
   }
   check_cancel(cancel);
-  const AttentionOptions options{m.causal, m.scale_scores, cancel};
   const int T = int(att->x.rows());
+  att->window = m.window;
+  att->sinks = m.sinks;
   if (m.kind == AttentionKind::mla) {
-    // MLA: its own seeded weights (W_DKV, W_UK, …), H heads each its own K/V expanded from the latent.
+    // MLA: its own seeded weights (W_DKV, W_UK, …), H heads each its own K/V expanded from the latent. The
+    // window and sink tokens mask its scores; positions enter through its rotary part only.
+    ModelSettings masks_only = m;
+    masks_only.positions = PositionScheme::nope;
+    att->options = attention_options(scene, masks_only, att->shape, T);
     att->latent_shape = latent_shape_of(m);
+    if (m.rope_dim > 0) validate_rope(rope_params(m), m.rope_dim);
     att->latent_weights = random_latent_weights(att->latent_shape, m.seed);
     check_cancel(cancel);
+    AttentionOptions options = att->options;
+    options.cancel = cancel;
     att->result = latent_attention(att->x, att->latent_weights, att->latent_shape, latent_rope_of(m), options);
     const LatentShape& ls = att->latent_shape;
     TraceShape ts{T, ls.d_model, ls.heads, ls.heads, ls.qk_dim(), false, false, ls.rope_dim > 0, m.causal};
     ts.kv_latent = ls.kv_rank, ts.q_latent = ls.q_rank, ts.rope_dim = ls.rope_dim, ts.v_dim = ls.head_dim();
     ts.softmax_scale = m.scale_scores ? 1.0 / std::sqrt(double(ls.qk_dim())) : 1.0;
+    ts.window = m.window, ts.sinks = m.sinks;
     att->trace = latent_attention_trace(ts);
     // What every head shares, for the views that draw it (as a checkpoint's MLA layer); a layer without a
     // rotary part leaves them empty, as those views expect a rotary key beside the latent.
-    if (ls.rope_dim > 0) att->shared_latent = att->result.c_kv, att->shared_rope_key = att->result.k_rope;
+    if (ls.rope_dim > 0) {
+      att->shared_latent = att->result.c_kv, att->shared_rope_key = att->result.k_rope;
+      ModelSettings rotary = m;
+      rotary.positions = PositionScheme::rope;
+      att->positions = positions_profile(rotary, ls.rope_dim, positions_profile_distance(rotary, T));
+    }
     return att;
   }
   att->weights = weights_for(m, att->shape);
   check_cancel(cancel);
+  att->options = attention_options(scene, m, att->shape, T);
+  AttentionOptions options = att->options;
+  options.cancel = cancel;
   if (m.differential) {
     validate_differential_shape(att->shape);
     att->differential = random_differential_params(att->shape, m.seed);
@@ -217,11 +325,22 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
     const bool bias = att->weights.bq.size() > 0;
     TraceShape ts{T, m.d_model, m.heads, m.groups, att->shape.head_dim(), bias, bias, false, m.causal};
     ts.differential = true, ts.lambda = att->result.lambda, ts.lambda_init = differential_lambda_init(att->differential.layer);
+    ts.window = m.window, ts.sinks = m.sinks;
     att->trace = differential_trace(ts);
     return att;
   }
   att->result = grouped_attention(att->x, att->weights, att->shape, options);
-  att->trace = shape_trace(att->shape, T, m.causal, att->weights.bq.size() > 0);
+  if (m.positions == PositionScheme::rope || m.positions == PositionScheme::alibi)
+    att->positions = positions_profile(m, att->shape.head_dim(), positions_profile_distance(m, T));
+  const bool bias = att->weights.bq.size() > 0;
+  TraceShape traced{att->x.rows(), m.d_model, m.heads, m.groups, att->shape.head_dim(), bias, bias, false, m.causal};
+  traced.rotary = traced.rope_angles = m.positions == PositionScheme::rope;
+  traced.alibi = m.positions == PositionScheme::alibi;
+  traced.relpos = m.positions == PositionScheme::relpos;
+  traced.sink_logits = m.sink_logits;
+  traced.window = m.window;
+  traced.sinks = m.sinks;
+  att->trace = shape_trace(traced);
   return att;
 }
 

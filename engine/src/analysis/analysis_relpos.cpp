@@ -24,21 +24,10 @@ int resolve_coordinate(int value, int size, const std::string& what, const std::
 
 // Mixed mode on a sentence, one head (SPEC "Optional mixed mode"):
 //   S[q, k] = content[q, k] + λ·(−α((k − q − Δ)² − m_q))        [T, T]
-// m_q = min_k (k − q − Δ)² only shifts row q by a constant, which the softmax cancels; it keeps the
-// positional part ≤ 0 with a 0 at the nearest key, so a huge α cannot push a whole row to −inf.
+// (relative_position_scores_1d, attention/positions.h, says why m_q).
 Mat mixed_scores(const Mat& content, const RelposHead& head, double lambda) {
-  const Eigen::Index t = content.rows();
-  Mat s(t, t);
-  for (Eigen::Index q = 0; q < t; ++q) {
-    const double centre = q + head.delta[1];
-    const double nearest = std::clamp(std::round(centre), 0.0, double(t - 1));
-    const double min_sq = (nearest - centre) * (nearest - centre);
-    for (Eigen::Index k = 0; k < t; ++k) {
-      const double d = k - centre;
-      s(q, k) = float(double(content(q, k)) + lambda * (-head.alpha * (d * d - min_sq)));
-    }
-  }
-  return s;
+  const MatD positional = relative_position_scores_1d(head.alpha, head.delta[1], int(content.rows()));
+  return (content.cast<double>() + lambda * positional).cast<float>();
 }
 
 }  // namespace

@@ -10,16 +10,18 @@
 
 namespace attnscope::detail {
 
-// Rows [r0, r1) of one head (the rest of scores, probs and out untouched): scores = q·kᵀ·scale (−inf for
-// j > i when causal), probs = softmax over each row, out = probs·v.  q [T, d_q], k [T, d_q], v [T, d_v] (may be
-// empty when out is null); scores, probs [T, T] and out [T, d_v] already sized.
-inline void attend_rows(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, bool causal, Mat& scores,
-                        Mat& probs, Mat* out) {
+// Rows [r0, r1) of one head (the rest of scores, probs and out untouched): scores = q·kᵀ·scale (−inf where
+// key j is not visible to query i: the causal mask, a sliding window and its sink tokens, key_visible),
+// probs = softmax over each row, out = probs·v.  q [T, d_q], k [T, d_q], v [T, d_v] (may be empty when out
+// is null); scores, probs [T, T] and out [T, d_v] already sized.
+inline void attend_rows(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, const AttentionOptions& o,
+                        Mat& scores, Mat& probs, Mat* out) {
   const Eigen::Index T = k.rows(), n = r1 - r0;
   Mat s = scale * (q.middleRows(r0, n) * k.transpose());  // [n, T]
-  if (causal)
+  if (o.causal || o.window > 0)
     for (Eigen::Index i = 0; i < n; ++i)
-      if (r0 + i + 1 < T) s.row(i).tail(T - r0 - i - 1).setConstant(-std::numeric_limits<float>::infinity());
+      for (Eigen::Index j = 0; j < T; ++j)
+        if (!key_visible(int(r0 + i), int(j), o)) s(i, j) = -std::numeric_limits<float>::infinity();
   scores.middleRows(r0, n) = s;
   softmax_rows(s);
   probs.middleRows(r0, n) = s;

@@ -3,7 +3,7 @@
 //
 // Legend: T tokens, C d_model, H heads, G kv groups, d = C/(2H), g(h) = ⌊h / (H/G)⌋.
 //   1. project   Q [T, 2H·d] → [2H, T, d];  K [T, 2G·d] → [2G, T, d];  V [T, G·2d] → [G, T, 2d]
-//   2. maps      P₁,h = softmax(Q[2h]·K[2g]ᵀ/√d),  P₂,h = softmax(Q[2h+1]·K[2g+1]ᵀ/√d)   (+ causal mask)
+//   2. maps      P₁,h = softmax(Q[2h]·K[2g]ᵀ/√d),  P₂,h = softmax(Q[2h+1]·K[2g+1]ᵀ/√d)   (+ the mask)
 //   3. combine   A_h = P₁,h − λ·P₂,h;  O_h = RMSNorm(A_h·V_g) · (1 − λ_init)   [T, 2d]
 //   4. output    out = concat_h(O_h)·W_Oᵀ + b_O                              [T, C]
 #include "attnscope/attention/differential_attention.h"
@@ -126,8 +126,8 @@ AttentionResult differential_attention(const Mat& x, const AttentionWeights& w, 
       if (stop()) continue;
       const int h = task / blocks, g = kv_group_of_head(h, H, G);
       const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0), n = r1 - r0;
-      detail::attend_rows(r.q[2 * h], r.k[2 * g], Mat(), r0, r1, scale, options.causal, r.scores[2 * h], r.probs_1[h], nullptr);
-      detail::attend_rows(r.q[2 * h + 1], r.k[2 * g + 1], Mat(), r0, r1, scale, options.causal, r.scores[2 * h + 1],
+      detail::attend_rows(r.q[2 * h], r.k[2 * g], Mat(), r0, r1, scale, options, r.scores[2 * h], r.probs_1[h], nullptr);
+      detail::attend_rows(r.q[2 * h + 1], r.k[2 * g + 1], Mat(), r0, r1, scale, options, r.scores[2 * h + 1],
                           r.probs_2[h], nullptr);
       r.probs[h].middleRows(r0, n) = r.probs_1[h].middleRows(r0, n) - lambda * r.probs_2[h].middleRows(r0, n);
       Mat o = r.probs[h].middleRows(r0, n) * r.v[g];  // [n, 2d]

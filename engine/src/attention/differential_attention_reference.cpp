@@ -2,7 +2,7 @@
 // Every product is an explicit loop in double precision; nothing here is meant to be fast.
 //
 // Legend: T tokens, C d_model, H heads, G kv groups, d = C/(2H), g(h) = ⌊h / (H/G)⌋.
-//   1. project  2. two score maps /√d  3. causal mask  4. two softmaxes  5. A = P₁ − λ·P₂
+//   1. project  2. two score maps /√d  3. mask (causal, window, sinks)  4. two softmaxes  5. A = P₁ − λ·P₂
 //   6. A·V  7. RMSNorm over 2d · (1 − λ_init)  8. output projection
 #include <cmath>
 #include <limits>
@@ -27,14 +27,14 @@ MatD linear(const MatD& x, const Mat& w, const Vec& b) {
 }
 
 // Row i of softmax(q_i·K_jᵀ·scale) over keys j, q rows and k rows from columns [qc, qc + d) and [kc, kc + d).
-std::vector<double> softmax_row(const MatD& q, int qc, const MatD& k, int kc, int d, int i, double scale, bool causal,
+std::vector<double> softmax_row(const MatD& q, int qc, const MatD& k, int kc, int d, int i, double scale, const AttentionOptions& o,
                                 Mat& scores_out) {
   const int T = int(k.rows());
   std::vector<double> row(static_cast<size_t>(T));
   for (int j = 0; j < T; ++j) {
     double dot = 0;
     for (int c = 0; c < d; ++c) dot += q(i, qc + c) * k(j, kc + c);
-    row[size_t(j)] = (causal && j > i) ? -std::numeric_limits<double>::infinity() : dot * scale;
+    row[size_t(j)] = !key_visible(i, j, o) ? -std::numeric_limits<double>::infinity() : dot * scale;
     scores_out(i, j) = float(row[size_t(j)]);
   }
   double max = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -80,8 +80,8 @@ AttentionResult differential_attention_reference(const Mat& x, const AttentionWe
     const int g = h / (H / G);  // SPEC: g(h) = floor(h / (H/G))
     for (int i = 0; i < T; ++i) {
       // 2–4. the two maps (Q₁ = Q[2h] against K₁ = K[2g], Q₂ = Q[2h+1] against K₂ = K[2g+1])
-      const auto p1 = softmax_row(q, 2 * h * d, k, 2 * g * d, d, i, scale, options.causal, r.scores[2 * h]);
-      const auto p2 = softmax_row(q, (2 * h + 1) * d, k, (2 * g + 1) * d, d, i, scale, options.causal, r.scores[2 * h + 1]);
+      const auto p1 = softmax_row(q, 2 * h * d, k, 2 * g * d, d, i, scale, options, r.scores[2 * h]);
+      const auto p2 = softmax_row(q, (2 * h + 1) * d, k, (2 * g + 1) * d, d, i, scale, options, r.scores[2 * h + 1]);
       // 5. A = P₁ − λ·P₂
       std::vector<double> a(static_cast<size_t>(T));
       for (int j = 0; j < T; ++j) {

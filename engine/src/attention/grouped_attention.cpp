@@ -1,10 +1,10 @@
 // grouped_attention.cpp — the fast path: Eigen products in tasks over blocks of query rows, on all cores.
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
-//   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]
-//   2. scores    S_h = Q_h·K_{g(h)}ᵀ · scale                 [T, T] per head
-//   3. mask      S_h[i, j] = −inf for j > i (causal)
-//   4. softmax   P_h = softmax_rows(S_h)                     [T, T]
+//   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]  (RoPE: Q, K rotated per token)
+//   2. scores    S_h = Q_h·K_{g(h)}ᵀ · scale (+ ALiBi −m_h|i − j| or relpos λ·positional)   [T, T] per head
+//   3. mask      S_h[i, j] = −inf for j > i (causal), and j ≤ i − W unless j < sinks (window W)
+//   4. softmax   P_h = softmax_rows(S_h), with the sink logit s_h in the denominator   [T, T]
 //   5. weigh     O_h = P_h·V_{g(h)}                          [T, d_k] → concat [T, H·d_k]
 //   6. output    out = concat·W_Oᵀ + b_O                     [T, C]
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/attention/grouped_attention.h"
 #include "attnscope/core/limits.h"
+#include "attnscope/core/rng.h"
 #include "core/parallel.h"
 
 namespace attnscope {
@@ -84,23 +85,50 @@ void softmax_rows_into(const Mat& scores, Mat& probs) {
 
 void softmax_rows(Mat& s) { softmax_rows_into(s, s); }
 
+std::vector<double> seeded_sink_logits(int heads, uint64_t seed) {
+  Rng rng(seed ^ 0x5117C0DEull);
+  std::vector<double> logits(size_t(std::max(heads, 0)));
+  for (double& s : logits) s = rng.uniform(-1.0f, 3.0f);
+  return logits;
+}
+
 namespace {
 
-// Row i of S = Q·Kᵀ·scale and of P = softmax(S), computed in double precision.
-// q [T, d_k], k [T, d_k]; writes scores row (cast to float, so ±inf where it overflows) and probs row.
-void rescore_row_in_double(const Mat& q, const Mat& k, int i, double scale, bool causal, Mat& scores, Mat& probs) {
+// What one head adds to its scores and softmax beyond Q·Kᵀ·scale: the position bias of (i, j) and the
+// sink logit. The relpos bias holds rows [r0, r0 + rows) of the head's positional scores × λ.
+struct HeadExtras {
+  PositionScheme scheme = PositionScheme::nope;
+  double alibi_slope = 0;
+  MatD relpos_bias;  // [rows, T]
+  int r0 = 0;
+  bool sink = false;
+  double sink_logit = 0;
+  double bias(int i, int j) const {
+    if (scheme == PositionScheme::alibi) return -alibi_slope * std::abs(i - j);
+    if (scheme == PositionScheme::relpos) return relpos_bias(i - r0, j);
+    return 0;
+  }
+};
+
+// Row i of S = Q·Kᵀ·scale (+ bias, masked) and of P = softmax(S), computed in double precision.
+// q [T, d_k], k [T, d_k]; writes scores row (cast to float, so ±inf where it overflows), probs row and
+// the sink's share.
+void rescore_row_in_double(const Mat& q, const Mat& k, int i, double scale, const AttentionOptions& o,
+                           const HeadExtras& x, Mat& scores, Mat& probs, float* sink_share) {
   const Eigen::Index T = k.rows();
   Eigen::VectorXd s(T);
   for (Eigen::Index j = 0; j < T; ++j)
-    s[j] = (causal && j > i) ? -std::numeric_limits<double>::infinity()
-                             : q.row(i).cast<double>().dot(k.row(j).cast<double>()) * scale;
-  const double max = s.maxCoeff();
+    s[j] = !key_visible(i, int(j), o) ? -std::numeric_limits<double>::infinity()
+                                      : q.row(i).cast<double>().dot(k.row(j).cast<double>()) * scale + x.bias(i, int(j));
+  const double max = x.sink ? std::max(s.maxCoeff(), x.sink_logit) : s.maxCoeff();
   Eigen::VectorXd e = (s.array() - max).exp();
-  e /= e.sum();
+  const double sink = x.sink ? std::exp(x.sink_logit - max) : 0.0, denominator = e.sum() + sink;
+  e /= denominator;
   for (Eigen::Index j = 0; j < T; ++j) {
     scores(i, j) = float(s[j]);
     probs(i, j) = float(e[j]);
   }
+  if (sink_share) *sink_share = float(sink / denominator);
 }
 
 void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionShape& shape) {
@@ -116,39 +144,81 @@ void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionSha
               " (use fewer heads or a shorter input)");
 }
 
-// Rows [r0, r1) of one head: S = Q·Kᵀ·scale (masked), P = softmax(S), O = P·V.
-// q [T, d_k], k, v [T, d_k]; scores, probs [T, T] and out [T, d_k] are written in rows [r0, r1) only.
-// With `causal`, keys ≥ r1 are masked for every row of the block and are neither multiplied nor
-// exponentiated; the triangle inside the block is masked row by row.
-void attend_block(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, bool causal, Mat& scores,
-                  Mat& probs, Mat& out) {
+// Rows [r0, r1) of one head: S = Q·Kᵀ·scale (+ bias, masked), P = softmax(S) (+ sink), O = P·V.
+// q [T, d_k], k, v [T, d_k]; scores, probs [T, T] and out [T, d_k] are written in rows [r0, r1) only,
+// sink_share [T] (when the head has a sink) too.
+// With a causal mask (or a window), keys ≥ r1 are masked for every row of the block and are neither
+// multiplied nor exponentiated; the triangle inside the block is masked row by row.
+void attend_block(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, const AttentionOptions& o,
+                  const HeadExtras& x, Mat& scores, Mat& probs, Mat& out, float* sink_share) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   const int T = int(k.rows()), rows = r1 - r0;
+  const bool causal = o.causal || o.window > 0;
   const int keys = causal ? r1 : T;  // keys any row of the block may see
   auto s = scores.block(r0, 0, rows, keys);
   s.noalias() = scale * (q.middleRows(r0, rows) * k.topRows(keys).transpose());
+  if (x.scheme == PositionScheme::alibi || x.scheme == PositionScheme::relpos)
+    for (int i = r0; i < r1; ++i)
+      for (int j = 0; j < keys; ++j) s(i - r0, j) = float(double(s(i - r0, j)) + x.bias(i, j));
   // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone in
   // double so the probabilities stay exact instead of merely finite. One check for the block is
   // enough in the common case; only a block that fails it is checked row by row.
   const bool block_finite = all_finite(s);
   Eigen::Array<float, 1, Eigen::Dynamic> e(keys);
   for (int i = r0; i < r1; ++i) {
-    const int n = causal ? i + 1 : T;  // keys row i sees
+    const int n = causal ? i + 1 : T;  // keys row i sees: the first n, but for the window's gap
+    const int lo = o.window > 0 ? std::max(0, i - o.window + 1) : 0;  // the window's first key
+    const int sink_end = std::min(o.sinks, lo);                        // sink keys [0, sink_end) before it
     auto srow = scores.row(i);
     auto prow = probs.row(i);
     srow.tail(T - n).setConstant(-inf);
-    if (!block_finite && !all_finite(srow.head(n))) {
-      rescore_row_in_double(q, k, i, scale, causal, scores, probs);
+    if (!block_finite && !(all_finite(srow.segment(lo, n - lo)) && all_finite(srow.head(sink_end)))) {
+      rescore_row_in_double(q, k, i, scale, o, x, scores, probs, sink_share ? sink_share + i : nullptr);
       continue;
     }
-    // Every seen score is finite: max-subtracted exp, sum ≥ 1, masked keys exactly 0.
+    srow.segment(sink_end, lo - sink_end).setConstant(-inf);
+    // Every seen score is finite (key i is always seen): max-subtracted exp, masked keys exactly 0.
     const auto seen = srow.head(n).array();
-    const float max = seen.maxCoeff();
-    e.head(n) = (seen - max).exp();
-    prow.head(n) = e.head(n) * (1.0f / e.head(n).sum());
+    if (!x.sink) {
+      const float max = seen.maxCoeff();
+      e.head(n) = (seen - max).exp();
+      prow.head(n) = e.head(n) * (1.0f / e.head(n).sum());
+    } else {
+      const float max = std::max(seen.maxCoeff(), float(x.sink_logit));
+      e.head(n) = (seen - max).exp();
+      const float sink = std::exp(float(x.sink_logit) - max), denominator = e.head(n).sum() + sink;
+      prow.head(n) = e.head(n) * (1.0f / denominator);
+      sink_share[i] = sink / denominator;
+    }
     prow.tail(T - n).setZero();
   }
   out.middleRows(r0, rows).noalias() = probs.block(r0, 0, rows, keys) * v.topRows(keys);
+}
+
+// Throws InputError unless the options fit H heads of width d_k and T tokens.
+void validate_options(const AttentionOptions& o, int T, int H, int dk) {
+  require(o.window >= 0, "the sliding window must be at least 1 token (0 = none), got " + std::to_string(o.window));
+  require(o.sinks >= 0, "the number of sink tokens must be 0 or more, got " + std::to_string(o.sinks));
+  require(o.sinks == 0 || o.window > 0, "sink tokens stay visible beside a sliding window: set a window too");
+  require(o.sinks <= T, "there are " + std::to_string(o.sinks) + " sink tokens but only " + std::to_string(T) +
+                            " tokens: the sinks are among the first tokens (0 to " + std::to_string(T) + ")");
+  require(o.sink_logits.empty() || int(o.sink_logits.size()) == H,
+          "sink logits: one per head (" + std::to_string(H) + "), got " + std::to_string(o.sink_logits.size()));
+  for (double s : o.sink_logits) require(std::isfinite(s), "the sink logits must be finite");
+  const PositionEncoding& p = o.positions;
+  if (p.scheme == PositionScheme::rope) {
+    require(dk % 2 == 0, "rotary positions turn pairs of dimensions, so the head width d_k must be even, got " +
+                             std::to_string(dk) + " (choose d_model and heads so that d_model / heads is even)");
+    require(int(p.rope_inv_freq.size()) == dk / 2, "RoPE needs d_k / 2 = " + std::to_string(dk / 2) + " frequencies, got " +
+                                                      std::to_string(p.rope_inv_freq.size()));
+  }
+  if (p.scheme == PositionScheme::alibi)
+    require(int(p.alibi_slopes.size()) == H, "ALiBi needs one slope per head (" + std::to_string(H) + "), got " +
+                                                 std::to_string(p.alibi_slopes.size()));
+  if (p.scheme == PositionScheme::relpos)
+    require(int(p.relpos_alphas.size()) == H && int(p.relpos_deltas.size()) == H,
+            "relative positions need one relative-position head (α, Δ) per attention head (" + std::to_string(H) +
+                "), got " + std::to_string(p.relpos_alphas.size()));
 }
 
 }  // namespace
@@ -157,6 +227,11 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
                                   const AttentionOptions& options) {
   validate_inputs(x, w, shape);
   const int T = int(x.rows()), H = shape.heads, G = shape.groups, dk = shape.head_dim();
+  validate_options(options, T, H, dk);
+  const PositionEncoding& positions = options.positions;
+  const bool rotary = positions.scheme == PositionScheme::rope;
+  const RopeTables rope = rotary ? rope_tables(positions.rope_inv_freq, positions.rope_attention_factor, T, positions.rope_layout)
+                                 : RopeTables{};
   const float scale = options.scale_scores ? 1.0f / std::sqrt(float(dk)) : 1.0f;
   // Projections, scores and P·V in multiply–adds; small inputs stay on this thread (parallel.h).
   const long long C = shape.d_model;
@@ -169,6 +244,8 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   for (int g = 0; g < G; ++g) r.k[g].resize(T, dk), r.v[g].resize(T, dk);
   r.concat.resize(T, Eigen::Index(H) * dk);
   r.output.resize(T, C);
+  if (!options.sink_logits.empty()) r.sink_share.resize(H, T);
+  r.alibi_slopes = positions.alibi_slopes;
 
   // Every step is cut into tasks over blocks of query rows that write disjoint rows of the results,
   // so no task waits for another inside a step and the cores take tasks as they come free: on two
@@ -208,6 +285,7 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       proj.noalias() = x.middleRows(r0, r1 - r0) * wm.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
       if (b.size()) proj.rowwise() += b.segment(c0, cols).transpose();
       if (!all_finite(proj)) overflow = true;
+      if (rotary && which < 2) rope_rotate(proj, rope, r0, u1 - u0);  // token r0 + row, every head of the slice
       for (int j = u0; j < u1; ++j)
         dst[j].middleRows(r0, r1 - r0) = proj.middleCols(Eigen::Index(j - u0) * dk, dk);
     }
@@ -217,7 +295,18 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       if (stop()) continue;
       const int h = task / blocks, g = kv_group_of_head(h, H, G);
       const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
-      attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options.causal, r.scores[h], r.probs[h], r.head_out[h]);
+      HeadExtras extras;
+      extras.scheme = positions.scheme;
+      extras.r0 = r0;
+      if (positions.scheme == PositionScheme::alibi) extras.alibi_slope = positions.alibi_slopes[size_t(h)];
+      if (positions.scheme == PositionScheme::relpos)
+        extras.relpos_bias =
+            positions.relpos_lambda * relative_position_scores_1d(positions.relpos_alphas[size_t(h)],
+                                                                  positions.relpos_deltas[size_t(h)], T, r0, r1 - r0);
+      extras.sink = !options.sink_logits.empty();
+      if (extras.sink) extras.sink_logit = options.sink_logits[size_t(h)];
+      attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options, extras, r.scores[h], r.probs[h], r.head_out[h],
+                   extras.sink ? r.sink_share.row(h).data() : nullptr);
       r.concat.block(r0, Eigen::Index(h) * dk, r1 - r0, dk) = r.head_out[h].middleRows(r0, r1 - r0);
     }
     // 6. output: rows [r0, r1), columns [c0, c1) of concat·W_Oᵀ + b_O.

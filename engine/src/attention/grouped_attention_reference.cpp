@@ -2,7 +2,9 @@
 // Every product is an explicit loop in double precision; nothing here is meant to be fast.
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
-//   1. project  2. scores  3. causal mask  4. softmax  5. weighted sum  6. output projection
+//   1. project (RoPE: rotate q and k)  2. scores (+ ALiBi / relpos bias)  3. causal / window / sink mask
+//   4. softmax (+ sink logit)  5. weighted sum  6. output projection
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -33,6 +35,24 @@ AttentionResult grouped_attention_reference(const Mat& x, const AttentionWeights
   require(x.cols() == shape.d_model, "the input width does not match d_model");
   const int T = int(x.rows()), H = shape.heads, G = shape.groups, dk = shape.head_dim();
   const double scale = options.scale_scores ? 1.0 / std::sqrt(double(dk)) : 1.0;
+  const PositionEncoding& pos = options.positions;
+  const bool sinks = !options.sink_logits.empty();
+  // The mask, written out: causal (a window implies it), then the window's gap before key i − W + 1
+  // except the first `sinks` keys.
+  auto masked = [&](int i, int j) {
+    if ((options.causal || options.window > 0) && j > i) return true;
+    return options.window > 0 && j <= i - options.window && j >= options.sinks;
+  };
+  // The bias of (i, j) for head h.
+  auto bias = [&](int h, int i, int j) {
+    if (pos.scheme == PositionScheme::alibi) return -pos.alibi_slopes[size_t(h)] * std::abs(double(i - j));
+    if (pos.scheme != PositionScheme::relpos) return 0.0;
+    // λ·(−α(δ − Δ)² + α·min over keys of (δ' − Δ)²), δ = j − i (the row's minimum searched key by key).
+    const double alpha = pos.relpos_alphas[size_t(h)], delta = pos.relpos_deltas[size_t(h)];
+    double nearest = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < T; ++k) nearest = std::min(nearest, (k - i - delta) * (k - i - delta));
+    return pos.relpos_lambda * (-alpha * (j - i - delta) * (j - i - delta) + alpha * nearest);
+  };
 
   // 1. project
   const Mat q = linear(x, w.wq, w.bq), k = linear(x, w.wk, w.bk), v = linear(x, w.wv, w.bv);
@@ -44,26 +64,38 @@ AttentionResult grouped_attention_reference(const Mat& x, const AttentionWeights
   for (int g = 0; g < G; ++g)
     for (int t = 0; t < T; ++t)
       for (int d = 0; d < dk; ++d) r.k[g](t, d) = k(t, g * dk + d), r.v[g](t, d) = v(t, g * dk + d);
+  const bool rotary = pos.scheme == PositionScheme::rope;
+  if (rotary)
+    for (int g = 0; g < G; ++g) rope_rotate_reference(r.k[g], pos.rope_inv_freq, pos.rope_attention_factor, pos.rope_layout);
+  if (sinks) r.sink_share.resize(H, T);
+  r.alibi_slopes = pos.alibi_slopes;
 
   for (int h = 0; h < H; ++h) {
     const int g = h / (H / G);  // SPEC: g(h) = floor(h / (H/G))
     for (int t = 0; t < T; ++t)
       for (int d = 0; d < dk; ++d) r.q[h](t, d) = q(t, h * dk + d);
+    if (rotary) rope_rotate_reference(r.q[h], pos.rope_inv_freq, pos.rope_attention_factor, pos.rope_layout);
     for (int i = 0; i < T; ++i) {
       // 2. scores and 3. mask, kept in double for the softmax (float scores may overflow)
       std::vector<double> row(static_cast<size_t>(T));
       for (int j = 0; j < T; ++j) {
         double dot = 0;
         for (int d = 0; d < dk; ++d) dot += double(r.q[h](i, d)) * double(r.k[g](j, d));
-        row[size_t(j)] = (options.causal && j > i) ? -std::numeric_limits<double>::infinity() : dot * scale;
+        row[size_t(j)] = masked(i, j) ? -std::numeric_limits<double>::infinity() : dot * scale + bias(h, i, j);
         r.scores[h](i, j) = float(row[size_t(j)]);
       }
       // 4. softmax, max-subtracted, in double
       double max = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < T; ++j) max = std::max(max, row[size_t(j)]);
-      double sum = 0;
+      if (sinks) max = std::max(max, options.sink_logits[size_t(h)]);
+      double sum = sinks ? std::exp(options.sink_logits[size_t(h)] - max) : 0.0;
       for (int j = 0; j < T; ++j) sum += std::exp(row[size_t(j)] - max);
-      for (int j = 0; j < T; ++j) r.probs[h](i, j) = float(std::exp(row[size_t(j)] - max) / sum);
+      double taken = 0;
+      for (int j = 0; j < T; ++j) {
+        r.probs[h](i, j) = float(std::exp(row[size_t(j)] - max) / sum);
+        taken += std::exp(row[size_t(j)] - max) / sum;
+      }
+      if (sinks) r.sink_share(h, i) = float(1.0 - taken);  // SPEC: the sink's share 1 − Σ_j p_ij
       // 5. weighted sum of the group's values
       for (int d = 0; d < dk; ++d) {
         double acc = 0;

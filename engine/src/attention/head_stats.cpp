@@ -76,7 +76,7 @@ std::vector<double> head_drift(const Tensor3& probs, const Tensor3& mha_probs, c
   return drift;
 }
 
-HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel) {
+HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel, const HeadStatsMask& mask) {
   const int heads = int(probs.size());
   const int t_count = heads ? int(probs[0].rows()) : 0;
   HeadStats s;
@@ -90,6 +90,21 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
   // Exceptions cannot leave an OpenMP loop: a cancelled iteration does nothing, and the check after
   // the loop throws.
   const auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+  const Mat* sink = mask.sink_share && mask.sink_share->size() ? mask.sink_share : nullptr;
+  // The sink's own term of Σ x log x (0 without learned sinks).
+  const auto sink_xlogx = [&](int h, int i) {
+    if (!sink) return 0.0;
+    const double x = std::max(double((*sink)(h, i)), 0.0);
+    return x > 0 ? x * std::log(x) : 0.0;
+  };
+  // Keys row i may see.
+  const auto allowed_keys = [&](int i) {
+    if (mask.window > 0) {
+      const int lo = std::max(0, i - mask.window + 1);
+      return i + 1 - lo + std::min(mask.sinks, lo);
+    }
+    return causal ? i + 1 : t_count;
+  };
 
   // 1. Per head, per row. neg_entropy[h](i) = Σ_j P log P of row i, reused by the JS pairs below.
   std::vector<Eigen::VectorXd> neg_entropy(static_cast<size_t>(heads), Eigen::VectorXd(t_count));
@@ -101,10 +116,10 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
     int normalised_rows = 0;
     for (int i = 0; i < t_count; ++i) {
       const float* row = &p(i, 0);
-      const double e = row_entropy(row, t_count);
+      const double e = std::max(row_entropy(row, t_count) - sink_xlogx(h, i), 0.0);
       neg_entropy[size_t(h)](i) = -e;
       entropy += e;
-      const int allowed = causal ? i + 1 : t_count;
+      const int allowed = allowed_keys(i) + (sink ? 1 : 0);
       if (allowed >= 2) {
         normalised += std::min(1.0, e / std::log(double(allowed)));
         ++normalised_rows;
@@ -131,8 +146,18 @@ HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>*
       double sum = 0;
       for (int k = 0; k < rows; ++k) {
         const int i = int((long long)k * t_count / rows);
-        sum += js_from_parts(&probs[size_t(a)](i, 0), &probs[size_t(b)](i, 0), t_count, neg_entropy[size_t(a)](i),
-                             neg_entropy[size_t(b)](i));
+        if (!sink) {
+          sum += js_from_parts(&probs[size_t(a)](i, 0), &probs[size_t(b)](i, 0), t_count, neg_entropy[size_t(a)](i),
+                               neg_entropy[size_t(b)](i));
+          continue;
+        }
+        // With learned sinks each row is its keys and the sink: the JS of those T + 1 outcomes.
+        const double pa = (*sink)(a, i), pb = (*sink)(b, i), m = 0.5 * (pa + pb);
+        const double sink_term = -(m > 0 ? m * std::log(m) : 0.0);
+        const Eigen::Map<const Eigen::ArrayXf> ra(&probs[size_t(a)](i, 0), t_count), rb(&probs[size_t(b)](i, 0), t_count);
+        const double js = 0.5 * (neg_entropy[size_t(a)](i) + neg_entropy[size_t(b)](i)) -
+                          double(sum_xlogx(0.5f * (ra + rb))) + sink_term;
+        sum += std::clamp(js, 0.0, std::log(2.0));
       }
       s.js_divergence(a, b) = s.js_divergence(b, a) = sum / rows;
     }

@@ -176,13 +176,27 @@ LatentWeights random_latent_weights(const LatentShape& s, uint64_t seed) {
   return w;
 }
 
+RopeParams LatentRope::params() const {
+  RopeParams p;
+  p.base = base;
+  p.layout = interleaved ? RopeLayout::interleaved : RopeLayout::half;
+  p.scaling = scaling;
+  p.factor = factor;
+  p.original_context = original_context;
+  return p;
+}
+
 void rotate_positions(Mat& x, const LatentRope& rope, int first_position) {
   const int d = int(x.cols()), half = d / 2;
+  if (half == 0) return;
+  // θ_i = base^(−2i/d), scaled (positions.h); YaRN's attention factor multiplies cos and sin.
+  const std::vector<double> inv = rope_scaled_inv_freq(rope.params(), d);
+  const double factor = rope_attention_factor(rope.params());
   for (int i = 0; i < half; ++i) {
-    const double inv_freq = std::pow(rope.base, -2.0 * i / d);  // θ_i = base^(−2i/d)
+    const double inv_freq = inv[size_t(i)];
     const int a = rope.interleaved ? 2 * i : i, b = rope.interleaved ? 2 * i + 1 : i + half;
     for (Eigen::Index t = 0; t < x.rows(); ++t) {
-      const double angle = double(first_position + t) * inv_freq, c = std::cos(angle), sn = std::sin(angle);
+      const double angle = double(first_position + t) * inv_freq, c = factor * std::cos(angle), sn = factor * std::sin(angle);
       const double xa = x(t, a), xb = x(t, b);
       x(t, a) = float(xa * c - xb * sn);
       x(t, b) = float(xb * c + xa * sn);
@@ -237,7 +251,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
     for (int task = 0; task < H * blocks.count; ++task) {
       if (stop()) continue;
       const int h = task / blocks.count, b = task % blocks.count;
-      detail::attend_rows(r.q[h], r.k[h], r.v[h], blocks.begin(b), blocks.end(b), scale, options.causal, r.scores[h],
+      detail::attend_rows(r.q[h], r.k[h], r.v[h], blocks.begin(b), blocks.end(b), scale, options, r.scores[h],
                           r.probs[h], &r.head_out[h]);
       r.concat.block(blocks.begin(b), Eigen::Index(h) * dN, blocks.end(b) - blocks.begin(b), dN) =
           r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));
@@ -307,7 +321,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
     for (int task = 0; task < H * blocks.count; ++task) {
       if (stop()) continue;
       const int h = task / blocks.count, b = task % blocks.count;
-      detail::attend_rows(r.q[h], r.k[0], r.v[0], blocks.begin(b), blocks.end(b), scale, options.causal, r.scores[h],
+      detail::attend_rows(r.q[h], r.k[0], r.v[0], blocks.begin(b), blocks.end(b), scale, options, r.scores[h],
                           r.probs[h], &r.head_out[h]);
       r.concat.block(blocks.begin(b), Eigen::Index(h) * rk, blocks.end(b) - blocks.begin(b), rk) =
           r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));

@@ -4,7 +4,7 @@
 // Legend: T tokens, C d_model, H heads, d_N = d_v = C/H, d_R rotary part, r_kv / r_q the latents.
 //   1. c_Q = RMSNorm(X·W_DQᵀ), q_h = [c_Q·W_UQ,hᵀ ; RoPE(c_Q·W_QR,hᵀ)]      (r_q = 0: X in place of c_Q)
 //   2. c_KV = RMSNorm(X·W_DKVᵀ), k_R = RoPE(X·W_KRᵀ), k_h = [c_KV·W_UK,hᵀ ; k_R], v_h = c_KV·W_UV,hᵀ
-//   3. scores /√(d_N + d_R)  4. causal mask  5. softmax  6. weighted sum  7. output projection
+//   3. scores /√(d_N + d_R)  4. mask (causal, window, sinks)  5. softmax  6. weighted sum  7. output projection
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -40,13 +40,16 @@ void rms_norm(Rows& x, const Vec& w) {
 
 // RoPE on columns [c0, c0 + d) of every row, row t at position t.
 void rope(Rows& x, size_t c0, int d, const LatentRope& r) {
+  if (d < 2) return;
+  const std::vector<double> inv = rope_scaled_inv_freq(r.params(), d);
+  const double factor = rope_attention_factor(r.params());
   for (size_t t = 0; t < x.size(); ++t)
     for (int i = 0; i < d / 2; ++i) {
-      const double angle = double(t) * std::pow(r.base, -2.0 * i / d);
+      const double angle = double(t) * inv[size_t(i)];
       const size_t a = c0 + size_t(r.interleaved ? 2 * i : i), b = c0 + size_t(r.interleaved ? 2 * i + 1 : i + d / 2);
       const double xa = x[t][a], xb = x[t][b];
-      x[t][a] = xa * std::cos(angle) - xb * std::sin(angle);
-      x[t][b] = xb * std::cos(angle) + xa * std::sin(angle);
+      x[t][a] = factor * (xa * std::cos(angle) - xb * std::sin(angle));
+      x[t][b] = factor * (xb * std::cos(angle) + xa * std::sin(angle));
     }
 }
 
@@ -109,7 +112,7 @@ AttentionResult latent_attention_reference(const Mat& x, const LatentWeights& w,
       for (int j = 0; j < T; ++j) {
         double dot = 0;
         for (int c = 0; c < dqk; ++c) dot += qh[size_t(i)][size_t(c)] * kh[size_t(j)][size_t(c)];
-        row[size_t(j)] = (options.causal && j > i) ? -std::numeric_limits<double>::infinity() : dot * scale;
+        row[size_t(j)] = !key_visible(i, j, options) ? -std::numeric_limits<double>::infinity() : dot * scale;
         r.scores[h](i, j) = float(row[size_t(j)]);
       }
       // 5. softmax

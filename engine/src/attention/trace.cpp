@@ -41,12 +41,30 @@ Trace shape_trace(const TraceShape& s) {
   if (s.qk_norm)
     step("qk_norm", "normalise Q, K per head", "RMSNorm over each head's d_k values, times w_q or w_k",
          {"H", "T", "d_k"}, {H, T, dk});
+  if (s.rope_angles)
+    step("rope_angles", "RoPE angles", "cos, sin of t·θ_k, θ_k = base^(−2k/d_k)", {"T", "d_k/2"}, {T, dk / 2});
   if (s.rotary) step("rope", "rotate Q, K (RoPE)", "Q, K turned by position (RoPE)", {"H", "T", "d_k"}, {H, T, dk});
   if (G != H)
     step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
   step("scores", "scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
-  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
-  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  if (s.alibi) step("alibi_bias", "ALiBi bias", "S_h += −m_h·|i − j|", {"H", "T", "T"}, {H, T, T});
+  if (s.relpos)
+    step("relpos_bias", "relative-position scores", "S_h += λ·(−α_h(j − i − Δ_h)²)", {"H", "T", "T"}, {H, T, T});
+  if (s.window > 0 && s.sinks > 0)
+    step("sink_window_mask", "window and sink mask", "S[i, j] = −∞ unless i − W < j ≤ i or j < n_sink ≤ i", {"T", "T"},
+         {T, T});
+  else if (s.window > 0)
+    step("window_mask", "sliding-window mask", "S[i, j] = −∞ unless i − W < j ≤ i", {"T", "T"}, {T, T});
+  else if (s.causal)
+    step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  if (s.sink_logits) {
+    step("sink_logits", "sink logits", "one logit s_h per head", {"H"}, {H});
+    step("softmax_sink", "softmax with a sink", "P[i, j] = e^S[i, j] / (e^s_h + Σ_j' e^S[i, j'])", {"H", "T", "T"},
+         {H, T, T});
+    step("sink_share", "sink's share", "1 − Σ_j P[i, j]", {"H", "T"}, {H, T});
+  } else {
+    step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  }
   step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_k"}, {H, T, dk});
   step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * dk});
   step("output", "output", "concat·W_Oᵀ" + o_bias, {"T", "C"}, {T, C});

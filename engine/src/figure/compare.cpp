@@ -42,13 +42,19 @@ ExportRequest heads_request(const CompareRequest& r, const ColorScale& scale) {
   e.scores = false;
   e.color_scale = scale;
   e.caption = r.caption;
+  e.sink_column = false;  // A and B are compared token by token (the difference view reuses B's panels)
   e.words = r.words;
   e.token_first = r.token_first;
   e.token_last = r.token_last;
   return e;
 }
 
-bool masked(const Analysis& a, int i, int j) { return a.scene.model.causal && j > i; }
+// Key j hidden from query i: after it (causal or windowed), or outside a window but for its sink keys.
+bool masked(const Analysis& a, int i, int j) {
+  const AttentionAnalysis& att = *a.attention;
+  if ((a.scene.model.causal || att.window > 0) && j > i) return true;
+  return att.window > 0 && j <= i - att.window && j >= att.sinks;
+}
 
 }  // namespace
 
@@ -176,7 +182,7 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
   FigureSpec f;
   if (r.view == CompareView::side_by_side) {
     f.colorbars = fa.colorbars;  // one bar: the locked range, with the masked swatch when either side is causal
-    f.colorbars[0].show_masked = a.scene.model.causal || b.scene.model.causal;
+    f.colorbars[0].show_masked = fa.colorbars[0].show_masked || fb.colorbars[0].show_masked;
     for (int h = 0; h < cmp.heads; ++h) {
       PanelSpec pa = std::move(fa.panels[size_t(h)]);
       PanelSpec pb = std::move(fb.panels[size_t(h)]);
@@ -189,7 +195,7 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
     f.grid_columns = cmp.heads <= 2 ? 2 * cmp.heads : 4;
   } else {
     f.colorbars.push_back({cmp.difference_range, Colormap::diverging, w.word("probability B − A"),
-                           a.scene.model.causal && b.scene.model.causal, w.word("masked")});
+                           fa.colorbars[0].show_masked && fb.colorbars[0].show_masked, w.word("masked")});
     for (int h = 0; h < cmp.heads; ++h) {
       PanelSpec p = std::move(fb.panels[size_t(h)]);  // B's labels and frame (of the token range)
       const int lo = r.token_first >= 0 ? r.token_first : 0, n = p.rows;

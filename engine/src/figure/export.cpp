@@ -59,7 +59,9 @@ const std::vector<std::string>& figure_word_keys() {
       "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph",
       // compare A/B (compare.h)
       "A · head %d", "B · head %d · JS %s", "B − A · head %d · JS %s", "probability B − A", "A: %s", "B: %s",
-      "A → B: %s", "A and B have the same settings", "one scale for A and B: %s"};
+      "A → B: %s", "A and B have the same settings", "one scale for A and B: %s",
+      // windows, sinks and positions (SPEC "Variants after GQA")
+      "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s"};
   return keys;
 }
 
@@ -255,6 +257,22 @@ std::string grid_note(const Analysis& a, const std::string& engine_note, const F
   return w.format("%s pattern, %s cells", w.word(in.grid.pattern).c_str(), size.c_str());
 }
 
+// "RoPE", "RoPE θ=500000 interleaved yarn×4", "ALiBi", "relpos".
+std::string position_name(const ModelSettings& m) {
+  switch (m.positions) {
+    case PositionScheme::absolute: return "absolute";
+    case PositionScheme::nope: return "NoPE";
+    case PositionScheme::alibi: return "ALiBi";
+    case PositionScheme::relpos: return "relpos";
+    case PositionScheme::rope: break;
+  }
+  std::string s = "RoPE";
+  if (m.rope_base != default_rope_base) s += " θ=" + detail::format_g(m.rope_base);
+  if (m.rope_layout == RopeLayout::interleaved) s += " interleaved";
+  if (m.rope_scaling != RopeScaling::none) s += std::string(" ") + to_string(m.rope_scaling) + "×" + detail::format_g(m.rope_factor);
+  return s;
+}
+
 std::string delta_text(const RelposHead& h, int dims) {
   if (dims == 1) return "Δ=" + detail::format_g(h.delta[1]);
   return "Δ=(" + detail::format_g(h.delta[0]) + "," + detail::format_g(h.delta[1]) + ")";
@@ -289,10 +307,14 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
     }
     std::string c = kind_name(m.kind, w) + variant_text(a, w) + sep + "H=" + std::to_string(s.heads) + sep +
                     "G=" + std::to_string(s.groups) + sep + "d_model=" + std::to_string(s.d_model) + sep +
-                    w.word(m.causal ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
+                    w.word(m.causal || m.window > 0 ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
                     w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
                     w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)")
                                     : differential_heads(a) ? "A = P₁ − λ·P₂ (signed)" : "probabilities");
+    if (m.window > 0) c += sep + w.format("window %d", m.window);
+    if (m.sinks > 0) c += sep + w.format("sink tokens: %d", m.sinks);
+    if (m.sink_logits) c += sep + w.word("sink logits");
+    if (m.positions != PositionScheme::absolute) c += sep + w.format("positions %s", position_name(m).c_str());
     if (r.what == ExportWhat::heads) c += sep + scale;
     return c + sep + queries_keys + range;
   }
@@ -356,6 +378,9 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   const Tensor3& values = r.scores ? att.result.scores : att.result.probs;
   const int heads = int(values.size()), groups = att.shape.groups;
   const bool causal = a.scene.model.causal;
+  const bool masking = causal || att.window > 0;  // a window implies the causal mask
+  // Learned sinks: a first column "sink" with the sink's share of each row (its logit s_h in scores).
+  const bool sink_column = r.sink_column && att.result.sink_share.size() > 0 && !att.options.sink_logits.empty();
   const bool designed = a.scene.model.weights == WeightSource::designed &&
                         a.scene.model.designed.size() == size_t(heads);
   FigureSpec f;
@@ -370,14 +395,26 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
     p.rows = int(m.rows());
     p.cols = int(m.cols());
     p.values.assign(m.data(), m.data() + m.size());
-    // Masked keys (after the query, or outside a sliding window) show as masked, whether the view is
-    // scores (−inf) or probs (0).
-    if (causal)
+    // Masked keys (after the query, or outside a sliding window but for its sink keys) show as masked,
+    // whether the view is scores (−inf) or probs (0).
+    if (masking)
       for (int i = 0; i < p.rows; ++i)
         for (int j = 0; j < p.cols; ++j)
-          if (j > i || (att.window > 0 && j <= i - att.window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+          if (j > i || (att.window > 0 && j <= i - att.window && j >= att.sinks))
+            p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
     p.row_labels = att.labels;
     p.col_labels = att.labels;
+    if (sink_column) {
+      std::vector<float> with_sink;
+      with_sink.reserve(size_t(p.rows) * size_t(p.cols + 1));
+      for (int i = 0; i < p.rows; ++i) {
+        with_sink.push_back(r.scores ? float(att.options.sink_logits[size_t(h)]) : att.result.sink_share(h, i));
+        with_sink.insert(with_sink.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
+      }
+      p.values = std::move(with_sink);
+      p.cols += 1;
+      p.col_labels.insert(p.col_labels.begin(), r.words.word("sink"));
+    }
     p.frame = kv_group_color(g);
     f.panels.push_back(std::move(p));
   }
@@ -386,18 +423,25 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   // Differential attention's signed map on the diverging colormap, over a range symmetric about 0 (white = 0).
   const bool signed_map = differential_heads(a) && !r.scores;
   assign_colorbars(f, scale, signed_map ? Colormap::diverging : r.colormap,
-                   r.words.word(r.scores ? "score" : signed_map ? "differential weight" : "probability"), causal, r.words);
+                   r.words.word(r.scores ? "score" : signed_map ? "differential weight" : "probability"), masking, r.words);
   // A token range: the panels keep those queries and keys only; the bars keep the whole input's ranges.
+  // The sink column, when there is one, stays first.
   if (r.token_first >= 0) {
-    const int lo = r.token_first, n = r.token_last - r.token_first + 1;
+    const int lo = r.token_first, n = r.token_last - r.token_first + 1, extra = sink_column ? 1 : 0;
     for (PanelSpec& p : f.panels) {
-      std::vector<float> kept(size_t(n) * size_t(n));
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) kept[size_t(i) * size_t(n) + size_t(j)] = p.values[size_t(lo + i) * size_t(p.cols) + size_t(lo + j)];
+      const int cols = n + extra;
+      std::vector<float> kept(size_t(n) * size_t(cols));
+      for (int i = 0; i < n; ++i) {
+        if (extra) kept[size_t(i) * size_t(cols)] = p.values[size_t(lo + i) * size_t(p.cols)];
+        for (int j = 0; j < n; ++j)
+          kept[size_t(i) * size_t(cols) + size_t(extra + j)] = p.values[size_t(lo + i) * size_t(p.cols) + size_t(extra + lo + j)];
+      }
       p.values = std::move(kept);
-      p.rows = p.cols = n;
+      p.rows = n;
+      p.cols = cols;
       p.row_labels.assign(att.labels.begin() + lo, att.labels.begin() + lo + n);
       p.col_labels = p.row_labels;
+      if (extra) p.col_labels.insert(p.col_labels.begin(), r.words.word("sink"));
     }
   }
   return f;

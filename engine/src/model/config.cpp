@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnscope/attention/positions.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 
@@ -365,8 +366,8 @@ void read_deepseek_rope(const json& j, const Reader& r, const std::string& name,
   m.beta_fast = pr.number_or("beta_fast", 32.0, 1e-6, 1e6);
   m.beta_slow = pr.number_or("beta_slow", 1.0, 1e-6, 1e6);
   const double mscale = pr.number_or("mscale", 0.0, 0.0, 1e3), mscale_all = pr.number_or("mscale_all_dim", 0.0, 0.0, 1e3);
-  // mscale(f, m) = 0.1·m·ln f + 1 for f > 1 (SPEC; yarn_get_mscale)
-  auto get_mscale = [f = m.yarn_factor](double k) { return f <= 1 ? 1.0 : 0.1 * k * std::log(f) + 1.0; };
+  // mscale(f, m) = 0.1·m·ln f + 1 for f > 1 (SPEC; yarn_get_mscale, attention/positions.h)
+  auto get_mscale = [f = m.yarn_factor](double k) { return yarn_mscale(f, k); };
   if (pr.has("attention_factor")) m.attention_factor = pr.number_or("attention_factor", 1.0, 1e-6, 1e6);
   else if (mscale != 0 && mscale_all != 0) m.attention_factor = get_mscale(mscale) / get_mscale(mscale_all);
   else m.attention_factor = get_mscale(1.0);
@@ -486,29 +487,10 @@ ModelConfig read_deepseek(const json& j, const Reader& r, const std::string& nam
 }  // namespace
 
 std::vector<float> MlaConfig::inv_freq(double theta) const {
-  const int d = rope_dim;
-  std::vector<float> out(size_t(d / 2));
-  // Hugging Face: pos_freqs = base^(arange(0, d, 2)/d) in float32
-  std::vector<float> pos(out.size());
-  for (int i = 0; i < d / 2; ++i) pos[size_t(i)] = float(std::pow(theta, double(float(2 * i) / float(d))));
-  if (!yarn) {
-    for (int i = 0; i < d / 2; ++i) out[size_t(i)] = 1.0f / pos[size_t(i)];
-    return out;
-  }
-  // YaRN: find_correction_range (truncated), linear ramp, blend of extrapolated and interpolated
-  auto correction_dim = [&](double rotations) {
-    return (d * std::log(yarn_original_max / (rotations * 2 * M_PI))) / (2 * std::log(theta));
-  };
-  double low = std::max(std::floor(correction_dim(beta_fast)), 0.0);
-  double high = std::min(std::ceil(correction_dim(beta_slow)), double(d - 1));
-  if (low == high) high += 0.001;
-  for (int i = 0; i < d / 2; ++i) {
-    const float ramp = std::clamp(float((float(i) - low) / (high - low)), 0.0f, 1.0f);
-    const float extrapolation = 1.0f - ramp;
-    const float inv_extra = 1.0f / pos[size_t(i)], inv_inter = 1.0f / (float(yarn_factor) * pos[size_t(i)]);
-    out[size_t(i)] = inv_inter * (1.0f - extrapolation) + inv_extra * extrapolation;
-  }
-  return out;
+  // Hugging Face's float32 frequencies, plain or YaRN's blend (attention/positions.h, shared with the
+  // scene model's RoPE).
+  if (!yarn) return rope_inv_freq_float32(theta, rope_dim);
+  return yarn_inv_freq_float32(theta, rope_dim, yarn_factor, yarn_original_max, beta_fast, beta_slow);
 }
 
 const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3"; }

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attnscope/attention/positions.h"
 #include "core/parallel.h"
 
 namespace attnscope::ops {
@@ -179,14 +180,13 @@ void linear_backward(float* dx, float* dweight, float* dbias, const float* dout,
 // ================================ rotary positions ===============================================
 
 void rope_tables(float* cos, float* sin, int T, int D, float theta, int pos0) {
-  // Hugging Face: inv_freq = 1.0 / (theta ** (arange(0, D, 2).float() / D)) in float32, then
-  // angle = position · inv_freq in float32, cos/sin of that float angle.
+  // Hugging Face: inv_freq = 1.0 / (theta ** (arange(0, D, 2).float() / D)) in float32 (attention/positions.h),
+  // then angle = position · inv_freq in float32, cos/sin of that float angle.
   const int half = D / 2;
+  const std::vector<float> inv_freq = rope_inv_freq_float32(double(theta), D);
   for (int i = 0; i < half; ++i) {
-    const float exponent = float(2 * i) / float(D);
-    const float inv_freq = 1.0f / float(std::pow(double(theta), double(exponent)));
     for (int t = 0; t < T; ++t) {
-      const float angle = float(pos0 + t) * inv_freq;
+      const float angle = float(pos0 + t) * inv_freq[size_t(i)];
       cos[int64_t(t) * half + i] = float(std::cos(double(angle)));
       sin[int64_t(t) * half + i] = float(std::sin(double(angle)));
     }

@@ -30,6 +30,9 @@ template <class F> void fields(ModelSettings& m, F&& f) {
   f("scale_scores", m.scale_scores), f("seed", m.seed), f("weights", m.weights), f("weights_dir", m.weights_dir);
   f("designed", m.designed);
   f("kv_rank", m.kv_rank), f("q_rank", m.q_rank), f("rope_dim", m.rope_dim), f("differential", m.differential);
+  f("window", m.window), f("sinks", m.sinks), f("sink_logits", m.sink_logits), f("positions", m.positions);
+  f("rope_base", m.rope_base), f("rope_layout", m.rope_layout), f("rope_scaling", m.rope_scaling);
+  f("rope_factor", m.rope_factor), f("rope_original_context", m.rope_original_context);
 }
 template <class F> void fields(RelposSettings& r, F&& f) {
   f("heads", r.heads), f("alpha", r.alpha), f("alphas", r.alphas), f("deltas", r.deltas);
@@ -56,6 +59,9 @@ WeightSource parse_enum(const std::string& s, WeightSource*) { return parse_weig
 InputSource parse_enum(const std::string& s, InputSource*) { return parse_input_source(s); }
 View parse_enum(const std::string& s, View*) { return parse_view(s); }
 ScaleMode parse_enum(const std::string& s, ScaleMode*) { return parse_scale_mode(s); }
+PositionScheme parse_enum(const std::string& s, PositionScheme*) { return parse_position_scheme(s); }
+RopeLayout parse_enum(const std::string& s, RopeLayout*) { return parse_rope_layout(s); }
+RopeScaling parse_enum(const std::string& s, RopeScaling*) { return parse_rope_scaling(s); }
 
 struct Writer {
   json& out;

@@ -29,10 +29,10 @@ Mat sinusoidal_positions(int num_tokens, int d_model) {
   return pe;
 }
 
-Mat embed_tokens(const std::vector<Token>& tokens, int d_model, uint64_t seed) {
+Mat embed_tokens(const std::vector<Token>& tokens, int d_model, uint64_t seed, bool positions) {
   require(!tokens.empty(), "the text has no tokens: type at least one word, character or punctuation mark");
   require(d_model >= 1, "d_model must be at least 1, got " + std::to_string(d_model));
-  Mat x = sinusoidal_positions(int(tokens.size()), d_model);
+  Mat x = positions ? sinusoidal_positions(int(tokens.size()), d_model) : Mat(Mat::Zero(Eigen::Index(tokens.size()), d_model));
   for (size_t t = 0; t < tokens.size(); ++t) x.row(Eigen::Index(t)) += token_embedding(tokens[t].text, d_model, seed).transpose();
   return x;
 }

@@ -39,13 +39,21 @@ struct AttentionAnalysis {
   AttentionShape shape;             // effective C, H, G
   AttentionWeights weights;
   AttentionResult result;
+  // What the scene's heads were computed with: mask (causal, window, sinks), sink logits, positions
+  // (cancel cleared). Figures read window/sinks from here; statistics recompute MHA heads with it.
+  AttentionOptions options;
   Trace trace;
   // Where the heads come from when it is not the scene's seeded layer: "gpt2 · layer 5 of 12" for a
   // checkpoint, "attentions.npy · layer 3 of 80" for a file (analysis/model_layer.h). Captions use it.
   std::string source_note;
-  // A checkpoint's sliding-window layer (model::ModelConfig::layer_window): query i sees keys
-  // i − window < j ≤ i, so figures mask the keys at or before i − window as well; 0 = no window.
+  // A sliding-window layer (a checkpoint's model::ModelConfig::layer_window, or the scene's window):
+  // query i sees keys i − window < j ≤ i, so figures mask the keys at or before i − window as well,
+  // except the first `sinks` keys (StreamingLLM), which stay visible; 0 = no window.
   int window = 0;
+  int sinks = 0;
+  // The Positions view's data for the scene's model (positions_profile over positions_profile_distance
+  // of its tokens); scheme nope and empty curves when positions are nope or the heads are a checkpoint's.
+  PositionsProfile positions;
   // A multi-head latent attention layer (DeepSeek; empty otherwise): what every head's keys and values are
   // made from, and all the layer caches — the latent c_KV [T, kv_lora_rank] and the rotary key
   // [T, qk_rope_head_dim] (model::LayerDetail). The seeded layer's kind mla fills them too (result.c_kv,
@@ -151,6 +159,17 @@ ConvAnalysis analyse_conv(const Scene& scene, const std::atomic<bool>* cancel = 
 // Kind mla: the latent shape of a (normalised) model — C, H, r_kv, r_q, d_R — and its rotary settings.
 LatentShape latent_shape_of(const ModelSettings& model);
 LatentRope latent_rope_of(const ModelSettings& model);
+// ---- windows, sinks and positions of a scene model (attention/positions.h) --------------------------
+// The RoPE settings of a scene model (checked by validate_rope).
+RopeParams rope_params(const ModelSettings& model);
+// The encoding of a scene model with H heads of width d_k; relpos takes one head per attention head
+// from `relpos` (a 2D preset becomes the line of offsets; α and Δ lists must have H entries; λ ≥ 0).
+// Throws InputError with what is valid.
+PositionEncoding position_encoding(const ModelSettings& model, const RelposSettings& relpos, int heads, int head_dim);
+// The Positions view's data for a scene model (H = effective_heads(model)), and the distances it shows
+// for T tokens.
+PositionsProfile positions_profile(const ModelSettings& model, int head_dim, int max_distance);
+int positions_profile_distance(const ModelSettings& model, int tokens);
 
 // Builds the weights a scene asks for (seeded, converted, loaded or designed) at `shape`.
 AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& shape);
@@ -159,7 +178,9 @@ AttentionWeights weights_for(const ModelSettings& model, const AttentionShape& s
 // invalid UTF-8, a tokenizer file that cannot be read, or a tensor whose width differs from d_model.
 // The text goes through input.tokenizer_path's tokenizer (with the special tokens its files add)
 // or SPEC's word tokenizer; embeddings follow SPEC from each token's label.
+// Sinusoidal positions are added to a text's embeddings unless `sinusoidal` is false (a model whose
+// positions are RoPE, ALiBi, relative or none: ModelSettings::positions).
 void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::vector<Token>& tokens,
-                   std::vector<std::string>& labels, Mat& x, Encoding* encoding = nullptr);
+                   std::vector<std::string>& labels, Mat& x, Encoding* encoding = nullptr, bool sinusoidal = true);
 
 }  // namespace attnscope

@@ -2,13 +2,15 @@
 //
 //   X            [T, C]
 //   Q = X·W_Qᵀ   [T, H·d_k] → [H, T, d_k]        K, V = X·W_Kᵀ, X·W_Vᵀ → [G, T, d_k]
-//   S_h = Q_h·K_{g(h)}ᵀ / √d_k (+ causal mask)   [H, T, T]
-//   P_h = row softmax(S_h)                       [H, T, T]
+//   (RoPE: Q, K rotated per token first; positions.h)
+//   S_h = Q_h·K_{g(h)}ᵀ / √d_k (+ ALiBi or relpos bias) (+ causal / window mask)   [H, T, T]
+//   P_h = row softmax(S_h)  (+ the sink logit s_h in each row's denominator)      [H, T, T]
 //   O_h = P_h·V_{g(h)}                           [H, T, d_k]
 //   out = concat_h(O_h)·W_Oᵀ + b_O               [T, C]
 #pragma once
 #include <atomic>
 #include "attnscope/core/types.h"
+#include "attnscope/attention/positions.h"
 #include "attnscope/attention/weights.h"
 
 namespace attnscope {
@@ -19,6 +21,12 @@ struct AttentionOptions {
   // When set during the call, grouped_attention throws Cancelled (error.h) after the tasks it is on
   // (the window's worker: a newer scene need not wait for all heads of T = 2048).
   const std::atomic<bool>* cancel = nullptr;
+  // Sliding window W > 0: query i sees keys i − W < j ≤ i (and implies the causal mask); sinks > 0
+  // (StreamingLLM, with a window): keys j < sinks stay visible to every query i ≥ j too.
+  int window = 0;
+  int sinks = 0;
+  std::vector<double> sink_logits;  // [H] gpt-oss: s_h joins row i's denominator; empty = none
+  PositionEncoding positions;       // NoPE by default (positions.h)
 };
 
 // The members' shapes are those of grouped attention; the variants after GQA (SPEC "Variants after GQA")
@@ -31,12 +39,22 @@ struct AttentionOptions {
 //     k [2G, T, d], v [G, T, 2d], scores [2H, T, T] (Q₁K₁ᵀ/√d, Q₂K₂ᵀ/√d of head h at 2h, 2h+1),
 //     probs [H, T, T] the signed map A = probs_1 − λ·probs_2 (rows sum to 1 − λ), head_out [H, T, 2d]
 //     after the per-head RMSNorm and the factor (1 − λ_init).
+// The seeded sink logits of a scene model: s_h uniform in [−1, 3) from Rng(seed ^ 0x5117C0DE) (so that
+// some heads park little and some much of their mass on the sink).
+std::vector<double> seeded_sink_logits(int heads, uint64_t seed);
+
+// Whether key j is visible to query i under options' causal mask, window and sinks.
+inline bool key_visible(int i, int j, const AttentionOptions& o) {
+  if ((o.causal || o.window > 0) && j > i) return false;
+  return o.window <= 0 || j > i - o.window || j < o.sinks;
+}
+
 struct AttentionResult {
-  Tensor3 q;         // [H, T, d_k]
-  Tensor3 k;         // [G, T, d_k]
+  Tensor3 q;         // [H, T, d_k]  (after RoPE when positions are rotary)
+  Tensor3 k;         // [G, T, d_k]  (after RoPE when positions are rotary)
   Tensor3 v;         // [G, T, d_k]
   Tensor3 scores;    // [H, T, T]  masked entries are −inf
-  Tensor3 probs;     // [H, T, T]  rows sum to 1
+  Tensor3 probs;     // [H, T, T]  rows sum to 1 (to 1 − sink_share with sink logits)
   Tensor3 head_out;  // [H, T, d_k]
   Mat concat;        // [T, H·d_k]
   Mat output;        // [T, C]
@@ -47,6 +65,8 @@ struct AttentionResult {
   // Differential attention: the two softmax maps and the layer's λ.
   Tensor3 probs_1, probs_2;  // [H, T, T]  softmax(Q₁K₁ᵀ/√d), softmax(Q₂K₂ᵀ/√d); rows sum to 1
   double lambda = 0;         // λ = exp(λ_q1·λ_k1) − exp(λ_q2·λ_k2) + λ_init
+  Mat sink_share;    // [H, T]  with sink logits: 1 − Σ_j P_h[i, j], the mass the sink takes; else empty
+  std::vector<double> alibi_slopes;  // [H]  m_h with ALiBi positions; else empty
 };
 
 // Query rows per task of the fast path: it works in blocks of this many rows (projections, each

@@ -3,7 +3,10 @@
 // shared (MHA → GQA/MQA).
 //
 // Legend: H heads, T tokens (queries = keys), P_h [T, T] a head's probabilities (rows sum to 1).
-// Row i of a head may attend to n_i keys: n_i = T, or i + 1 under a causal mask.
+// Row i of a head may attend to n_i keys: n_i = T, or i + 1 under a causal mask, or the window's
+// min(i + 1, W) keys plus the sink keys before it (HeadStatsMask). With learned sinks (gpt-oss) the
+// rows sum to 1 − s_i: the sink's share s_i then counts as one more outcome of the row for the entropy
+// (n_i + 1 outcomes) and the JS divergence, and carries no distance.
 //   entropy              H(P_h[i,·]) = −Σ_j P log P  (nats; 0·log 0 = 0), mean over rows
 //   normalised entropy   H(P_h[i,·]) / ln n_i, mean over rows with n_i ≥ 2, in [0, 1] (1 = uniform)
 //   mean distance        Σ_j P_h[i,j]·|i − j|  (tokens), mean over rows
@@ -38,10 +41,19 @@ struct HeadStats {
 // rows (query k·T/rows for k = 0 … rows − 1) instead of all T, so H = 64, T = 2048 stays interactive.
 inline constexpr long long head_stats_js_budget = 1ll << 22;  // ~4M keys: a few ms, so the window stays live at T = 512
 
+// What masked a head's rows beyond `causal` (SPEC "Variants after GQA"): a sliding window W (0 = none;
+// implies the causal mask) keeping the first `sinks` keys, and the learned sinks' shares [H, T].
+struct HeadStatsMask {
+  int window = 0;
+  int sinks = 0;
+  const Mat* sink_share = nullptr;  // [H, T], or null
+};
+
 // Every statistic except drift_from_mha.
-//   probs  [H, T, T] rows summing to 1;  causal: whether key j > i was masked.
+//   probs  [H, T, T] rows summing to 1 (1 − sink share with learned sinks);  causal: whether key j > i was masked.
 // Throws Cancelled (error.h) soon after *cancel is set.
-HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel = nullptr);
+HeadStats head_stats(const Tensor3& probs, bool causal, const std::atomic<bool>* cancel = nullptr,
+                     const HeadStatsMask& mask = {});
 
 // One head's attention sink (legend above): mean over rows i ≥ 1 of p(i, 0), summed in double; NaN when
 // p has fewer than 2 rows.  p [T, T] rows summing to 1.

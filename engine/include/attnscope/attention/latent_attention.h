@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "attnscope/attention/grouped_attention.h"
+#include "attnscope/attention/positions.h"
 
 namespace attnscope {
 
@@ -34,10 +35,14 @@ struct LatentShape {
   int query_in() const { return q_rank > 0 ? q_rank : d_model; }  // what W_UQ and W_QR read
 };
 
-// The decoupled rotary part's positions (the scene's rope settings; SPEC "RoPE").
+// The decoupled rotary part's positions (the scene's rope settings; SPEC "RoPE"; positions.h's formulas).
 struct LatentRope {
   double base = 10000;
   bool interleaved = false;  // pairs (2i, 2i+1) as DeepSeek; false: (i, i + d_R/2) as Llama
+  RopeScaling scaling = RopeScaling::none;  // linear, NTK-aware or YaRN (cos and sin × its attention factor)
+  double factor = 1;
+  double original_context = 32;
+  RopeParams params() const;  // as positions.h takes them
 };
 
 // Weights in the PyTorch nn.Linear layout [out, in]; no biases (as DeepSeek).

@@ -40,6 +40,11 @@ struct TraceShape {
   // Differential attention (differential_attention.h): each head two halves of d_k/2, λ the layer's.
   bool differential = false;
   double lambda = 0, lambda_init = 0;
+  // Windows, sinks and positions (SPEC "Variants after GQA"): the scene model's RoPE also shows its
+  // cos/sin tables [T, d_k/2] (rope_angles); ALiBi's or relpos's bias [H, T, T]; a window's mask [T, T]
+  // (keeping `sinks` first keys); the sink logits [H] and the sink's share [H, T].
+  bool rope_angles = false, alibi = false, relpos = false, sink_logits = false;
+  int64_t window = 0, sinks = 0;
 };
 
 struct Trace {

@@ -66,6 +66,9 @@ struct ExportRequest {
   // heads/head: only queries and keys token_first..token_last (tokens from 0; −1: every token). The colour
   // ranges stay those of the whole input, so a cell has the colour it has in the whole figure.
   int token_first = -1, token_last = -1;
+  // heads/head with learned sinks: a first column titled "sink" holding the sink's share of each row (its
+  // logit s_h when drawing scores). The window's live heads leave it out (their cells are the tokens').
+  bool sink_column = true;
 };
 
 // "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv", "model". Sets what (and head). Throws

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/attention/positions.h"
+
 namespace attnscope {
 
 // ---- input ------------------------------------------------------------------------------------
@@ -50,6 +52,9 @@ enum class WeightSource {
   designed,     // hand-built MHA heads, one textbook pattern each (designed_heads.h); MQA/GQA by pooling
 };
 
+// Windows, sinks and positions: PositionScheme (nope, rope, alibi, relpos — relpos adds the scores of the
+// relpos settings below to each head), RopeLayout (half, interleaved) and RopeScaling (none, linear, ntk,
+// yarn) with their names are those of attention/positions.h.
 struct ModelSettings {
   AttentionKind kind = AttentionKind::mha;
   int d_model = 64;  // C
@@ -73,6 +78,16 @@ struct ModelSettings {
   // Differential attention (differential_attention.h; Ye et al. 2025): each head is softmax(Q₁K₁ᵀ) −
   // λ·softmax(Q₂K₂ᵀ) with halves of width d = C/(2H); single, mha, mqa, gqa (not mla).
   bool differential = false;
+  // ---- windows, sinks and positions (SPEC "Variants after GQA"; attention/positions.h) ----
+  int window = 0;             // W: query i sees keys i − W < j ≤ i (implies the causal mask); 0 = none
+  int sinks = 0;              // StreamingLLM: keys 0 … sinks − 1 stay visible to every later query (needs a window)
+  bool sink_logits = false;   // gpt-oss: one seeded sink logit per head joins each row's softmax denominator
+  PositionScheme positions = PositionScheme::absolute;
+  double rope_base = 10000;   // θ: θ_k = base^(−2k/d_k)
+  RopeLayout rope_layout = RopeLayout::half;
+  RopeScaling rope_scaling = RopeScaling::none;
+  double rope_factor = 1;     // the scaling's factor s (> 1 when a scaling is on)
+  int rope_original_context = 32;  // the "trained" context NTK-aware and YaRN scale from
   bool operator==(const ModelSettings&) const = default;
 };
 

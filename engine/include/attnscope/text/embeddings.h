@@ -20,7 +20,8 @@ Vec token_embedding(std::string_view token_text, int d_model, uint64_t seed);
 // PE  [T, C] sinusoidal position encodings.
 Mat sinusoidal_positions(int num_tokens, int d_model);
 
-// X  [T, C] token vectors plus positions. Throws InputError when tokens is empty or d_model < 1.
-Mat embed_tokens(const std::vector<Token>& tokens, int d_model, uint64_t seed);
+// X  [T, C] token vectors plus positions (without them when `positions` is false: a scene model whose
+// positions enter the scores instead, or not at all). Throws InputError when tokens is empty or d_model < 1.
+Mat embed_tokens(const std::vector<Token>& tokens, int d_model, uint64_t seed, bool positions = true);
 
 }  // namespace attnscope
