@@ -21,7 +21,10 @@ TEST_CASE("cli compute: --kind mla writes the latent c_kv.npy and the MLA shapes
                            "--q-rank 12 --rope-dim 4 --causal --seed 9 --out " + shell_quote(out.string()));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "wrote 9 files"));
+  CHECK(contains(r.out, "wrote 10 files"));
+  // The rotary part's profile: d_R / 2 = 2 pairs at the default base.
+  const auto positions = nlohmann::json::parse(read_file(out / "positions.json", 1 << 22));
+  CHECK(positions["head_dim"] == 4);
   // T = 7, H = 4, d_N = d_v = 8, d_R = 4, r_kv = 10
   CHECK(read_npy(out / "c_kv.npy").shape == std::vector<int64_t>{7, 10});
   CHECK(read_npy(out / "q.npy").shape == std::vector<int64_t>{4, 7, 12});
