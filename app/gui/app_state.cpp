@@ -259,7 +259,7 @@ const LabelCache& CachedLabels(AppState& state, LabelCache& cache, const std::ve
 
 bool ViewDrawsModel(const AppState& state) {
   const View view = state.scene.view.view;
-  return view == View::heads || view == View::shapes;
+  return view == View::heads || view == View::shapes || view == View::positions;
 }
 
 bool AnalysisOfCurrentModel(const AppState& state) {

@@ -38,7 +38,7 @@ const char* ModeHint(ScaleMode mode) {
 // The values on screen are scores (not probabilities) only in the heads views with scores chosen.
 bool ShowsScores(const AppState& state) {
   const ViewSettings& v = state.scene.view;
-  return v.show_scores && (v.view == View::heads || v.view == View::shapes);
+  return v.show_scores && (v.view == View::heads || v.view == View::shapes || v.view == View::positions);
 }
 
 // The union of the ranges of the heatmaps on screen (each head's in per-head mode).

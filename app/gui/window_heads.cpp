@@ -289,6 +289,52 @@ void DrawSharedLatent(AppState& state, const AttentionAnalysis& att) {
   RecordLastItem(state, "heads.shared_latent");
 }
 
+// Learned sink logits (gpt-oss): the share of each query's mass the sink takes, 1 − Σ_j P_h[i, j], as a strip
+// above the heads — queries left to right (as the maps' rows, in token order), one row per head, on the
+// fixed 0–1 scale of the colormap in use. Nothing without sink logits.
+void DrawSinkShare(AppState& state, const AttentionAnalysis& att, const Pictures& pictures) {
+  const Mat& share = att.result.sink_share;  // [H, T]
+  if (share.size() == 0) return;
+  const float font = ImGui::GetFontSize();
+  const int H = int(share.rows()), T = int(share.cols());
+  HintText(trf("The sink's share of each query's attention (learned sink logits): one row per head, queries left to "
+               "right; the largest share is %.2f. The maps below sum to 1 minus this share.",
+               double(share.maxCoeff())));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float label_w = ImGui::CalcTextSize("h00").x + font * 0.3f;
+  const float row_h = std::clamp(std::round(font * 2.4f / float(H)), 3.0f, std::round(font * 0.8f));
+  const float strip_w = std::max(avail - label_w, font * 4), strip_h = row_h * float(H);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float x0 = origin.x + label_w;
+  const int cols = std::min(T, 512);
+  const float cw = strip_w / float(cols);
+  for (int h = 0; h < H; ++h) {
+    for (int c = 0; c < cols; ++c) {
+      const int t0 = c * T / cols, t1 = std::max(t0 + 1, (c + 1) * T / cols);
+      const float v = share.row(h).segment(t0, t1 - t0).mean();
+      const Rgba col = colormap_lookup(pictures.colormap, std::clamp(v, 0.0f, 1.0f));
+      draw->AddRectFilled(ImVec2(x0 + float(c) * cw, origin.y + float(h) * row_h),
+                          ImVec2(x0 + float(c + 1) * cw, origin.y + float(h + 1) * row_h), IM_COL32(col.r, col.g, col.b, 255));
+    }
+    if (row_h >= font * 0.6f)
+      draw->AddText(ImVec2(origin.x, origin.y + float(h) * row_h + (row_h - font) * 0.5f),
+                    ImGui::GetColorU32(ImGuiCol_TextDisabled), ("h" + std::to_string(h)).c_str());
+  }
+  draw->AddRect(ImVec2(x0 - 1, origin.y - 1), ImVec2(x0 + strip_w + 1, origin.y + strip_h + 1), ImGui::GetColorU32(ImGuiCol_Border));
+  draw->AddText(ImVec2(x0, origin.y + strip_h + font * 0.15f), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                trf("sink share [%d heads × %d queries], 0 to 1", H, T).c_str());
+  if (ImGui::IsMouseHoveringRect(ImVec2(x0, origin.y), ImVec2(x0 + strip_w, origin.y + strip_h))) {
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const int t = std::clamp(int((mouse.x - x0) / strip_w * float(T)), 0, T - 1);
+    const int h = std::clamp(int((mouse.y - origin.y) / row_h), 0, H - 1);
+    ImGui::SetTooltip("%s", trf("head %d, query %d (%s): the sink takes %.3f of the attention", h, t,
+                                t < int(att.labels.size()) ? att.labels[size_t(t)].c_str() : "", double(share(h, t))).c_str());
+  }
+  ImGui::Dummy(ImVec2(avail, strip_h + font * 1.4f));
+  RecordLastItem(state, "heads.sink_share");
+}
+
 // ---- large head --------------------------------------------------------------------------------------
 
 void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures& pictures, const LabelCache& labels) {
@@ -332,6 +378,25 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
 }  // namespace
 
 // ---- window ------------------------------------------------------------------------------------------
+
+// The Heads view's grid, whole (no zoom or token range), in the region left: the Positions view draws the
+// heads its scheme produces beside its curves. Hover names the cell; a click selects the query.
+void DrawHeadsBeside(AppState& state) {
+  const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
+  if (!att || !state.pictures || state.pictures->heads.empty()) {
+    if (!state.error.empty()) ErrorText(std::string(tr("Nothing to show: ")) + state.error);
+    else ImGui::TextDisabled("%s", tr("computing…"));
+    return;
+  }
+  const LabelCache& labels = CachedLabels(state, state.heads.labels, att->labels);
+  const Pictures& pictures = *state.pictures;
+  HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, labels);
+  const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
+  if (grid.hovered >= 0) {
+    HeadTooltip(*att, labels.labels, grid.hovered, grid.row, grid.col, false);
+    if (grid.clicked) SelectQuery(state, state.scene.view.selected_query == grid.row ? -1 : grid.row);
+  }
+}
 
 void DrawHeadsWindow(AppState& state) {
   PlaceNextWindow(state, Slot::view);
@@ -380,6 +445,7 @@ void DrawHeadsWindow(AppState& state) {
                         "within the group; the names say what each head was designed for, not what it draws now."));
   DrawSharedLatent(state, *att);
   const Pictures& pictures = *state.pictures;
+  DrawSinkShare(state, *att, pictures);
   const int tokens = int(att->labels.size());
   const Shown shown = ShownTokens(state.heads.zoom, tokens);
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, *labels);

@@ -328,6 +328,7 @@ void DrawViewWindow(AppState& state) {
     case View::relpos1d: DrawRelpos1dWindow(state); break;
     case View::relpos2d: DrawRelpos2dWindow(state); break;
     case View::conv: DrawConvWindow(state); break;
+    case View::positions: DrawPositionsWindow(state); break;
   }
 }
 

@@ -24,6 +24,7 @@ struct ViewEntry {
 constexpr ViewEntry views[] = {
     {View::heads, TrKey("Heads")},
     {View::shapes, TrKey("Shapes")},
+    {View::positions, TrKey("Positions")},
     {View::relpos1d, TrKey("Rel. position 1D")},
     {View::relpos2d, TrKey("Rel. position 2D")},
     {View::conv, TrKey("Convolution")},

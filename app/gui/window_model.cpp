@@ -63,6 +63,73 @@ bool DrawDesignedPatterns(ModelSettings& m) {
   return edited;
 }
 
+// MLA's ranks: the latent r_kv, the query's r_q (0: no query compression) and the rotary part d_rope.
+bool DrawLatentRanks(AppState& state, ModelSettings& m, int c, int heads) {
+  bool edited = false;
+  std::vector<int> ranks;
+  for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024})
+    if (r <= c) ranks.push_back(r);
+  if (std::find(ranks.begin(), ranks.end(), m.kv_rank) == ranks.end() && m.kv_rank >= 1 && m.kv_rank <= c) {
+    ranks.push_back(m.kv_rank);
+    std::sort(ranks.begin(), ranks.end());
+  }
+  edited |= SliderChoice(tr("latent r_kv"), &m.kv_rank, ranks);
+  RecordLastItem(state, "model.kv_rank");
+  HelpMarker(tr("The width of c_KV, the latent every head's keys and values are made from: what MLA caches."));
+  std::vector<int> q_ranks = {0};
+  q_ranks.insert(q_ranks.end(), ranks.begin(), ranks.end());
+  if (std::find(q_ranks.begin(), q_ranks.end(), m.q_rank) == q_ranks.end() && m.q_rank >= 0 && m.q_rank <= c) {
+    q_ranks.push_back(m.q_rank);
+    std::sort(q_ranks.begin(), q_ranks.end());
+  }
+  edited |= SliderChoice(tr("query r_q"), &m.q_rank, q_ranks, [](int v) { return v == 0 ? std::string(tr("none")) : std::to_string(v); });
+  RecordLastItem(state, "model.q_rank");
+  HelpMarker(tr("The width of c_Q, the query's own latent (DeepSeek-V2 uses one); none: q = W_Q·h."));
+  std::vector<int> rope_dims;
+  const int d_k = heads >= 1 ? c / heads : c;
+  for (int d = 0; d <= std::min(d_k, 128); d += 2) rope_dims.push_back(d);
+  edited |= SliderChoice(tr("rotary d_rope"), &m.rope_dim, rope_dims);
+  RecordLastItem(state, "model.rope_dim");
+  HelpMarker(tr("The decoupled rotary part of every query and of the one key all heads share: positions enter "
+                "only there, since RoPE cannot be folded into the latent."));
+  return edited;
+}
+
+// Sliding window, StreamingLLM's sink tokens and gpt-oss's learned sink logits.
+bool DrawWindowAndSinks(AppState& state, ModelSettings& m) {
+  bool edited = false;
+  const float label_w = ImGui::CalcTextSize(tr("sink tokens")).x + ImGui::GetFontSize();
+  ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+  std::vector<int> windows = {0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+  if (std::find(windows.begin(), windows.end(), m.window) == windows.end() && m.window > 0) {
+    windows.push_back(m.window);
+    std::sort(windows.begin(), windows.end());
+  }
+  if (SliderChoice(tr("window W"), &m.window, windows, [](int v) { return v == 0 ? std::string(tr("off")) : std::to_string(v); })) {
+    if (m.window == 0) m.sinks = 0;
+    edited = true;
+  }
+  RecordLastItem(state, "model.window");
+  HelpMarker(tr("Sliding window: query i sees only keys i − W < j ≤ i (Mistral, Gemma, gpt-oss), so a layer caches at "
+                "most W tokens. A window implies the causal mask."));
+  const int tokens = state.analysis && state.analysis->attention ? int(state.analysis->attention->labels.size()) : 8;
+  ImGui::BeginDisabled(m.window == 0);
+  std::vector<int> sinks;
+  for (int n = 0; n <= std::min(8, std::max(tokens, 1)); ++n) sinks.push_back(n);
+  if (m.sinks > sinks.back()) sinks.push_back(m.sinks);
+  edited |= SliderChoice(tr("sink tokens"), &m.sinks, sinks);
+  RecordLastItem(state, "model.sinks");
+  ImGui::EndDisabled();
+  HelpMarker(tr("StreamingLLM: the first tokens stay visible to every query besides the window; they soak up the "
+                "attention a query does not need elsewhere."));
+  ImGui::PopItemWidth();
+  edited |= ImGui::Checkbox(tr("learned sink logits"), &m.sink_logits);
+  RecordLastItem(state, "model.sink_logits");
+  HelpMarker(tr("gpt-oss: every head has one learned logit that joins each row's softmax, so a row may give part of "
+                "its mass to no token. The Heads view shows that share as a strip above the heads."));
+  return edited;
+}
+
 }  // namespace
 
 void DrawModelWindow(AppState& state) {
@@ -97,9 +164,14 @@ void DrawModelWindow(AppState& state) {
   // Kind.
   ImGui::TextUnformatted(tr("Attention"));
   HelpMarker(tr("single-head: one head of width d_model.\nMHA: every head has its own K and V (G = H).\n"
-                "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H)."));
-  const std::pair<AttentionKind, const char*> kinds[] = {
-      {AttentionKind::single, tr("single")}, {AttentionKind::mha, "MHA"}, {AttentionKind::mqa, "MQA"}, {AttentionKind::gqa, "GQA"}};
+                "MQA: all heads share one K and V (G = 1).\nGQA: heads in a group share K and V (1 < G < H).\n"
+                "MLA: every head's K and V are made from one small latent per token (DeepSeek-V2), the only "
+                "thing cached besides a shared rotary key."));
+  const std::pair<AttentionKind, const char*> kinds[] = {{AttentionKind::single, tr("single")},
+                                                         {AttentionKind::mha, "MHA"},
+                                                         {AttentionKind::mqa, "MQA"},
+                                                         {AttentionKind::gqa, "GQA"},
+                                                         {AttentionKind::mla, "MLA"}};
   for (const auto& [kind, name] : kinds) {
     if (kind != AttentionKind::single) SameLineIfFits(RadioWidth(name));  // a narrow column: the next line
     const bool clicked = ImGui::RadioButton(name, m.kind == kind);
@@ -167,6 +239,7 @@ void DrawModelWindow(AppState& state) {
   int shown_groups = effective_groups(m);
   const char* note = m.kind == AttentionKind::mha   ? "  (MHA: G = H)"
                      : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
+                     : m.kind == AttentionKind::mla ? tr("  (MLA: one latent)")
                      : m.kind == AttentionKind::gqa ? ""
                                                     : tr("  (single head)");
   if (SliderChoice(tr("groups G"), &shown_groups, divisors(heads, heads), note) && groups_free) {
@@ -187,8 +260,13 @@ void DrawModelWindow(AppState& state) {
   else if (!designed && m.kind == AttentionKind::gqa && m.groups != ws.chosen_groups)
     NoticeText(trf("groups G = %d, not the %d chosen: G must divide H = %d.", m.groups, ws.chosen_groups, m.heads));
 
+  if (m.kind == AttentionKind::mla) edited |= DrawLatentRanks(state, m, c, heads);
   const int groups = effective_groups(m);
-  if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
+  if (m.kind == AttentionKind::mla && heads >= 1 && c % heads == 0) {
+    WrappedText(trf("d_k = C/H = %d per head, plus %d rotary dimensions", c / heads, m.rope_dim));
+    WrappedText(trf("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(int64_t(m.kv_rank + m.rope_dim) * 4),
+                    static_cast<long long>(kv_cache_bytes_per_token(heads, c / heads, 4))));
+  } else if (heads >= 1 && c % heads == 0 && groups >= 1 && heads % groups == 0) {
     WrappedText(heads / groups == 1 ? trf("d_k = C/H = %d · 1 head per K/V group", c / heads)
                                     : trf("d_k = C/H = %d · %d heads per K/V group", c / heads, heads / groups));
     const int64_t kv = kv_cache_bytes_per_token(groups, c / heads, 4);
@@ -205,6 +283,17 @@ void DrawModelWindow(AppState& state) {
                 "so its probability is exactly 0."));
   edited |= ImGui::Checkbox(tr("divide scores by √d_k"), &m.scale_scores);
   HelpMarker(tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
+  edited |= DrawWindowAndSinks(state, m);
+  ImGui::Separator();
+  if (DrawPositionControls(state, m)) edited = true;
+  ImGui::Separator();
+  ImGui::BeginDisabled(m.kind == AttentionKind::mla || m.kind == AttentionKind::single);
+  edited |= ImGui::Checkbox(tr("differential attention"), &m.differential);
+  RecordLastItem(state, "model.differential");
+  ImGui::EndDisabled();
+  HelpMarker(tr("Each head computes two softmax maps from two halves of its query and key and subtracts the second, "
+                "times a learned λ, from the first (Ye et al. 2025): noise common to both cancels. The maps can be "
+                "negative and are drawn on a diverging scale. Not with MLA or a single head."));
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   const uint64_t one = 1;

@@ -43,6 +43,11 @@ void DrawShapesWindow(AppState& state, bool floating);
 void DrawRelpos1dWindow(AppState& state);
 void DrawRelpos2dWindow(AppState& state);
 void DrawConvWindow(AppState& state);
+// The Positions view (window_positions.cpp), its scheme controls (shared with the Model window; true when
+// edited) and the heads it draws beside them (window_heads.cpp).
+void DrawPositionsWindow(AppState& state);
+bool DrawPositionControls(AppState& state, ModelSettings& model);
+void DrawHeadsBeside(AppState& state);
 void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
 // Help → Keys (window_keys.cpp): every shortcut of the window, from key_bindings().

@@ -30,11 +30,13 @@ const Lesson& lesson_number(const std::vector<Lesson>& lessons, int number) {
 
 }  // namespace
 
-TEST_CASE("lessons: seven, numbered 1 to 7; lesson 6 reads a real model, lesson 7 trains one") {
+TEST_CASE("lessons: nine, numbered 1 to 9; lesson 6 reads a real model, lesson 7 trains one, 8 and 9 go past GQA") {
   const std::vector<Lesson> lessons = load_lessons();
-  REQUIRE(lessons.size() == 7);
+  REQUIRE(lessons.size() == 9);
   CHECK(lesson_number(lessons, 6).id == "06_heads_of_a_real_model");
   CHECK(lesson_number(lessons, 7).id == "07_training_induction_heads");
+  CHECK(lesson_number(lessons, 8).id == "08_after_gqa_mla_windows_sinks");
+  CHECK(lesson_number(lessons, 9).id == "09_where_positions_come_from");
 }
 
 TEST_CASE("lesson 6: every step acts on the checkpoint; the first offers the shipped model, the others open it") {

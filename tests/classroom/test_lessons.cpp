@@ -1,4 +1,4 @@
-// Lessons and sample sentences: all seven lessons load, every step analyses, each lesson shows what
+// Lessons and sample sentences: all nine lessons load, every step analyses, each lesson shows what
 // its text claims; the loader refuses broken files (the assets folder rule: tests/io/test_assets.cpp).
 #include <doctest/doctest.h>
 
@@ -151,6 +151,72 @@ TEST_CASE("lesson 5: the attention-made convolution approaches the real one as a
   REQUIRE(exact.conv);
   CHECK(exact.conv->alpha > blurred.conv->alpha);
   CHECK(exact.conv->max_abs_interior < 0.01 * blurred.conv->max_abs_interior);
+}
+
+TEST_CASE("lesson 8: MLA caches 16 + 8 values a token, a window of 4 keeps a band, sinks keep token 0 and a sink logit takes mass") {
+  const Lesson l = load_lessons()[7];
+  REQUIRE(l.steps.size() == 5);
+  const Analysis mha = analyse(l.steps[0].scene);
+  const AttentionAnalysis& a0 = *mha.attention;
+  CHECK(a0.shape.heads == 4);
+  CHECK(2 * a0.shape.groups * (a0.shape.d_model / a0.shape.heads) == 128);  // the caption's 2 × 4 × 16
+  // MLA: the latent and the shared rotary key are all the cache holds.
+  const Analysis mla = analyse(l.steps[1].scene);
+  CHECK(mla.scene.model.kind == AttentionKind::mla);
+  CHECK(mla.attention->result.c_kv.cols() == 16);
+  CHECK(mla.attention->result.k_rope.cols() == 8);
+  CHECK(mla.attention->result.c_kv.rows() == mla.attention->result.probs[0].rows());
+  // Window 4: each row's mass lies on keys i − 3 … i.
+  const Analysis win = analyse(l.steps[2].scene);
+  const int T = int(win.attention->labels.size());
+  REQUIRE(T > 8);
+  for (const Mat& p : win.attention->result.probs)
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j) {
+        const bool visible = j <= i && j > i - 4;
+        if (!visible) CHECK(p(i, j) == 0.0f);
+        else CHECK(p(i, j) > 0.0f);
+      }
+  // StreamingLLM: token 0 stays visible to every query besides the window.
+  const Analysis sinks = analyse(l.steps[3].scene);
+  for (const Mat& p : sinks.attention->result.probs)
+    for (int i = 4; i < T; ++i) {
+      CHECK(p(i, 0) > 0.0f);
+      CHECK(p(i, 1) == 0.0f);
+    }
+  // gpt-oss: a learned sink logit per head takes part of every row.
+  const Analysis logits = analyse(l.steps[4].scene);
+  const Mat& share = logits.attention->result.sink_share;
+  REQUIRE(share.rows() == 4);
+  REQUIRE(share.cols() == T);
+  CHECK(share.minCoeff() > 0.0f);
+  CHECK(share.maxCoeff() < 1.0f);
+  for (int h = 0; h < 4; ++h)
+    for (int i = 0; i < T; ++i) CHECK(logits.attention->result.probs[size_t(h)].row(i).sum() + share(h, i) == doctest::Approx(1.0).epsilon(1e-5));
+}
+
+TEST_CASE("lesson 9: without positions equal words score alike; RoPE tells them apart; ALiBi's slopes are the paper's") {
+  const Lesson l = load_lessons()[8];
+  REQUIRE(l.steps.size() == 6);
+  // "The dog saw the cat and the cat saw the dog.": the two "dog" are tokens 1 and 10.
+  const Analysis nope = analyse(l.steps[0].scene);
+  const AttentionAnalysis& a = *nope.attention;
+  REQUIRE(a.labels.size() >= 11);
+  REQUIRE(a.labels[1] == "dog");
+  REQUIRE(a.labels[10] == "dog");
+  for (const Mat& s : a.result.scores) CHECK(s(10, 1) == doctest::Approx(s(10, 10)).epsilon(1e-6));
+  const Analysis rope = analyse(l.steps[1].scene);
+  bool differs = false;
+  for (const Mat& s : rope.attention->result.scores) differs |= std::abs(s(10, 1) - s(10, 10)) > 1e-3f;
+  CHECK(differs);
+  for (size_t k = 2; k <= 4; ++k) CHECK(l.steps[k].scene.view.view == View::positions);
+  CHECK(l.steps[3].scene.model.rope_base == 100);
+  CHECK(l.steps[4].scene.model.rope_scaling == RopeScaling::yarn);
+  const Analysis alibi = analyse(l.steps[5].scene);
+  const std::vector<double>& m = alibi.attention->result.alibi_slopes;
+  REQUIRE(m.size() == 4);
+  CHECK(m[0] == 0.25);  // 2^(−8·1/4): head 0 is the steepest, as the caption says
+  CHECK(m[3] == doctest::Approx(1.0 / 256));
 }
 
 TEST_CASE("lessons: the loader names the file and the key of every mistake") {

@@ -61,6 +61,7 @@ const char* to_string(View v) {
     case View::relpos1d: return "relpos1d";
     case View::relpos2d: return "relpos2d";
     case View::conv: return "conv";
+    case View::positions: return "positions";
   }
   return "?";
 }
@@ -68,7 +69,7 @@ const char* to_string(View v) {
 View parse_view(const std::string& name) {
   for (View v : all_views)
     if (name == to_string(v)) return v;
-  throw InputError("unknown view '" + name + "' (valid: heads, shapes, relpos1d, relpos2d, conv)");
+  throw InputError("unknown view '" + name + "' (valid: heads, shapes, positions, relpos1d, relpos2d, conv)");
 }
 
 const char* to_string(ScaleMode m) {

@@ -118,7 +118,7 @@ struct ConvSettings {
 // ---- view ---------------------------------------------------------------------------------------
 // What the main area shows. It also decides what analyse() computes — through request_for()
 // (analysis.h), the one place that reads it for that.
-enum class View { heads, shapes, relpos1d, relpos2d, conv };
+enum class View { heads, shapes, relpos1d, relpos2d, conv, positions };
 
 // How a heatmap's colours span its values (colour_scale.h computes the ranges):
 //   shared    one range over every head of the grid (the data's min–max)
@@ -156,7 +156,7 @@ const char* grouping_name(int heads, int groups);
 const char* to_string(AttentionKind kind);
 const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
-const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv"
+const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv" | "positions"
 const char* to_string(ScaleMode mode);  // "shared" | "per-head" | "fixed" | "locked"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
@@ -165,6 +165,6 @@ InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
 ScaleMode parse_scale_mode(const std::string& name);
 // Every view, in menu order.
-inline constexpr View all_views[] = {View::heads, View::shapes, View::relpos1d, View::relpos2d, View::conv};
+inline constexpr View all_views[] = {View::heads, View::shapes, View::positions, View::relpos1d, View::relpos2d, View::conv};
 
 }  // namespace attnscope

@@ -1,0 +1,320 @@
+// window_positions.cpp — the Positions view: how the model's position scheme shapes the scores, beside
+// the heads it produces. RoPE: the wavelength of every dimension pair (in tokens, against the sentence's
+// length), and the score of a fixed query and key as they move apart, for the chosen base and scaling
+// and for each scaling at the same factor; ALiBi: each head's bias −m_h·(i − j); relative position: each
+// head's positional score −α_h·(δ − Δ_h)²; NoPE: that nothing but the mask orders the tokens. The
+// numbers come from the engine's positions_profile (attention/positions.h), the ones `compute` writes
+// to positions.json. The scheme's own controls sit on top (the Model window has the same ones).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "attnscope/attention/positions.h"
+#include "attnscope/core/error.h"
+#include "gui/i18n.h"
+#include "gui/line_plot.h"
+#include "gui/widgets.h"
+#include "gui/windows.h"
+
+namespace attnscope::gui {
+namespace {
+
+const char* SchemeName(PositionScheme s) {
+  switch (s) {
+    case PositionScheme::absolute: return tr("absolute (sinusoidal)");
+    case PositionScheme::nope: return tr("none (NoPE)");
+    case PositionScheme::rope: return "RoPE";
+    case PositionScheme::alibi: return "ALiBi";
+    case PositionScheme::relpos: return tr("relative (quadratic)");
+  }
+  return "";
+}
+
+const char* ScalingName(RopeScaling s) {
+  switch (s) {
+    case RopeScaling::none: return tr("no scaling");
+    case RopeScaling::linear: return tr("linear (position interpolation)");
+    case RopeScaling::ntk: return tr("NTK-aware");
+    case RopeScaling::yarn: return "YaRN";
+  }
+  return "";
+}
+
+// The profile of the scene's model for T tokens, made again only when they change.
+const PositionsProfile* Profile(AppState& state, const ModelSettings& m, int head_dim, int tokens, std::string& error) {
+  PositionsWindowState& p = state.positions;
+  if (!p.valid || !(p.model == m) || p.head_dim != head_dim || p.tokens != tokens) {
+    p.model = m, p.head_dim = head_dim, p.tokens = tokens, p.valid = true;
+    p.error.clear();
+    try {
+      p.profile = positions_profile(m, head_dim, positions_profile_distance(m, tokens));
+    } catch (const std::exception& e) {
+      p.error = e.what();
+    }
+  }
+  error = p.error;
+  return p.error.empty() ? &p.profile : nullptr;
+}
+
+std::vector<float> Iota(size_t n) {
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = float(i);
+  return x;
+}
+
+Series CurveSeries(const DistanceCurve& c, std::string label, int color) {
+  Series s{std::move(label), SeriesColor(color), Iota(c.value.size()), {}};
+  s.y.assign(c.value.begin(), c.value.end());
+  return s;
+}
+
+std::string FactorText(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", f);
+  return buf;
+}
+
+// What a curve of decay_by_scaling is called on screen.
+std::string ScalingCurveLabel(const std::string& name, double factor) {
+  if (name == "none") return tr("no scaling");
+  const std::string f = " ×" + FactorText(factor);
+  if (name == "linear") return tr("linear") + f;
+  if (name == "ntk") return tr("NTK-aware") + f;
+  if (name == "yarn") return "YaRN" + f;
+  return name;
+}
+
+void DrawRopePlots(const PositionsProfile& p, int tokens, float width, float height) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float plot_h = std::max((height - line * 2) * 0.5f, line * 7);
+  // 1. Wavelengths per pair, on a log axis, with the sentence's length as a line.
+  std::vector<Series> waves;
+  const size_t pairs = p.wavelength.size();
+  waves.push_back({trf("base %s", FactorText(p.rope.base).c_str()), SeriesColor(0), Iota(pairs), {}});
+  waves.back().y.assign(p.wavelength.begin(), p.wavelength.end());
+  if (p.rope.scaling != RopeScaling::none) {
+    waves.push_back({ScalingCurveLabel(to_string(p.rope.scaling), p.rope.factor), SeriesColor(1), Iota(pairs), {}});
+    waves.back().y.assign(p.wavelength_scaled.begin(), p.wavelength_scaled.end());
+  }
+  waves.push_back({trf("this sentence: %d tokens", tokens), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                   {0.0f, float(std::max<size_t>(pairs, 2) - 1)}, {float(tokens), float(tokens)}});
+  ImGui::TextUnformatted(tr("Wavelength of each dimension pair: tokens for one full turn"));
+  ImGui::BeginChild("##waves", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions o;
+  o.log_y = true;
+  o.points = pairs <= 64;
+  o.hover_format = "%s: pair %.0f → %.1f";
+  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), plot_h, o);
+  ImGui::EndChild();
+
+  // 2. The score of q = k = all-ones against the distance.
+  std::vector<Series> decay;
+  int color = 0;
+  for (const DistanceCurve& c : p.decay_by_scaling) decay.push_back(CurveSeries(c, ScalingCurveLabel(c.name, p.comparison_factor), color++));
+  if (p.rope.base != default_rope_base)
+    decay.push_back(CurveSeries(p.decay_default, trf("base %s, no scaling", FactorText(default_rope_base).c_str()), color++));
+  ImGui::TextUnformatted(trf("Score of a fixed query and key, %d tokens apart at most", p.max_distance).c_str());
+  HelpMarker(tr("q = k = (1, 1, …, 1): the score is Σ 2·cos(δ·θ_k) over the pairs, largest at distance 0. RoPE makes "
+                "the same two vectors score less the further apart they stand; the base and the scalings set how fast."));
+  ImGui::BeginChild("##decay", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions d;
+  d.y_from_zero = false;
+  d.zero_line = true;
+  d.hover_format = "%s: i − j = %.0f → %.2f";
+  DrawLinePlot("decay", decay, tr("distance i − j (tokens)"), tr("score"), plot_h, d);
+  ImGui::EndChild();
+}
+
+void DrawAlibiPlot(const PositionsProfile& p, float width, float height) {
+  std::vector<Series> bias;
+  for (size_t h = 0; h < p.alibi_bias.size(); ++h)
+    bias.push_back(CurveSeries(p.alibi_bias[h], trf("head %d: m = %s", int(h), FactorText(p.alibi_slopes[h]).c_str()), int(h)));
+  ImGui::TextUnformatted(tr("Bias added to every score: −m_h·(i − j)"));
+  HelpMarker(tr("ALiBi adds no position vector: each head subtracts its slope times the distance. The steepest head "
+                "looks only nearby, the flattest almost everywhere; the causal mask still hides the future."));
+  ImGui::BeginChild("##alibi", ImVec2(width, height - ImGui::GetTextLineHeightWithSpacing()), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions o;
+  o.y_from_zero = false;
+  o.hover_format = "%s: i − j = %.0f → %.2f";
+  DrawLinePlot("alibi", bias, tr("distance i − j (tokens)"), tr("bias"), height - ImGui::GetTextLineHeightWithSpacing(), o);
+  ImGui::EndChild();
+}
+
+// The relative-position heads' positional score −α_h·(δ − Δ_h)² over δ = j − i.
+void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, int head_dim, int tokens, float width,
+                    float height) {
+  PositionEncoding enc;
+  try {
+    enc = position_encoding(m, state.scene.relpos, heads, head_dim);
+  } catch (const std::exception& e) {
+    ErrorText(e.what());
+    return;
+  }
+  std::vector<Series> curves;
+  const int reach = std::max(tokens - 1, 1);
+  for (size_t h = 0; h < enc.relpos_heads.size(); ++h) {
+    const RelposHead& r = enc.relpos_heads[h];
+    Series s{trf("head %d: α = %s, Δ = %s", int(h), FactorText(r.alpha).c_str(), FactorText(r.delta[1]).c_str()),
+             SeriesColor(int(h)), {}, {}};
+    for (int d = -reach; d <= reach; ++d) {
+      s.x.push_back(float(d));
+      s.y.push_back(float(-enc.relpos_lambda * r.alpha * (double(d) - r.delta[1]) * (double(d) - r.delta[1])));
+    }
+    curves.push_back(std::move(s));
+  }
+  ImGui::TextUnformatted(tr("Positional score added to every score: −λ·α_h·(δ − Δ_h)², δ = j − i"));
+  ImGui::BeginChild("##relpos", ImVec2(width, height - ImGui::GetTextLineHeightWithSpacing()), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions o;
+  o.y_from_zero = false;
+  o.x_from_zero = false;
+  o.hover_format = "%s: δ = %.0f → %.2f";
+  DrawLinePlot("relpos", curves, tr("offset δ = j − i (tokens)"), tr("score"), height - ImGui::GetTextLineHeightWithSpacing(), o);
+  ImGui::EndChild();
+}
+
+}  // namespace
+
+bool DrawPositionControls(AppState& state, ModelSettings& m) {
+  bool edited = false;
+  const PositionScheme schemes[] = {PositionScheme::absolute, PositionScheme::nope, PositionScheme::rope,
+                                    PositionScheme::alibi, PositionScheme::relpos};
+  ImGui::TextUnformatted(tr("Positions"));
+  HelpMarker(tr("absolute: sinusoidal position vectors added to the embeddings (Vaswani et al. 2017).\n"
+                "NoPE: no positions at all; only the causal mask orders the tokens.\n"
+                "RoPE: queries and keys turned by an angle proportional to the position (Su et al. 2021).\n"
+                "ALiBi: a linear penalty −m_h·(i − j) on the scores, one slope per head (Press et al. 2022).\n"
+                "relative: the quadratic relative-position scores of the Relative position view (Cordonnier et al. 2020)."));
+  for (PositionScheme s : schemes) {
+    if (s != schemes[0]) SameLineIfFits(RadioWidth(SchemeName(s)));
+    if (ImGui::RadioButton(SchemeName(s), m.positions == s) && m.positions != s) {
+      m.positions = s;
+      edited = true;
+    }
+    RecordLastItem(state, std::string("model.positions.") + to_string(s));
+  }
+  if (m.positions == PositionScheme::rope || m.kind == AttentionKind::mla) {
+    const float label_w = ImGui::CalcTextSize(tr("base θ")).x + ImGui::GetFontSize();
+    ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+    std::vector<int> bases = {10, 100, 500, 1000, 10000, 100000, 500000, 1000000};
+    int base = int(std::lround(m.rope_base));
+    if (std::find(bases.begin(), bases.end(), base) == bases.end() || double(base) != m.rope_base) {
+      bases.push_back(base);
+      std::sort(bases.begin(), bases.end());
+    }
+    if (SliderChoice(tr("base θ"), &base, bases)) {
+      m.rope_base = base;
+      edited = true;
+    }
+    RecordLastItem(state, "model.rope_base");
+    const RopeScaling scalings[] = {RopeScaling::none, RopeScaling::linear, RopeScaling::ntk, RopeScaling::yarn};
+    if (ImGui::BeginCombo("##rope_scaling", ScalingName(m.rope_scaling))) {
+      for (RopeScaling s : scalings)
+        if (ImGui::Selectable(ScalingName(s), m.rope_scaling == s) && m.rope_scaling != s) {
+          m.rope_scaling = s;
+          if (s == RopeScaling::none) m.rope_factor = 1;
+          else if (m.rope_factor <= 1) m.rope_factor = 4;
+          edited = true;
+        }
+      ImGui::EndCombo();
+    }
+    RecordLastItem(state, "model.rope_scaling");
+    if (m.rope_scaling != RopeScaling::none) {
+      int factor = std::max(2, int(std::lround(m.rope_factor)));
+      if (SliderChoice(tr("factor"), &factor, {2, 4, 8, 16, 32})) {
+        m.rope_factor = factor;
+        edited = true;
+      }
+      RecordLastItem(state, "model.rope_factor");
+      if (m.rope_scaling != RopeScaling::linear) {
+        int context = m.rope_original_context;
+        if (SliderChoice(tr("trained context"), &context, {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096})) {
+          m.rope_original_context = context;
+          edited = true;
+        }
+        RecordLastItem(state, "model.rope_context");
+      }
+    }
+    ImGui::PopItemWidth();
+    bool interleaved = m.rope_layout == RopeLayout::interleaved;
+    if (ImGui::Checkbox(tr("interleaved pairs (GPT-J, DeepSeek)"), &interleaved)) {
+      m.rope_layout = interleaved ? RopeLayout::interleaved : RopeLayout::half;
+      edited = true;
+    }
+    RecordLastItem(state, "model.rope_layout");
+    HelpMarker(tr("Off: dimension k turns with dimension k + d/2 (Llama's rotate-half). On: dimension 2k with 2k + 1. "
+                  "The scores are the same up to a permutation of the weights; the figures show which pairing is used."));
+  }
+  return edited;
+}
+
+void DrawPositionsWindow(AppState& state) {
+  PlaceNextWindow(state, Slot::view);
+  if (!ImGui::Begin(WindowTitle("Positions", "positions").c_str(), nullptr, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+    ImGui::End();
+    return;
+  }
+  state.layout.view = to_string(View::positions);
+  if (WrongInputForView(state, false, tr("The Positions view shows attention over a sentence or a tensor; the input is a 2D grid."),
+                        Panel::model)) {
+    ImGui::End();
+    return;
+  }
+  if (state.checkpoint.current()) {
+    // One current model: a checkpoint's positions are its own config's; this view draws the synthetic model's.
+    WrappedText(tr("The Positions view draws the position scheme of the synthetic model. The open checkpoint's "
+                   "scheme is in its config, shown in the Model window; close the checkpoint to use this view."));
+    ImGui::End();
+    return;
+  }
+  const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
+  ModelSettings& m = state.scene.model;
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float left_w = std::floor(avail_w * 0.48f);
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+
+  ImGui::BeginChild("##positions_left", ImVec2(left_w, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (DrawPositionControls(state, m)) NoteEdit(state, Panel::model);
+  ErrorText(ErrorFor(state, Panel::model));
+  const ModelSettings& shown = state.analysis ? state.analysis->scene.model : m;
+  const int tokens = att ? int(att->labels.size()) : 1;
+  const int heads = att ? att->shape.heads : effective_heads(shown);
+  const int head_dim = shown.kind == AttentionKind::mla ? shown.rope_dim
+                       : att && att->shape.heads > 0   ? att->shape.d_model / att->shape.heads
+                                                       : shown.d_model / std::max(heads, 1);
+  ImGui::Separator();
+  const float rest = ImGui::GetContentRegionAvail().y;
+  const PositionScheme scheme = shown.kind == AttentionKind::mla ? PositionScheme::rope : shown.positions;
+  if (scheme == PositionScheme::rope) {
+    if (shown.kind == AttentionKind::mla)
+      WrappedText(trf("MLA: only the decoupled rotary part of %d dimensions carries positions.", shown.rope_dim));
+    std::string error;
+    if (const PositionsProfile* p = Profile(state, shown, head_dim, tokens, error)) DrawRopePlots(*p, tokens, left_w, rest - ImGui::GetTextLineHeightWithSpacing() * 2);
+    else ErrorText(error);
+  } else if (scheme == PositionScheme::alibi) {
+    std::string error;
+    ModelSettings with_heads = shown;
+    if (const PositionsProfile* p = Profile(state, with_heads, head_dim, tokens, error)) DrawAlibiPlot(*p, left_w, rest);
+    else ErrorText(error);
+  } else if (scheme == PositionScheme::relpos) {
+    DrawRelposPlot(state, shown, heads, head_dim, tokens, left_w, rest);
+  } else if (scheme == PositionScheme::absolute) {
+    WrappedText(tr("Absolute positions: each token's embedding has a sinusoidal vector of its position added before "
+                   "attention (Vaswani et al. 2017). The scores see positions only through the embeddings, so no curve "
+                   "describes them; choose RoPE, ALiBi or relative to see one."));
+  } else {
+    WrappedText(tr("No positions (NoPE): the embeddings carry no position and nothing is added to the scores, so a "
+                   "score depends only on the two tokens. The same word gets the same score wherever it stands; only "
+                   "the causal mask tells a query what came before it."));
+  }
+  ImGui::EndChild();
+  RecordLastItem(state, "positions.plots");
+
+  ImGui::SameLine(0, spacing);
+  ImGui::BeginChild("##positions_heads", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawHeadsBeside(state);
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+}  // namespace attnscope::gui
