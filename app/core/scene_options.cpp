@@ -83,7 +83,7 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
                    "shared | per-head | fixed | locked: one colour range for all heads (default), one per head, 0 to 1 "
                    "(probabilities), or the range given by --scale-range");
     app.add_option("--scale-range", o.scale_range, "LO,HI: the colour range of --scale-mode locked (LO < HI)");
-    app.add_option("--view", o.view, "heads | shapes | relpos1d | relpos2d | conv");
+    app.add_option("--view", o.view, "heads | shapes | positions | relpos1d | relpos2d | conv");
   }
 }
 

@@ -20,7 +20,6 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/analysis/head_patterns.h"
-#include "attnscope/attention/positions.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/scene/scene.h"
@@ -144,15 +143,6 @@ struct LabelCache {
   int font_generation = -1;
   float font_size = 0;
   float extent = 0;
-};
-
-// The Positions view's profile (attention/positions.h), made again only when the model or T change.
-struct PositionsWindowState {
-  bool valid = false;
-  ModelSettings model;
-  int head_dim = 0, tokens = 0;
-  PositionsProfile profile;
-  std::string error;  // why there is no profile
 };
 
 struct HeadsWindowState {
@@ -373,7 +363,6 @@ struct AppState {
   InputWindowState input;
   ModelWindowState model;
   HeadsWindowState heads;
-  PositionsWindowState positions;
   ShapesWindowState shapes;
   ExportWindowState exporter;
   FigureCopyState figure_copy;

@@ -15,7 +15,11 @@ ImU32 SeriesColor(int i) { return KvGroupColor(i); }
 std::string TickText(float v) {
   char buf[32];
   const float a = std::fabs(v);
-  if (a != 0 && (a >= 1e5f || a < 1e-3f)) std::snprintf(buf, sizeof buf, "%.1e", double(v));
+  if (a != 0 && (a >= 1e5f || a < 1e-3f)) {
+    const float e = std::round(std::log10(a));
+    if (std::fabs(a - std::pow(10.0f, e)) <= 1e-3f * a) std::snprintf(buf, sizeof buf, "%s1e%d", v < 0 ? "-" : "", int(e));
+    else std::snprintf(buf, sizeof buf, "%.1e", double(v));
+  }
   else if (a >= 100) std::snprintf(buf, sizeof buf, "%.0f", double(v));
   else if (a >= 10) std::snprintf(buf, sizeof buf, "%.1f", double(v));
   else std::snprintf(buf, sizeof buf, "%.2f", double(v));
@@ -65,8 +69,17 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
   auto tick_value = [&](float v) { return o.log_y ? std::pow(10.0f, v) : v; };
+  // y ticks in plotted units: five even ones, or on a log axis the powers of ten inside the range (when
+  // there are at least two; numbers like 1, 10, 100 read at a glance).
+  std::vector<float> y_ticks;
+  if (o.log_y)
+    for (float e = std::ceil(lo); e <= hi; e += 1) y_ticks.push_back(e);
+  if (y_ticks.size() < 2) {
+    y_ticks.clear();
+    for (int i = 0; i <= 4; ++i) y_ticks.push_back(lo + (hi - lo) * float(i) / 4);
+  }
   float tick_w = 0;
-  for (int i = 0; i <= 4; ++i) tick_w = std::max(tick_w, ImGui::CalcTextSize(TickText(tick_value(lo + (hi - lo) * float(i) / 4)).c_str()).x);
+  for (float v : y_ticks) tick_w = std::max(tick_w, ImGui::CalcTextSize(TickText(tick_value(v)).c_str()).x);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = std::max(ImGui::GetContentRegionAvail().x, 120.0f);
   // y name rotated on the far left, the tick numbers, then the plot area; x ticks and name below it.
@@ -78,8 +91,7 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
   auto to_screen = [&](float x, float v) {  // v in plotted units
     return ImVec2(area_min.x + w * (x - x_min) / (x_max - x_min), area_max.y - h * (std::clamp(v, lo, hi) - lo) / (hi - lo));
   };
-  for (int i = 0; i <= 4; ++i) {  // y ticks
-    const float v = lo + (hi - lo) * float(i) / 4;
+  for (float v : y_ticks) {
     const ImVec2 p = to_screen(x_min, v);
     draw->AddLine(ImVec2(area_min.x, p.y), ImVec2(area_max.x, p.y), grid);
     const std::string t = TickText(tick_value(v));
@@ -89,8 +101,12 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
     const ImVec2 p = to_screen(x_min, 0);
     draw->AddLine(ImVec2(area_min.x, p.y), ImVec2(area_max.x, p.y), text, std::max(1.0f, line * 0.08f));
   }
-  for (int i = 0; i <= 4; ++i) {  // x ticks
-    float v = x_min + (x_max - x_min) * float(i) / 4;
+  // x ticks: four intervals, or fewer when the widest number would not fit between them
+  const float x_tick_w = std::max(ImGui::CalcTextSize(o.integer_x ? std::to_string(int(x_max)).c_str() : TickText(x_max).c_str()).x,
+                                  ImGui::CalcTextSize(o.integer_x ? std::to_string(int(x_min)).c_str() : TickText(x_min).c_str()).x) + line;
+  const int x_intervals = std::clamp(int(w / std::max(x_tick_w, 1.0f)), 1, 4);
+  for (int i = 0; i <= x_intervals; ++i) {
+    float v = x_min + (x_max - x_min) * float(i) / float(x_intervals);
     if (o.integer_x) v = std::round(v);
     const ImVec2 p = to_screen(v, lo);
     draw->AddLine(ImVec2(p.x, area_min.y), ImVec2(p.x, area_max.y), grid);

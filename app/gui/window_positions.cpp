@@ -41,22 +41,6 @@ const char* ScalingName(RopeScaling s) {
   return "";
 }
 
-// The profile of the scene's model for T tokens, made again only when they change.
-const PositionsProfile* Profile(AppState& state, const ModelSettings& m, int head_dim, int tokens, std::string& error) {
-  PositionsWindowState& p = state.positions;
-  if (!p.valid || !(p.model == m) || p.head_dim != head_dim || p.tokens != tokens) {
-    p.model = m, p.head_dim = head_dim, p.tokens = tokens, p.valid = true;
-    p.error.clear();
-    try {
-      p.profile = positions_profile(m, head_dim, positions_profile_distance(m, tokens));
-    } catch (const std::exception& e) {
-      p.error = e.what();
-    }
-  }
-  error = p.error;
-  return p.error.empty() ? &p.profile : nullptr;
-}
-
 std::vector<float> Iota(size_t n) {
   std::vector<float> x(n);
   for (size_t i = 0; i < n; ++i) x[i] = float(i);
@@ -153,13 +137,13 @@ void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, in
   }
   std::vector<Series> curves;
   const int reach = std::max(tokens - 1, 1);
-  for (size_t h = 0; h < enc.relpos_heads.size(); ++h) {
-    const RelposHead& r = enc.relpos_heads[h];
-    Series s{trf("head %d: α = %s, Δ = %s", int(h), FactorText(r.alpha).c_str(), FactorText(r.delta[1]).c_str()),
+  for (size_t h = 0; h < enc.relpos_alphas.size(); ++h) {
+    const double alpha = enc.relpos_alphas[h], delta = enc.relpos_deltas[h];
+    Series s{trf("head %d: α = %s, Δ = %s", int(h), FactorText(alpha).c_str(), FactorText(delta).c_str()),
              SeriesColor(int(h)), {}, {}};
     for (int d = -reach; d <= reach; ++d) {
       s.x.push_back(float(d));
-      s.y.push_back(float(-enc.relpos_lambda * r.alpha * (double(d) - r.delta[1]) * (double(d) - r.delta[1])));
+      s.y.push_back(float(-enc.relpos_lambda * alpha * (double(d) - delta) * (double(d) - delta)));
     }
     curves.push_back(std::move(s));
   }
@@ -194,7 +178,9 @@ bool DrawPositionControls(AppState& state, ModelSettings& m) {
     RecordLastItem(state, std::string("model.positions.") + to_string(s));
   }
   if (m.positions == PositionScheme::rope || m.kind == AttentionKind::mla) {
-    const float label_w = ImGui::CalcTextSize(tr("base θ")).x + ImGui::GetFontSize();
+    const float label_w = std::max({ImGui::CalcTextSize(tr("base θ")).x, ImGui::CalcTextSize(tr("factor")).x,
+                                    ImGui::CalcTextSize(tr("trained context")).x}) +
+                          ImGui::GetFontSize();
     ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
     std::vector<int> bases = {10, 100, 500, 1000, 10000, 100000, 500000, 1000000};
     int base = int(std::lround(m.rope_base));
@@ -279,26 +265,24 @@ void DrawPositionsWindow(AppState& state) {
   const ModelSettings& shown = state.analysis ? state.analysis->scene.model : m;
   const int tokens = att ? int(att->labels.size()) : 1;
   const int heads = att ? att->shape.heads : effective_heads(shown);
-  const int head_dim = shown.kind == AttentionKind::mla ? shown.rope_dim
-                       : att && att->shape.heads > 0   ? att->shape.d_model / att->shape.heads
-                                                       : shown.d_model / std::max(heads, 1);
+  const int head_dim = att && att->shape.heads > 0 ? att->shape.d_model / att->shape.heads : shown.d_model / std::max(heads, 1);
   ImGui::Separator();
   const float rest = ImGui::GetContentRegionAvail().y;
-  const PositionScheme scheme = shown.kind == AttentionKind::mla ? PositionScheme::rope : shown.positions;
-  if (scheme == PositionScheme::rope) {
+  // The profile comes with the heads (AttentionAnalysis::positions): the numbers compute writes to positions.json.
+  const PositionsProfile* p = att ? &att->positions : nullptr;
+  if (!att) {
+    ImGui::TextDisabled("%s", tr("computing…"));
+  } else if (p->scheme == PositionScheme::rope) {
     if (shown.kind == AttentionKind::mla)
       WrappedText(trf("MLA: only the decoupled rotary part of %d dimensions carries positions.", shown.rope_dim));
-    std::string error;
-    if (const PositionsProfile* p = Profile(state, shown, head_dim, tokens, error)) DrawRopePlots(*p, tokens, left_w, rest - ImGui::GetTextLineHeightWithSpacing() * 2);
-    else ErrorText(error);
-  } else if (scheme == PositionScheme::alibi) {
-    std::string error;
-    ModelSettings with_heads = shown;
-    if (const PositionsProfile* p = Profile(state, with_heads, head_dim, tokens, error)) DrawAlibiPlot(*p, left_w, rest);
-    else ErrorText(error);
-  } else if (scheme == PositionScheme::relpos) {
+    DrawRopePlots(*p, tokens, left_w, ImGui::GetContentRegionAvail().y);
+  } else if (p->scheme == PositionScheme::alibi) {
+    DrawAlibiPlot(*p, left_w, rest);
+  } else if (shown.positions == PositionScheme::relpos) {
     DrawRelposPlot(state, shown, heads, head_dim, tokens, left_w, rest);
-  } else if (scheme == PositionScheme::absolute) {
+  } else if (shown.kind == AttentionKind::mla) {
+    WrappedText(tr("This MLA layer has no rotary part (d_rope = 0): its scores see no positions at all."));
+  } else if (shown.positions == PositionScheme::absolute) {
     WrappedText(tr("Absolute positions: each token's embedding has a sinusoidal vector of its position added before "
                    "attention (Vaswani et al. 2017). The scores see positions only through the embeddings, so no curve "
                    "describes them; choose RoPE, ALiBi or relative to see one."));

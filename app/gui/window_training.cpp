@@ -27,127 +27,13 @@
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/training_windows.h"
+#include "gui/line_plot.h"
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
 namespace {
 
-// ---- line plot -----------------------------------------------------------------------------------
-
-struct Series {
-  std::string label;
-  ImU32 color = 0;
-  std::vector<float> x, y;  // [points]
-};
-
-// Colours of the series: the kv-group palette, so run and head colours read the same everywhere.
-ImU32 SeriesColor(int i) { return KvGroupColor(i); }
-
-std::string TickText(float v) {
-  char buf[32];
-  const float a = std::fabs(v);
-  if (a != 0 && (a >= 1e5f || a < 1e-3f)) std::snprintf(buf, sizeof buf, "%.1e", double(v));
-  else if (a >= 100) std::snprintf(buf, sizeof buf, "%.0f", double(v));
-  else if (a >= 10) std::snprintf(buf, sizeof buf, "%.1f", double(v));
-  else std::snprintf(buf, sizeof buf, "%.2f", double(v));
-  return buf;
-}
-
-// Rows the legend of these series takes at this width (as SameLineIfFits wraps it).
-int LegendRows(const std::vector<Series>& series, float width) {
-  const float line = ImGui::GetTextLineHeight(), spacing = ImGui::GetStyle().ItemSpacing.x;
-  int rows = series.empty() ? 0 : 1;
-  float x = 0;
-  for (size_t i = 0; i < series.size(); ++i) {
-    const float text_w = ImGui::CalcTextSize(series[i].label.c_str()).x;
-    const float item_w = line * 0.8f + 2 + text_w;  // the swatch, a gap, the label
-    if (i > 0 && width - x - spacing < line + text_w + spacing) ++rows, x = item_w;  // as SameLineIfFits
-    else x += (i > 0 ? spacing : 0) + item_w;
-  }
-  return rows;
-}
-
-// A line plot drawn with the draw list: a framed area, 5 y ticks and 5 x ticks with numbers in the
-// UI font (readable on a projector at any UI scale), the axis names, and a legend under it that
-// wraps; `height` holds all of it. Fixed y range when y_lo < y_hi, else the data's.
-void DrawLinePlot(const char* id, const std::vector<Series>& series, const char* x_name, const char* y_name,
-                  float total_height, float y_lo = 0, float y_hi = 0) {
-  ImGui::PushID(id);
-  const float legend_h = float(LegendRows(series, std::max(ImGui::GetContentRegionAvail().x, 120.0f))) *
-                         ImGui::GetTextLineHeightWithSpacing();
-  const float height = std::max(total_height - legend_h - ImGui::GetStyle().ItemSpacing.y, ImGui::GetTextLineHeight() * 5);
-  float x_max = 1, lo = FLT_MAX, hi = -FLT_MAX;
-  for (const Series& s : series) {
-    for (float x : s.x) x_max = std::max(x_max, x);
-    for (float y : s.y)
-      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
-  }
-  if (y_lo < y_hi) lo = y_lo, hi = y_hi;
-  if (lo > hi) lo = 0, hi = 1;
-  if (hi - lo < 1e-6f) hi = lo + 1;
-  const float pad = (hi - lo) * 0.05f;
-  if (!(y_lo < y_hi)) lo = lo >= 0 ? std::max(0.0f, lo - pad) : lo - pad, hi += pad;  // a loss never goes below 0
-
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float line = ImGui::GetTextLineHeight();
-  const float tick_w = std::max(ImGui::CalcTextSize(TickText(hi).c_str()).x, ImGui::CalcTextSize(TickText(lo).c_str()).x);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float width = std::max(ImGui::GetContentRegionAvail().x, 120.0f);
-  // y name rotated on the far left, the tick numbers, then the plot area; x ticks and name below it.
-  const ImVec2 area_min(origin.x + line * 1.3f + tick_w + 6, origin.y + line * 0.5f);
-  const ImVec2 area_max(origin.x + width - ImGui::CalcTextSize("0000").x * 0.5f, origin.y + height - line * 2.4f);
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
-  draw->AddRectFilled(area_min, area_max, ImGui::GetColorU32(ImGuiCol_FrameBg));
-  const float w = area_max.x - area_min.x, h = area_max.y - area_min.y;
-  auto to_screen = [&](float x, float y) {
-    return ImVec2(area_min.x + w * x / x_max, area_max.y - h * (std::clamp(y, lo, hi) - lo) / (hi - lo));
-  };
-  for (int i = 0; i <= 4; ++i) {  // y ticks
-    const float v = lo + (hi - lo) * float(i) / 4;
-    const ImVec2 p = to_screen(0, v);
-    draw->AddLine(ImVec2(area_min.x, p.y), ImVec2(area_max.x, p.y), grid);
-    const std::string t = TickText(v);
-    draw->AddText(ImVec2(area_min.x - 4 - ImGui::CalcTextSize(t.c_str()).x, p.y - line * 0.5f), text, t.c_str());
-  }
-  // x ticks: whole steps, four intervals, or fewer when the widest number would not fit between them
-  const float x_tick_w = ImGui::CalcTextSize(std::to_string(int(x_max)).c_str()).x + line;
-  const int x_intervals = std::clamp(int(w / std::max(x_tick_w, 1.0f)), 1, 4);
-  for (int i = 0; i <= x_intervals; ++i) {
-    const float v = std::round(x_max * float(i) / float(x_intervals));
-    const ImVec2 p = to_screen(v, lo);
-    draw->AddLine(ImVec2(p.x, area_min.y), ImVec2(p.x, area_max.y), grid);
-    const std::string t = std::to_string(int(v));
-    const float tw = ImGui::CalcTextSize(t.c_str()).x;
-    draw->AddText(ImVec2(std::clamp(p.x - tw * 0.5f, area_min.x, area_max.x - tw), area_max.y + 2), text, t.c_str());
-  }
-  draw->AddRect(area_min, area_max, text);
-  const float x_name_w = ImGui::CalcTextSize(x_name).x;
-  draw->AddText(ImVec2(area_min.x + (w - x_name_w) * 0.5f, area_max.y + line + 4), text, x_name);
-  AddTextRotated(draw, ImVec2(origin.x, area_min.y + (h + ImGui::CalcTextSize(y_name).x) * 0.5f), text, y_name);
-  draw->PushClipRect(area_min, area_max, true);
-  for (const Series& s : series) {
-    std::vector<ImVec2> points;
-    points.reserve(s.x.size());
-    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i)
-      if (std::isfinite(s.y[i])) points.push_back(to_screen(s.x[i], s.y[i]));
-    if (points.size() >= 2) draw->AddPolyline(points.data(), int(points.size()), s.color, 0, std::max(1.5f, line * 0.12f));
-    else if (points.size() == 1) draw->AddCircleFilled(points[0], line * 0.2f, s.color);
-  }
-  draw->PopClipRect();
-  ImGui::Dummy(ImVec2(width, height));
-  // Legend: a colour swatch and the label of each series, wrapping.
-  for (size_t i = 0; i < series.size(); ++i) {
-    const Series& s = series[i];
-    const float item_w = line + ImGui::CalcTextSize(s.label.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
-    if (i > 0) SameLineIfFits(item_w);
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    draw->AddRectFilled(ImVec2(p.x, p.y + line * 0.3f), ImVec2(p.x + line * 0.7f, p.y + line * 0.7f), s.color);
-    ImGui::Dummy(ImVec2(line * 0.8f, line));
-    ImGui::SameLine(0, 2);
-    ImGui::TextUnformatted(s.label.c_str());
-  }
-  ImGui::PopID();
-}
+// ---- line plot (gui/line_plot.h) -----------------------------------------------------------------
 
 // The mean of each block of `per` losses: a readable curve for thousands of noisy steps.
 Series LossSeries(const std::vector<float>& losses, std::string label, ImU32 color, float pixels) {
@@ -619,8 +505,10 @@ void DrawInduction(const TrainingWindowState& t, const std::vector<std::shared_p
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("The mean attention from each token of the second copy to the token after its earlier "
                                "occurrence."));
-  DrawLinePlot("induction", series, tr("step"), tr("induction score"),
-               size.y - title_h - ImGui::GetStyle().ItemSpacing.y, 0.0f, 1.0f);
+  LinePlotOptions fixed;
+  fixed.y_lo = 0, fixed.y_hi = 1;
+  DrawLinePlot("induction", series, tr("step"), tr("induction score"), size.y - title_h - ImGui::GetStyle().ItemSpacing.y,
+               fixed);
 }
 
 }  // namespace

@@ -180,7 +180,7 @@ TEST_CASE("lesson 8: MLA caches 16 + 8 values a token, a window of 4 keeps a ban
   // StreamingLLM: token 0 stays visible to every query besides the window.
   const Analysis sinks = analyse(l.steps[3].scene);
   for (const Mat& p : sinks.attention->result.probs)
-    for (int i = 4; i < T; ++i) {
+    for (int i = 5; i < T; ++i) {  // key 1 is outside the window from query 5 on
       CHECK(p(i, 0) > 0.0f);
       CHECK(p(i, 1) == 0.0f);
     }
@@ -214,9 +214,18 @@ TEST_CASE("lesson 9: without positions equal words score alike; RoPE tells them 
   CHECK(l.steps[4].scene.model.rope_scaling == RopeScaling::yarn);
   const Analysis alibi = analyse(l.steps[5].scene);
   const std::vector<double>& m = alibi.attention->result.alibi_slopes;
-  REQUIRE(m.size() == 4);
-  CHECK(m[0] == 0.25);  // 2^(−8·1/4): head 0 is the steepest, as the caption says
-  CHECK(m[3] == doctest::Approx(1.0 / 256));
+  REQUIRE(m.size() == 8);
+  CHECK(m[0] == 0.5);  // 2^(−8·1/8): head 0 is the steepest, as the caption says
+  CHECK(m[7] == doctest::Approx(1.0 / 256));
+  // Head 0 looks nearby: its mean attention distance is the smallest of the eight.
+  auto mean_distance = [&](int h) {
+    const Mat& p = alibi.attention->result.probs[size_t(h)];
+    double d = 0;
+    for (int i = 0; i < p.rows(); ++i)
+      for (int j = 0; j <= i; ++j) d += double(p(i, j)) * (i - j);
+    return d / double(p.rows());
+  };
+  for (int h = 1; h < 8; ++h) CHECK(mean_distance(0) < mean_distance(h));
 }
 
 TEST_CASE("lessons: the loader names the file and the key of every mistake") {
