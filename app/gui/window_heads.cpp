@@ -303,7 +303,7 @@ void DrawSinkShare(AppState& state, const AttentionAnalysis& att, const Pictures
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float label_w = ImGui::CalcTextSize("h00").x + font * 0.3f;
-  const float row_h = std::clamp(std::round(font * 2.4f / float(H)), 3.0f, std::round(font * 0.8f));
+  const float row_h = std::clamp(std::round(font * 4.0f / float(H)), 3.0f, std::round(font * 1.1f));
   const float strip_w = std::max(avail - label_w, font * 4), strip_h = row_h * float(H);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float x0 = origin.x + label_w;
@@ -317,7 +317,7 @@ void DrawSinkShare(AppState& state, const AttentionAnalysis& att, const Pictures
       draw->AddRectFilled(ImVec2(x0 + float(c) * cw, origin.y + float(h) * row_h),
                           ImVec2(x0 + float(c + 1) * cw, origin.y + float(h + 1) * row_h), IM_COL32(col.r, col.g, col.b, 255));
     }
-    if (row_h >= font * 0.6f)
+    if (row_h >= font)
       draw->AddText(ImVec2(origin.x, origin.y + float(h) * row_h + (row_h - font) * 0.5f),
                     ImGui::GetColorU32(ImGuiCol_TextDisabled), ("h" + std::to_string(h)).c_str());
   }

@@ -238,8 +238,22 @@ void EnsureModelPresets(AppState& state) {
 }
 
 void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_params) {
-  const KvCacheVariant* variants[] = {&report.mha, &report.gqa, &report.mqa};
-  const char* names[] = {"MHA", "GQA", "MQA"};
+  // A model with MLA or sliding-window layers gets a first bar for its cache as published, above the MHA,
+  // GQA and MQA it is compared with.
+  bool published = false;
+  std::string kinds;
+  for (const KvLayerTypeRow& row : report.layer_types)
+    if (row.group.kind != LayerKind::full) {
+      published = true;
+      const char* k = row.group.kind == LayerKind::mla ? "MLA" : tr("sliding window");
+      if (kinds.find(k) == std::string::npos) kinds += (kinds.empty() ? "" : " + ") + std::string(k);
+    }
+  KvCacheVariant as_published;
+  as_published.kind = "published";
+  as_published.bytes = report.bytes;
+  as_published.fits = report.fits;
+  const KvCacheVariant* variants[] = {&as_published, &report.mha, &report.gqa, &report.mqa};
+  const char* names[] = {"", "MHA", "GQA", "MQA"};
   const double memory = report.input.memory_gib * 1073741824.0;
   double largest = memory;
   for (const KvCacheVariant* v : variants) largest = std::max(largest, double(v->bytes));
@@ -248,11 +262,12 @@ void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_par
   const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
   const float bar_h = ImGui::GetTextLineHeight();
   const ImU32 fits_colour = IM_COL32(46, 139, 87, 255), over_colour = IM_COL32(200, 50, 40, 255);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = published ? 0 : 1; i < 4; ++i) {
     const KvCacheVariant& v = *variants[i];
-    std::string line = trf("%s (G = %lld): %s", names[i], static_cast<long long>(v.kv_heads), HumanBytes(v.bytes).c_str());
+    std::string line = i == 0 ? trf("as published (%s): %s", kinds.c_str(), HumanBytes(v.bytes).c_str())
+                              : trf("%s (G = %lld): %s", names[i], static_cast<long long>(v.kv_heads), HumanBytes(v.bytes).c_str());
     if (memory > 0) line += std::string(" · ") + (v.fits ? tr("fits") : tr("does not fit"));
-    if (show_params) line += trf(" · %s attention parameters", Count(v.attention_params).c_str());
+    if (show_params && i > 0) line += trf(" · %s attention parameters", Count(v.attention_params).c_str());
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(v.fits ? ImGui::GetColorU32(ImGuiCol_Text) : over_colour));
     ImGui::BeginGroup();
     WrappedText(line);

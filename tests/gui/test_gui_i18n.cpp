@@ -117,6 +117,16 @@ TEST_SUITE("gui_chinese") {
       variants.window = 3, variants.sinks = sinks;
       for (const TraceStep& step : shape_trace(variants).steps) steps.push_back(step);
     }
+    // The scene model's MLA (both query paths) and differential attention.
+    TraceShape latent{6, 64, 4, 4, 24, false, false, true, true};
+    latent.kv_latent = 16, latent.rope_dim = 8, latent.v_dim = 16, latent.softmax_scale = 0.2;
+    for (const int64_t q_latent : {int64_t(0), int64_t(12)}) {
+      latent.q_latent = q_latent;
+      for (const TraceStep& step : latent_attention_trace(latent).steps) steps.push_back(step);
+    }
+    TraceShape differential{6, 64, 4, 2, 16, true, true, false, true};
+    differential.differential = true, differential.lambda = 0.3, differential.lambda_init = 0.2;
+    for (const TraceStep& step : differential_trace(differential).steps) steps.push_back(step);
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");
