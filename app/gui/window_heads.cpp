@@ -335,6 +335,31 @@ void DrawSinkShare(AppState& state, const AttentionAnalysis& att, const Pictures
   RecordLastItem(state, "heads.sink_share");
 }
 
+// Where each head went, for --layout-json.
+void RecordHeads(AppState& state, const AttentionAnalysis& att, const Pictures& pictures, const HeatmapGridResult& grid,
+                 int count, const Shown& shown) {
+  state.layout.colormap = to_string(pictures.colormap);
+  state.layout.scores = pictures.scores;
+  const ImVec2 s = state.framebuffer_scale;
+  for (int h = 0; h < count && h < int(grid.image_min.size()); ++h) {
+    LayoutRecord::Head rec;
+    rec.head = h;
+    rec.kv_group = kv_group_of_head(h, att.shape.heads, att.shape.groups);
+    rec.tokens = int(att.labels.size());  // the input's (the shapes stay the whole input's)
+    rec.first_query = shown.row;
+    rec.first_key = shown.col;
+    rec.shown = shown.cols;
+    const ImVec2 min = grid.image_min[size_t(h)];
+    rec.min = ImVec2(min.x * s.x, min.y * s.y);
+    rec.max = ImVec2((min.x + grid.image_size.x) * s.x, (min.y + grid.image_size.y) * s.y);
+    rec.cell = grid.cell * s.x;
+    rec.frame = grid.frame * s.x;
+    rec.frame_color = KvGroupColor(rec.kv_group);
+    rec.range = pictures.heads[size_t(h)].range;
+    state.layout.heads.push_back(rec);
+  }
+}
+
 // ---- large head --------------------------------------------------------------------------------------
 
 void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures& pictures, const LabelCache& labels) {
@@ -392,6 +417,9 @@ void DrawHeadsBeside(AppState& state) {
   const Pictures& pictures = *state.pictures;
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, labels);
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
+  const int tokens = int(att->labels.size());
+  ZoomState whole;
+  RecordHeads(state, *att, pictures, grid, spec.count, ShownTokens(whole, tokens));
   if (grid.hovered >= 0) {
     HeadTooltip(*att, labels.labels, grid.hovered, grid.row, grid.col, false);
     if (grid.clicked) SelectQuery(state, state.scene.view.selected_query == grid.row ? -1 : grid.row);
@@ -457,27 +485,7 @@ void DrawHeadsWindow(AppState& state) {
   ToWholePicture(grid, shown);
   HandleHit(state, *att, labels->labels, grid, grid.hovered);
 
-  // Where each head went, for --layout-json.
-  state.layout.colormap = to_string(pictures.colormap);
-  state.layout.scores = pictures.scores;
-  const ImVec2 s = state.framebuffer_scale;
-  for (int h = 0; h < spec.count; ++h) {
-    LayoutRecord::Head rec;
-    rec.head = h;
-    rec.kv_group = kv_group_of_head(h, att->shape.heads, att->shape.groups);
-    rec.tokens = tokens;  // the input's (the shapes stay the whole input's)
-    rec.first_query = shown.row;
-    rec.first_key = shown.col;
-    rec.shown = shown.cols;
-    const ImVec2 min = grid.image_min[size_t(h)];
-    rec.min = ImVec2(min.x * s.x, min.y * s.y);
-    rec.max = ImVec2((min.x + grid.image_size.x) * s.x, (min.y + grid.image_size.y) * s.y);
-    rec.cell = grid.cell * s.x;
-    rec.frame = grid.frame * s.x;
-    rec.frame_color = KvGroupColor(rec.kv_group);
-    rec.range = pictures.heads[size_t(h)].range;
-    state.layout.heads.push_back(rec);
-  }
+  RecordHeads(state, *att, pictures, grid, spec.count, shown);
   ImGui::End();
   DrawLargeHead(state, *att, pictures, *labels);
 }

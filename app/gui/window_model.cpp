@@ -98,7 +98,9 @@ bool DrawLatentRanks(AppState& state, ModelSettings& m, int c, int heads) {
 // Sliding window, StreamingLLM's sink tokens and gpt-oss's learned sink logits.
 bool DrawWindowAndSinks(AppState& state, ModelSettings& m) {
   bool edited = false;
-  const float label_w = ImGui::CalcTextSize(tr("sink tokens")).x + ImGui::GetFontSize();
+  // Room for the longer label and its (?) on the slider's line.
+  const float label_w = std::max(ImGui::CalcTextSize(tr("sink tokens")).x, ImGui::CalcTextSize(tr("window W")).x) +
+                        ImGui::CalcTextSize("(?)").x + ImGui::GetFontSize() * 1.5f;
   ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
   std::vector<int> windows = {0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   if (std::find(windows.begin(), windows.end(), m.window) == windows.end() && m.window > 0) {
@@ -123,10 +125,6 @@ bool DrawWindowAndSinks(AppState& state, ModelSettings& m) {
   HelpMarker(tr("StreamingLLM: the first tokens stay visible to every query besides the window; they soak up the "
                 "attention a query does not need elsewhere."));
   ImGui::PopItemWidth();
-  edited |= ImGui::Checkbox(tr("learned sink logits"), &m.sink_logits);
-  RecordLastItem(state, "model.sink_logits");
-  HelpMarker(tr("gpt-oss: every head has one learned logit that joins each row's softmax, so a row may give part of "
-                "its mass to no token. The Heads view shows that share as a strip above the heads."));
   return edited;
 }
 
@@ -278,15 +276,23 @@ void DrawModelWindow(AppState& state) {
   }
 
   ImGui::Separator();
-  edited |= ImGui::Checkbox(tr("causal mask"), &m.causal);
+  // A sliding window implies the causal mask: shown ticked and fixed while a window is on.
+  const bool causal_implied = m.window > 0;
+  bool causal_shown = m.causal || causal_implied;
+  ImGui::BeginDisabled(causal_implied);
+  if (ImGui::Checkbox(tr("causal mask"), &causal_shown) && !causal_implied) {
+    m.causal = causal_shown;
+    edited = true;
+  }
+  ImGui::EndDisabled();
   HelpMarker(tr("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
                 "so its probability is exactly 0."));
   edited |= ImGui::Checkbox(tr("divide scores by √d_k"), &m.scale_scores);
   HelpMarker(tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
-  edited |= DrawWindowAndSinks(state, m);
-  ImGui::Separator();
-  if (DrawPositionControls(state, m)) edited = true;
-  ImGui::Separator();
+  edited |= ImGui::Checkbox(tr("learned sink logits"), &m.sink_logits);
+  RecordLastItem(state, "model.sink_logits");
+  HelpMarker(tr("gpt-oss: every head has one learned logit that joins each row's softmax, so a row may give part of "
+                "its mass to no token. The Heads view shows that share as a strip above the heads."));
   ImGui::BeginDisabled(m.kind == AttentionKind::mla || m.kind == AttentionKind::single);
   edited |= ImGui::Checkbox(tr("differential attention"), &m.differential);
   RecordLastItem(state, "model.differential");
@@ -294,6 +300,10 @@ void DrawModelWindow(AppState& state) {
   HelpMarker(tr("Each head computes two softmax maps from two halves of its query and key and subtracts the second, "
                 "times a learned λ, from the first (Ye et al. 2025): noise common to both cancels. The maps can be "
                 "negative and are drawn on a diverging scale. Not with MLA or a single head."));
+  edited |= DrawWindowAndSinks(state, m);
+  ImGui::Separator();
+  if (DrawPositionControls(state, m)) edited = true;
+  ImGui::Separator();
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   const uint64_t one = 1;

@@ -63,7 +63,7 @@ std::string slot_of(const std::string& title) {
       {"checkpoint", "checkpoint"}, {"analysis", "analysis"},   {"kv_cache", "kv_cache"},
       {"export", "export"},       {"shapes_floating", "shapes_side"}, {"training", "training"},
       {"model_view", "model_view"}, {"heads", "view"},          {"shapes", "view"},
-      {"relpos1d", "view"},       {"relpos2d", "view"},         {"conv", "view"},
+      {"relpos1d", "view"},       {"relpos2d", "view"},         {"conv", "view"},  {"positions", "view"},
       {"large_head", "view"}};
   const size_t hash = title.find("###");
   const auto it = slots.find(hash == std::string::npos ? title : title.substr(hash + 3));
@@ -231,7 +231,7 @@ void check_start(const json& layout, const std::string& start, double width, dou
   CHECK_MESSAGE(layout.at("untranslated").empty(), "drawn without a translation: " << layout.at("untranslated").dump());
   std::set<std::string> names;
   for (const json& s : layout.at("screens")) names.insert(s.at("name").get<std::string>());
-  for (const char* view : {"heads", "shapes", "relpos1d", "relpos2d", "conv"}) CHECK(names.count(std::string("view ") + view));
+  for (const char* view : {"heads", "shapes", "positions", "relpos1d", "relpos2d", "conv"}) CHECK(names.count(std::string("view ") + view));
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
@@ -366,7 +366,7 @@ TEST_SUITE("gui_layout") {
         CHECK(right(widgets.at(menu)) <= 800);
       }
       // The views: tabs when they all fit, else one menu named after the current view.
-      const std::vector<std::string> views = {"heads", "shapes", "relpos1d", "relpos2d", "conv"};
+      const std::vector<std::string> views = {"heads", "shapes", "positions", "relpos1d", "relpos2d", "conv"};
       json items = widgets;
       std::string pointer;
       if (widgets.contains("menu.view")) {

@@ -7,7 +7,7 @@ namespace attnscope::test {
 
 TEST_SUITE("gui_views") {
   TEST_CASE("window: renders every view and exits cleanly") {
-    for (const char* view : {"heads", "shapes", "relpos1d", "relpos2d", "conv"}) {
+    for (const char* view : {"heads", "shapes", "positions", "relpos1d", "relpos2d", "conv"}) {
       CAPTURE(view);
       const WindowRun w = run_window(std::string("view_") + view, std::string("--view ") + view);
       CHECK(w.png.width == 1280);

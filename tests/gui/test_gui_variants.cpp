@@ -1,0 +1,88 @@
+// The variants after GQA in the window, reached as a user reaches them: a real click on the Model window's
+// MLA kind draws the latent strips above the heads and counts r_kv + d_rope in the KV line; a click on
+// learned sink logits draws the sink strip; the Positions view's own RoPE and ALiBi buttons draw their curves beside the heads, in English and Chinese,
+// at 1280×720 and 1920×1080, with every text inside the window.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+std::string centre(const WindowRun& w, const std::string& widget) {
+  const nlohmann::json& r = w.layout.at("widgets").at(widget);
+  return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + "," +
+         std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+}
+
+// Clicks `widget` of the window `before` shows, on frame 4 of a run with `args`.
+WindowRun click(const std::string& name, const std::string& args, const WindowRun& before, const std::string& widget) {
+  REQUIRE_MESSAGE(before.layout.at("widgets").contains(widget), widget << " is not on screen");
+  return run_window(name, args + " --pointer " + centre(before, widget) + " --clicks 4 --frames 10");
+}
+
+}  // namespace
+
+TEST_SUITE("gui_variants") {
+  TEST_CASE("model window: a click on MLA draws the latent and the rotary key above the heads and counts their bytes") {
+    const std::string args = "--size 1280x720 --causal";
+    const WindowRun before = run_window("variants_mla_before", args);
+    CHECK_FALSE(before.layout.at("widgets").contains("heads.shared_latent"));
+    const WindowRun mla = click("variants_mla", args, before, "model.kind.mla");
+    CHECK(mla.layout.at("error") == "");
+    CHECK(mla.layout.at("widgets").contains("heads.shared_latent"));
+    CHECK(mla.layout.at("widgets").contains("model.kv_rank"));
+    CHECK(mla.layout.at("widgets").contains("model.rope_dim"));
+    // Defaults: r_kv 16 + d_rope 8 = 24 floats a token; MHA with 8 heads of d_k 8 caches 2·8·8 floats.
+    const std::vector<std::string> model = texts_of(mla, "###model");
+    INFO(joined(model));
+    CHECK(shows(model, "KV cache 96 B/token (MHA 512 B)"));
+    CHECK(mla.layout.at("heads").size() == 8);
+  }
+
+  TEST_CASE("model window: a click on learned sink logits draws the sink's share above the heads") {
+    const std::string args = "--size 1280x720 --causal";
+    const WindowRun before = run_window("variants_sinks_before", args);
+    CHECK_FALSE(before.layout.at("widgets").contains("heads.sink_share"));
+    const WindowRun sinks = click("variants_sinks", args, before, "model.sink_logits");
+    CHECK(sinks.layout.at("error") == "");
+    CHECK(sinks.layout.at("widgets").contains("heads.sink_share"));
+  }
+
+  TEST_CASE("positions view: its RoPE and ALiBi buttons draw their curves beside the heads, in both languages and sizes") {
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const char* language : {"en", "zh"}) {
+        CAPTURE(size);
+        CAPTURE(language);
+        const bool zh = std::string(language) == "zh";
+        const std::string args = std::string("--view positions --causal --size ") + size + " --language " + language;
+        const WindowRun before = run_window(std::string("variants_positions_") + size + language, args);
+        CHECK(before.layout.at("view") == "positions");
+        CHECK(before.layout.at("heads").size() == 8);  // the heads beside the curves
+        const WindowRun rope = click(std::string("variants_rope_") + size + language, args, before, "model.positions.rope");
+        const std::vector<std::string> texts = texts_of(rope, "###positions");
+        INFO(joined(texts));
+        CHECK(rope.layout.at("error") == "");
+        CHECK(shows(texts, zh ? "每一对维度的波长" : "Wavelength of each dimension pair"));
+        CHECK(shows(texts, zh ? "固定查询和键的分数" : "Score of a fixed query and key"));
+        CHECK(rope.layout.at("widgets").contains("model.rope_base"));
+        const WindowRun alibi = click(std::string("variants_alibi_") + size + language, args, before, "model.positions.alibi");
+        const std::vector<std::string> alibi_texts = texts_of(alibi, "###positions");
+        INFO(joined(alibi_texts));
+        CHECK(shows(alibi_texts, zh ? "加到每个分数上的偏置" : "Bias added to every score"));
+        CHECK(shows(alibi_texts, zh ? "头 0：m = 0.5" : "head 0: m = 0.5"));  // 2^(−8·1/8) for the 8 heads
+        // Every text of the view lies inside the window.
+        const double width = alibi.layout.at("width"), height = alibi.layout.at("height");
+        for (const auto& t : alibi.layout.at("texts")) {
+          if (t.at("window").get<std::string>().find("###positions") == std::string::npos) continue;
+          CHECK(t["x"].get<double>() >= 0);
+          CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
+          CHECK(t["y"].get<double>() + t["h"].get<double>() <= height + 0.5);
+        }
+      }
+  }
+}
+
+}  // namespace attnscope::test
