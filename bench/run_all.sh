@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_all.sh — every speed comparison against PyTorch in one command (README "Speed").
 #   bench/run_all.sh [build-dir]        default: build/ (Release, the benchmarks built: scripts/build.sh)
-# 1. compare_torch.py        the grouped-attention kernel, four shapes, beside PyTorch
+# 1. compare_torch.py        the grouped-attention kernel, four shapes, beside PyTorch; then (--mla) multi-head
+#                            latent attention in its naive and absorbed forms beside DeepSeek-V2's two forms
 # 2. compare_model_torch.py  checkpoint forwards (GPT-2 small F32 T 128, Qwen2.5-0.5B-shaped BF16 T 64) and
 #                            `attnscope compute --checkpoint` end to end, with peak memory
 # 3. bench_train             training steps per second, the default induction model and an L4 d256 SwiGLU model
@@ -19,6 +20,9 @@ py=/usr/bin/python3
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 echo "== 1/3 grouped attention against PyTorch"
 "$py" "$root/bench/compare_torch.py" "$build"
+echo
+echo "== 1/3 (continued) multi-head latent attention, naive and absorbed, against PyTorch"
+"$py" "$root/bench/compare_torch.py" --mla "$build"
 echo
 echo "== 2/3 checkpoint forward and compute --checkpoint against PyTorch"
 "$py" "$root/bench/compare_model_torch.py" "$build"

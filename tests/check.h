@@ -9,6 +9,7 @@
 #include <string>
 
 #include "attnscope/core/error.h"
+#include "attnscope/core/rng.h"
 #include "attnscope/core/types.h"
 
 namespace attnscope::test {
@@ -63,5 +64,14 @@ inline std::string error_of(const std::function<void()>& f) {
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// X [T, C] uniform in [−1.5, 1.5) from Rng(seed): the input of the attention variants' tests.
+inline Mat random_x(int T, int C, uint64_t seed) {
+  Rng rng(seed);
+  Mat x(T, C);
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < C; ++j) x(i, j) = rng.uniform(-1.5f, 1.5f);
+  return x;
+}
 
 }  // namespace attnscope::test

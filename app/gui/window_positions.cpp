@@ -121,6 +121,11 @@ void DrawAlibiPlot(const PositionsProfile& p, float width, float height) {
   LinePlotOptions o;
   o.y_from_zero = false;
   o.hover_format = "%s: i − j = %.0f → %.2f";
+  // Biases run from 0 at distance 0 down to −m_0·δ_max: the axis ends at 0.
+  float lowest = 0;
+  for (const Series& s : bias)
+    for (float v : s.y) lowest = std::min(lowest, v);
+  if (lowest < 0) o.y_lo = lowest, o.y_hi = 0;
   DrawLinePlot("alibi", bias, tr("distance i − j (tokens)"), tr("bias"), height - ImGui::GetTextLineHeightWithSpacing(), o);
   ImGui::EndChild();
 }

@@ -17,14 +17,6 @@ using namespace attnscope::test;
 
 namespace {
 
-Mat random_x(int T, int C, uint64_t seed) {
-  Rng rng(seed);
-  Mat x(T, C);
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < C; ++j) x(i, j) = rng.uniform(-1.5f, 1.5f);
-  return x;
-}
-
 Scene differential_scene(AttentionKind kind, int heads, int groups) {
   Scene s;
   s.input.text = "The cat sat on the mat because it was tired.";

@@ -16,14 +16,6 @@ using namespace attnscope::test;
 
 namespace {
 
-Mat random_x(int T, int C, uint64_t seed) {
-  Rng rng(seed);
-  Mat x(T, C);
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < C; ++j) x(i, j) = rng.uniform(-1.5f, 1.5f);
-  return x;
-}
-
 struct Case {
   LatentShape shape;
   LatentRope rope;

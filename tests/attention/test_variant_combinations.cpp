@@ -20,14 +20,6 @@ using namespace attnscope::test;
 
 namespace {
 
-Mat random_x(int T, int C, uint64_t seed) {
-  Rng rng(seed);
-  Mat x(T, C);
-  for (int i = 0; i < T; ++i)
-    for (int j = 0; j < C; ++j) x(i, j) = rng.uniform(-1.5f, 1.5f);
-  return x;
-}
-
 // Every probability outside the window (and its sink keys) is exactly 0, every one inside is positive.
 void check_window(const Tensor3& probs, int window, int sinks) {
   for (const Mat& p : probs)

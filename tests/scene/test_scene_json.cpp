@@ -97,7 +97,7 @@ TEST_CASE("scene json: wrong types and malformed files name the key or the posit
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"kind": "moe"}})")),
                        doctest::Contains("valid: single, mha, mqa, gqa"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"view": {"view": "spiral"}})")),
-                       doctest::Contains("valid: heads, shapes, relpos1d, relpos2d, conv"), InputError);
+                       doctest::Contains("valid: heads, shapes, positions, relpos1d, relpos2d, conv"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"relpos": {"deltas": [[1]]}})")),
                        doctest::Contains("relpos.deltas"), InputError);
   CHECK_THROWS_WITH_AS(scene_from_json(json::parse(R"({"model": {"seed": -1}})")),
