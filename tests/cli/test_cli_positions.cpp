@@ -97,7 +97,9 @@ TEST_CASE("cli positions: bad windows, sinks and RoPE settings exit 2 with what 
       {"--positions rope --rope-scaling ntk:2 --rope-context 0", "at least 1"},
       {"--positions rope --heads 4 --d-model 12", "even"},
   };
-  for (const auto& [flags, message] : cases) {
+  for (const auto& item : cases) {  // not a structured binding: clang cannot capture those in CAPTURE
+    const std::string& flags = item.first;
+    const std::string& message = item.second;
     CAPTURE(flags);
     const fs::path out = dir / "out";
     const CliRun r = run_cli("compute " + text + flags + " --out " + shell_quote(out.string()));
