@@ -49,6 +49,9 @@ void make_attention(Pictures& out, const Analysis& analysis, const ViewSettings&
   out.heads.resize(f.panels.size());
   out.heads_range = f.colorbars.front().range;  // the shared bar (or head 0's)
   out.masked = f.colorbars.front().show_masked;
+  // The figure's own colormap: a signed map (differential attention) is drawn on the diverging one
+  // whatever the view chose, and the colour bar must say so.
+  out.colormap = f.colorbars.front().colormap;
   // Threads only pay off for large pictures (T = 512 × 16 heads is 4 M cells, about 8 ms on one core);
   // for small ones, waking a thread that competes with the renderer for a core costs more.
   const int heads = int(f.panels.size());

@@ -63,12 +63,20 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     edited = true;
   }
   SameLineIfFits(RadioWidth(tr("scores")));
+  // Differential attention has two score maps per head and draws their softmaxes' difference: no one score
+  // map to show (the tooltip gives both softmaxes).
+  const bool differential = state.scene.model.differential && !state.checkpoint.current();
+  ImGui::BeginDisabled(differential && !view.show_scores);
   if (ImGui::RadioButton(tr("scores"), view.show_scores) && !view.show_scores) {
     view.show_scores = true;
     if (view.colormap == "viridis") view.colormap = "diverging";  // scores have a sign: white = 0
     if (lock_of_other_values) view.scale = ScaleMode::shared;
     edited = true;
   }
+  ImGui::EndDisabled();
+  if (differential && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Differential attention has two score maps per head; the heads show the difference of "
+                               "their softmaxes, and the tooltip both softmaxes."));
   // Scale and colormap go together on one line when they fit.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float combo_w = ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f;
@@ -159,8 +167,18 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
   if (const std::string detail = TokenDetail(att, row); !detail.empty()) ImGui::TextDisabled("  %s", detail.c_str());
   ImGui::TextUnformatted(trf("key %d: %s", col, labels[size_t(col)].c_str()).c_str());
   if (const std::string detail = TokenDetail(att, col); !detail.empty()) ImGui::TextDisabled("  %s", detail.c_str());
-  ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
-  ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
+  if (!att.result.probs_1.empty()) {
+    // Differential attention: the two softmax maps and their signed difference (scores come in pairs).
+    const float p1 = att.result.probs_1[size_t(head)](row, col), p2 = att.result.probs_2[size_t(head)](row, col);
+    ImGui::TextUnformatted(trf("P₁ = %s, P₂ = %s, λ = %s", FormatValue(p1).c_str(), FormatValue(p2).c_str(),
+                               FormatValue(float(att.result.lambda)).c_str()).c_str());
+    ImGui::TextUnformatted(trf("weight A = P₁ − λ·P₂: %s", FormatValue(prob).c_str()).c_str());
+  } else {
+    ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
+    ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
+    if (att.result.sink_share.size() > 0)
+      ImGui::TextUnformatted(trf("the sink takes %s of this row", FormatValue(att.result.sink_share(head, row)).c_str()).c_str());
+  }
   ImGui::TextDisabled("%s", large ? tr("click: select this query · double-click: reset zoom")
                                   : tr("click: select this query · double-click: open large"));
   ImGui::TextDisabled("%s", tr("wheel: zoom · drag: move a zoomed view"));
@@ -227,7 +245,10 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.masked = pictures.masked;
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
-  spec.value_name = pictures.scores ? TrKey("score") : TrKey("probability");
+  // Differential attention draws A = P₁ − λ·P₂, a signed weight rather than a probability.
+  spec.value_name = pictures.scores            ? TrKey("score")
+                    : !att.result.probs_1.empty() ? TrKey("differential weight")
+                                                  : TrKey("probability");
   spec.selected_row = state.scene.view.selected_query;
   return spec;
 }

@@ -51,6 +51,16 @@ TEST_SUITE("gui_variants") {
     CHECK(sinks.layout.at("widgets").contains("heads.sink_share"));
   }
 
+  TEST_CASE("heads view: a click on differential attention draws the signed maps on the diverging colormap") {
+    const std::string args = "--size 1280x720 --causal";
+    const WindowRun before = run_window("variants_diff_before", args);
+    CHECK(before.layout.at("colormap") == "viridis");
+    const WindowRun diff = click("variants_diff", args, before, "model.differential");
+    CHECK(diff.layout.at("error") == "");
+    CHECK(diff.layout.at("colormap") == "diverging");  // the heads and their colour bar alike
+    CHECK(shows(texts_of(diff, "###heads"), "differential weight"));
+  }
+
   TEST_CASE("positions view: its RoPE and ALiBi buttons draw their curves beside the heads, in both languages and sizes") {
     for (const char* size : {"1280x720", "1920x1080"})
       for (const char* language : {"en", "zh"}) {
