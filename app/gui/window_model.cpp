@@ -66,6 +66,11 @@ bool DrawDesignedPatterns(ModelSettings& m) {
 // MLA's ranks: the latent r_kv, the query's r_q (0: no query compression) and the rotary part d_rope.
 bool DrawLatentRanks(AppState& state, ModelSettings& m, int c, int heads) {
   bool edited = false;
+  // Room for the longest label and its (?) on each slider's line.
+  const float label_w = std::max({ImGui::CalcTextSize(tr("latent r_kv")).x, ImGui::CalcTextSize(tr("query r_q")).x,
+                                  ImGui::CalcTextSize(tr("rotary d_rope")).x}) +
+                        ImGui::CalcTextSize("(?)").x + ImGui::GetFontSize() * 1.5f;
+  ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
   std::vector<int> ranks;
   for (int r : {2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024})
     if (r <= c) ranks.push_back(r);
@@ -92,6 +97,7 @@ bool DrawLatentRanks(AppState& state, ModelSettings& m, int c, int heads) {
   RecordLastItem(state, "model.rope_dim");
   HelpMarker(tr("The decoupled rotary part of every query and of the one key all heads share: positions enter "
                 "only there, since RoPE cannot be folded into the latent."));
+  ImGui::PopItemWidth();
   return edited;
 }
 
@@ -237,7 +243,7 @@ void DrawModelWindow(AppState& state) {
   int shown_groups = effective_groups(m);
   const char* note = m.kind == AttentionKind::mha   ? "  (MHA: G = H)"
                      : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
-                     : m.kind == AttentionKind::mla ? tr("  (MLA: one latent)")
+                     : m.kind == AttentionKind::mla ? "  (MLA: G = H)"
                      : m.kind == AttentionKind::gqa ? ""
                                                     : tr("  (single head)");
   if (SliderChoice(tr("groups G"), &shown_groups, divisors(heads, heads), note) && groups_free) {
