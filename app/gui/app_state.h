@@ -20,6 +20,7 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/analysis/head_patterns.h"
+#include "attnscope/analysis/model_layer.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/scene/scene.h"
@@ -143,6 +144,16 @@ struct LabelCache {
   int font_generation = -1;
   float font_size = 0;
   float extent = 0;
+};
+
+// The Positions view of a checkpoint's layer (window_positions.cpp): its positions and RoPE profile, made
+// again only when the model, the layer or the token count changes.
+struct CheckpointPositionsCache {
+  const void* model = nullptr;
+  int layer = -1, tokens = -1;
+  LayerPositions layer_positions;
+  PositionsProfile profile;
+  std::string error;
 };
 
 struct HeadsWindowState {
@@ -363,6 +374,7 @@ struct AppState {
   InputWindowState input;
   ModelWindowState model;
   HeadsWindowState heads;
+  CheckpointPositionsCache positions_cache;
   ShapesWindowState shapes;
   ExportWindowState exporter;
   FigureCopyState figure_copy;

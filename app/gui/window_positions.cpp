@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/analysis/model_layer.h"
 #include "attnscope/attention/positions.h"
 #include "attnscope/core/error.h"
 #include "gui/i18n.h"
@@ -69,9 +70,9 @@ std::string ScalingCurveLabel(const std::string& name, double factor) {
   return name;
 }
 
-void DrawRopePlots(const PositionsProfile& p, int tokens, float width, float height) {
+// Two plots one above the other in the rest of the column, each under its title (wrapped to the column).
+void DrawRopePlots(const PositionsProfile& p, int tokens, float width) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float plot_h = std::max((height - line * 2) * 0.5f, line * 7);
   // 1. Wavelengths per pair, on a log axis, with the sentence's length as a line.
   std::vector<Series> waves;
   const size_t pairs = p.wavelength.size();
@@ -83,13 +84,15 @@ void DrawRopePlots(const PositionsProfile& p, int tokens, float width, float hei
   }
   waves.push_back({trf("this sentence: %d tokens", tokens), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                    {0.0f, float(std::max<size_t>(pairs, 2) - 1)}, {float(tokens), float(tokens)}});
-  ImGui::TextUnformatted(tr("Wavelength of each dimension pair: tokens for one full turn"));
-  ImGui::BeginChild("##waves", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
+  WrappedText(tr("Wavelength of each dimension pair: tokens for one full turn"));
+  // Half of what is left, keeping about two lines for the second title.
+  const float waves_h = std::max((ImGui::GetContentRegionAvail().y - line * 2) * 0.5f, line * 7);
+  ImGui::BeginChild("##waves", ImVec2(width, waves_h), false, ImGuiWindowFlags_NoScrollbar);
   LinePlotOptions o;
   o.log_y = true;
   o.points = pairs <= 64;
   o.hover_format = "%s: pair %.0f → %.1f";
-  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), plot_h, o);
+  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), waves_h, o);
   ImGui::EndChild();
 
   // 2. The score of q = k = all-ones against the distance.
@@ -98,26 +101,29 @@ void DrawRopePlots(const PositionsProfile& p, int tokens, float width, float hei
   for (const DistanceCurve& c : p.decay_by_scaling) decay.push_back(CurveSeries(c, ScalingCurveLabel(c.name, p.comparison_factor), color++));
   if (p.rope.base != default_rope_base)
     decay.push_back(CurveSeries(p.decay_default, trf("base %s, no scaling", FactorText(default_rope_base).c_str()), color++));
-  ImGui::TextUnformatted(trf("Score of a fixed query and key, %d tokens apart at most", p.max_distance).c_str());
+  WrappedText(trf("Score of a fixed query and key, %d tokens apart at most", p.max_distance));
   HelpMarker(tr("q = k = (1, 1, …, 1): the score is Σ 2·cos(δ·θ_k) over the pairs, largest at distance 0. RoPE makes "
                 "the same two vectors score less the further apart they stand; the base and the scalings set how fast."));
-  ImGui::BeginChild("##decay", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
+  const float decay_h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y, line * 7);
+  ImGui::BeginChild("##decay", ImVec2(width, decay_h), false, ImGuiWindowFlags_NoScrollbar);
   LinePlotOptions d;
   d.y_from_zero = false;
   d.zero_line = true;
   d.hover_format = "%s: i − j = %.0f → %.2f";
-  DrawLinePlot("decay", decay, tr("distance i − j (tokens)"), tr("score"), plot_h, d);
+  DrawLinePlot("decay", decay, tr("distance i − j (tokens)"), tr("score"), decay_h, d);
   ImGui::EndChild();
 }
 
-void DrawAlibiPlot(const PositionsProfile& p, float width, float height) {
+void DrawAlibiPlot(const PositionsProfile& p, float width) {
   std::vector<Series> bias;
   for (size_t h = 0; h < p.alibi_bias.size(); ++h)
     bias.push_back(CurveSeries(p.alibi_bias[h], trf("head %d: m = %s", int(h), FactorText(p.alibi_slopes[h]).c_str()), int(h)));
-  ImGui::TextUnformatted(tr("Bias added to every score: −m_h·(i − j)"));
+  WrappedText(tr("Bias added to every score: −m_h·(i − j)"));
   HelpMarker(tr("ALiBi adds no position vector: each head subtracts its slope times the distance. The steepest head "
                 "looks only nearby, the flattest almost everywhere; the causal mask still hides the future."));
-  ImGui::BeginChild("##alibi", ImVec2(width, height - ImGui::GetTextLineHeightWithSpacing()), false, ImGuiWindowFlags_NoScrollbar);
+  const float plot_h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y,
+                                ImGui::GetTextLineHeightWithSpacing() * 7);
+  ImGui::BeginChild("##alibi", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
   LinePlotOptions o;
   o.y_from_zero = false;
   o.hover_format = "%s: i − j = %.0f → %.2f";
@@ -126,13 +132,12 @@ void DrawAlibiPlot(const PositionsProfile& p, float width, float height) {
   for (const Series& s : bias)
     for (float v : s.y) lowest = std::min(lowest, v);
   if (lowest < 0) o.y_lo = lowest, o.y_hi = 0;
-  DrawLinePlot("alibi", bias, tr("distance i − j (tokens)"), tr("bias"), height - ImGui::GetTextLineHeightWithSpacing(), o);
+  DrawLinePlot("alibi", bias, tr("distance i − j (tokens)"), tr("bias"), plot_h, o);
   ImGui::EndChild();
 }
 
 // The relative-position heads' positional score −α_h·(δ − Δ_h)² over δ = j − i.
-void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, int head_dim, int tokens, float width,
-                    float height) {
+void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, int head_dim, int tokens, float width) {
   PositionEncoding enc;
   try {
     enc = position_encoding(m, state.scene.relpos, heads, head_dim);
@@ -152,13 +157,73 @@ void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, in
     }
     curves.push_back(std::move(s));
   }
-  ImGui::TextUnformatted(tr("Positional score added to every score: −λ·α_h·(δ − Δ_h)², δ = j − i"));
-  ImGui::BeginChild("##relpos", ImVec2(width, height - ImGui::GetTextLineHeightWithSpacing()), false, ImGuiWindowFlags_NoScrollbar);
+  WrappedText(tr("Positional score added to every score: −λ·α_h·(δ − Δ_h)², δ = j − i"));
+  const float plot_h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y,
+                                ImGui::GetTextLineHeightWithSpacing() * 7);
+  ImGui::BeginChild("##relpos", ImVec2(width, plot_h), false, ImGuiWindowFlags_NoScrollbar);
   LinePlotOptions o;
   o.y_from_zero = false;
   o.x_from_zero = false;
   o.hover_format = "%s: δ = %.0f → %.2f";
-  DrawLinePlot("relpos", curves, tr("offset δ = j − i (tokens)"), tr("score"), height - ImGui::GetTextLineHeightWithSpacing(), o);
+  DrawLinePlot("relpos", curves, tr("offset δ = j − i (tokens)"), tr("score"), plot_h, o);
+  ImGui::EndChild();
+}
+
+// A checkpoint's layer: how its config puts positions in (model_layer.h layer_positions), its RoPE curves
+// when it has RoPE, beside its heads. Its settings are its config's, so there are no controls here.
+void DrawCheckpointPositions(AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float left_w = std::floor(avail_w * 0.48f);
+  ImGui::BeginChild("##positions_left", ImVec2(left_w, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (!c.model) {
+    WrappedText(c.attentions ? tr("Attentions computed elsewhere carry no position settings: open the checkpoint itself "
+                                  "to see how its layers put positions in.")
+                             : tr("No checkpoint is open yet."));
+  } else {
+    const model::ModelConfig& config = c.model->config;
+    const int tokens = state.analysis && state.analysis->attention ? int(state.analysis->attention->labels.size()) : 1;
+    CheckpointPositionsCache& cache = state.positions_cache;
+    if (cache.model != c.model.get() || cache.layer != c.layer || cache.tokens != tokens) {
+      cache.model = c.model.get(), cache.layer = c.layer, cache.tokens = tokens;
+      cache.error.clear();
+      try {
+        cache.layer_positions = layer_positions(config, c.layer);
+        if (cache.layer_positions.scheme == PositionScheme::rope) {
+          // The distances: the sentence, or the model's context up to 4096 tokens.
+          const int distance = std::max(tokens - 1, std::min(config.max_positions > 0 ? config.max_positions : 4096, 4096));
+          cache.profile = positions_profile(PositionScheme::rope, cache.layer_positions.rope, config.heads,
+                                            cache.layer_positions.rotated_dim, distance);
+        }
+      } catch (const std::exception& e) {
+        cache.error = e.what();
+      }
+    }
+    const LayerPositions& lp = cache.layer_positions;
+    if (!cache.error.empty()) {
+      ErrorText(cache.error);
+    } else if (lp.scheme == PositionScheme::absolute) {
+      WrappedText(trf("%s learns one position vector per position and adds it to the token embeddings before the "
+                      "first layer: the scores see positions only through them, so no curve describes them.",
+                      c.name().c_str()));
+    } else if (lp.scheme == PositionScheme::nope) {
+      WrappedText(trf("Layer %d of %s uses no positions at all (a NoPE layer): its scores depend only on the tokens, "
+                      "and only the causal mask orders them.", c.layer, c.name().c_str()));
+    } else {
+      std::string what = trf("Layer %d of %s: RoPE, base %s, over %d dimensions", c.layer, c.name().c_str(),
+                             FactorText(lp.rope.base).c_str(), lp.rotated_dim);
+      if (lp.rope.layout == RopeLayout::interleaved) what += tr(", interleaved pairs");
+      if (lp.rope.scaling == RopeScaling::yarn)
+        what += trf(", YaRN ×%s from %s tokens", FactorText(lp.rope.factor).c_str(), FactorText(lp.rope.original_context).c_str());
+      WrappedText(what);
+      DrawRopePlots(cache.profile, tokens, left_w);
+    }
+  }
+  ImGui::EndChild();
+  RecordLastItem(state, "positions.plots");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemSpacing.x);
+  ImGui::BeginChild("##positions_heads", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawHeadsBeside(state);
   ImGui::EndChild();
 }
 
@@ -252,9 +317,8 @@ void DrawPositionsWindow(AppState& state) {
     return;
   }
   if (state.checkpoint.current()) {
-    // One current model: a checkpoint's positions are its own config's; this view draws the synthetic model's.
-    WrappedText(tr("The Positions view draws the position scheme of the synthetic model. The open checkpoint's "
-                   "scheme is in its config, shown in the Model window; close the checkpoint to use this view."));
+    // One current model: the checkpoint's layer, with the positions of its own config.
+    DrawCheckpointPositions(state);
     ImGui::End();
     return;
   }
@@ -272,7 +336,6 @@ void DrawPositionsWindow(AppState& state) {
   const int heads = att ? att->shape.heads : effective_heads(shown);
   const int head_dim = att && att->shape.heads > 0 ? att->shape.d_model / att->shape.heads : shown.d_model / std::max(heads, 1);
   ImGui::Separator();
-  const float rest = ImGui::GetContentRegionAvail().y;
   // The profile comes with the heads (AttentionAnalysis::positions): the numbers compute writes to positions.json.
   const PositionsProfile* p = att ? &att->positions : nullptr;
   if (!att) {
@@ -280,11 +343,11 @@ void DrawPositionsWindow(AppState& state) {
   } else if (p->scheme == PositionScheme::rope) {
     if (shown.kind == AttentionKind::mla)
       WrappedText(trf("MLA: only the decoupled rotary part of %d dimensions carries positions.", shown.rope_dim));
-    DrawRopePlots(*p, tokens, left_w, ImGui::GetContentRegionAvail().y);
+    DrawRopePlots(*p, tokens, left_w);
   } else if (p->scheme == PositionScheme::alibi) {
-    DrawAlibiPlot(*p, left_w, rest);
+    DrawAlibiPlot(*p, left_w);
   } else if (shown.positions == PositionScheme::relpos) {
-    DrawRelposPlot(state, shown, heads, head_dim, tokens, left_w, rest);
+    DrawRelposPlot(state, shown, heads, head_dim, tokens, left_w);
   } else if (shown.kind == AttentionKind::mla) {
     WrappedText(tr("This MLA layer has no rotary part (d_rope = 0): its scores see no positions at all."));
   } else if (shown.positions == PositionScheme::absolute) {

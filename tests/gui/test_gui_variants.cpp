@@ -61,6 +61,34 @@ TEST_SUITE("gui_variants") {
     CHECK(shows(texts_of(diff, "###heads"), "differential weight"));
   }
 
+  TEST_CASE("positions view of a checkpoint: its own layer's scheme, reached by a click on the view's tab") {
+    struct Case {
+      const char* fixture;
+      int layer;
+      const char* says;
+    };
+    const Case cases[] = {
+        {"deepseek_v2_mla_moe_bf16", 1, "RoPE, base 10000, over 8 dimensions, interleaved pairs, YaRN ×4 from 16 tokens"},
+        {"smollm3_nope_bf16", 3, "a NoPE layer"},
+        {"gpt2_prefix_f32", 0, "learns one position vector per position"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.fixture);
+      const std::string dir = std::string(ATTNSCOPE_SOURCE_DIR) + "/tests/fixtures/models/" + c.fixture;
+      const std::string args = "--size 1280x720 --checkpoint " + dir + " --layer " + std::to_string(c.layer);
+      const WindowRun heads = run_window(std::string("variants_ckpt_heads_") + c.fixture, args);
+      REQUIRE(heads.layout.at("widgets").contains("menu.view.positions"));
+      const WindowRun w = run_window(std::string("variants_ckpt_positions_") + c.fixture,
+                                     args + " --pointer " + centre(heads, "menu.view.positions") + " --clicks 10 --frames 16");
+      CHECK(w.layout.at("view") == "positions");
+      const std::vector<std::string> texts = texts_of(w, "###positions");
+      INFO(joined(texts));
+      CHECK(shows(texts, c.says));
+      CHECK_FALSE(w.layout.at("widgets").contains("model.positions.rope"));  // a checkpoint's scheme is its config's
+      CHECK(w.layout.at("heads").size() > 0);
+    }
+  }
+
   TEST_CASE("positions view: its RoPE and ALiBi buttons draw their curves beside the heads, in both languages and sizes") {
     for (const char* size : {"1280x720", "1920x1080"})
       for (const char* language : {"en", "zh"}) {

@@ -92,4 +92,33 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
   return a;
 }
 
+LayerPositions layer_positions(const model::ModelConfig& c, int layer) {
+  check_layer(layer, c.layers);
+  LayerPositions p;
+  if (c.positions == model::PositionKind::learned) {
+    p.scheme = PositionScheme::absolute;
+    return p;
+  }
+  const double theta = c.layer_rope_theta.empty() ? c.rope_theta : c.layer_rope_theta[size_t(layer)];
+  if (theta == 0) {
+    p.scheme = PositionScheme::nope;
+    return p;
+  }
+  p.rope.base = theta;
+  p.rotated_dim = c.head_dim;
+  if (c.is_mla()) {
+    p.rotated_dim = c.mla.rope_dim;
+    p.rope.layout = RopeLayout::interleaved;
+    if (c.mla.yarn) {
+      p.rope.scaling = RopeScaling::yarn;
+      p.rope.factor = c.mla.yarn_factor;
+      p.rope.original_context = c.mla.yarn_original_max;
+      p.rope.beta_fast = c.mla.beta_fast;
+      p.rope.beta_slow = c.mla.beta_slow;
+      p.rope.attention_factor = c.mla.attention_factor;
+    }
+  }
+  return p;
+}
+
 }  // namespace attnscope

@@ -28,4 +28,16 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer);
 // "layer N does not exist: this model has L layers (0–L−1)" unless 0 ≤ layer < layers.
 void check_layer(int layer, int layers);
 
+// How positions enter a checkpoint's layer, for the Positions view: learned absolute vectors (GPT-2's
+// wpe, scheme absolute), none (a NoPE layer, SmolLM3), or RoPE with the layer's own base (Gemma 3's local
+// layers have theirs) over `rotated_dim` dimensions — the head, or MLA's rotary part with DeepSeek's
+// interleaved pairs and its config's YaRN (factor, original context, β, attention factor).
+struct LayerPositions {
+  PositionScheme scheme = PositionScheme::rope;
+  RopeParams rope;
+  int rotated_dim = 0;
+};
+// Throws InputError for a layer outside [0, L).
+LayerPositions layer_positions(const model::ModelConfig& config, int layer);
+
 }  // namespace attnscope
