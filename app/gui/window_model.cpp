@@ -300,7 +300,11 @@ void DrawModelWindow(AppState& state) {
   HelpMarker(tr("gpt-oss: every head has one learned logit that joins each row's softmax, so a row may give part of "
                 "its mass to no token. The Heads view shows that share as a strip above the heads."));
   ImGui::BeginDisabled(m.kind == AttentionKind::mla || m.kind == AttentionKind::single);
-  edited |= ImGui::Checkbox(tr("differential attention"), &m.differential);
+  if (ImGui::Checkbox(tr("differential attention"), &m.differential)) {
+    // Its maps are signed: the fixed 0–1 scale is for probabilities, so the shared one takes over.
+    if (m.differential && state.scene.view.scale == ScaleMode::fixed) state.scene.view.scale = ScaleMode::shared;
+    edited = true;
+  }
   RecordLastItem(state, "model.differential");
   ImGui::EndDisabled();
   HelpMarker(tr("Each head computes two softmax maps from two halves of its query and key and subtracts the second, "

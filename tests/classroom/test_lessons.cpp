@@ -153,9 +153,9 @@ TEST_CASE("lesson 5: the attention-made convolution approaches the real one as a
   CHECK(exact.conv->max_abs_interior < 0.01 * blurred.conv->max_abs_interior);
 }
 
-TEST_CASE("lesson 8: MLA caches 16 + 8 values a token, a window of 4 keeps a band, sinks keep token 0 and a sink logit takes mass") {
+TEST_CASE("lesson 8: MLA caches 16 + 8 values a token, a window of 4 keeps a band, sinks keep token 0, a sink logit takes mass, differential maps are signed") {
   const Lesson l = load_lessons()[7];
-  REQUIRE(l.steps.size() == 5);
+  REQUIRE(l.steps.size() == 6);
   const Analysis mha = analyse(l.steps[0].scene);
   const AttentionAnalysis& a0 = *mha.attention;
   CHECK(a0.shape.heads == 4);
@@ -193,6 +193,14 @@ TEST_CASE("lesson 8: MLA caches 16 + 8 values a token, a window of 4 keeps a ban
   CHECK(share.maxCoeff() < 1.0f);
   for (int h = 0; h < 4; ++h)
     for (int i = 0; i < T; ++i) CHECK(logits.attention->result.probs[size_t(h)].row(i).sum() + share(h, i) == doctest::Approx(1.0).epsilon(1e-5));
+  // Differential attention: signed maps A = P₁ − λ·P₂, λ from its initial 0.2 in layer 0.
+  const Analysis diff = analyse(l.steps[5].scene);
+  const AttentionResult& d = diff.attention->result;
+  REQUIRE(d.probs_1.size() == 4);
+  CHECK(std::abs(d.lambda - 0.2) < 0.1);
+  float lowest = 0;
+  for (const Mat& a : d.probs) lowest = std::min(lowest, a.minCoeff());
+  CHECK(lowest < 0.0f);
 }
 
 TEST_CASE("lesson 9: without positions equal words score alike; RoPE tells them apart; ALiBi's slopes are the paper's") {
