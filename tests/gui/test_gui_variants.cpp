@@ -89,6 +89,29 @@ TEST_SUITE("gui_variants") {
     }
   }
 
+  TEST_CASE("positions view through the X server: a real click on its tab, then on RoPE, shows RoPE's base slider") {
+    const std::string base = "--size 1280x720 --causal";
+    const WindowRun first = run_window("variants_xdotool_first", base);
+    REQUIRE(first.layout.at("widgets").contains("menu.view.positions"));
+    const auto& tab = first.layout["widgets"]["menu.view.positions"];
+    auto at = [](const nlohmann::json& r) {
+      return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + " " +
+             std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+    };
+    // The view's own RoPE button, where the scripted run of the same start draws it.
+    const WindowRun positions = run_window("variants_xdotool_positions", base + " --view positions");
+    REQUIRE(positions.layout.at("widgets").contains("model.positions.rope"));
+    const auto& rope = positions.layout["widgets"]["model.positions.rope"];
+    const std::string events = "xdotool mousemove --window $wid " + at(tab) + "\nsleep 0.3\nxdotool click 1\nsleep 1.5\n"
+                               "xdotool mousemove --window $wid " + at(rope) + "\nsleep 0.3\nxdotool click 1\nsleep 1.5\n";
+    const auto dir = test_tmp() / "variants_xdotool";
+    std::filesystem::create_directories(dir);
+    const nlohmann::json shown = drive_window(dir, base, events);
+    CHECK(shown.at("view") == "positions");
+    CHECK(shown.at("widgets").contains("model.rope_base"));  // RoPE is on: its base slider is drawn
+    CHECK(shown.at("error") == "");
+  }
+
   TEST_CASE("positions view: its RoPE and ALiBi buttons draw their curves beside the heads, in both languages and sizes") {
     for (const char* size : {"1280x720", "1920x1080"})
       for (const char* language : {"en", "zh"}) {

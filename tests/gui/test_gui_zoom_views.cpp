@@ -75,35 +75,6 @@ std::string drag(const std::string& from, const std::string& mid, const std::str
   return " --pointer '" + from + ";" + mid + ";" + to + ";" + to + ";" + to + "' --clicks 8,9,10,11";
 }
 
-// Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X
-// server as a hand on the mouse would, then closes it as its close button does (SIGTERM writes the layout).
-nlohmann::json drive_window(const std::filesystem::path& dir, const std::string& args, const std::string& events) {
-  REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
-                  "the real-pointer test moves the mouse through the X server with xdotool (apt-get install xdotool)");
-  const std::string q = shell_quote(dir.string());
-  const std::string script =
-      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
-      "/layout.json >" + q + "/out.txt 2>&1 &\n"
-      "pid=$!\n"
-      "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
-      "watchdog=$!\n"
-      "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
-      "sleep 4\n"  // mapped, and the first result on screen
-      "xdotool windowfocus --sync $wid\n"
-      "sleep 0.5\n" + events +
-      "sleep 2\n"
-      "kill -TERM $pid\n"
-      "wait $pid\n"
-      "status=$?\n"
-      "kill $watchdog >/dev/null 2>&1\n"
-      "exit $status\n";
-  std::ofstream(dir / "run.sh") << script;
-  const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return read_json(dir / "layout.json");
-}
-
 }  // namespace
 
 TEST_SUITE("gui_zoom_views") {
