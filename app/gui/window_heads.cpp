@@ -87,7 +87,10 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // than the line.
   SameLineIfFits(combo_w + spacing + ImGui::CalcTextSize(tr("colormap")).x);
   ImGui::SetNextItemWidth(FitItemWidth(combo_w, tr("colormap")));
-  if (ImGui::BeginCombo(tr("colormap"), view.colormap.c_str())) {
+  // Differential weights have a sign, so the heads are drawn on the diverging colormap whatever the view
+  // chose (pictures.cpp): the combo names the one on screen and waits until differential attention is off.
+  ImGui::BeginDisabled(differential);
+  if (ImGui::BeginCombo(tr("colormap"), differential ? "diverging" : view.colormap.c_str())) {
     for (const std::string& name : colormap_names())
       if (ImGui::Selectable(name.c_str(), name == view.colormap)) {
         view.colormap = name;
@@ -95,6 +98,9 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
       }
     ImGui::EndCombo();
   }
+  ImGui::EndDisabled();
+  if (differential && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Differential weights have a sign: they are drawn on the diverging colormap, white at 0."));
   if (edited) NoteEdit(state, Panel::heads);
 
   const int q = view.selected_query;
