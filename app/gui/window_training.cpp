@@ -131,16 +131,49 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
   const char* y_name = tr("loss");
   AddTextRotated(draw, ImVec2(origin.x, area_min.y + (h + ImGui::CalcTextSize(y_name).x) * 0.5f), text, y_name);
   draw->PushClipRect(area_min, area_max, true);
+  // Dots first, then each name at the first place beside its dot that covers no dot and no name placed
+  // before it (runs of a comparison often end at nearly the same loss, and their names once overlapped).
+  std::vector<ImVec2> dots(views.size(), ImVec2(NAN, NAN));
   for (size_t i = 0; i < views.size(); ++i) {
     if (!std::isfinite(loss[i])) continue;
-    const ImVec2 p = to_screen(views[i]->snapshot.kv_cache_bytes_per_token_at_T, loss[i]);
-    draw->AddCircleFilled(p, line * 0.35f, SeriesColor(int(i)));
+    dots[i] = to_screen(views[i]->snapshot.kv_cache_bytes_per_token_at_T, loss[i]);
+    draw->AddCircleFilled(dots[i], line * 0.35f, SeriesColor(int(i)));
+  }
+  std::vector<ImRect> taken;
+  for (const ImVec2& d : dots)
+    if (std::isfinite(d.x)) taken.emplace_back(ImVec2(d.x - line * 0.35f, d.y - line * 0.35f), ImVec2(d.x + line * 0.35f, d.y + line * 0.35f));
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (!std::isfinite(dots[i].x)) continue;
+    const ImVec2 p = dots[i];
     const std::string name = RunKind(t, i);
-    // the name right of the dot, or left of it near the right edge; a little above
-    const float tw = ImGui::CalcTextSize(name.c_str()).x;
-    float x = p.x + line * 0.5f + tw <= area_max.x - 2 ? p.x + line * 0.5f : p.x - line * 0.5f - tw;
-    x = std::clamp(x, area_min.x + 2, std::max(area_min.x + 2, area_max.x - 2 - tw));  // never past the frame
-    draw->AddText(ImVec2(x, p.y - line * (i % 2 ? 0.05f : 0.95f)), text, name.c_str());
+    const ImVec2 ts = ImGui::CalcTextSize(name.c_str());
+    auto place = [&](float dx, float dy) {  // dx > 0: right of the dot; < 0: left; dy in lines from its centre
+      float x = dx >= 0 ? p.x + line * 0.5f + line * (dx - 1) : p.x - line * 0.5f - ts.x + line * (dx + 1);
+      x = std::clamp(x, area_min.x + 2, std::max(area_min.x + 2, area_max.x - 2 - ts.x));  // never past the frame
+      const float y = std::clamp(p.y + line * dy, area_min.y + 1, std::max(area_min.y + 1, area_max.y - 1 - ts.y));
+      return ImRect(ImVec2(x, y), ImVec2(x + ts.x, y + ts.y));
+    };
+    // the first free place in this order, else the one that covers the least
+    ImRect best;
+    float least = FLT_MAX;
+    for (const float dy : {-0.95f, -0.05f, -1.9f, 0.9f, -2.85f, 1.85f, -3.8f, 2.8f}) {
+      for (const float dx : {1.0f, -1.0f}) {
+        const ImRect r = place(dx, dy);
+        float covered = 0;
+        for (const ImRect& o : taken) {
+          const float ox = std::min(r.Max.x, o.Max.x) - std::max(r.Min.x, o.Min.x),
+                      oy = std::min(r.Max.y, o.Max.y) - std::max(r.Min.y, o.Min.y);
+          if (ox > 0 && oy > 0) covered += ox * oy;
+        }
+        if (covered < least) best = r, least = covered;
+      }
+      if (least == 0) break;
+    }
+    taken.push_back(best);
+    // a name pushed away from its dot gets a leader line in the run's colour
+    const ImVec2 near(std::clamp(p.x, best.Min.x, best.Max.x), std::clamp(p.y, best.Min.y, best.Max.y));
+    if (std::hypot(near.x - p.x, near.y - p.y) > line * 0.9f) draw->AddLine(p, near, SeriesColor(int(i)), 1.5f);
+    draw->AddText(best.Min, text, name.c_str());
   }
   draw->PopClipRect();
   ImGui::Dummy(ImVec2(size.x, height));
@@ -443,10 +476,13 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
     switch (form) {
       case 0: return trf("L%d h%d · G%d · ind. %.2f", l, h, h / per_group, score(h));
       case 1: return trf("L%d h%d · %.2f", l, h, score(h));
-      default: return trf("L%d h%d", l, h);
+      case 2: return trf("L%d h%d", l, h);
+      // the compact Latin form of papers, for tiles too narrow for the translated one (Chinese, five runs
+      // of a comparison at 1280×720)
+      default: return "L" + std::to_string(l) + " h" + std::to_string(h);
     }
   };
-  spec.caption_forms = 3;
+  spec.caption_forms = 4;
   // Token labels, but not in a comparison's two columns of bands: there the tiles are too small for the
   // tokens to be read, and the room goes to the tiles and their captions.
   if (!shared_bar || one_row) {
@@ -734,7 +770,12 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
     ImGui::SetCursorScreenPos(ImVec2(heads_origin.x + float(int(i) % columns) * (band_w + gap),
                                      heads_origin.y + float(int(i) / columns) * band_h));
     ImGui::BeginGroup();
-    ImGui::TextUnformatted(Ellipsize(trf("%s · step %d", t.runs[i]->label().c_str(), s.step), band_w).c_str());
+    // The run's full name when it fits the band, else its short name (the legends' one; the run lines above
+    // give the full names), with the full name on hover.
+    const std::string full = trf("%s · step %d", t.runs[i]->label().c_str(), s.step);
+    const bool fits = ImGui::CalcTextSize(full.c_str()).x <= band_w;
+    ImGui::TextUnformatted(fits ? full.c_str() : Ellipsize(trf("%s · step %d", RunKind(t, i).c_str(), s.step), band_w).c_str());
+    if (!fits && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", full.c_str());
     const ImVec2 size(band_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
     const ImRect r = DrawLayerHeads(state, t.heads[i], *views[i], t.layer, size, ("heads" + std::to_string(i)).c_str(),
                                     t.runs.size() > 1, t.runs.size() > 1 && columns == 1);

@@ -415,28 +415,48 @@ TEST_SUITE("gui_training") {
     CHECK(any_text(zero.layout, "Heads of layer 0 on the probe sequence"));
   }
 
-  TEST_CASE("training window: every head caption of the comparison names its layer and head, in one format") {
-    // 1280×720, four runs of 4 heads side by side: the tiles are small, and Chinese captions once fell
-    // to "头0". Every form names the layer and the head, and all 16 tiles show the same form.
+  TEST_CASE("training window: every head caption of a comparison names its layer and head, in one format, and the runs' names in the cache plot stay apart") {
+    // 1280×720, four runs of 4 heads side by side (five with a window): the tiles are small, and Chinese
+    // captions once fell to "头0", later to "层1·…". Every form names the layer and the head (the
+    // narrowest in the Latin "L1 h0" of papers), and all tiles show the same form.
+    for (const int runs : {4, 5})
     for (const std::string language : {"en", "zh"}) {
+      CAPTURE(runs);
       CAPTURE(language);
-      const WindowRun w = run_window("training_captions_" + language, small + ",heads=4,groups=2,steps=5 --size 1280x720 " +
-                                                                          "--train-actions compare --language " + language);
+      const WindowRun w = run_window("training_captions_" + language + std::to_string(runs),
+                                     small + ",heads=4,groups=2,steps=5" + (runs == 5 ? ",window=4" : "") +
+                                         " --size 1280x720 --train-actions compare --language " + language);
+      REQUIRE(w.layout["training"]["runs"].size() == size_t(runs));
       const int layer = w.layout["training"]["layer"];
-      const std::regex caption(language == "en" ? "^L([0-9]+) h([0-9]+)( · .*)?$" : "^层([0-9]+)(?:·| )头([0-9]+)( · .*)?$");
+      // groups: 1 or 2 the layer, 3 the head
+      const std::regex caption(language == "en" ? "^L([0-9]+) h()([0-9]+)( · .*)?$"
+                                                : "^(?:层([0-9]+)(?:·| )头|L([0-9]+) h)([0-9]+)( · .*)?$");
       std::vector<std::string> captions;
       std::set<std::string> formats;
       for (const std::string& t : texts_of(w, "###training")) {
         std::smatch m;
         if (!std::regex_match(t, m, caption)) continue;
         captions.push_back(t);
-        CHECK(std::stoi(m[1].str()) == layer);
-        CHECK(std::stoi(m[2].str()) < 4);
+        CHECK(std::stoi(m[1].length() ? m[1].str() : m[2].str()) == layer);
+        CHECK(std::stoi(m[3].str()) < 4);
         formats.insert(std::regex_replace(t, std::regex("[0-9]+"), "#"));
       }
       INFO(joined(texts_of(w, "###training")));
-      CHECK(captions.size() == 16);
+      CHECK(captions.size() == size_t(4 * runs));
       CHECK(formats.size() == 1);
+      // The runs end at nearly the same loss: their names in the loss-against-cache plot (the only texts
+      // inside its frame) must not cover one another.
+      const json& plot = w.layout["widgets"].at("training.loss_vs_cache");
+      std::vector<json> names;
+      for (const json& t : w.layout["texts"])
+        if (inside(t, plot)) names.push_back(t);
+      CHECK(names.size() == size_t(runs));
+      for (size_t a = 0; a < names.size(); ++a)
+        for (size_t b = a + 1; b < names.size(); ++b) {
+          CAPTURE(names[a]["text"].get<std::string>());
+          CAPTURE(names[b]["text"].get<std::string>());
+          CHECK_FALSE(overlap(names[a], names[b]));
+        }
     }
   }
 
