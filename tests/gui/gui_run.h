@@ -128,13 +128,16 @@ inline std::set<int> iota(int from, int count) {
 }
 
 // Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X
-// server as a hand on the mouse would, then closes it as its close button does (SIGTERM writes the layout).
-inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::string& args, const std::string& events) {
+// server as a hand on the mouse or keyboard would, then `after` (say, reading the clipboard the window
+// still owns), then closes it as its close button does (SIGTERM writes the layout): not after a count of
+// frames, which a fast machine runs through before the events arrive. `before` runs first.
+inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::string& args, const std::string& events,
+                                   const std::string& before = "", const std::string& after = "sleep 2\n") {
   REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
                   "the real-pointer test moves the mouse through the X server with xdotool (apt-get install xdotool)");
   const std::string q = shell_quote(dir.string());
   const std::string script =
-      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
+      before + "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
       "/layout.json >" + q + "/out.txt 2>&1 &\n"
       "pid=$!\n"
       "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
@@ -142,8 +145,7 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
       "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
       "sleep 4\n"  // mapped, and the first result on screen
       "xdotool windowfocus --sync $wid\n"
-      "sleep 0.5\n" + events +
-      "sleep 2\n"
+      "sleep 0.5\n" + events + after +
       "kill -TERM $pid\n"
       "wait $pid\n"
       "status=$?\n"
@@ -151,6 +153,9 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
       "exit $status\n";
   std::ofstream(dir / "run.sh") << script;
   const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
+  std::ostringstream out;
+  out << std::ifstream(dir / "out.txt").rdbuf();
+  INFO(out.str());
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
   return read_json(dir / "layout.json");

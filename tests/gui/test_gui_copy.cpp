@@ -93,40 +93,16 @@ std::string press(const std::string& keys) {
   return "xdotool keydown " + keys + "\nsleep 0.3\nxdotool keyup " + keys + "\n";
 }
 
-// Starts the window (interactive, until it is closed), waits for it, runs `keys` (shell
-// lines using $wid) as a user at the keyboard would, then saves the clipboard's targets, text and
-// image into `dir` while the window still runs (a text copy is owned by the window itself).
+// Runs `keys` (shell lines using $wid) in the window at 1280×720 as a user at the keyboard would, then
+// saves the clipboard's targets, text and image into `dir` while the window still runs (a text copy is
+// owned by the window itself).
 void type_into_window(const fs::path& dir, const std::string& args, const std::string& keys) {
-  REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
-                  "the keyboard test types through the X server with xdotool (apt-get install xdotool)");
   const std::string q = shell_quote(dir.string());
-  const std::string script =
-      "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n"
-      "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args +
-      " --size 1280x720 --layout-json " + q + "/layout.json >" + q + "/out.txt 2>&1 &\n"
-      "pid=$!\n"
-      "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite
-      "watchdog=$!\n"
-      "wid=$(timeout 60 xdotool search --sync --onlyvisible --pid $pid | head -1)\n"
-      "sleep 4\n"  // mapped, and the first result on screen
-      "xdotool windowfocus --sync $wid\n"
-      "sleep 0.5\n" + keys +
-      "sleep 3\n"
-      "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
-      "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
-      "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n"
-      // Closed as its close button does (SIGTERM), which writes the layout: not after a count of frames,
-      // which a fast machine runs through before the keys arrive.
-      "kill -TERM $pid\n"
-      "wait $pid\n"
-      "status=$?\n"
-      "kill $watchdog >/dev/null 2>&1\n"
-      "exit $status\n";
-  std::ofstream(dir / "run.sh") << script;
-  const int status = std::system(("sh " + shell_quote((dir / "run.sh").string())).c_str());
-  INFO(slurp(dir / "out.txt"));
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
+  drive_window(dir, args + " --size 1280x720", keys, "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n",
+               "sleep 3\n"
+               "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
+               "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
+               "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n");
 }
 
 std::vector<std::string> all_texts(const nlohmann::json& layout) {
