@@ -18,18 +18,50 @@ std::string TraceStep::text() const {
   return name + ": " + symbolic + " = " + format_shape(shape);
 }
 
+namespace {
+
+// A trace being written: step(...) appends one step.
+struct TraceWriter {
+  Trace t;
+  explicit TraceWriter(const TraceShape& s) { t.shape = s; }
+  void operator()(std::string key, std::string name, std::string formula, std::vector<std::string> dims,
+                  std::vector<int64_t> shape) {
+    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
+  }
+};
+
+// Both MLA traces from the scores on: `scale` names the scaling, then the mask, softmax, P·V over d_v,
+// the heads side by side and the output projection.
+void latent_tail(TraceWriter& step, int64_t T, int64_t C, int64_t H, int64_t Dv, bool causal, const char* scale) {
+  step("scores", "scores", scale, {"H", "T", "T"}, {H, T, T});
+  if (causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
+  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_v"}, {H, T, Dv});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_v)", {"T", "H·d_v"}, {T, H * Dv});
+  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
+}
+
+// MLA's weights grouped as a checkpoint has them (DeepSeek's fused kv_a = [W_DKV; W_KR], kv_b = [W_UK; W_UV]),
+// and its cache: the latent and the one rotary key per token.
+void latent_params(Trace& t, int64_t C, int64_t H, int64_t dk, int64_t N, int64_t Dv, int64_t r, int64_t rq, int64_t R) {
+  t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ (and W_QR), or from X
+  t.params.wk = C * (r + R) + r;                                  // W_DKV, W_KR and the latent's norm
+  t.params.wv = r * H * (N + Dv);                                 // W_UK and W_UV
+  t.params.wo = H * Dv * C;
+  t.kv_bytes_per_token_fp32 = (r + R) * 4;
+  t.kv_bytes_per_token_fp16 = (r + R) * 2;
+}
+
+}  // namespace
+
 Trace shape_trace(const AttentionShape& s, int tokens, bool causal, bool has_bias) {
   return shape_trace(TraceShape{tokens, s.d_model, s.heads, s.groups, s.head_dim(), has_bias, has_bias, false, causal});
 }
 
 Trace shape_trace(const TraceShape& s) {
   const int64_t T = s.tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim;
-  Trace t;
-  t.shape = s;
-  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
-                  std::vector<int64_t> shape) {
-    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
-  };
+  TraceWriter step(s);
+  Trace& t = step.t;
   const std::string qkv_bias = s.qkv_bias ? " + b" : "", o_bias = s.o_bias ? " + b" : "";
   step("input", "input", "X", {"T", "C"}, {T, C});
   step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * dk});
@@ -82,12 +114,8 @@ Trace shape_trace(const TraceShape& s) {
 Trace mla_shape_trace(const TraceShape& s) {
   const int64_t T = s.tokens, C = s.d_model, H = s.heads, dk = s.head_dim, R = s.rope_dim, N = dk - R, Dv = s.v_dim;
   const int64_t r = s.kv_latent, rq = s.q_latent;
-  Trace t;
-  t.shape = s;
-  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
-                  std::vector<int64_t> shape) {
-    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
-  };
+  TraceWriter step(s);
+  Trace& t = step.t;
   step("input", "input", "X", {"T", "C"}, {T, C});
   if (rq > 0) {
     step("compress_q", "compress Q", "c_Q = RMSNorm(X·W_DQᵀ)", {"T", "r_q"}, {T, rq});
@@ -104,30 +132,16 @@ Trace mla_shape_trace(const TraceShape& s) {
        {H, T, dk});
   char scale[64];
   std::snprintf(scale, sizeof scale, "S = Q·Kᵀ · %.4g", s.softmax_scale);
-  step("scores", "scores", scale, {"H", "T", "T"}, {H, T, T});
-  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
-  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
-  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_v"}, {H, T, Dv});
-  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_v)", {"T", "H·d_v"}, {T, H * Dv});
-  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
-  t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ (or W_Q)
-  t.params.wk = C * (r + R) + r;                                  // W_DKV and the latent's norm
-  t.params.wv = r * H * (N + Dv);                                 // W_UKV
-  t.params.wo = H * Dv * C;
-  t.kv_bytes_per_token_fp32 = (r + R) * 4;
-  t.kv_bytes_per_token_fp16 = (r + R) * 2;
+  latent_tail(step, T, C, H, Dv, s.causal, scale);
+  latent_params(t, C, H, dk, N, Dv, r, rq, R);
   return t;
 }
 
 Trace latent_attention_trace(const TraceShape& s) {
   const int64_t T = s.tokens, C = s.d_model, H = s.heads, dk = s.head_dim, R = s.rope_dim, N = dk - R, Dv = s.v_dim;
   const int64_t r = s.kv_latent, rq = s.q_latent;
-  Trace t;
-  t.shape = s;
-  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
-                  std::vector<int64_t> shape) {
-    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
-  };
+  TraceWriter step(s);
+  Trace& t = step.t;
   step("input", "input", "X", {"T", "C"}, {T, C});
   if (rq > 0) {
     step("latent_compress_q", "compress Q to its latent", "c_Q = RMSNorm(X·W_DQᵀ)", {"T", "r_q"}, {T, rq});
@@ -145,37 +159,22 @@ Trace latent_attention_trace(const TraceShape& s) {
   step("latent_heads_k", "keys per head", "k_h = [k_N,h ; k_R], one k_R for every head", {"H", "T", "d_N + d_R"}, {H, T, dk});
   char scale[64];
   std::snprintf(scale, sizeof scale, "S = Q·Kᵀ · %.4g (1/√(d_N + d_R))", s.softmax_scale);
-  step("scores", "scores", scale, {"H", "T", "T"}, {H, T, T});
-  if (s.causal) step("causal_mask", "causal mask", "S[i, j] = −∞ for j > i", {"H", "T", "T"}, {H, T, T});
-  step("softmax", "softmax", "P = softmax(S) over keys", {"H", "T", "T"}, {H, T, T});
-  step("weighted_sum", "weighted sum", "O = P·V", {"H", "T", "d_v"}, {H, T, Dv});
-  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_v)", {"T", "H·d_v"}, {T, H * Dv});
-  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
+  latent_tail(step, T, C, H, Dv, s.causal, scale);
   // The absorbed form: the same scores from the cache alone, without expanding K and V.
   step("absorb_query", "absorbed query (W_UK folded in)", "q̃_h = [q_N,h·W_UK,h ; q_R,h]", {"H", "T", "r_kv + d_R"},
        {H, T, r + R});
   step("absorb_key", "the one cached key", "k̃ = [c_KV ; k_R], read by every head", {"T", "r_kv + d_R"}, {T, r + R});
   step("absorb_weighted_sum", "weighted sum of the latent", "õ_h = P_h·c_KV", {"H", "T", "r_kv"}, {H, T, r});
   step("absorb_output", "output (W_UV folded into W_O)", "Σ_h õ_h·(W_O,h·W_UV,h)ᵀ", {"T", "C"}, {T, C});
-  // Grouped as mla_shape_trace counts a checkpoint (DeepSeek's fused kv_a = [W_DKV; W_KR], kv_b = [W_UK; W_UV]),
-  // so the Shapes view's formulas hold for both.
-  t.params.wq = rq > 0 ? C * rq + rq + rq * H * dk : C * H * dk;  // W_DQ, its norm, W_UQ and W_QR (or from X)
-  t.params.wk = C * (r + R) + r;                                  // W_DKV, W_KR and the latent's norm
-  t.params.wv = r * H * (N + Dv);                                 // W_UK and W_UV
-  t.params.wo = H * Dv * C;
-  t.kv_bytes_per_token_fp32 = (r + R) * 4;
-  t.kv_bytes_per_token_fp16 = (r + R) * 2;
+  // Grouped as mla_shape_trace counts a checkpoint, so the Shapes view's formulas hold for both.
+  latent_params(t, C, H, dk, N, Dv, r, rq, R);
   return t;
 }
 
 Trace differential_trace(const TraceShape& s) {
   const int64_t T = s.tokens, C = s.d_model, H = s.heads, G = s.groups, dk = s.head_dim, d = dk / 2;
-  Trace t;
-  t.shape = s;
-  auto step = [&](std::string key, std::string name, std::string formula, std::vector<std::string> dims,
-                  std::vector<int64_t> shape) {
-    t.steps.push_back({std::move(key), std::move(name), std::move(formula), std::move(dims), std::move(shape)});
-  };
+  TraceWriter step(s);
+  Trace& t = step.t;
   const std::string qkv_bias = s.qkv_bias ? " + b" : "", o_bias = s.o_bias ? " + b" : "";
   step("input", "input", "X", {"T", "C"}, {T, C});
   step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "2H·d"}, {T, 2 * H * d});
