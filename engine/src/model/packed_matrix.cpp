@@ -19,6 +19,9 @@
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "attnscope/io/safetensors.h"
 #include "core/parallel.h"
@@ -381,7 +384,15 @@ void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, co
       thread_local std::vector<float> copy;
       if (ldp != P && m1 - m0 > 2 * rows_per_block) {
         copy.resize(size_t(K * P));
-        for (int64_t k = 0; k < K; ++k) std::memcpy(copy.data() + k * P, panel + k * ldp, P * sizeof(float));
+        for (int64_t k = 0; k < K; ++k) {
+#if defined(__SSE__)
+          if (k + 16 < K) {  // each k on its own page: no hardware prefetch, so ask 16 ahead
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * ldp), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * ldp + 16), _MM_HINT_T0);
+          }
+#endif
+          std::memcpy(copy.data() + k * P, panel + k * ldp, P * sizeof(float));
+        }
         panel = copy.data(), ldp = P;
       }
       rows_against_panel(x, K, m0, m1, panel, ldp, out + p * P, N, std::min(P, N - p * P),
