@@ -386,9 +386,9 @@ void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, co
         copy.resize(size_t(K * P));
         for (int64_t k = 0; k < K; ++k) {
 #if defined(__SSE__)
-          if (k + 16 < K) {  // each k on its own page: no hardware prefetch, so ask 16 ahead
-            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * ldp), _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * ldp + 16), _MM_HINT_T0);
+          if (k + 48 < K) {  // each k on its own page: no hardware prefetch, so ask 48 ahead (DRAM latency)
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 48) * ldp), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 48) * ldp + 16), _MM_HINT_T0);
           }
 #endif
           std::memcpy(copy.data() + k * P, panel + k * ldp, P * sizeof(float));
