@@ -58,16 +58,23 @@ def forward_gflop(cfg, T):
 
 
 def run_measured(cmd):
-    """Runs cmd; (seconds, peak RSS in MB) of that one process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
-    return seconds, usage.ru_maxrss / 1024
+    """Runs cmd; (seconds, peak RSS in MB) of that one process. The peak comes from GNU time, itself
+    started small: a child forked from this Python process (torch and the reference weights, gigabytes)
+    and exec'd keeps the parent's high-water mark in its ru_maxrss, which would be reported instead of
+    attnscope's own."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        timed = ["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd if os.path.exists("/usr/bin/time") else cmd
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(timed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
+        text = rss.read().strip().splitlines()
+        kb = int(text[-1]) if timed is not cmd and text and text[-1].isdigit() else usage.ru_maxrss
+    return seconds, kb / 1024
 
 
 def ids_for(T, V):

@@ -199,11 +199,13 @@ TEST_CASE("checkpoint loader: progress polled during a 30 MB load never decrease
   CHECK_MESSAGE(decrease == seen.size(), "poll " << decrease << " saw less than the poll before it");
   CHECK(*std::min_element(seen.begin(), seen.end()) >= 0.0);
   CHECK(*std::max_element(seen.begin(), seen.end()) <= 1.0);
-  // The load takes tens of milliseconds over 100 tensors, so the poll sees it under way (about three
-  // quarters of some 50,000 polls fall strictly between 0 and 1 on an idle machine).
+  // The weights are used in place (no copy), so the load takes a few milliseconds over 100 tensors: on
+  // an idle machine the poll runs thousands of times and sees it under way. On a busy one the loader
+  // may finish before the poll first runs; a poll that ran many times while loading must have seen a
+  // fraction strictly between 0 and 1.
   const auto between = std::count_if(seen.begin(), seen.end(), [](double v) { return v > 0.0 && v < 1.0; });
   MESSAGE("progress polled " << seen.size() << " times, " << between << " of them strictly between 0 and 1");
-  CHECK(between > 0);
+  if (seen.size() > 1000) CHECK(between > 0);
 }
 
 TEST_CASE("model::open stops between tensors once its cancel flag is set") {

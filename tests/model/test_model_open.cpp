@@ -274,6 +274,52 @@ TEST_CASE("model open: NaN or infinity in the weights is refused naming the tens
   CHECK(contains(open_error(dir), "tensor 'model.embed_tokens.weight' holds infinity"));
 }
 
+TEST_CASE("model open: NaN or infinity in BF16 and F16 weights read in place is refused naming the tensor") {
+  // The last value of a tensor: past the vectorised blocks, in the scalar tail.
+  auto poke_last = [](const fs::path& file, const std::string& name, uint16_t bits) {
+    const SafetensorsFile f(file);
+    const SafetensorsTensor& t = *f.header().find(name);
+    const uint64_t at = f.header().data_start + t.end - 2;
+    std::string bytes = read_file(file, 1 << 26);
+    std::memcpy(bytes.data() + at, &bits, 2);
+    write_file_atomic(file, bytes);
+    return t.count() - 1;
+  };
+  fs::path dir = copy_fixture("qwen3_gqa_bf16_tied", "nan_bf16");
+  int64_t last = poke_last(dir / "model.safetensors", "model.layers.0.mlp.down_proj.weight", 0x7FC1);
+  CHECK(contains(open_error(dir), "tensor 'model.layers.0.mlp.down_proj.weight' holds NaN at flat index " +
+                                      std::to_string(last)));
+  dir = copy_fixture("qwen3_gqa_bf16_tied", "inf_bf16");
+  last = poke_last(dir / "model.safetensors", "model.embed_tokens.weight", 0xFF80);
+  CHECK(contains(open_error(dir), "tensor 'model.embed_tokens.weight' holds infinity at flat index " + std::to_string(last)));
+  dir = copy_fixture("gpt2_noprefix_f16_untied", "inf_f16");
+  last = poke_last(dir / "model.safetensors", "lm_head.weight", 0x7C00);
+  CHECK(contains(open_error(dir), "tensor 'lm_head.weight' holds infinity at flat index " + std::to_string(last)));
+}
+
+TEST_CASE("model open: linear weights are read in place from the file where the layout allows, values unchanged") {
+  // GPT-2 F32: every Conv1D weight in place (its transpose), the embedding in place (rows).
+  const auto g = model::open(model_fixture("gpt2_prefix_f32"));
+  const LayerWeights& l = g->weights->layers[0];
+  for (const PackedMatrix* m : {&l.wq, &l.kv.wk, &l.kv.wv, &l.wo, &l.w_up, &l.w_down})
+    CHECK(m->layout() == PackedMatrix::Layout::transposed);
+  if (PackedMatrix::fast_in_place) {
+    CHECK(g->weights->token_embedding.layout() == PackedMatrix::Layout::rows);
+    // BF16 nn.Linear weights stay 16-bit, each value the file's, widened.
+    const fs::path dir = model_fixture("qwen3_gqa_bf16_tied");
+    const auto q = model::open(dir);
+    const PackedMatrix& w = q->weights->layers[1].w_gate;
+    CHECK(w.layout() == PackedMatrix::Layout::rows);
+    CHECK(w.storage() == WeightStorage::bf16);
+    const SafetensorsFile f(dir / "model.safetensors");
+    const SafetensorsTensor& t = *f.header().find("model.layers.1.mlp.gate_proj.weight");
+    std::vector<float> raw(size_t(t.count()));
+    f.read_float32(t, raw.data(), false);
+    for (int64_t r = 0; r < w.rows(); ++r)
+      for (int64_t c = 0; c < w.cols(); ++c) REQUIRE(w(r, c) == raw[size_t(r * w.cols() + c)]);
+  }
+}
+
 TEST_CASE("model open: a refused config.json stops before the weights are read") {
   fs::path dir = copy_fixture("qwen2_gqa", "config");
   edit_config(dir, [](nlohmann::json& j) { j["model_type"] = "gemma"; });

@@ -117,6 +117,16 @@ void Checkpoint::read_range(const std::string& name, const std::vector<int64_t>&
   dtypes_.insert(to_string(t.dtype));
 }
 
+Checkpoint::InPlace Checkpoint::in_place(const std::string& name, const std::vector<int64_t>& shape) const {
+  const SafetensorsTensor& t = tensor(name);
+  const Location& at = where_.at(name);
+  require(t.shape == shape, "'" + at.file->path().string() + "': tensor '" + name + "' has shape " +
+                                shape_text(t.shape) + ", but config.json implies " + shape_text(shape));
+  at.file->check_finite(t);
+  dtypes_.insert(to_string(t.dtype));
+  return {at.file->raw(t).data(), t.dtype};
+}
+
 std::string Checkpoint::dtypes_read() const {
   std::string s;
   for (const std::string& d : dtypes_) s += (s.empty() ? "" : ", ") + d;

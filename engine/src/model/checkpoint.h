@@ -31,6 +31,13 @@ class Checkpoint {
   // Rows [first_row, first_row + rows) of a 2D tensor into dst [rows, shape[1]], same checks.
   void read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row, int64_t rows,
                  float* dst) const;
+  // A tensor used in place from its mapped file (its bytes stay valid while this Checkpoint lives),
+  // after the same shape check and the refusal of NaN/±inf (F32, F16, BF16 only).
+  struct InPlace {
+    const void* data;
+    TensorDtype dtype;
+  };
+  InPlace in_place(const std::string& name, const std::vector<int64_t>& shape) const;
   // The description of where the tensors live ("'DIR/model.safetensors'" or "the 3 shards of 'DIR'").
   const std::string& description() const { return description_; }
   std::string dtypes_read() const;  // "BF16", "F32, F16", … of the tensors read so far

@@ -28,10 +28,12 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 // One tensor to read: its Hugging Face name, the shape config.json implies, and where it goes:
-// straight into `dst` (vectors, learned positions), packed row chunk by row chunk into `packed`
-// (linear weights: never a second full float32 copy; a fused tensor's row blocks, top to bottom, into
-// several matrices), or through a staging buffer into `scatter`. `layout` explains a fused tensor's
-// rows in the message when its shape is wrong.
+// straight into `dst` (vectors, learned positions), into the linear weights `packed` (a fused
+// tensor's row blocks, top to bottom, into several matrices; `transposed`: GPT-2's Conv1D Wᵀ [in, out]
+// whose column blocks are the matrices), or through a staging buffer into `scatter`. Linear weights
+// are read in place from the mapped file where the layout and the build allow (packed_matrix.h: no
+// copy at all), else packed row chunk by row chunk (never a second full float32 copy). `layout`
+// explains a fused tensor's rows in the message when its shape is wrong.
 struct Load {
   std::string name;
   std::vector<int64_t> shape;
@@ -39,6 +41,7 @@ struct Load {
   std::vector<std::pair<PackedMatrix*, int64_t>> packed;  // (matrix, its rows)
   std::function<void(const float* staged)> scatter;
   std::string layout;
+  bool transposed = false;
 };
 
 void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64_t rows, int64_t cols) {
@@ -47,7 +50,6 @@ void plan_matrix(std::vector<Load>& plan, const std::string& name, Mat& m, int64
 }
 
 void plan_packed(std::vector<Load>& plan, const std::string& name, PackedMatrix& m, int64_t rows, int64_t cols) {
-  m = PackedMatrix(rows, cols);
   plan.push_back({name, {rows, cols}, nullptr, {{&m, rows}}, {}, {}});
 }
 
@@ -56,10 +58,7 @@ void plan_packed(std::vector<Load>& plan, const std::string& name, PackedMatrix&
 void plan_fused(std::vector<Load>& plan, const std::string& name, std::vector<std::pair<PackedMatrix*, int64_t>> blocks,
                 int64_t cols, std::string layout) {
   int64_t rows = 0;
-  for (auto& [m, n] : blocks) {
-    *m = PackedMatrix(n, cols);
-    rows += n;
-  }
+  for (auto& [m, n] : blocks) rows += n;
   plan.push_back({name, {rows, cols}, nullptr, std::move(blocks), {}, std::move(layout)});
 }
 
@@ -72,14 +71,13 @@ void plan_vector(std::vector<Load>& plan, const std::string& name, Vec& v, int64
 // [out_i, in] (c_attn's [Q | K | V] → three matrices; the other Conv1D weights → one).
 void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, std::vector<std::pair<PackedMatrix*, int64_t>> blocks) {
   int64_t out = 0;
-  for (auto& [m, rows] : blocks) {
-    *m = PackedMatrix(rows, in);
-    out += rows;
-  }
-  plan.push_back({name, {in, out}, nullptr, {}, [blocks, in, out](const float* staged) {
+  for (auto& [m, rows] : blocks) out += rows;
+  // Staged (F16/BF16 files): each block packed from its columns of Wᵀ.
+  plan.push_back({name, {in, out}, nullptr, blocks, [blocks, in, out](const float* staged) {
                     std::vector<float> part;
                     int64_t at = 0;
                     for (auto& [m, rows] : blocks) {
+                      *m = PackedMatrix(rows, in);
                       if (blocks.size() == 1) {
                         m->set_from_transposed(staged);
                       } else {  // the block's columns of Wᵀ, as their own [in, rows] matrix
@@ -90,7 +88,7 @@ void plan_conv1d(std::vector<Load>& plan, const std::string& name, int64_t in, s
                       }
                       at += rows;
                     }
-                  }, {}});
+                  }, {}, true});
 }
 
 // c_attn's bias [3C] split into the q, k and v biases.
@@ -307,7 +305,8 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const ModelConfig& c = model->config;
   check_memory(c, dir);
 
-  const detail::Checkpoint ckpt(dir);
+  const auto shared_ckpt = std::make_shared<const detail::Checkpoint>(dir);
+  const detail::Checkpoint& ckpt = *shared_ckpt;
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
   const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w)
@@ -327,12 +326,36 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   std::vector<float> staging;
   for (const Load& l : plan) {
     check_cancel(cancel);
+    const TensorDtype dtype = ckpt.tensor(l.name).dtype;
     if (l.dst) {
       ckpt.read(l.name, l.shape, l.dst);
-    } else if (!l.packed.empty()) {
+    } else if (l.transposed && dtype == TensorDtype::f32) {
+      // GPT-2's Conv1D Wᵀ [in, out] in place: block i is columns [at, at + rows_i), row stride out.
+      const auto* t = static_cast<const float*>(ckpt.in_place(l.name, l.shape).data);
+      int64_t at = 0;
+      for (const auto& [m, rows] : l.packed) {
+        *m = PackedMatrix::in_place_transposed(t + at, rows, l.shape[0], l.shape[1], shared_ckpt);
+        at += rows;
+      }
+    } else if (!l.packed.empty() && !l.transposed && PackedMatrix::fast_in_place &&
+               (dtype == TensorDtype::f32 || dtype == TensorDtype::bf16 || dtype == TensorDtype::f16)) {
+      // nn.Linear W [rows, cols] in place, each block of rows its own matrix.
+      const detail::Checkpoint::InPlace src = ckpt.in_place(l.name, l.shape);
+      const WeightStorage storage = dtype == TensorDtype::f32    ? WeightStorage::f32
+                                    : dtype == TensorDtype::bf16 ? WeightStorage::bf16
+                                                                 : WeightStorage::f16;
+      const int64_t cols = l.shape[1], bytes = dtype == TensorDtype::f32 ? 4 : 2;
+      int64_t first = 0;
+      for (const auto& [m, rows] : l.packed) {
+        *m = PackedMatrix::in_place_rows(static_cast<const char*>(src.data) + first * cols * bytes, storage, rows, cols,
+                                         cols, shared_ckpt);
+        first += rows;
+      }
+    } else if (!l.packed.empty() && !l.transposed) {
       // Row chunks of about 4 MB through one staging buffer; each chunk's rows go to the blocks they
       // fall in (one block unless the tensor is fused).
       const int64_t rows = l.shape[0], cols = l.shape[1];
+      for (const auto& [m, block_rows] : l.packed) *m = PackedMatrix(block_rows, cols);
       const int64_t step = std::max<int64_t>(PackedMatrix::panel, (int64_t(1) << 20) / cols / PackedMatrix::panel * PackedMatrix::panel);
       staging.resize(size_t(std::min(rows, step) * cols));
       for (int64_t r = 0; r < rows; r += step) {

@@ -3,23 +3,51 @@
 // Micro-kernel: R rows of x × one panel (32 outputs). For each k, the panel's 32 weights are loaded
 // once (two 512-bit or four 256-bit registers) and multiplied into R×32 accumulators by broadcasting
 // x[r, k]; after the k loop the accumulators are stored (plus the bias). R = 8 with AVX-512 (16
-// accumulators of 32 registers), 3 with AVX2 (12 of 16), 1 in the portable loop.
+// accumulators of 32 registers), 3 with AVX2 (12 of 16), 1 in the portable loop. The same kernel
+// reads an in-place Wᵀ with the panel's k stride ld instead of 32.
+//
+// In-place W [rows, cols] (nn.Linear layout, F32/BF16/F16): R = 6 rows of x × 4 rows of W, 16 values
+// of k at a time (24 accumulators); W's values are widened to float32 in registers (exact for BF16
+// and F16) and each accumulator's 16 lanes are summed once at the end.
 #include "attnscope/model/packed_matrix.h"
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
+#include "attnscope/io/safetensors.h"
 #include "core/parallel.h"
 
 namespace attnscope::model {
 
 namespace {
 constexpr int64_t P = PackedMatrix::panel;
+
+float widen(const void* base, WeightStorage s, int64_t i) {
+  if (s == WeightStorage::f32) {
+    float f;
+    std::memcpy(&f, static_cast<const char*>(base) + i * 4, 4);
+    return f;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<const char*>(base) + i * 2, 2);
+  return s == WeightStorage::f16 ? half_to_float(bits) : bfloat16_to_float(bits);
 }
+}  // namespace
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+const bool PackedMatrix::fast_in_place = true;
+#else
+const bool PackedMatrix::fast_in_place = false;
+#endif
 
 PackedMatrix::PackedMatrix(int64_t rows, int64_t cols)
     : rows_(rows), cols_(cols), data_(new float[size_t((rows + P - 1) / P * cols * P)]) {
@@ -31,8 +59,43 @@ PackedMatrix::PackedMatrix(int64_t rows, int64_t cols)
       std::fill(data_.get() + ((panels - 1) * cols + c) * P + rows % P, data_.get() + ((panels - 1) * cols + c + 1) * P, 0.0f);
 }
 
-PackedMatrix::PackedMatrix(const PackedMatrix& other) : PackedMatrix(other.rows_, other.cols_) {
-  std::copy(other.data_.get(), other.data_.get() + other.storage_size(), data_.get());
+PackedMatrix::PackedMatrix(const PackedMatrix& other)
+    : rows_(other.rows_), cols_(other.cols_), layout_(other.layout_), storage_(other.storage_),
+      source_(other.source_), ld_(other.ld_), tail_(other.tail_), keep_(other.keep_) {
+  if (layout_ == Layout::packed && other.data_) {  // in place: the copy shares the source
+    data_.reset(new float[size_t(storage_size())]);
+    std::copy(other.data_.get(), other.data_.get() + other.storage_size(), data_.get());
+  }
+}
+
+PackedMatrix PackedMatrix::in_place_transposed(const float* t, int64_t rows, int64_t cols, int64_t ld,
+                                               std::shared_ptr<const void> keep) {
+  PackedMatrix m;
+  m.rows_ = rows, m.cols_ = cols, m.layout_ = Layout::transposed, m.source_ = t, m.ld_ = ld, m.keep_ = std::move(keep);
+  if (rows % P != 0) {  // the last panel's columns of Wᵀ run into whatever follows: copy it, zero-padded
+    const int64_t first = rows / P * P, width = rows - first;
+    std::shared_ptr<float[]> tail(new float[size_t(cols * P)]());
+    for (int64_t k = 0; k < cols; ++k) std::memcpy(tail.get() + k * P, t + k * ld + first, size_t(width) * 4);
+    m.tail_ = std::move(tail);
+  }
+  return m;
+}
+
+PackedMatrix PackedMatrix::in_place_rows(const void* w, WeightStorage storage, int64_t rows, int64_t cols, int64_t ld,
+                                         std::shared_ptr<const void> keep) {
+  PackedMatrix m;
+  m.rows_ = rows, m.cols_ = cols, m.layout_ = Layout::rows, m.storage_ = storage, m.source_ = w, m.ld_ = ld;
+  m.keep_ = std::move(keep);
+  return m;
+}
+
+float PackedMatrix::operator()(int64_t r, int64_t c) const {
+  switch (layout_) {
+    case Layout::packed: return data_[size_t(((r / P) * cols_ + c) * P + r % P)];
+    case Layout::transposed: return widen(source_, WeightStorage::f32, c * ld_ + r);
+    case Layout::rows: break;
+  }
+  return widen(source_, storage_, r * ld_ + c);
 }
 
 PackedMatrix& PackedMatrix::operator=(const PackedMatrix& other) {
@@ -70,6 +133,14 @@ void PackedMatrix::set_from_transposed(const float* t) {
 }
 
 void PackedMatrix::row(int64_t r, float* dst) const {
+  if (layout_ != Layout::packed) {
+    if (layout_ == Layout::rows && storage_ == WeightStorage::f32) {
+      std::memcpy(dst, static_cast<const float*>(source_) + r * ld_, size_t(cols_) * 4);
+      return;
+    }
+    for (int64_t c = 0; c < cols_; ++c) dst[c] = (*this)(r, c);
+    return;
+  }
   const float* src = data_.get() + (r / P) * cols_ * P + r % P;
   for (int64_t c = 0; c < cols_; ++c) dst[c] = src[c * P];
 }
@@ -92,12 +163,17 @@ inline void store_block(const float* acc, int R, float* out, int64_t ldo, int64_
 #if defined(__AVX512F__)
 constexpr int rows_per_block = 8;
 template <int R>
-void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* out, int64_t ldo, int64_t width,
-            const float* bias) {
+void kernel(const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t K, float* out, int64_t ldo,
+            int64_t width, const float* bias) {
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k) {
-    const __m512 w0 = _mm512_loadu_ps(panel + k * P), w1 = _mm512_loadu_ps(panel + k * P + 16);
+    // An in-place Wᵀ puts each k on its own page, where the hardware does not fetch ahead.
+    if (ldp != P) {
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 6) * ldp), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 6) * ldp + 16), _MM_HINT_T0);
+    }
+    const __m512 w0 = _mm512_loadu_ps(panel + k * ldp), w1 = _mm512_loadu_ps(panel + k * ldp + 16);
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_set1_ps(x[r * ldx + k]);
       acc[r][0] = _mm512_fmadd_ps(xv, w0, acc[r][0]);
@@ -114,14 +190,14 @@ void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* o
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int rows_per_block = 3;
 template <int R>
-void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* out, int64_t ldo, int64_t width,
-            const float* bias) {
+void kernel(const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t K, float* out, int64_t ldo,
+            int64_t width, const float* bias) {
   __m256 acc[R][4];
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < 4; ++q) acc[r][q] = _mm256_setzero_ps();
   for (int64_t k = 0; k < K; ++k) {
     __m256 w[4];
-    for (int q = 0; q < 4; ++q) w[q] = _mm256_loadu_ps(panel + k * P + 8 * q);
+    for (int q = 0; q < 4; ++q) w[q] = _mm256_loadu_ps(panel + k * ldp + 8 * q);
     for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_broadcast_ss(x + r * ldx + k);
       for (int q = 0; q < 4; ++q) acc[r][q] = _mm256_fmadd_ps(xv, w[q], acc[r][q]);
@@ -135,13 +211,13 @@ void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* o
 #else
 constexpr int rows_per_block = 1;
 template <int R>
-void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* out, int64_t ldo, int64_t width,
-            const float* bias) {
+void kernel(const float* x, int64_t ldx, const float* panel, int64_t ldp, int64_t K, float* out, int64_t ldo,
+            int64_t width, const float* bias) {
   float acc[R * P] = {};
   for (int64_t k = 0; k < K; ++k)
     for (int r = 0; r < R; ++r) {
       const float xv = x[r * ldx + k];
-      for (int64_t j = 0; j < P; ++j) acc[r * P + j] += xv * panel[k * P + j];
+      for (int64_t j = 0; j < P; ++j) acc[r * P + j] += xv * panel[k * ldp + j];
     }
   store_block(acc, R, out, ldo, width, bias);
 }
@@ -149,12 +225,128 @@ void kernel(const float* x, int64_t ldx, const float* panel, int64_t K, float* o
 
 // Rows [m0, m1) of x against one panel, in blocks of rows_per_block and a remainder block.
 template <int R = rows_per_block>
-void rows_against_panel(const float* x, int64_t K, int64_t m0, int64_t m1, const float* panel, float* out,
-                        int64_t ldo, int64_t width, const float* bias) {
+void rows_against_panel(const float* x, int64_t K, int64_t m0, int64_t m1, const float* panel, int64_t ldp,
+                        float* out, int64_t ldo, int64_t width, const float* bias) {
   int64_t m = m0;
-  for (; m + R <= m1; m += R) kernel<R>(x + m * K, K, panel, K, out + m * ldo, ldo, width, bias);
+  for (; m + R <= m1; m += R) kernel<R>(x + m * K, K, panel, ldp, K, out + m * ldo, ldo, width, bias);
   if constexpr (R > 1)
-    if (m < m1) rows_against_panel<R - 1>(x, K, m, m1, panel, out, ldo, width, bias);
+    if (m < m1) rows_against_panel<R - 1>(x, K, m, m1, panel, ldp, out, ldo, width, bias);
+}
+
+// ---- in-place W [rows, cols] ------------------------------------------------------------------------
+constexpr int dot_cols = 4;  // rows of W per kernel call
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+constexpr int dot_rows = 6;  // rows of x per kernel call: 6 × 4 accumulators + 4 weights + 1 input
+template <WeightStorage S>
+inline __m512 load16(const void* base, int64_t i) {
+  if constexpr (S == WeightStorage::f32) return _mm512_loadu_ps(static_cast<const float*>(base) + i);
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + i));
+  if constexpr (S == WeightStorage::f16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+template <WeightStorage S>
+inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
+  if constexpr (S == WeightStorage::f32) return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + i);
+  const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(base) + i);
+  if constexpr (S == WeightStorage::f16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+template <int R, int CN, WeightStorage S>
+void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* out, int64_t ldo, const float* bias) {
+  __m512 acc[R][CN];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    __m512 wv[CN];
+    for (int c = 0; c < CN; ++c) wv[c] = load16<S>(w, c * ldw + k);
+    for (int r = 0; r < R; ++r) {
+      __m512 xv = _mm512_loadu_ps(x + r * K + k);
+      // Loaded once into a register: left alone, GCC folds the load into each of the CN products,
+      // and the loads, not the multiplies, then set the pace (half the speed).
+      asm("" : "+v"(xv));
+      for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
+    }
+  }
+  if (k < K) {
+    const __mmask16 m = __mmask16((1u << (K - k)) - 1);
+    __m512 wv[CN];
+    for (int c = 0; c < CN; ++c) wv[c] = load16<S>(w, c * ldw + k, m);
+    for (int r = 0; r < R; ++r) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * K + k);
+      for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
+    }
+  }
+  if constexpr (CN == 4) {
+    // The four sums of a row of x at once: lanes interleaved and added in three steps, then the four
+    // 128-bit quarters added.
+    const __m128 b = bias ? _mm_loadu_ps(bias) : _mm_setzero_ps();
+    for (int r = 0; r < R; ++r) {
+      const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][0], acc[r][1]), _mm512_unpackhi_ps(acc[r][0], acc[r][1]));
+      const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][2], acc[r][3]), _mm512_unpackhi_ps(acc[r][2], acc[r][3]));
+      const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                     _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+      const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
+      const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+      _mm_storeu_ps(out + r * ldo, _mm_add_ps(q, b));
+    }
+  } else {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < CN; ++c) out[r * ldo + c] = _mm512_reduce_add_ps(acc[r][c]) + (bias ? bias[c] : 0.0f);
+  }
+}
+#else
+constexpr int dot_rows = 1;
+template <int R, int CN, WeightStorage S>
+void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* out, int64_t ldo, const float* bias) {
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < CN; ++c) {
+      float s = 0;
+      for (int64_t k = 0; k < K; ++k) s += x[r * K + k] * widen(w, S, c * ldw + k);
+      out[r * ldo + c] = s + (bias ? bias[c] : 0.0f);
+    }
+}
+#endif
+
+// Rows [m0, m0 + R) of x against rows [n0, n1) of W.
+template <int R, WeightStorage S>
+void block_against_rows(const float* x, int64_t K, int64_t m0, const void* w, int64_t ldw, int64_t n0, int64_t n1,
+                        float* out, int64_t ldo, const float* bias) {
+  const int elem = S == WeightStorage::f32 ? 4 : 2;
+  const auto* base = static_cast<const char*>(w);
+  auto call = [&](auto cn, int64_t n) {
+    dot_kernel<R, decltype(cn)::value, S>(x + m0 * K, K, base + n * ldw * elem, ldw, out + m0 * ldo + n, ldo,
+                                          bias ? bias + n : nullptr);
+  };
+  int64_t n = n0;
+  for (; n + dot_cols <= n1; n += dot_cols) call(std::integral_constant<int, dot_cols>{}, n);
+  switch (n1 - n) {
+    case 3: call(std::integral_constant<int, 3>{}, n); break;
+    case 2: call(std::integral_constant<int, 2>{}, n); break;
+    case 1: call(std::integral_constant<int, 1>{}, n); break;
+    default: break;
+  }
+}
+
+template <int R, WeightStorage S>
+void rows_against_rows(const float* x, int64_t K, int64_t m0, int64_t m1, const void* w, int64_t ldw, int64_t n0,
+                       int64_t n1, float* out, int64_t ldo, const float* bias) {
+  int64_t m = m0;
+  for (; m + R <= m1; m += R) block_against_rows<R, S>(x, K, m, w, ldw, n0, n1, out, ldo, bias);
+  if constexpr (R > 1)
+    if (m < m1) rows_against_rows<R - 1, S>(x, K, m, m1, w, ldw, n0, n1, out, ldo, bias);
+}
+
+template <WeightStorage S>
+void linear_forward_rows(float* out, const float* x, const PackedMatrix& w, const float* bias, int BT, bool serial) {
+  const int64_t K = w.cols(), N = w.rows();
+  constexpr int64_t chunk = 32;  // rows of W per task: its values stay in cache while x's rows pass
+  const int64_t tasks = (N + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if (!serial)
+  for (int64_t t = 0; t < tasks; ++t)
+    rows_against_rows<dot_rows, S>(x, K, 0, BT, w.source(), w.ld(), t * chunk, std::min(N, (t + 1) * chunk), out, N,
+                                   bias);
 }
 
 }  // namespace
@@ -162,14 +354,50 @@ void rows_against_panel(const float* x, int64_t K, int64_t m0, int64_t m1, const
 void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, const float* bias, int BT) {
   const int64_t K = w.cols(), N = w.rows(), panels = (N + P - 1) / P;
   const bool serial = int64_t(BT) * K * N < detail::serial_work_limit;
+  if (N == 0 || BT == 0) return;
+  if (w.layout() == PackedMatrix::Layout::rows) {
+    switch (w.storage()) {
+      case WeightStorage::f32: return linear_forward_rows<WeightStorage::f32>(out, x, w, bias, BT, serial);
+      case WeightStorage::bf16: return linear_forward_rows<WeightStorage::bf16>(out, x, w, bias, BT, serial);
+      case WeightStorage::f16: return linear_forward_rows<WeightStorage::f16>(out, x, w, bias, BT, serial);
+    }
+  }
+  // Panel p starts at data + p·K·32 (packed) or at Wᵀ + 32p with a k stride of ld (in place; a partial
+  // last panel from its zero-padded copy).
+  const bool transposed = w.layout() == PackedMatrix::Layout::transposed;
+  auto panel_at = [&](int64_t p, int64_t& ldp) -> const float* {
+    if (!transposed) return ldp = P, w.data() + p * K * P;
+    if (w.tail_panel() && p == panels - 1) return ldp = P, w.tail_panel();
+    return ldp = w.ld(), static_cast<const float*>(w.source()) + p * P;
+  };
   // Rows in chunks, so that a long input's rows stay in cache while every panel passes by.
   constexpr int64_t chunk = 256;
   for (int64_t m0 = 0; m0 < BT; m0 += chunk) {
     const int64_t m1 = std::min<int64_t>(BT, m0 + chunk);
 #pragma omp parallel for schedule(static) if (!serial)
-    for (int64_t p = 0; p < panels; ++p)
-      rows_against_panel(x, K, m0, m1, w.data() + p * K * P, out + p * P, N, std::min(P, N - p * P),
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t ldp;
+      const float* panel = panel_at(p, ldp);
+      // An in-place Wᵀ panel has each k on its own page: walked once per block of x's rows, its
+      // address translations, not its multiplies, would set the pace. For more than two blocks it is
+      // copied once into this thread's contiguous buffer (K·32 floats, cache-resident, reused).
+      thread_local std::vector<float> copy;
+      if (ldp != P && m1 - m0 > 2 * rows_per_block) {
+        copy.resize(size_t(K * P));
+        for (int64_t k = 0; k < K; ++k) {
+#if defined(__SSE__)
+          if (k + 48 < K) {  // each k on its own page: no hardware prefetch, so ask 48 ahead (DRAM latency)
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 48) * ldp), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 48) * ldp + 16), _MM_HINT_T0);
+          }
+#endif
+          std::memcpy(copy.data() + k * P, panel + k * ldp, P * sizeof(float));
+        }
+        panel = copy.data(), ldp = P;
+      }
+      rows_against_panel(x, K, m0, m1, panel, ldp, out + p * P, N, std::min(P, N - p * P),
                          bias ? bias + p * P : nullptr);
+    }
   }
 }
 

@@ -73,8 +73,11 @@ class SafetensorsFile {
   // Elements [first, first + count) of the tensor (flat, C order) into dst [count]; same checks.
   void read_float32(const SafetensorsTensor& tensor, float* dst, int64_t first, int64_t count,
                     bool release_pages = true) const;
-  // The raw bytes of a tensor (for tests and tools).
+  // The raw bytes of a tensor (for tests, tools, and weights read in place from the mapping).
   std::string_view raw(const SafetensorsTensor& tensor) const;
+  // Refuses a tensor (F32, F16, BF16) holding NaN or ±inf with read_float32's message, from its bytes
+  // in place (vectorised, on every core): the check of a weight used without a copy.
+  void check_finite(const SafetensorsTensor& tensor) const;
 
  private:
   MappedFile file_;

@@ -1,11 +1,14 @@
-// model.h — a Hugging Face checkpoint folder opened once into float32 weights, shared immutable.
+// model.h — a Hugging Face checkpoint folder opened once, shared immutable.
 //
 //   DIR/config.json                                 → ModelConfig (config.h)
 //   DIR/model.safetensors                           one file, or
 //   DIR/model.safetensors.index.json + shards       "weight_map": tensor name → shard file
 // Every tensor the family needs is looked up by its Hugging Face name, checked against the shape
-// config.json implies, converted to float32 (F32/F16/BF16) and refused when it holds NaN or ±inf.
-// GPT-2's Conv1D weights ([in, out]) are transposed once here into the nn.Linear layout [out, in], and
+// config.json implies and refused when it holds NaN or ±inf. The linear weights are read in place
+// from the mapped files (packed_matrix.h: F32, BF16 and F16 stay as stored and are widened to float32
+// inside the product, exactly; the mapping lives as long as the weights), so opening copies nothing;
+// a build without AVX-512 packs them into float32 panels instead. Vectors are float32 copies.
+// GPT-2's Conv1D weights ([in, out]) are read as the transpose of the nn.Linear layout [out, in], and
 // Phi-3's fused qkv_proj [(H+2G)·D, C] and gate_up_proj [2F, C] are split by rows into W_Q, W_K, W_V
 // and W_gate, W_up, so one forward pass (forward.h) serves every family. DeepSeek's MLA and experts
 // load into LayerWeights::mla and ::moe (their own tensors; W_Q is q_proj when q_lora_rank is null).

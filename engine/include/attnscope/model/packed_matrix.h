@@ -4,7 +4,17 @@
 // panel p holds W[32p + j, k] at [p][k][j] (j < 32; the last panel is zero-padded). The product
 // out = x·Wᵀ then streams each panel once, contiguously, while a block of x's rows stays in
 // registers: 2–3× the speed of a general GEMM that re-packs W on every call, for the few-hundred-row
-// x of a forward pass (bench_model, README "Real models"). Packing happens once, at load.
+// x of a forward pass (bench_model, README "Real models").
+//
+// A matrix may instead read its values in place from memory it does not own (a checkpoint's mapped
+// file, kept alive by `keep`), so opening a checkpoint copies nothing:
+//   in_place_transposed  F32 Wᵀ [cols, rows] with row stride ld (GPT-2's Conv1D): panel p at k is the
+//                        contiguous run Wᵀ[k, 32p .. 32p+32), read by the same panel kernel with a k
+//                        stride of ld instead of 32 (a last, partial panel is copied, zero-padded);
+//   in_place_rows        W [rows, cols] with row stride ld, stored F32, BF16 or F16 (nn.Linear): a
+//                        kernel that walks R rows of x and 4 rows of W along k, widening BF16 (a
+//                        16-bit shift) and F16 (vcvtph2ps) to float32 in registers — both exact — and
+//                        summing each product's 16 lanes at the end.
 // Legend: BT rows of x, OC = rows (outputs), IC = cols (inputs).
 #pragma once
 #include <cstdint>
@@ -15,9 +25,15 @@
 
 namespace attnscope::model {
 
+// How an in-place W stores its numbers.
+enum class WeightStorage { f32, bf16, f16 };
+
 class PackedMatrix {
  public:
   static constexpr int64_t panel = 32;
+  // Whether this build's product reads in-place matrices at the packed matrices' speed (AVX-512);
+  // elsewhere a loader packs instead (the in-place product is then correct but plain loops).
+  static const bool fast_in_place;
 
   PackedMatrix() = default;
   PackedMatrix(int64_t rows, int64_t cols);  // values unset until set_rows/set_from_transposed
@@ -26,25 +42,45 @@ class PackedMatrix {
   PackedMatrix(PackedMatrix&&) noexcept = default;
   PackedMatrix& operator=(PackedMatrix&&) noexcept = default;
   static PackedMatrix from(const Mat& w);    // w [rows, cols]
+  // W from its transpose Wᵀ [cols, rows] in place: W[r, c] = t[c·ld + r] (ld ≥ rows); `keep` owns t.
+  static PackedMatrix in_place_transposed(const float* t, int64_t rows, int64_t cols, int64_t ld,
+                                          std::shared_ptr<const void> keep);
+  // W [rows, cols] in place: W[r, c] = w[r·ld + c] (ld ≥ cols, counted in elements of `storage`, any
+  // alignment); `keep` owns w.
+  static PackedMatrix in_place_rows(const void* w, WeightStorage storage, int64_t rows, int64_t cols, int64_t ld,
+                                    std::shared_ptr<const void> keep);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   int64_t size() const { return rows_ * cols_; }
   bool empty() const { return rows_ == 0; }
-  float operator()(int64_t r, int64_t c) const { return data_[size_t(((r / panel) * cols_ + c) * panel + r % panel)]; }
+  float operator()(int64_t r, int64_t c) const;
   int64_t storage_size() const { return (rows_ + panel - 1) / panel * cols_ * panel; }
+  // The kinds of matrix (see the top of this file) and their addresses, for the product.
+  enum class Layout { packed, transposed, rows };
+  Layout layout() const { return layout_; }
+  WeightStorage storage() const { return storage_; }
+  const void* source() const { return source_; }  // in place: where W (or Wᵀ) starts
+  int64_t ld() const { return ld_; }               // in place: the stride
+  const float* tail_panel() const { return tail_.get(); }  // transposed: the partial last panel, or null
 
-  // Packs n rows of W [n, cols] (row-major) starting at `first_row`.
+  // Packs n rows of W [n, cols] (row-major) starting at `first_row` (packed matrices only).
   void set_rows(int64_t first_row, int64_t n, const float* rows);
   // Packs W from its transpose Wᵀ [cols, rows] (row-major): GPT-2's Conv1D weights are stored so.
   void set_from_transposed(const float* transposed);
   void row(int64_t r, float* dst) const;  // W[r, :] → dst [cols] (an embedding lookup)
   Mat to_mat() const;                     // [rows, cols]
-  const float* data() const { return data_.get(); }
+  const float* data() const { return data_.get(); }  // packed: the panels; in place: null
 
  private:
   int64_t rows_ = 0, cols_ = 0;
-  std::unique_ptr<float[]> data_;  // [ceil(rows / 32)][cols][32]
+  std::unique_ptr<float[]> data_;  // packed: [ceil(rows / 32)][cols][32]
+  Layout layout_ = Layout::packed;
+  WeightStorage storage_ = WeightStorage::f32;
+  const void* source_ = nullptr;
+  int64_t ld_ = 0;
+  std::shared_ptr<const float[]> tail_;  // transposed with rows % 32 ≠ 0: [cols][32], zero-padded
+  std::shared_ptr<const void> keep_;     // owns source_ (a copy shares it)
 };
 
 // out [BT, OC] = x [BT, IC]·Wᵀ + bias [OC] (bias may be null). Vectorised (AVX-512 or AVX2 when the
