@@ -43,7 +43,7 @@ float widen(const void* base, WeightStorage s, int64_t i) {
 }
 }  // namespace
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 const bool PackedMatrix::fast_in_place = true;
 #else
 const bool PackedMatrix::fast_in_place = false;
@@ -235,7 +235,7 @@ void rows_against_panel(const float* x, int64_t K, int64_t m0, int64_t m1, const
 
 // ---- in-place W [rows, cols] ------------------------------------------------------------------------
 constexpr int dot_cols = 4;  // rows of W per kernel call
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 constexpr int dot_rows = 6;  // rows of x per kernel call: 6 × 4 accumulators + 4 weights + 1 input
 template <WeightStorage S>
 inline __m512 load16(const void* base, int64_t i) {
@@ -251,6 +251,11 @@ inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
   if constexpr (S == WeightStorage::f16) return _mm512_cvtph_ps(h);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
+
+// GCC 12's unmasked unpack and 512→256 cast intrinsics start from an "undefined" register and warn
+// that it is uninitialised (GCC bug 105593): the all-lanes masked forms are the same instructions.
+inline __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(__mmask16(0xFFFF), a, b); }
+inline __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(__mmask16(0xFFFF), a, b); }
 
 template <int R, int CN, WeightStorage S>
 void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* out, int64_t ldo, const float* bias) {
@@ -283,17 +288,25 @@ void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* ou
     // 128-bit quarters added.
     const __m128 b = bias ? _mm_loadu_ps(bias) : _mm_setzero_ps();
     for (int r = 0; r < R; ++r) {
-      const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][0], acc[r][1]), _mm512_unpackhi_ps(acc[r][0], acc[r][1]));
-      const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(acc[r][2], acc[r][3]), _mm512_unpackhi_ps(acc[r][2], acc[r][3]));
+      const __m512 ab = _mm512_add_ps(unpacklo(acc[r][0], acc[r][1]), unpackhi(acc[r][0], acc[r][1]));
+      const __m512 cd = _mm512_add_ps(unpacklo(acc[r][2], acc[r][3]), unpackhi(acc[r][2], acc[r][3]));
       const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
                                      _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
-      const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
+      const __m256 h = _mm256_add_ps(_mm512_extractf32x8_ps(s, 0), _mm512_extractf32x8_ps(s, 1));
       const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
       _mm_storeu_ps(out + r * ldo, _mm_add_ps(q, b));
     }
   } else {
     for (int r = 0; r < R; ++r)
-      for (int c = 0; c < CN; ++c) out[r * ldo + c] = _mm512_reduce_add_ps(acc[r][c]) + (bias ? bias[c] : 0.0f);
+      for (int c = 0; c < CN; ++c) {
+        // the 16 lanes added as halves, quarters, pairs
+        const __m512 a = acc[r][c];
+        const __m256 h = _mm256_add_ps(_mm512_extractf32x8_ps(a, 0), _mm512_extractf32x8_ps(a, 1));
+        __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+        q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+        q = _mm_add_ss(q, _mm_movehdup_ps(q));
+        out[r * ldo + c] = _mm_cvtss_f32(q) + (bias ? bias[c] : 0.0f);
+      }
   }
 }
 #else
