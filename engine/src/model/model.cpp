@@ -247,16 +247,22 @@ std::vector<Load> plan_deepseek(const ModelConfig& c, ModelWeights& w) {
   return plan;
 }
 
-// Refuses a model whose float32 weights would not fit in this machine's memory, before allocating.
-void check_memory(const ModelConfig& c, const fs::path& dir) {
-  const double need = double(c.parameter_count()) * 4;
+// Refuses a model whose weights would not fit in this machine's memory, before allocating: the matrices
+// read in place from the mapped files at their own width (16-bit stays 16-bit), the rest as float32.
+void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& dir) {
+  const bool gpt2 = c.family == Family::gpt2;
+  const double need = ckpt.memory_needed([gpt2](TensorDtype d) {
+    // as open() below: GPT-2's F32 Conv1D weights, and F32/BF16/F16 nn.Linear weights with the fast kernel
+    return d == TensorDtype::f32 ? gpt2 || PackedMatrix::fast_in_place
+                                 : !gpt2 && PackedMatrix::fast_in_place && (d == TensorDtype::bf16 || d == TensorDtype::f16);
+  });
   const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   char need_gb[32], have_gb[32];
   std::snprintf(need_gb, sizeof need_gb, "%.1f", need / 1e9);
   std::snprintf(have_gb, sizeof have_gb, "%.1f", have / 1e9);
   require(have <= 0 || need <= 0.8 * have,
-          "'" + dir.string() + "': this model's float32 weights need " + need_gb + " GB, but this machine has " +
-              have_gb + " GB of memory; compute its attentions where it fits (transformers, output_attentions=True) "
+          "'" + dir.string() + "': this model's weights need " + need_gb + " GB of memory, but this machine has " +
+              have_gb + " GB; compute its attentions where it fits (transformers, output_attentions=True) "
               "and open the attentions file instead (README \"Models too big for the laptop\")");
 }
 
@@ -303,10 +309,9 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   if (model->name.empty()) model->name = fs::absolute(dir, ec).lexically_normal().parent_path().filename().string();
   model->config = parse_model_config(read_file(config_path, int64_t(16) << 20), config_path.string());
   const ModelConfig& c = model->config;
-  check_memory(c, dir);
-
   const auto shared_ckpt = std::make_shared<const detail::Checkpoint>(dir);
   const detail::Checkpoint& ckpt = *shared_ckpt;
+  check_memory(c, ckpt, dir);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
   const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w)
