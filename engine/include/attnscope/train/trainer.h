@@ -153,6 +153,9 @@ class Trainer {
   std::vector<int> chunk_begin_;        // [chunks + 1] first sequence of each chunk
   std::vector<Activations> chunk_acts_; // [chunks]
   std::vector<FloatArena> chunk_grads_; // [chunks − 1]; chunk 0 uses the model's own arena
+  // The optimizer leaves every gradient arena zero after its update, so a step does not clear them
+  // before the backward; false only after a step stopped half-way (an exception), then they are cleared.
+  bool grads_zero_ = true;
   Activations probe_acts_;
   std::vector<int32_t> ids_, targets_, probe_ids_, induction_ids_;
   std::vector<float> losses_;

@@ -1,0 +1,187 @@
+// gemm.cpp — packed AVX-512 matrix product for training's linear layers (see gemm.h).
+#include "train/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#else
+#include <Eigen/Core>
+#endif
+
+namespace attnscope::train {
+
+#ifdef __AVX512F__
+
+namespace {
+
+constexpr int MR = 12;   // rows of the register kernel
+constexpr int NR = 32;   // columns: two vectors of 16
+constexpr int KC = 256;  // depth of one packed block (A panel 12 KB, B panel 32 KB: the B panel stays in L1)
+constexpr int MC = 192;  // rows of A packed at once (192 KB: in L2 while every B panel passes over it)
+
+// A 64-byte-aligned scratch buffer of this thread, grown as needed and kept between calls.
+struct Scratch {
+  float* data = nullptr;
+  size_t size = 0;
+  float* get(size_t n) {
+    if (n > size) {
+      std::free(data);
+      size = n;
+      data = static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
+    }
+    return data;
+  }
+  ~Scratch() { std::free(data); }
+};
+
+// A(i0.., k0..) rows × kc into 12-row panels: panel p holds, for each k, rows p·12 … p·12 + 11 (zero past M).
+void pack_a(float* out, const float* a, int64_t a_row, int64_t a_col, int rows, int kc) {
+  for (int p = 0; p < rows; p += MR) {
+    const int n = std::min(MR, rows - p);
+    float* dst = out + int64_t(p) * kc;
+    if (a_row == 1) {  // rows contiguous (a transposed operand): copy runs of n
+      for (int k = 0; k < kc; ++k) {
+        const float* src = a + int64_t(p) + k * a_col;
+        for (int r = 0; r < n; ++r) dst[k * MR + r] = src[r];
+        for (int r = n; r < MR; ++r) dst[k * MR + r] = 0.0f;
+      }
+    } else {
+      for (int r = 0; r < MR; ++r) {
+        if (r < n) {
+          const float* src = a + int64_t(p + r) * a_row;
+          for (int k = 0; k < kc; ++k) dst[k * MR + r] = src[k * a_col];
+        } else {
+          for (int k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// B(k0.., j0..) kc × cols (cols ≤ 32) into one panel: for each k, 32 columns (zero past cols).
+void pack_b(float* out, const float* b, int64_t b_row, int64_t b_col, int kc, int cols) {
+  if (b_col == 1) {  // rows of B contiguous
+    for (int k = 0; k < kc; ++k) {
+      const float* src = b + k * b_row;
+      float* dst = out + k * NR;
+      if (cols == NR) {
+        _mm512_store_ps(dst, _mm512_loadu_ps(src));
+        _mm512_store_ps(dst + 16, _mm512_loadu_ps(src + 16));
+      } else {
+        for (int j = 0; j < cols; ++j) dst[j] = src[j];
+        for (int j = cols; j < NR; ++j) dst[j] = 0.0f;
+      }
+    }
+  } else {  // columns of B contiguous (Wᵀ of a row-major weight): gather
+    for (int j = 0; j < NR; ++j) {
+      if (j < cols) {
+        const float* src = b + j * b_col;
+        for (int k = 0; k < kc; ++k) out[k * NR + j] = src[k * b_row];
+      } else {
+        for (int k = 0; k < kc; ++k) out[k * NR + j] = 0.0f;
+      }
+    }
+  }
+}
+
+// C (rows ≤ 12, cols ≤ 32) (+)= the product of one A panel and one B panel over kc.
+inline void kernel(int kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc, int rows,
+                   int cols, bool add) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) acc[r][0] = _mm512_setzero_ps(), acc[r][1] = _mm512_setzero_ps();
+  for (int k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(b + k * NR), b1 = _mm512_load_ps(b + k * NR + 16);
+    const float* ak = a + k * MR;
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      const __m512 ar = _mm512_set1_ps(ak[r]);
+      acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+    }
+  }
+  const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  const __mmask16 m1 = cols >= 32 ? __mmask16(0xFFFF) : cols > 16 ? __mmask16((1u << (cols - 16)) - 1) : __mmask16(0);
+#pragma GCC unroll 12
+  for (int r = 0; r < MR; ++r) {
+    if (r >= rows) break;
+    float* cr = c + r * ldc;
+    __m512 v0 = acc[r][0], v1 = acc[r][1];
+    if (add) {
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), v0);
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), v1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+}  // namespace
+
+void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
+          int64_t b_col, float* c, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
+    return;
+  }
+  thread_local Scratch a_buf, b_buf;
+  const int n_panels = (N + NR - 1) / NR;
+  float* ap = a_buf.get(size_t(MC) * KC);
+  float* bp = b_buf.get(size_t(n_panels) * KC * NR);
+  for (int k0 = 0; k0 < K; k0 += KC) {
+    const int kc = std::min(KC, K - k0);
+    const bool add = accumulate || k0 > 0;
+    // every panel of B for this depth block, once (at most 2 MB: the whole of it stays in L2/L3)
+    for (int p = 0; p < n_panels; ++p)
+      pack_b(bp + size_t(p) * kc * NR, b + k0 * b_row + int64_t(p) * NR * b_col, b_row, b_col, kc,
+             std::min(NR, N - p * NR));
+    for (int i1 = 0; i1 < M; i1 += MC) {
+      const int mc = std::min(MC, M - i1);
+      pack_a(ap, a + k0 * a_col + i1 * a_row, a_row, a_col, mc, kc);  // this block of A stays in L2
+      for (int p = 0; p < n_panels; ++p) {
+        const int j0 = p * NR, cols = std::min(NR, N - j0);
+        for (int i0 = 0; i0 < mc; i0 += MR)
+          kernel(kc, ap + int64_t(i0) * kc, bp + size_t(p) * kc * NR, c + (i1 + i0) * ldc + j0, ldc,
+                 std::min(MR, mc - i0), cols, add);
+      }
+    }
+  }
+}
+
+#else  // without AVX-512: Eigen, the same contract
+
+void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
+          int64_t b_col, float* c, int64_t ldc, bool accumulate) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Stride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+  const Eigen::Map<const Mat, 0, Stride> A(a, M, K, Stride(a_row, a_col)), B(b, K, N, Stride(b_row, b_col));
+  Eigen::Map<Mat, 0, Eigen::OuterStride<>> C(c, M, N, Eigen::OuterStride<>(ldc));
+  if (accumulate) C.noalias() += A * B;
+  else C.noalias() = A * B;
+}
+
+#endif
+
+void linear_forward(float* out, const float* x, const float* weight, const float* bias, int BT, int IC, int OC) {
+  // out = x · weightᵀ: B(k, j) = weight[j, k]
+  gemm(BT, OC, IC, x, IC, 1, weight, 1, IC, out, OC, false);
+  if (bias)
+    for (int i = 0; i < BT; ++i)
+      for (int j = 0; j < OC; ++j) out[int64_t(i) * OC + j] += bias[j];
+}
+
+void linear_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x, const float* weight,
+                     int BT, int IC, int OC) {
+  if (dx) gemm(BT, IC, OC, dout, OC, 1, weight, IC, 1, dx, IC, true);           // dx += dout · weight
+  gemm(OC, IC, BT, dout, 1, OC, x, IC, 1, dweight, IC, true);                    // dweight += doutᵀ · x
+  if (dbias)
+    for (int i = 0; i < BT; ++i)
+      for (int j = 0; j < OC; ++j) dbias[j] += dout[int64_t(i) * OC + j];
+}
+
+}  // namespace attnscope::train
