@@ -84,8 +84,11 @@ void AdamW::update_slice(float* weights, float* grads, const std::vector<ParamVi
   float* __restrict mm = m_.data();
   float* __restrict vv = v_.data();
   const float b1 = s_.beta1, b2 = s_.beta2, eps = s_.eps, inv_bias1 = 1.0f / bias1, inv_bias2 = 1.0f / bias2;
+  size_t cleared = begin;  // with `clear`: the padding between views is zeroed too (views ascend)
   for (const ParamView& view : views) {
     const size_t from = std::max(begin, view.offset), to = std::min(end, view.offset + view.size);
+    if (clear && from > cleared) std::fill(gr + cleared, gr + std::min(from, end), 0.0f);
+    cleared = std::max(cleared, to);
     const float decay = view.decay ? s_.weight_decay : 0.0f;
     size_t i = from;
 #ifdef __AVX512F__
@@ -119,6 +122,7 @@ void AdamW::update_slice(float* weights, float* grads, const std::vector<ParamVi
       w[i] -= lr * (m_hat / (std::sqrt(v_hat) + eps) + decay * w[i]);
     }
   }
+  if (clear && end > cleared) std::fill(gr + cleared, gr + end, 0.0f);
 }
 
 float AdamW::step(float* weights, float* grads, const std::vector<ParamView>& views, WorkerTeam* team) {
