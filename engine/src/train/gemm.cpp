@@ -37,28 +37,32 @@ struct Scratch {
   ~Scratch() { std::free(data); }
 };
 
-// A(i0.., k0..) rows × kc into 12-row panels: panel p holds, for each k, rows p·12 … p·12 + 11 (zero past M).
-void pack_a(float* out, const float* a, int64_t a_row, int64_t a_col, int rows, int kc) {
+// A(i0.., k0..) rows × kc into 12-row panels of MR·KC floats each, in one of two layouts so that both
+// packs are vector copies:
+//   rows of A contiguous (a_col = 1: activations, dout in dx):   panel[r·KC + k]  (row-major)
+//   columns of A contiguous (a_row = 1: doutᵀ in dweight):       panel[k·MR + r]  (k-major)
+// Rows past the end are zero. Returns whether the layout is k-major.
+bool pack_a(float* out, const float* a, int64_t a_row, int64_t a_col, int rows, int kc) {
+  const bool k_major = a_col != 1;
   for (int p = 0; p < rows; p += MR) {
     const int n = std::min(MR, rows - p);
-    float* dst = out + int64_t(p) * kc;
-    if (a_row == 1) {  // rows contiguous (a transposed operand): copy runs of n
-      for (int k = 0; k < kc; ++k) {
-        const float* src = a + int64_t(p) + k * a_col;
-        for (int r = 0; r < n; ++r) dst[k * MR + r] = src[r];
-        for (int r = n; r < MR; ++r) dst[k * MR + r] = 0.0f;
-      }
-    } else {
+    float* dst = out + int64_t(p / MR) * MR * KC;
+    if (!k_major) {
       for (int r = 0; r < MR; ++r) {
-        if (r < n) {
-          const float* src = a + int64_t(p + r) * a_row;
-          for (int k = 0; k < kc; ++k) dst[k * MR + r] = src[k * a_col];
-        } else {
-          for (int k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
-        }
+        float* d = dst + r * KC;
+        if (r < n) std::copy(a + int64_t(p + r) * a_row, a + int64_t(p + r) * a_row + kc, d);
+        else std::fill(d, d + kc, 0.0f);
       }
+    } else if (a_row == 1) {
+      const __mmask16 valid = __mmask16((1u << n) - 1);
+      for (int k = 0; k < kc; ++k)
+        _mm512_mask_storeu_ps(dst + k * MR, __mmask16(0x0FFF), _mm512_maskz_loadu_ps(valid, a + p + k * a_col));
+    } else {  // neither contiguous (not used by training): element by element
+      for (int k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) dst[k * MR + r] = r < n ? a[int64_t(p + r) * a_row + k * a_col] : 0.0f;
     }
   }
+  return k_major;
 }
 
 // B(k0.., j0..) kc × cols (cols ≤ 32) into one panel: for each k, 32 columns (zero past cols).
@@ -87,7 +91,8 @@ void pack_b(float* out, const float* b, int64_t b_row, int64_t b_col, int kc, in
   }
 }
 
-// C (rows ≤ 12, cols ≤ 32) (+)= the product of one A panel and one B panel over kc.
+// C (rows ≤ 12, cols ≤ 32) (+)= the product of one A panel (either layout of pack_a) and one B panel over kc.
+template <bool k_major>
 inline void kernel(int kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc, int rows,
                    int cols, bool add) {
   __m512 acc[MR][2];
@@ -95,10 +100,9 @@ inline void kernel(int kc, const float* __restrict a, const float* __restrict b,
   for (int r = 0; r < MR; ++r) acc[r][0] = _mm512_setzero_ps(), acc[r][1] = _mm512_setzero_ps();
   for (int k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_load_ps(b + k * NR), b1 = _mm512_load_ps(b + k * NR + 16);
-    const float* ak = a + k * MR;
 #pragma GCC unroll 12
     for (int r = 0; r < MR; ++r) {
-      const __m512 ar = _mm512_set1_ps(ak[r]);
+      const __m512 ar = _mm512_set1_ps(k_major ? a[k * MR + r] : a[r * KC + k]);
       acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
     }
@@ -131,7 +135,7 @@ void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, con
   }
   thread_local Scratch a_buf, b_buf;
   const int n_panels = (N + NR - 1) / NR;
-  float* ap = a_buf.get(size_t(MC) * KC);
+  float* ap = a_buf.get(size_t(MC) * KC);  // MC is a multiple of MR: MC / MR panels of MR·KC
   float* bp = b_buf.get(size_t(n_panels) * KC * NR);
   for (int k0 = 0; k0 < K; k0 += KC) {
     const int kc = std::min(KC, K - k0);
@@ -142,12 +146,17 @@ void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, con
              std::min(NR, N - p * NR));
     for (int i1 = 0; i1 < M; i1 += MC) {
       const int mc = std::min(MC, M - i1);
-      pack_a(ap, a + k0 * a_col + i1 * a_row, a_row, a_col, mc, kc);  // this block of A stays in L2
+      // this block of A stays in L2
+      const bool k_major = pack_a(ap, a + k0 * a_col + i1 * a_row, a_row, a_col, mc, kc);
       for (int p = 0; p < n_panels; ++p) {
         const int j0 = p * NR, cols = std::min(NR, N - j0);
-        for (int i0 = 0; i0 < mc; i0 += MR)
-          kernel(kc, ap + int64_t(i0) * kc, bp + size_t(p) * kc * NR, c + (i1 + i0) * ldc + j0, ldc,
-                 std::min(MR, mc - i0), cols, add);
+        const float* bpanel = bp + size_t(p) * kc * NR;
+        for (int i0 = 0; i0 < mc; i0 += MR) {
+          const float* apanel = ap + int64_t(i0) * KC;  // panel i0 / MR of MR·KC floats
+          float* cblock = c + (i1 + i0) * ldc + j0;
+          if (k_major) kernel<true>(kc, apanel, bpanel, cblock, ldc, std::min(MR, mc - i0), cols, add);
+          else kernel<false>(kc, apanel, bpanel, cblock, ldc, std::min(MR, mc - i0), cols, add);
+        }
       }
     }
   }
