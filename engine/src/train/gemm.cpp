@@ -79,13 +79,39 @@ void pack_b(float* out, const float* b, int64_t b_row, int64_t b_col, int kc, in
         for (int j = cols; j < NR; ++j) dst[j] = 0.0f;
       }
     }
-  } else {  // columns of B contiguous (Wᵀ of a row-major weight): gather
+  } else {  // columns of B contiguous (Wᵀ of a row-major weight): transpose
+    int k_done = 0;
+    if (b_row == 1 && cols == NR) {
+      // 16 × 16 blocks in registers: 16 columns of B (rows of W), 16 deep each, transposed by four rounds
+      // of swapping the off-diagonal sub-blocks (8, 4, 2, 1 wide) with two-source permutes.
+      alignas(64) int lo_index[4][16], hi_index[4][16];
+      for (int s = 0, w = 8; s < 4; ++s, w /= 2)
+        for (int l = 0; l < 16; ++l) {
+          lo_index[s][l] = (l & w) ? 16 + l - w : l;
+          hi_index[s][l] = (l & w) ? 16 + l : l + w;
+        }
+      for (; k_done + 16 <= kc; k_done += 16)
+        for (int half = 0; half < 2; ++half) {
+          __m512 r[16];
+          for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(b + int64_t(half * 16 + j) * b_col + k_done);
+          for (int s = 0, w = 8; s < 4; ++s, w /= 2) {
+            const __m512i lo = _mm512_load_si512(lo_index[s]), hi = _mm512_load_si512(hi_index[s]);
+            for (int i = 0; i < 16; ++i)
+              if (!(i & w)) {
+                const __m512 x = r[i], y = r[i + w];
+                r[i] = _mm512_permutex2var_ps(x, lo, y);
+                r[i + w] = _mm512_permutex2var_ps(x, hi, y);
+              }
+          }
+          for (int kk = 0; kk < 16; ++kk) _mm512_store_ps(out + (k_done + kk) * NR + half * 16, r[kk]);
+        }
+    }
     for (int j = 0; j < NR; ++j) {
       if (j < cols) {
         const float* src = b + j * b_col;
-        for (int k = 0; k < kc; ++k) out[k * NR + j] = src[k * b_row];
+        for (int k = k_done; k < kc; ++k) out[k * NR + j] = src[k * b_row];
       } else {
-        for (int k = 0; k < kc; ++k) out[k * NR + j] = 0.0f;
+        for (int k = k_done; k < kc; ++k) out[k * NR + j] = 0.0f;
       }
     }
   }
