@@ -146,7 +146,7 @@ class Trainer {
   Rng data_rng_;
   // The batch is split into `chunks` runs of consecutive sequences, one per thread, each a whole
   // single-threaded forward and backward into its own gradient arena; the gradients are then summed
-  // in chunk order. One fork/join per step instead of one per matrix product: on two cores shared
+  // in chunk order inside AdamW's first pass (AdamW::step_summed). One fork/join per step instead of one per matrix product: on two cores shared
   // with other work this is what keeps the second thread from waiting on the first.
   int chunks_ = 1;
   std::unique_ptr<WorkerTeam> team_;    // chunks_ threads, the caller's included
