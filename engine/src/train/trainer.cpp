@@ -38,13 +38,14 @@ OptimizerSettings optimizer_for(const TrainSettings& s) {
 // those from fresh mmap'ed pages, or trims its heap after the free, so every step paid ~2,700 page
 // faults (measured on the L4 d256 model, B 8: a few percent of the step). Keeping them in the heap
 // makes the next step reuse the same pages: blocks under 32 MB from the heap, the heap trimmed only
-// above 512 MB free. Process-wide, set once when the first trainer is made.
+// above 64 MB free (larger blocks, a checkpoint's tensors, are still mapped and returned on free).
+// Process-wide, set once when the first trainer is made.
 void keep_step_buffers_mapped() {
 #ifdef __GLIBC__
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
   });
 #endif
 }
