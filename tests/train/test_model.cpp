@@ -3,14 +3,17 @@
 // torch.optim.AdamW.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "attnscope/core/error.h"
+#include "attnscope/model/ops.h"
 #include "attnscope/train/model.h"
 #include "attnscope/train/optimizer.h"
 #include "check.h"
 #include "model/fixtures.h"
+#include "train/gemm.h"
 
 using namespace attnscope;
 using namespace attnscope::train;
@@ -18,6 +21,7 @@ using attnscope::test::check_rel;
 using attnscope::test::error_of;
 using attnscope::test::contains;
 using attnscope::test::Fixture;
+using attnscope::test::random_floats;
 using V = std::vector<float>;
 
 namespace {
@@ -171,6 +175,70 @@ TEST_CASE("adamw: matches torch.optim.AdamW with the warm-up/cosine schedule and
               "tensor without decay");
   }
   CHECK(clipped);  // the fixture's later gradients exceed the clip, so clipping was exercised
+}
+
+TEST_CASE("train gemm: the linear layer's forward and backward equal ops.h's double-accumulating reference") {
+  // Shapes off every block edge of gemm.h (12-row and 32-column panels, 192-row A blocks, 256-deep
+  // K blocks) and training's own (512 rows, 256 → 1024), with a bias, and accumulating into gradients
+  // that already hold values.
+  struct Shape {
+    int BT, IC, OC;
+  };
+  for (const Shape sh : {Shape{1, 1, 1}, Shape{5, 3, 7}, Shape{13, 33, 17}, Shape{197, 300, 45}, Shape{512, 256, 1024},
+                         Shape{256, 1024, 256}, Shape{40, 520, 70}}) {
+    INFO("BT " << sh.BT << ", IC " << sh.IC << ", OC " << sh.OC);
+    const size_t nx = size_t(sh.BT) * sh.IC, nw = size_t(sh.OC) * sh.IC, no = size_t(sh.BT) * sh.OC;
+    const V x = random_floats(nx, 1), w = random_floats(nw, 2), bias = random_floats(size_t(sh.OC), 3),
+            dout = random_floats(no, 4), dx0 = random_floats(nx, 5), dw0 = random_floats(nw, 6),
+            db0 = random_floats(size_t(sh.OC), 7);
+    V out(no), out_ref(no);
+    train::linear_forward(out.data(), x.data(), w.data(), bias.data(), sh.BT, sh.IC, sh.OC);
+    ops::reference::linear_forward(out_ref.data(), x.data(), w.data(), bias.data(), sh.BT, sh.IC, sh.OC);
+    check_rel(out, out_ref, 1e-5, "out");
+    V dx = dx0, dw = dw0, db = db0, dx_ref = dx0, dw_ref = dw0, db_ref = db0;
+    train::linear_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), sh.BT, sh.IC, sh.OC);
+    ops::reference::linear_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), dout.data(), x.data(), w.data(), sh.BT,
+                                    sh.IC, sh.OC);
+    check_rel(dx, dx_ref, 1e-5, "dx");
+    check_rel(dw, dw_ref, 1e-5, "dweight");
+    check_rel(db, db_ref, 1e-5, "dbias");
+    dw = dw0;  // dx may be null: only dweight accumulates
+    train::linear_backward(nullptr, dw.data(), nullptr, dout.data(), x.data(), w.data(), sh.BT, sh.IC, sh.OC);
+    check_rel(dw, dw_ref, 1e-5, "dweight without dx");
+  }
+}
+
+TEST_CASE("adamw: the summed step equals summing the arenas then step(), and leaves every arena zero") {
+  OptimizerSettings s;
+  s.warmup = 2, s.total_steps = 10, s.clip = 1.0f;
+  const std::vector<ParamView> views = {{"decay", {5000}, 0, 5000, true}, {"plain", {3000}, 5008, 3000, false}};
+  const size_t arena = 8016;
+  for (int arenas : {1, 2, 3}) {
+    INFO(arenas << " gradient arenas");
+    AdamW plain(s, arena), summed(s, arena);
+    V w_plain = random_floats(arena, 10), w_summed = w_plain;
+    for (int t = 0; t < 4; ++t) {
+      std::vector<V> parts;
+      std::vector<float*> pointers;
+      std::vector<float> share;
+      V g(arena, 0.0f);
+      for (int c = 0; c < arenas; ++c) {
+        parts.push_back(random_floats(arena, uint64_t(100 + 10 * t + c), t < 2 ? 0.001f : 0.5f));
+        share.push_back(arenas == 1 ? 1.0f : float(c + 1) / float(arenas * (arenas + 1) / 2));
+      }
+      for (size_t i = 0; i < arena; ++i) {
+        float sum = arenas == 1 ? parts[0][i] : share[0] * parts[0][i];
+        for (int c = 1; c < arenas; ++c) sum += share[c] * parts[c][i];
+        g[i] = sum;
+      }
+      for (V& p : parts) pointers.push_back(p.data());
+      const float norm_plain = plain.step(w_plain.data(), g.data(), views);
+      const float norm_summed = summed.step_summed(w_summed.data(), pointers, share, views);
+      CHECK(norm_summed == doctest::Approx(norm_plain).epsilon(1e-6));
+      check_rel(w_summed, w_plain, 1e-6, "weights after step " + std::to_string(t + 1));
+      for (const V& p : parts) CHECK(std::all_of(p.begin(), p.end(), [](float v) { return v == 0.0f; }));
+    }
+  }
 }
 
 TEST_CASE("adamw: the learning rate warms up linearly, then decays by a cosine to the final ratio") {

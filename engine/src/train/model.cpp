@@ -2,6 +2,7 @@
 //
 // Sections: validation · arenas · layout · initialisation · activations · forward · backward
 // The forward and backward are straight sequences of ops.h calls, as llm.c's gpt2_forward/backward.
+// The linear layers use train/gemm.h (the same contract as ops.h's, on a packed AVX-512 product).
 #include "attnscope/train/model.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
 #include "attnscope/model/ops.h"
+#include "train/gemm.h"
 
 namespace attnscope::train {
 
@@ -264,17 +266,17 @@ void Model::mla_forward(Activations& a, int l, const LayerTensors& lw) const {
             R = config_.rope_head_dim, r = config_.kv_lora_rank, rq = config_.q_lora_rank, Dqk = D + R;
   const float theta = config_.rope_theta, eps = latent_norm_eps;
   if (rq > 0) {
-    ops::linear_forward(a.cq_raw[l], a.ln1[l], lw.q_a, nullptr, BT, C, rq);
+    linear_forward(a.cq_raw[l], a.ln1[l], lw.q_a, nullptr, BT, C, rq);
     ops::rmsnorm_forward(a.cq[l], a.rstd_q[l], a.cq_raw[l], lw.q_a_norm, BT, rq, eps);
-    ops::linear_forward(a.q[l], a.cq[l], lw.q_b, nullptr, BT, rq, H * Dqk);
+    linear_forward(a.q[l], a.cq[l], lw.q_b, nullptr, BT, rq, H * Dqk);
   } else {
-    ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * Dqk);
+    linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * Dqk);
   }
   // kv_a_proj_with_mqa's first r rows make c_KV, its last R rows k_pe
-  ops::linear_forward(a.ckv_raw[l], a.ln1[l], lw.kv_a, nullptr, BT, C, r);
-  ops::linear_forward(a.kpe[l], a.ln1[l], lw.kv_a + size_t(r) * C, nullptr, BT, C, R);
+  linear_forward(a.ckv_raw[l], a.ln1[l], lw.kv_a, nullptr, BT, C, r);
+  linear_forward(a.kpe[l], a.ln1[l], lw.kv_a + size_t(r) * C, nullptr, BT, C, R);
   ops::rmsnorm_forward(a.ckv[l], a.rstd_kv[l], a.ckv_raw[l], lw.kv_a_norm, BT, r, eps);
-  ops::linear_forward(a.kvb[l], a.ckv[l], lw.kv_b, nullptr, BT, r, 2 * H * D);
+  linear_forward(a.kvb[l], a.ckv[l], lw.kv_b, nullptr, BT, r, 2 * H * D);
   ops::rope_interleaved_forward(a.q[l], B, T, H, Dqk, D, R, theta, 0);
   ops::rope_interleaved_forward(a.kpe[l], B, T, 1, R, 0, R, theta, 0);
   ops::mla_kv_forward(a.k[l], a.v[l], a.kvb[l], a.kpe[l], BT, H, D, R, D);
@@ -298,19 +300,19 @@ void Model::mla_backward(Activations& a, int l, const LayerTensors& lw, const La
   ops::rope_interleaved_backward(a.dkpe, B, T, 1, R, 0, R, theta, 0);
   ops::rope_interleaved_backward(a.dq, B, T, H, Dqk, D, R, theta, 0);
   zero(a.dckv, size_t(BT) * r);
-  ops::linear_backward(a.dckv, lg.kv_b, nullptr, a.dkvb, a.ckv[l], lw.kv_b, BT, r, 2 * H * D);
+  linear_backward(a.dckv, lg.kv_b, nullptr, a.dkvb, a.ckv[l], lw.kv_b, BT, r, 2 * H * D);
   zero(a.dckv_raw, size_t(BT) * r);
   ops::rmsnorm_backward(a.dckv_raw, lg.kv_a_norm, a.dckv, a.ckv_raw[l], lw.kv_a_norm, a.rstd_kv[l], BT, r);
-  ops::linear_backward(a.dln, lg.kv_a, nullptr, a.dckv_raw, a.ln1[l], lw.kv_a, BT, C, r);
-  ops::linear_backward(a.dln, lg.kv_a + size_t(r) * C, nullptr, a.dkpe, a.ln1[l], lw.kv_a + size_t(r) * C, BT, C, R);
+  linear_backward(a.dln, lg.kv_a, nullptr, a.dckv_raw, a.ln1[l], lw.kv_a, BT, C, r);
+  linear_backward(a.dln, lg.kv_a + size_t(r) * C, nullptr, a.dkpe, a.ln1[l], lw.kv_a + size_t(r) * C, BT, C, R);
   if (rq > 0) {
     zero(a.dcq, size_t(BT) * rq);
-    ops::linear_backward(a.dcq, lg.q_b, nullptr, a.dq, a.cq[l], lw.q_b, BT, rq, H * Dqk);
+    linear_backward(a.dcq, lg.q_b, nullptr, a.dq, a.cq[l], lw.q_b, BT, rq, H * Dqk);
     zero(a.dcq_raw, size_t(BT) * rq);
     ops::rmsnorm_backward(a.dcq_raw, lg.q_a_norm, a.dcq, a.cq_raw[l], lw.q_a_norm, a.rstd_q[l], BT, rq);
-    ops::linear_backward(a.dln, lg.q_a, nullptr, a.dcq_raw, a.ln1[l], lw.q_a, BT, C, rq);
+    linear_backward(a.dln, lg.q_a, nullptr, a.dcq_raw, a.ln1[l], lw.q_a, BT, C, rq);
   } else {
-    ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * Dqk);
+    linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * Dqk);
   }
 }
 
@@ -335,15 +337,15 @@ float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets)
     if (config_.mla()) {
       mla_forward(a, l, lw);
     } else {
-      ops::linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
-      ops::linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
-      ops::linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
+      linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
+      linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
+      linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
       ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
       ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
       if (window.window > 0) ops::attention_forward_general(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D, window);
       else ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
     }
-    ops::linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
+    linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
     ops::residual_forward(a.x_mid[l], a.x_mid[l], a.x[l], BT * C);
     if (!config_.mlp) {
       std::copy(a.x_mid[l], a.x_mid[l] + size_t(BT) * C, a.x[l + 1]);
@@ -351,14 +353,14 @@ float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets)
     }
     // MLP block
     ops::rmsnorm_forward(a.ln2[l], a.rstd2[l], a.x_mid[l], lw.mlp_norm, BT, C, eps);
-    ops::linear_forward(a.gate[l], a.ln2[l], lw.gate, nullptr, BT, C, F);
-    ops::linear_forward(a.up[l], a.ln2[l], lw.up, nullptr, BT, C, F);
+    linear_forward(a.gate[l], a.ln2[l], lw.gate, nullptr, BT, C, F);
+    linear_forward(a.up[l], a.ln2[l], lw.up, nullptr, BT, C, F);
     ops::swiglu_forward(a.swi[l], a.gate[l], a.up[l], BT, F);
-    ops::linear_forward(a.x[l + 1], a.swi[l], lw.down, nullptr, BT, F, C);
+    linear_forward(a.x[l + 1], a.swi[l], lw.down, nullptr, BT, F, C);
     ops::residual_forward(a.x[l + 1], a.x[l + 1], a.x_mid[l], BT * C);
   }
   ops::rmsnorm_forward(a.lnf, a.rstdf, a.x[config_.layers], w.final_norm, BT, C, eps);
-  ops::linear_forward(a.logits, a.lnf, w.embed, nullptr, BT, C, V);  // tied output embedding
+  linear_forward(a.logits, a.lnf, w.embed, nullptr, BT, C, V);  // tied output embedding
   if (!targets) return 0.0f;
   return ops::crossentropy_forward(a.out_probs, a.logits, a.targets.data(), BT, V);
 }
@@ -377,7 +379,7 @@ void Model::backward(Activations& a, float* grad_arena) {
   zero(a.dlogits, size_t(BT) * V);
   ops::crossentropy_backward(a.dlogits, a.out_probs, a.targets.data(), BT, V);
   zero(a.dln, size_t(BT) * C);
-  ops::linear_backward(a.dln, g.embed, nullptr, a.dlogits, a.lnf, w.embed, BT, C, V);
+  linear_backward(a.dln, g.embed, nullptr, a.dlogits, a.lnf, w.embed, BT, C, V);
   zero(a.dresid, size_t(BT) * C);
   ops::rmsnorm_backward(a.dresid, g.final_norm, a.dln, a.x[config_.layers], w.final_norm, a.rstdf, BT, C);
 
@@ -387,17 +389,17 @@ void Model::backward(Activations& a, float* grad_arena) {
     if (config_.mlp) {
       // x[l+1] = x_mid + down(swi): the residual passes dresid through unchanged, the branch gets it too
       zero(a.dswi, size_t(BT) * F);
-      ops::linear_backward(a.dswi, lg.down, nullptr, a.dresid, a.swi[l], lw.down, BT, F, C);
+      linear_backward(a.dswi, lg.down, nullptr, a.dresid, a.swi[l], lw.down, BT, F, C);
       zero(a.dgate, size_t(BT) * F), zero(a.dup, size_t(BT) * F);
       ops::swiglu_backward(a.dgate, a.dup, a.dswi, a.gate[l], a.up[l], BT, F);
       zero(a.dln, size_t(BT) * C);
-      ops::linear_backward(a.dln, lg.gate, nullptr, a.dgate, a.ln2[l], lw.gate, BT, C, F);
-      ops::linear_backward(a.dln, lg.up, nullptr, a.dup, a.ln2[l], lw.up, BT, C, F);
+      linear_backward(a.dln, lg.gate, nullptr, a.dgate, a.ln2[l], lw.gate, BT, C, F);
+      linear_backward(a.dln, lg.up, nullptr, a.dup, a.ln2[l], lw.up, BT, C, F);
       ops::rmsnorm_backward(a.dresid, lg.mlp_norm, a.dln, a.x_mid[l], lw.mlp_norm, a.rstd2[l], BT, C);
     }
     // x_mid = x[l] + o_proj(attention(...))
     zero(a.datty, size_t(BT) * H * D);
-    ops::linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
+    linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
     zero(a.dln, size_t(BT) * C);
     if (config_.mla()) {
       mla_backward(a, l, lw, lg);
@@ -409,9 +411,9 @@ void Model::backward(Activations& a, float* grad_arena) {
                                       window);
       ops::rope_backward(a.dq, B, T, H, D, theta, 0);
       ops::rope_backward(a.dk, B, T, G, D, theta, 0);
-      ops::linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
-      ops::linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
-      ops::linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
+      linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
+      linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
+      linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
     }
     ops::rmsnorm_backward(a.dresid, lg.attn_norm, a.dln, a.x[l], lw.attn_norm, a.rstd1[l], BT, C);
   }

@@ -40,10 +40,20 @@ class AdamW {
   // cut into one slice per thread (the norm's partial sums are added in slice order, so a team size
   // gives the same bits every time; a different size may round the norm differently).
   float step(float* weights, float* grads, const std::vector<ParamView>& views, WorkerTeam* team = nullptr);
+  // The same update from the weighted sum of several gradient arenas (the trainer's per-thread shares of
+  // a batch): g = Σ_c share[c]·grads[c], summed in c order (one arena: g = grads[0] as it is). Two passes
+  // over the arena instead of a separate sum and step()'s two: the sum with the norm's partial sums, then
+  // the update. Every arena in `grads` is left all zero, ready for the next backward to accumulate into.
+  float step_summed(float* weights, const std::vector<float*>& grads, const std::vector<float>& share,
+                    const std::vector<ParamView>& views, WorkerTeam* team = nullptr);
   int steps_done() const { return t_; }
   const OptimizerSettings& settings() const { return s_; }
 
  private:
+  // Pass 2 of both: clip, moments and weights over [begin, end); `clear` zeroes the gradient instead of
+  // leaving the clipped one in place.
+  void update_slice(float* weights, float* grads, const std::vector<ParamView>& views, size_t begin, size_t end,
+                    float clip_scale, float lr, float bias1, float bias2, bool clear);
   OptimizerSettings s_;
   FloatArena m_, v_;
   int t_ = 0;

@@ -146,13 +146,16 @@ class Trainer {
   Rng data_rng_;
   // The batch is split into `chunks` runs of consecutive sequences, one per thread, each a whole
   // single-threaded forward and backward into its own gradient arena; the gradients are then summed
-  // in chunk order. One fork/join per step instead of one per matrix product: on two cores shared
+  // in chunk order inside AdamW's first pass (AdamW::step_summed). One fork/join per step instead of one per matrix product: on two cores shared
   // with other work this is what keeps the second thread from waiting on the first.
   int chunks_ = 1;
   std::unique_ptr<WorkerTeam> team_;    // chunks_ threads, the caller's included
   std::vector<int> chunk_begin_;        // [chunks + 1] first sequence of each chunk
   std::vector<Activations> chunk_acts_; // [chunks]
   std::vector<FloatArena> chunk_grads_; // [chunks − 1]; chunk 0 uses the model's own arena
+  // The optimizer leaves every gradient arena zero after its update, so a step does not clear them
+  // before the backward; false only after a step stopped half-way (an exception), then they are cleared.
+  bool grads_zero_ = true;
   Activations probe_acts_;
   std::vector<int32_t> ids_, targets_, probe_ids_, induction_ids_;
   std::vector<float> losses_;
