@@ -5,7 +5,8 @@
 #                            latent attention in its naive and absorbed forms beside DeepSeek-V2's two forms
 # 2. compare_model_torch.py  checkpoint forwards (GPT-2 small F32 T 128, Qwen2.5-0.5B-shaped BF16 T 64) and
 #                            `attnscope compute --checkpoint` end to end, with peak memory
-# 3. bench_train             training steps per second, the default induction model and an L4 d256 SwiGLU model
+# 3. bench_train --repeat 3  training steps per second, the default induction model and an L4 d256 SwiGLU model
+#                            (three attnscope/PyTorch pairs, then the medians)
 # PyTorch runs at its best in each (bench/anchor.py: 2 threads, OMP_WAIT_POLICY=PASSIVE, OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE unset), and each measures the machine's sgemm rate in the same run and prints its
 # figures as shares of it. Run it on a quiet machine: the load average is printed at the top of each part.
@@ -28,4 +29,4 @@ echo "== 2/3 checkpoint forward and compute --checkpoint against PyTorch"
 "$py" "$root/bench/compare_model_torch.py" "$build"
 echo
 echo "== 3/3 training against PyTorch"
-"$build/bench/bench_train"
+"$build/bench/bench_train" --repeat 3
