@@ -14,6 +14,7 @@
 #include <string>
 
 #include "attend_head.h"
+#include "attention_kernel.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/core/rng.h"
@@ -100,24 +101,57 @@ struct LatentParts {
         c_kv(T, s.kv_rank), k_rope(T, s.rope_dim) {}
 };
 
-void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentShape& s, const LatentRope& rope, int r0,
-                       int r1, LatentParts& p) {
+// a [rows, in] (row stride lda) · Wᵀ → [rows, out], by the packed product (attention_kernel.h).
+Mat times_transposed(const float* a, Eigen::Index lda, int rows, const detail::PackedWeights& w) {
+  Mat out(rows, Eigen::Index(w.count()) * detail::key_panel_width());
+  detail::project_rows(a, lda, rows, w, 0, w.count(), out.data(), out.cols());
+  if (out.cols() == w.out) return out;
+  return out.leftCols(w.out);
+}
+Mat times_transposed(const Mat& a, const detail::PackedWeights& w) {
+  return times_transposed(a.data(), a.cols(), int(a.rows()), w);
+}
+
+// The weights of one call packed for x·Wᵀ (attention_kernel.h); `wuk`, `wuv` and `wo` only for the naive form.
+struct LatentPacked {
+  detail::PackedWeights wdq, wuq, wqr, wdkv, wkr, wuk, wuv, wo;
+  std::vector<std::pair<detail::PackedWeights*, const Mat*>> all;
+  std::vector<int> panels_before;  // panels of all[0 .. i)
+  LatentPacked(const LatentWeights& w, bool naive) {
+    all = {{&wuq, &w.wuq}, {&wqr, &w.wqr}, {&wdkv, &w.wdkv}, {&wkr, &w.wkr}};
+    if (w.wdq.size()) all.push_back({&wdq, &w.wdq});
+    if (naive) all.insert(all.end(), {{&wuk, &w.wuk}, {&wuv, &w.wuv}, {&wo, &w.wo}});
+    panels_before = {0};
+    for (auto& [packed, m] : all) {
+      packed->resize(*m);
+      panels_before.push_back(panels_before.back() + packed->count());
+    }
+  }
+  int panels() const { return panels_before.back(); }
+  void pack_panel(int p) {  // p in [0, panels())
+    const size_t i = size_t(std::upper_bound(panels_before.begin(), panels_before.end(), p) - panels_before.begin()) - 1;
+    all[i].first->pack(*all[i].second, p - panels_before[i], p - panels_before[i] + 1);
+  }
+};
+
+void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentPacked& pw, const LatentShape& s,
+                       const LatentRope& rope, int r0, int r1, LatentParts& p) {
   const int H = s.heads, dR = s.rope_dim, n = r1 - r0;
-  const auto xb = x.middleRows(r0, n);
+  const float* xb = x.row(r0).data();
   // 1. query path
   Mat cq;
   if (s.q_rank > 0) {
-    cq.noalias() = xb * w.wdq.transpose();
+    cq = times_transposed(xb, x.cols(), n, pw.wdq);
     detail::rms_norm_rows(cq, w.q_norm, latent_norm_eps);
     p.c_q.middleRows(r0, n) = cq;
   }
   Mat qn, qr;
   if (s.q_rank > 0) {
-    qn.noalias() = cq * w.wuq.transpose();
-    qr.noalias() = cq * w.wqr.transpose();
+    qn = times_transposed(cq, pw.wuq);
+    qr = times_transposed(cq, pw.wqr);
   } else {
-    qn.noalias() = xb * w.wuq.transpose();
-    qr.noalias() = xb * w.wqr.transpose();
+    qn = times_transposed(xb, x.cols(), n, pw.wuq);
+    qr = times_transposed(xb, x.cols(), n, pw.wqr);
   }
   for (int h = 0; h < H && dR > 0; ++h) {
     Mat part = qr.middleCols(Eigen::Index(h) * dR, dR);
@@ -127,7 +161,7 @@ void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentShape& 
   p.q_nope.middleRows(r0, n) = qn;
   p.q_rope.middleRows(r0, n) = qr;
   // 2. K/V path
-  Mat ckv = xb * w.wdkv.transpose(), kr = xb * w.wkr.transpose();
+  Mat ckv = times_transposed(xb, x.cols(), n, pw.wdkv), kr = times_transposed(xb, x.cols(), n, pw.wkr);
   detail::rms_norm_rows(ckv, w.kv_norm, latent_norm_eps);
   if (dR > 0) rotate_positions(kr, rope, r0);
   p.c_kv.middleRows(r0, n) = ckv;
@@ -225,34 +259,50 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
   r.output.resize(T, C);
   const float scale = score_scale(s, options);
   const Blocks blocks(T);
+  // Every head's keys and values as the fused kernel reads them (attention_kernel.h).
+  std::vector<detail::KeysT> keys_t(static_cast<size_t>(H));
+  std::vector<detail::PaddedValues> values(static_cast<size_t>(H));
+  for (int h = 0; h < H; ++h) {
+    keys_t[size_t(h)].resize(T, dN + dR);
+    values[size_t(h)].resize(T, dN);
+    if (detail::PaddedValues::direct_ok(dN)) values[size_t(h)].view = {r.v[h].data(), r.v[h].cols(), dN};
+  }
   std::atomic<bool> cancelled{false};
   auto stop = [&] {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
     return cancelled.load(std::memory_order_relaxed);
   };
+  LatentPacked packed(w, true);
 #pragma omp parallel
   {
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < packed.panels(); ++task) packed.pack_panel(task);
 #pragma omp for schedule(dynamic)
     for (int b = 0; b < blocks.count; ++b) {
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
-      latent_parts_rows(x, w, s, rope, r0, r0 + n, p);
+      latent_parts_rows(x, w, packed, s, rope, r0, r0 + n, p);
       // 3. naive: expand every head's keys and values from the latent rows.
-      const Mat k_nope = p.c_kv.middleRows(r0, n) * w.wuk.transpose(), v_all = p.c_kv.middleRows(r0, n) * w.wuv.transpose();
+      const float* ckv = p.c_kv.row(r0).data();
+      const Mat k_nope = times_transposed(ckv, p.c_kv.cols(), n, packed.wuk);
+      const Mat v_all = times_transposed(ckv, p.c_kv.cols(), n, packed.wuv);
       for (int h = 0; h < H; ++h) {
         r.q[h].block(r0, 0, n, dN) = p.q_nope.block(r0, Eigen::Index(h) * dN, n, dN);
         r.q[h].block(r0, dN, n, dR) = p.q_rope.block(r0, Eigen::Index(h) * dR, n, dR);
         r.k[h].block(r0, 0, n, dN) = k_nope.middleCols(Eigen::Index(h) * dN, dN);
         r.k[h].block(r0, dN, n, dR) = p.k_rope.middleRows(r0, n);
         r.v[h].middleRows(r0, n) = v_all.middleCols(Eigen::Index(h) * dN, dN);
+        keys_t[size_t(h)].set_rows(r.k[h].row(r0).data(), r.k[h].cols(), r0, n);
+        values[size_t(h)].set_rows(r.v[h].row(r0).data(), r.v[h].cols(), r0, n);
       }
     }
 #pragma omp for schedule(dynamic)
     for (int task = 0; task < H * blocks.count; ++task) {
       if (stop()) continue;
       const int h = task / blocks.count, b = task % blocks.count;
-      detail::attend_rows(r.q[h], r.k[h], r.v[h], blocks.begin(b), blocks.end(b), scale, options, r.scores[h],
-                          r.probs[h], &r.head_out[h]);
+      detail::attend_block_fused(r.q[h].data(), r.q[h].cols(), dN + dR, keys_t[size_t(h)], values[size_t(h)].view,
+                                 blocks.begin(b), blocks.end(b), scale, options, {}, r.scores[h], r.probs[h],
+                                 r.head_out[h].data(), r.head_out[h].cols());
       r.concat.block(blocks.begin(b), Eigen::Index(h) * dN, blocks.end(b) - blocks.begin(b), dN) =
           r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));
     }
@@ -260,7 +310,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
     for (int b = 0; b < blocks.count; ++b) {
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
-      r.output.middleRows(r0, n).noalias() = r.concat.middleRows(r0, n) * w.wo.transpose();
+      r.output.middleRows(r0, n) = times_transposed(r.concat.row(r0).data(), r.concat.cols(), n, packed.wo);
     }
   }
   if (cancelled) throw Cancelled();
@@ -287,15 +337,27 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
   r.concat.resize(T, Eigen::Index(H) * rk);
   r.output.resize(T, C);
   Mat wo_absorbed(C, Eigen::Index(H) * rk);  // [C, H·r_kv]: block h = W_O,h·W_UV,h
+  detail::PackedWeights wo_packed;
+  wo_packed.resize(wo_absorbed);
+  const int wo_panels = wo_packed.count();
   const float scale = score_scale(s, options);
   const Blocks blocks(T);
+  // The shared key [c_KV, k_R] and value c_KV as the fused kernel reads them (attention_kernel.h).
+  detail::KeysT keys_t;
+  keys_t.resize(T, rk + dR);
+  detail::PaddedValues values;
+  values.resize(T, rk);
+  if (detail::PaddedValues::direct_ok(rk)) values.view = {r.v[0].data(), r.v[0].cols(), rk};
   std::atomic<bool> cancelled{false};
   auto stop = [&] {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
     return cancelled.load(std::memory_order_relaxed);
   };
+  LatentPacked packed(w, false);
 #pragma omp parallel
   {
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < packed.panels(); ++task) packed.pack_panel(task);
 #pragma omp for schedule(dynamic)
     for (int task = 0; task < blocks.count + H; ++task) {
       if (stop()) continue;
@@ -306,10 +368,12 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
         continue;
       }
       const int r0 = blocks.begin(task), n = blocks.end(task) - r0;
-      latent_parts_rows(x, w, s, rope, r0, r0 + n, p);
+      latent_parts_rows(x, w, packed, s, rope, r0, r0 + n, p);
       r.k[0].block(r0, 0, n, rk) = p.c_kv.middleRows(r0, n);
       r.k[0].block(r0, rk, n, dR) = p.k_rope.middleRows(r0, n);
       r.v[0].middleRows(r0, n) = p.c_kv.middleRows(r0, n);
+      keys_t.set_rows(r.k[0].row(r0).data(), r.k[0].cols(), r0, n);
+      values.set_rows(r.v[0].row(r0).data(), r.v[0].cols(), r0, n);
       // W_UK folded into the query: q_N,h·W_UK,h [n, r_kv], then the rotary part as it was.
       for (int h = 0; h < H; ++h) {
         r.q[h].block(r0, 0, n, rk).noalias() =
@@ -318,11 +382,16 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
       }
     }
 #pragma omp for schedule(dynamic)
-    for (int task = 0; task < H * blocks.count; ++task) {
+    for (int task = 0; task < wo_panels + H * blocks.count; ++task) {
       if (stop()) continue;
-      const int h = task / blocks.count, b = task % blocks.count;
-      detail::attend_rows(r.q[h], r.k[0], r.v[0], blocks.begin(b), blocks.end(b), scale, options, r.scores[h],
-                          r.probs[h], &r.head_out[h]);
+      if (task < wo_panels) {  // W_O·W_UV packed for the output, one panel per task
+        wo_packed.pack(wo_absorbed, task, task + 1);
+        continue;
+      }
+      const int h = (task - wo_panels) / blocks.count, b = (task - wo_panels) % blocks.count;
+      detail::attend_block_fused(r.q[h].data(), r.q[h].cols(), rk + dR, keys_t, values.view, blocks.begin(b),
+                                 blocks.end(b), scale, options, {}, r.scores[h], r.probs[h], r.head_out[h].data(),
+                                 r.head_out[h].cols());
       r.concat.block(blocks.begin(b), Eigen::Index(h) * rk, blocks.end(b) - blocks.begin(b), rk) =
           r.head_out[h].middleRows(blocks.begin(b), blocks.end(b) - blocks.begin(b));
     }
@@ -330,7 +399,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
     for (int b = 0; b < blocks.count; ++b) {
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
-      r.output.middleRows(r0, n).noalias() = r.concat.middleRows(r0, n) * wo_absorbed.transpose();
+      r.output.middleRows(r0, n) = times_transposed(r.concat.row(r0).data(), r.concat.cols(), n, wo_packed);
     }
   }
   if (cancelled) throw Cancelled();
