@@ -92,6 +92,8 @@ void check_input(const Mat& x, const LatentShape& s) {
               " attention cells exceeds the limit of " + std::to_string(limits::max_attention_cells));
 }
 
+void rotate_heads(Mat& x, int heads, int d, const LatentRope& rope, int first_position);
+
 // Steps 1 and 2, shared by both forms, for the token rows [r0, r1) — every step is row by row (RoPE turns
 // row t by its position t), so blocks of rows are independent tasks.
 struct LatentParts {
@@ -153,11 +155,7 @@ void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentPacked&
     qn = times_transposed(xb, x.cols(), n, pw.wuq);
     qr = times_transposed(xb, x.cols(), n, pw.wqr);
   }
-  for (int h = 0; h < H && dR > 0; ++h) {
-    Mat part = qr.middleCols(Eigen::Index(h) * dR, dR);
-    rotate_positions(part, rope, r0);
-    qr.middleCols(Eigen::Index(h) * dR, dR) = part;
-  }
+  if (dR > 0) rotate_heads(qr, H, dR, rope, r0);
   p.q_nope.middleRows(r0, n) = qn;
   p.q_rope.middleRows(r0, n) = qr;
   // 2. K/V path
@@ -181,12 +179,16 @@ float score_scale(const LatentShape& s, const AttentionOptions& o) {
   return o.scale_scores ? float(1.0 / std::sqrt(double(s.qk_dim()))) : 1.0f;
 }
 
-// The tasks of one call: blocks of attention_row_block query rows, and a stop flag for cancel.
+// The tasks of one call: blocks of attention_row_block query rows — half as many rows below 4 such blocks,
+// so that the steps done per block of rows (the projections, the output) still have 4 or more tasks for
+// the cores to share (with 2 tasks, a core the scheduler hands away holds the other at the barrier).
 struct Blocks {
-  int T, count;
-  explicit Blocks(int tokens) : T(tokens), count((tokens + attention_row_block - 1) / attention_row_block) {}
-  int begin(int b) const { return b * attention_row_block; }
-  int end(int b) const { return std::min(T, (b + 1) * attention_row_block); }
+  int T, rows, count;
+  explicit Blocks(int tokens)
+      : T(tokens), rows(tokens < 4 * attention_row_block ? attention_row_block / 2 : attention_row_block),
+        count((tokens + rows - 1) / rows) {}
+  int begin(int b) const { return b * rows; }
+  int end(int b) const { return std::min(T, (b + 1) * rows); }
 };
 
 }  // namespace
@@ -220,8 +222,12 @@ RopeParams LatentRope::params() const {
   return p;
 }
 
-void rotate_positions(Mat& x, const LatentRope& rope, int first_position) {
-  const int d = int(x.cols()), half = d / 2;
+namespace {
+
+// rotate_positions on each of `heads` slices of width d of x's rows (head h: columns h·d … h·d + d − 1), the
+// angle's cos and sin computed once for all of them.
+void rotate_heads(Mat& x, int heads, int d, const LatentRope& rope, int first_position) {
+  const int half = d / 2;
   if (half == 0) return;
   // θ_i = base^(−2i/d), scaled (positions.h); YaRN's attention factor multiplies cos and sin.
   const std::vector<double> inv = rope_scaled_inv_freq(rope.params(), d);
@@ -231,11 +237,20 @@ void rotate_positions(Mat& x, const LatentRope& rope, int first_position) {
     const int a = rope.interleaved ? 2 * i : i, b = rope.interleaved ? 2 * i + 1 : i + half;
     for (Eigen::Index t = 0; t < x.rows(); ++t) {
       const double angle = double(first_position + t) * inv_freq, c = factor * std::cos(angle), sn = factor * std::sin(angle);
-      const double xa = x(t, a), xb = x(t, b);
-      x(t, a) = float(xa * c - xb * sn);
-      x(t, b) = float(xb * c + xa * sn);
+      for (int h = 0; h < heads; ++h) {
+        float* row = x.row(t).data() + Eigen::Index(h) * d;
+        const double xa = row[a], xb = row[b];
+        row[a] = float(xa * c - xb * sn);
+        row[b] = float(xb * c + xa * sn);
+      }
     }
   }
+}
+
+}  // namespace
+
+void rotate_positions(Mat& x, const LatentRope& rope, int first_position) {
+  rotate_heads(x, 1, int(x.cols()), rope, first_position);
 }
 
 // Both forms run in one parallel region of three task loops (as grouped_attention.cpp, so that a core the
