@@ -113,6 +113,14 @@ Mat times_transposed(const float* a, Eigen::Index lda, int rows, const detail::P
 Mat times_transposed(const Mat& a, const detail::PackedWeights& w) {
   return times_transposed(a.data(), a.cols(), int(a.rows()), w);
 }
+// The same product written into rows [r0, r0 + rows) of `out` [·, w.out] (in place when w.out is a whole
+// number of panels).
+void times_transposed_into(const float* a, Eigen::Index lda, int rows, const detail::PackedWeights& w, Mat& out, int r0) {
+  if (w.out % detail::key_panel_width() == 0)
+    detail::project_rows(a, lda, rows, w, 0, w.count(), out.row(r0).data(), out.cols());
+  else
+    out.middleRows(r0, rows) = times_transposed(a, lda, rows, w);
+}
 
 // The weights of one call packed for x·Wᵀ (attention_kernel.h); `wuk`, `wuv` and `wo` only for the naive form.
 struct LatentPacked {
@@ -147,16 +155,11 @@ void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentPacked&
     detail::rms_norm_rows(cq, w.q_norm, latent_norm_eps);
     p.c_q.middleRows(r0, n) = cq;
   }
-  Mat qn, qr;
-  if (s.q_rank > 0) {
-    qn = times_transposed(cq, pw.wuq);
-    qr = times_transposed(cq, pw.wqr);
-  } else {
-    qn = times_transposed(xb, x.cols(), n, pw.wuq);
-    qr = times_transposed(xb, x.cols(), n, pw.wqr);
-  }
+  const float* qin = s.q_rank > 0 ? cq.data() : xb;
+  const Eigen::Index ldq = s.q_rank > 0 ? cq.cols() : x.cols();
+  times_transposed_into(qin, ldq, n, pw.wuq, p.q_nope, r0);
+  Mat qr = times_transposed(qin, ldq, n, pw.wqr);
   if (dR > 0) rotate_heads(qr, H, dR, rope, r0);
-  p.q_nope.middleRows(r0, n) = qn;
   p.q_rope.middleRows(r0, n) = qr;
   // 2. K/V path
   Mat ckv = times_transposed(xb, x.cols(), n, pw.wdkv), kr = times_transposed(xb, x.cols(), n, pw.wkr);
@@ -325,7 +328,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
     for (int b = 0; b < blocks.count; ++b) {
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
-      r.output.middleRows(r0, n) = times_transposed(r.concat.row(r0).data(), r.concat.cols(), n, packed.wo);
+      times_transposed_into(r.concat.row(r0).data(), r.concat.cols(), n, packed.wo, r.output, r0);
     }
   }
   if (cancelled) throw Cancelled();
@@ -414,7 +417,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
     for (int b = 0; b < blocks.count; ++b) {
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
-      r.output.middleRows(r0, n) = times_transposed(r.concat.row(r0).data(), r.concat.cols(), n, wo_packed);
+      times_transposed_into(r.concat.row(r0).data(), r.concat.cols(), n, wo_packed, r.output, r0);
     }
   }
   if (cancelled) throw Cancelled();
