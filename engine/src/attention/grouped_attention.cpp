@@ -255,12 +255,15 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
     panels_before[m + 1] = panels_before[m] + packed[m].count();
   }
   const int width = detail::key_panel_width();
+  // With one block of rows, every panel is read by one task only (when heads are whole panels): that task
+  // packs it, and step 0 (and its barrier) is skipped.
+  const bool pack_in_task = blocks == 1 && dk % width == 0;
 #pragma omp parallel
   {
     // 0. pack the weights, a few panels per task
     constexpr int panels_per_task = 4;
 #pragma omp for schedule(dynamic)
-    for (int task = 0; task < (panels_before[4] + panels_per_task - 1) / panels_per_task; ++task)
+    for (int task = 0; task < (pack_in_task ? 0 : (panels_before[4] + panels_per_task - 1) / panels_per_task); ++task)
       for (int p = task * panels_per_task; p < std::min(panels_before[4], (task + 1) * panels_per_task); ++p) {
         const int m = int(std::upper_bound(panels_before, panels_before + 5, p) - panels_before) - 1;
         packed[m].pack(*weights[m], p - panels_before[m], p - panels_before[m] + 1);
@@ -280,6 +283,7 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       if (u0 == u1) continue;  // fewer groups than parts
       const int c0 = u0 * dk, cols = (u1 - u0) * dk, p0 = c0 / width, p1 = (c0 + cols + width - 1) / width;
       proj.resize(r1 - r0, Eigen::Index(p1 - p0) * width);
+      if (pack_in_task) packed[which].pack(*weights[which], p0, p1);
       detail::project_rows(x.row(r0).data(), x.cols(), r1 - r0, packed[which], p0, p1, proj.data(), proj.cols());
       auto slice = proj.middleCols(c0 - p0 * width, cols);  // [r1 − r0, cols]
       if (b.size()) slice.rowwise() += b.segment(c0, cols).transpose();
@@ -322,6 +326,7 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       if (p0 == p1) continue;
       const Eigen::Index c0 = Eigen::Index(p0) * width, cols = std::min<Eigen::Index>(C, Eigen::Index(p1) * width) - c0;
       proj.resize(r1 - r0, Eigen::Index(p1 - p0) * width);
+      if (pack_in_task) packed[3].pack(w.wo, p0, p1);
       detail::project_rows(r.concat.row(r0).data(), r.concat.cols(), r1 - r0, packed[3], p0, p1, proj.data(), proj.cols());
       auto out = r.output.block(r0, c0, r1 - r0, cols);
       out = proj.leftCols(cols);  // [r1 − r0, cols]
