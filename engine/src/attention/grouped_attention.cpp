@@ -1,4 +1,5 @@
-// grouped_attention.cpp — the fast path: Eigen products in tasks over blocks of query rows, on all cores.
+// grouped_attention.cpp — the fast path: tasks over blocks of query rows, on all cores; the weights packed
+// once per call for the projections, steps 2–5 fused per head and block (attention_kernel.h).
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
 //   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]  (RoPE: Q, K rotated per token)

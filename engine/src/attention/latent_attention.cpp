@@ -1,5 +1,6 @@
-// latent_attention.cpp — MLA's fast path in both forms (latent_attention.h): Eigen products, heads in
-// parallel; the shapes, the seeded weights and the rotary part.
+// latent_attention.cpp — MLA's fast path in both forms (latent_attention.h): the weights packed once per
+// call for the projections, the fused per-head kernel (attention_kernel.h), heads in parallel; the shapes,
+// the seeded weights and the rotary part.
 //
 // Legend: T tokens, C d_model, H heads, d_N = d_v = C/H, d_R rotary part, r_kv / r_q the latents.
 //   1. query path   c_Q = RMSNorm(X·W_DQᵀ) [T, r_q];  q_N = c_Q·W_UQᵀ [T, H·d_N];  q_R = RoPE(c_Q·W_QRᵀ) [T, H·d_R]
