@@ -183,6 +183,13 @@ float score_scale(const LatentShape& s, const AttentionOptions& o) {
   return o.scale_scores ? float(1.0 / std::sqrt(double(s.qk_dim()))) : 1.0f;
 }
 
+// n matrices [rows, cols], left unset: every entry is written by the tasks (assigning copies of one prototype
+// would copy H·T² floats of nothing for the scores and the probabilities alone).
+void sized(Tensor3& t, int n, int rows, int cols) {
+  t.resize(size_t(n));
+  for (Mat& m : t) m.resize(rows, cols);
+}
+
 // The tasks of one call: blocks of attention_row_block query rows — half as many rows below 4 such blocks,
 // so that the steps done per block of rows (the projections, the output) still have 4 or more tasks for
 // the cores to share (with 2 tasks, a core the scheduler hands away holds the other at the barrier).
@@ -272,8 +279,8 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
   const detail::SingleThreadScope serial(work < detail::serial_work_limit);
   LatentParts p(s, T);
   AttentionResult r;
-  r.q.assign(H, Mat(T, dN + dR)), r.k.assign(H, Mat(T, dN + dR)), r.v.assign(H, Mat(T, dN));
-  r.scores.assign(H, Mat(T, T)), r.probs.assign(H, Mat(T, T)), r.head_out.assign(H, Mat(T, dN));
+  sized(r.q, H, T, dN + dR), sized(r.k, H, T, dN + dR), sized(r.v, H, T, dN);
+  sized(r.scores, H, T, T), sized(r.probs, H, T, T), sized(r.head_out, H, T, dN);
   r.concat.resize(T, Eigen::Index(H) * dN);
   r.output.resize(T, C);
   const float scale = score_scale(s, options);
@@ -349,10 +356,8 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
   LatentParts p(s, T);
   AttentionResult r;
   // The one cached key every head reads, [c_KV, k_R], and the latent as the value.
-  r.k.assign(1, Mat(T, rk + dR));
-  r.v.assign(1, Mat(T, rk));
-  r.q.assign(H, Mat(T, rk + dR));
-  r.scores.assign(H, Mat(T, T)), r.probs.assign(H, Mat(T, T)), r.head_out.assign(H, Mat(T, rk));
+  sized(r.k, 1, T, rk + dR), sized(r.v, 1, T, rk), sized(r.q, H, T, rk + dR);
+  sized(r.scores, H, T, T), sized(r.probs, H, T, T), sized(r.head_out, H, T, rk);
   r.concat.resize(T, Eigen::Index(H) * rk);
   r.output.resize(T, C);
   Mat wo_absorbed(C, Eigen::Index(H) * rk);  // [C, H·r_kv]: block h = W_O,h·W_UV,h
