@@ -170,8 +170,11 @@ void latent_parts_rows(const Mat& x, const LatentWeights& w, const LatentPacked&
   p.k_rope.middleRows(r0, n) = kr;
 }
 
-bool parts_finite(const LatentParts& p) {
-  return all_finite(p.q_nope) && all_finite(p.q_rope) && all_finite(p.c_kv) && all_finite(p.k_rope);
+// Whether rows [r0, r1) of the parts are finite (checked by the task that made them, while they are in cache).
+bool parts_finite(const LatentParts& p, int r0, int r1) {
+  const int n = r1 - r0;
+  return all_finite(p.q_nope.middleRows(r0, n)) && all_finite(p.q_rope.middleRows(r0, n)) &&
+         all_finite(p.c_kv.middleRows(r0, n)) && all_finite(p.k_rope.middleRows(r0, n));
 }
 
 [[noreturn]] void overflow(const Mat& x) {
@@ -294,7 +297,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
     values[size_t(h)].resize(T, dN);
     if (detail::PaddedValues::direct_ok(dN)) values[size_t(h)].view = {r.v[h].data(), r.v[h].cols(), dN};
   }
-  std::atomic<bool> cancelled{false};
+  std::atomic<bool> cancelled{false}, parts_overflow{false};
   auto stop = [&] {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
     return cancelled.load(std::memory_order_relaxed);
@@ -309,6 +312,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
       if (stop()) continue;
       const int r0 = blocks.begin(b), n = blocks.end(b) - r0;
       latent_parts_rows(x, w, packed, s, rope, r0, r0 + n, p);
+      if (!parts_finite(p, r0, r0 + n)) parts_overflow = true;
       // 3. naive: expand every head's keys and values from the latent rows.
       const float* ckv = p.c_kv.row(r0).data();
       const Mat k_nope = times_transposed(ckv, p.c_kv.cols(), n, packed.wuk);
@@ -341,7 +345,7 @@ AttentionResult latent_attention(const Mat& x, const LatentWeights& w, const Lat
     }
   }
   if (cancelled) throw Cancelled();
-  if (!parts_finite(p)) overflow(x);
+  if (parts_overflow) overflow(x);
   r.c_q = std::move(p.c_q), r.c_kv = std::move(p.c_kv), r.k_rope = std::move(p.k_rope);
   return r;
 }
@@ -373,7 +377,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
   detail::PaddedValues values;
   values.resize(T, rk);
   if (detail::PaddedValues::direct_ok(rk)) values.view = {r.v[0].data(), r.v[0].cols(), rk};
-  std::atomic<bool> cancelled{false};
+  std::atomic<bool> cancelled{false}, parts_overflow{false};
   auto stop = [&] {
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) cancelled = true;
     return cancelled.load(std::memory_order_relaxed);
@@ -394,6 +398,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
       }
       const int r0 = blocks.begin(task), n = blocks.end(task) - r0;
       latent_parts_rows(x, w, packed, s, rope, r0, r0 + n, p);
+      if (!parts_finite(p, r0, r0 + n)) parts_overflow = true;
       r.k[0].block(r0, 0, n, rk) = p.c_kv.middleRows(r0, n);
       r.k[0].block(r0, rk, n, dR) = p.k_rope.middleRows(r0, n);
       r.v[0].middleRows(r0, n) = p.c_kv.middleRows(r0, n);
@@ -428,7 +433,7 @@ AttentionResult latent_attention_absorbed(const Mat& x, const LatentWeights& w, 
     }
   }
   if (cancelled) throw Cancelled();
-  if (!parts_finite(p)) overflow(x);
+  if (parts_overflow) overflow(x);
   r.c_q = std::move(p.c_q), r.c_kv = std::move(p.c_kv), r.k_rope = std::move(p.k_rope);
   return r;
 }
