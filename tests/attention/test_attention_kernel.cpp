@@ -129,3 +129,12 @@ TEST_CASE("fused attention kernel: both MLA forms equal the reference at odd siz
     check_close3(naive.head_out, ref.head_out, 1e-5, "head_out");
   }
 }
+
+TEST_CASE("fused attention kernel: MLA inputs whose projections overflow float32 are refused by name in both forms") {
+  const LatentShape shape{40, 2, 12, 16, 4};
+  const LatentWeights w = random_latent_weights(shape, 5);
+  Mat x = random_x(attention_row_block + 7, 40, 6);
+  x.row(attention_row_block + 3) *= 3e38f;  // one row of a later block overflows
+  CHECK_THROWS_WITH_AS(latent_attention(x, w, shape, {}, {}), doctest::Contains("overflow float32"), InputError);
+  CHECK_THROWS_WITH_AS(latent_attention_absorbed(x, w, shape, {}, {}), doctest::Contains("overflow float32"), InputError);
+}
