@@ -193,14 +193,15 @@ void sized(Tensor3& t, int n, int rows, int cols) {
   for (Mat& m : t) m.resize(rows, cols);
 }
 
-// The tasks of one call: blocks of attention_row_block query rows — 72 rows below 4 such blocks, so that
-// the steps done per block of rows (the projections, the output) still have 4 or more tasks for the cores
-// to share at T = 256 (with 2 tasks, a core the scheduler hands away holds the other at the barrier);
-// 72 is a whole number of the kernel's tiles of 12 rows and strips of 24.
+// The tasks of one call: blocks of attention_row_block query rows — half as many below 4 such blocks, so
+// that the steps done per block of rows (the projections, the output) still have 4 or more tasks for the
+// cores to share at T = 256 (with 2 tasks, a core the scheduler hands away holds the other at the
+// barrier), and 4 equal ones there (blocks of 72, a whole number of the kernel's tiles, left 144 rows to
+// one core and 112 to the other).
 struct Blocks {
   int T, rows, count;
   explicit Blocks(int tokens)
-      : T(tokens), rows(tokens < 4 * attention_row_block ? 72 : attention_row_block),
+      : T(tokens), rows(tokens < 4 * attention_row_block ? attention_row_block / 2 : attention_row_block),
         count((tokens + rows - 1) / rows) {}
   int begin(int b) const { return b * rows; }
   int end(int b) const { return std::min(T, (b + 1) * rows); }
