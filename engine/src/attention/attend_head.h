@@ -1,5 +1,6 @@
-// attend_head.h — (private) one head's scores, mask, softmax and weighted sum, for the variants after
-// GQA (latent_attention.cpp, differential_attention.cpp); grouped_attention.cpp has its own blocked kernel.
+// attend_head.h — (private) one head's scores, mask, softmax and weighted sum with Eigen products, for
+// differential attention (differential_attention.cpp); grouped and latent attention use the fused kernel
+// of attention_kernel.h.
 //
 // Legend: T tokens, d_q the q·k width, d_v the value width.
 #pragma once

@@ -1,4 +1,5 @@
-// grouped_attention.cpp — the fast path: Eigen products in tasks over blocks of query rows, on all cores.
+// grouped_attention.cpp — the fast path: tasks over blocks of query rows, on all cores; the weights packed
+// once per call for the projections, steps 2–5 fused per head and block (attention_kernel.h).
 //
 // Legend: T tokens, C d_model, H query heads, G kv groups, d_k = C / H.
 //   1. project   Q = X·W_Qᵀ + b_Q [T, H·d_k];  K, V = X·W_{K,V}ᵀ + b [T, G·d_k]  (RoPE: Q, K rotated per token)
@@ -16,6 +17,7 @@
 #include "attnscope/attention/grouped_attention.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/core/rng.h"
+#include "attention_kernel.h"
 #include "core/parallel.h"
 
 namespace attnscope {
@@ -144,55 +146,27 @@ void validate_inputs(const Mat& x, const AttentionWeights& w, const AttentionSha
               " (use fewer heads or a shorter input)");
 }
 
-// Rows [r0, r1) of one head: S = Q·Kᵀ·scale (+ bias, masked), P = softmax(S) (+ sink), O = P·V.
-// q [T, d_k], k, v [T, d_k]; scores, probs [T, T] and out [T, d_k] are written in rows [r0, r1) only,
-// sink_share [T] (when the head has a sink) too.
-// With a causal mask (or a window), keys ≥ r1 are masked for every row of the block and are neither
-// multiplied nor exponentiated; the triangle inside the block is masked row by row.
-void attend_block(const Mat& q, const Mat& k, const Mat& v, int r0, int r1, float scale, const AttentionOptions& o,
-                  const HeadExtras& x, Mat& scores, Mat& probs, Mat& out, float* sink_share) {
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  const int T = int(k.rows()), rows = r1 - r0;
-  const bool causal = o.causal || o.window > 0;
-  const int keys = causal ? r1 : T;  // keys any row of the block may see
-  auto s = scores.block(r0, 0, rows, keys);
-  s.noalias() = scale * (q.middleRows(r0, rows) * k.topRows(keys).transpose());
+// Rows [r0, r1) of one head: S = Q·Kᵀ·scale (+ bias, masked), P = softmax(S) (+ sink), O = P·V, by the fused
+// kernel (attention_kernel.h). q [T, d_k]; keys: Kᵀ of the head's group; values: V of the group; scores,
+// probs [T, T] and out [T, d_k] are written in rows [r0, r1) only, sink_share [T] (when the head has a sink) too.
+// Rows whose float32 scores overflow (inputs near 1e20) are redone in double, so that their probabilities
+// stay exact instead of merely finite.
+void attend_block(const Mat& q, const Mat& k, const detail::KeysT& keys, const detail::ValuesView& values, int r0, int r1,
+                  float scale, const AttentionOptions& o, const HeadExtras& x, Mat& scores, Mat& probs, Mat& out,
+                  float* sink_share) {
+  detail::RowHooks hooks;
   if (x.scheme == PositionScheme::alibi || x.scheme == PositionScheme::relpos)
-    for (int i = r0; i < r1; ++i)
-      for (int j = 0; j < keys; ++j) s(i - r0, j) = float(double(s(i - r0, j)) + x.bias(i, j));
-  // Scores beyond float range (inputs near 1e20) overflow to ±inf or NaN; those rows are redone in
-  // double so the probabilities stay exact instead of merely finite. One check for the block is
-  // enough in the common case; only a block that fails it is checked row by row.
-  const bool block_finite = all_finite(s);
-  Eigen::Array<float, 1, Eigen::Dynamic> e(keys);
-  for (int i = r0; i < r1; ++i) {
-    const int n = causal ? i + 1 : T;  // keys row i sees: the first n, but for the window's gap
-    const int lo = o.window > 0 ? std::max(0, i - o.window + 1) : 0;  // the window's first key
-    const int sink_end = std::min(o.sinks, lo);                        // sink keys [0, sink_end) before it
-    auto srow = scores.row(i);
-    auto prow = probs.row(i);
-    srow.tail(T - n).setConstant(-inf);
-    if (!block_finite && !(all_finite(srow.segment(lo, n - lo)) && all_finite(srow.head(sink_end)))) {
-      rescore_row_in_double(q, k, i, scale, o, x, scores, probs, sink_share ? sink_share + i : nullptr);
-      continue;
-    }
-    srow.segment(sink_end, lo - sink_end).setConstant(-inf);
-    // Every seen score is finite (key i is always seen): max-subtracted exp, masked keys exactly 0.
-    const auto seen = srow.head(n).array();
-    if (!x.sink) {
-      const float max = seen.maxCoeff();
-      e.head(n) = (seen - max).exp();
-      prow.head(n) = e.head(n) * (1.0f / e.head(n).sum());
-    } else {
-      const float max = std::max(seen.maxCoeff(), float(x.sink_logit));
-      e.head(n) = (seen - max).exp();
-      const float sink = std::exp(float(x.sink_logit) - max), denominator = e.head(n).sum() + sink;
-      prow.head(n) = e.head(n) * (1.0f / denominator);
-      sink_share[i] = sink / denominator;
-    }
-    prow.tail(T - n).setZero();
-  }
-  out.middleRows(r0, rows).noalias() = probs.block(r0, 0, rows, keys) * v.topRows(keys);
+    hooks.bias = [&](int i, float* row, int n) {
+      for (int j = 0; j < n; ++j) row[j] = float(double(row[j]) + x.bias(i, j));
+    };
+  hooks.nonfinite = [&](int i) {
+    rescore_row_in_double(q, k, i, scale, o, x, scores, probs, sink_share ? sink_share + i : nullptr);
+  };
+  hooks.sink = x.sink;
+  hooks.sink_logit = float(x.sink_logit);
+  hooks.sink_share = sink_share;
+  detail::attend_block_fused(q.data(), q.cols(), int(q.cols()), keys, values, r0, r1, scale, o, hooks, scores, probs,
+                             out.data(), out.cols());
 }
 
 // Throws InputError unless the options fit H heads of width d_k and T tokens.
@@ -246,6 +220,14 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   r.output.resize(T, C);
   if (!options.sink_logits.empty()) r.sink_share.resize(H, T);
   r.alibi_slopes = positions.alibi_slopes;
+  // Each group's keys as Kᵀ and its values as the fused kernel reads them (attention_kernel.h).
+  std::vector<detail::KeysT> keys_t(static_cast<size_t>(G));
+  std::vector<detail::PaddedValues> values(static_cast<size_t>(G));
+  for (int g = 0; g < G; ++g) {
+    keys_t[size_t(g)].resize(T, dk);
+    values[size_t(g)].resize(T, dk);
+    if (detail::PaddedValues::direct_ok(dk)) values[size_t(g)].view = {r.v[g].data(), r.v[g].cols(), dk};
+  }
 
   // Every step is cut into tasks over blocks of query rows that write disjoint rows of the results,
   // so no task waits for another inside a step and the cores take tasks as they come free: on two
@@ -264,11 +246,31 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
   // both cores get about the same share.
   constexpr int min_tasks = 8;
   const int qkv_parts = std::clamp((min_tasks + 3 * blocks - 1) / (3 * blocks), 1, H);
-  const int out_parts = std::clamp((min_tasks + blocks - 1) / blocks, 1, std::max(1, int(C) / 16));
+  const int out_parts = std::clamp((min_tasks + blocks - 1) / blocks, 1, (int(C) + detail::key_panel_width() - 1) / detail::key_panel_width());
+  // The four weight matrices packed for the projections (attention_kernel.h): W_Q, W_K, W_V, W_O.
+  const Mat* weights[4] = {&w.wq, &w.wk, &w.wv, &w.wo};
+  detail::PackedWeights packed[4];
+  int panels_before[5] = {0};
+  for (int m = 0; m < 4; ++m) {
+    packed[m].resize(*weights[m]);
+    panels_before[m + 1] = panels_before[m] + packed[m].count();
+  }
+  const int width = detail::key_panel_width();
+  // With one block of rows, every panel is read by one task only (when heads are whole panels): that task
+  // packs it, and step 0 (and its barrier) is skipped.
+  const bool pack_in_task = blocks == 1 && dk % width == 0;
 #pragma omp parallel
   {
+    // 0. pack the weights, a few panels per task
+    constexpr int panels_per_task = 4;
+#pragma omp for schedule(dynamic)
+    for (int task = 0; task < (pack_in_task ? 0 : (panels_before[4] + panels_per_task - 1) / panels_per_task); ++task)
+      for (int p = task * panels_per_task; p < std::min(panels_before[4], (task + 1) * panels_per_task); ++p) {
+        const int m = int(std::upper_bound(panels_before, panels_before + 5, p) - panels_before) - 1;
+        packed[m].pack(*weights[m], p - panels_before[m], p - panels_before[m] + 1);
+      }
     // 1. project: rows [r0, r1) of Q, K or V = X·Wᵀ + b for heads (or groups) [u0, u1), split into
-    // their [T, d_k].
+    // their [T, d_k]. The product covers whole panels; the slice's columns start at `off`.
     Mat proj;
 #pragma omp for schedule(dynamic)
     for (int task = 0; task < 3 * blocks * qkv_parts; ++task) {
@@ -276,18 +278,24 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       const int which = task / (blocks * qkv_parts);  // 0 Q, 1 K, 2 V
       const int part = task / blocks % qkv_parts;
       const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
-      const Mat& wm = which == 0 ? w.wq : which == 1 ? w.wk : w.wv;
       const Vec& b = which == 0 ? w.bq : which == 1 ? w.bk : w.bv;
       Tensor3& dst = which == 0 ? r.q : which == 1 ? r.k : r.v;
       const int units = int(dst.size()), u0 = part * units / qkv_parts, u1 = (part + 1) * units / qkv_parts;
       if (u0 == u1) continue;  // fewer groups than parts
-      const Eigen::Index c0 = Eigen::Index(u0) * dk, cols = Eigen::Index(u1 - u0) * dk;
-      proj.noalias() = x.middleRows(r0, r1 - r0) * wm.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
-      if (b.size()) proj.rowwise() += b.segment(c0, cols).transpose();
-      if (!all_finite(proj)) overflow = true;
-      if (rotary && which < 2) rope_rotate(proj, rope, r0, u1 - u0);  // token r0 + row, every head of the slice
-      for (int j = u0; j < u1; ++j)
-        dst[j].middleRows(r0, r1 - r0) = proj.middleCols(Eigen::Index(j - u0) * dk, dk);
+      const int c0 = u0 * dk, cols = (u1 - u0) * dk, p0 = c0 / width, p1 = (c0 + cols + width - 1) / width;
+      proj.resize(r1 - r0, Eigen::Index(p1 - p0) * width);
+      if (pack_in_task) packed[which].pack(*weights[which], p0, p1);
+      detail::project_rows(x.row(r0).data(), x.cols(), r1 - r0, packed[which], p0, p1, proj.data(), proj.cols());
+      auto slice = proj.middleCols(c0 - p0 * width, cols);  // [r1 − r0, cols]
+      if (b.size()) slice.rowwise() += b.segment(c0, cols).transpose();
+      if (!all_finite(slice)) overflow = true;
+      if (rotary && which < 2) rope_rotate(slice, rope, r0, u1 - u0);  // token r0 + row, every head of the slice
+      for (int j = u0; j < u1; ++j) {
+        dst[j].middleRows(r0, r1 - r0) = slice.middleCols(Eigen::Index(j - u0) * dk, dk);
+        const float* rows = slice.data() + Eigen::Index(j - u0) * dk;
+        if (which == 1) keys_t[size_t(j)].set_rows(rows, proj.cols(), r0, r1 - r0);
+        if (which == 2) values[size_t(j)].set_rows(rows, proj.cols(), r0, r1 - r0);
+      }
     }
     // 2–5 per head × block of query rows (attend_block): S, mask, softmax, P·V, concat.
 #pragma omp for schedule(dynamic)
@@ -305,7 +313,7 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
                                                                   positions.relpos_deltas[size_t(h)], T, r0, r1 - r0);
       extras.sink = !options.sink_logits.empty();
       if (extras.sink) extras.sink_logit = options.sink_logits[size_t(h)];
-      attend_block(r.q[h], r.k[g], r.v[g], r0, r1, scale, options, extras, r.scores[h], r.probs[h], r.head_out[h],
+      attend_block(r.q[h], r.k[g], keys_t[size_t(g)], values[size_t(g)].view, r0, r1, scale, options, extras, r.scores[h], r.probs[h], r.head_out[h],
                    extras.sink ? r.sink_share.row(h).data() : nullptr);
       r.concat.block(r0, Eigen::Index(h) * dk, r1 - r0, dk) = r.head_out[h].middleRows(r0, r1 - r0);
     }
@@ -315,9 +323,14 @@ AttentionResult grouped_attention(const Mat& x, const AttentionWeights& w, const
       if (stop()) continue;
       const int part = task / blocks;
       const int r0 = (task % blocks) * attention_row_block, r1 = block_end(r0);
-      const Eigen::Index c0 = part * C / out_parts, cols = (part + 1) * C / out_parts - c0;
+      const int p0 = part * packed[3].count() / out_parts, p1 = (part + 1) * packed[3].count() / out_parts;
+      if (p0 == p1) continue;
+      const Eigen::Index c0 = Eigen::Index(p0) * width, cols = std::min<Eigen::Index>(C, Eigen::Index(p1) * width) - c0;
+      proj.resize(r1 - r0, Eigen::Index(p1 - p0) * width);
+      if (pack_in_task) packed[3].pack(w.wo, p0, p1);
+      detail::project_rows(r.concat.row(r0).data(), r.concat.cols(), r1 - r0, packed[3], p0, p1, proj.data(), proj.cols());
       auto out = r.output.block(r0, c0, r1 - r0, cols);
-      out.noalias() = r.concat.middleRows(r0, r1 - r0) * w.wo.middleRows(c0, cols).transpose();  // [r1 − r0, cols]
+      out = proj.leftCols(cols);  // [r1 − r0, cols]
       if (w.bo.size()) out.rowwise() += w.bo.segment(c0, cols).transpose();
     }
   }
