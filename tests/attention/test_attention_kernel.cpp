@@ -117,7 +117,8 @@ TEST_CASE("fused attention kernel: both MLA forms equal the reference at odd siz
     CAPTURE(c.causal);
     const LatentWeights w = random_latent_weights(c.shape, 5);
     const Mat x = random_x(c.T, c.shape.d_model, 6);
-    const AttentionOptions o{c.causal, true};
+    AttentionOptions o;
+    o.causal = c.causal;
     const AttentionResult ref = latent_attention_reference(x, w, c.shape, {}, o);
     const AttentionResult naive = latent_attention(x, w, c.shape, {}, o);
     const AttentionResult absorbed = latent_attention_absorbed(x, w, c.shape, {}, o);

@@ -13,6 +13,9 @@
 // Eigen's packet types carry vector attributes that GCC drops (and warns about) when they are template
 // arguments; nothing here depends on those attributes.
 #pragma GCC diagnostic ignored "-Wignored-attributes"
+// Eigen's horizontal reductions (predux, predux_max) extract 128-bit quarters with GCC 12's AVX-512
+// intrinsics, which start from an "undefined" register and warn falsely (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace attnscope::detail {
 

@@ -111,9 +111,6 @@ Mat times_transposed(const float* a, Eigen::Index lda, int rows, const detail::P
   if (out.cols() == w.out) return out;
   return out.leftCols(w.out);
 }
-Mat times_transposed(const Mat& a, const detail::PackedWeights& w) {
-  return times_transposed(a.data(), a.cols(), int(a.rows()), w);
-}
 // The same product written into rows [r0, r0 + rows) of `out` [·, w.out] (in place when w.out is a whole
 // number of panels).
 void times_transposed_into(const float* a, Eigen::Index lda, int rows, const detail::PackedWeights& w, Mat& out, int r0) {
