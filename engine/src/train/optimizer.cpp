@@ -132,18 +132,22 @@ float AdamW::step(float* weights, float* grads, const std::vector<ParamView>& vi
   each_slice(m_.size(), team, [&](int slice, size_t begin, size_t end) {
     partial[slice] = sum_squares(grads + begin, end - begin);
   });
+  // 2. Clip and update, each element on its own.
+  return clip_and_update(partial, weights, grads, views, team, false);
+}
+
+float AdamW::clip_and_update(const std::vector<double>& partial, float* weights, float* grads,
+                             const std::vector<ParamView>& views, WorkerTeam* team, bool clear) {
   double sum_sq = 0;
   for (double p : partial) sum_sq += p;
   const float norm = float(std::sqrt(sum_sq));
   const float clip_scale = (s_.clip > 0.0f && norm > s_.clip) ? s_.clip / norm : 1.0f;
-
-  // 2. Clip and update, each element on its own.
   const float lr = learning_rate(s_, t_);
   ++t_;
   const float bias1 = 1.0f - float(std::pow(double(s_.beta1), t_));
   const float bias2 = 1.0f - float(std::pow(double(s_.beta2), t_));
   each_slice(m_.size(), team, [&](int, size_t begin, size_t end) {
-    update_slice(weights, grads, views, begin, end, clip_scale, lr, bias1, bias2, false);
+    update_slice(weights, grads, views, begin, end, clip_scale, lr, bias1, bias2, clear);
   });
   return norm;
 }
@@ -181,20 +185,8 @@ float AdamW::step_summed(float* weights, const std::vector<float*>& grads, const
     }
     partial[slice] = sum_sq;
   });
-  double sum_sq = 0;
-  for (double p : partial) sum_sq += p;
-  const float norm = float(std::sqrt(sum_sq));
-  const float clip_scale = (s_.clip > 0.0f && norm > s_.clip) ? s_.clip / norm : 1.0f;
-
   // 2. Clip and update as step() does, leaving grads[0] zero.
-  const float lr = learning_rate(s_, t_);
-  ++t_;
-  const float bias1 = 1.0f - float(std::pow(double(s_.beta1), t_));
-  const float bias2 = 1.0f - float(std::pow(double(s_.beta2), t_));
-  each_slice(m_.size(), team, [&](int, size_t begin, size_t end) {
-    update_slice(weights, grads[0], views, begin, end, clip_scale, lr, bias1, bias2, true);
-  });
-  return norm;
+  return clip_and_update(partial, weights, grads[0], views, team, true);
 }
 
 }  // namespace attnscope::train

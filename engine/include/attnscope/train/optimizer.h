@@ -54,6 +54,10 @@ class AdamW {
   // leaving the clipped one in place.
   void update_slice(float* weights, float* grads, const std::vector<ParamView>& views, size_t begin, size_t end,
                     float clip_scale, float lr, float bias1, float bias2, bool clear);
+  // After pass 1 of both: the global norm from the slices' sums of squares (added in slice order), then
+  // pass 2 over every slice. Returns the norm.
+  float clip_and_update(const std::vector<double>& partial, float* weights, float* grads,
+                        const std::vector<ParamView>& views, WorkerTeam* team, bool clear);
   OptimizerSettings s_;
   FloatArena m_, v_;
   int t_ = 0;
