@@ -276,11 +276,18 @@ void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, bool 
   read_float32(t, dst, 0, t.count(), release_pages);
 }
 
+namespace {
+// Weights are read as float32: only the dtypes that convert exactly.
+void require_weight_dtype(const std::filesystem::path& file, const SafetensorsTensor& t) {
+  require(converts_to_float32(t.dtype), "'" + file.string() + "': tensor '" + t.name + "' has dtype " +
+                                            to_string(t.dtype) +
+                                            ", which attnscope cannot read as weights (valid: F32, F16, BF16)");
+}
+}  // namespace
+
 void SafetensorsFile::read_float32(const SafetensorsTensor& t, float* dst, int64_t first, int64_t count,
                                    bool release_pages) const {
-  require(converts_to_float32(t.dtype), std::string("'") + path().string() + "': tensor '" + t.name +
-                                            "' has dtype " + to_string(t.dtype) +
-                                            ", which attnscope cannot read as weights (valid: F32, F16, BF16)");
+  require_weight_dtype(path(), t);
   require(first >= 0 && count >= 0 && first + count <= t.count(), "read outside tensor '" + t.name + "'");
   const int size = element_bytes(t.dtype);
   const char* src = raw(t).data() + first * size;
@@ -342,9 +349,7 @@ int64_t first_non_finite(const char* src, int size, uint32_t exponent, int64_t n
 }  // namespace
 
 void SafetensorsFile::check_finite(const SafetensorsTensor& t) const {
-  require(converts_to_float32(t.dtype), std::string("'") + path().string() + "': tensor '" + t.name +
-                                            "' has dtype " + to_string(t.dtype) +
-                                            ", which attnscope cannot read as weights (valid: F32, F16, BF16)");
+  require_weight_dtype(path(), t);
   const int size = element_bytes(t.dtype);
   const uint32_t exponent = t.dtype == TensorDtype::f32 ? 0x7F800000u : t.dtype == TensorDtype::f16 ? 0x7C00u : 0x7F80u;
   const char* src = raw(t).data();
