@@ -19,7 +19,9 @@ using namespace attnscope::test;
 
 TEST_CASE("packed weights: x·Wᵀ by panels equals the plain loop for sizes off the panel and vector widths") {
   const int width = detail::key_panel_width();
-  for (const auto& [rows, out, in] : {std::tuple{1, 1, 1}, {13, width + 3, 17}, {25, 2 * width, 64}, {40, 5, 3 * width + 1}}) {
+  for (const std::tuple<int, int, int>& shape :
+       {std::tuple{1, 1, 1}, {13, width + 3, 17}, {25, 2 * width, 64}, {40, 5, 3 * width + 1}}) {
+    const int rows = std::get<0>(shape), out = std::get<1>(shape), in = std::get<2>(shape);  // CAPTURE takes no bindings
     CAPTURE(rows);
     CAPTURE(out);
     CAPTURE(in);
