@@ -45,6 +45,7 @@
 #include "gui/figure_copy.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
+#include "gui/key_queue.h"
 #include "gui/persistence.h"
 #include "gui/scripted_run.h"
 #include "gui/training_windows.h"
@@ -498,6 +499,7 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   ImGui::GetIO().ConfigWindowsResizeFromEdges = false;  // the layout sizes the panels
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  InstallKeyQueue(window);  // a press released before the next frame is still seen (key_queue.h)
   ImGui_ImplOpenGL3_Init("#version 330 core");
 }
 
@@ -690,6 +692,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
         ImGui_ImplGlfw_KeyCallback(glfwGetCurrentContext(), code, glfwGetKeyScancode(code), action, mods);
     }
   }
+  FeedQueuedKeys(glfwGetCurrentContext());
   ImGui::NewFrame();
   loop.device_ready = true;
   state.framebuffer_scale = io.DisplayFramebufferScale;
