@@ -427,8 +427,11 @@ TEST_CASE("model config: the Qwen3 and Phi-3 fields attnscope does not implement
   j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
   CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors; it must list one per rotated pair, "
                              "rotary width / 2 = 48"));
-  j["rope_scaling"] = {{"type", "su"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
-  CHECK(contains(refusal(j), "rope type \"su\", which attnscope does not implement"));
+  j["rope_scaling"] = {{"type", "su"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};  // read as longrope
+  CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors"));
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  CHECK(contains(refusal(j), "\"rope_scaling\" has rope type \"linear\", which phi3 does not take (Phi3Config: default or "
+                             "longrope; su and yarn are read as longrope)"));
   j = phi3();
   j["partial_rotary_factor"] = 0.75;  // Phi-4-mini's: 72 of the 96 values rotated
   CHECK(parse_model_config(j.dump(), "c").rotated_dim() == 72);

@@ -168,10 +168,17 @@ std::string list_of(std::initializer_list<const char*> keys) {
 // One rope dict (flat) → c.rope_scaling, with the base into *theta (when the dict has rope_theta).
 // rotary_dim is the rotated width the factor lists must match.
 void read_rope_dict(const json& p, const json& top, const std::string& key, const std::string& name, ModelConfig& c,
-                    double* theta, int rotary_dim) {
+                    double* theta, int rotary_dim, const std::string& family) {
   if (!p.is_object()) fail(name, "\"" + key + "\" must be an object or null, got " + p.dump());
   const Reader pr(p, name);
-  const std::string type = pr.string_or("rope_type", pr.string_or("type", "default"));
+  std::string type = pr.string_or("rope_type", pr.string_or("type", "default"));
+  if (family == "phi3") {
+    // Phi3Config (transformers 5): the older "su" and "yarn" are read as longrope; nothing else but default.
+    if (type == "su" || type == "yarn") type = "longrope";
+    if (type != "default" && type != "longrope")
+      fail(name, "\"" + key + "\" has rope type \"" + type + "\", which phi3 does not take (Phi3Config: default or "
+                     "longrope; su and yarn are read as longrope)");
+  }
   RopeScalingConfig& s = c.rope_scaling;
   s = RopeScalingConfig{};
   s.max_positions = c.max_positions;
@@ -317,7 +324,7 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
   for (auto it = p.begin(); it != p.end(); ++it)
     nested = nested && (it.key() == "full_attention" || it.key() == "sliding_attention");
   if (!nested) {
-    read_rope_dict(p, j, key, name, c, &c.rope_theta, rotary);
+    read_rope_dict(p, j, key, name, c, &c.rope_theta, rotary, type);
     return;
   }
   if (type != "gemma3_text")
@@ -325,14 +332,14 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
                    "…), which attnscope reads for gemma3_text only; for " + type + " give one dict");
   if (p.contains("sliding_attention")) {
     double theta = local_theta ? *local_theta : c.rope_theta;
-    read_rope_dict(p["sliding_attention"], j, std::string(key) + ".sliding_attention", name, c, &theta, rotary);
+    read_rope_dict(p["sliding_attention"], j, std::string(key) + ".sliding_attention", name, c, &theta, rotary, type);
     if (c.rope_scaling.type != RopeType::plain)
       fail(name, "\"" + std::string(key) + ".sliding_attention\" has rope type \"" +
                      std::string(to_string(c.rope_scaling.type)) + "\"; attnscope scales the global layers only (supported: default)");
     if (local_theta) *local_theta = theta;
   }
   if (p.contains("full_attention"))
-    read_rope_dict(p["full_attention"], j, std::string(key) + ".full_attention", name, c, &c.rope_theta, rotary);
+    read_rope_dict(p["full_attention"], j, std::string(key) + ".full_attention", name, c, &c.rope_theta, rotary, type);
   else
     c.rope_scaling = RopeScalingConfig{};
 }
