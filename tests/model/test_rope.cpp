@@ -329,3 +329,38 @@ TEST_CASE("model rope: the Positions view's data follows the config: rotated wid
   CHECK(y.rope.original_context == 2048);
   CHECK(y.rope.attention_factor == doctest::Approx(0.1 * std::log(4.0) + 1));
 }
+
+TEST_CASE("model rope: every layer's frequencies and attention factor equal PyTorch's float32 ones") {
+  // make_model_fixtures.py writes transformers' float32 inv_freq [L, d/2] and attention factor [L] for
+  // each input of the RoPE fixtures (the length chooses dynamic's base and longrope's factors).
+  double worst = 0;
+  for (const std::string name : {"llama32_1b_llama3rope_bf16", "llama_dynamic_f32", "qwen3_yarn_bf16",
+                                 "qwen2_yarn_notrunc_f16", "phi35_longrope_bf16", "phi4mini_partial_longrope_bf16",
+                                 "gemma3_linear_global_bf16"}) {
+    const ModelConfig c = model::open(model_fixture(name))->config;
+    std::vector<std::pair<std::string, size_t>> inputs{{"", test::fixture_ids(name).size()}};
+    const auto more = test::fixture_more_ids(name);
+    for (size_t n = 0; n < more.size(); ++n) inputs.emplace_back("more." + std::to_string(n) + ".", more[n].size());
+    for (const auto& [prefix, T] : inputs) {
+      CAPTURE(name);
+      CAPTURE(T);
+      const auto inv = test::fixture_reference(name, prefix + "rope.inv_freq");
+      const auto factor = test::fixture_reference(name, prefix + "rope.attention_factor");
+      const int half = c.rotated_dim() / 2;
+      REQUIRE(inv.shape == std::vector<int64_t>{c.layers, half});
+      for (int l = 0; l < c.layers; ++l) {
+        const RopeFrequencies f = c.layer_rope(l, int(T));
+        REQUIRE(int(f.inv_freq.size()) == half);
+        CHECK(f.attention_factor == doctest::Approx(factor.values[size_t(l)]).epsilon(1e-7));
+        for (int k = 0; k < half; ++k) {
+          const float ref = inv.values[size_t(l * half + k)];
+          const double rel = std::abs(double(f.inv_freq[size_t(k)]) - ref) / ref;
+          worst = std::max(worst, rel);
+          INFO("layer " << l << " pair " << k << ": " << f.inv_freq[size_t(k)] << " vs " << ref);
+          CHECK(rel <= 2.5e-7);  // at most two float32 ulps
+        }
+      }
+    }
+  }
+  MESSAGE("largest relative difference from PyTorch's float32 frequencies: " << worst);
+}
