@@ -328,8 +328,8 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
     return;
   }
   if (type != "gemma3_text")
-    fail(name, "\"" + std::string(key) + "\" is given per layer type (" + p.dump().substr(0, 80) +
-                   "…), which attnscope reads for gemma3_text only; for " + type + " give one dict");
+    fail(name, "\"" + std::string(key) + "\" is given per layer type (full_attention / sliding_attention), which "
+                   "attnscope reads for gemma3_text only; for " + type + " give one dict");
   if (p.contains("sliding_attention")) {
     double theta = local_theta ? *local_theta : c.rope_theta;
     read_rope_dict(p["sliding_attention"], j, std::string(key) + ".sliding_attention", name, c, &theta, rotary, type);
