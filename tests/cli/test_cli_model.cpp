@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -149,6 +150,36 @@ TEST_CASE("cli model: compute --checkpoint opens smollm3, gemma2 and gemma3_text
                     q(out / "text")).exit_code == 0);
     CHECK(read_json(out / "text" / "tokens.json")["labels"].size() >= 6);
   }
+}
+
+TEST_CASE("cli model: compute --checkpoint opens Llama 3's and Phi-4-mini's RoPE, and bad rope settings exit 2") {
+  const fs::path out = fresh_dir("cli_model_rope");
+  for (const std::string name : {"llama32_1b_llama3rope_bf16", "phi4mini_partial_longrope_bf16"}) {
+    CAPTURE(name);
+    const auto more = fixture_more_ids(name);  // 20 tokens: past Phi's original_max_position_embeddings (16)
+    REQUIRE(!more.empty());
+    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(more[0]) +
+                             " --layer 0 --out " + q(out / name));
+    REQUIRE(r.exit_code == 0);
+    CHECK(max_diff(read_npy(out / name / "attentions.npy", 4).data, fixture_reference(name, "more.0.attentions").values) <= 1e-5);
+  }
+  const fs::path bad_out = fresh_dir("cli_model_rope_bad");
+  auto refused_with = [&](const std::string& fixture, const std::function<void(nlohmann::json&)>& edit,
+                          const std::string& message) {
+    const fs::path dir = copy_fixture(fixture, "cli_rope_bad");
+    nlohmann::json cfg = read_json(dir / "config.json");
+    edit(cfg);
+    write_file_atomic(dir / "config.json", cfg.dump());
+    check_refused("compute --checkpoint " + q(dir) + " --ids 1,2 --out " + q(bad_out / "x"), message, bad_out);
+    check_refused("compute --checkpoint " + q(dir) + " --ids 1,2 --out " + q(bad_out / "x"), "config.json", bad_out);
+  };
+  refused_with("phi35_longrope_bf16", [](nlohmann::json& c) { c["rope_scaling"]["long_factor"].erase(0); },
+               "\"long_factor\" lists 7 factors; it must list one per rotated pair, rotary width / 2 = 8");
+  refused_with("llama32_1b_llama3rope_bf16", [](nlohmann::json& c) { c["rope_scaling"]["rope_type"] = "llama4"; },
+               "rope type \"llama4\", which attnscope does not implement (supported: default, linear, dynamic, yarn, "
+               "llama3, longrope)");
+  refused_with("llama32_1b_llama3rope_bf16", [](nlohmann::json& c) { c["rope_scaling"].erase("low_freq_factor"); },
+               "\"rope_scaling\" of rope type \"llama3\" has no \"low_freq_factor\"");
 }
 
 TEST_CASE("cli model: compute --checkpoint on DeepSeek-V2 and V3 (MLA, experts) gives PyTorch's attentions and logits") {

@@ -5,6 +5,8 @@
 // InputError (caught here); anything else — a crash, a sanitizer report, another exception —
 // is a bug.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -309,6 +311,16 @@ inline void model_config(const uint8_t* data, size_t size) {
     if (c.heads < 1 || c.kv_heads < 1 || c.heads % c.kv_heads != 0 || c.head_dim < 1 || c.layers < 1 ||
         c.vocab < 1 || c.parameter_count() <= 0)
       __builtin_trap();
+    // Every accepted rope setting gives finite frequencies, one per rotated pair, at any input length.
+    if (c.positions == model::PositionKind::rotary && !c.is_mla())
+      for (int l = 0; l < std::min(c.layers, 4); ++l)
+        for (const int T : {1, 2048})
+          if (!c.nope_layer(l)) {
+            const model::RopeFrequencies f = c.layer_rope(l, T);
+            if (f.inv_freq.size() != size_t(c.rotated_dim() / 2) || !std::isfinite(f.attention_factor)) __builtin_trap();
+            for (const float v : f.inv_freq)
+              if (!std::isfinite(v) || v < 0) __builtin_trap();
+          }
   } catch (const InputError&) {
   }
   try {

@@ -40,7 +40,12 @@ inline const std::vector<std::string>& checkpoint_fixtures() {
                                               "qwen3_gqa_bf16_tied",       "phi3_gqa_f16_sharded",
                                               "phi3_mha_long_f32",
                                               "smollm3_nope_bf16",         "gemma2_softcap_f32",
-                                              "gemma3_local_global_bf16"};
+                                              "gemma3_local_global_bf16",
+                                              // RoPE as each config says it (make_model_fixtures.py)
+                                              "llama32_1b_llama3rope_bf16", "llama_dynamic_f32",
+                                              "qwen3_yarn_bf16",           "qwen2_yarn_notrunc_f16",
+                                              "phi35_longrope_bf16",       "phi4mini_partial_longrope_bf16",
+                                              "gemma3_linear_global_bf16"};
   return names;
 }
 

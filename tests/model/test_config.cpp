@@ -144,8 +144,12 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
   CHECK(contains(refusal(j), "no \"model_type\""));
 
   j = qwen();
-  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}};
-  CHECK(contains(refusal(j), "\"rope_scaling\" = {\"factor\":32.0,\"rope_type\":\"llama3\"} is not supported (supported: null"));
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}};  // without its frequency bands
+  CHECK(contains(refusal(j), "\"rope_scaling\" of rope type \"llama3\" has no \"low_freq_factor\" (required: factor, "
+                             "low_freq_factor, high_freq_factor)"));
+  j["rope_scaling"] = {{"rope_type", "ntk-by-parts"}, {"factor", 32.0}};
+  CHECK(contains(refusal(j), "\"rope_scaling\" has rope type \"ntk-by-parts\", which attnscope does not implement "
+                             "(supported: default, linear, dynamic, yarn, llama3, longrope)"));
 
   for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
                           "max_position_embeddings"}) {
@@ -320,8 +324,9 @@ TEST_CASE("model config: the new families' fields are refused by name when wrong
   j["hidden_activation"] = "gelu";
   CHECK(contains(refusal(j), "\"hidden_activation\" = \"gelu\" is not supported for gemma2"));
   j = gemma3();
-  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
-  CHECK(contains(refusal(j), "\"rope_scaling\""));
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}, {"beta_fast", 32}};
+  CHECK(contains(refusal(j), "\"rope_scaling\" has \"beta_fast\", which the rope type \"linear\" does not take (it "
+                             "takes: factor, rope_theta)"));
   j = gemma3();
   j["use_bidirectional_attention"] = true;
   CHECK(contains(refusal(j), "\"use_bidirectional_attention\" = true is not supported"));
@@ -399,11 +404,9 @@ TEST_CASE("model config: Phi-3-mini reads as MHA 32/32 with its 2047-token windo
 
 TEST_CASE("model config: the Qwen3 and Phi-3 fields attnscope does not implement are refused by name") {
   nlohmann::json j = qwen3();
-  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"original_max_position_embeddings", 32768}};
   std::string e = refusal(j);
-  CHECK(contains(e, "\"rope_scaling\" = {"));
-  CHECK(contains(e, "\"rope_type\":\"yarn\""));
-  CHECK(contains(e, "is not supported (supported: null"));
+  CHECK(contains(e, "\"rope_scaling\" of rope type \"yarn\" has no \"factor\" (required: factor)"));
   j = qwen3();
   j["use_sliding_window"] = true;
   CHECK(contains(refusal(j), "\"use_sliding_window\" = true is not supported for qwen3"));
@@ -414,24 +417,29 @@ TEST_CASE("model config: the Qwen3 and Phi-3 fields attnscope does not implement
   j["layer_types"] = std::vector<std::string>(27, "full_attention");
   CHECK(contains(refusal(j), "\"layer_types\" must be a list of 28 entries"));
   j = qwen3();
-  j["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"rope_theta", 1000000}};
-  CHECK(contains(refusal(j), "\"rope_parameters\" = {"));
+  j["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 0.5}, {"rope_theta", 1000000}};
+  CHECK(contains(refusal(j), "\"factor\" = 0.5 is outside the valid range"));
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 5000}};
   j.erase("rope_theta");
   CHECK(parse_model_config(j.dump(), "c").rope_theta == 5000.0);  // transformers 5's place for rope_theta
 
-  for (const char* type : {"longrope", "su"}) {
-    CAPTURE(type);
-    j = phi3();
-    j["rope_scaling"] = {{"type", type}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
-    e = refusal(j);
-    CHECK(contains(e, "\"rope_scaling\" = {"));
-    CHECK(contains(e, std::string("\"type\":\"") + type + "\""));
-    CHECK(contains(e, "is not supported"));
-  }
   j = phi3();
-  j["partial_rotary_factor"] = 0.75;  // Phi-4-mini's
-  CHECK(contains(refusal(j), "\"partial_rotary_factor\" = 0.75 is not supported for phi3"));
+  j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
+  CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors; it must list one per rotated pair, "
+                             "rotary width / 2 = 48"));
+  j["rope_scaling"] = {{"type", "su"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};  // read as longrope
+  CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors"));
+  j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  CHECK(contains(refusal(j), "\"rope_scaling\" has rope type \"linear\", which phi3 does not take (Phi3Config: default or "
+                             "longrope; su and yarn are read as longrope)"));
+  j = phi3();
+  j["partial_rotary_factor"] = 0.75;  // Phi-4-mini's: 72 of the 96 values rotated
+  CHECK(parse_model_config(j.dump(), "c").rotated_dim() == 72);
+  j["partial_rotary_factor"] = 0.01;
+  CHECK(contains(refusal(j), "\"partial_rotary_factor\" = 0.01 rotates 0 of the head's 96 values"));
+  nlohmann::json l = qwen();
+  l["partial_rotary_factor"] = 0.5;
+  CHECK(contains(refusal(l), "\"partial_rotary_factor\" = 0.5 is not supported for qwen2 (its attention rotates the whole head"));
   j = phi3();
   j["hidden_act"] = "gelu";
   CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported for phi3"));

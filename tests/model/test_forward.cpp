@@ -174,11 +174,18 @@ TEST_CASE("model forward: inputs beyond the model's context or attnscope's limit
                  "exceed attnscope's limit"));
 }
 
-TEST_CASE("model forward: the new families match PyTorch on further inputs, longer and shorter than the window") {
-  for (const std::string name : {"smollm3_nope_bf16", "gemma2_softcap_f32", "gemma3_local_global_bf16"}) {
+TEST_CASE("model forward: the fixtures match PyTorch on further inputs, past the windows and where RoPE scalings switch") {
+  // SmolLM3 and Gemma: inputs longer and shorter than the windows; the RoPE fixtures: past
+  // max_position_embeddings (dynamic) or original_max_position_embeddings (longrope), and longer ones.
+  const std::vector<std::string> with_more{"smollm3_nope_bf16",         "gemma2_softcap_f32",
+                                           "gemma3_local_global_bf16",  "llama32_1b_llama3rope_bf16",
+                                           "llama_dynamic_f32",         "qwen3_yarn_bf16",
+                                           "phi35_longrope_bf16",       "phi4mini_partial_longrope_bf16",
+                                           "gemma3_linear_global_bf16"};
+  for (const std::string& name : with_more) {
     const auto m = model::open(model_fixture(name));
     const auto more = test::fixture_more_ids(name);
-    REQUIRE(more.size() == 2);
+    REQUIRE(!more.empty());
     for (size_t n = 0; n < more.size(); ++n) {
       CAPTURE(name);
       CAPTURE(n);
@@ -251,10 +258,11 @@ TEST_CASE("model forward: each new formula changes the result (NoPE, window, sof
   CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.final_softcap = 0; }) > 1e-3);
   CHECK(moved("gemma2_softcap_f32", [](ModelConfig& c) { c.attn_scale = 1.0 / std::sqrt(double(c.head_dim)); }) > 1e-3);
   CHECK(moved("gemma3_local_global_bf16", [](ModelConfig& c) { c.layer_rope_theta[0] = c.rope_theta; }) > 1e-3);
-  // √24 = 4.899 rounds to 4.90625 in BF16, as Hugging Face multiplies in the embedding's dtype.
+  // √24 = 4.899 stays float32 in this BF16 checkpoint, as a float32-loaded transformers model keeps it
+  // (the float32 contract, config.h); BF16's 4.90625 would move the result.
   const auto g3 = model::open(model_fixture("gemma3_local_global_bf16"));
-  CHECK(g3->config.embedding_scale == 4.90625);
-  CHECK(moved("gemma3_local_global_bf16", [](ModelConfig& c) { c.embedding_scale = double(std::sqrt(24.0f)); }) > 1e-4);
+  CHECK(g3->config.embedding_scale == double(std::sqrt(24.0f)));
+  CHECK(moved("gemma3_local_global_bf16", [](ModelConfig& c) { c.embedding_scale = 4.90625; }) > 1e-4);
   CHECK(model::open(model_fixture("gemma2_softcap_f32"))->config.embedding_scale == double(std::sqrt(32.0f)));
 }
 

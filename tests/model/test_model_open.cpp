@@ -460,9 +460,9 @@ TEST_CASE("model open: a Qwen3 checkpoint without q_norm / k_norm, or with one o
   CHECK(contains(open_error(dir), "missing tensor 'lm_head.weight'"));
 
   dir = copy_fixture("qwen3_gqa_bf16_tied", "qwen3_rope_scaling");
-  edit_config(dir, [](nlohmann::json& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}}; });
+  edit_config(dir, [](nlohmann::json& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"beta_fast", 4.0}}; });
   e = open_error(dir);
-  CHECK(contains(e, "\"rope_scaling\" = {\"factor\":4.0,\"rope_type\":\"yarn\"} is not supported"));
+  CHECK(contains(e, "\"rope_scaling\" of rope type \"yarn\" has no \"factor\""));
   CHECK(contains(e, "config.json'"));
 }
 
@@ -502,13 +502,12 @@ TEST_CASE("model open: a Phi-3 checkpoint whose fused tensors disagree with conf
   edit_config(dir, [](nlohmann::json& j) {
     j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
   });
-  e = open_error(dir);
-  CHECK(contains(e, "\"rope_scaling\" = {"));
-  CHECK(contains(e, "\"type\":\"longrope\""));
-  CHECK(contains(e, "is not supported"));
+  e = open_error(dir);  // head_dim 24 / 4 = 6: three pairs
+  CHECK(contains(e, "\"rope_scaling\": \"short_factor\" lists 2 factors; it must list one per rotated pair, rotary width / 2 = 3"));
   edit_config(dir, [](nlohmann::json& j) {
     j["rope_scaling"] = nullptr;
     j["partial_rotary_factor"] = 0.5;
   });
-  CHECK(contains(open_error(dir), "\"partial_rotary_factor\" = 0.5 is not supported for phi3"));
+  CHECK(contains(open_error(dir), "\"partial_rotary_factor\" = 0.5 rotates 3 of the head's 6 values; rotary positions "
+                                  "need an even width of 2 or more"));
 }

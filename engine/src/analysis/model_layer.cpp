@@ -105,7 +105,22 @@ LayerPositions layer_positions(const model::ModelConfig& c, int layer) {
     return p;
   }
   p.rope.base = theta;
-  p.rotated_dim = c.head_dim;
+  p.rotated_dim = c.rotated_dim();
+  // The config's scalings the scene model also draws (linear, YaRN); llama3, longrope and dynamic
+  // are drawn unscaled here (the forward pass applies them).
+  const model::RopeScalingConfig& s = c.rope_scaling;
+  const bool scaled = c.layer_rope_scaled.empty() || c.layer_rope_scaled[size_t(layer)];
+  if (scaled && s.factor > 1 && s.type == model::RopeType::linear) {
+    p.rope.scaling = RopeScaling::linear;
+    p.rope.factor = s.factor;
+  } else if (scaled && s.factor > 1 && s.type == model::RopeType::yarn) {
+    p.rope.scaling = RopeScaling::yarn;
+    p.rope.factor = s.factor;
+    p.rope.original_context = s.original_max;
+    p.rope.beta_fast = s.beta_fast;
+    p.rope.beta_slow = s.beta_slow;
+    p.rope.attention_factor = s.attention_factor;
+  }
   if (c.is_mla()) {
     p.rotated_dim = c.mla.rope_dim;
     p.rope.layout = RopeLayout::interleaved;

@@ -153,9 +153,9 @@ std::vector<float> rope_inv_freq_float32(double base, int dim) {
 }
 
 std::vector<float> yarn_inv_freq_float32(double base, int dim, double factor, double original_context, double beta_fast,
-                                         double beta_slow) {
+                                         double beta_slow, bool truncate) {
   // _compute_yarn_parameters: pos_freqs = base ** (arange(0, d, 2).float() / d), the blend in float32
-  const auto [low, high] = yarn_correction_range(base, dim, original_context, beta_fast, beta_slow);
+  const auto [low, high] = yarn_correction_range(base, dim, original_context, beta_fast, beta_slow, truncate);
   std::vector<float> out(size_t(dim / 2));
   for (int k = 0; k < dim / 2; ++k) {
     const float pos = float(std::pow(base, double(float(2 * k) / float(dim))));

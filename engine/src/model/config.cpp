@@ -152,24 +152,196 @@ ModelConfig read_gpt2(const Reader& r, const std::string& name) {
   return c;
 }
 
-// rope_scaling (every family), and transformers 5's rope_parameters, which holds rope_theta and the
-// scaling together: only plain rotary positions ("default") are implemented.
-void read_rope(const json& j, const Reader& r, const std::string& name, ModelConfig& c) {
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
-                   " is not supported (supported: null, plain rotary positions with rope_theta)");
-  if (!j.contains("rope_parameters") || j["rope_parameters"].is_null()) return;
-  const json& p = j["rope_parameters"];
-  if (!p.is_object()) fail(name, "\"rope_parameters\" must be an object, got " + p.dump());
-  for (const char* key : {"rope_type", "type"})
-    if (p.contains(key) && p[key] != "default")
-      fail(name, "\"rope_parameters\" = " + p.dump() + " is not supported (supported: \"rope_type\": \"default\", "
-                     "plain rotary positions with rope_theta)");
+// ---- RoPE: rope_scaling (transformers 4) or rope_parameters (transformers 5) -------------------------
+// transformers 5.x RotaryEmbeddingConfigMixin.standardize_rope_params and _validate_*_rope_parameters
+// (modeling_rope_utils.py): rope_scaling, when present, is the dict (else rope_parameters); "rope_type"
+// (older files: "type") names one of ROPE_INIT_FUNCTIONS; a "rope_theta" in the dict is the base; a
+// top-level "original_max_position_embeddings" (Phi-3 writes it there) wins over the dict's, which
+// defaults to max_position_embeddings. Every key of the dict is read or refused by name.
+
+std::string list_of(std::initializer_list<const char*> keys) {
+  std::string out;
+  for (const char* k : keys) out += std::string(out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+// One rope dict (flat) → c.rope_scaling, with the base into *theta (when the dict has rope_theta).
+// rotary_dim is the rotated width the factor lists must match.
+void read_rope_dict(const json& p, const json& top, const std::string& key, const std::string& name, ModelConfig& c,
+                    double* theta, int rotary_dim, const std::string& family) {
+  if (!p.is_object()) fail(name, "\"" + key + "\" must be an object or null, got " + p.dump());
   const Reader pr(p, name);
-  if (pr.number_or("partial_rotary_factor", 1.0, 0, 1) != 1.0)
-    fail(name, "\"partial_rotary_factor\" other than 1 in \"rope_parameters\" is not supported (rotary positions "
-               "on the whole head)");
-  if (!r.has("rope_theta")) c.rope_theta = pr.number_or("rope_theta", c.rope_theta, 1.0, 1e12);
+  std::string type = pr.string_or("rope_type", pr.string_or("type", "default"));
+  if (family == "phi3") {
+    // Phi3Config (transformers 5): the older "su" and "yarn" are read as longrope; nothing else but default.
+    if (type == "su" || type == "yarn") type = "longrope";
+    if (type != "default" && type != "longrope")
+      fail(name, "\"" + key + "\" has rope type \"" + type + "\", which phi3 does not take (Phi3Config: default or "
+                     "longrope; su and yarn are read as longrope)");
+  }
+  RopeScalingConfig& s = c.rope_scaling;
+  s = RopeScalingConfig{};
+  s.max_positions = c.max_positions;
+  struct Kind {
+    const char* name;
+    RopeType type;
+    std::initializer_list<const char*> required, optional;
+  };
+  static const Kind kinds[] = {
+      {"default", RopeType::plain, {}, {}},
+      {"linear", RopeType::linear, {"factor"}, {}},
+      {"dynamic", RopeType::dynamic, {"factor"}, {}},
+      {"yarn", RopeType::yarn, {"factor"},
+       {"original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+        "truncate"}},
+      {"llama3", RopeType::llama3, {"factor", "low_freq_factor", "high_freq_factor"},
+       {"original_max_position_embeddings"}},
+      {"longrope", RopeType::longrope, {"short_factor", "long_factor"},
+       {"original_max_position_embeddings", "attention_factor", "factor"}},
+  };
+  const Kind* kind = nullptr;
+  for (const Kind& k : kinds)
+    if (type == k.name) kind = &k;
+  if (!kind)
+    fail(name, "\"" + key + "\" has rope type \"" + type + "\", which attnscope does not implement (supported: "
+                   "default, linear, dynamic, yarn, llama3, longrope)");
+  s.type = kind->type;
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    const std::string& k = it.key();
+    bool known = k == "rope_type" || k == "type" || k == "rope_theta" || k == "partial_rotary_factor";
+    for (const char* r : kind->required) known = known || k == r;
+    for (const char* o : kind->optional) known = known || k == o;
+    if (!known)
+      fail(name, "\"" + key + "\" has \"" + k + "\", which the rope type \"" + type + "\" does not take (it takes: " +
+                     (std::string(list_of(kind->required)) + (kind->optional.size() ? ", " + list_of(kind->optional) : "")) +
+                     (kind->required.size() + kind->optional.size() ? ", " : "") + "rope_theta)");
+  }
+  for (const char* r : kind->required)
+    if (!pr.has(r))
+      fail(name, "\"" + key + "\" of rope type \"" + type + "\" has no \"" + r + "\" (required: " +
+                     list_of(kind->required) + ")");
+  if (pr.has("rope_theta")) *theta = pr.number_or("rope_theta", *theta, 1.0, 1e12);
+  if (s.type == RopeType::plain) return;
+  const Reader tr(top, name);
+  if (s.type != RopeType::linear && s.type != RopeType::dynamic) {
+    s.original_max = tr.has("original_max_position_embeddings")
+                         ? tr.integer("original_max_position_embeddings", 1, max_positions_bound)
+                         : pr.integer_or("original_max_position_embeddings", c.max_positions, 1, max_positions_bound);
+  }
+  auto factor_of = [&] { return pr.number_or("factor", 1.0, 1.0, 1e6); };
+  switch (s.type) {
+    case RopeType::plain: break;
+    case RopeType::linear:
+    case RopeType::dynamic:
+      s.factor = factor_of();
+      if (s.type == RopeType::dynamic && rotary_dim < 4)  // the base grows by a power d/(d − 2)
+        fail(name, "\"" + key + "\" of rope type \"dynamic\" needs a rotated width of 4 or more, got " +
+                       std::to_string(rotary_dim));
+      break;
+    case RopeType::yarn: {
+      s.factor = factor_of();
+      // `beta_fast or 32`, `beta_slow or 1`: 0 means the default
+      s.beta_fast = pr.number_or("beta_fast", 32.0, 0, 1e6);
+      s.beta_slow = pr.number_or("beta_slow", 1.0, 0, 1e6);
+      if (s.beta_fast == 0) s.beta_fast = 32;
+      if (s.beta_slow == 0) s.beta_slow = 1;
+      s.truncate = pr.boolean_or("truncate", true);
+      const double mscale = pr.number_or("mscale", 0.0, 0.0, 1e3), mscale_all = pr.number_or("mscale_all_dim", 0.0, 0.0, 1e3);
+      if (pr.has("attention_factor")) s.attention_factor = pr.number_or("attention_factor", 1.0, 0.0, 1e6);
+      else if (mscale != 0 && mscale_all != 0) s.attention_factor = yarn_mscale(s.factor, mscale) / yarn_mscale(s.factor, mscale_all);
+      else s.attention_factor = yarn_mscale(s.factor, 1.0);
+      break;
+    }
+    case RopeType::llama3: {
+      s.factor = factor_of();
+      s.low_freq_factor = pr.number_or("low_freq_factor", 1.0, 1e-6, 1e6);
+      s.high_freq_factor = pr.number_or("high_freq_factor", 4.0, 1e-6, 1e6);
+      if (!(s.high_freq_factor > s.low_freq_factor))
+        fail(name, "\"" + key + "\": \"high_freq_factor\" = " + p["high_freq_factor"].dump() +
+                       " must be above \"low_freq_factor\" = " + p["low_freq_factor"].dump());
+      break;
+    }
+    case RopeType::longrope: {
+      auto factors = [&](const char* k) {
+        const json& v = p[k];
+        if (!v.is_array())
+          fail(name, "\"" + key + "\": \"" + std::string(k) + "\" must be a list of numbers, got " + v.dump());
+        if (int64_t(v.size()) != rotary_dim / 2)
+          fail(name, "\"" + key + "\": \"" + std::string(k) + "\" lists " + std::to_string(v.size()) +
+                         " factors; it must list one per rotated pair, rotary width / 2 = " + std::to_string(rotary_dim / 2));
+        std::vector<double> out;
+        for (size_t i = 0; i < v.size(); ++i) {
+          if (!v[i].is_number() || !(v[i].get<double>() >= 1e-6 && v[i].get<double>() <= 1e6))
+            fail(name, "\"" + key + "\": \"" + std::string(k) + "\"[" + std::to_string(i) + "] = " + v[i].dump() +
+                           " must be a number from 1e-6 to 1e6 (a divisor of the frequency)");
+          out.push_back(v[i].get<double>());
+        }
+        return out;
+      };
+      s.short_factor = factors("short_factor");
+      s.long_factor = factors("long_factor");
+      if (s.original_max < 2)  // its attention factor divides by ln original_max_position_embeddings
+        fail(name, "\"" + key + "\" of rope type \"longrope\" needs original_max_position_embeddings of 2 or more, got " +
+                       std::to_string(s.original_max));
+      s.factor = pr.has("factor") ? factor_of() : double(c.max_positions) / double(s.original_max);
+      if (pr.has("attention_factor")) s.attention_factor = pr.number_or("attention_factor", 1.0, 0.0, 1e6);
+      else
+        s.attention_factor = s.factor <= 1.0 ? 1.0 : std::sqrt(1 + std::log(s.factor) / std::log(double(s.original_max)));
+      break;
+    }
+  }
+}
+
+// The rope settings of a rotate-half family: the dict (flat; for Gemma 3 also nested by layer type,
+// {"full_attention": {…}, "sliding_attention": {…}}), partial_rotary_factor (`partial`: the families
+// whose attention rotates the leading part only), and which layers are scaled.
+// *local_theta (Gemma 3's sliding layers' base) may be set by a nested "sliding_attention".
+void read_rope(const json& j, const Reader& r, const std::string& name, const std::string& type, ModelConfig& c,
+               bool partial, double* local_theta = nullptr) {
+  // partial_rotary_factor: top level (transformers 5 copies it into the dict), else the dict's.
+  const bool scaling = r.has("rope_scaling");
+  const char* key = scaling ? "rope_scaling" : "rope_parameters";
+  const bool has_dict = scaling || r.has("rope_parameters");
+  const json none = json::object();
+  const json& p = has_dict ? j[key] : none;
+  if (!p.is_object()) fail(name, "\"" + std::string(key) + "\" must be an object or null, got " + p.dump());
+  double prf = r.number_or("partial_rotary_factor", 1.0, 0, 1);
+  std::string prf_text = r.has("partial_rotary_factor") ? "\"partial_rotary_factor\" = " + j["partial_rotary_factor"].dump() : "";
+  if (!r.has("partial_rotary_factor") && p.contains("partial_rotary_factor") && !p["partial_rotary_factor"].is_null()) {
+    prf = Reader(p, name).number_or("partial_rotary_factor", 1.0, 0, 1);
+    prf_text = "\"" + std::string(key) + "\".partial_rotary_factor = " + p["partial_rotary_factor"].dump();
+  }
+  if (prf != 1.0 && !partial)
+    fail(name, prf_text + " is not supported for " + type + " (its attention rotates the whole head; supported: 1; "
+                   "partial rotary: phi3)");
+  c.rotary_dim = int(double(c.head_dim) * prf);
+  if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0)
+    fail(name, prf_text + " rotates " + std::to_string(c.rotary_dim) + " of the head's " + std::to_string(c.head_dim) +
+                   " values; rotary positions need an even width of 2 or more");
+  if (c.rotary_dim == c.head_dim) c.rotary_dim = 0;
+  const int rotary = c.rotated_dim();
+  bool nested = !p.empty();
+  for (auto it = p.begin(); it != p.end(); ++it)
+    nested = nested && (it.key() == "full_attention" || it.key() == "sliding_attention");
+  if (!nested) {
+    read_rope_dict(p, j, key, name, c, &c.rope_theta, rotary, type);
+    return;
+  }
+  if (type != "gemma3_text")
+    fail(name, "\"" + std::string(key) + "\" is given per layer type (full_attention / sliding_attention), which "
+                   "attnscope reads for gemma3_text only; for " + type + " give one dict");
+  if (p.contains("sliding_attention")) {
+    double theta = local_theta ? *local_theta : c.rope_theta;
+    read_rope_dict(p["sliding_attention"], j, std::string(key) + ".sliding_attention", name, c, &theta, rotary, type);
+    if (c.rope_scaling.type != RopeType::plain)
+      fail(name, "\"" + std::string(key) + ".sliding_attention\" has rope type \"" +
+                     std::string(to_string(c.rope_scaling.type)) + "\"; attnscope scales the global layers only (supported: default)");
+    if (local_theta) *local_theta = theta;
+  }
+  if (p.contains("full_attention"))
+    read_rope_dict(p["full_attention"], j, std::string(key) + ".full_attention", name, c, &c.rope_theta, rotary, type);
+  else
+    c.rope_scaling = RopeScalingConfig{};
 }
 
 // Llama, Mistral, Qwen2, Qwen3, Phi-3: one network, with the defaults of each family's config class.
@@ -201,10 +373,12 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   const std::string act = r.string_or("hidden_act", "silu");
   if (act != "silu")
     fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for " + type + " (supported: silu, the SwiGLU MLP)");
-  read_rope(j, r, name, c);
-  if (r.has("partial_rotary_factor") && r.number_or("partial_rotary_factor", 1.0, 0, 1) != 1.0)
-    fail(name, "\"partial_rotary_factor\" = " + j["partial_rotary_factor"].dump() +
-                   " is not supported for " + type + " (supported: 1, rotary positions on the whole head)");
+  // Phi3Attention rotates the leading head_dim × partial_rotary_factor values (Phi-4-mini: 0.75); the
+  // others' apply_rotary_pos_emb rotates the whole head. Phi3Config's original_max_position_embeddings
+  // defaults to 4096.
+  json with_default = j;
+  if (type == "phi3" && !r.has("original_max_position_embeddings")) with_default["original_max_position_embeddings"] = 4096;
+  read_rope(with_default, Reader(with_default, name), name, type, c, type == "phi3");
   if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
   // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias adds them to q, k, v and o; Phi-3's
   // fused projections never have biases (Phi3Attention does not read attention_bias).
@@ -298,9 +472,6 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
   if (act != "gelu_pytorch_tanh")
     fail(name, "\"hidden_activation\" = \"" + act + "\" is not supported for " + type +
                    " (supported: gelu_pytorch_tanh, the GeGLU MLP)");
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-    fail(name, "\"rope_scaling\" = " + j["rope_scaling"].dump() +
-                   " is not supported (supported: null, plain rotary positions with rope_theta)");
   if (r.boolean_or("use_bidirectional_attention", false))
     fail(name, "\"use_bidirectional_attention\" = true is not supported (supported: false, causal attention)");
   const bool attention_bias = r.boolean_or("attention_bias", false);
@@ -317,7 +488,8 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
   // Gemma2Config's defaults are 50 and 30; an explicit null turns soft-capping off. Gemma 3 has none.
   c.attn_softcap = j.contains("attn_logit_softcapping") ? softcap("attn_logit_softcapping", 0) : (gemma3 ? 0 : 50.0);
   c.final_softcap = j.contains("final_logit_softcapping") ? softcap("final_logit_softcapping", 0) : (gemma3 ? 0 : 30.0);
-  // √hidden_size as float32; model::open rounds it to the embedding's dtype, as Hugging Face does.
+  // √hidden_size as float32, whatever the file's dtype (the float32 contract, config.h): transformers
+  // casts it to the hidden states' dtype, float32 in a float32-loaded model.
   c.embedding_scale = double(float(std::sqrt(double(c.d_model))));
   c.sliding_window = r.integer_or("sliding_window", 4096, 1, max_positions_bound);
   // The layer pattern: layer_types, else Gemma 2 alternates (sliding first) and Gemma 3 makes every
@@ -327,10 +499,15 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
     const int pattern = gemma3 ? r.integer_or("sliding_window_pattern", 6, 1, max_layers) : 2;
     for (int i = 0; i < c.layers; ++i) sliding.push_back((i + 1) % pattern != 0);
   }
-  const double local_theta = gemma3 ? r.number_or("rope_local_base_freq", 10000.0, 1.0, 1e12) : c.rope_theta;
+  // Gemma2RotaryEmbedding scales every layer; Gemma 3's sliding layers use rope_local_base_freq
+  // unscaled (rotary_emb_local: rope_type default), its global ones rope_theta with the scaling.
+  double local_theta = gemma3 ? r.number_or("rope_local_base_freq", 10000.0, 1.0, 1e12) : 0;
+  read_rope(j, r, name, type, c, false, gemma3 ? &local_theta : nullptr);
+  if (!gemma3) local_theta = c.rope_theta;
   for (int i = 0; i < c.layers; ++i) {
     c.layer_window.push_back(sliding[size_t(i)] ? c.sliding_window : 0);
     c.layer_rope_theta.push_back(sliding[size_t(i)] ? local_theta : c.rope_theta);
+    c.layer_rope_scaled.push_back(!(gemma3 && sliding[size_t(i)]));
   }
   return c;
 }
@@ -493,6 +670,87 @@ std::vector<float> MlaConfig::inv_freq(double theta) const {
   return yarn_inv_freq_float32(theta, rope_dim, yarn_factor, yarn_original_max, beta_fast, beta_slow);
 }
 
+const char* to_string(RopeType type) {
+  switch (type) {
+    case RopeType::plain: return "default";
+    case RopeType::linear: return "linear";
+    case RopeType::dynamic: return "dynamic";
+    case RopeType::yarn: return "yarn";
+    case RopeType::llama3: return "llama3";
+    case RopeType::longrope: return "longrope";
+  }
+  return "default";
+}
+
+RopeFrequencies rope_frequencies(const RopeScalingConfig& s, double base, int d, int tokens) {
+  // transformers 5.x modeling_rope_utils.py in float32: a Python float meeting a float32 tensor is
+  // rounded to float32 first, and `x / tensor` is tensor.reciprocal() · x.
+  RopeFrequencies f;
+  const int half = d / 2;
+  switch (s.type) {
+    case RopeType::plain: f.inv_freq = rope_inv_freq_float32(base, d); break;
+    case RopeType::linear:  // _compute_linear_scaling_rope_parameters: inv_freq /= factor
+      f.inv_freq = rope_inv_freq_float32(base, d);
+      for (float& v : f.inv_freq) v /= float(s.factor);
+      break;
+    case RopeType::dynamic: {
+      // dynamic_frequency_update: recomputed at seq_len = T when T > max_position_embeddings (a
+      // float32 tensor base), else the original frequencies.
+      if (tokens <= s.max_positions) {
+        f.inv_freq = rope_inv_freq_float32(base, d);
+        break;
+      }
+      const float ratio = float(s.factor) * float(tokens) / float(s.max_positions) - float(s.factor - 1);
+      const float scaled = float(base) * std::pow(ratio, float(double(d) / double(d - 2)));
+      f.inv_freq.resize(size_t(half));
+      for (int k = 0; k < half; ++k)
+        f.inv_freq[size_t(k)] = 1.0f / std::pow(scaled, float(2 * k) / float(d));
+      break;
+    }
+    case RopeType::yarn:
+      f.inv_freq = yarn_inv_freq_float32(base, d, s.factor, double(s.original_max), s.beta_fast, s.beta_slow, s.truncate);
+      f.attention_factor = float(s.attention_factor);
+      break;
+    case RopeType::llama3: {
+      // _compute_llama3_parameters: by wavelength against original/low_freq_factor and original/high_freq_factor
+      const std::vector<float> inv = rope_inv_freq_float32(base, d);
+      const float L = float(s.original_max), factor = float(s.factor);
+      const float low_wavelen = float(double(s.original_max) / s.low_freq_factor);
+      const float high_wavelen = float(double(s.original_max) / s.high_freq_factor);
+      const float two_pi = float(2 * 3.14159265358979323846);
+      f.inv_freq.resize(size_t(half));
+      for (int k = 0; k < half; ++k) {
+        const float theta = inv[size_t(k)];
+        const float wavelen = (1.0f / theta) * two_pi;
+        const float scaled = wavelen > low_wavelen ? theta / factor : theta;
+        const float smooth = ((1.0f / wavelen) * L - float(s.low_freq_factor)) / float(s.high_freq_factor - s.low_freq_factor);
+        const float smoothed = (1.0f - smooth) * scaled / factor + smooth * scaled;
+        const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+        f.inv_freq[size_t(k)] = medium ? smoothed : scaled;
+      }
+      break;
+    }
+    case RopeType::longrope: {
+      // _compute_longrope_parameters / longrope_frequency_update: long factors once T > original
+      const std::vector<double>& ext = tokens > s.original_max ? s.long_factor : s.short_factor;
+      f.inv_freq.resize(size_t(half));
+      for (int k = 0; k < half; ++k) {
+        const float pos = std::pow(float(base), float(2 * k) / float(d));
+        f.inv_freq[size_t(k)] = 1.0f / (float(ext[size_t(k)]) * pos);
+      }
+      f.attention_factor = float(s.attention_factor);
+      break;
+    }
+  }
+  return f;
+}
+
+RopeFrequencies ModelConfig::layer_rope(int layer, int tokens) const {
+  static const RopeScalingConfig plain;
+  return rope_frequencies(layer_rope_scaled.empty() || layer_rope_scaled[size_t(layer)] ? rope_scaling : plain,
+                          layer_rope_theta[size_t(layer)], rotated_dim(), tokens);
+}
+
 const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3"; }
 
 int64_t ModelConfig::parameter_count() const {
@@ -549,6 +807,10 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
     fail(name, "\"model_type\" = \"gemma3\" is the multimodal Gemma 3 (a vision tower and language_model.* "
                "weights), which attnscope does not open; the text-only Gemma 3 checkpoints (model_type "
                "gemma3_text, e.g. gemma-3-1b-pt) are supported");
+  else if (type == "qwen3_next")
+    fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly hybrid linear attention "
+               "(Gated DeltaNet) with no attention matrix to draw; attnscope does not open it (supported: " +
+                   std::string(supported_model_types()) + ")");
   else
     fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
                    "); for other models compute the attentions with transformers and open the attentions file");
@@ -558,6 +820,7 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (c.layer_window.empty()) c.layer_window.assign(size_t(c.layers), 0);
   if (c.layer_rope_theta.empty())
     c.layer_rope_theta.assign(size_t(c.layers), c.positions == PositionKind::rotary ? c.rope_theta : 0.0);
+  if (c.layer_rope_scaled.empty()) c.layer_rope_scaled.assign(size_t(c.layers), true);
   check_common(c, name);
   return c;
 }

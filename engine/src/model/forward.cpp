@@ -98,6 +98,30 @@ LayerDetail make_detail(const ModelConfig& c, const Activations& a, const float*
 }
 
 // ---- one layer -------------------------------------------------------------------------------------
+// Rotate-half RoPE on the leading 2·|f.inv_freq| values of each of `heads` heads of x [T, heads·D], in
+// place (the rest pass unrotated: partial_rotary_factor): pair (i, i + R/2) of the rotated part R
+// turns by t·θ'_i, cos and sin × the attention factor, all in float32 as transformers' eager pass:
+// x' = x·cos + rotate_half(x)·sin.
+void rope_half(float* x, int T, int heads, int D, const RopeFrequencies& f) {
+  const int half = int(f.inv_freq.size());
+  std::vector<float> cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < half; ++i) {
+      const float angle = float(t) * f.inv_freq[size_t(i)];
+      cs[size_t(i)] = float(std::cos(double(angle))) * f.attention_factor;
+      sn[size_t(i)] = float(std::sin(double(angle))) * f.attention_factor;
+    }
+    for (int h = 0; h < heads; ++h) {
+      float* xh = x + (int64_t(t) * heads + h) * D;
+      for (int i = 0; i < half; ++i) {
+        const float x1 = xh[i], x2 = xh[i + half];
+        xh[i] = x1 * cs[size_t(i)] - x2 * sn[size_t(i)];
+        xh[i + half] = x2 * cs[size_t(i)] + x1 * sn[size_t(i)];
+      }
+    }
+  }
+}
+
 // x ← x + attn(norm1(x)) (Gemma: x + post_attn_norm(attn(norm1(x)))).  probs [H, T, T] receives this
 // layer's attention.
 void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights& kv, Activations& a, float* probs,
@@ -113,10 +137,10 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
     ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T * H, D, float(c.norm_eps));
     ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T * G, D, float(c.norm_eps));
   }
-  const double theta = c.layer_rope_theta[size_t(layer)];
-  if (c.positions == PositionKind::rotary && theta > 0) {
-    ops::rope_forward(a.q.data(), 1, T, H, D, float(theta), 0);
-    ops::rope_forward(a.k.data(), 1, T, G, D, float(theta), 0);
+  if (c.positions == PositionKind::rotary && !c.nope_layer(layer)) {
+    const RopeFrequencies f = c.layer_rope(layer, T);
+    rope_half(a.q.data(), T, H, D, f);
+    rope_half(a.k.data(), T, G, D, f);
   }
   ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
                               attention_options(c, layer));

@@ -18,8 +18,10 @@ void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
   require(T >= 1, "the input has no tokens");
   require(T <= limits::max_tokens, "the input has " + std::to_string(T) + " tokens; attnscope's limit is " +
                                        std::to_string(limits::max_tokens) + " (README \"Limits\")");
-  require(T <= c.max_positions, "the input has " + std::to_string(T) + " tokens, more than this model's " +
-                                    std::to_string(c.max_positions) + " positions (max_position_embeddings)");
+  // Dynamic NTK scaling exists for inputs beyond max_position_embeddings (its base grows with T).
+  require(T <= c.max_positions || (c.positions == PositionKind::rotary && c.rope_scaling.type == RopeType::dynamic),
+          "the input has " + std::to_string(T) + " tokens, more than this model's " + std::to_string(c.max_positions) +
+              " positions (max_position_embeddings)");
   const int64_t cells = int64_t(c.layers) * c.heads * T * T;
   require(int64_t(c.heads) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
           "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
@@ -69,18 +71,18 @@ Rows norm(const Rows& x, const Vec& weight, const Vec& bias, NormKind kind, doub
   return y;
 }
 
-// Rotate-half RoPE on each head of x [T, heads·D] in place: dimension i pairs with i + D/2,
-// angle = t·θ^(−2i/D), x' = x·cos + rotate_half(x)·sin.
-void rope(Rows& x, int heads, int D, double theta) {
+// Rotate-half RoPE on each head of x [T, heads·D] in place: dimension i < R/2 pairs with i + R/2 of the
+// rotated part R = 2·|f.inv_freq| (the rest unrotated), angle = t·θ'_i (float32, as Hugging Face), cos and
+// sin × the attention factor; x' = x·cos + rotate_half(x)·sin in double.
+void rope(Rows& x, int heads, int D, const RopeFrequencies& f) {
+  const int half = int(f.inv_freq.size());
   for (size_t t = 0; t < x.size(); ++t)
     for (int h = 0; h < heads; ++h)
-      for (int i = 0; i < D / 2; ++i) {
-        // Hugging Face computes inv_freq and the angle in float32 (torch.arange(...).float()).
-        const float inv_freq = 1.0f / float(std::pow(theta, double(2 * i) / D));
-        const float angle = float(t) * inv_freq;
-        const double c = std::cos(double(angle)), s = std::sin(double(angle));
+      for (int i = 0; i < half; ++i) {
+        const float angle = float(t) * f.inv_freq[size_t(i)];
+        const double c = std::cos(double(angle)) * f.attention_factor, s = std::sin(double(angle)) * f.attention_factor;
         double& a = x[t][size_t(h * D + i)];
-        double& b = x[t][size_t(h * D + i + D / 2)];
+        double& b = x[t][size_t(h * D + i + half)];
         const double a0 = a, b0 = b;
         a = a0 * c - b0 * s;
         b = b0 * c + a0 * s;
@@ -317,10 +319,10 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       head_norm(q, H, D, lw.q_norm, c.norm_eps);
       head_norm(k, G, D, lw.k_norm, c.norm_eps);
     }
-    const double theta = c.layer_rope_theta[size_t(l)];
-    if (c.positions == PositionKind::rotary && theta > 0) {  // 0: a NoPE layer
-      rope(q, H, D, theta);
-      rope(k, G, D, theta);
+    if (c.positions == PositionKind::rotary && !c.nope_layer(l)) {
+      const RopeFrequencies f = c.layer_rope(l, T);
+      rope(q, H, D, f);
+      rope(k, G, D, f);
     }
     // 2. scores (scale, soft-cap) → causal mask, sliding window → softmax → weighted sum, head by head
     const int window = c.layer_window[size_t(l)];

@@ -276,21 +276,6 @@ void add_one_to_norms(ModelWeights& w) {
   plus_one(w.final_norm_weight);
 }
 
-// Hugging Face multiplies the embeddings by torch.tensor(√hidden_size, dtype=the embeddings' dtype):
-// run in the checkpoint's own dtype, the factor is rounded to BF16 or F16 (√1152 = 33.94… → 34 in BF16).
-double round_to_dtype(double value, TensorDtype dtype) {
-  const float f = float(value);
-  if (dtype == TensorDtype::f16) return double(float(Eigen::half(f)));  // round to nearest even, any compiler
-  if (dtype == TensorDtype::bf16) {
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;  // round to nearest, ties to even
-    float r;
-    std::memcpy(&r, &bits, sizeof r);
-    return double(r);
-  }
-  return double(f);
-}
 
 }  // namespace
 
@@ -384,8 +369,8 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
     if (progress) progress(total > 0 ? std::min(1.0, done / total) : 1.0);
   }
   if (c.norm_plus_one) add_one_to_norms(w);
-  if (c.embedding_scale != 1.0 && c.family != Family::gpt2)
-    model->config.embedding_scale = round_to_dtype(c.embedding_scale, ckpt.tensor("model.embed_tokens.weight").dtype);
+  // Gemma's √hidden_size stays the float32 of config.cpp whatever the file's dtype: a float32-loaded
+  // transformers model casts it to float32, not to the file's BF16 (the float32 contract, config.h).
   model->weights = std::move(weights);
   model->original_kv_heads = c.kv_heads;
   model->source_dtypes = ckpt.dtypes_read();

@@ -87,7 +87,7 @@ std::array<double, 2> yarn_correction_range(double base, int dim, double origina
 // base^(float(2k)/float(d)) rounded to float, then 1/that (and YaRN's blend) in float.
 std::vector<float> rope_inv_freq_float32(double base, int dim);
 std::vector<float> yarn_inv_freq_float32(double base, int dim, double factor, double original_context,
-                                         double beta_fast, double beta_slow);
+                                         double beta_fast, double beta_slow, bool truncate = true);
 
 // cos and sin of t·θ_k times the attention factor, for tokens t = 0 … T − 1.
 struct RopeTables {

@@ -6,7 +6,9 @@
 //   llama  model_type llama, mistral, qwen2, qwen3, phi3: RMSNorm(rms_norm_eps), rotate-half
 //          RoPE(rope_theta), num_key_value_heads, optional head_dim, SwiGLU MLP, tie_word_embeddings;
 //          qwen3 adds an RMSNorm over each head of q and of k before RoPE (qk_norm); phi3 stores q/k/v
-//          and gate/up as fused tensors, split at load (model.cpp), so the pass is Llama's;
+//          and gate/up as fused tensors, split at load (model.cpp), so the pass is Llama's, and may
+//          rotate only the leading head_dim × partial_rotary_factor values (Phi-4-mini);
+//          every rotary family: rope_scaling / rope_parameters (RopeScalingConfig below);
 //          smollm3: the same with a per-layer NoPE list (no_rope_layers[i] == 1: layer i uses RoPE);
 //          gemma2, gemma3_text: (1 + w) RMSNorms, four norms per block, embedding × √hidden_size,
 //          GeGLU (gelu tanh), query_pre_attn_scalar, soft-capping (Gemma 2), q/k norms (Gemma 3),
@@ -14,8 +16,14 @@
 //   deepseek  model_type deepseek_v2, deepseek_v3: Llama's norms and SwiGLU, with multi-head latent
 //          attention (MlaConfig) and a mixture-of-experts MLP (MoeConfig) in its own layer functions
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
+// The float32 contract: attnscope's forward equals transformers' with the model loaded in float32
+// (dtype=torch.float32, eager attention). Weights of any file dtype are widened exactly; every constant
+// is the one a float32-loaded model holds — RoPE frequencies in float32 as modeling_rope_utils.py makes
+// them, Gemma's √hidden_size as float32 (transformers casts it to the hidden states' dtype, float32
+// there, so a BF16 file does NOT round it to 34.0 for hidden_size 1152: it stays 33.941…).
 // Anything outside these conventions is refused with a message that names the key and says what is
-// supported: another model_type, a rope_scaling, an activation other than the family's own, …
+// supported: another model_type, a rope type transformers does not define, an activation other than
+// the family's own, …
 #pragma once
 #include <cstdint>
 #include <string>
@@ -68,6 +76,45 @@ struct MoeConfig {
   bool is_moe_layer(int layer) const { return experts > 0 && layer >= first_dense; }
 };
 
+// RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
+// rotate-half families (transformers 5.x modeling_rope_utils.py, ROPE_INIT_FUNCTIONS; the float32
+// frequencies of a float32-loaded model). d = rotary_dim, θ_k = base^(−2k/d) in float32, L = original:
+//   plain     θ_k                                   (rope_type "default")
+//   linear    θ_k / factor
+//   dynamic   base' = base·(factor·T'/P − (factor − 1))^(d/(d−2)), T' = max(T, P), P =
+//             max_position_embeddings: unchanged up to P tokens, NTK-scaled by the input's length beyond
+//   yarn      θ_k/factor·(1 − e_k) + θ_k·e_k, e_k = 1 − clamp((k − low)/(high − low), 0, 1) over the
+//             correction range of beta_fast/beta_slow at L (floored/ceiled unless truncate is false);
+//             cos and sin × attention_factor (explicit, else mscale(factor, mscale)/mscale(factor,
+//             mscale_all_dim) when both are given, else 0.1·ln factor + 1)
+//   llama3    wavelength λ_k = 2π/θ_k: λ_k < L/high_freq_factor kept, λ_k > L/low_freq_factor divided by
+//             factor, between them (1 − s)·θ_k/factor + s·θ_k, s = (L/λ_k − low)/(high − low)
+//   longrope  θ_k / ext_k, ext = long_factor when T > L, else short_factor; cos and sin × attention_factor
+//             (explicit, else √(1 + ln f / ln L) for f = factor, or max_position_embeddings / L, above 1)
+enum class RopeType { plain, linear, dynamic, yarn, llama3, longrope };
+const char* to_string(RopeType type);  // "default", "linear", "dynamic", "yarn", "llama3", "longrope"
+
+struct RopeScalingConfig {
+  RopeType type = RopeType::plain;
+  double factor = 1;
+  int original_max = 0;  // L: original_max_position_embeddings (yarn, llama3, longrope)
+  int max_positions = 0;  // P (dynamic, longrope's default factor)
+  double low_freq_factor = 1, high_freq_factor = 4;  // llama3
+  double beta_fast = 32, beta_slow = 1;              // yarn
+  bool truncate = true;                              // yarn
+  double attention_factor = 1;                       // yarn, longrope (resolved when read)
+  std::vector<double> short_factor, long_factor;     // longrope, rotary_dim/2 each
+};
+
+// One layer's rotary frequencies for an input of T tokens: the float32 θ'_k, k < rotary_dim/2, and the
+// factor on cos and sin.
+struct RopeFrequencies {
+  std::vector<float> inv_freq;
+  float attention_factor = 1;
+};
+// base the layer's RoPE base, d the rotated width.
+RopeFrequencies rope_frequencies(const RopeScalingConfig& scaling, double base, int d, int tokens);
+
 struct ModelConfig {
   std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
                            // deepseek_v2 | deepseek_v3
@@ -99,10 +146,18 @@ struct ModelConfig {
   double attn_scale = 0;            // the score scale: 1/√D, Gemma query_pre_attn_scalar^(−1/2)
   double attn_softcap = 0;          // > 0: scores s → tanh(s/cap)·cap before the mask (Gemma 2)
   double final_softcap = 0;         // > 0: logits z → tanh(z/cap)·cap (Gemma 2)
-  double embedding_scale = 1;       // x₀ = E[ids]·scale (Gemma: √hidden_size in the embedding's dtype)
+  double embedding_scale = 1;       // x₀ = E[ids]·scale (Gemma: √hidden_size as float32, whatever the
+                                    // file's dtype: the float32 contract below)
   std::vector<int> layer_window;    // [L], 0 = global; W > 0: query i sees keys i − W < j ≤ i
   std::vector<double> layer_rope_theta;  // [L] RoPE base per layer, 0 = no RoPE in that layer (NoPE;
                                          // every layer of a learned-position family)
+  int rotary_dim = 0;               // the rotated leading part of each head: head_dim × partial_rotary_factor
+                                    // (Phi-3 family); the rest passes unrotated. 0 = head_dim
+  RopeScalingConfig rope_scaling;   // rope_scaling / rope_parameters (rotary families but DeepSeek: mla)
+  std::vector<bool> layer_rope_scaled;  // [L] the layer uses rope_scaling (Gemma 3: global layers only)
+  int rotated_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // The frequencies of `layer` (a rotary, non-NoPE layer) for an input of `tokens` tokens.
+  RopeFrequencies layer_rope(int layer, int tokens) const;
   bool nope_layer(int layer) const {  // a rotary model's layer without RoPE (SmolLM3)
     return positions == PositionKind::rotary && layer_rope_theta[size_t(layer)] == 0;
   }
