@@ -4,6 +4,7 @@
 // broken pages and see them fail.
 #pragma once
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -73,7 +74,8 @@ inline std::vector<PageLine> page_lines(const std::string& text) {
           marker = this_marker;
           l.fence = fence;
           l.fence_marker = true;
-        } else if (rest.rfind(marker, 0) == 0 && rest.find_first_not_of(marker[0] + std::string(" ")) == std::string::npos) {
+        } else if (rest.rfind(marker, 0) == 0 &&
+                   rest.find_first_not_of(marker[0] + std::string(" ")) == std::string::npos) {
           l.fence_marker = true;
           fence.clear();
         }
@@ -111,8 +113,10 @@ inline std::string heading_slug(std::string heading) {
   for (size_t i = 0; i < heading.size();) {
     const unsigned char c = static_cast<unsigned char>(heading[i]);
     if (c < 0x80) {
-      if (std::isalnum(c) || c == '_' || c == '-') slug += char(std::tolower(c));
-      else if (c == ' ') slug += '-';
+      if (std::isalnum(c) || c == '_' || c == '-')
+        slug += char(std::tolower(c));
+      else if (c == ' ')
+        slug += '-';
       ++i;
       continue;
     }
@@ -120,8 +124,9 @@ inline std::string heading_slug(std::string heading) {
     uint32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
     for (int k = 1; k < len && i + size_t(k) < heading.size(); ++k) cp = (cp << 6) | (heading[i + size_t(k)] & 0x3F);
     const bool letter = (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) || (cp >= 0x370 && cp <= 0x3FF) ||
-                        (cp >= 0x400 && cp <= 0x4FF) || (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-                        (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7AF);
+                        (cp >= 0x400 && cp <= 0x4FF) || (cp >= 0x3040 && cp <= 0x30FF) ||
+                        (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+                        (cp >= 0xAC00 && cp <= 0xD7AF);
     if (letter) slug += heading.substr(i, size_t(len));
     i += size_t(len);
   }
@@ -143,7 +148,8 @@ inline std::set<std::string> page_anchors(const std::string& text) {
       const int n = seen[base]++;
       anchors.insert(n == 0 ? base : base + "-" + std::to_string(n));
     }
-    for (std::sregex_iterator it(l.text.begin(), l.text.end(), html_id), end; it != end; ++it) anchors.insert((*it)[1].str());
+    for (std::sregex_iterator it(l.text.begin(), l.text.end(), html_id), end; it != end; ++it)
+      anchors.insert((*it)[1].str());
   }
   return anchors;
 }
@@ -164,7 +170,8 @@ inline std::vector<Link> page_links(const std::string& text) {
     if (!l.fence.empty()) continue;
     const std::string line = without_code_spans(l.text);
     for (const std::regex* r : {&inline_link, &html})
-      for (std::sregex_iterator it(line.begin(), line.end(), *r), end; it != end; ++it) links.push_back({l.number, (*it)[1].str()});
+      for (std::sregex_iterator it(line.begin(), line.end(), *r), end; it != end; ++it)
+        links.push_back({l.number, (*it)[1].str()});
     std::smatch m;
     if (std::regex_search(line, m, reference)) links.push_back({l.number, m[1].str()});
   }
@@ -201,12 +208,14 @@ inline std::vector<std::string> link_problems(const fs::path& page, const fs::pa
     if (!path_part.empty()) {
       target = path_part[0] == '/' ? root / path_part.substr(1) : page.parent_path() / path_part;
       if (!fs::exists(target)) {
-        problems.push_back(where + "'" + link.target + "': no such file or folder " + target.lexically_normal().string());
+        problems.push_back(where + "'" + link.target + "': no such file or folder " +
+                           target.lexically_normal().string());
         continue;
       }
     }
     if (!anchor.empty() && target.extension() == ".md" && !page_anchors(slurp(target)).count(anchor))
-      problems.push_back(where + "'" + link.target + "': " + target.filename().string() + " has no heading with the anchor #" + anchor);
+      problems.push_back(where + "'" + link.target + "': " + target.filename().string() +
+                         " has no heading with the anchor #" + anchor);
   }
   return problems;
 }
@@ -215,10 +224,10 @@ inline std::vector<std::string> link_problems(const fs::path& page, const fs::pa
 struct DocCommand {
   std::string page;
   int line = 0;
-  std::string text;        // as written, without the trailing comment
-  std::string wrapper;     // what came before the attnscope word (e.g. `xvfb-run -a -s "…"`), or ""
-  std::string args;        // what follows the attnscope word
-  int expected_exit = 0;   // 0, or N from a trailing `# exit N`
+  std::string text;       // as written, without the trailing comment
+  std::string wrapper;    // what came before the attnscope word (e.g. `xvfb-run -a -s "…"`), or ""
+  std::string args;       // what follows the attnscope word
+  int expected_exit = 0;  // 0, or N from a trailing `# exit N`
 };
 
 // The position of an unquoted '#' that starts a comment (after a blank or at the start), or npos.
@@ -227,8 +236,10 @@ inline size_t comment_start(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (quote) {
-      if (c == '\\' && quote == '"' && i + 1 < s.size()) ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"' && i + 1 < s.size())
+        ++i;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '\\' && i + 1 < s.size()) {
       ++i;
     } else if (c == '\'' || c == '"') {
@@ -246,7 +257,8 @@ inline std::vector<DocCommand> page_commands(const std::string& page_name, const
   std::vector<DocCommand> commands;
   std::string joined;
   int first_line = 0;
-  const std::regex program(R"re(^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:xvfb-run(?:\s+(?:-[A-Za-z-]+(?:\s+"[^"]*"|\s+'[^']*'|\s+[^-\s]\S*)?))*\s+)?)((?:\S*/)?attnscope)(\s.*)?$)re");
+  const std::regex program(
+      R"re(^((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:xvfb-run(?:\s+(?:-[A-Za-z-]+(?:\s+"[^"]*"|\s+'[^']*'|\s+[^-\s]\S*)?))*\s+)?)((?:\S*/)?attnscope)(\s.*)?$)re");
   const std::regex exit_comment(R"(^#\s*exit\s+([0-9]+)\b)");
   for (const PageLine& l : page_lines(text)) {
     const bool shell = l.fence == "sh" || l.fence == "bash" || l.fence == "shell";

@@ -516,7 +516,35 @@ constexpr std::string_view deepseek_rope = "RoPE on the rotary part, interleaved
 constexpr std::string_view deepseek_tensors =
     "model.layers.N.self_attn.{q_proj | q_a_proj, q_b_proj}, kv_a_proj_with_mqa, kv_b_proj, o_proj; mlp.experts.E.*";
 
+// `keys` with `add` and without `remove`, sorted.
+std::vector<std::string_view> with_keys(std::vector<std::string_view> keys, std::vector<std::string_view> add,
+                                        const std::vector<std::string_view>& remove) {
+  for (std::string_view k : remove) keys.erase(std::remove(keys.begin(), keys.end(), k), keys.end());
+  keys.insert(keys.end(), add.begin(), add.end());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 const std::vector<FamilyEntry>& family_entries() {
+  // The keys the Llama-like, Gemma and DeepSeek readers share; a family's own list adds and removes.
+  static const std::vector<std::string_view> llama_keys =
+      {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings",
+       "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor",
+       "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "tie_word_embeddings", "vocab_size"};
+  static const std::vector<std::string_view> gemma_keys =
+      {"attention_bias", "attn_logit_softcapping", "final_logit_softcapping", "head_dim", "hidden_act",
+       "hidden_activation", "hidden_size", "intermediate_size", "layer_types", "max_position_embeddings",
+       "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "query_pre_attn_scalar", "rms_norm_eps",
+       "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "use_bidirectional_attention",
+       "vocab_size"};
+  static const std::vector<std::string_view> deepseek_keys =
+      {"attention_bias", "first_k_dense_replace", "hidden_act", "hidden_size", "intermediate_size", "kv_lora_rank",
+       "max_position_embeddings", "mlp_bias", "moe_intermediate_size", "moe_layer_freq", "n_group",
+       "n_routed_experts", "n_shared_experts", "norm_topk_prob", "num_attention_heads", "num_experts_per_tok",
+       "num_hidden_layers", "num_key_value_heads", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+       "quantization_config", "rms_norm_eps", "rope_interleave", "rope_parameters", "rope_scaling", "rope_theta",
+       "routed_scaling_factor", "scoring_func", "tie_word_embeddings", "topk_group", "topk_method", "v_head_dim",
+       "vocab_size"};
   static const std::vector<FamilyEntry> entries = {
       {{"gpt2", "GPT-2", "GPT2LMHeadModel", "MHA (n_head heads)", "learned absolute positions (wpe)", "",
         "LayerNorm, gelu_new MLP, Conv1D weights",
@@ -528,61 +556,43 @@ const std::vector<FamilyEntry>& family_entries() {
        gpt2_reader},
       {{"llama", "Llama", "LlamaForCausalLM", llama_attention, llama_rope, "", "attention_bias adds q/k/v/o biases",
         llama_tensors,
-        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings",
-         "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor",
-         "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "tie_word_embeddings", "vocab_size"},
+        llama_keys,
         {"meta-llama/Llama-3.2-1B", "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T"}},
        read_llama},
       {{"mistral", "Mistral", "MistralForCausalLM", llama_attention, llama_rope,
         "every layer: the last sliding_window keys", "", llama_tensors,
-        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings",
-         "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor",
-         "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings",
-         "vocab_size"},
+        with_keys(llama_keys, {"sliding_window"}, {}),
         {"mistralai/Mistral-7B-v0.1"}},
        read_llama},
       {{"qwen2", "Qwen2 / Qwen2.5", "Qwen2ForCausalLM", llama_attention, llama_rope,
         "with use_sliding_window: layers from max_window_layers on (or as layer_types says)", "q/k/v biases",
         llama_tensors,
-        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "layer_types",
-         "max_position_embeddings", "max_window_layers", "mlp_bias", "num_attention_heads", "num_hidden_layers",
-         "num_key_value_heads", "partial_rotary_factor", "rms_norm_eps", "rope_parameters", "rope_scaling",
-         "rope_theta", "sliding_window", "tie_word_embeddings", "use_sliding_window", "vocab_size"},
+        with_keys(llama_keys, {"layer_types", "max_window_layers", "sliding_window", "use_sliding_window"}, {}),
         {"Qwen/Qwen2.5-0.5B", "Qwen/Qwen2-0.5B"}},
        read_llama},
       {{"qwen3", "Qwen3", "Qwen3ForCausalLM", llama_attention, llama_rope, "",
         "RMSNorm over each head of q and k before RoPE (q_norm, k_norm)", llama_tensors,
-        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "layer_types",
-         "max_position_embeddings", "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads",
-         "partial_rotary_factor", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta",
-         "tie_word_embeddings", "use_sliding_window", "vocab_size"},
+        with_keys(llama_keys, {"layer_types", "use_sliding_window"}, {}),
         {"Qwen/Qwen3-0.6B"}},
        read_llama},
       {{"phi3", "Phi-3", "Phi3ForCausalLM", llama_attention, llama_rope, "every layer: the last sliding_window keys",
-        "fused projections, split at load", "model.layers.N.self_attn.{qkv_proj, o_proj}, mlp.{gate_up_proj, down_proj}",
-        {"head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings", "mlp_bias",
-         "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor", "rms_norm_eps",
-         "rope_parameters", "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "vocab_size"},
+        "fused projections, split at load",
+        "model.layers.N.self_attn.{qkv_proj, o_proj}, mlp.{gate_up_proj, down_proj}",
+        with_keys(llama_keys, {"sliding_window"}, {"attention_bias"}),
         {"microsoft/Phi-3-mini-4k-instruct"}},
        read_llama},
       {{"smollm3", "SmolLM3", "SmolLM3ForCausalLM", llama_attention,
         "RoPE (rope_theta) except the NoPE layers of no_rope_layers / no_rope_layer_interval",
         "with use_sliding_window: the NoPE layers (or as layer_types says)", "", llama_tensors,
-        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "layer_types",
-         "max_position_embeddings", "mlp_bias", "no_rope_layer_interval", "no_rope_layers", "num_attention_heads",
-         "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor", "rms_norm_eps", "rope_parameters",
-         "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "use_sliding_window", "vocab_size"},
+        with_keys(llama_keys, {"layer_types", "no_rope_layer_interval", "no_rope_layers", "sliding_window",
+                               "use_sliding_window"}, {}),
         {"HuggingFaceTB/SmolLM3-3B"}},
        read_llama},
       {{"gemma2", "Gemma 2", "Gemma2ForCausalLM", llama_attention, llama_rope,
         "alternating: sliding_window layers, then global (or as layer_types says)",
         "soft-capping of scores and logits, (1 + w) RMSNorms, GeGLU, query_pre_attn_scalar",
         "model.layers.N.self_attn.{q,k,v,o}_proj, four norms per block, mlp.{gate,up,down}_proj",
-        {"attention_bias", "attn_logit_softcapping", "final_logit_softcapping", "head_dim", "hidden_act",
-         "hidden_activation", "hidden_size", "intermediate_size", "layer_types", "max_position_embeddings",
-         "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "query_pre_attn_scalar", "rms_norm_eps",
-         "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "use_bidirectional_attention",
-         "vocab_size"},
+        gemma_keys,
         {"google/gemma-2-2b"}},
        read_gemma},
       {{"gemma3_text", "Gemma 3 (text)", "Gemma3ForCausalLM", llama_attention,
@@ -590,33 +600,17 @@ const std::vector<FamilyEntry>& family_entries() {
         "every sliding_window_pattern-th layer global, the others sliding_window (or as layer_types says)",
         "q/k norms, (1 + w) RMSNorms, GeGLU, query_pre_attn_scalar",
         "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm, four norms per block",
-        {"attention_bias", "attn_logit_softcapping", "final_logit_softcapping", "head_dim", "hidden_act",
-         "hidden_activation", "hidden_size", "intermediate_size", "layer_types", "max_position_embeddings",
-         "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "query_pre_attn_scalar", "rms_norm_eps",
-         "rope_local_base_freq", "rope_scaling", "rope_theta", "sliding_window", "sliding_window_pattern",
-         "tie_word_embeddings", "use_bidirectional_attention", "vocab_size"},
+        with_keys(gemma_keys, {"rope_local_base_freq", "sliding_window_pattern"}, {}),
         {"google/gemma-3-1b-pt"}},
        read_gemma},
       {{"deepseek_v2", "DeepSeek-V2", "DeepseekV2ForCausalLM", deepseek_attention, deepseek_rope, "",
         "mixture of experts (softmax routing, greedy or group-limited)", deepseek_tensors,
-        {"attention_bias", "first_k_dense_replace", "hidden_act", "hidden_size", "intermediate_size",
-         "kv_lora_rank", "max_position_embeddings", "mlp_bias", "moe_intermediate_size", "moe_layer_freq",
-         "n_group", "n_routed_experts", "n_shared_experts", "norm_topk_prob", "num_attention_heads",
-         "num_experts_per_tok", "num_hidden_layers", "num_key_value_heads", "q_lora_rank", "qk_nope_head_dim",
-         "qk_rope_head_dim", "quantization_config", "rms_norm_eps", "rope_interleave", "rope_parameters",
-         "rope_scaling", "rope_theta", "routed_scaling_factor", "scoring_func", "tie_word_embeddings", "topk_group",
-         "topk_method", "v_head_dim", "vocab_size"},
+        deepseek_keys,
         {"deepseek-ai/DeepSeek-V2-Lite"}},
        read_deepseek},
       {{"deepseek_v3", "DeepSeek-V3", "DeepseekV3ForCausalLM", deepseek_attention, deepseek_rope, "",
         "mixture of experts (sigmoid routing, noaux_tc); FP8 weights refused (convert to BF16)", deepseek_tensors,
-        {"attention_bias", "first_k_dense_replace", "hidden_act", "hidden_size", "intermediate_size",
-         "kv_lora_rank", "max_position_embeddings", "mlp_bias", "moe_intermediate_size", "moe_layer_freq",
-         "n_group", "n_routed_experts", "n_shared_experts", "norm_topk_prob", "num_attention_heads",
-         "num_experts_per_tok", "num_hidden_layers", "num_key_value_heads", "q_lora_rank", "qk_nope_head_dim",
-         "qk_rope_head_dim", "quantization_config", "rms_norm_eps", "rope_interleave", "rope_parameters",
-         "rope_scaling", "rope_theta", "routed_scaling_factor", "scoring_func", "tie_word_embeddings", "topk_group",
-         "topk_method", "v_head_dim", "vocab_size"},
+        deepseek_keys,
         {"deepseek-ai/DeepSeek-V3"}},
        read_deepseek},
   };
@@ -691,7 +685,8 @@ int64_t ModelConfig::parameter_count() const {
   return total;
 }
 
-ModelConfig parse_model_config(std::string_view json_text, const std::string& name, std::vector<std::string>* keys_read) {
+ModelConfig parse_model_config(std::string_view json_text, const std::string& name,
+                               std::vector<std::string>* keys_read) {
   json j;
   try {
     j = json::parse(json_text);
