@@ -10,6 +10,7 @@
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
 #include "attnscope/model/attention_file.h"
+#include "attnscope/model/families.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/text/tokenizer_interface.h"
 #include "cli/output_files.h"
@@ -21,9 +22,12 @@ namespace fs = std::filesystem;
 
 void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   o.app = &cmd;
+  // The families from the loader's own table (families.h), so the help names what opens.
+  std::string families;
+  for (const model::ModelFamily& f : model::model_families()) families += (families.empty() ? "" : ", ") + std::string(f.name);
   cmd.add_option("--checkpoint", o.checkpoint,
-                 "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): GPT-2, Llama, Mistral, "
-                 "Qwen2, Qwen3, Phi-3, SmolLM3, Gemma 2, Gemma 3 (text)");
+                 "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): " + families +
+                     " (`attnscope families` lists what each reads)");
   cmd.add_option("--ids", o.ids, "With --checkpoint: the token ids, e.g. 15496,995 (instead of --text)");
   cmd.add_flag("--no-special-tokens", o.no_special_tokens,
                "With --checkpoint --text: add no BOS/EOS even where the tokenizer's files add them");

@@ -53,7 +53,8 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
     app.add_option("--rope-scaling", o.rope_scaling,
                    "With --positions rope: none | linear:F | ntk:F | yarn:F (factor F > 1)");
     app.add_option("--rope-context", o.rope_context,
-                   "With --rope-scaling ntk/yarn: the original context the scaling starts from (default 32)");
+                   "With --rope-scaling yarn:F: the original context L that YaRN's correction range is computed from "
+                   "(default 32); linear:F and ntk:F (base x F^(d/(d-2))) do not depend on it");
   }
   if (groups & (flags_relpos | flags_conv)) {
     app.add_option("--grid", o.grid, "Grid size RxC, at most 64x64");
@@ -263,8 +264,11 @@ Scene build_scene(const SceneOptions& o) {
   if (given(o, "--rope-scaling")) parse_rope_scaling_flag(o.rope_scaling, m);
   if (given(o, "--rope-context")) {
     require(o.rope_context >= 1, "--rope-context must be at least 1 token, got " + std::to_string(o.rope_context));
-    require(m.rope_scaling == RopeScaling::ntk || m.rope_scaling == RopeScaling::yarn,
-            "--rope-context is the context NTK-aware and YaRN scale from: add --rope-scaling ntk:F or yarn:F");
+    // NTK-aware scaling is a static change of base, base·F^(d/(d−2)) (SPEC "RoPE", positions.h): only
+    // YaRN's correction range depends on the original context.
+    require(m.rope_scaling == RopeScaling::yarn,
+            "--rope-context is the original context YaRN's correction range is computed from: add --rope-scaling "
+            "yarn:F (linear:F and ntk:F do not use it; ntk:F only raises the base to base x F^(d/(d-2)))");
     m.rope_original_context = o.rope_context;
   }
   if (given(o, "--weight-source")) {

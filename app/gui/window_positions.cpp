@@ -282,7 +282,7 @@ bool DrawPositionControls(AppState& state, ModelSettings& m) {
         edited = true;
       }
       RecordLastItem(state, "model.rope_factor");
-      if (m.rope_scaling != RopeScaling::linear) {
+      if (m.rope_scaling == RopeScaling::yarn) {  // NTK-aware and linear scaling do not depend on it
         int context = m.rope_original_context;
         if (SliderChoice(tr("trained context"), &context, {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096})) {
           m.rope_original_context = context;

@@ -54,6 +54,31 @@ TEST_CASE("cli positions: compute with a window, sinks, sink logits and YaRN RoP
   CHECK(angles);
 }
 
+TEST_CASE("cli positions: a window alone is causal, and trace.json's settings say so") {
+  // --window W implies the causal mask (i − W < j ≤ i); the settings name what was computed.
+  const fs::path dir = fresh_dir("cli_positions_window_causal");
+  const CliRun r = run_cli("compute " + text + "--window 3 --out " + shell_quote((dir / "w").string()));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const NpyArray probs = read_npy(dir / "w" / "probs.npy");
+  REQUIRE(probs.shape.size() == 3);
+  const int64_t H = probs.shape[0], T = probs.shape[1];
+  REQUIRE(T == 7);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j) {
+        const float p = probs.data[size_t((h * T + i) * T + j)];
+        if (j > i || j <= i - 3) CHECK(p == 0);
+        else CHECK(p > 0);
+      }
+  const auto trace = nlohmann::json::parse(read_file(dir / "w" / "trace.json", 1 << 20));
+  CHECK(trace["settings"]["window"] == 3);
+  CHECK(trace["settings"]["causal"] == true);
+  // Without a window the flag decides, as before.
+  REQUIRE(run_cli("compute " + text + "--out " + shell_quote((dir / "n").string())).exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(dir / "n" / "trace.json", 1 << 20))["settings"]["causal"] == false);
+}
+
 TEST_CASE("cli positions: ALiBi writes its slopes to positions.json; NoPE writes no positions.json") {
   const fs::path dir = fresh_dir("cli_positions_alibi");
   REQUIRE(run_cli("compute " + text + "--causal --positions alibi --heads 4 --out " + shell_quote((dir / "a").string())).exit_code == 0);
@@ -93,8 +118,10 @@ TEST_CASE("cli positions: bad windows, sinks and RoPE settings exit 2 with what 
       {"--positions rope --rope-base 1", "--rope-base must be a number > 1"},
       {"--positions rope --rope-layout diagonal", "half, interleaved"},
       {"--rope-base 500", "add --positions rope"},
-      {"--positions rope --rope-context 64", "add --rope-scaling ntk:F or yarn:F"},
-      {"--positions rope --rope-scaling ntk:2 --rope-context 0", "at least 1"},
+      {"--positions rope --rope-context 64", "add --rope-scaling yarn:F"},
+      {"--positions rope --rope-scaling ntk:2 --rope-context 64", "ntk:F only raises the base"},
+      {"--positions rope --rope-scaling linear:2 --rope-context 64", "add --rope-scaling yarn:F"},
+      {"--positions rope --rope-scaling yarn:2 --rope-context 0", "at least 1"},
       {"--positions rope --heads 4 --d-model 12", "even"},
   };
   for (const auto& item : cases) {  // not a structured binding: clang cannot capture those in CAPTURE

@@ -40,6 +40,7 @@ for n in 16 24 32 48 64 128 256 512; do
 done
 check "man page names the program" grep -q '^attnscope \\- see attention' <(gzip -dc "$prefix/share/man/man1/attnscope.1.gz")
 check "man page has the flags of --help" grep -q 'version' <(gzip -dc "$prefix/share/man/man1/attnscope.1.gz")
+check "man page has each command's --help" grep -q 'attnscope train' <(gzip -dc "$prefix/share/man/man1/attnscope.1.gz")
 # Nothing in the program points into the source tree or the build folder.
 check "the executable holds no path of the source tree" bash -c "! grep -aqF '$src/' '$prefix/bin/attnscope'"
 check "the executable holds no path of the build folder" bash -c "! grep -aqF '$(cd "$build" && pwd)/' '$prefix/bin/attnscope'"

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+
+#include "attnscope/model/families.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,9 +29,16 @@ using nlohmann::json;
 
 class Reader {
  public:
-  Reader(const json& j, std::string name) : j_(j), name_(std::move(name)) {}
+  // `looked_up` (optional) collects every key asked about, present or not (families.h's config_keys).
+  Reader(const json& j, std::string name, std::set<std::string>* looked_up = nullptr)
+      : j_(j), name_(std::move(name)), looked_up_(looked_up) {}
 
-  bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
+  bool has(const char* key) const { return present(key) && !j_[key].is_null(); }
+  // The key is there, even as null (null may mean something else than absent, e.g. Gemma 2's soft-caps).
+  bool present(const char* key) const {
+    if (looked_up_) looked_up_->insert(key);
+    return j_.contains(key);
+  }
 
   // A required whole number in [lo, hi]; `alias` is an older spelling read when `key` is absent.
   int integer(const char* key, int lo, int hi, const char* alias = nullptr) const {
@@ -89,6 +99,7 @@ class Reader {
   }
   const json& j_;
   std::string name_;
+  std::set<std::string>* looked_up_;
   std::string family_ = "model";
 };
 
@@ -486,8 +497,8 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
     return v;
   };
   // Gemma2Config's defaults are 50 and 30; an explicit null turns soft-capping off. Gemma 3 has none.
-  c.attn_softcap = j.contains("attn_logit_softcapping") ? softcap("attn_logit_softcapping", 0) : (gemma3 ? 0 : 50.0);
-  c.final_softcap = j.contains("final_logit_softcapping") ? softcap("final_logit_softcapping", 0) : (gemma3 ? 0 : 30.0);
+  c.attn_softcap = r.present("attn_logit_softcapping") ? softcap("attn_logit_softcapping", 0) : (gemma3 ? 0 : 50.0);
+  c.final_softcap = r.present("final_logit_softcapping") ? softcap("final_logit_softcapping", 0) : (gemma3 ? 0 : 30.0);
   // √hidden_size as float32, whatever the file's dtype (the float32 contract, config.h): transformers
   // casts it to the hidden states' dtype, float32 in a float32-loaded model.
   c.embedding_scale = double(float(std::sqrt(double(c.d_model))));
@@ -585,7 +596,7 @@ ModelConfig read_deepseek(const json& j, const Reader& r, const std::string& nam
 
   // MLA
   MlaConfig& m = c.mla;
-  if (!j.contains("q_lora_rank"))
+  if (!r.present("q_lora_rank"))
     fail(name, "config.json has no \"q_lora_rank\" (a number, or null when q_proj projects the queries directly)");
   m.q_lora_rank = r.integer_or("q_lora_rank", 0, 1, max_width);
   m.kv_lora_rank = r.integer("kv_lora_rank", 1, max_width);
@@ -661,7 +672,150 @@ ModelConfig read_deepseek(const json& j, const Reader& r, const std::string& nam
   return c;
 }
 
+// ---- the family table (families.h): one entry per model_type, with the reader that parses it --------
+
+using ReadFamily = ModelConfig (*)(const json& j, const Reader& r, const std::string& name, const std::string& type);
+struct FamilyEntry {
+  ModelFamily family;
+  ReadFamily read;
+};
+
+ModelConfig gpt2_reader(const json&, const Reader& r, const std::string& name, const std::string&) {
+  return read_gpt2(r, name);
+}
+
+// The positions, attention and tensors every Llama-like family shares.
+constexpr std::string_view llama_attention = "MHA, GQA or MQA (num_key_value_heads)";
+constexpr std::string_view llama_rope = "RoPE, rotate-half pairs, base rope_theta";
+constexpr std::string_view llama_tensors = "model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj";
+constexpr std::string_view deepseek_attention = "MLA (kv_lora_rank latent, qk_rope_head_dim rotary key)";
+constexpr std::string_view deepseek_rope = "RoPE on the rotary part, interleaved pairs, rope_theta; rope_scaling yarn";
+constexpr std::string_view deepseek_tensors =
+    "model.layers.N.self_attn.{q_proj | q_a_proj, q_b_proj}, kv_a_proj_with_mqa, kv_b_proj, o_proj; mlp.experts.E.*";
+
+// `keys` with `add` and without `remove`, sorted.
+std::vector<std::string_view> with_keys(std::vector<std::string_view> keys, std::vector<std::string_view> add,
+                                        const std::vector<std::string_view>& remove) {
+  for (std::string_view k : remove) keys.erase(std::remove(keys.begin(), keys.end(), k), keys.end());
+  keys.insert(keys.end(), add.begin(), add.end());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+const std::vector<FamilyEntry>& family_entries() {
+  // The keys the Llama-like, Gemma and DeepSeek readers share; a family's own list adds and removes.
+  static const std::vector<std::string_view> llama_keys =
+      {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings",
+       "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor",
+       "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "tie_word_embeddings", "vocab_size"};
+  static const std::vector<std::string_view> gemma_keys =
+      {"attention_bias", "attn_logit_softcapping", "final_logit_softcapping", "head_dim", "hidden_act",
+       "hidden_activation", "hidden_size", "intermediate_size", "layer_types", "max_position_embeddings",
+       "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "query_pre_attn_scalar", "rms_norm_eps",
+       "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "use_bidirectional_attention",
+       "vocab_size"};
+  static const std::vector<std::string_view> deepseek_keys =
+      {"attention_bias", "first_k_dense_replace", "hidden_act", "hidden_size", "intermediate_size", "kv_lora_rank",
+       "max_position_embeddings", "mlp_bias", "moe_intermediate_size", "moe_layer_freq", "n_group",
+       "n_routed_experts", "n_shared_experts", "norm_topk_prob", "num_attention_heads", "num_experts_per_tok",
+       "num_hidden_layers", "num_key_value_heads", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+       "quantization_config", "rms_norm_eps", "rope_interleave", "rope_parameters", "rope_scaling", "rope_theta",
+       "routed_scaling_factor", "scoring_func", "tie_word_embeddings", "topk_group", "topk_method", "v_head_dim",
+       "vocab_size"};
+  static const std::vector<FamilyEntry> entries = {
+      {{"gpt2", "GPT-2", "GPT2LMHeadModel", "MHA (n_head heads)", "learned absolute positions (wpe)", "",
+        "LayerNorm, gelu_new MLP, Conv1D weights",
+        "[transformer.]h.N.attn.c_attn (fused Q|K|V), attn.c_proj, mlp.c_fc, mlp.c_proj",
+        {"activation_function", "layer_norm_epsilon", "n_ctx", "n_embd", "n_head", "n_inner", "n_layer",
+         "n_positions", "scale_attn_by_inverse_layer_idx", "scale_attn_weights", "tie_word_embeddings",
+         "vocab_size"},
+        {"openai-community/gpt2", "distilbert/distilgpt2"}},
+       gpt2_reader},
+      {{"llama", "Llama", "LlamaForCausalLM", llama_attention, llama_rope, "", "attention_bias adds q/k/v/o biases",
+        llama_tensors,
+        llama_keys,
+        {"meta-llama/Llama-3.2-1B", "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T"}},
+       read_llama},
+      {{"mistral", "Mistral", "MistralForCausalLM", llama_attention, llama_rope,
+        "every layer: the last sliding_window keys", "", llama_tensors,
+        with_keys(llama_keys, {"sliding_window"}, {}),
+        {"mistralai/Mistral-7B-v0.1"}},
+       read_llama},
+      {{"qwen2", "Qwen2 / Qwen2.5", "Qwen2ForCausalLM", llama_attention, llama_rope,
+        "with use_sliding_window: layers from max_window_layers on (or as layer_types says)", "q/k/v biases",
+        llama_tensors,
+        with_keys(llama_keys, {"layer_types", "max_window_layers", "sliding_window", "use_sliding_window"}, {}),
+        {"Qwen/Qwen2.5-0.5B", "Qwen/Qwen2-0.5B"}},
+       read_llama},
+      {{"qwen3", "Qwen3", "Qwen3ForCausalLM", llama_attention, llama_rope, "",
+        "RMSNorm over each head of q and k before RoPE (q_norm, k_norm)", llama_tensors,
+        with_keys(llama_keys, {"layer_types", "use_sliding_window"}, {}),
+        {"Qwen/Qwen3-0.6B"}},
+       read_llama},
+      {{"phi3", "Phi-3", "Phi3ForCausalLM", llama_attention, llama_rope, "every layer: the last sliding_window keys",
+        "fused projections, split at load",
+        "model.layers.N.self_attn.{qkv_proj, o_proj}, mlp.{gate_up_proj, down_proj}",
+        with_keys(llama_keys, {"sliding_window"}, {"attention_bias"}),
+        {"microsoft/Phi-3-mini-4k-instruct"}},
+       read_llama},
+      {{"smollm3", "SmolLM3", "SmolLM3ForCausalLM", llama_attention,
+        "RoPE (rope_theta) except the NoPE layers of no_rope_layers / no_rope_layer_interval",
+        "with use_sliding_window: the NoPE layers (or as layer_types says)", "", llama_tensors,
+        with_keys(llama_keys, {"layer_types", "no_rope_layer_interval", "no_rope_layers", "sliding_window",
+                               "use_sliding_window"}, {}),
+        {"HuggingFaceTB/SmolLM3-3B"}},
+       read_llama},
+      {{"gemma2", "Gemma 2", "Gemma2ForCausalLM", llama_attention, llama_rope,
+        "alternating: sliding_window layers, then global (or as layer_types says)",
+        "soft-capping of scores and logits, (1 + w) RMSNorms, GeGLU, query_pre_attn_scalar",
+        "model.layers.N.self_attn.{q,k,v,o}_proj, four norms per block, mlp.{gate,up,down}_proj",
+        gemma_keys,
+        {"google/gemma-2-2b"}},
+       read_gemma},
+      {{"gemma3_text", "Gemma 3 (text)", "Gemma3ForCausalLM", llama_attention,
+        "RoPE: rope_theta on global layers, rope_local_base_freq on sliding ones",
+        "every sliding_window_pattern-th layer global, the others sliding_window (or as layer_types says)",
+        "q/k norms, (1 + w) RMSNorms, GeGLU, query_pre_attn_scalar",
+        "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm, four norms per block",
+        with_keys(gemma_keys, {"rope_local_base_freq", "sliding_window_pattern"}, {}),
+        {"google/gemma-3-1b-pt"}},
+       read_gemma},
+      {{"deepseek_v2", "DeepSeek-V2", "DeepseekV2ForCausalLM", deepseek_attention, deepseek_rope, "",
+        "mixture of experts (softmax routing, greedy or group-limited)", deepseek_tensors,
+        deepseek_keys,
+        {"deepseek-ai/DeepSeek-V2-Lite"}},
+       read_deepseek},
+      {{"deepseek_v3", "DeepSeek-V3", "DeepseekV3ForCausalLM", deepseek_attention, deepseek_rope, "",
+        "mixture of experts (sigmoid routing, noaux_tc); FP8 weights refused (convert to BF16)", deepseek_tensors,
+        deepseek_keys,
+        {"deepseek-ai/DeepSeek-V3"}},
+       read_deepseek},
+  };
+  return entries;
+}
+
+const FamilyEntry* find_entry(std::string_view model_type) {
+  for (const FamilyEntry& e : family_entries())
+    if (e.family.model_type == model_type) return &e;
+  return nullptr;
+}
+
 }  // namespace
+
+const std::vector<ModelFamily>& model_families() {
+  static const std::vector<ModelFamily> families = [] {
+    std::vector<ModelFamily> f;
+    for (const FamilyEntry& e : family_entries()) f.push_back(e.family);
+    return f;
+  }();
+  return families;
+}
+
+const ModelFamily* find_model_family(std::string_view model_type) {
+  for (const ModelFamily& f : model_families())
+    if (f.model_type == model_type) return &f;
+  return nullptr;
+}
 
 std::vector<float> MlaConfig::inv_freq(double theta) const {
   // Hugging Face's float32 frequencies, plain or YaRN's blend (attention/positions.h, shared with the
@@ -751,7 +905,14 @@ RopeFrequencies ModelConfig::layer_rope(int layer, int tokens) const {
                           layer_rope_theta[size_t(layer)], rotated_dim(), tokens);
 }
 
-const char* supported_model_types() { return "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3"; }
+const char* supported_model_types() {
+  static const std::string types = [] {
+    std::string t;
+    for (const FamilyEntry& e : family_entries()) t += (t.empty() ? "" : ", ") + std::string(e.family.model_type);
+    return t;
+  }();
+  return types.c_str();
+}
 
 int64_t ModelConfig::parameter_count() const {
   const int64_t C = d_model, Q = int64_t(heads) * head_dim, KV = int64_t(kv_heads) * head_dim, F = ffn_dim;
@@ -782,7 +943,8 @@ int64_t ModelConfig::parameter_count() const {
   return total;
 }
 
-ModelConfig parse_model_config(std::string_view json_text, const std::string& name) {
+ModelConfig parse_model_config(std::string_view json_text, const std::string& name,
+                               std::vector<std::string>* keys_read) {
   json j;
   try {
     j = json::parse(json_text);
@@ -793,27 +955,29 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (!j.contains("model_type") || !j["model_type"].is_string())
     fail(name, std::string("config.json has no \"model_type\" string (supported: ") + supported_model_types() + ")");
   const std::string type = j["model_type"].get<std::string>();
-  Reader r(j, name);
-  r.set_family(type);
-  ModelConfig c;
-  if (type == "gpt2") c = read_gpt2(r, name);
-  else if (type == "llama" || type == "mistral" || type == "qwen2" || type == "qwen3" || type == "phi3" ||
-           type == "smollm3")
-    c = read_llama(j, r, name, type);
-  else if (type == "deepseek_v2" || type == "deepseek_v3")
-    c = read_deepseek(j, r, name, type);
-  else if (type == "gemma2" || type == "gemma3_text") c = read_gemma(j, r, name, type);
-  else if (type == "gemma3")
+  if (type == "gemma3")
     fail(name, "\"model_type\" = \"gemma3\" is the multimodal Gemma 3 (a vision tower and language_model.* "
                "weights), which attnscope does not open; the text-only Gemma 3 checkpoints (model_type "
                "gemma3_text, e.g. gemma-3-1b-pt) are supported");
-  else if (type == "qwen3_next")
+  if (type == "qwen3_next")
     fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly hybrid linear attention "
                "(Gated DeltaNet) with no attention matrix to draw; attnscope does not open it (supported: " +
                    std::string(supported_model_types()) + ")");
-  else
+  const FamilyEntry* family = find_entry(type);
+  if (!family)
     fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
                    "); for other models compute the attentions with transformers and open the attentions file");
+  std::set<std::string> looked_up;
+  Reader r(j, name, keys_read ? &looked_up : nullptr);
+  r.set_family(type);
+  ModelConfig c;
+  try {
+    c = family->read(j, r, name, type);
+  } catch (...) {  // a refusal looked its key up too
+    if (keys_read) keys_read->assign(looked_up.begin(), looked_up.end());
+    throw;
+  }
+  if (keys_read) keys_read->assign(looked_up.begin(), looked_up.end());
   c.model_type = type;
   if (c.attn_scale == 0) c.attn_scale = 1.0 / std::sqrt(double(c.head_dim));
   // Every family has the per-layer lists (DeepSeek's MLA layers: global, its own RoPE on the rope part).

@@ -42,6 +42,9 @@ Scene normalise_scene(const Scene& scene) {
   m.heads = effective_heads(m);
   m.groups = effective_groups(m);
   if (m.weights == WeightSource::designed && !m.designed.empty()) m.d_model = designed_d_model(m.heads);
+  // A window masks keys after the query as well (i − W < j ≤ i): the answer is causal, and says so
+  // (trace.json's settings, the statistics' visible keys, the exported caption).
+  if (m.window > 0) m.causal = true;
   return s;
 }
 

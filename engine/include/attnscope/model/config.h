@@ -168,11 +168,14 @@ struct ModelConfig {
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
 };
 
-// Reads config.json's text. `name` (the path) goes into messages. Throws InputError naming the key
-// for a missing or wrong field, an unsupported model_type or feature.
-ModelConfig parse_model_config(std::string_view json_text, const std::string& name);
+// Reads config.json's text with the reader of its model_type's entry in the family table
+// (families.h). `name` (the path) goes into messages. Throws InputError naming the key for a missing
+// or wrong field, an unsupported model_type or feature. `keys_read` (optional) receives every
+// top-level key the reader looked up, present or not, sorted (also when it throws).
+ModelConfig parse_model_config(std::string_view json_text, const std::string& name,
+                               std::vector<std::string>* keys_read = nullptr);
 
-// model_type values parse_model_config accepts, for messages: "gpt2, llama, mistral, qwen2, …".
+// model_type values parse_model_config accepts, from the family table: "gpt2, llama, mistral, qwen2, …".
 const char* supported_model_types();
 
 // Just (H, G) from a config.json of ANY decoder (num_attention_heads / n_head, num_key_value_heads;

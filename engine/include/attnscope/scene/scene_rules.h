@@ -17,8 +17,9 @@ int default_groups(AttentionKind kind, int heads);
 // Designed heads: one pattern per head, so H = patterns (1 for kind single) and d_k = 64, C = 64·H.
 void use_designed_heads(ModelSettings& model, std::vector<std::string> patterns);
 
-// The scene analyse() answers: H and G as the kind implies (effective_heads/groups) and, for designed
-// heads, C = 64·H. Idempotent.
+// The scene analyse() answers: H and G as the kind implies (effective_heads/groups), for designed
+// heads C = 64·H, and causal whenever a sliding window is set (the window implies the causal mask).
+// Idempotent.
 Scene normalise_scene(const Scene& scene);
 
 // Keeps a model's shape valid after an edit to d_model, H or the kind, by choosing the closest valid
