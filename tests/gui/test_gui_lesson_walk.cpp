@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +62,47 @@ std::vector<std::string> cut_texts(const json& layout) {
   return out;
 }
 
+// A private X server with a 1280×720 screen, for as long as it lives: presentation mode makes the window
+// full screen, and the walk is checked at a projector's size (the suite's own server is 4K).
+class Screen {
+ public:
+  explicit Screen(const std::string& size) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      close(fds[0]);
+      const std::string fd = std::to_string(fds[1]);
+      if (!freopen("/dev/null", "w", stderr)) _exit(127);
+      execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", size.c_str(), "-nolisten", "tcp", "-noreset",
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string number;
+    char c = 0;
+    while (read(fds[0], &c, 1) == 1 && c != '\n') number += c;
+    close(fds[0]);
+    REQUIRE_MESSAGE(!number.empty(), "Xvfb did not start");
+    if (const char* d = std::getenv("DISPLAY")) outer_ = d;
+    setenv("DISPLAY", (":" + number).c_str(), 1);
+  }
+  ~Screen() {
+    if (outer_.empty()) unsetenv("DISPLAY");
+    else setenv("DISPLAY", outer_.c_str(), 1);
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  Screen(const Screen&) = delete;
+  Screen& operator=(const Screen&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+  std::string outer_;
+};
+
 // One interactive window on a lesson, driven by real keys; reads its live layout record.
 class LessonWindow {
  public:
@@ -80,7 +123,9 @@ class LessonWindow {
     }
     wid_ = output_of("timeout 60 xdotool search --sync --onlyvisible --pid " + std::to_string(pid_) + " | head -1");
     REQUIRE_MESSAGE(!wid_.empty(), "the window did not appear: " << output());
-    std::system(("xdotool windowfocus --sync " + wid_ + " >/dev/null 2>&1").c_str());
+    // The pointer rests in the screen's bottom-right corner, as a presenter's does (not on a heatmap,
+    // whose tooltip would cover the view).
+    std::system(("xdotool windowfocus --sync " + wid_ + " mousemove 1279 719 >/dev/null 2>&1").c_str());
   }
   ~LessonWindow() {
     if (pid_ <= 0) return;
@@ -110,7 +155,11 @@ class LessonWindow {
   // Presses a key (an X keysym: F11, Next, Prior) as a keyboard does.
   void press(const std::string& keysym) {
     last_frame_ = record().value("frame", -1);
-    std::system(("xdotool key " + keysym + " >/dev/null 2>&1").c_str());
+    // Focused again first: going full screen maps the window anew, and with no window manager the focus
+    // does not follow it. Held for a moment, as a finger does: a press and release that reach the window
+    // between two frames are one key down for no frame (ImGui 1.86 reads the keys' state, not events).
+    std::system(("xdotool windowfocus --sync " + wid_ + " keydown " + keysym + " sleep 0.15 keyup " + keysym +
+                 " >/dev/null 2>&1").c_str());
   }
 
   // Waits until a record drawn after the last key press is settled and `ready` says it is the one wanted;
@@ -151,6 +200,8 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
   CHECK(r.at("lesson_step") == step + 1);
   CHECK(r.at("lesson_shown") == true);
   CHECK(r.at("presenting") == presenting);
+  CHECK(r.at("width") == 1280);
+  CHECK(r.at("height") == 720);
   if (!presenting) CHECK(r.at("slots").contains("lessons"));
   CHECK(r.at("error") == "");
   CHECK(r.at("checkpoint_error") == "");
@@ -218,6 +269,7 @@ TEST_SUITE("gui_lesson_walk") {
   TEST_CASE("lesson walk: every lesson presented (F11), PageDown to the last step and PageUp back, in English and Chinese") {
     const std::vector<Lesson> lessons = load_lessons();
     REQUIRE(!lessons.empty());
+    const Screen screen("1280x720x24");
     for (const char* language : {"en", "zh"})
       for (const Lesson& lesson : lessons) walk(lesson, language, true);
   }
@@ -227,6 +279,7 @@ TEST_SUITE("gui_lesson_walk_windowed") {
   TEST_CASE("lesson walk: every lesson in its panel, PageDown to the last step and PageUp back, in English and Chinese") {
     const std::vector<Lesson> lessons = load_lessons();
     REQUIRE(!lessons.empty());
+    const Screen screen("1280x720x24");
     for (const char* language : {"en", "zh"})
       for (const Lesson& lesson : lessons) walk(lesson, language, false);
   }
