@@ -13,8 +13,14 @@ namespace attnscope::gui {
 
 void DrawGettingStartedWindow(AppState& state) {
   if (!state.show_getting_started) return;
-  PlaceNextWindow(state, Slot::dialog);
-  if (!ImGui::Begin(WindowTitle("Getting started", "getting_started").c_str(), &state.show_getting_started)) {
+  // The dialog's place each time it appears, never a saved one: a first start saves its layout at that
+  // screen's size, and the next time it opens may be on a smaller one.
+  const ImRect r = SlotRect(state, Slot::dialog);
+  const ImGuiCond cond = state.scripted || state.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
+  ImGui::SetNextWindowPos(r.Min, cond);
+  ImGui::SetNextWindowSize(r.GetSize(), cond);
+  if (!ImGui::Begin(WindowTitle("Getting started", "getting_started").c_str(), &state.show_getting_started,
+                    ImGuiWindowFlags_NoSavedSettings)) {
     ImGui::End();
     return;
   }

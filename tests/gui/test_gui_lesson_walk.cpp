@@ -300,6 +300,30 @@ TEST_SUITE("gui_lesson_walk") {
 }
 
 TEST_SUITE("gui_lesson_walk_windowed") {
+  TEST_CASE("lesson walk: lesson 7's next step draws the layer its caption names, not one a student picked before") {
+    // Step 2, one training step taken (the heads and the layer slider drawn), layer 0 picked by a click
+    // at the slider's left end; then PageDown: step 3 (the same settings, the run kept) and step 4 (new
+    // settings) draw the last layer, where the captions' induction heads form.
+    const std::string args = "--size 1280x720 --lesson 7 --step 2 --train-actions step";
+    const WindowRun plain = run_window("walk_7_layer_start", args + " --frames 8");
+    REQUIRE(plain.layout.at("widgets").contains("training.layer"));
+    const json& slider = plain.layout.at("widgets").at("training.layer");
+    const std::string at_left = std::to_string(int(slider.at("x").get<double>() + 2)) + "," +
+                                std::to_string(int(slider.at("y").get<double>() + slider.at("h").get<double>() / 2));
+    const int layers = plain.layout.at("training").at("runs").at(0).at("layers").get<int>();
+    REQUIRE(layers > 1);
+    CHECK(plain.layout.at("training").at("layer") == layers - 1);
+    const WindowRun picked = run_window("walk_7_layer_picked", args + " --frames 14 --clicks 10 --pointer " + at_left);
+    REQUIRE(picked.layout.at("training").at("layer") == 0);  // the click did pick layer 0
+    const WindowRun next = run_window("walk_7_layer_step3", args + " --frames 18 --clicks 10 --pointer " + at_left + " --keys 14:pagedown");
+    CHECK(next.layout.at("lesson_step") == 3);
+    CHECK(next.layout.at("training").at("layer") == layers - 1);
+    const WindowRun compare =
+        run_window("walk_7_layer_step4", args + " --frames 20 --clicks 10 --pointer " + at_left + " --keys 14:pagedown,16:pagedown");
+    CHECK(compare.layout.at("lesson_step") == 4);
+    CHECK(compare.layout.at("training").at("layer") == -1);  // no run yet: the last layer once one starts
+  }
+
   TEST_CASE("lesson walk: every lesson in its panel, PageDown to the last step and PageUp back, in English and Chinese") {
     const std::vector<Lesson> lessons = load_lessons();
     REQUIRE(!lessons.empty());
