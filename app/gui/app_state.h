@@ -363,6 +363,7 @@ struct AppState {
   Language language = Language::en;
   bool show_about = false;  // Help → About
   bool show_keys = false;   // Help → Keys
+  bool show_getting_started = false;  // Help → Getting started (a first start opens it)
   // Display → Presentation (F11): full screen, no menu bar or side panel, the view fills the screen
   // with the lesson step as a banner under it, type for the back row; Esc or F11 leaves.
   bool presenting = false;

@@ -33,7 +33,10 @@ void DrawLessonBanner(AppState& state);
 // PageDown / → / Space the next step, PageUp / ← / Backspace the previous, Home / End the first and
 // last: in presentation mode, or while the Lessons panel shows a lesson; not while a text is edited.
 void HandleLessonKeys(AppState& state);
-// Lesson 6, each frame before the windows draw: a step's "checkpoint" applied to the open model (layer,
+// A lesson is on screen: presented (F11, its panel hidden) or in the Lessons panel.
+bool LessonShown(const AppState& state);
+// Lesson 6, each frame before the windows draw, while the lesson is shown (presented or in its panel;
+// not a matter of which window draws): a step's "checkpoint" applied to the open model (layer,
 // input, the shipped model opened) and the top head of the step's pattern (by the run's head pattern
 // scores, which the compute worker made with it) shown large once its run is back.
 void UpdateLessonCheckpoint(AppState& state);

@@ -129,6 +129,16 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                                       px(c.min), px(c.max)));
   j["training"] = TrainingLayoutJson(state);
   j["checkpoint_current"] = state.layout.checkpoint_current;
+  // The model the views draw ("" the synthetic one) and whether the screen has settled: no model
+  // loading, the newest settings' result on screen, no lesson step waiting for its run (the lesson walk
+  // reads each step once it has).
+  j["checkpoint"] = state.checkpoint.is_open() ? state.checkpoint.opened : "";
+  j["settled"] = state.checkpoint.loading.empty() && !state.checkpoint.loader->loading() && !state.scene_edited &&
+                 state.worker->idle() && state.result_generation >= state.submitted_generation &&
+                 !state.lessons.focus_pending;
+  j["lesson_shown"] = LessonShown(state);
+  j["checkpoint_error"] = state.checkpoint.error;
+  j["presenting"] = state.presenting;
   j["earlier_frames"] = nlohmann::json::array();
   for (const AppState::EarlierFrame& f : state.earlier_frames) {
     nlohmann::json texts = nlohmann::json::array();
@@ -162,7 +172,10 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
 LayoutSweep::LayoutSweep() {
   plan_.push_back({"start", [](AppState&) {}});
   for (const View view : all_views)  // the menu bar's view tabs
-    plan_.push_back({std::string("view ") + to_string(view), [view](AppState& state) { SwitchView(state, view); }});
+    plan_.push_back({std::string("view ") + to_string(view), [view](AppState& state) {
+                       state.show_getting_started = false;  // a first start's, over the view (its own screen below)
+                       SwitchView(state, view);
+                     }});
   // The windows the menus open beside a view, one at a time (as the Windows and Classroom menus do).
   plan_.push_back({"window head analysis", [](AppState& state) {
                      SwitchView(state, View::heads);
@@ -188,8 +201,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_about = false;
                      state.show_keys = true;
                    }});
-  plan_.push_back({"window training", [](AppState& state) {
+  plan_.push_back({"window getting started", [](AppState& state) {
                      state.show_keys = false;
+                     state.show_getting_started = true;
+                   }});
+  plan_.push_back({"window training", [](AppState& state) {
+                     state.show_getting_started = false;
                      state.show_training = true;
                    }});
   plan_.push_back({"window checkpoint", [](AppState& state) {

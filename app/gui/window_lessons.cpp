@@ -50,12 +50,24 @@ void EnsureLoaded(AppState& state) {
   }
 }
 
+// Puts the current step on screen, whole, whichever way it was reached (the Lessons panel's buttons and
+// chooser, the lesson keys in presentation mode or not, --lesson/--step): its scene (with its view and
+// text), no head large but the step's own, its Training window settings with the layer the captions talk
+// about (the last), and its checkpoint work, which UpdateLessonCheckpoint does for the model open (once it
+// is open) on every frame while the lesson is shown, presented or in its panel. Going back to a step does
+// the same as going forward to it: nothing of the step left is kept.
 void ApplyStep(AppState& state) {
   const Lesson& lesson = state.lessons.lessons[size_t(state.lessons.lesson)];
-  state.scene = lesson.steps[size_t(state.lessons.step)].scene;
-  // Lesson 7: the step sets up the Training window (the user presses Start or Compare).
-  if (const auto& training = lesson.steps[size_t(state.lessons.step)].training) ShowTrainingWith(state, *training);
-  // Lesson 6: the step's checkpoint settings are applied (again) on the next frame, for the model open then.
+  const LessonStep& step = lesson.steps[size_t(state.lessons.step)];
+  state.scene = step.scene;
+  state.heads.large_head = -1;  // a checkpoint step's head is shown large once its run is back
+  // Lesson 7: the step sets up the Training window (the user presses Start or Compare), on the layer
+  // where induction heads form (the last), not one a student picked in an earlier step.
+  if (step.training) {
+    ShowTrainingWith(state, *step.training);
+    state.training.layer = -1;
+  }
+  // Lesson 6: the step's checkpoint settings are applied (again) for the model open then.
   state.lessons.applied_for.reset();
   state.lessons.open_tried = false;
   state.lessons.focus_pending = false;
@@ -276,8 +288,13 @@ void GoToLessonStep(AppState& state, int step) {
   ApplyStep(state);
 }
 
+bool LessonShown(const AppState& state) {
+  const LessonsWindowState& l = state.lessons;
+  return (state.presenting || state.show_lessons) && l.lesson >= 0 && l.lesson < int(l.lessons.size());
+}
+
 void UpdateLessonCheckpoint(AppState& state) {
-  if (!state.show_lessons) return;
+  if (!LessonShown(state)) return;  // presented (its panel hidden) or in its panel
   const LessonStep* step = CurrentStep(state);
   if (!step || !step->checkpoint) return;
   ApplyCheckpointStep(state, *step->checkpoint);
@@ -474,8 +491,7 @@ void DrawLessonBanner(AppState& state) {
 void HandleLessonKeys(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   LessonsWindowState& l = state.lessons;
-  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt || !(state.presenting || state.show_lessons)) return;
-  if (l.lesson < 0 || l.lesson >= int(l.lessons.size())) return;
+  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt || !LessonShown(state)) return;
   const int last = int(l.lessons[size_t(l.lesson)].steps.size()) - 1;
   auto pressed = [](std::initializer_list<int> keys) {
     for (const int k : keys)

@@ -220,7 +220,7 @@ class HiddenPanels {
   explicit HiddenPanels(AppState& state)
       : flags_{&state.show_input, &state.show_model, &state.show_lessons, &state.show_analysis, &state.show_kv_cache,
                &state.show_export, &state.show_about, &state.show_keys, &state.show_checkpoint,
-               &state.show_shapes_floating} {
+               &state.show_shapes_floating, &state.show_getting_started} {
     for (size_t i = 0; i < flags_.size(); ++i) saved_[i] = *flags_[i], *flags_[i] = false;
   }
   ~HiddenPanels() {
@@ -230,8 +230,8 @@ class HiddenPanels {
   HiddenPanels& operator=(const HiddenPanels&) = delete;
 
  private:
-  std::array<bool*, 10> flags_;
-  std::array<bool, 10> saved_{};
+  std::array<bool*, 11> flags_;
+  std::array<bool, 11> saved_{};
 };
 
 }  // namespace
@@ -424,6 +424,9 @@ struct Startup {
   Scene scene;
   std::string error;   // a refused scene flag (shown in the window)
   std::string status;  // the last scene's warnings (shown in the status line)
+  // An interactive start with nothing saved (no scene, preferences or layout) and no scene flag: a
+  // newcomer's, which opens on lesson 1 and Help → Getting started (InitState).
+  bool first_start = false;
 };
 
 Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions& options, const RunMode& mode) {
@@ -450,6 +453,8 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
   try {
     std::optional<Scene> last;
     if (!AnySceneFlag(scene_options)) last = persistence.load_scene(startup_status);
+    startup.first_start = !scripted && !AnySceneFlag(scene_options) && !last && preferences.width <= 0 &&
+                          !persistence.load_layout().has_value();
     if (last) {
       scene = *last;
     } else {
@@ -554,6 +559,14 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
     } else {
       state.show_input = state.show_model = false;  // the lesson takes the left column
     }
+  }
+  // A newcomer's first start (nothing saved, nothing asked for on the command line) opens on something
+  // to understand — lesson 1's first step, its designed heads named, the Lessons panel in the left
+  // column — with Getting started over it saying where the lessons are and how to present them.
+  if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.compare_a.empty() &&
+      options.checkpoint.empty()) {
+    if (OpenLesson(state, 1, 0).empty()) state.show_input = state.show_model = false;
+    state.show_getting_started = true;
   }
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
@@ -734,6 +747,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawExportWindow(state);
   DrawAboutWindow(state);
   DrawKeysWindow(state);
+  DrawGettingStartedWindow(state);
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
   DrawLessonBanner(state);

@@ -162,6 +162,9 @@ void DrawMenuBar(AppState& state) {
   }
   RecordLastItem(state, "menu.display");
   if (ImGui::BeginMenu(WindowTitle("Help", "menu_help").c_str())) {
+    if (ImGui::MenuItem(tr("Getting started"), nullptr, state.show_getting_started))
+      state.show_getting_started = !state.show_getting_started;
+    RecordLastItem(state, "menu.help.getting_started");
     if (ImGui::MenuItem(tr("Keys"), nullptr, state.show_keys)) state.show_keys = !state.show_keys;
     RecordLastItem(state, "menu.help.keys");
     if (ImGui::MenuItem(tr("About attnscope"), nullptr, state.show_about)) state.show_about = !state.show_about;

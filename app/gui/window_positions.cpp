@@ -70,6 +70,19 @@ std::string ScalingCurveLabel(const std::string& name, double factor) {
   return name;
 }
 
+// The scheme and its settings in one line ("RoPE · base θ 10000 · YaRN · factor 4 · trained context 32"),
+// in the controls' own words.
+std::string SettingsLine(const ModelSettings& m) {
+  std::string line = SchemeName(m.positions);
+  if (m.positions != PositionScheme::rope && m.kind != AttentionKind::mla) return line;
+  line += std::string(" · ") + tr("base θ") + " " + FactorText(m.rope_base);
+  if (m.rope_scaling == RopeScaling::none) return line;
+  line += std::string(" · ") + ScalingName(m.rope_scaling) + " · " + tr("factor") + " " + FactorText(m.rope_factor);
+  if (m.rope_scaling != RopeScaling::linear)
+    line += std::string(" · ") + tr("trained context") + " " + std::to_string(m.rope_original_context);
+  return line;
+}
+
 // Two plots one above the other in the rest of the column, each under its title (wrapped to the column).
 void DrawRopePlots(const PositionsProfile& p, int tokens, float width) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -329,7 +342,10 @@ void DrawPositionsWindow(AppState& state) {
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
 
   ImGui::BeginChild("##positions_left", ImVec2(left_w, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  if (DrawPositionControls(state, m)) NoteEdit(state, Panel::model);
+  // Presenting, the plots take the column (at 720p under the banner the controls left them no room):
+  // one line says what is set, the lesson step sets it.
+  if (state.presenting) WrappedText(SettingsLine(m));
+  else if (DrawPositionControls(state, m)) NoteEdit(state, Panel::model);
   ErrorText(ErrorFor(state, Panel::model));
   const ModelSettings& shown = state.analysis ? state.analysis->scene.model : m;
   const int tokens = att ? int(att->labels.size()) : 1;

@@ -52,6 +52,9 @@ void DrawExportWindow(AppState& state);
 void DrawAboutWindow(AppState& state);
 // Help → Keys (window_keys.cpp): every shortcut of the window, from key_bindings().
 void DrawKeysWindow(AppState& state);
+// Help → Getting started (window_getting_started.cpp): what attnscope shows, the lessons, presenting, a real
+// model; opened by a first start with nothing saved.
+void DrawGettingStartedWindow(AppState& state);
 struct KeyBinding {
   const char* id;      // stable name (layout record "keys.<id>", shortcut_of)
   const char* group;   // where it works ("Anywhere", "Heatmaps", …), English, translated when drawn

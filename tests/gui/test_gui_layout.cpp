@@ -271,11 +271,15 @@ TEST_SUITE("gui_layout") {
         const json layout = sweep(name, fresh_config(name), args);
         check_start(layout, name, size.w, size.h);
         CHECK(has_text(layout, std::string(language) == "zh" ? "文件" : "File"));  // the menu bar's first menu
-        // The default panels (Input and Model in the left column) leave the view at least 60% of the width.
+        // A first start opens on lesson 1 (the Lessons panel in the left column) with Getting started
+        // over the view; the panel leaves the view at least 60% of the width.
         const json& start = layout.at("screens").at(0);
         REQUIRE(start.at("name") == "start");
-        CHECK(start.at("slots").contains("input"));
-        CHECK(start.at("slots").contains("model"));
+        CHECK(start.at("lesson") == 1);
+        CHECK(start.at("slots").contains("lessons"));
+        bool welcome = false;
+        for (const json& w : start.at("windows")) welcome |= w.at("title").get<std::string>().find("###getting_started") != std::string::npos;
+        CHECK(welcome);
         CHECK(start.at("slots").at("view").at("w").get<double>() >= 0.6 * size.w);
       }
     }
