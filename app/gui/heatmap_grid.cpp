@@ -89,6 +89,21 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
     g = turned;
   }
   g.cell = fit();
+  // Thinned labels get a note under the shared bar ("every 2nd token labelled", heatmap_grid.cpp below),
+  // wrapped at its spaces: the bar's column is at least as wide as its longest word.
+  if (bar && (spec.row_labels || spec.col_labels) && LabelStep(g.cell) > 1) {
+    const std::string note = LabelStepNote(LabelStep(g.cell));
+    float word = 0;
+    for (size_t start = 0; start < note.size();) {
+      const size_t end = std::min(note.find(' ', start), note.size());
+      word = std::max(word, ImGui::CalcTextSize(note.c_str() + start, note.c_str() + end).x);
+      start = end + 1;
+    }
+    if (font * 0.8f + word + font * 0.3f > g.bar) {
+      g.bar = font * 0.8f + word + font * 0.3f;
+      g.cell = fit();
+    }
+  }
   return g;
 }
 
@@ -144,7 +159,7 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
   // Thinned labels say so: "The saw cat the saw dog" is every 2nd token, not a sentence.
   out.label_step = spec.row_labels || spec.col_labels ? LabelStep(g.cell) : 1;
   const std::string step_note = LabelStepNote(out.label_step);
-  const float note_lines = step_note.empty() ? 0.0f : 2.4f;  // at most two lines and a gap
+  const float note_lines = step_note.empty() ? 0.0f : 3.4f;  // up to three lines (wrapped) and a gap
 
   for (int i = 0; i < spec.count; ++i) {
     const int across = i % g.grid_cols, down = i / g.grid_cols;
