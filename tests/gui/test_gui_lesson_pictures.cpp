@@ -97,7 +97,7 @@ TEST_SUITE("gui_lesson_pictures") {
               CHECK(o.at("x").get<double>() + o.at("w").get<double>() > cx);
               CHECK(o.at("y").get<double>() + o.at("h").get<double>() > cy);
               // Drawn: the outline's magenta on screen at its left edge.
-              const Rgba p = w.png.at(int(o.at("x").get<double>() + 1), int(cy));
+              const Rgba p = w.png.at(int(o.at("x").get<double>()), int(cy));
               CHECK((p.r > 200 && p.g < 60 && p.b > 150));
             }
         }
