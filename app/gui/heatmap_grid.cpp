@@ -329,7 +329,9 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     if (!step_note.empty()) {  // under the bar (and its swatch), wrapped to the room left of the edge
       const float y = top + bar_h + (spec.masked ? font * 2.1f : font * 0.9f);
       const float wrap = std::max(origin.x + avail.x - x, font * 4);
-      draw->AddText(ImGui::GetFont(), font, ImVec2(x, y), ImGui::GetColorU32(ImGuiCol_Text), step_note.c_str(), nullptr, wrap);
+      // Left out only when even the shortest bar leaves no room for it (a tiny view at a large UI scale).
+      if (y + ImGui::CalcTextSize(step_note.c_str(), nullptr, false, wrap).y <= origin.y + avail.y)
+        draw->AddText(ImGui::GetFont(), font, ImVec2(x, y), ImGui::GetColorU32(ImGuiCol_Text), step_note.c_str(), nullptr, wrap);
     }
   } else if (!step_note.empty()) {  // no shared bar: under the grid, when a line is left there
     const float bottom = origin.y + g.label_h + float(g.grid_rows) * (block_h + g.gap);
