@@ -135,4 +135,23 @@ TEST_SUITE("gui_lesson_pictures") {
       CHECK(has_text(thin, note));
     }
   }
+
+  TEST_CASE("lesson pictures: lesson 5's nine relative-position heads get cells of 6 px or more at 1280x720, windowed and presented") {
+    // Each head's window sits one cell from the query: at 4 px cells (the heads under a third of the height)
+    // a class saw a few pixels. Lesson 5 steps 1 and 2, both languages.
+    for (const char* language : {"en", "zh"})
+      for (const bool presented : {false, true})
+        for (const int step : {1, 2}) {
+          CAPTURE(language);
+          CAPTURE(presented);
+          CAPTURE(step);
+          const WindowRun w = run_window(std::string("lesson_pictures_relpos_") + language + (presented ? "_presented_" : "_") +
+                                             std::to_string(step),
+                                         std::string("--size 1280x720 --language ") + language + " --lesson 5 --step " +
+                                             std::to_string(step) + (presented ? " --frames 8 --keys 3:f11" : ""));
+          const json& heads = w.layout.at("heads");
+          REQUIRE(heads.size() == 9);
+          for (const json& h : heads) CHECK(h.at("cell").get<double>() >= 6.0);
+        }
+  }
 }
