@@ -4,8 +4,8 @@
 //   attnscope kv-cache (--model NAME | --layers L --heads H --kv-heads G --head-dim D [--v-head-dim DV]) --seq N
 //                      [--window W [--window-layers N] [--sinks K] | --kv-rank R [--rope-dim D]]
 //                      [--batch B] [--dtype fp32|fp16|int8] [--memory-gib M]
-// bytes = 2 × L × G × d_head × bytes per element × seq × batch, for G = H (mha), the model's G (gqa)
-// and G = 1 (mqa), every layer full attention. "layer_types" gives the model's own layers: a preset's
+// bytes = 2 × L × G × d_head × bytes per element × seq × batch, for G = H (mha), the model's G (gqa;
+// for an MLA model the grouping its latent compares with, kv_cache.h gqa_kv_heads) and G = 1 (mqa), every layer full attention. "layer_types" gives the model's own layers: a preset's
 // (assets/models.json), or the layout the flags build (they replace a preset's): --window W makes N
 // layers (all L unless --window-layers N) hold at most W + K tokens, the rest full; --kv-rank R makes
 // every layer MLA, caching R + D elements per token. Presets come from assets/models.json (kv_cache.h, assets.h).

@@ -89,6 +89,21 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
     g = turned;
   }
   g.cell = fit();
+  // Thinned labels get a note under the shared bar ("every 2nd token labelled", heatmap_grid.cpp below),
+  // wrapped at its spaces: the bar's column is at least as wide as its longest word.
+  if (bar && (spec.row_labels || spec.col_labels) && LabelStep(g.cell) > 1) {
+    const std::string note = LabelStepNote(LabelStep(g.cell));
+    float word = 0;
+    for (size_t start = 0; start < note.size();) {
+      const size_t end = std::min(note.find(' ', start), note.size());
+      word = std::max(word, ImGui::CalcTextSize(note.c_str() + start, note.c_str() + end).x);
+      start = end + 1;
+    }
+    if (font * 0.8f + word + font * 0.3f > g.bar) {
+      g.bar = font * 0.8f + word + font * 0.3f;
+      g.cell = fit();
+    }
+  }
   return g;
 }
 
@@ -141,6 +156,10 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
         if (spec.cell_number(i, r, c, text, color)) numbers = ImGui::CalcTextSize(text.c_str()).x + font * 0.2f <= g.cell;
       }
   out.numbers = numbers;
+  // Thinned labels say so: "The saw cat the saw dog" is every 2nd token, not a sentence.
+  out.label_step = spec.row_labels || spec.col_labels ? LabelStep(g.cell) : 1;
+  const std::string step_note = LabelStepNote(out.label_step);
+  const float note_lines = step_note.empty() ? 0.0f : 3.4f;  // up to three lines (wrapped) and a gap
 
   for (int i = 0; i < spec.count; ++i) {
     const int across = i % g.grid_cols, down = i / g.grid_cols;
@@ -189,6 +208,17 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       const float x0 = min.x + float(spec.highlight_first) * g.cell, x1 = min.x + float(spec.highlight_last + 1) * g.cell;
       draw->AddRectFilled(ImVec2(x0, down == 0 ? band_top : min.y), ImVec2(x1, max.y), IM_COL32(255, 255, 255, 70));
       draw->AddRect(ImVec2(x0, down == 0 ? band_top : min.y), ImVec2(x1, max.y), IM_COL32(255, 255, 255, 220), 0, 0, 2.0f);
+    }
+    for (const auto& [row, col] : spec.outlined_cells) {
+      const int r = row - spec.first_row, c = col - spec.first_col;
+      if (r < 0 || c < 0 || r >= spec.rows || c >= spec.cols) continue;
+      const ImVec2 a(min.x + float(c) * g.cell, min.y + float(r) * g.cell), b(a.x + g.cell, a.y + g.cell);
+      // Thick magenta inside a black and a white line: visible on viridis, gray, diverging and the masked colour.
+      const float t = std::max(2.0f, std::round(g.cell * 0.12f));
+      draw->AddRect(ImVec2(a.x - t, a.y - t), ImVec2(b.x + t, b.y + t), IM_COL32(0, 0, 0, 255), 0, 0, t + 2);
+      draw->AddRect(ImVec2(a.x - t, a.y - t), ImVec2(b.x + t, b.y + t), IM_COL32(255, 0, 200, 255), 0, 0, t);
+      draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.0f);
+      out.outlines.push_back({i, row, col, ImVec2(a.x - t, a.y - t), ImVec2(b.x + t, b.y + t)});
     }
     if (spec.marked_cell >= 0 && spec.marked_cell < spec.rows * spec.cols) {
       const float x = min.x + float(spec.marked_cell % spec.cols) * g.cell, y = min.y + float(spec.marked_cell / spec.cols) * g.cell;
@@ -278,7 +308,7 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;
     // As tall as the grid within reason, and never past the space given (the "masked" swatch included):
     // small heads in a small view at a large UI scale.
-    const float room = origin.y + avail.y - top - (spec.masked ? font * 1.9f : font * 0.7f);  // half a line: the last tick
+    const float room = origin.y + avail.y - top - (spec.masked ? font * 1.9f : font * 0.7f) - font * note_lines;  // half a line: the last tick
     const float bar_h = std::max(font * 2.0f, std::min(std::clamp(grid_h, font * 6.0f, font * 22.0f), room));
     const float x = origin.x + g.label_w + float(g.grid_cols) * (block_w + g.gap) - g.gap + font * 0.8f;
     // Shortened with "…" only when tiles at their smallest size leave it less than its width (many heads
@@ -296,6 +326,17 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
       draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
     }
+    if (!step_note.empty()) {  // under the bar (and its swatch), wrapped to the room left of the edge
+      const float y = top + bar_h + (spec.masked ? font * 2.1f : font * 0.9f);
+      const float wrap = std::max(origin.x + avail.x - x, font * 4);
+      // Left out only when even the shortest bar leaves no room for it (a tiny view at a large UI scale).
+      if (y + ImGui::CalcTextSize(step_note.c_str(), nullptr, false, wrap).y <= origin.y + avail.y)
+        draw->AddText(ImGui::GetFont(), font, ImVec2(x, y), ImGui::GetColorU32(ImGuiCol_Text), step_note.c_str(), nullptr, wrap);
+    }
+  } else if (!step_note.empty()) {  // no shared bar: under the grid, when a line is left there
+    const float bottom = origin.y + g.label_h + float(g.grid_rows) * (block_h + g.gap);
+    if (bottom + font <= origin.y + avail.y)
+      draw->AddText(ImVec2(origin.x + g.label_w, bottom), ImGui::GetColorU32(ImGuiCol_Text), step_note.c_str());
   }
   // Leave the cursor below the grid so the window knows its content size.
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + g.label_h + float(g.grid_rows) * (block_h + g.gap)));

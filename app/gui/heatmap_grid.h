@@ -8,6 +8,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct HeatmapGridSpec {
   bool masked = false;         // the shared bar gets a swatch of the masked colour (causal maps)
   int selected_row = -1;       // outlined row in every heatmap
   int marked_cell = -1;        // outlined cell (row-major) in every heatmap, e.g. a grid query
+  // Cells a lesson step's caption names, {row, col} of the whole pictures (first_row, first_col are
+  // subtracted; cells outside what is drawn are left out): outlined in every heatmap in a colour that
+  // stands out on every colormap.
+  std::vector<std::array<int, 2>> outlined_cells;
   float max_cell = 0;          // cap on the cell size in pixels (0: none)
   int columns = 0;             // heatmaps per row (0: whatever makes them largest)
   // A part of larger pictures (zoom, token range): the textures (and backgrounds) hold texture_rows ×
@@ -77,6 +82,12 @@ struct HeatmapGridResult {
   ImVec2 pointer_cells;           // the pointer in cells from the hovered heatmap's top-left (fractional)
   bool pressed = false, held = false;  // the left button went down on / is held on a heatmap
   bool numbers = false;           // numbers were drawn in the cells
+  int label_step = 1;             // the labels name every label_step-th token (1: every one)
+  struct Outline {                // an outlined cell (spec.outlined_cells) as drawn
+    int tile = 0, row = 0, col = 0;
+    ImVec2 min, max;
+  };
+  std::vector<Outline> outlines;
   // The key labels' band (spec.key_axis_drag): the column under the pointer while it is over the band or
   // a drag that began there is held (−1: neither), and that drag's press, hold and release.
   int axis_col = -1;

@@ -250,9 +250,10 @@ void RequestUiGlyphs(FontAtlas& fonts) {
     for (const auto& [english, translated] : table.file.strings) fonts.request_text(translated);
     for (const auto& [key, step] : table.file.trace_steps) fonts.request_text(step.name + step.formula);
   }
-  // The designed patterns' labels (head captions, analysis table) and descriptions (tooltips).
+  // The designed patterns' labels (analysis table), short names (head captions) and descriptions (tooltips).
   for (DesignedPattern p : all_designed_patterns()) {
     fonts.request_text(designed_pattern_label(p).zh);
+    fonts.request_text(designed_pattern_caption(p).zh);
     fonts.request_text(designed_pattern_description(p).zh);
   }
 }

@@ -851,10 +851,29 @@ float TurnedExtent(const std::vector<std::string>& labels, float cap) {
 
 namespace {
 
+}  // namespace
+
+int LabelStep(float cell) {
+  const float line = ImGui::GetFontSize() * 0.9f;  // glyphs' ink is shorter than the line
+  return std::max(1, int(std::ceil(line / std::max(cell, 1e-3f))));
+}
+
+std::string LabelStepNote(int step) {
+  if (step <= 1) return "";
+  // English: "every 2nd token labelled"; Chinese: "每 2 个词元标注一个".
+  std::string nth = std::to_string(step);
+  if (UiLanguage() != Language::zh) {
+    const int tens = step % 100, ones = step % 10;
+    nth += tens >= 11 && tens <= 13 ? "th" : ones == 1 ? "st" : ones == 2 ? "nd" : ones == 3 ? "rd" : "th";
+  }
+  return trf("every %s token labelled", nth.c_str());
+}
+
+namespace {
+
 // Which labels to draw: every step-th, plus the selected one with its near neighbours left out.
 std::vector<int> thinned(int count, float cell, int selected) {
-  const float line = ImGui::GetFontSize() * 0.9f;  // glyphs' ink is shorter than the line
-  const int step = std::max(1, int(std::ceil(line / std::max(cell, 1e-3f))));
+  const int step = LabelStep(cell);
   std::vector<int> out;
   for (int i = 0; i < count; i += step) {
     if (selected >= 0 && i != selected && std::abs(i - selected) < step) continue;

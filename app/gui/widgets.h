@@ -171,6 +171,10 @@ void DrawQueryLabels(ImDrawList* draw, const std::vector<std::string>& labels, I
 // cut to `max_height` only when longer.
 void DrawKeyLabels(ImDrawList* draw, const std::vector<std::string>& labels, ImVec2 image_min, float cell,
                    float max_height, bool rotated, LayoutRecord* record);
+// Labels on cells of `cell` pixels name every LabelStep-th token (1: every one), so that they never overlap.
+int LabelStep(float cell);
+// What the view says when labels are thinned: "every 2nd token labelled" (empty for step 1).
+std::string LabelStepNote(int step);
 // The widest label, capped at `cap` pixels.
 float LabelExtent(const std::vector<std::string>& labels, float cap);
 // How long a label is when turned along its column (stacked CJK: one line per character), and the

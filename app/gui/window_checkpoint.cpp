@@ -96,7 +96,13 @@ void InfoRow(const char* key, const std::string& value) {
 }
 
 // The G of the run on screen: after a conversion, the pooled one next to the checkpoint's.
+// MLA caches no K/V heads: the row says what it caches instead, the latent and the rotary key.
 void KvHeadsRow(const CheckpointWindowState& c, const model::ModelConfig& cfg) {
+  if (cfg.is_mla()) {
+    InfoRow(tr("cached per token"), trf("latent c_KV %d + rotary key %d values (MLA: no K/V heads are cached)",
+                                        cfg.mla.kv_lora_rank, cfg.mla.rope_dim));
+    return;
+  }
   const ModelLayerRun* run = c.run.get();
   const int shown_g = run && run->stack ? run->stack->kv_heads : cfg.kv_heads;
   if (shown_g == cfg.kv_heads)

@@ -204,6 +204,18 @@ void HandleHit(AppState& state, const AttentionAnalysis& att, const std::vector<
   }
 }
 
+// The cells the open lesson step's caption names ("cells", lessons.h), while the heads are that step's
+// sentence: none once the text is edited or a checkpoint's heads are drawn.
+std::vector<std::array<int, 2>> LessonStepCells(const AppState& state) {
+  const LessonsWindowState& l = state.lessons;
+  if (l.lesson < 0 || size_t(l.lesson) >= l.lessons.size() || state.checkpoint.is_open()) return {};
+  const Lesson& lesson = l.lessons[size_t(l.lesson)];
+  if (l.step < 0 || size_t(l.step) >= lesson.steps.size()) return {};
+  const LessonStep& step = lesson.steps[size_t(l.step)];
+  if (step.cells.empty() || !(state.scene.input == step.scene.input)) return {};
+  return step.cells;
+}
+
 HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, const Pictures& pictures,
                           const LabelCache& labels) {
   HeatmapGridSpec spec;
@@ -217,23 +229,29 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   if (state.analysis && state.analysis->scene.model.weights == WeightSource::designed &&
       int(state.analysis->scene.model.designed.size()) == heads)
     patterns = &state.analysis->scene.model.designed;
-  // Caption forms, longest first: with the designed pattern, "head h · kv group g", "h3 · g1",
-  // "h3·g1", and the head alone while each group has a frame colour of its own (kv_group_color).
+  // Caption forms, longest first. Designed heads keep their pattern's name in every form (the lesson
+  // captions talk about them by name): "head h · kv group g · <name>" with the Chinese label in full,
+  // the same with the short name, then "h3 · g1 · <name>"; cut with "…" only when even that does not fit.
+  // Other heads: "head h · kv group g", "h3 · g1", "h3·g1", and the head alone while each group has a
+  // frame colour of its own (kv_group_color).
   const bool own_colors = kv_groups_have_own_colors(groups);
-  spec.caption_forms = (patterns ? 1 : 0) + (own_colors ? 4 : 3);
+  spec.caption_forms = patterns ? 3 : (own_colors ? 4 : 3);
   spec.captions = [heads, groups, patterns](int h, int form) {
     const int g = kv_group_of_head(h, heads, groups);
-    if (patterns && form-- == 0) {
-      // In Chinese the pattern's label; in English its name (the one `--designed` takes).
-      std::string pattern = (*patterns)[size_t(h)];
-      if (UiLanguage() == Language::zh) {
-        try {
-          pattern = designed_pattern_label(parse_designed_pattern(pattern)).zh;
-        } catch (const std::exception&) {
-          // a name the engine accepted always parses; keep the name otherwise
-        }
+    if (patterns) {
+      const std::string& name = (*patterns)[size_t(h)];
+      std::string pattern = name;
+      try {
+        const DesignedPattern p = parse_designed_pattern(name);
+        pattern = form == 0 && UiLanguage() == Language::zh ? designed_pattern_label(p).zh
+                                                             : designed_pattern_caption(p).text(UiLanguage());
+      } catch (const std::exception&) {
+        // a name the engine accepted always parses; keep the name otherwise
       }
-      return trf("head %d · kv group %d", h, g) + " · " + pattern;
+      if (form <= 1) return trf("head %d · kv group %d", h, g) + " · " + pattern;
+      char brief[32];
+      std::snprintf(brief, sizeof brief, "h%d · g%d", h, g);
+      return std::string(brief) + " · " + pattern;
     }
     if (form == 0) return trf("head %d · kv group %d", h, g);
     if (form == 1 || form == 2) {
@@ -256,7 +274,17 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
                     : !att.result.probs_1.empty() ? TrKey("differential weight")
                                                   : TrKey("probability");
   spec.selected_row = state.scene.view.selected_query;
+  spec.outlined_cells = LessonStepCells(state);
   return spec;
+}
+
+// The outlined cells in the layout record, as widgets "heads.outline.<head>.<query>.<key>".
+void RecordOutlines(AppState& state, const HeatmapGridResult& grid) {
+  const ImVec2 s = state.framebuffer_scale;
+  for (const HeatmapGridResult::Outline& o : grid.outlines)
+    state.layout.widgets.push_back({"heads.outline." + std::to_string(o.tile) + "." + std::to_string(o.row) + "." +
+                                        std::to_string(o.col),
+                                    ImVec2(o.min.x * s.x, o.min.y * s.y), ImVec2(o.max.x * s.x, o.max.y * s.y)});
 }
 
 // ---- what every head shares (MLA) -------------------------------------------------------------------
@@ -444,6 +472,7 @@ void DrawHeadsBeside(AppState& state) {
   const Pictures& pictures = *state.pictures;
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, labels);
   const HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
+  RecordOutlines(state, grid);
   const int tokens = int(att->labels.size());
   ZoomState whole;
   RecordHeads(state, *att, pictures, grid, spec.count, ShownTokens(whole, tokens));
@@ -507,6 +536,7 @@ void DrawHeadsWindow(AppState& state) {
   std::vector<std::string> row_labels, col_labels;
   ApplyHeadsShown(spec, shown, state.heads.zoom, pictures, *att, row_labels, col_labels, [](int i) { return i; });
   HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
+  RecordOutlines(state, grid);
   RecordKeyAxis(state, grid, "heads");
   ZoomAndPan(state.heads.zoom, shown, grid, false);  // a double-click opens the head large
   ToWholePicture(grid, shown);

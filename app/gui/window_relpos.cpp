@@ -497,7 +497,9 @@ void DrawRelpos2dWindow(AppState& state) {
         return c && y < r.combined.rows() && x < r.combined.cols() && CellNumber(float(r.combined(y, x)), *c, text, color);
       };
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * 0.36f)), false,
+    // The grid and the mean are context; many heads (a 3×3 kernel's nine) get the larger share of the height.
+    const float top_share = r.heads.size() > 4 ? 0.26f : 0.36f;
+    ImGui::BeginChild("top", ImVec2(avail.x, std::round(avail.y * top_share)), false,
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     HeatmapGridResult top_grid = DrawHeatmapGrid(top, state.relpos.bar, state.ui_scale, nullptr);
     ImGui::EndChild();

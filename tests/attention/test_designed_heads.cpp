@@ -152,6 +152,10 @@ TEST_CASE("designed patterns: names parse, unknown names list the valid ones, la
     CHECK_FALSE(designed_pattern_label(p).en.empty());
     CHECK_FALSE(designed_pattern_label(p).zh.empty());
     CHECK_FALSE(designed_pattern_description(p).zh.empty());
+    // The caption's short name: the CLI name in English, at most three characters in Chinese.
+    CHECK(designed_pattern_caption(p).en == to_string(p));
+    CHECK_FALSE(designed_pattern_caption(p).zh.empty());
+    CHECK(designed_pattern_caption(p).zh.size() <= 9);  // UTF-8: three CJK characters
   }
   CHECK_THROWS_WITH_AS(split_designed_list("previous,sink"),
                        doctest::Contains("pattern 2: unknown designed pattern 'sink' (valid: previous, next, self, "

@@ -81,15 +81,17 @@ TEST_CASE("kv cache: MHA, GQA and MQA bytes match 2·L·G·d_head·bytes·seq·b
           const KvCacheReport r = kv_cache_report(in);
           const int b = bytes_per_element(dtype);
           CHECK(r.mha.kv_heads == p.heads);
-          CHECK(r.gqa.kv_heads == p.kv_heads);
+          const int64_t g = gqa_kv_heads(in);
+          CHECK(r.gqa.kv_heads == g);
+          if (p.kv_lora_rank == 0) CHECK(g == p.kv_heads);  // the model's own G
           CHECK(r.mqa.kv_heads == 1);
           CHECK(r.mha.bytes == expected_bytes(p, p.heads, b, seq, batch));
-          CHECK(r.gqa.bytes == expected_bytes(p, p.kv_heads, b, seq, batch));
+          CHECK(r.gqa.bytes == expected_bytes(p, g, b, seq, batch));
           CHECK(r.mqa.bytes == expected_bytes(p, 1, b, seq, batch));
-          CHECK(r.gqa.bytes_per_token == expected_bytes(p, p.kv_heads, b, 1, 1));
+          CHECK(r.gqa.bytes_per_token == expected_bytes(p, g, b, 1, 1));
           CHECK(r.gqa.gib == doctest::Approx(double(r.gqa.bytes) / (1 << 30)));
           CHECK(r.mha.attention_params == expected_params(p, p.heads));
-          CHECK(r.gqa.attention_params == expected_params(p, p.kv_heads));
+          CHECK(r.gqa.attention_params == expected_params(p, g));
           CHECK(r.mqa.attention_params == expected_params(p, 1));
           CHECK(r.mha.fits);  // no memory given
         }
@@ -341,6 +343,12 @@ TEST_CASE("kv cache: DeepSeek-V2 and V3 cache 512 + 64 = 576 elements per token 
   CHECK(double(v2.mha.bytes) / double(v2.bytes) == doctest::Approx(40960.0 / 576.0));  // 71.1 times as much
   // Parameters of that MHA: C = 5120; W_Q 5120·128·192, W_K the same, W_V 5120·128·128, W_O the same.
   CHECK(v2.mha.attention_params == int64_t(60) * 5120 * (128 * 192 * 2 + 128 * 128 * 2));
+  // Its GQA row is not its MHA again (issue 40: "GQA (G = 128)"): the fewest groups that cache at least the
+  // latent, G = 2 (2 × 320 = 640 ≥ 576 elements, G = 1 caches 320), the grouping MLA's cache compares with.
+  CHECK(v2.gqa.kv_heads == 2);
+  CHECK(v2.gqa.bytes < v2.mha.bytes);
+  CHECK(v2.gqa.bytes >= v2.bytes);
+  CHECK(v2.mqa.bytes < v2.bytes);
   const KvCacheReport v3 = preset_report("deepseek-v3", 1000, 3, ElementType::fp32);
   CHECK(v3.layer_types[0].bytes_per_token == 576 * 4 * 61);
   CHECK(v3.bytes == int64_t(576) * 4 * 61 * 1000 * 3);

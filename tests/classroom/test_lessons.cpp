@@ -261,6 +261,12 @@ TEST_CASE("lessons: the loader names the file and the key of every mistake") {
                        doctest::Contains("kv_cache: unknown model 'gpt5'"), InputError);
   CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["attnscope_lesson"] = 2; }), presets),
                        doctest::Contains("lesson format version"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["steps"][0]["cells"] = {{1, 2, 3}}; }), presets),
+                       doctest::Contains("step 1: \"cells\" must be a list of 1 to 16 [query, key] pairs"), InputError);
+  CHECK_THROWS_WITH_AS(load_lesson(broken([](auto& j) { j["steps"][0]["cells"] = {{1, -2}}; }), presets),
+                       doctest::Contains("pairs of token indices from 0"), InputError);
+  CHECK(load_lesson(broken([](auto& j) { j["steps"][0]["cells"] = {{3, 1}}; }), presets).steps[0].cells ==
+        std::vector<std::array<int, 2>>{{3, 1}});
   write_file_atomic(file, "{\"number\": 3,");
   CHECK_THROWS_WITH_AS(load_lesson(file, presets), doctest::Contains("is not valid JSON"), InputError);
   // Numbering: two lessons with number 3.

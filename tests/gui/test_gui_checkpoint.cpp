@@ -135,7 +135,11 @@ TEST_SUITE("gui_checkpoint") {
     const std::vector<std::string> card = texts_of(w, "###checkpoint");
     INFO(joined(card));
     CHECK(has_text(card, "deepseek_v2 (MLA + MoE)"));
-    CHECK(has_text(card, "4  (MHA)"));
+    // The kv-heads row says what MLA caches (issue 40: not "kv heads G 4 (MHA)").
+    CHECK(has_text(card, "cached per token"));
+    CHECK(shows(card, "latent c_KV 16 + rotary key 8 values (MLA: no K/V heads are cached)"));
+    CHECK(!has_text(card, "4  (MHA)"));
+    CHECK(!has_text(card, "kv heads G"));
     CHECK(has_text(card, with_commas(m->parameter_count())));
     CHECK(has_text(card, "BF16"));
     CHECK(shows(card, "all of them are made from one shared latent c_KV of 16 values and one shared rotary key of 8 values"));

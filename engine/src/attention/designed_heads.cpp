@@ -105,6 +105,14 @@ const LocalizedText& designed_pattern_label(DesignedPattern p) {
   return labels[int(p)];
 }
 
+const LocalizedText& designed_pattern_caption(DesignedPattern p) {
+  static const LocalizedText captions[] = {
+      {"previous", "前一个"}, {"next", "后一个"}, {"self", "自身"},   {"first", "第一个"},
+      {"punct", "标点"},      {"local", "局部"}, {"repeat", "重复"}, {"broad", "均匀"},
+  };
+  return captions[int(p)];
+}
+
 const LocalizedText& designed_pattern_description(DesignedPattern p) {
   static const LocalizedText descriptions[] = {
       {"Each token attends to the token just before it.", "每个词元都关注它前面紧挨着的那个词元。"},

@@ -212,6 +212,19 @@ void validate_kv_cache_input(const KvCacheInput& in) {
                   std::to_string(in.batch) + " sequences does not fit in 63 bits (more than 8 EiB): use smaller sizes");
 }
 
+int64_t gqa_kv_heads(const KvCacheInput& in) {
+  const std::vector<KvLayerGroup> types = layer_types_of(in);
+  const bool mla = std::any_of(types.begin(), types.end(), [](const KvLayerGroup& g) { return g.kind == LayerKind::mla; });
+  if (!mla || in.kv_heads != in.heads) return in.kv_heads;
+  // The latent replaces MHA: the grouping that caches about as much is the smallest G dividing H whose K and V
+  // hold at least the latent's r + d_rope elements a token (DeepSeek-V2 §2.1: MLA ≈ GQA with 2.25 groups).
+  bool ok = true;
+  const int64_t latent = add(in.kv_lora_rank, in.rope_dim, ok);
+  for (int64_t g = 1; g < in.heads; ++g)
+    if (in.heads % g == 0 && dense_elements(in, g, ok) >= latent) return g;
+  return in.heads;
+}
+
 KvCacheReport kv_cache_report(const KvCacheInput& in) {
   validate_kv_cache_input(in);
   KvCacheReport r;
@@ -231,7 +244,7 @@ KvCacheReport kv_cache_report(const KvCacheInput& in) {
     return v;
   };
   r.mha = variant("mha", in.heads);
-  r.gqa = variant("gqa", in.kv_heads);
+  r.gqa = variant("gqa", gqa_kv_heads(in));
   r.mqa = variant("mqa", 1);
   bool ok = true;
   r.layer_types = layer_rows(in, ok);

@@ -10,6 +10,7 @@
 
 #include "attnscope/io/assets.h"
 #include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/text/tokenizer.h"
@@ -201,7 +202,7 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
     const json& step = j["steps"][k];
     const std::string here = where + ", step " + std::to_string(k + 1);
     require(step.is_object(), here + " must be an object");
-    require_known_keys(step, {"caption", "changes", "training", "checkpoint"}, here);
+    require_known_keys(step, {"caption", "changes", "training", "checkpoint", "cells"}, here);
     LessonStep s;
     s.caption = localized(step, "caption", here);
     json patched = base;
@@ -213,6 +214,18 @@ Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets
     if (step.contains("training")) s.training = lesson_training(step["training"], here + ", training");
     if (step.contains("checkpoint"))
       s.checkpoint = lesson_checkpoint(step["checkpoint"], file.parent_path().parent_path(), here + ", checkpoint");
+    if (step.contains("cells")) {
+      const json& cells = step["cells"];
+      const std::string what = here + ": \"cells\" must be a list of 1 to 16 [query, key] pairs of token indices from 0";
+      require(cells.is_array() && !cells.empty() && cells.size() <= 16, what);
+      for (const json& c : cells) {
+        require(c.is_array() && c.size() == 2 && c[0].is_number_integer() && c[1].is_number_integer() &&
+                    c[0].get<int64_t>() >= 0 && c[1].get<int64_t>() >= 0 && c[0].get<int64_t>() < limits::max_tokens &&
+                    c[1].get<int64_t>() < limits::max_tokens,
+                what);
+        s.cells.push_back({int(c[0].get<int64_t>()), int(c[1].get<int64_t>())});
+      }
+    }
     lesson.steps.push_back(std::move(s));
   }
 

@@ -99,6 +99,9 @@ std::vector<std::string> split_designed_list(std::string_view comma_separated);
 // Short names and one-sentence descriptions in English and Chinese, for labels and tooltips.
 const LocalizedText& designed_pattern_label(DesignedPattern pattern);
 const LocalizedText& designed_pattern_description(DesignedPattern pattern);
+// The shortest name a head's caption can carry: in English the name `--designed` takes ("previous",
+// "punct"), in Chinese two or three characters ("前一个", "标点").
+const LocalizedText& designed_pattern_caption(DesignedPattern pattern);
 
 // ---- weights ------------------------------------------------------------------------------------
 // An MHA layer (G = H = patterns.size(), C = 64·H, d_k = 64) in the PyTorch nn.Linear layout

@@ -88,7 +88,7 @@ struct KvLayerTypeRow {
 // One attention variant of the model.
 struct KvCacheVariant {
   std::string kind;                // "mha" | "gqa" | "mqa"
-  int64_t kv_heads = 0;            // G used: H, the model's G, 1
+  int64_t kv_heads = 0;            // G used: H, gqa_kv_heads (the model's G), 1
   int64_t bytes_per_token = 0;     // 2·L·G·d_head·bytes: one token of one sequence, all layers
   int64_t bytes = 0;               // bytes_per_token · seq · batch
   double gib = 0;                  // bytes / 2^30
@@ -117,6 +117,11 @@ void validate_kv_cache_input(const KvCacheInput& input);
 // 2·L·G·d_head·bytes·seq·batch; throws InputError if it does not fit in 63 bits.
 int64_t kv_cache_bytes(int64_t layers, int64_t kv_heads, int64_t head_dim, int bytes_per_element, int64_t seq,
                        int64_t batch);
+
+// The G of the report's GQA variant: the model's own, except for an MLA model that keeps every head's
+// K/V (G = H, so its GQA would be its MHA): there the smallest G dividing H whose K and V are at least as
+// large as the latent and rotary key a token, the grouping MLA's cache compares with.
+int64_t gqa_kv_heads(const KvCacheInput& input);
 
 // The three variants and the layer-type rows for `input` (validated first).
 KvCacheReport kv_cache_report(const KvCacheInput& input);

@@ -16,12 +16,14 @@
 //                              "mlp": false, "seq_len": 64, "batch": 16, "steps": 300, "lr": 0.003,
 //                              "warmup": 50, "seed": 1},
 //                 "checkpoint": {"model": "models/induction", "open": true, "layer": 1,
-//                                "repeat": {"tokens": 20, "seed": 7}, "head": "induction"}}, … ],
+//                                "repeat": {"tokens": 20, "seed": 7}, "head": "induction"},
+//                 "cells": [[10, 1], [10, 10]]}, … ],
 //     "kv_cache": {"model": "llama-2-70b", "seq": 4096, "batch": 16, "dtype": "fp16", "memory_gib": 80} }
 // "kv_cache" is optional (lesson 4 shows the calculator beside the maps); so is a step's "training"
 // (lesson 7: the step opens the Training window with these settings; every key is optional, the
 // defaults are `attnscope train`'s, and the settings are validated as the trainer does); so is a step's
-// "checkpoint" (lesson 6: what the step does with the open checkpoint, see LessonCheckpoint). Unknown keys anywhere,
+// "checkpoint" (lesson 6: what the step does with the open checkpoint, see LessonCheckpoint); so are a step's
+// "cells" ([query, key] token pairs its caption names, outlined in the heads). Unknown keys anywhere,
 // in the lesson or in its scenes, are errors: lessons ship with attnscope, so a typo must not pass.
 //
 // assets/sentences.json:
@@ -29,6 +31,7 @@
 //
 // Where assets/ is found: assets.h.
 #pragma once
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -70,6 +73,9 @@ struct LessonStep {
   Scene scene;            // the lesson's scene with this step's changes applied
   std::optional<train::TrainSettings> training;  // the Training window's settings for this step
   std::optional<LessonCheckpoint> checkpoint;    // what this step does with the open checkpoint
+  // Cells the caption names, outlined in every head of the Heads view: {query, key} token indices
+  // ("cells": [[10, 1], [10, 10]]); empty: none. Cells past the text's tokens are not drawn.
+  std::vector<std::array<int, 2>> cells;
 };
 
 // The calculator settings a lesson shows (a preset plus sequence, batch, element type, memory).
