@@ -8,7 +8,8 @@
 //   - the same ids as the package, without special tokens and (where the tokenizer adds any) with them;
 //   - the same decoded text as the package's decoder, and the original sentence back, except where
 //     the package's own decode does not give it back either (Llama's ▁ put before every piece of text
-//     between special tokens: "<s>Hello</s>" decodes as "<s> Hello</s>"), which are listed.
+//     between special tokens: "<s>Hello</s>" decodes as "<s> Hello</s>"; Llama 3's
+//     clean_up_tokenization_spaces: "y != 2" decodes as "y!= 2"), which are listed.
 // Prints one summary line per tokenizer and the first mismatches in detail; exits 1 on any mismatch.
 #include <chrono>
 #include <cstdio>
