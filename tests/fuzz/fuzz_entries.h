@@ -182,17 +182,21 @@ inline void exercise(const Tokenizer& t, std::string_view text, bool lossless) {
 
 }  // namespace tokenizer_json_detail
 
-// Input: tokenizer.json text, then optionally a NUL byte and a text to encode with it. The whole input
-// is also encoded as text by two fixed vocabularies, so the encoder is fuzzed even when the JSON is
-// broken; and the BPE fast path is checked against its plain-loop reference on it.
+// Input: tokenizer.json text, then optionally a NUL byte and a text to encode with it, then optionally
+// another NUL byte and a tokenizer_config.json beside it (add_bos_token, clean_up_tokenization_spaces).
+// The whole input is also encoded as text by two fixed vocabularies, so the encoder is fuzzed even
+// when the JSON is broken; and the BPE fast path is checked against its plain-loop reference on it.
 inline void tokenizer_json(const uint8_t* data, size_t size) {
   namespace d = tokenizer_json_detail;
   const std::string_view input = as_text(data, size);
   const size_t nul = input.find('\0');
   const std::string_view document = input.substr(0, nul);
-  const std::string_view text = nul == std::string_view::npos ? std::string_view("Hello 世界 123!") : input.substr(nul + 1);
+  const std::string_view rest = nul == std::string_view::npos ? std::string_view() : input.substr(nul + 1);
+  const size_t nul2 = rest.find('\0');
+  const std::string_view text = nul == std::string_view::npos ? std::string_view("Hello 世界 123!") : rest.substr(0, nul2);
+  const std::string_view config = nul2 == std::string_view::npos ? std::string_view() : rest.substr(nul2 + 1);
   try {
-    const auto t = tokenizer_from_json(document, "fuzz.json");
+    const auto t = tokenizer_from_json(document, "fuzz.json", config, config.empty() ? "" : "fuzz_config.json");
     d::exercise(*t, text, false);
   } catch (const InputError&) {
   }

