@@ -489,13 +489,21 @@ std::optional<std::string> TypeIntoSlider(const SliderRects& r, const char* labe
 
 // Applies what typing gave: the note (or none), and the value when it is a number. True when the value
 // changed.
+//
+// The typing ends when the field loses the active id, and that is often to another widget: a click into
+// the Input window's sentence box, which is drawn before the Training window's fields, makes the box
+// active in the very frame the field reads its text. ImGui::MarkItemEdited is only for the active item
+// (it asserts so, and it marks the active item's "edited" flags, which would then belong to the box):
+// then only this item is marked edited.
 template <typename T>
 bool TakeTyped(ImGuiID id, const Typed& t, T* value) {
   TypedNotes().erase(id);
   if (!t.note.empty()) TypedNotes()[id] = {t.note, t.number ? t.value : double(*value)};
   if (!t.number || T(t.value) == *value) return false;
   *value = T(t.value);
-  ImGui::MarkItemEdited(id);
+  ImGuiContext& g = *GImGui;
+  if (g.ActiveId == id || g.ActiveId == 0 || g.DragDropActive) ImGui::MarkItemEdited(id);
+  else g.LastItemData.StatusFlags |= ImGuiItemStatusFlags_Edited;
   return true;
 }
 
