@@ -476,8 +476,8 @@ class Monkey:
             layout = self.read_layout()
             if self.args.start != "default":
                 self.plan = [item for r in REGRESSIONS for item in r]
-                if self.args.start == "training-run":
-                    self.plan = [("press", "training", "Start"), ("sleep", 2)] + self.plan
+                if self.args.start == "training-run":  # the run after them: a run locks the settings
+                    self.plan += [("press", "training", "Start"), ("sleep", 2)]
             while time.time() < deadline:
                 (what, steps), pause = self.next_action(layout)
                 layout = self.act(what, steps, deadline) or self.read_layout()
