@@ -773,6 +773,13 @@ std::string TickText(float value, float step) {
 int TicksFor(float height, int ticks) {
   return std::clamp(int(height / (ImGui::GetFontSize() * 1.5f)) + 1, 2, std::max(ticks, 2));
 }
+
+// A tick mark is 0.3 of the font long and its number starts 0.35 of the font after it: a mark that
+// touched its number read as a minus sign ("+0.5" as "-0.5", "−0.5" as "- −0.5"), which on a diverging
+// scale flips the meaning.
+constexpr float tick_mark = 0.3f, tick_text = 0.65f;
+// The width right of the bar that a number takes besides its own: mark, gap and a little after it.
+float ColorBarTickRoom() { return ImGui::GetFontSize() * (tick_text + 0.1f); }
 }  // namespace
 
 float ColorBarLabelWidth(ValueRange range, int ticks) {
@@ -782,7 +789,7 @@ float ColorBarLabelWidth(ValueRange range, int ticks) {
     const std::vector<float> values = nice_ticks(range, most);
     for (const float v : values) w = std::max(w, ImGui::CalcTextSize(TickText(v, tick_step(values)).c_str()).x);
   }
-  return w + ImGui::GetFontSize() * 0.5f;
+  return w + ColorBarTickRoom();
 }
 
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
@@ -824,12 +831,12 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
     // run into one another.
     if (std::fabs(ty - last_ty) < font * 0.9f) continue;
     last_ty = ty;
-    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
-    draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
+    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * tick_mark, y), text);
+    draw->AddText(ImVec2(max.x + font * tick_text, ty), text, s.c_str());
     if (drawn) drawn->push_back(v);
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }
-  return width + font * 0.5f;
+  return width + ColorBarTickRoom();
 }
 
 // ---- axis labels -----------------------------------------------------------------------------------
