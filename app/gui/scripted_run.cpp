@@ -119,7 +119,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   add_screen_json(j, state.layout, s);
   j["controls"] = nlohmann::json::array();
   auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
-  for (const ControlRecord& c : RecordedControls())
+  for (const ControlRecord& c : RecordedControls()) {
     j["controls"].push_back(rect_json({{"window", c.window},
                                        {"id", c.id},
                                        {"typed", c.typed},
@@ -127,6 +127,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                                        {"scroll_x", c.scroll_x},
                                        {"scroll_y", c.scroll_y}},
                                       px(c.min), px(c.max)));
+    if (c.has_grab) j["controls"].back()["grab"] = rect_json(nlohmann::json::object(), px(c.grab_min), px(c.grab_max));
+  }
   j["training"] = TrainingLayoutJson(state);
   j["checkpoint_current"] = state.layout.checkpoint_current;
   j["earlier_frames"] = nlohmann::json::array();

@@ -580,9 +580,7 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
-  std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
-  // A slider narrowed to its column shows the number alone rather than a cut note.
-  if (ImGui::CalcTextSize(shown.c_str()).x > r.frame.GetWidth() - 2 * style.FramePadding.x) shown = std::to_string(*value);
+  const std::string full = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
   const ImU32 frame_col = ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_FrameBgActive
                                              : hovered        ? ImGuiCol_FrameBgHovered
                                                               : ImGuiCol_FrameBg);
@@ -593,11 +591,36 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int moved = index;
   bool changed = ImGui::SliderBehavior(r.frame, id, ImGuiDataType_S32, &moved, &first, &last, "%d",
                                        ImGuiSliderFlags_AlwaysClamp, &grab);
-  if (grab.Max.x > grab.Min.x)
+  const bool has_grab = grab.Max.x > grab.Min.x;
+  if (has_grab) {
     window->DrawList->AddRectFilled(grab.Min, grab.Max,
                                     ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_SliderGrabActive : ImGuiCol_SliderGrab),
                                     style.GrabRounding);
-  ImGui::RenderTextClipped(r.frame.Min, r.frame.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
+    RecordSliderGrab(id, grab.Min, grab.Max);
+  }
+  // The value and its note stay off the grab ("8  (MLA: G = H)" over the grab read as neither): centred on
+  // the frame when that misses the grab, else centred beside it on the wider side; the number alone when
+  // the note does not fit there; the number over the frame (as ImGui's own sliders) when nothing else does.
+  const float pad = style.FramePadding.x;
+  std::string shown = std::to_string(*value);
+  ImRect box = r.frame;
+  for (const std::string& text : {full, std::to_string(*value)}) {
+    const float w = ImGui::CalcTextSize(text.c_str()).x, centre = (r.frame.Min.x + r.frame.Max.x) * 0.5f;
+    if (w > r.frame.GetWidth() - 2 * pad) continue;
+    if (!has_grab || centre + w * 0.5f + pad * 0.5f <= grab.Min.x || centre - w * 0.5f - pad * 0.5f >= grab.Max.x) {
+      shown = text;
+      box = r.frame;
+      break;
+    }
+    const bool left = grab.Min.x - r.frame.Min.x >= r.frame.Max.x - grab.Max.x;
+    const ImRect side = left ? ImRect(r.frame.Min, ImVec2(grab.Min.x, r.frame.Max.y)) : ImRect(ImVec2(grab.Max.x, r.frame.Min.y), r.frame.Max);
+    if (w <= side.GetWidth() - 2 * pad) {
+      shown = text;
+      box = side;
+      break;
+    }
+  }
+  ImGui::RenderTextClipped(box.Min, box.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
   if (r.label_size.x > 0.0f)
     ImGui::RenderText(ImVec2(r.frame.Max.x + style.ItemInnerSpacing.x, r.frame.Min.y + style.FramePadding.y), label);
   moved = std::clamp(moved, first, last);
