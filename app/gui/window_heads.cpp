@@ -467,6 +467,13 @@ void DrawHeadsWindow(AppState& state) {
   CopyFigureButton(state);
   if (att) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, int(att->labels.size())), "heads");
   CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
+  {
+    // The axes, as Relative position 1D and the exports name them: a row of a map is a query, a column a key.
+    const char* axes = tr("rows: queries ↓ · columns: keys →");
+    SameLineIfFits(ImGui::CalcTextSize(axes).x + ImGui::GetStyle().ItemSpacing.x);
+    HintText(axes);  // wrapped on a view narrower than the line
+    RecordLastItem(state, "heads.axes");
+  }
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),

@@ -281,6 +281,45 @@ TEST_SUITE("gui_layout") {
     }
   }
 
+  // issue 40: the status line at the menu bar's right was cut by the window's edge ("Nothing to cop…").
+  TEST_CASE("status line: shortened with … in the menu bar when it does not fit, and shown whole under it") {
+    for (const char* language : {"en", "zh"})
+      for (const char* size : {"1280x720", "1920x1080"}) {
+        CAPTURE(language);
+        CAPTURE(size);
+        const fs::path missing = test_tmp() / "gui" / "no_such_folder_for_the_status_line" / "a_scene_file_that_is_not_there.json";
+        const WindowRun w = run_window(std::string("status_line_") + language + "_" + size,
+                                       std::string("--size ") + size + " --language " + language + " --open-scene " +
+                                           shell_quote(missing.string()));
+        const std::string status = w.layout.at("status");
+        REQUIRE(status.find(missing.filename().string()) != std::string::npos);
+        bool in_bar = false;
+        for (const json& t : w.layout.at("texts")) {
+          const json& clip = t.at("clip");
+          if (t.at("window") != "##MainMenuBar") continue;
+          CAPTURE(t.at("text").get<std::string>());
+          CHECK(right(t) <= right(clip) + 1.0);  // nothing in the bar runs past the window's edge
+          const std::string text = t.at("text");
+          in_bar = in_bar || text == status || (text.size() > 3 && text.ends_with("…") &&
+                                                status.rfind(text.substr(0, text.size() - 3), 0) == 0);
+        }
+        CHECK(in_bar);  // the status line, whole or its start with "…"
+        // Whole somewhere on screen: in the bar, or in the note under it — over the windows it overlaps
+        // (the layout record lists the windows back to front).
+        std::vector<std::string> all;
+        for (const json& t : w.layout.at("texts")) all.push_back(t.at("text"));
+        CHECK(shows(all, status));
+        const json& windows = w.layout.at("windows");
+        for (size_t i = 0; i < windows.size(); ++i) {
+          if (windows[i].at("title") != "##status_note") continue;
+          for (size_t j = i + 1; j < windows.size(); ++j) {
+            CAPTURE(windows[j].at("title").get<std::string>());
+            CHECK_FALSE(Box(windows[i]).overlaps(Box(windows[j])));
+          }
+        }
+      }
+  }
+
   TEST_CASE("a checkpoint open: the layout rule holds on every screen, in both languages") {
     // The shipped induction model opens in the Checkpoint window (right column) beside the Heads view;
     // the sweep then opens each other panel beside it, the Model view and every lesson step.

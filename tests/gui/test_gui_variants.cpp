@@ -89,6 +89,29 @@ TEST_SUITE("gui_variants") {
     }
   }
 
+  // issue 40: the Model panel's Positions controls sat below its fold at 1280×720 (under the mask, sinks,
+  // differential attention and window): reachable only by scrolling past everything.
+  TEST_CASE("model window: its Positions choices are on screen without scrolling at 1280x720, both languages") {
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window(std::string("variants_positions_fold_") + language,
+                                     std::string("--size 1280x720 --language ") + language);
+      nlohmann::json model;
+      for (const auto& win : w.layout.at("windows"))
+        if (win.at("title").get<std::string>().ends_with("###model")) model = win;
+      REQUIRE(model.is_object());
+      const double bottom = model["y"].get<double>() + model["h"].get<double>();
+      for (const char* scheme : {"absolute", "nope", "rope", "alibi", "relpos"}) {
+        const std::string name = std::string("model.positions.") + scheme;
+        CAPTURE(name);
+        REQUIRE(w.layout.at("widgets").contains(name));
+        const auto& r = w.layout["widgets"][name];
+        CHECK(r["y"].get<double>() >= model["y"].get<double>());
+        CHECK(r["y"].get<double>() + r["h"].get<double>() <= bottom);
+      }
+    }
+  }
+
   TEST_CASE("positions view through the X server: a real click on its tab, then on RoPE, shows RoPE's base slider") {
     const std::string base = "--size 1280x720 --causal";
     const WindowRun first = run_window("variants_xdotool_first", base);
