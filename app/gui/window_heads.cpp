@@ -468,11 +468,17 @@ void DrawHeadsWindow(AppState& state) {
   if (att) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, int(att->labels.size())), "heads");
   CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
   {
-    // The axes, as Relative position 1D and the exports name them: a row of a map is a query, a column a key.
+    // The axes, as Relative position 1D and the exports name them: a row of a map is a query, a column a
+    // key. On the toolbar's last line when it fits there, else on a line of its own unless the heads need
+    // that room (a large UI scale in a small window, where the toolbar already takes several lines).
     const char* axes = tr("rows: queries ↓ · columns: keys →");
-    SameLineIfFits(ImGui::CalcTextSize(axes).x + ImGui::GetStyle().ItemSpacing.x);
-    HintText(axes);  // wrapped on a view narrower than the line
-    RecordLastItem(state, "heads.axes");
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    const bool beside = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(axes).x <= right;
+    if (beside) ImGui::SameLine();
+    if (beside || ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 20) {
+      HintText(axes);  // wrapped on a view narrower than the line
+      RecordLastItem(state, "heads.axes");
+    }
   }
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 

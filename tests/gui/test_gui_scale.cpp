@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
 
@@ -152,9 +153,8 @@ TEST_SUITE("gui_scale") {
     REQUIRE(bar != nullptr);
     CHECK((*bar)["lo"].get<double>() == doctest::Approx(lo));
     CHECK((*bar)["hi"].get<double>() == doctest::Approx(hi));
-    char title[96];
-    std::snprintf(title, sizeof title, "probability · locked %.3g–%.3g", lo, hi);
-    CHECK((*bar)["title"].get<std::string>() == title);
+    // The title in round numbers, as the bar's ticks (range_text).
+    CHECK((*bar)["title"].get<std::string>() == "probability · locked " + range_text({float(lo), float(hi)}));
     // The slider moved: with the shared scale the same click changes the range.
     const WindowRun moved = run_window("scale_pick_moved", base + " --pointer " + left_end + " --clicks 4 --frames 10");
     REQUIRE(shared_bar(moved) != nullptr);
