@@ -219,14 +219,16 @@ LayoutSweep::LayoutSweep() {
       plan_.push_back({"lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
                        [number, step](AppState& state) { OpenLesson(state, number, step); }});
     }
-  // Presentation mode: each lesson's first step, the view over the banner.
-  for (const Lesson& lesson : lessons) {
-    const int number = lesson.number;
-    plan_.push_back({"presentation lesson " + std::to_string(number), [number](AppState& state) {
-                       OpenLesson(state, number, 0);
-                       SetPresenting(state, true);
-                     }});
-  }
+  // Presentation mode: every step of every lesson, the view over the banner, as a class sees it.
+  for (const Lesson& lesson : lessons)
+    for (int step = 0; step < int(lesson.steps.size()); ++step) {
+      const int number = lesson.number;
+      plan_.push_back({"presentation lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
+                       [number, step](AppState& state) {
+                         OpenLesson(state, number, step);
+                         SetPresenting(state, true);
+                       }});
+    }
   plan_.push_back({"after presentation", [](AppState& state) { SetPresenting(state, false); }});
 }
 

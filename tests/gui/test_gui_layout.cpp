@@ -235,7 +235,10 @@ void check_start(const json& layout, const std::string& start, double width, dou
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
-  for (const Lesson& lesson : load_lessons()) CHECK(names.count("presentation lesson " + std::to_string(lesson.number)));
+  // Presentation mode (F11), every step as a class sees it: the same checks, with no menu bar.
+  for (const Lesson& lesson : load_lessons())
+    for (size_t step = 1; step <= lesson.steps.size(); ++step)
+      CHECK(names.count("presentation lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
   Problems problems;
   check_screen(layout, width, height, start + ", last screen", problems);
   for (const json& s : layout.at("screens")) {
