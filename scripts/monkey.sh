@@ -27,7 +27,9 @@ if [[ " $* " == *" --start "* || " $* " == *" --replay "* ]]; then
 fi
 status=0
 for start in default training training-run; do
-  /usr/bin/python3 "$root/tests/gui/monkey/monkey.py" --app "$build/app/attnscope" --workdir "$build/monkey-$start" \
+  work="$build/monkey"
+  [[ $start == default ]] || work="$build/monkey-$start"
+  /usr/bin/python3 "$root/tests/gui/monkey/monkey.py" --app "$build/app/attnscope" --workdir "$work" \
     "${args[@]}" --start "$start" "$@" || status=1
 done
 exit $status
