@@ -549,4 +549,47 @@ TEST_SUITE("gui_layout") {
   }
 }
 
+// issue 40: what the sweep's lesson screens show, windowed and in presentation mode (F11), at 1280×720 in
+// both languages: each step its own lesson and step, no error, and its own view — not the Training window
+// a lesson before it opened (only a step with training settings shows Training), nor a checkpoint's error
+// carried over from another lesson. Its own suite: it checks how a lesson step is applied (state, not
+// drawing), which the sweep applies as the Lessons panel does.
+TEST_SUITE("gui_lesson_sweep") {
+  TEST_CASE("layout sweep: every lesson step, windowed and presenting, shows its own view with no error") {
+    const std::vector<Lesson> lessons = load_lessons();
+    for (const char* language : {"en", "zh"}) {
+      const std::string name = std::string("lesson_sweep_") + language;
+      const json layout = sweep(name, fresh_config(name), std::string("--size 1280x720 --language ") + language);
+      Problems problems;
+      int seen = 0;
+      for (const json& s : layout.at("screens")) {
+        const std::string screen = s.at("name");
+        const bool presenting = screen.rfind("presentation lesson ", 0) == 0;
+        if (!presenting && screen.rfind("lesson ", 0) != 0) continue;
+        ++seen;
+        const int number = s.at("lesson"), step = s.at("lesson_step");
+        const std::string where = std::string(language) + ", " + screen;
+        const std::string asked = (presenting ? "presentation " : "") + std::string("lesson ") + std::to_string(number) +
+                                  " step " + std::to_string(step);
+        if (asked != screen) problems.add(where + ": the record shows lesson " + std::to_string(number) + " step " + std::to_string(step));
+        if (number < 1 || number > int(lessons.size()) || step < 1 || step > int(lessons[size_t(number - 1)].steps.size()))
+          continue;
+        const LessonStep& want = lessons[size_t(number - 1)].steps[size_t(step - 1)];
+        if (!s.at("error").get<std::string>().empty())
+          problems.add(where + ": an error on screen: " + s.at("error").get<std::string>().substr(0, 100));
+        bool training = false;
+        for (const json& w : s.at("windows")) training = training || w.at("title").get<std::string>().ends_with("###training");
+        if (!want.training && training) problems.add(where + ": the Training window is shown; the step has no training");
+        if (!want.training && s.at("view") != to_string(want.scene.view.view))
+          problems.add(where + ": the view is \"" + s.at("view").get<std::string>() + "\", the step's is \"" +
+                       to_string(want.scene.view.view) + "\"");
+      }
+      size_t steps = 0;
+      for (const Lesson& l : lessons) steps += l.steps.size();
+      CHECK(seen == int(2 * steps));
+      CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
+    }
+  }
+}
+
 }  // namespace attnscope::test
