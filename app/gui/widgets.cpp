@@ -599,11 +599,14 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
     RecordSliderGrab(id, grab.Min, grab.Max);
   }
   // The value and its note stay off the grab ("8  (MLA: G = H)" over the grab read as neither): centred on
-  // the frame when that misses the grab, else centred beside it on the wider side; the number alone when
-  // the note does not fit there; the number over the frame (as ImGui's own sliders) when nothing else does.
+  // the frame when that misses the grab, else centred beside it on the wider side. When it does not fit
+  // beside the grab (a grab in the middle of a short slider), it is centred on a patch of the frame's
+  // colour over the grab, so it still reads and the grab shows on both sides. The number alone only
+  // when the note does not fit the frame at all.
   const float pad = style.FramePadding.x;
-  std::string shown = std::to_string(*value);
+  std::string shown;
   ImRect box = r.frame;
+  bool over_grab = false;
   for (const std::string& text : {full, std::to_string(*value)}) {
     const float w = ImGui::CalcTextSize(text.c_str()).x, centre = (r.frame.Min.x + r.frame.Max.x) * 0.5f;
     if (w > r.frame.GetWidth() - 2 * pad) continue;
@@ -614,11 +617,19 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
     }
     const bool left = grab.Min.x - r.frame.Min.x >= r.frame.Max.x - grab.Max.x;
     const ImRect side = left ? ImRect(r.frame.Min, ImVec2(grab.Min.x, r.frame.Max.y)) : ImRect(ImVec2(grab.Max.x, r.frame.Min.y), r.frame.Max);
-    if (w <= side.GetWidth() - 2 * pad) {
-      shown = text;
-      box = side;
-      break;
-    }
+    shown = text;
+    if (w <= side.GetWidth() - 2 * pad) box = side;
+    else over_grab = true;
+    break;
+  }
+  if (shown.empty()) shown = std::to_string(*value);  // not even the number fits: cut, as ImGui's own sliders
+  if (over_grab) {
+    const float w = ImGui::CalcTextSize(shown.c_str()).x, centre = (r.frame.Min.x + r.frame.Max.x) * 0.5f;
+    // The frame's colour as it looks over the window (opaque: the grab must not show through).
+    const ImVec4 f = style.Colors[ImGuiCol_FrameBg], b = style.Colors[ImGuiCol_WindowBg];
+    const ImU32 patch = ImGui::GetColorU32(ImVec4(f.x * f.w + b.x * (1 - f.w), f.y * f.w + b.y * (1 - f.w), f.z * f.w + b.z * (1 - f.w), 1.0f));
+    window->DrawList->AddRectFilled(ImVec2(centre - w * 0.5f - pad * 0.5f, r.frame.Min.y + 2),
+                                    ImVec2(centre + w * 0.5f + pad * 0.5f, r.frame.Max.y - 2), patch, style.FrameRounding);
   }
   ImGui::RenderTextClipped(box.Min, box.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
   if (r.label_size.x > 0.0f)

@@ -469,13 +469,11 @@ void DrawHeadsWindow(AppState& state) {
   CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
   {
     // The axes, as Relative position 1D and the exports name them: a row of a map is a query, a column a
-    // key. On the toolbar's last line when it fits there, else on a line of its own unless the heads need
-    // that room (a large UI scale in a small window, where the toolbar already takes several lines).
+    // key. On a line of its own, so that the heads stay where they are whatever the toolbar's buttons
+    // say (a zoom changes "tokens 0–10…"), unless the heads need that room (a large UI scale in a small
+    // window, where the toolbar already takes several lines).
     const char* axes = tr("rows: queries ↓ · columns: keys →");
-    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-    const bool beside = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(axes).x <= right;
-    if (beside) ImGui::SameLine();
-    if (beside || ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 20) {
+    if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 20) {
       HintText(axes);  // wrapped on a view narrower than the line
       RecordLastItem(state, "heads.axes");
     }
