@@ -165,7 +165,9 @@ bool TakeCheckpoint(AppState& state) {
   std::erase(c.recent, dir);
   c.recent.insert(c.recent.begin(), dir);
   if (c.recent.size() > max_recent_checkpoints) c.recent.resize(max_recent_checkpoints);
-  if (state.scene.view.view != View::heads) SwitchView(state, View::heads);
+  // The Heads view, unless the view shown draws the model too (Shapes, Positions: `--view shapes
+  // --checkpoint DIR` opens the checkpoint in the Shapes view).
+  if (!ViewDrawsModel(state)) SwitchView(state, View::heads);
   NoteEdit(state, Panel::checkpoint);
   return true;
 }

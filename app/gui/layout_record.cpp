@@ -105,6 +105,17 @@ void RecordTextsInto(std::vector<LayoutRecord::Text>* texts) {
 const std::vector<ControlRecord>& RecordedControls() { return controls; }
 void ClearControls() { controls.clear(); }
 
+void RecordSliderGrab(unsigned id, ImVec2 min, ImVec2 max) {
+  if (!record_controls) return;
+  for (auto it = controls.rbegin(); it != controls.rend(); ++it)
+    if (it->id == id) {
+      it->has_grab = true;
+      it->grab_min = min;
+      it->grab_max = max;
+      return;
+    }
+}
+
 TextRecordPause::TextRecordPause() : paused_(text_sink) { text_sink = nullptr; }
 TextRecordPause::~TextRecordPause() { text_sink = paused_; }
 

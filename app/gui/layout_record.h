@@ -28,10 +28,14 @@ struct ControlRecord {
   ImVec2 min, max;     // the part inside its window's clip rectangle
   ImVec2 full_min, full_max;  // the whole control: more than min, max when its window cuts it
   bool scroll_x = false, scroll_y = false;  // its (child) window has that scrollbar: the cut part can be scrolled to
+  bool has_grab = false;       // a slider of ours (SliderChoice) that says where its grab is drawn
+  ImVec2 grab_min, grab_max;
 };
 // The controls of the frame being drawn (of the last frame once it is drawn); ClearControls at its start.
 const std::vector<ControlRecord>& RecordedControls();
 void ClearControls();
+// The grab of the slider `id` recorded this frame (text drawn in the slider must stay off it: tests).
+void RecordSliderGrab(unsigned id, ImVec2 min, ImVec2 max);
 
 // While one is alive, drawn text is not recorded: for text moved after it is drawn (rotated labels),
 // which RecordText then records where it ends up.

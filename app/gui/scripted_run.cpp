@@ -119,7 +119,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   add_screen_json(j, state.layout, s);
   j["controls"] = nlohmann::json::array();
   auto px = [s](ImVec2 p) { return ImVec2(p.x * s.x, p.y * s.y); };
-  for (const ControlRecord& c : RecordedControls())
+  for (const ControlRecord& c : RecordedControls()) {
     j["controls"].push_back(rect_json({{"window", c.window},
                                        {"id", c.id},
                                        {"typed", c.typed},
@@ -127,6 +127,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                                        {"scroll_x", c.scroll_x},
                                        {"scroll_y", c.scroll_y}},
                                       px(c.min), px(c.max)));
+    if (c.has_grab) j["controls"].back()["grab"] = rect_json(nlohmann::json::object(), px(c.grab_min), px(c.grab_max));
+  }
   j["training"] = TrainingLayoutJson(state);
   j["checkpoint_current"] = state.layout.checkpoint_current;
   // The model the views draw ("" the synthetic one) and whether the screen has settled: no model
@@ -234,14 +236,16 @@ LayoutSweep::LayoutSweep() {
       plan_.push_back({"lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
                        [number, step](AppState& state) { OpenLesson(state, number, step); }});
     }
-  // Presentation mode: each lesson's first step, the view over the banner.
-  for (const Lesson& lesson : lessons) {
-    const int number = lesson.number;
-    plan_.push_back({"presentation lesson " + std::to_string(number), [number](AppState& state) {
-                       OpenLesson(state, number, 0);
-                       SetPresenting(state, true);
-                     }});
-  }
+  // Presentation mode: every step of every lesson, the view over the banner, as a class sees it.
+  for (const Lesson& lesson : lessons)
+    for (int step = 0; step < int(lesson.steps.size()); ++step) {
+      const int number = lesson.number;
+      plan_.push_back({"presentation lesson " + std::to_string(number) + " step " + std::to_string(step + 1),
+                       [number, step](AppState& state) {
+                         OpenLesson(state, number, step);
+                         SetPresenting(state, true);
+                       }});
+    }
   plan_.push_back({"after presentation", [](AppState& state) { SetPresenting(state, false); }});
 }
 

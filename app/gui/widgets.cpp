@@ -489,13 +489,21 @@ std::optional<std::string> TypeIntoSlider(const SliderRects& r, const char* labe
 
 // Applies what typing gave: the note (or none), and the value when it is a number. True when the value
 // changed.
+//
+// The typing ends when the field loses the active id, and that is often to another widget: a click into
+// the Input window's sentence box, which is drawn before the Training window's fields, makes the box
+// active in the very frame the field reads its text. ImGui::MarkItemEdited is only for the active item
+// (it asserts so, and it marks the active item's "edited" flags, which would then belong to the box):
+// then only this item is marked edited.
 template <typename T>
 bool TakeTyped(ImGuiID id, const Typed& t, T* value) {
   TypedNotes().erase(id);
   if (!t.note.empty()) TypedNotes()[id] = {t.note, t.number ? t.value : double(*value)};
   if (!t.number || T(t.value) == *value) return false;
   *value = T(t.value);
-  ImGui::MarkItemEdited(id);
+  ImGuiContext& g = *GImGui;
+  if (g.ActiveId == id || g.ActiveId == 0 || g.DragDropActive) ImGui::MarkItemEdited(id);
+  else g.LastItemData.StatusFlags |= ImGuiItemStatusFlags_Edited;
   return true;
 }
 
@@ -572,9 +580,7 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int index = int(std::find(options.begin(), options.end(), *value) - options.begin());
   const bool allowed = index < int(options.size());
   if (!allowed) index = 0;
-  std::string shown = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
-  // A slider narrowed to its column shows the number alone rather than a cut note.
-  if (ImGui::CalcTextSize(shown.c_str()).x > r.frame.GetWidth() - 2 * style.FramePadding.x) shown = std::to_string(*value);
+  const std::string full = allowed ? shown_for(options[size_t(index)]) : std::to_string(*value) + tr(" (not allowed)");
   const ImU32 frame_col = ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_FrameBgActive
                                              : hovered        ? ImGuiCol_FrameBgHovered
                                                               : ImGuiCol_FrameBg);
@@ -585,11 +591,47 @@ bool SliderChoice(const char* label, int* value, const std::vector<int>& options
   int moved = index;
   bool changed = ImGui::SliderBehavior(r.frame, id, ImGuiDataType_S32, &moved, &first, &last, "%d",
                                        ImGuiSliderFlags_AlwaysClamp, &grab);
-  if (grab.Max.x > grab.Min.x)
+  const bool has_grab = grab.Max.x > grab.Min.x;
+  if (has_grab) {
     window->DrawList->AddRectFilled(grab.Min, grab.Max,
                                     ImGui::GetColorU32(g.ActiveId == id ? ImGuiCol_SliderGrabActive : ImGuiCol_SliderGrab),
                                     style.GrabRounding);
-  ImGui::RenderTextClipped(r.frame.Min, r.frame.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
+    RecordSliderGrab(id, grab.Min, grab.Max);
+  }
+  // The value and its note stay off the grab ("8  (MLA: G = H)" over the grab read as neither): centred on
+  // the frame when that misses the grab, else centred beside it on the wider side. When it does not fit
+  // beside the grab (a grab in the middle of a short slider), it is centred on a patch of the frame's
+  // colour over the grab, so it still reads and the grab shows on both sides. The number alone only
+  // when the note does not fit the frame at all.
+  const float pad = style.FramePadding.x;
+  std::string shown;
+  ImRect box = r.frame;
+  bool over_grab = false;
+  for (const std::string& text : {full, std::to_string(*value)}) {
+    const float w = ImGui::CalcTextSize(text.c_str()).x, centre = (r.frame.Min.x + r.frame.Max.x) * 0.5f;
+    if (w > r.frame.GetWidth() - 2 * pad) continue;
+    if (!has_grab || centre + w * 0.5f + pad * 0.5f <= grab.Min.x || centre - w * 0.5f - pad * 0.5f >= grab.Max.x) {
+      shown = text;
+      box = r.frame;
+      break;
+    }
+    const bool left = grab.Min.x - r.frame.Min.x >= r.frame.Max.x - grab.Max.x;
+    const ImRect side = left ? ImRect(r.frame.Min, ImVec2(grab.Min.x, r.frame.Max.y)) : ImRect(ImVec2(grab.Max.x, r.frame.Min.y), r.frame.Max);
+    shown = text;
+    if (w <= side.GetWidth() - 2 * pad) box = side;
+    else over_grab = true;
+    break;
+  }
+  if (shown.empty()) shown = std::to_string(*value);  // not even the number fits: cut, as ImGui's own sliders
+  if (over_grab) {
+    const float w = ImGui::CalcTextSize(shown.c_str()).x, centre = (r.frame.Min.x + r.frame.Max.x) * 0.5f;
+    // The frame's colour as it looks over the window (opaque: the grab must not show through).
+    const ImVec4 f = style.Colors[ImGuiCol_FrameBg], b = style.Colors[ImGuiCol_WindowBg];
+    const ImU32 patch = ImGui::GetColorU32(ImVec4(f.x * f.w + b.x * (1 - f.w), f.y * f.w + b.y * (1 - f.w), f.z * f.w + b.z * (1 - f.w), 1.0f));
+    window->DrawList->AddRectFilled(ImVec2(centre - w * 0.5f - pad * 0.5f, r.frame.Min.y + 2),
+                                    ImVec2(centre + w * 0.5f + pad * 0.5f, r.frame.Max.y - 2), patch, style.FrameRounding);
+  }
+  ImGui::RenderTextClipped(box.Min, box.Max, shown.c_str(), nullptr, nullptr, ImVec2(0.5f, 0.5f));
   if (r.label_size.x > 0.0f)
     ImGui::RenderText(ImVec2(r.frame.Max.x + style.ItemInnerSpacing.x, r.frame.Min.y + style.FramePadding.y), label);
   moved = std::clamp(moved, first, last);
@@ -765,6 +807,13 @@ std::string TickText(float value, float step) {
 int TicksFor(float height, int ticks) {
   return std::clamp(int(height / (ImGui::GetFontSize() * 1.5f)) + 1, 2, std::max(ticks, 2));
 }
+
+// A tick mark is 0.3 of the font long and its number starts 0.35 of the font after it: a mark that
+// touched its number read as a minus sign ("+0.5" as "-0.5", "−0.5" as "- −0.5"), which on a diverging
+// scale flips the meaning.
+constexpr float tick_mark = 0.3f, tick_text = 0.65f;
+// The width right of the bar that a number takes besides its own: mark, gap and a little after it.
+float ColorBarTickRoom() { return ImGui::GetFontSize() * (tick_text + 0.1f); }
 }  // namespace
 
 float ColorBarLabelWidth(ValueRange range, int ticks) {
@@ -774,7 +823,7 @@ float ColorBarLabelWidth(ValueRange range, int ticks) {
     const std::vector<float> values = nice_ticks(range, most);
     for (const float v : values) w = std::max(w, ImGui::CalcTextSize(TickText(v, tick_step(values)).c_str()).x);
   }
-  return w + ImGui::GetFontSize() * 0.5f;
+  return w + ColorBarTickRoom();
 }
 
 float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 min, ImVec2 max, ValueRange range,
@@ -816,12 +865,12 @@ float DrawColorBar(ImDrawList* draw, ColorBarCache& bar, Colormap map, ImVec2 mi
     // run into one another.
     if (std::fabs(ty - last_ty) < font * 0.9f) continue;
     last_ty = ty;
-    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * 0.3f, y), text);
-    draw->AddText(ImVec2(max.x + font * 0.4f, ty), text, s.c_str());
+    draw->AddLine(ImVec2(max.x, y), ImVec2(max.x + font * tick_mark, y), text);
+    draw->AddText(ImVec2(max.x + font * tick_text, ty), text, s.c_str());
     if (drawn) drawn->push_back(v);
     width = std::max(width, ImGui::CalcTextSize(s.c_str()).x);
   }
-  return width + font * 0.5f;
+  return width + ColorBarTickRoom();
 }
 
 // ---- axis labels -----------------------------------------------------------------------------------

@@ -496,6 +496,17 @@ void DrawHeadsWindow(AppState& state) {
   CopyFigureButton(state);
   if (att) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, int(att->labels.size())), "heads");
   CompareToolbar(state);  // Keep as A, Compare with A (window_compare.cpp)
+  {
+    // The axes, as Relative position 1D and the exports name them: a row of a map is a query, a column a
+    // key. On a line of its own, so that the heads stay where they are whatever the toolbar's buttons
+    // say (a zoom changes "tokens 0–10…"), unless the heads need that room (a large UI scale in a small
+    // window, where the toolbar already takes several lines).
+    const char* axes = tr("rows: queries ↓ · columns: keys →");
+    if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 20) {
+      HintText(axes);  // wrapped on a view narrower than the line
+      RecordLastItem(state, "heads.axes");
+    }
+  }
   if (!state.checkpoint.current()) ErrorText(ErrorFor(state, Panel::heads));  // else in place of the heads
 
   if (WrongInputForView(state, false, tr("The Heads view shows attention over a sentence or a tensor; the input is a 2D grid."),

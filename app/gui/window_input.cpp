@@ -221,6 +221,7 @@ void DrawSentenceInput(AppState& state) {
     UnwrappedCopies copies(box);  // Ctrl+C / Ctrl+X copy the sentence, not the box's soft breaks
     changed = ImGui::InputTextMultiline("##sentence", &shown, size, ImGuiInputTextFlags_CallbackAlways, RewrapSentence, &box);
   }
+  RecordLastItem(state, "input.sentence");
   if (changed) {
     if (std::string text = Unwrapped(shown); text != in.text) {
       in.text = std::move(text);

@@ -322,7 +322,8 @@ void DrawLessonsWindow(AppState& state) {
   // The chooser names the lesson by number (its title is written out in full below).
   const std::string current = l.lesson >= 0 ? trf("Lesson %d of %d", l.lessons[size_t(l.lesson)].number, int(l.lessons.size()))
                                             : tr("Choose a lesson…");
-  if (ImGui::BeginCombo("##lesson", current.c_str())) {
+  // Every lesson in the list (ImGui's combo shows 8 rows unless told: the ninth hid behind a scrollbar).
+  if (ImGui::BeginCombo("##lesson", current.c_str(), ImGuiComboFlags_HeightLargest)) {
     for (int i = 0; i < int(l.lessons.size()); ++i)
       if (ImGui::Selectable(LessonName(l.lessons[size_t(i)]).c_str(), i == l.lesson) && i != l.lesson) {
         l.lesson = i;

@@ -176,6 +176,9 @@ void ApplyStyle(bool light, float scale) {
   // The panels are placed by the layout (ComputeLayout): no collapse button and no resize grips, which
   // would only snap back.
   style.WindowMenuButtonPosition = ImGuiDir_None;
+  // The light theme's frames are white, as its popups are: a checkbox or a field in a popup (the Heads
+  // view's "numbers in cells") showed no box at all. A thin border draws every frame on any background.
+  if (light) style.FrameBorderSize = 1.0f;
   for (const ImGuiCol grip : {ImGuiCol_ResizeGrip, ImGuiCol_ResizeGripHovered, ImGuiCol_ResizeGripActive})
     style.Colors[grip] = ImVec4(0, 0, 0, 0);
   style.ScaleAllSizes(scale);

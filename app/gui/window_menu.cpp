@@ -1,7 +1,9 @@
 // window_menu.cpp — the main menu bar: the view shown in the view's area (tabs, or one menu when the
 // bar is narrow), the other windows (and Reset layout), the UI scale (also Ctrl + / Ctrl − / Ctrl 0)
 // and theme, Help → About, and a status line (time of the last result, the spinner, save and export
-// messages).
+// messages; one longer than the bar has room for ends in "…" there and shows whole in a note under the
+// bar for a few seconds, and on hover).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -71,6 +73,8 @@ void DrawViewTabs(AppState& state) {
   }
   ImGui::EndMenu();
 }
+
+void DrawStatusNote(const std::string& status, bool shortened, float bar_bottom);
 
 }  // namespace
 
@@ -181,12 +185,55 @@ void DrawMenuBar(AppState& state) {
     const std::string took = trf("result in %.0f ms", state.result_seconds * 1000.0);
     if (ImGui::CalcTextSize(took.c_str()).x <= ImGui::GetContentRegionAvail().x) ImGui::TextDisabled("%s", took.c_str());
   }
-  if (!state.status.empty()) {
+  bool status_shortened = false;
+  const std::string status = WindowTerms(state.status);  // no flag named in the window
+  if (!status.empty()) {
     ImGui::TextDisabled("|");
-    ImGui::TextUnformatted(WindowTerms(state.status).c_str());  // no flag named in the window
+    // What the bar has room for: the whole line, or its start with "…" (whole on hover, and in a note
+    // under the bar for a while after it changed: DrawStatusNote).
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x;
+    status_shortened = ImGui::CalcTextSize(status.c_str()).x > room;
+    ImGui::TextUnformatted(status_shortened ? Ellipsize(status, std::max(room, 0.0f)).c_str() : status.c_str());
+    if (status_shortened && ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+      ImGui::TextUnformatted(status.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
   }
+  const float bar_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowSize().y;
   ImGui::EndMainMenuBar();
+  DrawStatusNote(status, status_shortened, bar_bottom);
 }
+
+namespace {
+void DrawStatusNote(const std::string& status, bool shortened, float bar_bottom) {
+  // A status line the bar had to shorten ("Nothing to cop…") shows whole under the bar's right end for
+  // a few seconds after it changed, wrapped, then only on hover.
+  static std::string last;
+  static double since = 0;
+  if (status != last) {
+    last = status;
+    since = ImGui::GetTime();
+  }
+  if (!shortened || ImGui::GetTime() - since > 8.0) return;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextWindowPos(ImVec2(display.x - font * 0.5f, bar_bottom + font * 0.3f), ImGuiCond_Always, ImVec2(1, 0));
+  ImGui::SetNextWindowBgAlpha(0.95f);
+  ImGui::Begin("##status_note", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoInputs |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoSavedSettings);
+  // Over the windows under it (a window that does not take the focus would otherwise open behind them).
+  ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() +
+                         std::min(ImGui::CalcTextSize(status.c_str()).x + 1.0f, std::min(font * 35.0f, display.x * 0.6f)));
+  ImGui::TextUnformatted(status.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::End();
+}
+}  // namespace
 
 void DrawTranslationNotice(AppState& state) {
   const std::string& problem = TranslationProblem();

@@ -281,6 +281,9 @@ void DrawModelWindow(AppState& state) {
       WrappedText(trf("KV cache %lld B/token (fp32)", static_cast<long long>(kv)));
   }
 
+  // Positions next, before the mask and the variants: at 1280×720 the Model panel's fold comes after them.
+  ImGui::Separator();
+  if (DrawPositionControls(state, m)) edited = true;
   ImGui::Separator();
   // A sliding window implies the causal mask: shown ticked and fixed while a window is on.
   const bool causal_implied = m.window > 0;
@@ -311,8 +314,6 @@ void DrawModelWindow(AppState& state) {
                 "times a learned λ, from the first (Ye et al. 2025): noise common to both cancels. The maps can be "
                 "negative and are drawn on a diverging scale. Not with MLA or a single head."));
   edited |= DrawWindowAndSinks(state, m);
-  ImGui::Separator();
-  if (DrawPositionControls(state, m)) edited = true;
   ImGui::Separator();
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);

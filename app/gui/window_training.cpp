@@ -195,8 +195,8 @@ const char* TaskLabel(const char* id) {
 // training_settings refuses at Start with a message.
 void IntField(const char* label, int* value, int min, int max) { InputIntTyped(label, value, min, max); }
 
-void DrawSettings(TrainingWindowState& t, bool locked) {
-  TrainingForm& f = t.form;
+void DrawSettings(AppState& state, bool locked) {
+  TrainingForm& f = state.training.form;
   ImGui::BeginDisabled(locked);
   const float field = ImGui::GetFontSize() * 5.5f;
   const float label_w = ImGui::GetFontSize() * 6.5f;
@@ -228,7 +228,11 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
   next(false);
   IntField(tr("d_model C"), &f.d_model, 2, train::max_d_model);
   next(false);
-  IntField(tr("heads H"), &f.heads, 1, train::max_heads);
+  // Not "heads H": that is the Model window's, of the model the other views draw; this one is the trained model's.
+  IntField(tr("trained heads H"), &f.heads, 1, train::max_heads);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("The heads of the model this window trains. The Model window's heads H belong to the "
+                               "model the views draw, not to this one."));
   next(false);
   IntField(tr("kv heads G"), &f.groups, 1, train::max_heads);
   SameLineIfFits(column);
@@ -291,6 +295,7 @@ void DrawSettings(TrainingWindowState& t, bool locked) {
   IntField(tr("warm-up steps"), &f.warmup, 0, 10000000);
   next(false);
   IntField(tr("seed"), &f.seed, 0, std::numeric_limits<int>::max());
+  RecordLastItem(state, "training.seed");
   next(false);
   IntField(tr("refresh every"), &f.snapshot_every, 1, 100000);
   ImGui::EndDisabled();
@@ -631,12 +636,13 @@ void DrawButtons(AppState& state) {
 }
 
 // Settings, folded away while runs exist (and locked: Reset to change them).
-void DrawSettingsSection(TrainingWindowState& t) {
+void DrawSettingsSection(AppState& state) {
+  TrainingWindowState& t = state.training;
   const bool has_runs = !t.runs.empty();
   if (t.collapse_settings || t.open_settings) ImGui::SetNextItemOpen(t.open_settings, ImGuiCond_Always);
   t.collapse_settings = t.open_settings = false;
   if (ImGui::CollapsingHeader(tr("Model and training settings"), has_runs ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) {
-    DrawSettings(t, has_runs);
+    DrawSettings(state, has_runs);
     if (has_runs) HintText(tr("The settings are locked while there is a run: Reset to change them."));
   }
 }
@@ -825,7 +831,7 @@ void DrawTrainingWindow(AppState& state) {
   }
   // 1. The buttons act first; from here on the runs stay as they are for the rest of the frame.
   DrawButtons(state);
-  DrawSettingsSection(t);
+  DrawSettingsSection(state);
   if (!t.error.empty()) ErrorText(std::string(tr("Error: ")) + t.error);
   if (t.runs.empty()) {
     HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "

@@ -192,6 +192,20 @@ TEST_CASE("color scale: the colour bar's title says the mode, in the figure's la
   CHECK(export_caption(a, r).find("刻度锁定在 0.02–0.61") != std::string::npos);
 }
 
+// issue 40: Compare A/B locks its scale to the shown range, whose low end is a masked probability such as
+// 1.05e-41: the title read "locked 1.05e-41–1". Round numbers, as the colour bar's ticks.
+TEST_CASE("color scale: a range is written in round numbers, as the colour bar's ticks") {
+  CHECK(range_text({1.05e-41f, 1.0f}) == "0–1");
+  CHECK(range_text({9.7e-8f, 0.4617f}) == "0–0.46");
+  CHECK(range_text({0.02f, 0.61f}) == "0.02–0.61");
+  CHECK(range_text({0.05f, 0.4f}) == "0.05–0.4");
+  CHECK(range_text({-0.5f, 0.5f}) == "-0.5–0.5");
+  CHECK(range_text({-2.0f, 3.5f}) == "-2–3.5");
+  CHECK(range_text({0.0f, 1.0f}) == "0–1");
+  CHECK(range_text({1.0e-6f, 5.0e-6f}) == "1.0e-06–5.0e-06");  // a tiny range keeps its digits
+  CHECK(range_text({0.5f, 0.2f}) == "0.5–0.2");                // no range: as given, for the refusal
+}
+
 TEST_CASE("color scale: fixed for scores, bad locked ranges, conv and the model view's per head are refused") {
   const Analysis a = heads_analysis(false);
   ExportRequest r;

@@ -38,6 +38,37 @@ int count(const std::vector<bool>& v) { return int(std::count(v.begin(), v.end()
 }  // namespace
 
 TEST_SUITE("gui_classroom") {
+  // issue 40: the lesson chooser listed 8 of the 9 lessons (ImGui's combo shows 8 rows unless told).
+  TEST_CASE("lessons: the chooser lists every lesson whole, none cut or behind a scrollbar, at 1280x720") {
+    const size_t lessons = load_lessons().size();
+    REQUIRE(lessons > 8);
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const std::string args = std::string("--size 1280x720 --lesson 1 --language ") + language;
+      const WindowRun first = run_window(std::string("lessons_chooser_closed_") + language, args);
+      REQUIRE(first.layout.at("widgets").contains("lesson.chooser"));
+      const nlohmann::json& chooser = first.layout["widgets"]["lesson.chooser"];
+      const std::string at = std::to_string(int(chooser["x"].get<double>() + chooser["w"].get<double>() / 2)) + "," +
+                             std::to_string(int(chooser["y"].get<double>() + chooser["h"].get<double>() / 2));
+      const WindowRun open = run_window(std::string("lessons_chooser_open_") + language,
+                                        args + " --pointer " + at + " --clicks 4 --frames 10");
+      size_t whole = 0;
+      for (const auto& t : open.layout.at("texts")) {
+        if (t.at("window").get<std::string>().rfind("##Combo", 0) != 0) continue;
+        const auto& clip = t.at("clip");
+        const double x = t.at("x"), y = t.at("y"), w = t.at("w"), h = t.at("h");
+        CAPTURE(t.at("text").get<std::string>());
+        CHECK(y >= clip.at("y").get<double>() - 1);
+        CHECK(y + h <= clip.at("y").get<double>() + clip.at("h").get<double>() + 1);
+        CHECK(x + w <= clip.at("x").get<double>() + clip.at("w").get<double>() + 1);
+        ++whole;
+      }
+      CHECK(whole == lessons);
+      for (const auto& c : open.layout.at("controls"))
+        if (c.at("window").get<std::string>().rfind("##Combo", 0) == 0) CHECK_FALSE(c.at("scroll_y").get<bool>());
+    }
+  }
+
   TEST_CASE("lessons panel: every step of every lesson opens in both languages and shows its scene") {
     const std::vector<Lesson> lessons = load_lessons();
     REQUIRE(lessons.size() >= 5);

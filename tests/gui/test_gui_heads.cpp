@@ -70,6 +70,50 @@ void check_cells(const WindowRun& w, const Tensor3& values, Colormap map, bool s
 }  // namespace
 
 TEST_SUITE("gui_heads") {
+  // issue 40: in the light theme a frame is white, as a popup is: the token-range popup's "numbers in
+  // cells" checkbox showed no box. Its box's edge must stand out from the popup around it (screenshot).
+  TEST_CASE("heads view: the token-range popup's checkbox shows its box in the light theme") {
+    const std::string args = "--size 1280x720 --theme light";
+    const WindowRun closed = run_window("heads_numbers_box_closed", args);
+    REQUIRE(closed.layout.at("widgets").contains("heads.tokens"));
+    const auto& tokens = closed.layout["widgets"]["heads.tokens"];
+    const std::string at = std::to_string(int(tokens["x"].get<double>() + tokens["w"].get<double>() / 2)) + "," +
+                           std::to_string(int(tokens["y"].get<double>() + tokens["h"].get<double>() / 2));
+    const WindowRun open = run_window("heads_numbers_box_open", args + " --pointer " + at + " --clicks 4 --frames 10");
+    REQUIRE(open.layout.at("widgets").contains("heads.numbers"));
+    const auto& box = open.layout["widgets"]["heads.numbers"];
+    const int x = int(std::lround(box["x"].get<double>())), y = int(std::lround(box["y"].get<double>()));
+    const int side = int(std::lround(box["h"].get<double>()));  // the box is as tall as the checkbox, and square
+    const Rgba around = open.png.at(x - 3, y + side / 2);  // the popup's background, left of the box
+    int most = 0;  // how far the box's outline (its outer two pixels all round) is from that background
+    for (int i = 2; i < side - 2; ++i)
+      for (int d = 0; d < 2; ++d)
+        most = std::max({most, channel_distance(open.png.at(x + i, y + d), around),
+                         channel_distance(open.png.at(x + i, y + side - 1 - d), around),
+                         channel_distance(open.png.at(x + d, y + i), around),
+                         channel_distance(open.png.at(x + side - 1 - d, y + i), around)});
+    CHECK(most >= 40);
+  }
+
+  // issue 40: the Heads view did not say which axis is which (Relative position 1D and the exports do).
+  TEST_CASE("heads view: its axes are named, queries down and keys across, in both languages and sizes") {
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const bool zh : {false, true}) {
+        CAPTURE(size);
+        CAPTURE(zh);
+        const WindowRun w = run_window(std::string("heads_axes_") + size + (zh ? "_zh" : ""),
+                                       std::string("--size ") + size + (zh ? " --language zh" : " --language en"));
+        const std::vector<std::string> texts = texts_of(w, "###heads");
+        INFO(joined(texts));
+        CHECK(shows(texts, zh ? "行：查询 ↓ · 列：键 →" : "rows: queries ↓ · columns: keys →"));
+        // Above the heatmaps, not over them.
+        REQUIRE(w.layout.at("widgets").contains("heads.axes"));
+        const auto& axes = w.layout["widgets"]["heads.axes"];
+        for (const auto& h : w.layout.at("heads"))
+          CHECK(axes["y"].get<double>() + axes["h"].get<double>() <= h["y"].get<double>());
+      }
+  }
+
   TEST_CASE("heads window: one heatmap per head for H = 1, 4, 8, 16") {
     for (int heads : {1, 4, 8, 16}) {
       CAPTURE(heads);

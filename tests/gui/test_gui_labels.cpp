@@ -338,7 +338,7 @@ bool check_labels_screen(const nlohmann::json& screen, const std::string& where,
 }  // namespace
 
 TEST_SUITE("gui_labels") {
-  TEST_CASE("labels sweep: every view and lesson step, 1280x720 and 1920x1080, English and Chinese") {
+  TEST_CASE("labels sweep: every view and lesson step, windowed and presenting, 1280x720 and 1920x1080, English and Chinese") {
     // One start per (size, language, checkpoint or not) that shows every view, every panel beside the
     // view and every lesson step (--layout-sweep) and records each screen's labels, captions and texts.
     const std::string model = shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
@@ -360,16 +360,21 @@ TEST_SUITE("gui_labels") {
           REQUIRE(run.exit_code == 0);
           const nlohmann::json layout = read_json(out);
           SweepProblems problems;
-          int screens = 0, with_captions = 0, demos = 0, layer_screens = 0;
+          int screens = 0, with_captions = 0, demos = 0, layer_screens = 0, presented = 0;
           for (const auto& s : layout.at("screens")) {
             const std::string screen = s.at("name");
-            if (screen != "start" && screen.rfind("view ", 0) != 0 && screen.rfind("lesson ", 0) != 0) continue;
+            // The views, the lessons' steps windowed and in presentation mode (F11: every step, issue 40).
+            if (screen != "start" && screen.rfind("view ", 0) != 0 && screen.rfind("lesson ", 0) != 0 &&
+                screen.rfind("presentation lesson ", 0) != 0)
+              continue;
+            presented += screen.rfind("presentation lesson ", 0) == 0;
             ++screens;
             with_captions += !s.at("captions").empty();
             demos += !s.at("heads").empty() && s.at("heads").size() <= 4;
             layer_screens += check_labels_screen(s, name + ", " + screen, checkpoint ? 2 : 0, problems);
           }
           CHECK(screens > 20);       // the views and the lessons' steps
+          CHECK(presented > 20);     // every lesson step in presentation mode too
           CHECK(with_captions > 5);  // the sweep did see grids with captions
           CHECK(demos > 0);          // … and small sentence demos
           if (checkpoint) CHECK(layer_screens > 3);  // … and the checkpoint's layer named beside its heads

@@ -235,7 +235,10 @@ void check_start(const json& layout, const std::string& start, double width, dou
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
-  for (const Lesson& lesson : load_lessons()) CHECK(names.count("presentation lesson " + std::to_string(lesson.number)));
+  // Presentation mode (F11), every step as a class sees it: the same checks, with no menu bar.
+  for (const Lesson& lesson : load_lessons())
+    for (size_t step = 1; step <= lesson.steps.size(); ++step)
+      CHECK(names.count("presentation lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
   Problems problems;
   check_screen(layout, width, height, start + ", last screen", problems);
   for (const json& s : layout.at("screens")) {
@@ -283,6 +286,45 @@ TEST_SUITE("gui_layout") {
         CHECK(start.at("slots").at("view").at("w").get<double>() >= 0.6 * size.w);
       }
     }
+  }
+
+  // issue 40: the status line at the menu bar's right was cut by the window's edge ("Nothing to cop…").
+  TEST_CASE("status line: shortened with … in the menu bar when it does not fit, and shown whole under it") {
+    for (const char* language : {"en", "zh"})
+      for (const char* size : {"1280x720", "1920x1080"}) {
+        CAPTURE(language);
+        CAPTURE(size);
+        const fs::path missing = test_tmp() / "gui" / "no_such_folder_for_the_status_line" / "a_scene_file_that_is_not_there.json";
+        const WindowRun w = run_window(std::string("status_line_") + language + "_" + size,
+                                       std::string("--size ") + size + " --language " + language + " --open-scene " +
+                                           shell_quote(missing.string()));
+        const std::string status = w.layout.at("status");
+        REQUIRE(status.find(missing.filename().string()) != std::string::npos);
+        bool in_bar = false;
+        for (const json& t : w.layout.at("texts")) {
+          const json& clip = t.at("clip");
+          if (t.at("window") != "##MainMenuBar") continue;
+          CAPTURE(t.at("text").get<std::string>());
+          CHECK(right(t) <= right(clip) + 1.0);  // nothing in the bar runs past the window's edge
+          const std::string text = t.at("text");
+          in_bar = in_bar || text == status || (text.size() > 3 && text.ends_with("…") &&
+                                                status.rfind(text.substr(0, text.size() - 3), 0) == 0);
+        }
+        CHECK(in_bar);  // the status line, whole or its start with "…"
+        // Whole somewhere on screen: in the bar, or in the note under it — over the windows it overlaps
+        // (the layout record lists the windows back to front).
+        std::vector<std::string> all;
+        for (const json& t : w.layout.at("texts")) all.push_back(t.at("text"));
+        CHECK(shows(all, status));
+        const json& windows = w.layout.at("windows");
+        for (size_t i = 0; i < windows.size(); ++i) {
+          if (windows[i].at("title") != "##status_note") continue;
+          for (size_t j = i + 1; j < windows.size(); ++j) {
+            CAPTURE(windows[j].at("title").get<std::string>());
+            CHECK_FALSE(Box(windows[i]).overlaps(Box(windows[j])));
+          }
+        }
+      }
   }
 
   TEST_CASE("a checkpoint open: the layout rule holds on every screen, in both languages") {
@@ -508,6 +550,49 @@ TEST_SUITE("gui_layout") {
     CHECK(after.contains("model"));
     CHECK(Box(after.at("input")).x0 == doctest::Approx(0));
     CHECK(Box(after.at("view")).x0 == doctest::Approx(Box(after.at("input")).x1));
+  }
+}
+
+// issue 40: what the sweep's lesson screens show, windowed and in presentation mode (F11), at 1280×720 in
+// both languages: each step its own lesson and step, no error, and its own view — not the Training window
+// a lesson before it opened (only a step with training settings shows Training), nor a checkpoint's error
+// carried over from another lesson. Its own suite: it checks how a lesson step is applied (state, not
+// drawing), which the sweep applies as the Lessons panel does.
+TEST_SUITE("gui_lesson_sweep") {
+  TEST_CASE("layout sweep: every lesson step, windowed and presenting, shows its own view with no error") {
+    const std::vector<Lesson> lessons = load_lessons();
+    for (const char* language : {"en", "zh"}) {
+      const std::string name = std::string("lesson_sweep_") + language;
+      const json layout = sweep(name, fresh_config(name), std::string("--size 1280x720 --language ") + language);
+      Problems problems;
+      int seen = 0;
+      for (const json& s : layout.at("screens")) {
+        const std::string screen = s.at("name");
+        const bool presenting = screen.rfind("presentation lesson ", 0) == 0;
+        if (!presenting && screen.rfind("lesson ", 0) != 0) continue;
+        ++seen;
+        const int number = s.at("lesson"), step = s.at("lesson_step");
+        const std::string where = std::string(language) + ", " + screen;
+        const std::string asked = (presenting ? "presentation " : "") + std::string("lesson ") + std::to_string(number) +
+                                  " step " + std::to_string(step);
+        if (asked != screen) problems.add(where + ": the record shows lesson " + std::to_string(number) + " step " + std::to_string(step));
+        if (number < 1 || number > int(lessons.size()) || step < 1 || step > int(lessons[size_t(number - 1)].steps.size()))
+          continue;
+        const LessonStep& want = lessons[size_t(number - 1)].steps[size_t(step - 1)];
+        if (!s.at("error").get<std::string>().empty())
+          problems.add(where + ": an error on screen: " + s.at("error").get<std::string>().substr(0, 100));
+        bool training = false;
+        for (const json& w : s.at("windows")) training = training || w.at("title").get<std::string>().ends_with("###training");
+        if (!want.training && training) problems.add(where + ": the Training window is shown; the step has no training");
+        if (!want.training && s.at("view") != to_string(want.scene.view.view))
+          problems.add(where + ": the view is \"" + s.at("view").get<std::string>() + "\", the step's is \"" +
+                       to_string(want.scene.view.view) + "\"");
+      }
+      size_t steps = 0;
+      for (const Lesson& l : lessons) steps += l.steps.size();
+      CHECK(seen == int(2 * steps));
+      CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
+    }
   }
 }
 

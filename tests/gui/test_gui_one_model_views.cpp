@@ -70,6 +70,23 @@ Expected expected_trace(const model::ModelConfig& c, int tokens, bool zh) {
 }  // namespace
 
 TEST_SUITE("gui_one_model") {
+  // issue 40: `--view positions|shapes` with `--checkpoint` opened the Heads view (opening a checkpoint
+  // switched to it whatever the view was).
+  TEST_CASE("one model: --view shapes or positions with --checkpoint opens that view with the checkpoint current") {
+    for (const std::string view : {"shapes", "positions"}) {
+      CAPTURE(view);
+      const WindowRun w = run_window("one_model_view_flag_" + view,
+                                     "--size 1280x720 --view " + view + " --checkpoint " + shell_quote(shipped.string()));
+      CHECK(w.layout.at("view") == view);
+      CHECK(w.layout.at("checkpoint_current").get<bool>());
+      CHECK(w.layout.at("error") == "");
+    }
+    // A view that does not draw the model still gives way to the Heads view.
+    const WindowRun conv = run_window("one_model_view_flag_conv",
+                                      "--size 1280x720 --view conv --checkpoint " + shell_quote(shipped.string()));
+    CHECK(conv.layout.at("view") == "heads");
+  }
+
   TEST_CASE("one model: the Shapes view with the shipped model open traces its layer, not the synthetic model") {
     const auto m = model::open(shipped);
     const model::ModelConfig& c = m->config;

@@ -4,9 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/color_scale.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
 
@@ -149,9 +153,8 @@ TEST_SUITE("gui_scale") {
     REQUIRE(bar != nullptr);
     CHECK((*bar)["lo"].get<double>() == doctest::Approx(lo));
     CHECK((*bar)["hi"].get<double>() == doctest::Approx(hi));
-    char title[96];
-    std::snprintf(title, sizeof title, "probability · locked %.3g–%.3g", lo, hi);
-    CHECK((*bar)["title"].get<std::string>() == title);
+    // The title in round numbers, as the bar's ticks (range_text).
+    CHECK((*bar)["title"].get<std::string>() == "probability · locked " + range_text({float(lo), float(hi)}));
     // The slider moved: with the shared scale the same click changes the range.
     const WindowRun moved = run_window("scale_pick_moved", base + " --pointer " + left_end + " --clicks 4 --frames 10");
     REQUIRE(shared_bar(moved) != nullptr);
@@ -203,6 +206,71 @@ TEST_SUITE("gui_scale") {
       ++tiles;
     }
     CHECK(tiles == 4);
+  }
+
+  // issue 40: the tick marks touched their numbers, so on the diverging scale of differential attention
+  // "0.5" read "-0.5" and "−0.5" read "- −0.5". Measured on the screenshot: in the rows of each number, the
+  // background between the mark's last pixel and the number's first is at least a quarter of the font.
+  TEST_CASE("colour bars: a gap between each tick mark and its number, so a mark never reads as a minus sign") {
+    for (const char* mode : {"shared", "per-head"}) {
+      CAPTURE(mode);
+      const WindowRun w = run_window(std::string("scale_tick_gap_") + mode,
+                                     std::string("--size 1280x720 --causal --differential --scale-mode ") + mode);
+      REQUIRE(w.layout.at("colormap") == "diverging");
+      std::set<std::string> numbers;  // as drawn: with a real minus sign
+      for (const auto& t : w.layout.at("ticks")) {
+        std::string s = t.at("text").get<std::string>();
+        if (!s.empty() && s[0] == '-') s = "−" + s.substr(1);
+        numbers.insert(s);
+      }
+      REQUIRE(numbers.size() >= 2);
+      bool negative = false;
+      int measured = 0;
+      for (const auto& t : w.layout.at("texts")) {
+        const std::string text = t.at("text").get<std::string>();
+        if (t.at("window").get<std::string>().find("###heads") == std::string::npos || !numbers.count(text)) continue;
+        const int x0 = int(std::lround(t.at("x").get<double>())), y0 = int(std::lround(t.at("y").get<double>()));
+        const int x1 = x0 + int(std::lround(t.at("w").get<double>())), y1 = y0 + int(std::lround(t.at("h").get<double>()));
+        const double font = y1 - y0;
+        REQUIRE(x0 - 2 * font >= 0);
+        REQUIRE(y1 <= w.png.height);
+        // The background: the commonest colour inside the number's rectangle.
+        std::map<std::tuple<int, int, int>, int> counts;
+        for (int y = y0; y < y1; ++y)
+          for (int x = x0; x < x1; ++x) {
+            const Rgba c = w.png.at(x, y);
+            ++counts[{c.r, c.g, c.b}];
+          }
+        const auto mode_it = std::max_element(counts.begin(), counts.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+        const Rgba bg{uint8_t(std::get<0>(mode_it->first)), uint8_t(std::get<1>(mode_it->first)),
+                      uint8_t(std::get<2>(mode_it->first)), 255};
+        auto ink = [&](int x, int y) { return channel_distance(w.png.at(x, y), bg) > 60; };
+        int first = -1;  // the number's first inked column
+        for (int x = x0; x < x1 && first < 0; ++x)
+          for (int y = y0; y < y1; ++y)
+            if (ink(x, y)) {
+              first = x;
+              break;
+            }
+        REQUIRE(first >= 0);
+        int mark = -1;  // the last inked column before it: the tick mark's end
+        for (int x = first - 1; x >= x0 - int(2 * font) && mark < 0; --x)
+          for (int y = y0; y < y1; ++y)
+            if (ink(x, y)) {
+              mark = x;
+              break;
+            }
+        if (mark < 0) continue;  // a number whose mark lies outside its rows (clamped at a bar's end)
+        CAPTURE(text);
+        CAPTURE(font);
+        CHECK(first - mark - 1 >= 0.25 * font);
+        negative = negative || text.rfind("−", 0) == 0;
+        ++measured;
+      }
+      CHECK(measured >= 2);
+      CHECK(negative);  // the diverging scale's negative numbers were among them
+    }
   }
 
   TEST_CASE("heads scale: the colour bar's title names the mode in Chinese") {

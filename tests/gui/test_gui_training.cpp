@@ -472,6 +472,56 @@ TEST_SUITE("gui_training") {
     const WindowRun none = run_window("training_speed_none", small + ",steps=5 --language zh");
     CHECK(any_text(none.layout, "不限速"));
   }
+
+  // issue 40: the Training window's "heads H" sat beside the Model window's "heads H", which is another
+  // model's. The trained model's field says so, in both languages.
+  TEST_CASE("training window: its heads field is named for the trained model, not the Model window's heads H") {
+    for (const bool zh : {false, true}) {
+      CAPTURE(zh);
+      const WindowRun w = run_window(zh ? "training_heads_name_zh" : "training_heads_name",
+                                     std::string("--size 1280x720 --show-training --language ") + (zh ? "zh" : "en"));
+      const std::vector<std::string> training = texts_of(w, "###training"), model = texts_of(w, "###model");
+      INFO(joined(training));
+      const std::string models = zh ? "头数 H" : "heads H";
+      CHECK(std::find(model.begin(), model.end(), models) != model.end());        // the Model window's field
+      CHECK(std::find(training.begin(), training.end(), models) == training.end());  // not named alike here
+      CHECK(shows(training, zh ? "训练模型的头数 H" : "trained heads H"));
+    }
+  }
+
+  // issue 40: ImGui's MarkItemEdited assertion (imgui.cpp:3248 'g.ActiveId == id || g.ActiveId == 0 ||
+  // g.DragDropActive') aborted the window. The seed field took its typed text in the frame the sentence
+  // box (drawn earlier in the frame, in the Input window) had become the active item. Debian's libimgui
+  // keeps its assert() on, so this build aborts as the sanitized one did. Real input through the X server,
+  // the smallest sequence the monkey found: click the seed field, type 16, press and drag in the sentence box.
+  TEST_CASE("training window: typing a seed and then dragging in the sentence box takes the seed, no ImGui assertion") {
+    const std::string base = "--size 1280x720 --show-training";
+    const WindowRun first = run_window("training_seed_drag_first", base);
+    REQUIRE(first.layout.at("widgets").contains("training.seed"));
+    REQUIRE(first.layout.at("widgets").contains("input.sentence"));
+    REQUIRE(first.layout.at("training").at("form").at("seed") != 16);
+    auto at = [](const json& r, double fx, double fy) {
+      return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() * fx)) + " " +
+             std::to_string(int(r["y"].get<double>() + r["h"].get<double>() * fy));
+    };
+    const json& seed = first.layout["widgets"]["training.seed"];
+    const json& sentence = first.layout["widgets"]["input.sentence"];
+    // The field's box is its left part (its label is on its right).
+    const std::string events = "xdotool mousemove --window $wid " + at(seed, 0.2, 0.5) +
+                               "\nsleep 0.3\nxdotool click 1\nsleep 0.5\nxdotool type --delay 80 16\nsleep 0.5\n"
+                               "xdotool mousemove --window $wid " + at(sentence, 0.3, 0.3) +
+                               "\nsleep 0.3\nxdotool mousedown 1\nsleep 0.3\n"
+                               "xdotool mousemove --window $wid " + at(sentence, 0.6, 0.4) + "\nsleep 0.3\n"
+                               "xdotool mousemove --window $wid " + at(sentence, 0.8, 0.5) + "\nsleep 0.3\n"
+                               "xdotool mouseup 1\nsleep 1\n";
+    const auto dir = test_tmp() / "training_seed_drag";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const json shown = drive_window(dir, base, events);  // exits 0: no assertion, no crash
+    CHECK(shown.at("error") == "");
+    CHECK(shown.at("training").at("form").at("seed") == 16);  // the typed seed was taken
+  }
+
 }
 
 }  // namespace attnscope::test

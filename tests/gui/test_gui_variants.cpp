@@ -20,6 +20,11 @@ std::string centre(const WindowRun& w, const std::string& widget) {
 // Clicks `widget` of the window `before` shows, on frame 4 of a run with `args`.
 WindowRun click(const std::string& name, const std::string& args, const WindowRun& before, const std::string& widget) {
   REQUIRE_MESSAGE(before.layout.at("widgets").contains(widget), widget << " is not on screen");
+  // Its middle inside the screen: a control below a panel's fold is recorded where it would be, and a
+  // click there would hit nothing (or something else).
+  const nlohmann::json& r = before.layout["widgets"][widget];
+  REQUIRE_MESSAGE(r["y"].get<double>() + r["h"].get<double>() / 2 < before.layout.at("height").get<double>(),
+                  widget << " is below the fold: " << r.dump());
   return run_window(name, args + " --pointer " + centre(before, widget) + " --clicks 4 --frames 10");
 }
 
@@ -52,7 +57,9 @@ TEST_SUITE("gui_variants") {
   }
 
   TEST_CASE("heads view: a click on differential attention draws the signed maps on the diverging colormap") {
-    const std::string args = "--size 1280x720 --causal";
+    // 800 px tall: at 720 the checkbox is below the Model panel's fold since the Positions choices come
+    // first (issue 40), and is reached by scrolling the panel.
+    const std::string args = "--size 1280x800 --causal";
     const WindowRun before = run_window("variants_diff_before", args);
     CHECK(before.layout.at("colormap") == "viridis");
     const WindowRun diff = click("variants_diff", args, before, "model.differential");
@@ -86,6 +93,29 @@ TEST_SUITE("gui_variants") {
       CHECK(shows(texts, c.says));
       CHECK_FALSE(w.layout.at("widgets").contains("model.positions.rope"));  // a checkpoint's scheme is its config's
       CHECK(w.layout.at("heads").size() > 0);
+    }
+  }
+
+  // issue 40: the Model panel's Positions controls sat below its fold at 1280×720 (under the mask, sinks,
+  // differential attention and window): reachable only by scrolling past everything.
+  TEST_CASE("model window: its Positions choices are on screen without scrolling at 1280x720, both languages") {
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window(std::string("variants_positions_fold_") + language,
+                                     std::string("--size 1280x720 --language ") + language);
+      nlohmann::json model;
+      for (const auto& win : w.layout.at("windows"))
+        if (win.at("title").get<std::string>().ends_with("###model")) model = win;
+      REQUIRE(model.is_object());
+      const double bottom = model["y"].get<double>() + model["h"].get<double>();
+      for (const char* scheme : {"absolute", "nope", "rope", "alibi", "relpos"}) {
+        const std::string name = std::string("model.positions.") + scheme;
+        CAPTURE(name);
+        REQUIRE(w.layout.at("widgets").contains(name));
+        const auto& r = w.layout["widgets"][name];
+        CHECK(r["y"].get<double>() >= model["y"].get<double>());
+        CHECK(r["y"].get<double>() + r["h"].get<double>() <= bottom);
+      }
     }
   }
 

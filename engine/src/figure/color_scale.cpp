@@ -7,6 +7,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/core/parse_lists.h"
+#include "attnscope/figure/heatmap_layout.h"
 
 namespace attnscope {
 
@@ -66,8 +67,22 @@ ValueRange parse_scale_range(const std::string& text) {
 
 std::string range_text(ValueRange range) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g–%.3g", double(range.lo), double(range.hi));
-  return buf;
+  if (!(range.hi > range.lo) || !std::isfinite(range.lo) || !std::isfinite(range.hi)) {  // as given (a refusal names it)
+    std::snprintf(buf, sizeof buf, "%.3g–%.3g", double(range.lo), double(range.hi));
+    return buf;
+  }
+  // Round numbers, as the colour bars have them: the ends to a tenth of the bar's tick step, without
+  // trailing zeros. A probability range from 1.05e-41 reads "0–1", not "1.05e-41–1".
+  const float step = tick_step(nice_ticks(range, 5)) / 10;
+  auto end = [step](float v) {
+    std::string s = format_tick(v, step);
+    if (s.find('.') != std::string::npos && s.find_first_of("eE") == std::string::npos) {
+      s.erase(s.find_last_not_of('0') + 1);
+      if (s.back() == '.') s.pop_back();
+    }
+    return s == "-0" ? std::string("0") : s;
+  };
+  return end(range.lo) + "–" + end(range.hi);
 }
 
 }  // namespace attnscope

@@ -12,6 +12,10 @@ model by typing its path, lesson Next/Previous, Export into a scratch folder, Di
 language). At the end it closes the window (SIGTERM closes it as its close button does) and fails when
 the window died, hung, exited non-zero, or wrote a sanitizer report or an ImGui assertion.
 
+It starts in one of three states (--start): the first start, the Training window open, or the Training
+window with a run training; from the Training window it first plays REGRESSIONS, the sequences that once
+broke the window.
+
 Every action is logged (JSON lines) with its low-level steps, so a failure names its seed and the
 action sequence that led to it; --replay LOG plays a log's steps again.
 
@@ -37,6 +41,20 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
         "End", "Prior", "Next", "space", "ctrl+a", "ctrl+c", "ctrl+v", "ctrl+x", "ctrl+z", "ctrl+equal",
         "ctrl+minus", "ctrl+0", "ctrl+e", "ctrl+s", "F1", "a", "1", "KP_Add", "ctrl+KP_Subtract", "shift+Return",
         "F11", "ctrl+shift+z", "ctrl+y"]
+
+
+# Start states (--start): the window's flags, and the plan played before the random actions. "training"
+# opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
+# goes on. Both play the regressions first.
+START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"]}
+
+# Regressions: action sequences that once broke the window, played at the start of every run from the
+# Training window (aimed at the live controls, so they follow the layout).
+REGRESSIONS = [
+    # issue 40: ImGui's MarkItemEdited assertion (imgui.cpp:3248) — the seed field took its typed text in the
+    # frame the Input window's sentence box (drawn earlier in the frame) became the active item.
+    [("type_in_field", "training", "seed", "16"), ("drag_tallest", "input")],
+]
 
 
 def texts_pool(scratch, model):
@@ -113,8 +131,8 @@ class Monkey:
         self.env = env
         with open(self.app_log, "wb") as out:
             self.app = subprocess.Popen([self.args.app, "--size", self.args.size, "--layout-json", self.layout_path,
-                                         "--layout-live"], cwd=self.scratch, env=env, stdout=out,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                         "--layout-live"] + START_FLAGS[self.args.start], cwd=self.scratch, env=env,
+                                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         layout = self.wait_frame(0, timeout=self.args.start_timeout)
         if layout is None:
             raise Fail("the window showed no frame within %d s" % self.args.start_timeout)
@@ -335,6 +353,21 @@ class Monkey:
             return ("type %r into %s" % (item[2], self.describe(c)),
                     [("move",) + self.point_in(c), ("click", 1, 1), ("key", "ctrl+a"), ("type", item[2]),
                      ("key", "Return")])
+        if kind == "type_in_field":  # the field labelled item[2] in window item[1]: click, type, no Return
+            c = self.find([c for c in controls if c["typed"]], self.names(item[2]), item[1])
+            if c is None:
+                return None
+            x, y = int(c["x"] + min(12, c["w"] / 4)), int(c["y"] + c["h"] / 2)  # the box, left of its label
+            return ("type %r into %s" % (item[3], self.describe(c)), [("move", x, y), ("click", 1, 1), ("type", item[3])])
+        if kind == "drag_tallest":  # press and drag inside the tallest typed control of a window (a text box)
+            fields = [c for c in controls if c["typed"] and item[1] in c["key"][0]]
+            if not fields:
+                return None
+            c = max(fields, key=lambda c: c["h"])
+            x, y = int(c["x"] + c["w"] * 0.3), int(c["y"] + c["h"] * 0.3)
+            return ("drag inside %s" % self.describe(c),
+                    [("move", x, y), ("down", 1), ("move", int(c["x"] + c["w"] * 0.6), y),
+                     ("move", int(c["x"] + c["w"] * 0.8), int(c["y"] + c["h"] * 0.5)), ("up", 1)])
         if kind == "drag_typed":
             fields = [c for c in controls if c["typed"] and c["window"].startswith(item[1])]
             if not fields:
@@ -435,12 +468,16 @@ class Monkey:
     # ---- a run -------------------------------------------------------------------------------------
     def run(self, seconds):
         self.t0 = time.time()
-        self.log({"seed": self.seed, "seconds": seconds, "size": self.args.size, "app": self.args.app,
-                  "scratch": self.scratch})
+        self.log({"seed": self.seed, "seconds": seconds, "size": self.args.size, "start": self.args.start,
+                  "app": self.args.app, "scratch": self.scratch})
         try:
             self.start()
             deadline = self.t0 + seconds
             layout = self.read_layout()
+            if self.args.start != "default":
+                self.plan = [item for r in REGRESSIONS for item in r]
+                if self.args.start == "training-run":  # the run after them: a run locks the settings
+                    self.plan += [("press", "training", "Start"), ("sleep", 2)]
             while time.time() < deadline:
                 (what, steps), pause = self.next_action(layout)
                 layout = self.act(what, steps, deadline) or self.read_layout()
@@ -515,6 +552,9 @@ def main():
     p.add_argument("--seconds", type=float, default=120, help="acting time per seed (default 120)")
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--size", default="1280x720", help="window size (default 1280x720)")
+    p.add_argument("--start", default="default", choices=sorted(START_FLAGS),
+                   help="start state: default, training (the Training window open) or training-run (and a run "
+                        "started); the Training starts play the regressions first")
     p.add_argument("--model", default=os.path.join(source, "assets/models/induction"),
                    help="the checkpoint folder the monkey types into the Checkpoint window")
     p.add_argument("--source", default=source, help=argparse.SUPPRESS)
@@ -531,13 +571,14 @@ def main():
             entries = [json.loads(line) for line in f if line.strip()]
         seed = entries[0].get("seed", 0)
         args.size = entries[0].get("size", args.size)
+        args.start = entries[0].get("start", args.start)
         log = os.path.join(args.workdir, "replay-seed%d.log" % seed)
         if os.path.exists(log):
             os.remove(log)
         return 1 if Monkey(args, seed, log).replay(entries) else 0
     failures = 0
     for seed in [int(s) for s in args.seeds.split(",") if s.strip()]:
-        log = os.path.join(args.workdir, "monkey-seed%d.log" % seed)
+        log = os.path.join(args.workdir, "monkey-seed%d%s.log" % (seed, "" if args.start == "default" else "-" + args.start))
         if os.path.exists(log):
             os.remove(log)
         if Monkey(args, seed, log).run(args.seconds):

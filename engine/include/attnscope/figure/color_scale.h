@@ -40,7 +40,8 @@ ValueRange lockable_range(ValueRange shown);
 // "LO,HI" (two finite numbers, LO < HI) → the range. Throws InputError saying what a valid one is.
 ValueRange parse_scale_range(const std::string& text);
 
-// A range as its colour bar's title writes it: "0.02–0.61" (three significant digits, en dash).
+// A range as its colour bar's title writes it: "0.02–0.61", "0–1" (round numbers as the bar's ticks, to a
+// tenth of their step; en dash). A range that is no range (LO ≥ HI, not finite) is written as given.
 std::string range_text(ValueRange range);
 
 }  // namespace attnscope
