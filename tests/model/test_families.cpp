@@ -114,6 +114,12 @@ TEST_CASE("families: each family's config_keys are exactly the keys its reader l
       on[key] = true;
       variants.push_back(on);
     }
+    // A rope scaling that reads the top-level original_max_position_embeddings (the rotate-half families).
+    if (type != "gpt2" && type.rfind("deepseek", 0) != 0) {
+      nlohmann::json yarn = config;
+      yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2.0}};
+      variants.push_back(yarn);
+    }
     for (const nlohmann::json& v : variants) keys.merge(keys_looked_up(v));
   }
   for (const ModelFamily& f : model_families()) {

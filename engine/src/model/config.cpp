@@ -85,6 +85,13 @@ class Reader {
   }
   const std::string& name() const { return name_; }
   void set_family(std::string f) { family_ = std::move(f); }
+  // The same reader over another object of the same file (a copy with defaults added): its look-ups
+  // count as this config's (families.h's config_keys).
+  Reader over(const json& other) const {
+    Reader r(other, name_, looked_up_);
+    r.family_ = family_;
+    return r;
+  }
 
  private:
   int integer_value(const char* key, int lo, int hi) const {
@@ -178,7 +185,7 @@ std::string list_of(std::initializer_list<const char*> keys) {
 
 // One rope dict (flat) → c.rope_scaling, with the base into *theta (when the dict has rope_theta).
 // rotary_dim is the rotated width the factor lists must match.
-void read_rope_dict(const json& p, const json& top, const std::string& key, const std::string& name, ModelConfig& c,
+void read_rope_dict(const json& p, const Reader& tr, const std::string& key, const std::string& name, ModelConfig& c,
                     double* theta, int rotary_dim, const std::string& family) {
   if (!p.is_object()) fail(name, "\"" + key + "\" must be an object or null, got " + p.dump());
   const Reader pr(p, name);
@@ -233,7 +240,6 @@ void read_rope_dict(const json& p, const json& top, const std::string& key, cons
                      list_of(kind->required) + ")");
   if (pr.has("rope_theta")) *theta = pr.number_or("rope_theta", *theta, 1.0, 1e12);
   if (s.type == RopeType::plain) return;
-  const Reader tr(top, name);
   if (s.type != RopeType::linear && s.type != RopeType::dynamic) {
     s.original_max = tr.has("original_max_position_embeddings")
                          ? tr.integer("original_max_position_embeddings", 1, max_positions_bound)
@@ -335,7 +341,7 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
   for (auto it = p.begin(); it != p.end(); ++it)
     nested = nested && (it.key() == "full_attention" || it.key() == "sliding_attention");
   if (!nested) {
-    read_rope_dict(p, j, key, name, c, &c.rope_theta, rotary, type);
+    read_rope_dict(p, r, key, name, c, &c.rope_theta, rotary, type);
     return;
   }
   if (type != "gemma3_text")
@@ -343,14 +349,14 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
                    "attnscope reads for gemma3_text only; for " + type + " give one dict");
   if (p.contains("sliding_attention")) {
     double theta = local_theta ? *local_theta : c.rope_theta;
-    read_rope_dict(p["sliding_attention"], j, std::string(key) + ".sliding_attention", name, c, &theta, rotary, type);
+    read_rope_dict(p["sliding_attention"], r, std::string(key) + ".sliding_attention", name, c, &theta, rotary, type);
     if (c.rope_scaling.type != RopeType::plain)
       fail(name, "\"" + std::string(key) + ".sliding_attention\" has rope type \"" +
                      std::string(to_string(c.rope_scaling.type)) + "\"; attnscope scales the global layers only (supported: default)");
     if (local_theta) *local_theta = theta;
   }
   if (p.contains("full_attention"))
-    read_rope_dict(p["full_attention"], j, std::string(key) + ".full_attention", name, c, &c.rope_theta, rotary, type);
+    read_rope_dict(p["full_attention"], r, std::string(key) + ".full_attention", name, c, &c.rope_theta, rotary, type);
   else
     c.rope_scaling = RopeScalingConfig{};
 }
@@ -389,7 +395,7 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   // defaults to 4096.
   json with_default = j;
   if (type == "phi3" && !r.has("original_max_position_embeddings")) with_default["original_max_position_embeddings"] = 4096;
-  read_rope(with_default, Reader(with_default, name), name, type, c, type == "phi3");
+  read_rope(with_default, r.over(with_default), name, type, c, type == "phi3");
   if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
   // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias adds them to q, k, v and o; Phi-3's
   // fused projections never have biases (Phi3Attention does not read attention_bias).
@@ -686,7 +692,8 @@ ModelConfig gpt2_reader(const json&, const Reader& r, const std::string& name, c
 
 // The positions, attention and tensors every Llama-like family shares.
 constexpr std::string_view llama_attention = "MHA, GQA or MQA (num_key_value_heads)";
-constexpr std::string_view llama_rope = "RoPE, rotate-half pairs, base rope_theta";
+constexpr std::string_view llama_rope =
+    "RoPE, rotate-half pairs, base rope_theta; rope_scaling / rope_parameters: linear, dynamic, yarn, llama3, longrope";
 constexpr std::string_view llama_tensors = "model.layers.N.self_attn.{q,k,v,o}_proj, mlp.{gate,up,down}_proj";
 constexpr std::string_view deepseek_attention = "MLA (kv_lora_rank latent, qk_rope_head_dim rotary key)";
 constexpr std::string_view deepseek_rope = "RoPE on the rotary part, interleaved pairs, rope_theta; rope_scaling yarn";
@@ -706,14 +713,15 @@ const std::vector<FamilyEntry>& family_entries() {
   // The keys the Llama-like, Gemma and DeepSeek readers share; a family's own list adds and removes.
   static const std::vector<std::string_view> llama_keys =
       {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "max_position_embeddings",
-       "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "partial_rotary_factor",
-       "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "tie_word_embeddings", "vocab_size"};
+       "mlp_bias", "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "original_max_position_embeddings",
+       "partial_rotary_factor", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "tie_word_embeddings",
+       "vocab_size"};
   static const std::vector<std::string_view> gemma_keys =
       {"attention_bias", "attn_logit_softcapping", "final_logit_softcapping", "head_dim", "hidden_act",
        "hidden_activation", "hidden_size", "intermediate_size", "layer_types", "max_position_embeddings",
-       "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "query_pre_attn_scalar", "rms_norm_eps",
-       "rope_scaling", "rope_theta", "sliding_window", "tie_word_embeddings", "use_bidirectional_attention",
-       "vocab_size"};
+       "num_attention_heads", "num_hidden_layers", "num_key_value_heads", "original_max_position_embeddings",
+       "partial_rotary_factor", "query_pre_attn_scalar", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta",
+       "sliding_window", "tie_word_embeddings", "use_bidirectional_attention", "vocab_size"};
   static const std::vector<std::string_view> deepseek_keys =
       {"attention_bias", "first_k_dense_replace", "hidden_act", "hidden_size", "intermediate_size", "kv_lora_rank",
        "max_position_embeddings", "mlp_bias", "moe_intermediate_size", "moe_layer_freq", "n_group",
@@ -753,7 +761,7 @@ const std::vector<FamilyEntry>& family_entries() {
         {"Qwen/Qwen3-0.6B"}},
        read_llama},
       {{"phi3", "Phi-3", "Phi3ForCausalLM", llama_attention, llama_rope, "every layer: the last sliding_window keys",
-        "fused projections, split at load",
+        "fused projections, split at load; partial_rotary_factor rotates the leading part of each head",
         "model.layers.N.self_attn.{qkv_proj, o_proj}, mlp.{gate_up_proj, down_proj}",
         with_keys(llama_keys, {"sliding_window"}, {"attention_bias"}),
         {"microsoft/Phi-3-mini-4k-instruct"}},
@@ -773,7 +781,7 @@ const std::vector<FamilyEntry>& family_entries() {
         {"google/gemma-2-2b"}},
        read_gemma},
       {{"gemma3_text", "Gemma 3 (text)", "Gemma3ForCausalLM", llama_attention,
-        "RoPE: rope_theta on global layers, rope_local_base_freq on sliding ones",
+        "RoPE: rope_theta on global layers (scaled by rope_scaling), rope_local_base_freq on sliding ones",
         "every sliding_window_pattern-th layer global, the others sliding_window (or as layer_types says)",
         "q/k norms, (1 + w) RMSNorms, GeGLU, query_pre_attn_scalar",
         "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm, four norms per block",
