@@ -39,6 +39,11 @@ struct LessonsWindowState {
   bool open_tried = false;                     // the step's "open" asked the loader already
   bool focus_pending = false;                  // a "head": "induction" … waits for the step's run
   uint64_t focus_generation = 0;               // the submission whose result it waits for (0: not yet sent)
+  // What the lesson itself put on screen, taken away again by a step that is not about it: the shipped
+  // model a step's "open" opened (its path as given to OpenCheckpoint; "" none) and the Training window a
+  // step's "training" showed.
+  std::string opened_model;
+  bool showed_training = false;
   // (The pattern scores of the run on screen come from the compute worker: CheckpointWindowState.)
 };
 

@@ -57,8 +57,22 @@ void EnsureLoaded(AppState& state) {
 // is open) on every frame while the lesson is shown, presented or in its panel. Going back to a step does
 // the same as going forward to it: nothing of the step left is kept.
 void ApplyStep(AppState& state) {
-  const Lesson& lesson = state.lessons.lessons[size_t(state.lessons.lesson)];
-  const LessonStep& step = lesson.steps[size_t(state.lessons.step)];
+  LessonsWindowState& l = state.lessons;
+  const Lesson& lesson = l.lessons[size_t(l.lesson)];
+  const LessonStep& step = lesson.steps[size_t(l.step)];
+  // A step that is not about a checkpoint closes the model a lesson step opened (lesson 6's shipped one,
+  // when lesson 7 or 5 follows): the synthetic model's sentence would otherwise go through that model's
+  // 32-symbol vocabulary. A model the user opened stays (the panel says the views show it).
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!step.checkpoint && !l.opened_model.empty()) {
+    if (c.path == l.opened_model && (c.is_open() || !c.loading.empty())) CloseCheckpoint(state);
+    l.opened_model.clear();
+  }
+  // Likewise the Training window a step showed (lesson 7) closes on a step without training settings.
+  if (!step.training && l.showed_training) {
+    state.show_training = false;
+    l.showed_training = false;
+  }
   state.scene = step.scene;
   state.heads.large_head = -1;  // a checkpoint step's head is shown large once its run is back
   // Lesson 7: the step sets up the Training window (the user presses Start or Compare), on the layer
@@ -66,11 +80,12 @@ void ApplyStep(AppState& state) {
   if (step.training) {
     ShowTrainingWith(state, *step.training);
     state.training.layer = -1;
+    l.showed_training = true;
   }
   // Lesson 6: the step's checkpoint settings are applied (again) for the model open then.
-  state.lessons.applied_for.reset();
-  state.lessons.open_tried = false;
-  state.lessons.focus_pending = false;
+  l.applied_for.reset();
+  l.open_tried = false;
+  l.focus_pending = false;
   state.fonts->request_text(state.scene.input.text);
   NoteEdit(state, Panel::startup);
 }
@@ -89,6 +104,7 @@ const LessonStep* CurrentStep(const AppState& state) {
 void OpenShipped(AppState& state, const LessonCheckpoint& step) {
   const bool shown = state.show_checkpoint;
   OpenCheckpoint(state, step.model_dir.string());
+  state.lessons.opened_model = step.model_dir.string();
   state.show_checkpoint = shown;
 }
 

@@ -566,8 +566,11 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // A newcomer's first start (nothing saved, nothing asked for on the command line) opens on something
   // to understand — lesson 1's first step, its designed heads named, the Lessons panel in the left
   // column — with Getting started over it saying where the lessons are and how to present them.
+  // A window asked for by name (--show-training, …) is something asked for too.
+  const bool window_asked = options.show_export || options.show_analysis || options.show_kv_cache ||
+                            options.show_training || options.show_model_view || options.show_about;
   if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.compare_a.empty() &&
-      options.checkpoint.empty()) {
+      options.checkpoint.empty() && !window_asked) {
     if (OpenLesson(state, 1, 0).empty()) state.show_input = state.show_model = false;
     state.show_getting_started = true;
   }
