@@ -79,7 +79,9 @@ TEST_CASE("families: every family has a fixture checkpoint, whose architectures 
   const auto configs = fixture_configs();
   REQUIRE(configs.size() >= model_families().size());
   std::set<std::string> covered;
-  for (const auto& [folder, config] : configs) {
+  for (const auto& entry : configs) {  // no structured binding: clang's CAPTURE cannot name one
+    const auto& folder = entry.first;
+    const auto& config = entry.second;
     CAPTURE(folder);
     const std::string type = config.at("model_type").get<std::string>();
     const ModelFamily* f = find_model_family(type);

@@ -222,7 +222,9 @@ TEST_CASE("model rope: Gemma's √hidden_size stays float32 in a BF16 checkpoint
   // transformers casts the scale to the hidden states' dtype, float32 in a float32-loaded model: √18 =
   // 4.2426… stays, it does not become BF16's 4.25 (nor √24 = 4.899 become 4.90625). The references of
   // these BF16 fixtures are the float32-loaded model's, and rounding the scale moves the result.
-  for (const auto& [name, width] : std::map<std::string, int>{{"gemma3_linear_global_bf16", 18}, {"gemma3_local_global_bf16", 24}}) {
+  for (const auto& entry : std::map<std::string, int>{{"gemma3_linear_global_bf16", 18}, {"gemma3_local_global_bf16", 24}}) {
+    const std::string& name = entry.first;  // no structured binding: clang's CAPTURE cannot name one
+    const int width = entry.second;
     CAPTURE(name);
     const auto m = model::open(model_fixture(name));
     REQUIRE(m->config.d_model == width);
@@ -341,7 +343,9 @@ TEST_CASE("model rope: every layer's frequencies and attention factor equal PyTo
     std::vector<std::pair<std::string, size_t>> inputs{{"", test::fixture_ids(name).size()}};
     const auto more = test::fixture_more_ids(name);
     for (size_t n = 0; n < more.size(); ++n) inputs.emplace_back("more." + std::to_string(n) + ".", more[n].size());
-    for (const auto& [prefix, T] : inputs) {
+    for (const auto& input : inputs) {
+      const auto& prefix = input.first;  // no structured binding: clang's CAPTURE cannot name one
+      const auto& T = input.second;
       CAPTURE(name);
       CAPTURE(T);
       const auto inv = test::fixture_reference(name, prefix + "rope.inv_freq");
