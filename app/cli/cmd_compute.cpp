@@ -90,7 +90,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
   };
 }
 
-// One entry per token. Every entry has the label (README "Tokenizers"); with a model's tokenizer
+// One entry per token. Every entry has the label (docs/real-models.md "Tokenizers"); with a model's tokenizer
 // also its id, its vocabulary piece, its raw bytes in hex (they may be part of a character) and
 // whether it is special. byte_begin/byte_end index the input text for SPEC's word tokenizer and the
 // tokenizer's decoded text otherwise.

@@ -37,7 +37,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
                  "With --checkpoint: pool each layer's K/V heads to this many first (MHA → GQA/MQA, SPEC's conversion)");
   if (exporting) {
     cmd.add_option("--attentions", o.attentions,
-                   "Attentions computed elsewhere: [L,H,T,T] .npy or .safetensors (README \"Models too big for the laptop\")");
+                   "Attentions computed elsewhere: [L,H,T,T] .npy or .safetensors (docs/real-models.md, \"Attentions computed elsewhere\")");
     cmd.add_option("--tokens", o.tokens, "With --attentions: tokens.json with \"ids\" and/or \"labels\"");
     cmd.add_option("--config", o.config, "With --attentions: the model's config.json, for its K/V groups");
   }

@@ -3,7 +3,7 @@
 // open, the Heads view draws its layer for the Input window's text and this window lists the top-5
 // next tokens at the selected query position.
 //
-// The same path field opens attentions computed elsewhere (a model too big for this machine: README's
+// The same path field opens attentions computed elsewhere (a model too big for this machine: docs/real-models.md's
 // transformers snippet writes attentions.npy or .safetensors [L, H, T, T], tokens.json and config.json;
 // model::find_attention_files says which path is which). The Heads view and the model view then draw the
 // file's layers with its own tokens; there are no weights, so no next tokens and no conversion.

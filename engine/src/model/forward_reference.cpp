@@ -17,7 +17,7 @@ void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
   const int64_t T = int64_t(ids.size());
   require(T >= 1, "the input has no tokens");
   require(T <= limits::max_tokens, "the input has " + std::to_string(T) + " tokens; attnscope's limit is " +
-                                       std::to_string(limits::max_tokens) + " (README \"Limits\")");
+                                       std::to_string(limits::max_tokens) + " (docs/math.md, \"Limits\")");
   // Dynamic NTK scaling exists for inputs beyond max_position_embeddings (its base grows with T).
   require(T <= c.max_positions || (c.positions == PositionKind::rotary && c.rope_scaling.type == RopeType::dynamic),
           "the input has " + std::to_string(T) + " tokens, more than this model's " + std::to_string(c.max_positions) +

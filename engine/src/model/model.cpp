@@ -263,7 +263,7 @@ void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs
   require(have <= 0 || need <= 0.8 * have,
           "'" + dir.string() + "': this model's weights need " + need_gb + " GB of memory, but this machine has " +
               have_gb + " GB; compute its attentions where it fits (transformers, output_attentions=True) "
-              "and open the attentions file instead (README \"Models too big for the laptop\")");
+              "and open the attentions file instead (docs/real-models.md, \"Attentions computed elsewhere\")");
 }
 
 // Gemma's RMSNorm computes x̂·(1 + w) in float32: adding 1 to w here, in float32, gives the same
