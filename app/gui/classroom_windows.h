@@ -40,6 +40,11 @@ bool LessonShown(const AppState& state);
 // input, the shipped model opened) and the top head of the step's pattern (by the run's head pattern
 // scores, which the compute worker made with it) shown large once its run is back.
 void UpdateLessonCheckpoint(AppState& state);
+// Presentation mode hides the Lessons panel, where lesson 6's table of the open model's top heads sits
+// (its captions say "see the table"): while a step about a checkpoint is presented, the view draws it
+// beside the head shown large. True when it is to be drawn; DrawPresentedHeadsTable draws it.
+bool PresentedHeadsTable(const AppState& state);
+void DrawPresentedHeadsTable(AppState& state);
 
 // Save/Open through the dialog's logic (also used by scripted runs): the outcome lands in
 // state.scene_dialog.message / ok / warnings, and in the status line. Return true on success.

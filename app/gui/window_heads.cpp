@@ -18,6 +18,7 @@
 #include "attnscope/attention/designed_heads.h"
 #include "attnscope/attention/weights.h"
 #include "attnscope/figure/heatmap_layout.h"
+#include "gui/classroom_windows.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
@@ -444,7 +445,23 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     RecordLastItem(state, "large_head.reset_zoom");
     std::vector<std::string> rows, cols;
     ApplyHeadsShown(spec, shown, z, pictures, att, rows, cols, [head](int) { return head; });
+    // Presenting lesson 6: the head and its colour bar at the left, the lesson's table of the model's
+    // top heads (which the captions point at) in the room a square map leaves at the right.
+    const bool table = PresentedHeadsTable(state);
+    if (table) {
+      const ImVec2 avail = ImGui::GetContentRegionAvail();
+      const float table_w = std::min(avail.x * 0.42f, std::max(0.0f, avail.x - avail.y - 12.0f * ImGui::GetFontSize()));
+      ImGui::BeginChild("##large_map", ImVec2(avail.x - table_w, avail.y), false,
+                        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    }
     HeatmapGridResult hit = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, nullptr);
+    if (table) {
+      ImGui::EndChild();
+      ImGui::SameLine();
+      ImGui::BeginChild("##presented_table");
+      DrawPresentedHeadsTable(state);
+      ImGui::EndChild();
+    }
     // Here a double-click resets the zoom (the head is open large already).
     ZoomAndPan(z, shown, hit, true);
     hit.double_clicked = false;

@@ -193,7 +193,13 @@ void DrawTopHeadsTable(AppState& state) {
       ImGui::TableNextRow();
       for (int k = 0; k < 3; ++k) {
         ImGui::TableNextColumn();
-        if (r < int(top[k].size())) ImGui::TextUnformatted(HeadName(top[k][size_t(r)]).c_str());
+        if (r < int(top[k].size())) {
+          const TopHead& t = top[k][size_t(r)];
+          // The head shown large, where the table lists it: the captions point from one to the other.
+          if (t.layer == c.layer && t.head == state.heads.large_head)
+            ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+          ImGui::TextUnformatted(HeadName(t).c_str());
+        }
         else if (r == 0) ImGui::TextDisabled("%s", tr("no repeat"));
       }
     }
@@ -315,6 +321,17 @@ void UpdateLessonCheckpoint(AppState& state) {
   if (!step || !step->checkpoint) return;
   ApplyCheckpointStep(state, *step->checkpoint);
   if (step->checkpoint->top_head) FocusTopHead(state, *step->checkpoint->top_head);
+}
+
+bool PresentedHeadsTable(const AppState& state) {
+  const LessonStep* step = state.presenting && LessonShown(state) ? CurrentStep(state) : nullptr;
+  return step && step->checkpoint && state.checkpoint.is_open();
+}
+
+void DrawPresentedHeadsTable(AppState& state) {
+  const LessonStep* step = CurrentStep(state);
+  if (!PresentedHeadsTable(state) || !step) return;
+  DrawCheckpointStep(state, *step->checkpoint);
 }
 
 void DrawLessonsWindow(AppState& state) {
@@ -464,14 +481,27 @@ const LessonStep* ShownStep(const AppState& state) {
 
 }  // namespace
 
+namespace {
+// The banner's notice: a step about the synthetic model while a checkpoint the user opened is what the
+// view draws (a lesson step's own model closes by itself).
+const char* BannerNotice(const AppState& state, const LessonStep& step) {
+  if (step.checkpoint || step.training || !state.checkpoint.current()) return nullptr;
+  return tr("This step is about the synthetic model, but a checkpoint is open: the views show the checkpoint.");
+}
+}  // namespace
+
 float LessonBannerHeight(const AppState& state, float width) {
   const LessonStep* step = ShownStep(state);
   if (!step) return 0.0f;
   const ImGuiStyle& style = ImGui::GetStyle();
   const std::string caption = CaptionNumbers(step->caption.text(UiLanguage()), state);
-  // The banner's first line (title and counter), then the caption as WrappedText draws it.
+  // The banner's first line (title and counter), then the caption as WrappedText draws it, then the
+  // notice and its button when there is one.
+  float notice = 0.0f;
+  if (const char* text = BannerNotice(state, *step))
+    notice = WrappedTextHeight(text, width - style.WindowPadding.x * 2) + ImGui::GetFrameHeightWithSpacing();
   return std::ceil(style.WindowPadding.y * 2 + ImGui::GetTextLineHeightWithSpacing() +
-                   WrappedTextHeight(caption, width - style.WindowPadding.x * 2) + 1.0f);
+                   WrappedTextHeight(caption, width - style.WindowPadding.x * 2) + notice + 1.0f);
 }
 
 void DrawLessonBanner(AppState& state) {
@@ -501,6 +531,12 @@ void DrawLessonBanner(AppState& state) {
     ImGui::PopStyleColor();
     WrappedText(CaptionNumbers(step->caption.text(UiLanguage()), state));
     RecordLastItem(state, "banner.caption");
+    // One model at a time, as in the panel.
+    if (const char* notice = BannerNotice(state, *step)) {
+      NoticeText(notice);
+      if (ImGui::SmallButton(tr("Close the checkpoint"))) CloseCheckpoint(state);
+      RecordLastItem(state, "banner.close_checkpoint");
+    }
   }
   ImGui::End();
 }

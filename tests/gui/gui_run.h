@@ -79,6 +79,12 @@ inline WindowRun run_window(const std::string& name, const std::string& args, co
 }
 
 // Every text drawn in the window whose ImGui name ends with `title` ("###checkpoint").
+// "x,y" of a layout record rectangle's centre, for --pointer.
+inline std::string centre_of(const nlohmann::json& item) {
+  return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
+         std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
+}
+
 inline std::vector<std::string> texts_of(const WindowRun& w, const std::string& title) {
   std::vector<std::string> out;
   for (const auto& t : w.layout.at("texts")) {

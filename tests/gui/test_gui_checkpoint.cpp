@@ -36,10 +36,6 @@ std::string value_of(const std::vector<std::string>& texts, const std::string& k
   return it == texts.end() || it + 1 == texts.end() ? std::string() : *(it + 1);
 }
 
-std::string centre_of(const nlohmann::json& item) {
-  return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
-         std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
-}
 
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n), out;

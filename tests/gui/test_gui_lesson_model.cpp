@@ -2,6 +2,7 @@
 // panel's table ranks the heads by the scores the engine gives for the very run on screen (a layer-1
 // induction head near 1 on the repeated sequence), shows the top head large in its layer; a step with
 // "open" opens the shipped model itself; and with no checkpoint the panel says how to get GPT-2.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -134,6 +135,53 @@ TEST_SUITE("gui_classroom") {
     REQUIRE(w.layout["heads"].size() == 4);  // the model's 4 heads in its 2 K/V groups
     CHECK(w.layout["heads"][1]["kv_group"] == 0);
     CHECK(w.layout["heads"][2]["kv_group"] == 1);
+  }
+
+  TEST_CASE("lesson 6 presented: the table the captions point at sits beside the head shown large, which it marks") {
+    // Presentation mode hides the Lessons panel; the table is drawn in the large head's window instead,
+    // right of the head and its colour bar, at a projector's sizes and in both languages.
+    const HeadPatternScores want = shipped_scores(*lesson6().steps[2].checkpoint);
+    const TopHead previous = top_heads(want, HeadPattern::previous, 1).at(0);
+    for (const char* args : {"--size 1280x720", "--size 1920x1080 --language zh"}) {
+      CAPTURE(args);
+      const std::string size = std::string(args).substr(7, 9);
+      const WindowRun w = run_window("lesson6_presented_" + size, std::string(args) + " --lesson 6 --step 3 --keys 2:f11 --frames 30");
+      CHECK(w.layout["error"] == "");
+      CHECK(w.layout["presenting"] == true);
+      CHECK(w.layout["large_head"] == previous.head);
+      REQUIRE(w.layout["widgets"].contains("lesson.top_heads"));
+      const auto& table = w.layout["widgets"]["lesson.top_heads"];
+      const std::vector<Drawn> texts = drawn_in(w, "###large_head");
+      const std::string header = std::string(args).find("zh") != std::string::npos ? "前一个词元" : "previous";
+      const std::vector<Entry> shown = column(texts, header);
+      REQUIRE(!shown.empty());
+      CHECK(shown[0].layer == previous.layer);
+      CHECK(shown[0].head == previous.head);
+      // Right of the head's picture and of its colour bar (whose legend says "masked"), inside the screen.
+      const std::string masked = std::string(args).find("zh") != std::string::npos ? "已掩码" : "masked";
+      double bar_right = -1;
+      for (const auto& t : w.layout.at("texts"))
+        if (t.at("text") == masked && t.at("window").get<std::string>().find("###large_head") != std::string::npos)
+          bar_right = t.at("x").get<double>() + t.at("w").get<double>();
+      REQUIRE(bar_right > 0);
+      CHECK(table["x"].get<double>() > bar_right);
+      CHECK(table["x"].get<double>() + table["w"].get<double>() <= w.layout["width"].get<double>());
+    }
+  }
+
+  TEST_CASE("a lesson step about the synthetic model, presented while the user's checkpoint is open: the banner says so and closes it") {
+    const fs::path shipped = lesson6().steps[1].checkpoint->model_dir;
+    const std::string args = "--size 1280x720 --checkpoint " + shell_quote(shipped.string()) + " --lesson 1 --keys 2:f11";
+    const WindowRun w = run_window("lesson_banner_checkpoint", args + " --frames 20");
+    CHECK(w.layout["presenting"] == true);
+    CHECK(w.layout["checkpoint_current"] == true);
+    CHECK(flat(drawn_in(w, "##lesson_banner")).find(flat("a checkpoint is open: the views show the checkpoint")) != std::string::npos);
+    REQUIRE(w.layout["widgets"].contains("banner.close_checkpoint"));
+    const WindowRun closed = run_window("lesson_banner_checkpoint_closed", args + " --frames 30 --clicks 24 --pointer " +
+                                                                               centre_of(w.layout["widgets"]["banner.close_checkpoint"]));
+    CHECK(closed.layout["checkpoint_current"] == false);
+    CHECK(closed.layout["heads"].size() == 1);  // lesson 1 step 1: one head
+    CHECK_FALSE(closed.layout["widgets"].contains("banner.close_checkpoint"));
   }
 
   TEST_CASE("lesson 6 without a checkpoint: how to download GPT-2, where to point attnscope, the shipped model") {

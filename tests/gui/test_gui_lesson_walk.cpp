@@ -1,12 +1,14 @@
 // Every lesson walked as a teacher walks it with a clicker: the window started on the lesson, F11 (or
 // not: the same walk windowed, the Lessons panel beside the view), PageDown to the last step and PageUp
-// back to the first, pressed as real keys through the X server (xdotool), in English and in Chinese, at
-// 1280×720. The window rewrites its layout record every frame (--layout-live); at each step, once the
-// screen has settled (the model loaded, the step's run on screen, its head chosen), the record must
-// show that lesson and step, no error, the shipped model when the step says "open", the head shown large
-// when the step names one (and none when it does not), the step's view (or the Training window for
-// lesson 7), presentation mode still on (or the Lessons panel shown), and no text cut by its window.
-// Going back must put each step on screen whole, as going forward did — not what the step after left.
+// back to the first, pressed as real keys through the X server (xdotool), in English and in Chinese:
+// presented at 1280×720 and 1920×1080, windowed at 1280×720, and presented at 1280×720 in the sanitized
+// build too (tests/gui/monkey/CMakeLists.txt). The window rewrites its layout record every frame
+// (--layout-live); at each step, once the screen has settled (the model loaded, the step's run on screen,
+// its head chosen), the record must show that lesson and step, no error, the shipped model when the step
+// says "open", the head shown large when the step names one (and none when it does not), the step's view
+// (or the Training window for lesson 7), presentation mode still on (or the Lessons panel shown), and no
+// text cut by its window. Going back must put each step on screen whole, as going forward did — not what
+// the step after left.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -62,8 +64,8 @@ std::vector<std::string> cut_texts(const json& layout) {
   return out;
 }
 
-// A private X server with a 1280×720 screen, for as long as it lives: presentation mode makes the window
-// full screen, and the walk is checked at a projector's size (the suite's own server is 4K).
+// A private X server with a projector's screen (1280×720, 1920×1080), for as long as it lives:
+// presentation mode makes the window full screen (the suite's own server is 4K).
 class Screen {
  public:
   explicit Screen(const std::string& size) {
@@ -114,7 +116,7 @@ std::string brief(const json& r) {
 // One interactive window on a lesson, driven by real keys; reads its live layout record.
 class LessonWindow {
  public:
-  LessonWindow(const fs::path& dir, const std::string& args) : dir_(dir) {
+  LessonWindow(const fs::path& dir, const std::string& args, int width, int height) : dir_(dir) {
     fs::remove_all(dir);
     fs::create_directories(dir / "config");
     REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
@@ -133,7 +135,8 @@ class LessonWindow {
     REQUIRE_MESSAGE(!wid_.empty(), "the window did not appear: " << output());
     // The pointer rests in the screen's bottom-right corner, as a presenter's does (not on a heatmap,
     // whose tooltip would cover the view).
-    std::system(("xdotool windowfocus --sync " + wid_ + " mousemove 1279 719 >/dev/null 2>&1").c_str());
+    std::system(("xdotool windowfocus --sync " + wid_ + " mousemove " + std::to_string(width - 1) + " " +
+                 std::to_string(height - 1) + " >/dev/null 2>&1").c_str());
   }
   ~LessonWindow() {
     if (pid_ <= 0) return;
@@ -217,15 +220,16 @@ class LessonWindow {
 };
 
 // What one step's record must show.
-void check_step(const json& r, const Lesson& lesson, int step, bool presenting, const std::string& where) {
+void check_step(const json& r, const Lesson& lesson, int step, bool presenting, int width, int height,
+                const std::string& where) {
   INFO(where);
   const LessonStep& s = lesson.steps[size_t(step)];
   CHECK(r.at("lesson") == lesson.number);
   CHECK(r.at("lesson_step") == step + 1);
   CHECK(r.at("lesson_shown") == true);
   CHECK(r.at("presenting") == presenting);
-  CHECK(r.at("width") == 1280);
-  CHECK(r.at("height") == 720);
+  CHECK(r.at("width") == width);
+  CHECK(r.at("height") == height);
   if (!presenting) CHECK(r.at("slots").contains("lessons"));
   CHECK(r.at("error") == "");
   CHECK(r.at("checkpoint_error") == "");
@@ -241,6 +245,9 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
   // The head shown large is the step's (a checkpoint step's number or top head of a pattern), or none.
   const bool names_head = s.checkpoint && !checkpoint.empty() && (s.checkpoint->head || s.checkpoint->top_head);
   if (names_head) CHECK(r.at("large_head").get<int>() >= 0);
+  // Presented, such a step draws the lesson's table of the model's top heads beside the head (its
+  // captions point at the table; the Lessons panel that holds it windowed is hidden).
+  if (presenting && names_head) CHECK(r.at("widgets").contains("lesson.top_heads"));
   else CHECK(r.at("large_head") == -1);
   // The step's view, or the Training window in its place (lesson 7).
   if (s.training) {
@@ -253,11 +260,13 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
 }
 
 // Walks lesson `number` down to its last step and back up, checking every step both ways.
-void walk(const Lesson& lesson, const std::string& language, bool presenting) {
-  const std::string name = "walk_" + std::to_string(lesson.number) + "_" + language + (presenting ? "_present" : "_windowed");
+// The screen must be width×height (a Screen of that size): presenting fills it.
+void walk(const Lesson& lesson, const std::string& language, bool presenting, int width = 1280, int height = 720) {
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  const std::string name = "walk_" + std::to_string(lesson.number) + "_" + language + (presenting ? "_present_" : "_windowed_") + size;
   CAPTURE(name);
   LessonWindow window(test_tmp() / "gui" / "walk" / name,
-                      "--size 1280x720 --language " + language + " --lesson " + std::to_string(lesson.number));
+                      "--size " + size + " --language " + language + " --lesson " + std::to_string(lesson.number), width, height);
   const int steps = int(lesson.steps.size());
   auto at_step = [&](int step, bool want_presenting) {
     return [step, want_presenting](const json& r) {
@@ -272,18 +281,18 @@ void walk(const Lesson& lesson, const std::string& language, bool presenting) {
     r = window.settled(at_step(0, true), timed_out);
     REQUIRE_MESSAGE(!timed_out, "F11 did not present: " << brief(r));
   }
-  check_step(r, lesson, 0, presenting, name + " step 1");
+  check_step(r, lesson, 0, presenting, width, height, name + " step 1");
   for (int step = 1; step < steps; ++step) {
     window.press("Next");
     r = window.settled(at_step(step, presenting), timed_out);
     REQUIRE_MESSAGE(!timed_out, "PageDown to step " << step + 1 << " never settled: " << brief(r));
-    check_step(r, lesson, step, presenting, name + " PageDown to step " + std::to_string(step + 1));
+    check_step(r, lesson, step, presenting, width, height, name + " PageDown to step " + std::to_string(step + 1));
   }
   for (int step = steps - 2; step >= 0; --step) {
     window.press("Prior");
     r = window.settled(at_step(step, presenting), timed_out);
     REQUIRE_MESSAGE(!timed_out, "PageUp to step " << step + 1 << " never settled: " << brief(r));
-    check_step(r, lesson, step, presenting, name + " PageUp to step " + std::to_string(step + 1));
+    check_step(r, lesson, step, presenting, width, height, name + " PageUp to step " + std::to_string(step + 1));
   }
 }
 
@@ -296,6 +305,16 @@ TEST_SUITE("gui_lesson_walk") {
     const Screen screen("1280x720x24");
     for (const char* language : {"en", "zh"})
       for (const Lesson& lesson : lessons) walk(lesson, language, true);
+  }
+}
+
+TEST_SUITE("gui_lesson_walk_1080") {
+  TEST_CASE("lesson walk: every lesson presented (F11) at 1920×1080, PageDown to the last step and PageUp back, in English and Chinese") {
+    const std::vector<Lesson> lessons = load_lessons();
+    REQUIRE(!lessons.empty());
+    const Screen screen("1920x1080x24");
+    for (const char* language : {"en", "zh"})
+      for (const Lesson& lesson : lessons) walk(lesson, language, true, 1920, 1080);
   }
 }
 

@@ -25,10 +25,6 @@ const fs::path shipped = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / 
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
-std::string centre_of(const nlohmann::json& item) {
-  return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
-         std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
-}
 std::string end_of(const nlohmann::json& item, bool right) {
   const double x = right ? item["x"].get<double>() + item["w"].get<double>() - 3 : item["x"].get<double>() + 3;
   return std::to_string(int(x)) + "," + std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));

@@ -26,10 +26,6 @@ const fs::path shipped = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / 
 bool has_text(const std::vector<std::string>& texts, const std::string& text) {
   return std::find(texts.begin(), texts.end(), text) != texts.end();
 }
-std::string centre_of(const nlohmann::json& item) {
-  return std::to_string(int(item["x"].get<double>() + item["w"].get<double>() * 0.5)) + "," +
-         std::to_string(int(item["y"].get<double>() + item["h"].get<double>() * 0.5));
-}
 // A frame's texts drawn in the window whose name ends with `title`.
 std::vector<std::string> frame_texts(const nlohmann::json& frame, const std::string& title) {
   std::vector<std::string> out;
