@@ -12,9 +12,9 @@ model by typing its path, lesson Next/Previous, Export into a scratch folder, Di
 language). At the end it closes the window (SIGTERM closes it as its close button does) and fails when
 the window died, hung, exited non-zero, or wrote a sanitizer report or an ImGui assertion.
 
-It starts in one of three states (--start): the first start, the Training window open, or the Training
-window with a run training; from the Training window it first plays REGRESSIONS, the sequences that once
-broke the window.
+It starts in one of five states (--start): the first start, the Training window open, the Training
+window with a run training (from the Training window it first plays REGRESSIONS, the sequences that once
+broke the window), a lesson presented (F11), or a checkpoint open with its Model view.
 
 Every action is logged (JSON lines) with its low-level steps, so a failure names its seed and the
 action sequence that led to it; --replay LOG plays a log's steps again.
@@ -45,8 +45,10 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 
 # Start states (--start): the window's flags, and the plan played before the random actions. "training"
 # opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
-# goes on. Both play the regressions first.
-START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"]}
+# goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
+# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view.
+START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
+               "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"]}
 
 # Regressions: action sequences that once broke the window, played at the start of every run from the
 # Training window (aimed at the live controls, so they follow the layout).
@@ -131,7 +133,9 @@ class Monkey:
         self.env = env
         with open(self.app_log, "wb") as out:
             self.app = subprocess.Popen([self.args.app, "--size", self.args.size, "--layout-json", self.layout_path,
-                                         "--layout-live"] + START_FLAGS[self.args.start], cwd=self.scratch, env=env,
+                                         "--layout-live"] + START_FLAGS[self.args.start] +
+                                        (["--checkpoint", self.args.model] if self.args.start == "checkpoint" else []),
+                                        cwd=self.scratch, env=env,
                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         layout = self.wait_frame(0, timeout=self.args.start_timeout)
         if layout is None:
@@ -474,10 +478,12 @@ class Monkey:
             self.start()
             deadline = self.t0 + seconds
             layout = self.read_layout()
-            if self.args.start != "default":
+            if self.args.start.startswith("training"):
                 self.plan = [item for r in REGRESSIONS for item in r]
                 if self.args.start == "training-run":  # the run after them: a run locks the settings
                     self.plan += [("press", "training", "Start"), ("sleep", 2)]
+            elif self.args.start == "presenting":
+                self.plan = [("sleep", 2), ("key", "F11"), ("key", "Next"), ("key", "Next")]
             while time.time() < deadline:
                 (what, steps), pause = self.next_action(layout)
                 layout = self.act(what, steps, deadline) or self.read_layout()
@@ -553,8 +559,9 @@ def main():
     p.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
     p.add_argument("--size", default="1280x720", help="window size (default 1280x720)")
     p.add_argument("--start", default="default", choices=sorted(START_FLAGS),
-                   help="start state: default, training (the Training window open) or training-run (and a run "
-                        "started); the Training starts play the regressions first")
+                   help="start state: default, training (the Training window open), training-run (and a run "
+                        "started; the Training starts play the regressions first), presenting (lesson 6 from step 2, "
+                        "F11) or checkpoint (--model open, with the Model view)")
     p.add_argument("--model", default=os.path.join(source, "assets/models/induction"),
                    help="the checkpoint folder the monkey types into the Checkpoint window")
     p.add_argument("--source", default=source, help=argparse.SUPPRESS)
