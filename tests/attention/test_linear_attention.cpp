@@ -7,12 +7,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "attnscope/attention/linear_attention.h"
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
+#include "attnscope/io/npy.h"
 #include "check.h"
 
 using namespace attnscope;
@@ -47,6 +49,10 @@ LinearHeadInput random_head(LinearKind kind, int T, int dk, int dv, uint64_t see
     for (int t = 0; t < T; ++t) in.log_decay.push_back(rng.uniform(-0.6f, -0.01f));
   return in;
 }
+
+const std::filesystem::path fixtures = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/linear";
+
+std::vector<float> npy_values(const std::filesystem::path& p) { return read_npy(p).data; }
 
 Mat matrix_output(LinearKind kind, const LinearHeadInput& in) {
   Mat out = linear_head_matrix(kind, in) * in.v;
@@ -148,6 +154,35 @@ TEST_CASE("linear attention: two tokens of the gated delta rule by hand") {
   const Mat M = linear_head_matrix(LinearKind::gated_delta, in);
   CHECK(M(1, 0) == doctest::Approx(-1.5 * 0.5 * (1 - 0.25 * 0.36) * 0.5 * 0.8));
   CHECK(M(1, 1) == doctest::Approx(-1.5 * 0.25 * 0.6));
+}
+
+TEST_CASE("linear attention: transformers' reference loops — Qwen3-Next's gated delta rule and Mamba-2's step") {
+  {
+    const auto d = fixtures / "gated_delta";
+    LinearHeadInput in;
+    in.q = read_npy_matrix(d / "q.npy"), in.k = read_npy_matrix(d / "k.npy"), in.v = read_npy_matrix(d / "v.npy");
+    in.beta = npy_values(d / "beta.npy"), in.log_decay = npy_values(d / "g.npy");
+    const LinearHeadResult r = linear_head_recurrent(LinearKind::gated_delta, in);
+    check_close(r.output, read_npy_matrix(d / "out.npy"), 1e-5, "gated delta output");
+    check_close(r.state, read_npy_matrix(d / "state.npy"), 1e-5, "gated delta state [d_k, d_v]");
+    check_close(matrix_output(LinearKind::gated_delta, in), read_npy_matrix(d / "out.npy"), 1e-5, "gated delta M·V");
+    check_close(linear_head_chunked(LinearKind::gated_delta, in, 8).output, read_npy_matrix(d / "out.npy"), 1e-5,
+                "gated delta chunked");
+  }
+  {
+    const auto d = fixtures / "mamba2";
+    LinearHeadInput in;
+    in.q = read_npy_matrix(d / "C.npy"), in.k = read_npy_matrix(d / "B.npy"), in.v = read_npy_matrix(d / "x.npy");
+    in.dt = npy_values(d / "dt.npy");
+    in.log_decay.assign(in.dt.size(), npy_values(d / "A.npy").at(0));
+    in.d_skip = npy_values(d / "D.npy").at(0);
+    const LinearHeadResult r = linear_head_recurrent(LinearKind::mamba2, in);
+    check_close(r.output, read_npy_matrix(d / "out.npy"), 1e-5, "Mamba-2 output");
+    check_close(r.state, read_npy_matrix(d / "state.npy"), 1e-5, "Mamba-2 state [N, P]");
+    check_close(matrix_output(LinearKind::mamba2, in), read_npy_matrix(d / "out.npy"), 1e-5, "Mamba-2 M·x + D·x");
+    check_close(linear_head_chunked(LinearKind::mamba2, in, 4).output, read_npy_matrix(d / "out.npy"), 1e-5,
+                "Mamba-2 chunked");
+  }
 }
 
 TEST_CASE("linear attention: bad input is refused saying what is valid") {
