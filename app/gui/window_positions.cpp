@@ -263,9 +263,9 @@ void DrawScaledRope(const LayerPositions& lp, float width) {
   waves.push_back({tr("before scaling"), SeriesColor(0), Iota(pairs), Floats(lp.wavelength)});
   waves.push_back({tr("after scaling"), SeriesColor(1), Iota(pairs), Floats(lp.wavelength_scaled)});
   if (lp.rope_type == model::RopeType::llama3) {
-    waves.push_back(LevelLine(trf("L/high_freq_factor = %s", FactorText(lp.high_freq_wavelength).c_str()), pairs,
+    waves.push_back(LevelLine(trf("L/high_freq_factor = %s tokens", FactorText(lp.high_freq_wavelength).c_str()), pairs,
                               lp.high_freq_wavelength, SeriesColor(2)));
-    waves.push_back(LevelLine(trf("L/low_freq_factor = %s", FactorText(lp.low_freq_wavelength).c_str()), pairs,
+    waves.push_back(LevelLine(trf("L/low_freq_factor = %s tokens", FactorText(lp.low_freq_wavelength).c_str()), pairs,
                               lp.low_freq_wavelength, SeriesColor(3)));
   } else if (lp.rope_type == model::RopeType::dynamic) {
     waves.push_back(LevelLine(trf("trained: %d tokens", lp.max_positions), pairs, lp.max_positions, SeriesColor(3)));

@@ -111,8 +111,8 @@ std::vector<std::string> expected(const Case& c, const std::string& language) {
                             f.c_str(), p.original_context, g(p.high_freq_wavelength).c_str(),
                             g(p.low_freq_wavelength).c_str(), f.c_str(), count_band(p, RopeBand::kept),
                             count_band(p, RopeBand::blended), count_band(p, RopeBand::scaled), int(p.band.size())));
-      says.push_back(format(in(language, "L/high_freq_factor = %s"), g(p.high_freq_wavelength).c_str()));
-      says.push_back(format(in(language, "L/low_freq_factor = %s"), g(p.low_freq_wavelength).c_str()));
+      says.push_back(format(in(language, "L/high_freq_factor = %s tokens"), g(p.high_freq_wavelength).c_str()));
+      says.push_back(format(in(language, "L/low_freq_factor = %s tokens"), g(p.low_freq_wavelength).c_str()));
       says.push_back(format(in(language, "%s (slow pairs)"), ("×" + f).c_str()));
       break;
     case model::RopeType::longrope:
