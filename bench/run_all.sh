@@ -4,7 +4,9 @@
 # 1. compare_torch.py        the grouped-attention kernel, four shapes, beside PyTorch; then (--mla) multi-head
 #                            latent attention in its naive and absorbed forms beside DeepSeek-V2's two forms
 # 2. compare_model_torch.py  checkpoint forwards (GPT-2 small F32 T 128, Qwen2.5-0.5B-shaped BF16 T 64) and
-#                            `attnscope compute --checkpoint` end to end, with peak memory
+#                            `attnscope compute --checkpoint` end to end, with peak memory; then
+#                            compare_llama32_torch.py: a Llama-3.2-1B-shaped BF16 checkpoint (2.5 GB, real config)
+#                            opened and run at T 64 by both, open times and peak memory beside each other
 # 3. bench_train --repeat 3  training steps per second, the default induction model and an L4 d256 SwiGLU model
 #                            (three attnscope/PyTorch pairs, then the medians)
 # PyTorch runs at its best in each (bench/anchor.py: 2 threads, OMP_WAIT_POLICY=PASSIVE, OPENBLAS_CORETYPE
@@ -27,6 +29,9 @@ echo "== 1/3 (continued) multi-head latent attention, naive and absorbed, agains
 echo
 echo "== 2/3 checkpoint forward and compute --checkpoint against PyTorch"
 "$py" "$root/bench/compare_model_torch.py" "$build"
+echo
+echo "== 2/3 (continued) a Llama-3.2-1B-shaped checkpoint: open, forward at T = 64 and peak memory against PyTorch"
+"$py" "$root/bench/compare_llama32_torch.py" "$build"
 echo
 echo "== 3/3 training against PyTorch"
 "$build/bench/bench_train" --repeat 3

@@ -2,10 +2,14 @@
 # gen-docs.sh — writes the parts of the manual that come from the program itself, so they cannot drift:
 #   docs/command-line.md   entirely: a short intro, examples (run by tests/docs/), then the --help of
 #                          `attnscope` and of every subcommand its --help lists
-#   docs/real-models.md    only the block between the marker lines
+#   docs/real-models.md    only the blocks between the marker lines
 #                            <!-- BEGIN GENERATED: families (scripts/gen-docs.sh) -->
 #                            <!-- END GENERATED: families -->
-#                          with `attnscope families --format md` (the loader's own family table)
+#                          with `attnscope families --format md` (the loader's own family table), and
+#                            <!-- BEGIN GENERATED: checkpoints (scripts/gen-docs.sh) -->
+#                            <!-- END GENERATED: checkpoints -->
+#                          with `attnscope families --checkpoints tests/fixtures/real-configs --format md`
+#                          (what the loader does with each real config.json: opens, or its reason)
 # It builds nothing: it runs the built binary, $ATTNSCOPE_BIN or build/app/attnscope (the window build;
 # a build without the window has a shorter top-level --help, so generate from the default build).
 #
@@ -26,7 +30,7 @@ while [[ $# -gt 0 ]]; do
       [[ $# -ge 2 ]] || { echo "error: --man-include needs a file name" >&2; exit 2; }
       man_include=$2
       shift ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument '$1' (valid: --check, --man-include FILE, --help)" >&2; exit 2 ;;
   esac
   shift
@@ -114,18 +118,27 @@ EOF
   done
 } >"$page"
 
-# ---- docs/real-models.md: the families block -----------------------------------------------------------
-begin='<!-- BEGIN GENERATED: families (scripts/gen-docs.sh) -->'
-end='<!-- END GENERATED: families -->'
+# ---- docs/real-models.md: the families block and the real checkpoints block ------------------------------
 models=$root/docs/real-models.md
-[[ -f $models ]] || { echo "error: $models is missing (it holds the families table between the lines '$begin' and '$end')" >&2; exit 2; }
-[[ $(grep -cxF "$begin" "$models") == 1 && $(grep -cxF "$end" "$models") == 1 ]] ||
-  { echo "error: $models needs the line '$begin' once and the line '$end' once after it" >&2; exit 2; }
+[[ -f $models ]] || { echo "error: $models is missing (it holds the generated families and checkpoints tables)" >&2; exit 2; }
+cp "$models" "$tmp/real-models.md"
+# Replaces the lines between `<!-- BEGIN GENERATED: $1 (scripts/gen-docs.sh) -->` and `<!-- END GENERATED: $1 -->`
+# of $tmp/real-models.md by the file $2.
+replace_block() {
+  local begin="<!-- BEGIN GENERATED: $1 (scripts/gen-docs.sh) -->" end="<!-- END GENERATED: $1 -->"
+  [[ $(grep -cxF "$begin" "$tmp/real-models.md") == 1 && $(grep -cxF "$end" "$tmp/real-models.md") == 1 ]] ||
+    { echo "error: $models needs the line '$begin' once and the line '$end' once after it" >&2; exit 2; }
+  awk -v begin="$begin" -v end="$end" -v table="$2" '
+    $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == end { skip = 0 }
+    !skip { print }' "$tmp/real-models.md" >"$tmp/real-models.next"
+  mv "$tmp/real-models.next" "$tmp/real-models.md"
+}
 "$bin" families --format md >"$tmp/families.md"
-awk -v begin="$begin" -v end="$end" -v table="$tmp/families.md" '
-  $0 == begin { print; while ((getline line < table) > 0) print line; skip = 1; next }
-  $0 == end { skip = 0 }
-  !skip { print }' "$models" >"$tmp/real-models.md"
+replace_block families "$tmp/families.md"
+# Run from the top folder so the rows name the configs as the repository does (owner/name).
+(cd "$root" && "$bin" families --checkpoints tests/fixtures/real-configs --format md) >"$tmp/checkpoints.md"
+replace_block checkpoints "$tmp/checkpoints.md"
 
 # ---- write or compare ----------------------------------------------------------------------------
 status=0

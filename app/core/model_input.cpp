@@ -123,7 +123,11 @@ std::string model_input_problem(const model::Model& model, const std::string& in
     if (id < 0 || id >= model.config.vocab)
       return "token id " + std::to_string(id) + " is outside the model's vocabulary (0 to " +
              std::to_string(model.config.vocab - 1) + ")";
-  if (longest_input(model) > 0 && int(tokens.ids.size()) > longest_input(model))
+  // Dynamic NTK scaling exists for inputs past max_position_embeddings (its base grows with the length, as
+  // transformers' dynamic_rope_update does): those are not refused.
+  const bool dynamic = model.config.positions == model::PositionKind::rotary &&
+                       model.config.rope_scaling.type == model::RopeType::dynamic;
+  if (!dynamic && longest_input(model) > 0 && int(tokens.ids.size()) > longest_input(model))
     return std::to_string(tokens.ids.size()) + " tokens are more than the " + std::to_string(longest_input(model)) +
            " this model takes";
   return {};

@@ -223,8 +223,8 @@ void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
   }
   WrappedText(tr("Or download GPT-2 once (about 550 MB) from the Hugging Face Hub:"));
   static const char* commands[] = {
-      "pip install huggingface_hub",
-      "huggingface-cli download gpt2 config.json model.safetensors tokenizer.json vocab.json merges.txt "
+      "pipx install huggingface_hub",
+      "hf download gpt2 config.json model.safetensors tokenizer.json vocab.json merges.txt "
       "--local-dir ~/models/gpt2"};
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
   for (const char* command : commands) ImGui::TextWrapped("%s", command);

@@ -4,15 +4,21 @@
 // and for each scaling at the same factor; ALiBi: each head's bias −m_h·(i − j); relative position: each
 // head's positional score −α_h·(δ − Δ_h)²; NoPE: that nothing but the mask orders the tokens. The
 // numbers come from the engine's positions_profile (attention/positions.h), the ones `compute` writes
-// to positions.json. The scheme's own controls sit on top (the Model window has the same ones).
+// to positions.json. The scheme's own controls sit on top (the Model window has the same ones). A
+// checkpoint's layer is drawn from the engine's layer_positions (model_layer.h) for the input on screen:
+// with a scaled RoPE (linear, dynamic, YaRN, llama3, longrope) a sentence says what the scaling did, the
+// wavelengths are drawn before and after it, then how many times longer each pair's became, by band or
+// factor list, with the attention factor.
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/attention/positions.h"
 #include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
 #include "gui/i18n.h"
 #include "gui/line_plot.h"
 #include "gui/widgets.h"
@@ -57,6 +63,13 @@ Series CurveSeries(const DistanceCurve& c, std::string label, int color) {
 std::string FactorText(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", f);
+  return buf;
+}
+
+// A computed ratio (a float32 quotient) in 3 significant figures: 64.84, not 64.8400002.
+std::string RatioText(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", f);
   return buf;
 }
 
@@ -182,55 +195,188 @@ void DrawRelposPlot(const AppState& state, const ModelSettings& m, int heads, in
   ImGui::EndChild();
 }
 
+std::vector<float> Floats(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+// A horizontal line across the pairs at y (a length in tokens), in a quiet colour.
+Series LevelLine(std::string label, size_t pairs, double y, ImU32 color) {
+  return {std::move(label), color, {0.0f, float(std::max<size_t>(pairs, 2) - 1)}, {float(y), float(y)}};
+}
+
+// The pairs of one band as a series of the stretch plot (bands are contiguous: wavelengths grow with k).
+Series BandSeries(const LayerPositions& lp, RopeBand band, std::string label, int color) {
+  Series s{std::move(label), SeriesColor(color), {}, {}};
+  for (size_t k = 0; k < lp.band.size(); ++k)
+    if (lp.band[k] == band) s.x.push_back(float(k)), s.y.push_back(float(lp.stretch[k]));
+  return s;
+}
+
+int BandCount(const LayerPositions& lp, RopeBand band) { return int(std::count(lp.band.begin(), lp.band.end(), band)); }
+
+// What the checkpoint's scaling did to this layer's wavelengths, in one or two sentences.
+std::string ScalingCaption(const LayerPositions& lp) {
+  const std::string f = FactorText(lp.factor);
+  const auto [lo, hi] = std::minmax_element(lp.stretch.begin(), lp.stretch.end());
+  switch (lp.rope_type) {
+    case model::RopeType::plain: return "";
+    case model::RopeType::linear:
+      return trf("Linear scaling ×%s: every pair turns %s times slower, so every wavelength is %s times longer "
+                 "(positions interpolated).", f.c_str(), f.c_str(), f.c_str());
+    case model::RopeType::dynamic:
+      if (lp.tokens <= lp.max_positions)
+        return trf("Dynamic NTK ×%s: this input of %d tokens fits the %d positions the model was trained on, so "
+                   "the wavelengths are unchanged; a longer input would raise the base.", f.c_str(), lp.tokens,
+                   lp.max_positions);
+      return trf("Dynamic NTK ×%s: this input of %d tokens is longer than the %d trained positions, so the base "
+                 "rises from %s to %s: the slowest pair's wavelength grows ×%s, pair 0's not at all.", f.c_str(),
+                 lp.tokens, lp.max_positions, FactorText(lp.rope.base).c_str(), FactorText(lp.dynamic_base).c_str(),
+                 RatioText(*hi).c_str());
+    case model::RopeType::yarn:
+      return trf("YaRN ×%s, trained on %d tokens: the fast pairs keep their wavelengths, the slow ones turn %s times "
+                 "slower, and those between blend the two (kept %d, blended %d, slowed %d of %d pairs).", f.c_str(),
+                 lp.original_context, f.c_str(), BandCount(lp, RopeBand::kept), BandCount(lp, RopeBand::blended),
+                 BandCount(lp, RopeBand::scaled), int(lp.band.size()));
+    case model::RopeType::llama3:
+      return trf("Llama 3 scaling ×%s, trained on %d tokens: pairs with a wavelength under %s tokens keep it, those "
+                 "over %s tokens turn %s times slower, and those between blend the two (kept %d, blended %d, slowed %d "
+                 "of %d pairs).", f.c_str(), lp.original_context, FactorText(lp.high_freq_wavelength).c_str(),
+                 FactorText(lp.low_freq_wavelength).c_str(), f.c_str(), BandCount(lp, RopeBand::kept),
+                 BandCount(lp, RopeBand::blended), BandCount(lp, RopeBand::scaled), int(lp.band.size()));
+    case model::RopeType::longrope:
+      return lp.long_factors
+                 ? trf("LongRoPE: this input of %d tokens is longer than the %d trained tokens, so each pair's "
+                       "wavelength is stretched by its own long_factor, ×%s to ×%s.", lp.tokens, lp.original_context,
+                       RatioText(*lo).c_str(), RatioText(*hi).c_str())
+                 : trf("LongRoPE: this input of %d tokens fits the %d trained tokens, so each pair's wavelength is "
+                       "stretched by its own short_factor, ×%s to ×%s.", lp.tokens, lp.original_context,
+                       RatioText(*lo).c_str(), RatioText(*hi).c_str());
+  }
+  return "";
+}
+
+// A scaled layer of a checkpoint: its wavelengths before and after the scaling, with the lengths that
+// set the bands, then how many times longer each pair's wavelength became, by band or factor list.
+void DrawScaledRope(const LayerPositions& lp, float width) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const size_t pairs = lp.wavelength.size();
+  const ImU32 quiet = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  std::vector<Series> waves;
+  waves.push_back({tr("before scaling"), SeriesColor(0), Iota(pairs), Floats(lp.wavelength)});
+  waves.push_back({tr("after scaling"), SeriesColor(1), Iota(pairs), Floats(lp.wavelength_scaled)});
+  if (lp.rope_type == model::RopeType::llama3) {
+    waves.push_back(LevelLine(trf("L/high_freq_factor = %s tokens", FactorText(lp.high_freq_wavelength).c_str()), pairs,
+                              lp.high_freq_wavelength, SeriesColor(2)));
+    waves.push_back(LevelLine(trf("L/low_freq_factor = %s tokens", FactorText(lp.low_freq_wavelength).c_str()), pairs,
+                              lp.low_freq_wavelength, SeriesColor(3)));
+  } else if (lp.rope_type == model::RopeType::dynamic) {
+    waves.push_back(LevelLine(trf("trained: %d tokens", lp.max_positions), pairs, lp.max_positions, SeriesColor(3)));
+  } else if (lp.original_context > 0 && lp.rope_type != model::RopeType::linear) {
+    waves.push_back(LevelLine(trf("trained: %d tokens", lp.original_context), pairs, lp.original_context, SeriesColor(3)));
+  }
+  waves.push_back(LevelLine(trf("this sentence: %d tokens", lp.tokens), pairs, lp.tokens, quiet));
+  WrappedText(tr("Wavelength of each dimension pair: tokens for one full turn"));
+  // More than half of what is left (its legend has up to five entries), keeping two lines for the
+  // second title.
+  const float waves_h = std::max((ImGui::GetContentRegionAvail().y - line * 2) * 0.56f, line * 8);
+  ImGui::BeginChild("##waves", ImVec2(width, waves_h), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions o;
+  o.log_y = true;
+  o.points = pairs <= 64;
+  o.hover_format = "%s: pair %.0f → %.1f";
+  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), waves_h, o);
+  ImGui::EndChild();
+
+  std::vector<Series> stretch;
+  const std::string f = "×" + FactorText(lp.factor);
+  if (lp.rope_type == model::RopeType::llama3 || lp.rope_type == model::RopeType::yarn) {
+    for (auto [band, label, color] : {std::tuple{RopeBand::kept, tr("kept (fast pairs)"), 0},
+                                      std::tuple{RopeBand::blended, tr("blended"), 2},
+                                      std::tuple{RopeBand::scaled, "", 1}}) {
+      Series s = BandSeries(lp, band, band == RopeBand::scaled ? trf("%s (slow pairs)", f.c_str()) : label, color);
+      if (!s.x.empty()) stretch.push_back(std::move(s));
+    }
+  } else if (lp.rope_type == model::RopeType::longrope) {
+    stretch.push_back({lp.long_factors ? tr("long_factor (in use)") : tr("short_factor (in use)"), SeriesColor(1),
+                       Iota(pairs), Floats(lp.stretch)});
+    stretch.push_back({lp.long_factors ? tr("short_factor (for shorter inputs)") : tr("long_factor (for longer inputs)"),
+                       quiet, Iota(pairs), Floats(lp.unused_factors)});
+  } else {
+    stretch.push_back({lp.rope_type == model::RopeType::linear ? f : tr("this input"), SeriesColor(1), Iota(pairs),
+                       Floats(lp.stretch)});
+  }
+  WrappedText(tr("How many times longer each pair's wavelength became"));
+  const float stretch_h = std::max(ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y, line * 7);
+  ImGui::BeginChild("##stretch", ImVec2(width, stretch_h), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions so;
+  so.log_y = true;  // ×1 (kept) to ×32 (llama3) read at a glance
+  so.points = pairs <= 64;
+  so.hover_format = "%s: pair %.0f → ×%.3g";
+  DrawLinePlot("stretch", stretch, tr("dimension pair k"), tr("times longer (log)"), stretch_h, so);
+  ImGui::EndChild();
+}
+
 // A checkpoint's layer: how its config puts positions in (model_layer.h layer_positions), its RoPE curves
 // when it has RoPE, beside its heads. Its settings are its config's, so there are no controls here.
 void DrawCheckpointPositions(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
+  const model::ModelConfig* config = c.model ? &c.model->config : nullptr;
+  const int tokens = state.analysis && state.analysis->attention ? int(state.analysis->attention->labels.size()) : 1;
+  CheckpointPositionsCache& cache = state.positions_cache;
+  if (config && (cache.model != c.model.get() || cache.layer != c.layer || cache.tokens != tokens)) {
+    cache.model = c.model.get(), cache.layer = c.layer, cache.tokens = tokens;
+    cache.error.clear();
+    try {
+      // The frequencies the forward pass used on this input (dynamic and longrope choose by its length).
+      cache.layer_positions = layer_positions(*config, c.layer, tokens);
+      if (cache.layer_positions.scheme == PositionScheme::rope && cache.layer_positions.rope_type == model::RopeType::plain) {
+        // An unscaled layer's curves (DrawRopePlots). The distances: the sentence, or the model's context,
+        // at most the longest input (a Qwen3 YaRN config's 8192 positions were refused here).
+        const int distance = std::min(std::max(tokens - 1, config->max_positions > 0 ? config->max_positions : limits::max_tokens),
+                                      limits::max_tokens);
+        cache.profile = positions_profile(PositionScheme::rope, cache.layer_positions.rope, config->heads,
+                                          cache.layer_positions.rotated_dim, distance);
+      }
+    } catch (const std::exception& e) {
+      cache.error = e.what();
+    }
+  }
+  const LayerPositions& lp = cache.layer_positions;
+  const bool rope = config && cache.error.empty() && lp.scheme == PositionScheme::rope;
+  const bool scaled = rope && lp.rope_type != model::RopeType::plain;
+  if (rope) {
+    // What the layer's RoPE is, and for a scaled one what the scaling did, across the whole view: in the
+    // column beside the heads it took half the height at 1280×720.
+    std::string what = trf("Layer %d of %s: RoPE, base %s, over %d dimensions", c.layer, c.name().c_str(),
+                           FactorText(lp.rope.base).c_str(), lp.rotated_dim);
+    if (lp.rope.layout == RopeLayout::interleaved) what += tr(", interleaved pairs");
+    if (!config->is_mla() && lp.rotated_dim < lp.head_dim)
+      what += trf(" (partial rotary: the other %d of the head's %d pass unturned)", lp.head_dim - lp.rotated_dim,
+                  lp.head_dim);
+    WrappedText(what);
+    if (scaled) {
+      WrappedText(ScalingCaption(lp));
+      WrappedText(trf("Attention factor: cos and sin × %s", FactorText(lp.attention_factor).c_str()));
+    }
+  }
   const float avail_w = ImGui::GetContentRegionAvail().x;
   const float left_w = std::floor(avail_w * 0.48f);
   ImGui::BeginChild("##positions_left", ImVec2(left_w, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  if (!c.model) {
+  if (!config) {
     WrappedText(c.attentions ? tr("Attentions computed elsewhere carry no position settings: open the checkpoint itself "
                                   "to see how its layers put positions in.")
                              : tr("No checkpoint is open yet."));
+  } else if (!cache.error.empty()) {
+    ErrorText(cache.error);
+  } else if (lp.scheme == PositionScheme::absolute) {
+    WrappedText(trf("%s learns one position vector per position and adds it to the token embeddings before the "
+                    "first layer: the scores see positions only through them, so no curve describes them.",
+                    c.name().c_str()));
+  } else if (lp.scheme == PositionScheme::nope) {
+    WrappedText(trf("Layer %d of %s uses no positions at all (a NoPE layer): its scores depend only on the tokens, "
+                    "and only the causal mask orders them.", c.layer, c.name().c_str()));
+  } else if (scaled) {
+    DrawScaledRope(lp, left_w);
   } else {
-    const model::ModelConfig& config = c.model->config;
-    const int tokens = state.analysis && state.analysis->attention ? int(state.analysis->attention->labels.size()) : 1;
-    CheckpointPositionsCache& cache = state.positions_cache;
-    if (cache.model != c.model.get() || cache.layer != c.layer || cache.tokens != tokens) {
-      cache.model = c.model.get(), cache.layer = c.layer, cache.tokens = tokens;
-      cache.error.clear();
-      try {
-        cache.layer_positions = layer_positions(config, c.layer);
-        if (cache.layer_positions.scheme == PositionScheme::rope) {
-          // The distances: the sentence, or the model's context up to 4096 tokens.
-          const int distance = std::max(tokens - 1, std::min(config.max_positions > 0 ? config.max_positions : 4096, 4096));
-          cache.profile = positions_profile(PositionScheme::rope, cache.layer_positions.rope, config.heads,
-                                            cache.layer_positions.rotated_dim, distance);
-        }
-      } catch (const std::exception& e) {
-        cache.error = e.what();
-      }
-    }
-    const LayerPositions& lp = cache.layer_positions;
-    if (!cache.error.empty()) {
-      ErrorText(cache.error);
-    } else if (lp.scheme == PositionScheme::absolute) {
-      WrappedText(trf("%s learns one position vector per position and adds it to the token embeddings before the "
-                      "first layer: the scores see positions only through them, so no curve describes them.",
-                      c.name().c_str()));
-    } else if (lp.scheme == PositionScheme::nope) {
-      WrappedText(trf("Layer %d of %s uses no positions at all (a NoPE layer): its scores depend only on the tokens, "
-                      "and only the causal mask orders them.", c.layer, c.name().c_str()));
-    } else {
-      std::string what = trf("Layer %d of %s: RoPE, base %s, over %d dimensions", c.layer, c.name().c_str(),
-                             FactorText(lp.rope.base).c_str(), lp.rotated_dim);
-      if (lp.rope.layout == RopeLayout::interleaved) what += tr(", interleaved pairs");
-      if (lp.rope.scaling == RopeScaling::yarn)
-        what += trf(", YaRN ×%s from %s tokens", FactorText(lp.rope.factor).c_str(), FactorText(lp.rope.original_context).c_str());
-      WrappedText(what);
-      DrawRopePlots(cache.profile, tokens, left_w);
-    }
+    DrawRopePlots(cache.profile, tokens, left_w);
   }
   ImGui::EndChild();
   RecordLastItem(state, "positions.plots");

@@ -71,7 +71,7 @@ TEST_CASE("lesson 6: every step acts on the checkpoint; the first offers the shi
   CHECK(contains(l.steps[5].caption.en, "SmolLM2-135M 9 sharing 3"));
   // The panel tells how to get GPT-2 the way README does.
   CHECK(contains(read_file(fs::path(ATTNSCOPE_SOURCE_DIR) / "README.md", 1 << 22),
-                 "huggingface-cli download gpt2 config.json model.safetensors tokenizer.json vocab.json merges.txt"));
+                 "hf download gpt2 config.json model.safetensors tokenizer.json vocab.json merges.txt"));
 }
 
 namespace {

@@ -144,7 +144,8 @@ std::string command_problem(const DocCommand& c, const std::set<std::string>& su
 }  // namespace
 
 TEST_CASE("docs: the generated parts of the manual are what scripts/gen-docs.sh makes from the program") {
-  // docs/command-line.md and the families table of docs/real-models.md; the script's --check diffs.
+  // docs/command-line.md and the families and real checkpoints tables of docs/real-models.md; the script's
+  // --check diffs.
   // The page is made from the window build, whose top-level --help also lists the window's options.
   if (!built_with_window()) {
     MESSAGE("this attnscope has no window: its --help is not the one docs/command-line.md is made from; not compared");
@@ -162,6 +163,9 @@ TEST_CASE("docs: the generated parts of the manual are what scripts/gen-docs.sh 
   fs::create_directories(copy / "scripts");
   for (const char* f : {"docs/command-line.md", "docs/real-models.md", "scripts/gen-docs.sh"})
     fs::copy_file(root / f, copy / f);
+  // and the real configs whose table real-models.md holds (`families --checkpoints`)
+  fs::create_directories(copy / "tests" / "fixtures");
+  fs::copy(root / "tests" / "fixtures" / "real-configs", copy / "tests" / "fixtures" / "real-configs", fs::copy_options::recursive);
   {
     std::ofstream f(copy / "docs" / "command-line.md", std::ios::app);
     f << "a line the program did not write\n";

@@ -188,7 +188,7 @@ TEST_SUITE("gui_classroom") {
     const WindowRun en = run_window("lesson6_none", "--lesson 6 --step 1 --size 1600x900");
     const std::string texts = flat(drawn_in(en, "###lessons"));
     CHECK(texts.find(flat("No checkpoint is open.")) != std::string::npos);
-    CHECK(texts.find(flat("huggingface-cli download gpt2 config.json model.safetensors tokenizer.json vocab.json "
+    CHECK(texts.find(flat("hf download gpt2 config.json model.safetensors tokenizer.json vocab.json "
                           "merges.txt --local-dir ~/models/gpt2")) != std::string::npos);
     CHECK(texts.find(flat("Then open that folder (~/models/gpt2) in Windows → Checkpoint.")) != std::string::npos);
     CHECK(texts.find(flat("Look at the model attnscope's own trainer made")) != std::string::npos);

@@ -75,7 +75,7 @@ TEST_SUITE("gui_variants") {
       const char* says;
     };
     const Case cases[] = {
-        {"deepseek_v2_mla_moe_bf16", 1, "RoPE, base 10000, over 8 dimensions, interleaved pairs, YaRN ×4 from 16 tokens"},
+        {"deepseek_v2_mla_moe_bf16", 1, "RoPE, base 10000, over 8 dimensions, interleaved pairs"},  // its YaRN: gui_rope_scaling
         {"smollm3_nope_bf16", 3, "a NoPE layer"},
         {"gpt2_prefix_f32", 0, "learns one position vector per position"},
     };

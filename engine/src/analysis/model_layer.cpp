@@ -1,6 +1,9 @@
 // model_layer.cpp — a real model's layer in the shapes of AttentionAnalysis.
 #include "attnscope/analysis/model_layer.h"
 
+#include <cmath>
+#include <numbers>
+
 #include "attnscope/core/error.h"
 
 namespace attnscope {
@@ -92,9 +95,12 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
   return a;
 }
 
-LayerPositions layer_positions(const model::ModelConfig& c, int layer) {
+LayerPositions layer_positions(const model::ModelConfig& c, int layer, int tokens) {
   check_layer(layer, c.layers);
+  require(tokens >= 1, "the positions of a layer are for an input of 1 token or more, got " + std::to_string(tokens));
   LayerPositions p;
+  p.head_dim = c.head_dim;
+  p.tokens = tokens;
   if (c.positions == model::PositionKind::learned) {
     p.scheme = PositionScheme::absolute;
     return p;
@@ -106,14 +112,15 @@ LayerPositions layer_positions(const model::ModelConfig& c, int layer) {
   }
   p.rope.base = theta;
   p.rotated_dim = c.rotated_dim();
-  // The config's scalings the scene model also draws (linear, YaRN); llama3, longrope and dynamic
-  // are drawn unscaled here (the forward pass applies them).
-  const model::RopeScalingConfig& s = c.rope_scaling;
+  // The scalings the scene model also has (linear, YaRN) as RopeParams; every type below as the forward
+  // pass applies it.
   const bool scaled = c.layer_rope_scaled.empty() || c.layer_rope_scaled[size_t(layer)];
-  if (scaled && s.factor > 1 && s.type == model::RopeType::linear) {
+  const model::RopeScalingConfig plain;
+  const model::RopeScalingConfig& s = scaled ? c.rope_scaling : plain;
+  if (s.factor > 1 && s.type == model::RopeType::linear) {
     p.rope.scaling = RopeScaling::linear;
     p.rope.factor = s.factor;
-  } else if (scaled && s.factor > 1 && s.type == model::RopeType::yarn) {
+  } else if (s.factor > 1 && s.type == model::RopeType::yarn) {
     p.rope.scaling = RopeScaling::yarn;
     p.rope.factor = s.factor;
     p.rope.original_context = s.original_max;
@@ -121,17 +128,74 @@ LayerPositions layer_positions(const model::ModelConfig& c, int layer) {
     p.rope.beta_slow = s.beta_slow;
     p.rope.attention_factor = s.attention_factor;
   }
-  if (c.is_mla()) {
+  std::vector<float> scaled_freq;
+  double beta_fast = s.beta_fast, beta_slow = s.beta_slow;
+  bool truncate = s.truncate;
+  if (c.is_mla()) {  // DeepSeek: its rotary part, interleaved, with the MLA settings' YaRN
     p.rotated_dim = c.mla.rope_dim;
     p.rope.layout = RopeLayout::interleaved;
+    p.rope_type = c.mla.yarn ? model::RopeType::yarn : model::RopeType::plain;
+    scaled_freq = c.mla.inv_freq(theta);
     if (c.mla.yarn) {
       p.rope.scaling = RopeScaling::yarn;
-      p.rope.factor = c.mla.yarn_factor;
+      p.rope.factor = p.factor = c.mla.yarn_factor;
       p.rope.original_context = c.mla.yarn_original_max;
-      p.rope.beta_fast = c.mla.beta_fast;
-      p.rope.beta_slow = c.mla.beta_slow;
-      p.rope.attention_factor = c.mla.attention_factor;
+      p.original_context = int(c.mla.yarn_original_max);
+      p.rope.beta_fast = beta_fast = c.mla.beta_fast;
+      p.rope.beta_slow = beta_slow = c.mla.beta_slow;
+      p.rope.attention_factor = p.attention_factor = c.mla.attention_factor;
+      truncate = true;
     }
+  } else {
+    p.rope_type = s.type;
+    const model::RopeFrequencies f = c.layer_rope(layer, tokens);
+    scaled_freq = f.inv_freq;
+    p.attention_factor = f.attention_factor;
+    p.factor = s.type == model::RopeType::plain ? 1.0 : s.factor;
+    p.original_context = s.original_max;
+    p.max_positions = s.max_positions;
+  }
+  const int d = p.rotated_dim, half = d / 2;
+  const std::vector<float> unscaled = rope_inv_freq_float32(theta, d);
+  p.theta.assign(unscaled.begin(), unscaled.end());
+  p.theta_scaled.assign(scaled_freq.begin(), scaled_freq.end());
+  for (int k = 0; k < half; ++k) {
+    p.wavelength.push_back(2 * std::numbers::pi / p.theta[size_t(k)]);
+    p.wavelength_scaled.push_back(2 * std::numbers::pi / p.theta_scaled[size_t(k)]);
+    p.stretch.push_back(p.theta[size_t(k)] / p.theta_scaled[size_t(k)]);
+  }
+  switch (p.rope_type) {
+    case model::RopeType::plain: break;
+    case model::RopeType::linear: p.band.assign(size_t(half), RopeBand::scaled); break;
+    case model::RopeType::dynamic: {
+      // _compute_dynamic_ntk_parameters: base·(factor·T/P − (factor − 1))^(d/(d−2)) once T > P
+      p.dynamic_base = theta;
+      if (tokens > s.max_positions)
+        p.dynamic_base = theta * std::pow(s.factor * tokens / s.max_positions - (s.factor - 1), double(d) / (d - 2));
+      break;
+    }
+    case model::RopeType::yarn: {  // _compute_yarn_parameters: pair k against the correction range
+      const auto range = yarn_correction_range(theta, d, p.original_context, beta_fast, beta_slow, truncate);
+      p.correction_low = range[0], p.correction_high = range[1];
+      for (int k = 0; k < half; ++k)
+        p.band.push_back(k <= range[0] ? RopeBand::kept : k >= range[1] ? RopeBand::scaled : RopeBand::blended);
+      break;
+    }
+    case model::RopeType::llama3: {  // _compute_llama3_parameters: pair k's wavelength against L/high and L/low
+      p.low_freq_wavelength = double(s.original_max) / s.low_freq_factor;
+      p.high_freq_wavelength = double(s.original_max) / s.high_freq_factor;
+      for (int k = 0; k < half; ++k) {
+        const double w = p.wavelength[size_t(k)];
+        p.band.push_back(w < p.high_freq_wavelength ? RopeBand::kept
+                         : w > p.low_freq_wavelength ? RopeBand::scaled
+                                                     : RopeBand::blended);
+      }
+      break;
+    }
+    case model::RopeType::longrope:  // longrope_frequency_update: long factors once T > original
+      p.long_factors = tokens > s.original_max;
+      p.unused_factors = p.long_factors ? s.short_factor : s.long_factor;
+      break;
   }
   return p;
 }

@@ -30,14 +30,40 @@ void check_layer(int layer, int layers);
 
 // How positions enter a checkpoint's layer, for the Positions view: learned absolute vectors (GPT-2's
 // wpe, scheme absolute), none (a NoPE layer, SmolLM3), or RoPE with the layer's own base (Gemma 3's local
-// layers have theirs) over `rotated_dim` dimensions — the head, or MLA's rotary part with DeepSeek's
-// interleaved pairs and its config's YaRN (factor, original context, β, attention factor).
+// layers have theirs) over `rotated_dim` of the head's `head_dim` dimensions — the head, its leading
+// part (partial_rotary_factor), or MLA's rotary part with DeepSeek's interleaved pairs and its config's
+// YaRN. A RoPE layer also carries the frequencies the forward pass turns it by for an input of `tokens`
+// tokens (model::ModelConfig::layer_rope: dynamic NTK and longrope choose by the length), beside the
+// unscaled ones, and what changed them:
+//   theta        θ_k = base^(−2k/d) as float32 (rope_inv_freq_float32), k < d/2
+//   theta_scaled θ'_k, exactly the forward's (layer_rope, or MlaConfig::inv_freq)
+//   stretch      λ'_k/λ_k = θ_k/θ'_k: how many times longer pair k's wavelength became
+//   band         llama3 and YaRN (and linear, every pair scaled): whether pair k kept its frequency,
+//                was divided by the factor, or blends the two (llama3: by its wavelength against
+//                L/high_freq_factor and L/low_freq_factor; YaRN: by k against the correction range);
+//                empty for the other types
+enum class RopeBand { kept, blended, scaled };
 struct LayerPositions {
   PositionScheme scheme = PositionScheme::rope;
-  RopeParams rope;
+  RopeParams rope;  // base, layout, and the scalings the scene model also has (linear, YaRN)
   int rotated_dim = 0;
+  int head_dim = 0;
+  // RoPE only:
+  model::RopeType rope_type = model::RopeType::plain;  // the config's type, in effect on this layer
+  int tokens = 1;                                      // the input length the frequencies are for
+  std::vector<double> theta, theta_scaled, wavelength, wavelength_scaled, stretch;  // [d/2]
+  std::vector<RopeBand> band;                          // [d/2] or empty
+  double attention_factor = 1;                         // on cos and sin (YaRN, longrope)
+  double factor = 1;                                   // the config's factor (1 without scaling)
+  int original_context = 0;                            // L: original_max_position_embeddings (yarn, llama3, longrope)
+  int max_positions = 0;                               // P: dynamic's trained length
+  double dynamic_base = 0;                             // dynamic: the base this length gives (the base when T ≤ P)
+  double low_freq_wavelength = 0, high_freq_wavelength = 0;  // llama3: L/low_freq_factor, L/high_freq_factor
+  double correction_low = 0, correction_high = 0;     // YaRN: the correction range of pairs
+  bool long_factors = false;                           // longrope: long_factor chosen (T > L), else short_factor
+  std::vector<double> unused_factors;                  // longrope: the other list, [d/2]
 };
-// Throws InputError for a layer outside [0, L).
-LayerPositions layer_positions(const model::ModelConfig& config, int layer);
+// Throws InputError for a layer outside [0, L) or tokens < 1.
+LayerPositions layer_positions(const model::ModelConfig& config, int layer, int tokens = 1);
 
 }  // namespace attnscope
