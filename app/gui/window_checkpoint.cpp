@@ -124,6 +124,7 @@ std::string Thousands(int64_t n) {
 // The family row: model_type and the family of its forward pass.
 std::string FamilyText(const model::ModelConfig& cfg) {
   if (cfg.is_mla()) return cfg.model_type + " (MLA" + (cfg.moe.experts > 0 ? " + MoE)" : ")");
+  if (cfg.moe.experts > 0) return cfg.model_type + " (Llama + MoE)";  // Qwen3-MoE, OLMoE, GraniteMoE
   return cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)");
 }
 
