@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/safetensors.h"
@@ -406,4 +407,32 @@ TEST_CASE("moe convert: OLMoE's whole-projection k_norm refuses pooling K/V head
   for (int l = 0; l < r.layers; ++l)
     for (int h = 0; h < r.heads; ++h)
       CHECK(std::abs(r.attention(l, h).row(r.tokens - 1).sum() - 1.0f) < 1e-5);
+}
+
+TEST_CASE("moe trace: the Shapes view normalises OLMoE's whole projections before the split, Qwen3-MoE's heads after") {
+  auto keys_of = [](const std::string& name) {
+    const auto m = model::open(model_fixture(name));
+    ForwardOptions options;
+    options.detail_layer = 0;
+    const auto ids = test::fixture_ids(name);
+    const ForwardResult r = forward(*m, ids, options);
+    const Analysis a = layer_analysis(*m, r, std::vector<std::string>(ids.size(), "t"));
+    std::vector<std::string> keys;
+    for (const TraceStep& s : a.attention->trace.steps) keys.push_back(s.key + " " + s.text());
+    return keys;
+  };
+  auto index = [](const std::vector<std::string>& keys, const std::string& key) {
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i].rfind(key + " ", 0) == 0) return int(i);
+    return -1;
+  };
+  const std::vector<std::string> olmoe = keys_of(olmoe_fixture), qwen = keys_of(qwen3_moe_fixture);
+  REQUIRE(index(olmoe, "qk_norm_whole") >= 0);
+  CHECK(index(olmoe, "qk_norm") == -1);
+  CHECK(index(olmoe, "qk_norm_whole") < index(olmoe, "split_heads"));
+  CHECK(contains(olmoe[size_t(index(olmoe, "qk_norm_whole"))], "[T, H·d_k] = [20, 32]"));
+  REQUIRE(index(qwen, "qk_norm") >= 0);
+  CHECK(index(qwen, "qk_norm_whole") == -1);
+  CHECK(index(qwen, "qk_norm") > index(qwen, "split_heads"));
+  CHECK(index(qwen, "qk_norm") < index(qwen, "rope"));
 }
