@@ -141,6 +141,14 @@ TEST_SUITE("gui_checkpoint") {
     REQUIRE(heads.size() == 4);
     for (int h = 0; h < 4; ++h) CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / 2);
     CHECK(has_text(texts_of(w, "###heads"), name + " · layer 1 of 2"));
+    // OLMoE's whole-projection k_norm: the Model window says why its K/V heads are not pooled.
+    const WindowRun olmoe = run_window("checkpoint_olmoe", "--checkpoint " + shell_quote(fixture("olmoe_1b_7b_bf16").string()) +
+                                                               " --text " + shell_quote("ids: " + ids));
+    const std::vector<std::string> model_card = texts_of(olmoe, "###model");
+    INFO(joined(model_card));
+    CHECK(shows(model_card, "Not for this model: its k_norm normalises all K/V heads together"));
+    CHECK(!olmoe.layout.at("widgets").contains("checkpoint.kv_heads"));
+    CHECK(!shows(texts_of(olmoe, "###checkpoint"), "The Model window's K/V heads slider converts it"));
   }
 
   TEST_CASE("checkpoint window: a DeepSeek-V2 checkpoint shows H groups of one head, the shared latent, its own latent cache, and no conversion") {
