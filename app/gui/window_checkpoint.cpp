@@ -124,6 +124,7 @@ std::string Thousands(int64_t n) {
 // The family row: model_type and the family of its forward pass.
 std::string FamilyText(const model::ModelConfig& cfg) {
   if (cfg.is_mla()) return cfg.model_type + " (MLA" + (cfg.moe.experts > 0 ? " + MoE)" : ")");
+  if (cfg.moe.experts > 0) return cfg.model_type + " (Llama + MoE)";  // Qwen3-MoE, OLMoE, GraniteMoE
   return cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)");
 }
 
@@ -179,7 +180,7 @@ void DrawModelInfo(AppState& state) {
   else
     HintText(tr("The Input window's text goes through the checkpoint's own tokenizer (or type \"ids: 1 2 3\")."));
   if (cfg.is_mla()) DrawMlaNote(cfg);
-  else if (cfg.kv_heads > 1) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
+  else if (cfg.kv_heads > 1 && !cfg.qk_norm_whole) HintText(tr("The Model window's K/V heads slider converts it to GQA / MQA."));
   DrawViewButtons(state);
 }
 
@@ -302,6 +303,11 @@ void DrawConversion(AppState& state) {
   if (cfg.is_mla()) {
     HintText(tr("Not for multi-head latent attention: there are no K/V heads to pool. Every head's keys and values "
                 "are made from one shared latent, and that latent is what the model caches."));
+    return;
+  }
+  if (cfg.qk_norm_whole) {  // OLMoE (model::convert_kv_heads refuses it)
+    HintText(tr("Not for this model: its k_norm normalises all K/V heads together (one RMSNorm over the whole "
+                "key projection), so pooled heads would change what that norm divides by."));
     return;
   }
   // The divisors of the checkpoint's own G: a GQA model pools further, never back.

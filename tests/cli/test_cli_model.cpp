@@ -208,6 +208,22 @@ TEST_CASE("cli model: compute --checkpoint on DeepSeek-V2 and V3 (MLA, experts) 
                 "uses multi-head latent attention: it has no K/V heads to pool", out / "pooled");
 }
 
+TEST_CASE("cli model: compute --checkpoint on Qwen3-MoE, OLMoE, Granite and GraniteMoE gives PyTorch's attentions and logits") {
+  const fs::path out = fresh_dir("cli_model_moe");
+  for (const auto& [fixture, summary] :
+       std::vector<std::pair<const char*, const char*>>{
+           {"qwen3_moe_30b_a3b_bf16", "qwen3_moe_30b_a3b_bf16 (qwen3_moe, 2 layers, 4 heads, 2 kv heads): 20 tokens"},
+           {"qwen3_moe_sparse_step_f32", "qwen3_moe_sparse_step_f32 (qwen3_moe, 4 layers, 4 heads, 1 kv heads): 20 tokens"},
+           {"olmoe_1b_7b_bf16", "olmoe_1b_7b_bf16 (olmoe, 2 layers, 4 heads, 4 kv heads): 20 tokens"},
+           {"granitemoe_31_1b_bf16", "granitemoe_31_1b_bf16 (granitemoe, 2 layers, 4 heads, 2 kv heads): 20 tokens"},
+           {"granite_dense_f16", "granite_dense_f16 (granite, 2 layers, 4 heads, 1 kv heads): 20 tokens"}})
+    check_compute_matches_reference(out, fixture, summary);
+  // OLMoE's k_norm spans every key head together: no pooling.
+  check_refused("compute --checkpoint " + q(model_fixture("olmoe_1b_7b_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
+                    q(out / "pooled" / "x"),
+                "olmoe normalises its keys over all 4 key heads together", out / "pooled");
+}
+
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
   const fs::path out = fresh_dir("cli_model_layer");
   const auto ids = fixture_ids("gpt2_prefix_f32");

@@ -315,6 +315,12 @@ inline void model_config(const uint8_t* data, size_t size) {
     if (c.heads < 1 || c.kv_heads < 1 || c.heads % c.kv_heads != 0 || c.head_dim < 1 || c.layers < 1 ||
         c.vocab < 1 || c.parameter_count() <= 0)
       __builtin_trap();
+    // A mixture's routing is well formed, and Granite's multipliers are positive.
+    if (c.moe.experts > 0 && (c.moe.top_k < 1 || c.moe.top_k > c.moe.experts || c.moe.expert_ffn < 1 ||
+                              c.moe.sparse_step < 1))
+      __builtin_trap();
+    if (!(c.attn_scale > 0) || !(c.residual_scale > 0) || !(c.logits_divisor > 0) || !(c.embedding_scale > 0))
+      __builtin_trap();
     // Every accepted rope setting gives finite frequencies, one per rotated pair, at any input length.
     if (c.positions == model::PositionKind::rotary && !c.is_mla())
       for (int l = 0; l < std::min(c.layers, 4); ++l)

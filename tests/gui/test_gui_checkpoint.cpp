@@ -123,6 +123,30 @@ TEST_SUITE("gui_checkpoint") {
     for (int h = 0; h < 4; ++h) CHECK(phi_heads[size_t(h)].at("kv_group").get<int>() == h / 2);
   }
 
+  TEST_CASE("checkpoint window: a GraniteMoE checkpoint (fused experts, multipliers) opens as Llama + MoE with its GQA groups") {
+    const std::string name = "granitemoe_31_1b_bf16";  // H = 4, G = 2, 8 experts top-3, BF16
+    const auto m = model::open(fixture(name));
+    const WindowRun w = run_window("checkpoint_granitemoe", "--checkpoint " + shell_quote(fixture(name).string()) +
+                                                                " --text " + shell_quote("ids: " + ids) + " --layer 1");
+    const std::vector<std::string> card = texts_of(w, "###checkpoint");
+    INFO(joined(card));
+    CHECK(has_text(card, "granitemoe (Llama + MoE)"));
+    CHECK(has_text(card, with_commas(m->parameter_count())));
+    CHECK(has_text(card, "BF16"));
+    const auto& heads = w.layout.at("heads");
+    REQUIRE(heads.size() == 4);
+    for (int h = 0; h < 4; ++h) CHECK(heads[size_t(h)].at("kv_group").get<int>() == h / 2);
+    CHECK(has_text(texts_of(w, "###heads"), name + " · layer 1 of 2"));
+    // OLMoE's whole-projection k_norm: the Model window says why its K/V heads are not pooled.
+    const WindowRun olmoe = run_window("checkpoint_olmoe", "--checkpoint " + shell_quote(fixture("olmoe_1b_7b_bf16").string()) +
+                                                               " --text " + shell_quote("ids: " + ids));
+    const std::vector<std::string> model_card = texts_of(olmoe, "###model");
+    INFO(joined(model_card));
+    CHECK(shows(model_card, "Not for this model: its k_norm normalises all K/V heads together"));
+    CHECK(!olmoe.layout.at("widgets").contains("checkpoint.kv_heads"));
+    CHECK(!shows(texts_of(olmoe, "###checkpoint"), "The Model window's K/V heads slider converts it"));
+  }
+
   TEST_CASE("checkpoint window: a DeepSeek-V2 checkpoint shows H groups of one head, the shared latent, its own latent cache, and no conversion") {
     const std::string name = "deepseek_v2_mla_moe_bf16";  // H = 4, latent 16 + rotary key 8, q·k width 16, v 6
     const auto m = model::open(fixture(name));

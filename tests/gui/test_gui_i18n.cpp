@@ -104,6 +104,8 @@ TEST_SUITE("gui_chinese") {
     TraceShape checkpoint{6, 64, 4, 2, 16, true, true, true, true};
     checkpoint.qk_norm = true;  // a checkpoint's layer adds RoPE, and Qwen3's / Gemma 3's q/k norms
     for (const TraceStep& step : shape_trace(checkpoint).steps) steps.push_back(step);
+    checkpoint.qk_norm_whole = true;  // OLMoE's q/k norms over the whole projection
+    for (const TraceStep& step : shape_trace(checkpoint).steps) steps.push_back(step);
     TraceShape mla{6, 64, 4, 4, 24, false, false, true, true};  // DeepSeek's latent attention, both query paths
     mla.kv_latent = 16, mla.rope_dim = 8, mla.v_dim = 16, mla.softmax_scale = 0.2;
     for (const int64_t q_latent : {int64_t(0), int64_t(12)}) {

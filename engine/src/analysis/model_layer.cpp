@@ -58,8 +58,10 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   att->result.head_out = d.head_out;
   att->result.concat = d.concat;
   att->result.output = d.output;
-  att->trace = shape_trace(TraceShape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
-                                      c.positions == model::PositionKind::rotary, true, c.qk_norm});
+  TraceShape shape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
+                   c.positions == model::PositionKind::rotary, true, c.qk_norm};
+  shape.qk_norm_whole = c.qk_norm_whole;  // OLMoE: before the split, over the whole projection
+  att->trace = shape_trace(shape);
   if (c.is_mla()) {  // DeepSeek: the latent's steps, parameters and cache
     TraceShape s = att->trace.shape;
     s.kv_latent = c.mla.kv_lora_rank, s.q_latent = c.mla.q_lora_rank, s.rope_dim = c.mla.rope_dim;

@@ -67,10 +67,13 @@ Trace shape_trace(const TraceShape& s) {
   step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * dk});
   step("project_k", "project K", "X·W_Kᵀ" + qkv_bias, {"T", "G·d_k"}, {T, G * dk});
   step("project_v", "project V", "X·W_Vᵀ" + qkv_bias, {"T", "G·d_k"}, {T, G * dk});
+  if (s.qk_norm_whole)
+    step("qk_norm_whole", "normalise Q, K (all heads)",
+         "RMSNorm over all H·d_k values of Q (G·d_k of K), times w_q or w_k", {"T", "H·d_k"}, {T, H * dk});
   step("split_heads", "split heads", "Q.view(T, H, d_k)", {"T", "H", "d_k"}, {T, H, dk});
   step("heads_first", "heads first", "Q.transpose(0, 1)", {"H", "T", "d_k"}, {H, T, dk});
   step("split_kv_heads", "split kv heads", "K, V.view(T, G, d_k).transpose(0, 1)", {"G", "T", "d_k"}, {G, T, dk});
-  if (s.qk_norm)
+  if (s.qk_norm && !s.qk_norm_whole)
     step("qk_norm", "normalise Q, K per head", "RMSNorm over each head's d_k values, times w_q or w_k",
          {"H", "T", "d_k"}, {H, T, dk});
   if (s.rope_angles)

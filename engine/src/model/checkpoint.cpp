@@ -104,7 +104,7 @@ void Checkpoint::read(const std::string& name, const std::vector<int64_t>& shape
 
 void Checkpoint::read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row,
                            int64_t rows, float* dst) const {
-  read_range(name, shape, first_row * shape.at(1), rows * shape.at(1), dst);
+  read_range(name, shape, first_row * shape.back(), rows * shape.back(), dst);
 }
 
 void Checkpoint::read_range(const std::string& name, const std::vector<int64_t>& shape, int64_t first, int64_t count,

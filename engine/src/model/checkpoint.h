@@ -28,7 +28,8 @@ class Checkpoint {
   // Reads `name` into dst (product(shape) floats) after checking its shape; throws InputError
   // naming the file, the tensor, the shape found and the shape config.json implies.
   void read(const std::string& name, const std::vector<int64_t>& shape, float* dst) const;
-  // Rows [first_row, first_row + rows) of a 2D tensor into dst [rows, shape[1]], same checks.
+  // Rows [first_row, first_row + rows) of a 2D tensor (or of a 3D one's E·rows rows) into dst [rows,
+  // shape.back()], same checks.
   void read_rows(const std::string& name, const std::vector<int64_t>& shape, int64_t first_row, int64_t rows,
                  float* dst) const;
   // A tensor used in place from its mapped file (its bytes stay valid while this Checkpoint lives),
@@ -48,7 +49,8 @@ class Checkpoint {
     double bytes = 0;
     for (const auto& [name, at] : where_) {
       const SafetensorsTensor& t = *at.tensor;
-      bytes += t.shape.size() == 2 && in_place(t.dtype) ? double(t.end - t.begin) : double(t.count()) * 4;
+      // (a 3D stack of experts' matrices, GraniteMoE's input_linear, is read in place like a matrix)
+      bytes += t.shape.size() >= 2 && in_place(t.dtype) ? double(t.end - t.begin) : double(t.count()) * 4;
     }
     return bytes;
   }

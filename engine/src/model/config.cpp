@@ -368,7 +368,8 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.layers = r.integer("num_hidden_layers", 1, max_layers);
   c.d_model = r.integer("hidden_size", 1, max_width);
   c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
-  c.kv_heads = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
+  // Qwen3MoeConfig's num_key_value_heads defaults to 4, the others' to num_attention_heads.
+  c.kv_heads = r.integer_or("num_key_value_heads", type == "qwen3_moe" ? 4 : c.heads, 1, limits::max_heads);
   c.ffn_dim = r.integer("intermediate_size", 1, max_width);
   c.vocab = r.integer("vocab_size", 1, max_vocab);
   c.max_positions = r.integer("max_position_embeddings", 1, max_positions_bound);
@@ -384,7 +385,7 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   }
   if (c.head_dim % 2 != 0)
     fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
-  c.norm_eps = r.number_or("rms_norm_eps", type == "phi3" ? 1e-5 : 1e-6, 0, 1);
+  c.norm_eps = r.number_or("rms_norm_eps", type == "phi3" || type == "olmoe" ? 1e-5 : 1e-6, 0, 1);
   c.rope_theta = r.number_or("rope_theta", 10000.0, 1.0, 1e12);
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
   const std::string act = r.string_or("hidden_act", "silu");
@@ -403,7 +404,7 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.qkv_bias = type == "qwen2" || attention_bias;
   c.o_bias = attention_bias;
   c.mlp_bias = false;
-  c.qk_norm = type == "qwen3";
+  c.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "olmoe";
   c.layer_rope_theta.assign(size_t(c.layers), c.rope_theta);
   c.layer_window.assign(size_t(c.layers), 0);
   if (type == "mistral" || type == "phi3") {
@@ -421,6 +422,11 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
       if (!sliding.empty())
         for (int i = 0; i < c.layers; ++i) c.layer_window[size_t(i)] = sliding[size_t(i)] ? c.sliding_window : 0;
     }
+  } else if (type == "qwen3_moe") {
+    // Qwen3MoeConfig keeps sliding_window only with use_sliding_window; no fixture checks a windowed one.
+    if (r.boolean_or("use_sliding_window", false))
+      fail(name, "\"use_sliding_window\" = true is not supported for qwen3_moe (supported: false, every layer full "
+                 "causal attention)");
   } else if (type == "qwen3") {
     // Qwen3's windowed layers (from max_window_layers on) have no fixture to check them against: refused.
     if (r.boolean_or("use_sliding_window", false))
@@ -526,6 +532,67 @@ ModelConfig read_gemma(const json& j, const Reader& r, const std::string& name, 
     c.layer_rope_theta.push_back(sliding[size_t(i)] ? local_theta : c.rope_theta);
     c.layer_rope_scaled.push_back(!(gemma3 && sliding[size_t(i)]));
   }
+  return c;
+}
+
+// Qwen3-MoE, OLMoE, Granite and GraniteMoE: Llama's attention and norms (read_llama), with their own
+// additions (transformers 5.x):
+//   qwen3_moe   configuration_qwen3_moe.py / modeling_qwen3_moe.py: Qwen3's per-head q/k norms; a layer
+//               is a Qwen3MoeSparseMoeBlock when (layer + 1) % decoder_sparse_step == 0 and it is not in
+//               mlp_only_layers (else a dense SwiGLU of intermediate_size); the router (mlp.gate) takes
+//               softmax over all num_experts in float32, the top num_experts_per_tok, divided by their
+//               sum when norm_topk_prob; experts of width moe_intermediate_size.
+//   olmoe       configuration_olmoe.py / modeling_olmoe.py: q_norm/k_norm over the whole q [H·D] and k
+//               [G·D] projections; every layer a mixture (OlmoeSparseMoeBlock, Qwen3-MoE's routing)
+//               of num_experts experts of width intermediate_size; clip_qkv refused.
+//   granite     configuration_granite.py / modeling_granite.py: x₀ = E[ids]·embedding_multiplier, scores
+//               × attention_multiplier (instead of 1/√D), x += branch·residual_multiplier after the
+//               attention and the MLP, logits ÷ logits_scaling; all four default to 1.
+//   granitemoe  modular_granitemoe.py: granite's multipliers with a mixture in every layer
+//               (GraniteMoeMoE): the router (JetMoeTopKGating) takes the top num_experts_per_tok of the
+//               logits and the softmax over those k only; num_local_experts experts of width
+//               intermediate_size stored fused (input_linear [E, 2F, C] = gate then up, output_linear
+//               [E, C, F]).
+ModelConfig read_moe_family(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c = read_llama(j, r, name, type);
+  if (type == "olmoe") {
+    c.qk_norm_whole = true;
+    if (r.has("clip_qkv"))
+      fail(name, "\"clip_qkv\" = " + j["clip_qkv"].dump() + " is not supported for olmoe (supported: null, no clamping "
+                 "of q, k and v)");
+  }
+  if (type == "granite" || type == "granitemoe") {
+    c.embedding_scale = r.number_or("embedding_multiplier", 1.0, 1e-6, 1e6);
+    c.attn_scale = r.number_or("attention_multiplier", 1.0, 1e-9, 1e6);
+    c.residual_scale = r.number_or("residual_multiplier", 1.0, 1e-9, 1e6);
+    c.logits_divisor = r.number_or("logits_scaling", 1.0, 1e-9, 1e9);
+  }
+  if (type == "granite") return c;
+  MoeConfig& e = c.moe;
+  const char* experts_key = type == "granitemoe" ? "num_local_experts" : "num_experts";
+  e.experts = r.integer(experts_key, 1, 1 << 16);
+  e.top_k = r.integer("num_experts_per_tok", 1, 1 << 16);
+  if (e.top_k > e.experts)
+    fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " + std::to_string(e.experts) +
+                   " experts (\"" + experts_key + "\"); valid: 1 to " + std::to_string(e.experts));
+  if (type == "qwen3_moe") {
+    e.expert_ffn = r.integer("moe_intermediate_size", 1, max_width);
+    e.sparse_step = r.integer_or("decoder_sparse_step", 1, 1, max_layers);
+    if (r.has("mlp_only_layers")) {
+      const json& v = j["mlp_only_layers"];
+      if (!v.is_array()) fail(name, "\"mlp_only_layers\" must be a list of layer numbers, got " + v.dump());
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0 || v[i].get<int64_t>() >= c.layers)
+          fail(name, "\"mlp_only_layers\"[" + std::to_string(i) + "] = " + v[i].dump() +
+                         " is not a layer (valid: 0 to " + std::to_string(c.layers - 1) + ")");
+        e.dense_layers.push_back(int(v[i].get<int64_t>()));
+      }
+    }
+  } else {
+    e.expert_ffn = c.ffn_dim;  // OlmoeMLP and GraniteMoeMoE: intermediate_size
+  }
+  if (type == "granitemoe") e.softmax_over_topk = true;
+  else e.norm_topk = r.boolean_or("norm_topk_prob", false);
   return c;
 }
 
@@ -730,6 +797,8 @@ const std::vector<FamilyEntry>& family_entries() {
        "quantization_config", "rms_norm_eps", "rope_interleave", "rope_parameters", "rope_scaling", "rope_theta",
        "routed_scaling_factor", "scoring_func", "tie_word_embeddings", "topk_group", "topk_method", "v_head_dim",
        "vocab_size"};
+  static const std::vector<std::string_view> granite_keys = with_keys(
+      llama_keys, {"attention_multiplier", "embedding_multiplier", "logits_scaling", "residual_multiplier"}, {});
   static const std::vector<FamilyEntry> entries = {
       {{"gpt2", "GPT-2", "GPT2LMHeadModel", "MHA (n_head heads)", "learned absolute positions (wpe)", "",
         "LayerNorm, gelu_new MLP, Conv1D weights",
@@ -798,6 +867,36 @@ const std::vector<FamilyEntry>& family_entries() {
         deepseek_keys,
         {"deepseek-ai/DeepSeek-V3"}},
        read_deepseek},
+      {{"qwen3_moe", "Qwen3-MoE", "Qwen3MoeForCausalLM", llama_attention, llama_rope, "",
+        "RMSNorm over each head of q and k; mixture of experts (softmax top-k, norm_topk_prob) in the layers "
+        "decoder_sparse_step and mlp_only_layers choose, dense SwiGLU in the others",
+        "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm; mlp.gate, mlp.experts.E.{gate,up,down}_proj "
+        "(dense layers: mlp.{gate,up,down}_proj)",
+        with_keys(llama_keys, {"decoder_sparse_step", "mlp_only_layers", "moe_intermediate_size", "norm_topk_prob",
+                               "num_experts", "num_experts_per_tok", "use_sliding_window"}, {}),
+        {"Qwen/Qwen3-30B-A3B"}},
+       read_moe_family},
+      {{"olmoe", "OLMoE", "OlmoeForCausalLM", llama_attention, llama_rope, "",
+        "RMSNorm over the whole q and k projections; mixture of experts in every layer (softmax top-k, "
+        "norm_topk_prob)",
+        "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm; mlp.gate, mlp.experts.E.{gate,up,down}_proj",
+        with_keys(llama_keys, {"clip_qkv", "norm_topk_prob", "num_experts", "num_experts_per_tok"}, {}),
+        {"allenai/OLMoE-1B-7B-0924"}},
+       read_moe_family},
+      {{"granite", "Granite", "GraniteForCausalLM", llama_attention, llama_rope, "",
+        "embedding_multiplier, residual_multiplier, attention_multiplier (the score scale), logits ÷ "
+        "logits_scaling",
+        llama_tensors, granite_keys,
+        {"ibm-granite/granite-3.1-2b-instruct"}},
+       read_moe_family},
+      {{"granitemoe", "Granite MoE", "GraniteMoeForCausalLM", llama_attention, llama_rope, "",
+        "Granite's multipliers; mixture of experts in every layer (top-k of the router's logits, softmax over "
+        "those k)",
+        "model.layers.N.self_attn.{q,k,v,o}_proj; block_sparse_moe.router.layer, input_linear [E, 2F, C], "
+        "output_linear [E, C, F]",
+        with_keys(granite_keys, {"num_experts_per_tok", "num_local_experts"}, {}),
+        {"ibm-granite/granite-3.1-1b-a400m-instruct"}},
+       read_moe_family},
   };
   return entries;
 }
@@ -939,13 +1038,14 @@ int64_t ModelConfig::parameter_count() const {
   int64_t per_layer = C * Q + 2 * C * KV + Q * C;  // W_Q, W_K, W_V, W_O
   if (qkv_bias) per_layer += Q + 2 * KV;
   if (o_bias) per_layer += C;
-  per_layer += (mlp == MlpKind::swiglu ? 3 : 2) * C * F;
-  if (mlp_bias) per_layer += F + C;
+  const int64_t dense_mlp = (mlp == MlpKind::swiglu || mlp == MlpKind::geglu ? 3 : 2) * C * F + (mlp_bias ? F + C : 0);
   per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
   if (sandwich_norms) per_layer += 2 * C;  // Gemma's post-attention and post-MLP norms
-  if (qk_norm) per_layer += 2 * int64_t(head_dim);  // q_norm, k_norm
-  if (mlp == MlpKind::geglu) per_layer += C * F;  // the gate, as SwiGLU
+  if (qk_norm) per_layer += qk_norm_whole ? Q + KV : 2 * int64_t(head_dim);  // q_norm, k_norm
+  // each layer's MLP: dense, or the router [E, C] and E SwiGLU experts of width expert_ffn
+  const int64_t moe_mlp = int64_t(moe.experts) * (C + 3 * C * moe.expert_ffn);
   int64_t total = int64_t(vocab) * C + per_layer * layers + (layernorm ? 2 : 1) * C;
+  for (int l = 0; l < layers; ++l) total += moe.is_moe_layer(l) ? moe_mlp : dense_mlp;
   if (positions == PositionKind::learned) total += int64_t(max_positions) * C;
   if (!tied_embeddings) total += int64_t(vocab) * C;
   return total;

@@ -122,6 +122,18 @@ void rope_half(float* x, int T, int heads, int D, const RopeFrequencies& f) {
   }
 }
 
+// x ← x + proj, or x + proj·residual_multiplier (Granite: the branch times the multiplier in float32,
+// then the sum, as `residual + hidden_states * self.residual_multiplier`).
+// a.proj stays the branch's own output (LayerDetail::output).
+void add_residual(const ModelConfig& c, Activations& a, int T) {
+  const int64_t n = int64_t(T) * c.d_model;
+  if (c.residual_scale == 1.0) {
+    ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), int(n));
+    return;
+  }
+  Eigen::Map<Eigen::ArrayXf>(a.x.data(), n) += Eigen::Map<const Eigen::ArrayXf>(a.proj.data(), n) * float(c.residual_scale);
+}
+
 // x ← x + attn(norm1(x)) (Gemma: x + post_attn_norm(attn(norm1(x)))).  probs [H, T, T] receives this
 // layer's attention.
 void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights& kv, Activations& a, float* probs,
@@ -133,7 +145,10 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
   linear_forward_packed(a.q.data(), a.h.data(), w.wq, data_or_null(w.bq), T);
   linear_forward_packed(a.k.data(), a.h.data(), kv.wk, data_or_null(kv.bk), T);
   linear_forward_packed(a.v.data(), a.h.data(), kv.wv, data_or_null(kv.bv), T);
-  if (c.qk_norm) {
+  if (c.qk_norm && c.qk_norm_whole) {  // OLMoE: over each token's whole q [H·D] and k [G·D]
+    ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T, H * D, float(c.norm_eps));
+    ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T, G * D, float(c.norm_eps));
+  } else if (c.qk_norm) {
     ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T * H, D, float(c.norm_eps));
     ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T * G, D, float(c.norm_eps));
   }
@@ -146,7 +161,7 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
                               attention_options(c, layer));
   linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
   if (c.sandwich_norms) ops::rmsnorm_forward(a.proj.data(), nullptr, a.proj.data(), w.post_attn_norm.data(), T, C, float(c.norm_eps));
-  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+  add_residual(c, a, T);
 }
 
 void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T) {
@@ -166,7 +181,7 @@ void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, in
   }
   linear_forward_packed(a.proj.data(), a.up.data(), w.w_down, data_or_null(w.b_down), T);
   if (c.sandwich_norms) ops::rmsnorm_forward(a.proj.data(), nullptr, a.proj.data(), w.post_mlp_norm.data(), T, C, float(c.norm_eps));
-  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+  add_residual(c, a, T);
 }
 
 // ---- DeepSeek: multi-head latent attention and the mixture of experts ------------------------------
@@ -284,6 +299,18 @@ void swiglu_mlp(float* out, const float* x, const SwigluWeights& m, int n) {
 // × routed_scaling_factor.
 std::vector<std::pair<int, float>> route_token(const MoeConfig& e, const float* logits, const Vec& correction_bias) {
   const int E = e.experts;
+  if (e.softmax_over_topk) {  // GraniteMoe (JetMoeTopKGating): top-k logits, softmax over those k
+    std::vector<int> idx(static_cast<size_t>(E));
+    for (int x = 0; x < E; ++x) idx[size_t(x)] = x;
+    std::stable_sort(idx.begin(), idx.end(), [logits](int a, int b) { return logits[a] > logits[b]; });
+    idx.resize(size_t(e.top_k));
+    const float max = logits[idx[0]];
+    double sum = 0;
+    for (int x : idx) sum += std::exp(double(logits[x] - max));
+    std::vector<std::pair<int, float>> chosen;
+    for (int x : idx) chosen.push_back({x, float(std::exp(double(logits[x] - max)) / sum)});
+    return chosen;
+  }
   std::vector<float> score(static_cast<size_t>(E));
   if (e.sigmoid) {
     for (int x = 0; x < E; ++x) score[size_t(x)] = 1.0f / (1.0f + std::exp(-logits[x]));
@@ -353,7 +380,7 @@ void moe_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a
     for (int i = 0; i < n; ++i)
       for (int k = 0; k < C; ++k) a.proj[size_t(int64_t(tokens[size_t(i)].first) * C + k)] += tokens[size_t(i)].second * out[size_t(int64_t(i) * C + k)];
   }
-  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+  add_residual(c, a, T);
 }
 
 }  // namespace
@@ -387,12 +414,14 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
     }
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
-    mlp_forward(c, w.layers[size_t(l)], a, T);
+    if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
+    else mlp_forward(c, w.layers[size_t(l)], a, T);
   }
   check_cancel(options.cancel);
   apply_norm(c, a.h.data(), a.x.data(), w.final_norm_weight, w.final_norm_bias, T);
   r.logits.resize(T, c.vocab);
   linear_forward_packed(r.logits.data(), a.h.data(), w.output_embedding(), nullptr, T);
+  if (c.logits_divisor != 1.0) r.logits.array() /= float(c.logits_divisor);  // Granite: ÷ logits_scaling
   if (c.final_softcap > 0) {  // Gemma 2: logits → tanh(z/cap)·cap
     const float cap = float(c.final_softcap);
     r.logits.array() = (r.logits.array() / cap).tanh() * cap;

@@ -224,6 +224,23 @@ Rows moe_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2)
   std::vector<Rows> expert_out;
   for (int x = 0; x < E; ++x) expert_out.push_back(swiglu_reference(h2, lw.moe.experts[size_t(x)]));
   for (size_t t = 0; t < h2.size(); ++t) {
+    if (e.softmax_over_topk) {  // GraniteMoe: the k largest logits (lower index first on a tie), softmax over them
+      std::vector<int> chosen;
+      for (int k = 0; k < e.top_k; ++k) {
+        int b = -1;
+        for (int x = 0; x < E; ++x)
+          if (std::find(chosen.begin(), chosen.end(), x) == chosen.end() && (b < 0 || logits[t][size_t(x)] > logits[t][size_t(b)]))
+            b = x;
+        chosen.push_back(b);
+      }
+      double sum = 0;
+      for (int x : chosen) sum += std::exp(logits[t][size_t(x)] - logits[t][size_t(chosen[0])]);
+      for (int x : chosen) {
+        const double weight = std::exp(logits[t][size_t(x)] - logits[t][size_t(chosen[0])]) / sum;
+        for (size_t i = 0; i < out[t].size(); ++i) out[t][i] += weight * expert_out[size_t(x)][t][i];
+      }
+      continue;
+    }
     std::vector<double> score(static_cast<size_t>(E)), choice(static_cast<size_t>(E));
     double max = -INFINITY, sum = 0;
     for (int x = 0; x < E; ++x) max = std::max(max, logits[t][size_t(x)]);
@@ -315,7 +332,10 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     const Rows h = norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps);
     Rows q = linear(h, lw.wq, lw.bq), k = linear(h, kv.wk, kv.bk);
     const Rows v = linear(h, kv.wv, kv.bv);
-    if (c.qk_norm) {
+    if (c.qk_norm && c.qk_norm_whole) {  // OLMoE: one norm over the whole projection
+      head_norm(q, 1, H * D, lw.q_norm, c.norm_eps);
+      head_norm(k, 1, G * D, lw.k_norm, c.norm_eps);
+    } else if (c.qk_norm) {
       head_norm(q, H, D, lw.q_norm, c.norm_eps);
       head_norm(k, G, D, lw.k_norm, c.norm_eps);
     }
@@ -377,8 +397,14 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       r.detail = std::move(detail);
     }
     for (int t = 0; t < T; ++t)
-      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)];
+      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)] * c.residual_scale;
     const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+    if (c.moe.is_moe_layer(l)) {  // Qwen3-MoE, OLMoE, GraniteMoE
+      const Rows mlp = moe_reference(c, lw, h2);
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)] * c.residual_scale;
+      continue;
+    }
     Rows hidden = linear(h2, lw.w_up, lw.b_up);
     if (c.mlp == MlpKind::gelu_new) {
       for (auto& row : hidden)
@@ -392,10 +418,13 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     Rows mlp = linear(hidden, lw.w_down, lw.b_down);
     if (c.sandwich_norms) mlp = norm(mlp, lw.post_mlp_norm, Vec(), NormKind::rmsnorm, c.norm_eps);
     for (int t = 0; t < T; ++t)
-      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)] * c.residual_scale;
   }
   check_cancel(options.cancel);
   Rows logits = linear(norm(x, w.final_norm_weight, w.final_norm_bias, c.norm, c.norm_eps), w.output_embedding(), Vec());
+  if (c.logits_divisor != 1.0)  // Granite
+    for (auto& row : logits)
+      for (double& z : row) z /= c.logits_divisor;
   if (c.final_softcap > 0)
     for (auto& row : logits)
       for (double& z : row) z = std::tanh(z / c.final_softcap) * c.final_softcap;

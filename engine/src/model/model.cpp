@@ -135,6 +135,69 @@ std::vector<Load> plan_gpt2(const ModelConfig& c, const detail::Checkpoint& ckpt
   return plan;
 }
 
+void plan_swiglu(std::vector<Load>& plan, const std::string& prefix, SwigluWeights& m, int64_t C, int64_t F);
+
+// The experts of a Llama-like mixture layer `h` ("model.layers.N."), as the published files name them:
+//   qwen3_moe, olmoe  mlp.gate.weight [E, C], mlp.experts.X.{gate,up,down}_proj.weight (one tensor each;
+//                     transformers 5 fuses them into mlp.experts.gate_up_proj at load, conversion_mapping.py,
+//                     and writes them back per expert)
+//   granitemoe        block_sparse_moe.router.layer.weight [E, C], block_sparse_moe.input_linear.weight
+//                     [E, 2F, C] (expert X's rows: gate, then up), block_sparse_moe.output_linear.weight [E, C, F]
+void plan_experts(std::vector<Load>& plan, const ModelConfig& c, const std::string& h, MoeWeights& m) {
+  const MoeConfig& e = c.moe;
+  const int64_t C = c.d_model, F = e.expert_ffn, E = e.experts;
+  m.experts.resize(size_t(E));
+  if (c.model_type != "granitemoe") {
+    plan_fused(plan, h + "mlp.gate.weight", {{&m.router, E}}, C,
+               "the router's rows, one per expert (num_experts " + std::to_string(E) + "),");
+    for (int x = 0; x < E; ++x) plan_swiglu(plan, h + "mlp.experts." + std::to_string(x) + ".", m.experts[size_t(x)], C, F);
+    return;
+  }
+  const std::string p = h + "block_sparse_moe.";
+  plan_fused(plan, p + "router.layer.weight", {{&m.router, E}}, C,
+             "the router's rows, one per expert (num_local_experts " + std::to_string(E) + "),");
+  std::vector<std::pair<PackedMatrix*, int64_t>> in, out;
+  for (SwigluWeights& x : m.experts) {
+    in.push_back({&x.gate, F});
+    in.push_back({&x.up, F});
+    out.push_back({&x.down, C});
+  }
+  plan_fused(plan, p + "input_linear.weight", std::move(in), C,
+             "num_local_experts " + std::to_string(E) + " × (gate, then up: intermediate_size " + std::to_string(F) +
+                 " rows each) over hidden_size " + std::to_string(C) + " columns,");
+  plan.back().shape = {E, 2 * F, C};
+  plan_fused(plan, p + "output_linear.weight", std::move(out), F,
+             "num_local_experts " + std::to_string(E) + " × hidden_size " + std::to_string(C) +
+                 " rows over intermediate_size " + std::to_string(F) + " columns,");
+  plan.back().shape = {E, C, F};
+}
+
+// A mixture layer's expert count in config.json must be the files' (the router's rows, and for
+// per-expert tensors no expert numbered E or above): refused naming config.json, the key and the count
+// the files hold.
+void check_expert_count(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& config_path) {
+  const MoeConfig& e = c.moe;
+  const bool granite = c.model_type == "granitemoe";
+  const bool deepseek = c.is_mla();
+  const std::string key = granite ? "num_local_experts" : deepseek ? "n_routed_experts" : "num_experts";
+  for (int i = 0; i < c.layers; ++i) {
+    if (!e.is_moe_layer(i)) continue;
+    const std::string h = "model.layers." + std::to_string(i) + ".";
+    const std::string router = h + (granite ? "block_sparse_moe.router.layer.weight" : "mlp.gate.weight");
+    if (!ckpt.has(router)) continue;  // named as a missing tensor by the load plan
+    int64_t held = ckpt.tensor(router).shape.empty() ? 0 : ckpt.tensor(router).shape[0];
+    if (!granite)  // per-expert tensors beyond the router's rows count too
+      while (ckpt.has(h + "mlp.experts." + std::to_string(std::max<int64_t>(held, e.experts)) + ".gate_proj.weight") &&
+             held < (int64_t(1) << 16))
+        held = std::max<int64_t>(held, e.experts) + 1;
+    if (held != e.experts)
+      throw InputError("'" + config_path.string() + "': \"" + key + "\" = " + std::to_string(e.experts) + ", but " +
+                       ckpt.description() + " holds " + std::to_string(held) + " experts in layer " + std::to_string(i) +
+                       " (router '" + router + "' has shape " + shape_text(ckpt.tensor(router).shape) +
+                       "); valid: \"" + key + "\": " + std::to_string(held));
+  }
+}
+
 // Llama, Mistral, Qwen2, Qwen3, Phi-3, SmolLM3: model.layers.N.self_attn.{q,k,v,o}_proj,
 // mlp.{gate,up,down}_proj, RMSNorms; Qwen3's and Gemma 3's self_attn.{q,k}_norm [D]; Phi-3's fused
 // self_attn.qkv_proj and mlp.gate_up_proj; Gemma 2/3's four norms of a block (input_layernorm,
@@ -163,9 +226,9 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
       plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
       plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
     }
-    if (c.qk_norm) {
-      plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, D);
-      plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, D);
+    if (c.qk_norm) {  // per head [D], or over the whole projection (OLMoE: [H·D] and [G·D])
+      plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, c.qk_norm_whole ? Q : D);
+      plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, c.qk_norm_whole ? KV : D);
     }
     plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
@@ -176,14 +239,16 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
     } else {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
     }
-    if (fused) {
+    if (c.moe.is_moe_layer(i)) {
+      plan_experts(plan, c, h, l.moe);
+    } else if (fused) {
       plan_fused(plan, h + "mlp.gate_up_proj.weight", {{&l.w_gate, F}, {&l.w_up, F}}, C,
                  "the rows of gate, then up (intermediate_size " + std::to_string(F) + " each)");
     } else {
       plan_packed(plan, h + "mlp.gate_proj.weight", l.w_gate, F, C);
       plan_packed(plan, h + "mlp.up_proj.weight", l.w_up, F, C);
     }
-    plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
+    if (!c.moe.is_moe_layer(i)) plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
   }
   plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
   if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
@@ -297,6 +362,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const auto shared_ckpt = std::make_shared<const detail::Checkpoint>(dir);
   const detail::Checkpoint& ckpt = *shared_ckpt;
   check_memory(c, ckpt, dir);
+  check_expert_count(c, ckpt, config_path);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
   const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w)
@@ -329,12 +395,13 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
       }
     } else if (!l.packed.empty() && !l.transposed && PackedMatrix::fast_in_place &&
                (dtype == TensorDtype::f32 || dtype == TensorDtype::bf16 || dtype == TensorDtype::f16)) {
-      // nn.Linear W [rows, cols] in place, each block of rows its own matrix.
+      // nn.Linear W [rows, cols] in place, each block of rows its own matrix (a 3D [E, rows, cols]
+      // stack of experts: its E·rows rows in order).
       const detail::Checkpoint::InPlace src = ckpt.in_place(l.name, l.shape);
       const WeightStorage storage = dtype == TensorDtype::f32    ? WeightStorage::f32
                                     : dtype == TensorDtype::bf16 ? WeightStorage::bf16
                                                                  : WeightStorage::f16;
-      const int64_t cols = l.shape[1], bytes = dtype == TensorDtype::f32 ? 4 : 2;
+      const int64_t cols = l.shape.back(), bytes = dtype == TensorDtype::f32 ? 4 : 2;
       int64_t first = 0;
       for (const auto& [m, rows] : l.packed) {
         *m = PackedMatrix::in_place_rows(static_cast<const char*>(src.data) + first * cols * bytes, storage, rows, cols,
@@ -344,7 +411,9 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
     } else if (!l.packed.empty() && !l.transposed) {
       // Row chunks of about 4 MB through one staging buffer; each chunk's rows go to the blocks they
       // fall in (one block unless the tensor is fused).
-      const int64_t rows = l.shape[0], cols = l.shape[1];
+      const int64_t cols = l.shape.back();
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < l.shape.size(); ++d) rows *= l.shape[d];
       for (const auto& [m, block_rows] : l.packed) *m = PackedMatrix(block_rows, cols);
       const int64_t step = std::max<int64_t>(PackedMatrix::panel, (int64_t(1) << 20) / cols / PackedMatrix::panel * PackedMatrix::panel);
       staging.resize(size_t(std::min(rows, step) * cols));
@@ -408,6 +477,9 @@ std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) 
   const int original = model.original_kv_heads;
   require(!c.is_mla(), c.model_type + " uses multi-head latent attention: it has no K/V heads to pool, every head's "
                        "keys and values are made from one shared latent, and that latent is what it caches");
+  require(!c.qk_norm_whole, c.model_type + " normalises its keys over all " + std::to_string(original) +
+                                " key heads together (k_norm over the whole k projection): pooled heads would "
+                                "change what that norm divides by, so its K/V heads are not pooled");
   require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
           "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
   require(original % kv_heads == 0, "this checkpoint has " + std::to_string(original) +

@@ -33,6 +33,7 @@ struct TraceShape {
   bool rotary = false;  // RoPE turns Q and K by their position after the split
   bool causal = false;
   bool qk_norm = false;  // RMSNorm over each head's d_k values of Q and K, before RoPE (Qwen3)
+  bool qk_norm_whole = false;  // instead: one RMSNorm over all of Q's H·d_k and K's G·d_k values (OLMoE)
   // Multi-head latent attention (DeepSeek) when kv_latent > 0: d_k = nope + rope is the q·k width,
   // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor.
   int64_t kv_latent = 0, q_latent = 0, rope_dim = 0, v_dim = 0;

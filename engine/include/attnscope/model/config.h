@@ -15,6 +15,10 @@
 //          sliding-window layers interleaved with global ones, local/global RoPE bases (Gemma 3)
 //   deepseek  model_type deepseek_v2, deepseek_v3: Llama's norms and SwiGLU, with multi-head latent
 //          attention (MlaConfig) and a mixture-of-experts MLP (MoeConfig) in its own layer functions
+//   qwen3_moe, olmoe, granite, granitemoe: Llama's pass with MoeConfig's experts in place of the dense
+//          MLP (qwen3_moe: the layers decoder_sparse_step and mlp_only_layers choose; olmoe, granitemoe:
+//          every layer); olmoe's q/k norms span the whole projection (qk_norm_whole); granite and
+//          granitemoe scale the embedding, each residual branch, the scores and the logits
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // The float32 contract: attnscope's forward equals transformers' with the model loaded in float32
 // (dtype=torch.float32, eager attention). Weights of any file dtype are widened exactly; every constant
@@ -73,7 +77,19 @@ struct MoeConfig {
   bool norm_topk = false;   // norm_topk_prob: the chosen weights sum to 1 (before routed_scale, V3)
   bool sigmoid = false;     // scoring_func sigmoid (V3), else softmax (V2)
   bool correction_bias = false;  // V3's mlp.gate.e_score_correction_bias [E] (choice only)
-  bool is_moe_layer(int layer) const { return experts > 0 && layer >= first_dense; }
+  // Qwen3-MoE (modeling_qwen3_moe.py, Qwen3MoeDecoderLayer): a layer is a mixture when (layer + 1) is a
+  // multiple of decoder_sparse_step and the layer is not in mlp_only_layers; the others are dense.
+  int sparse_step = 1;
+  std::vector<int> dense_layers;  // mlp_only_layers
+  // GraniteMoe (JetMoeTopKGating): the top-k by the router's logits, weighted by the softmax over those
+  // k logits only (not over every expert, then renormalised).
+  bool softmax_over_topk = false;
+  bool is_moe_layer(int layer) const {
+    if (experts == 0 || layer < first_dense || (layer + 1) % sparse_step != 0) return false;
+    for (int d : dense_layers)
+      if (d == layer) return false;
+    return true;
+  }
 };
 
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
@@ -117,7 +133,7 @@ RopeFrequencies rope_frequencies(const RopeScalingConfig& scaling, double base, 
 
 struct ModelConfig {
   std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
-                           // deepseek_v2 | deepseek_v3
+                           // deepseek_v2 | deepseek_v3 | qwen3_moe | olmoe | granite | granitemoe
   Family family = Family::llama;
   NormKind norm = NormKind::rmsnorm;
   PositionKind positions = PositionKind::rotary;
@@ -140,6 +156,10 @@ struct ModelConfig {
   bool mlp_bias = false;            // the MLP projections have biases (gpt2)
   bool qk_norm = false;             // RMSNorm(norm_eps) over each head's D values of q and of k, after the
                                     // projection and before RoPE, weights q_norm/k_norm [D] (qwen3)
+  bool qk_norm_whole = false;       // with qk_norm: one RMSNorm over the whole projection, q [H·D] and
+                                    // k [G·D], weights of those widths (olmoe, as OLMo 2)
+  double residual_scale = 1;        // x += branch × residual_multiplier (granite, granitemoe)
+  double logits_divisor = 1;        // logits ÷ logits_scaling (granite, granitemoe)
   bool sandwich_norms = false;      // Gemma: post_attention_layernorm on the attention output, and
                                     // pre_/post_feedforward_layernorm around the MLP
   bool norm_plus_one = false;       // Gemma: RMSNorms scale by (1 + w); the 1 is added to w at load
@@ -162,7 +182,7 @@ struct ModelConfig {
     return positions == PositionKind::rotary && layer_rope_theta[size_t(layer)] == 0;
   }
   MlaConfig mla;                    // deepseek_v2/v3 (kv_heads = heads, head_dim = nope + rope)
-  MoeConfig moe;                    // deepseek_v2/v3
+  MoeConfig moe;                    // deepseek_v2/v3, qwen3_moe, olmoe, granitemoe
   bool is_mla() const { return mla.kv_lora_rank > 0; }
 
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
