@@ -278,22 +278,23 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"google/gemma-3-1b-it", RopeType::plain},
       {"google/gemma-3-270m", RopeType::plain},
       {"deepseek-ai/DeepSeek-V2-Lite", RopeType::plain},  // its YaRN lives in the MLA settings
+      {"EleutherAI/pythia-160m", RopeType::plain},          // rotary_pct 0.25: 16 of each head's 64 values
+      {"allenai/OLMo-2-1124-7B", RopeType::plain},
+      // multimodal containers: their text_config
+      {"google/gemma-3-4b-it", RopeType::linear},  // ×8 on the global layers
+      {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", RopeType::plain},
+      {"mistralai/Ministral-3-3B-Instruct-2512", RopeType::yarn},  // with llama_4_scaling_beta
   };
-  // Refused, each naming its model_type: new families not implemented yet, and multimodal containers.
+  // Refused, each naming its model_type: new families not implemented yet.
   const std::map<std::string, std::string> refused{
       {"Qwen/Qwen3-30B-A3B", "\"model_type\" = \"qwen3_moe\" is not supported"},
       {"Qwen/Qwen3-Next-80B-A3B-Instruct", "\"model_type\" = \"qwen3_next\" is Qwen3-Next"},
-      {"allenai/OLMo-2-1124-7B", "\"model_type\" = \"olmo2\" is not supported"},
       {"allenai/OLMoE-1B-7B-0924", "\"model_type\" = \"olmoe\" is not supported"},
-      {"EleutherAI/pythia-160m", "\"model_type\" = \"gpt_neox\" is not supported"},
       {"ibm-granite/granite-3.1-1b-a400m-instruct", "\"model_type\" = \"granitemoe\" is not supported"},
       {"openai/gpt-oss-20b", "\"model_type\" = \"gpt_oss\" is not supported"},
-      {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", "\"model_type\" = \"mistral3\" is not supported"},
-      {"mistralai/Ministral-3-3B-Instruct-2512", "\"model_type\" = \"ministral3\" is not supported"},
-      {"google/gemma-3-4b-it", "\"model_type\" = \"gemma3\" is the multimodal Gemma 3"},
   };
-  CHECK(accepted.size() == 39);
-  CHECK(refused.size() == 10);
+  CHECK(accepted.size() == 44);
+  CHECK(refused.size() == 5);
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(real_configs())) {
     if (entry.path().extension() != ".json") continue;
@@ -315,8 +316,9 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
     }
   }
   CHECK(files == 49);
-  // Phi-4-mini rotates 96 of its 128 head values.
+  // Phi-4-mini rotates 96 of its 128 head values, Pythia 16 of its 64.
   CHECK(parse_model_config(real_config("microsoft/Phi-4-mini-instruct").dump(), "c").rotated_dim() == 96);
+  CHECK(parse_model_config(real_config("EleutherAI/pythia-160m").dump(), "c").rotated_dim() == 16);
 }
 
 TEST_CASE("model rope: the Positions view's data follows the config: rotated width, linear and YaRN scalings") {

@@ -919,7 +919,15 @@ const std::vector<FamilyEntry>& family_entries() {
         "as gemma3_text (text_config)", "the text tower only (text_config, a gemma3_text); the vision tower is not read",
         "language_model.model.* (or model.language_model.*) as gemma3_text; vision_tower.*, multi_modal_projector.* "
         "skipped",
-        {"text_config"},
+        {"text_config", "text_config.attention_bias", "text_config.attn_logit_softcapping",
+         "text_config.final_logit_softcapping", "text_config.head_dim", "text_config.hidden_act",
+         "text_config.hidden_activation", "text_config.hidden_size", "text_config.intermediate_size",
+         "text_config.layer_types", "text_config.max_position_embeddings", "text_config.model_type",
+         "text_config.num_attention_heads", "text_config.num_hidden_layers", "text_config.num_key_value_heads",
+         "text_config.partial_rotary_factor", "text_config.query_pre_attn_scalar", "text_config.rms_norm_eps",
+         "text_config.rope_local_base_freq", "text_config.rope_scaling", "text_config.rope_theta",
+         "text_config.sliding_window", "text_config.sliding_window_pattern", "text_config.tie_word_embeddings",
+         "text_config.use_bidirectional_attention", "text_config.vocab_size"},
         {"google/gemma-3-4b-it"}},
        read_container},
       {{"gpt_neox", "GPT-NeoX (Pythia)", "GPTNeoXForCausalLM", "MHA (num_attention_heads)",
@@ -943,7 +951,13 @@ const std::vector<FamilyEntry>& family_entries() {
         "as mistral (text_config): every layer the last sliding_window keys",
         "the text tower only (text_config, a mistral or ministral3); the vision tower is not read",
         "language_model.model.* (or model.language_model.*) as mistral; vision_tower.*, multi_modal_projector.* skipped",
-        {"text_config"},
+        {"text_config", "text_config.attention_bias", "text_config.head_dim", "text_config.hidden_act",
+         "text_config.hidden_size", "text_config.intermediate_size", "text_config.max_position_embeddings",
+         "text_config.mlp_bias", "text_config.model_type", "text_config.num_attention_heads",
+         "text_config.num_hidden_layers", "text_config.num_key_value_heads", "text_config.partial_rotary_factor",
+         "text_config.rms_norm_eps", "text_config.rope_parameters", "text_config.rope_scaling",
+         "text_config.rope_theta", "text_config.sliding_window", "text_config.tie_word_embeddings",
+         "text_config.vocab_size"},
         {"mistralai/Mistral-Small-3.1-24B-Instruct-2503"}},
        read_container},
       {{"ministral3", "Ministral 3 (multimodal)", "Mistral3ForConditionalGeneration", llama_attention,
@@ -952,7 +966,13 @@ const std::vector<FamilyEntry>& family_entries() {
         "the text tower only (text_config, a ministral3); the vision tower is not read",
         "model.language_model.* (or language_model.model.*) as mistral; vision_tower.*, multi_modal_projector.* "
         "skipped",
-        {"text_config"},
+        {"text_config", "text_config.head_dim", "text_config.hidden_act", "text_config.hidden_size",
+         "text_config.intermediate_size", "text_config.max_position_embeddings", "text_config.mlp_bias",
+         "text_config.model_type", "text_config.num_attention_heads", "text_config.num_hidden_layers",
+         "text_config.num_key_value_heads", "text_config.original_max_position_embeddings",
+         "text_config.partial_rotary_factor", "text_config.rms_norm_eps", "text_config.rope_parameters",
+         "text_config.rope_scaling", "text_config.rope_theta", "text_config.sliding_window",
+         "text_config.tie_word_embeddings", "text_config.vocab_size"},
         {"mistralai/Ministral-3-3B-Instruct-2512"}},
        read_container},
       {{"deepseek_v2", "DeepSeek-V2", "DeepseekV2ForCausalLM", deepseek_attention, deepseek_rope, "",
@@ -1170,6 +1190,10 @@ HeadCounts parse_head_counts(std::string_view json_text, const std::string& name
   }
   if (!j.is_object()) fail(name, "config.json is not a JSON object");
   const Reader r(j, name);
+  // A multimodal container (gemma3, mistral3, ministral3) keeps its language model's heads in text_config.
+  if (!r.has("num_attention_heads") && !r.has("n_head") && !r.has("heads") && r.has("text_config") &&
+      j["text_config"].is_object())
+    return parse_head_counts(j["text_config"].dump(), name);
   HeadCounts h;
   if (r.has("num_attention_heads")) h.heads = r.integer("num_attention_heads", 1, 1 << 12);
   else if (r.has("n_head")) h.heads = r.integer("n_head", 1, 1 << 12);
