@@ -118,11 +118,15 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   }
   const model::ModelConfig& c = m->config;
   const nlohmann::json tokens_json = {{"ids", tokens.ids}, {"labels", tokens.labels}, {"next", next}};
-  const nlohmann::json model_json = {
+  nlohmann::json model_json = {
       {"name", m->name},         {"model_type", c.model_type}, {"layers", c.layers},   {"heads", c.heads},
       {"kv_heads", c.kv_heads},  {"checkpoint_kv_heads", m->original_kv_heads},      {"head_dim", c.head_dim},
       {"d_model", c.d_model},    {"vocab", c.vocab},           {"parameters", m->parameter_count()},
       {"weights_dtype", m->source_dtypes}};
+  if (!c.container.empty()) {  // a multimodal container: its text tower was run, its vision tower not read
+    model_json["container"] = c.container;
+    model_json["vision_tensors_skipped"] = m->skipped_tensors;
+  }
 
   OutputFiles files(out);
   files.npy("attentions.npy", r.attentions.data(), {r.layers, r.heads, r.tokens, r.tokens});
@@ -139,8 +143,12 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     files.npy("output.npy", d.output);
   }
   files.commit();
-  std::printf("%s (%s, %d layers, %d heads, %d kv heads): %d tokens; wrote %zu files to %s\n", m->name.c_str(),
-              c.model_type.c_str(), c.layers, c.heads, c.kv_heads, r.tokens, files.written().size(), out.c_str());
+  const std::string vision = c.container.empty() ? ""
+                             : " (" + c.container + "'s text tower; vision tower not drawn: " +
+                                   std::to_string(m->skipped_tensors) + " tensors skipped)";
+  std::printf("%s (%s%s, %d layers, %d heads, %d kv heads): %d tokens; wrote %zu files to %s\n", m->name.c_str(),
+              c.model_type.c_str(), vision.c_str(), c.layers, c.heads, c.kv_heads, r.tokens, files.written().size(),
+              out.c_str());
 }
 
 Analysis model_layer_for_export(const ModelOptions& o, const SceneOptions& scene) {

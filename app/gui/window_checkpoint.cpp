@@ -124,8 +124,14 @@ std::string Thousands(int64_t n) {
 // The family row: model_type and the family of its forward pass.
 std::string FamilyText(const model::ModelConfig& cfg) {
   if (cfg.is_mla()) return cfg.model_type + " (MLA" + (cfg.moe.experts > 0 ? " + MoE)" : ")");
-  if (cfg.moe.experts > 0) return cfg.model_type + " (Llama + MoE)";  // Qwen3-MoE, OLMoE, GraniteMoE
-  return cfg.model_type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.sandwich_norms ? " (Gemma)" : " (Llama)");
+  // a multimodal container: its own model_type, then its text tower's
+  const std::string type = cfg.container.empty() || cfg.container == cfg.model_type
+                               ? cfg.model_type
+                               : cfg.container + " → " + cfg.model_type;
+  if (cfg.moe.experts > 0) return type + " (Llama + MoE)";  // Qwen3-MoE, OLMoE, GraniteMoE
+  if (cfg.model_type == "gpt_neox") return type + " (GPT-NeoX)";
+  if (cfg.model_type == "olmo2") return type + " (OLMo 2)";
+  return type + (cfg.family == model::Family::gpt2 ? " (GPT-2)" : cfg.norm_plus_one ? " (Gemma)" : " (Llama)");
 }
 
 // Multi-head latent attention (DeepSeek): what all heads share, and the cache it gives per token.
@@ -169,6 +175,8 @@ void DrawModelInfo(AppState& state) {
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
     InfoRow(tr("parameters"), Thousands(m.parameter_count()));
     InfoRow(tr("weights"), m.source_dtypes);
+    if (!cfg.container.empty())  // the text tower is drawn; the vision tower's tensors stay unread
+      InfoRow(tr("vision tower"), trf("not drawn: %d tensors skipped", m.skipped_tensors));
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f s", m.load_seconds);
     InfoRow(tr("load time"), seconds);

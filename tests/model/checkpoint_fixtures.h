@@ -45,7 +45,11 @@ inline const std::vector<std::string>& checkpoint_fixtures() {
                                               "llama32_1b_llama3rope_bf16", "llama_dynamic_f32",
                                               "qwen3_yarn_bf16",           "qwen2_yarn_notrunc_f16",
                                               "phi35_longrope_bf16",       "phi4mini_partial_longrope_bf16",
-                                              "gemma3_linear_global_bf16"};
+                                              "gemma3_linear_global_bf16",
+                                              // GPT-NeoX, OLMo 2, multimodal containers (make_dense_fixtures.py)
+                                              "pythia160m_parallel_f16",   "olmo2_postnorm_f32",
+                                              "gemma3_4b_container_bf16",  "mistral_small31_container_bf16",
+                                              "ministral3_3b_container_bf16"};
   return names;
 }
 

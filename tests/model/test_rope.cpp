@@ -238,7 +238,8 @@ TEST_CASE("model rope: Gemma's √hidden_size stays float32 in a BF16 checkpoint
 TEST_CASE("model rope: the 49 real config.json files: the supported families open, the others are refused by name") {
   // Accepted: every Llama 3.x (llama3 RoPE), Phi-3.5/4-mini (longrope, partial rotary), Qwen2.5/Qwen3
   // dense, Mistral, SmolLM2/3, TinyLlama, Gemma 2, Gemma 3 text, GPT-2, DeepSeek-V2-Lite, Qwen3-30B-A3B,
-  // OLMoE-1B-7B, Granite 3.1 MoE.
+  // OLMoE-1B-7B, Granite 3.1 MoE, Pythia, OLMo 2, and the text towers of Gemma 3 4B+, Mistral Small 3.1 and
+  // Ministral 3.
   const std::map<std::string, RopeType> accepted{
       {"openai-community/gpt2", RopeType::plain},
       {"distilbert/distilgpt2", RopeType::plain},
@@ -282,19 +283,20 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"Qwen/Qwen3-30B-A3B", RopeType::plain},
       {"allenai/OLMoE-1B-7B-0924", RopeType::plain},
       {"ibm-granite/granite-3.1-1b-a400m-instruct", RopeType::plain},
+      {"EleutherAI/pythia-160m", RopeType::plain},          // rotary_pct 0.25: 16 of each head's 64 values
+      {"allenai/OLMo-2-1124-7B", RopeType::plain},
+      // multimodal containers: their text_config
+      {"google/gemma-3-4b-it", RopeType::linear},  // ×8 on the global layers
+      {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", RopeType::plain},
+      {"mistralai/Ministral-3-3B-Instruct-2512", RopeType::yarn},  // with llama_4_scaling_beta
   };
-  // Refused, each naming its model_type: new families not implemented yet, and multimodal containers.
+  // Refused, each naming its model_type: new families not implemented yet.
   const std::map<std::string, std::string> refused{
       {"Qwen/Qwen3-Next-80B-A3B-Instruct", "\"model_type\" = \"qwen3_next\" is Qwen3-Next"},
-      {"allenai/OLMo-2-1124-7B", "\"model_type\" = \"olmo2\" is not supported"},
-      {"EleutherAI/pythia-160m", "\"model_type\" = \"gpt_neox\" is not supported"},
       {"openai/gpt-oss-20b", "\"model_type\" = \"gpt_oss\" is not supported"},
-      {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", "\"model_type\" = \"mistral3\" is not supported"},
-      {"mistralai/Ministral-3-3B-Instruct-2512", "\"model_type\" = \"ministral3\" is not supported"},
-      {"google/gemma-3-4b-it", "\"model_type\" = \"gemma3\" is the multimodal Gemma 3"},
   };
-  CHECK(accepted.size() == 42);
-  CHECK(refused.size() == 7);
+  CHECK(accepted.size() == 47);
+  CHECK(refused.size() == 2);
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(real_configs())) {
     if (entry.path().extension() != ".json") continue;
@@ -316,8 +318,9 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
     }
   }
   CHECK(files == 49);
-  // Phi-4-mini rotates 96 of its 128 head values.
+  // Phi-4-mini rotates 96 of its 128 head values, Pythia 16 of its 64.
   CHECK(parse_model_config(real_config("microsoft/Phi-4-mini-instruct").dump(), "c").rotated_dim() == 96);
+  CHECK(parse_model_config(real_config("EleutherAI/pythia-160m").dump(), "c").rotated_dim() == 16);
 }
 
 TEST_CASE("model rope: the Positions view's data follows the config: rotated width, linear and YaRN scalings") {

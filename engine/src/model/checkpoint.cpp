@@ -133,4 +133,10 @@ std::string Checkpoint::dtypes_read() const {
   return s;
 }
 
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> out;
+  for (const auto& entry : where_) out.push_back(entry.first);
+  return out;
+}
+
 }  // namespace attnscope::model::detail

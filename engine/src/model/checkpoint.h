@@ -41,13 +41,16 @@ class Checkpoint {
   InPlace in_place(const std::string& name, const std::vector<int64_t>& shape) const;
   // The description of where the tensors live ("'DIR/model.safetensors'" or "the 3 shards of 'DIR'").
   const std::string& description() const { return description_; }
+  std::vector<std::string> names() const;  // every tensor of the files, sorted
   std::string dtypes_read() const;  // "BF16", "F32, F16", … of the tensors read so far
   // The bytes the opened model holds: a matrix `in_place(dtype)` says is read from the mapped file
   // counts its file bytes (resident page cache), every other tensor 4 bytes an element (a float32 copy).
-  template <class InPlaceDtype>
-  double memory_needed(InPlaceDtype in_place) const {
+  // `read(name)` says whether the model reads the tensor at all (a container's vision tower is not read).
+  template <class InPlaceDtype, class Read>
+  double memory_needed(InPlaceDtype in_place, Read read) const {
     double bytes = 0;
     for (const auto& [name, at] : where_) {
+      if (!read(name)) continue;
       const SafetensorsTensor& t = *at.tensor;
       // (a 3D stack of experts' matrices, GraniteMoE's input_linear, is read in place like a matrix)
       bytes += t.shape.size() >= 2 && in_place(t.dtype) ? double(t.end - t.begin) : double(t.count()) * 4;

@@ -36,7 +36,7 @@ class Reader {
   bool has(const char* key) const { return present(key) && !j_[key].is_null(); }
   // The key is there, even as null (null may mean something else than absent, e.g. Gemma 2's soft-caps).
   bool present(const char* key) const {
-    if (looked_up_) looked_up_->insert(key);
+    if (looked_up_) looked_up_->insert(prefix_ + key);
     return j_.contains(key);
   }
 
@@ -44,7 +44,7 @@ class Reader {
   int integer(const char* key, int lo, int hi, const char* alias = nullptr) const {
     const char* used = has(key) || !alias ? key : alias;
     if (!has(used))
-      fail(name_, "config.json has no \"" + std::string(key) + "\" (needed to build the " + family_ + " network)");
+      fail(name_, "config.json has no \"" + prefix_ + key + "\" (needed to build the " + family_ + " network)");
     return integer_value(used, lo, hi);
   }
   int integer_or(const char* key, int fallback, int lo, int hi) const {
@@ -53,21 +53,21 @@ class Reader {
   double number_or(const char* key, double fallback, double lo, double hi) const {
     if (!has(key)) return fallback;
     const json& v = j_[key];
-    if (!v.is_number()) fail(name_, "\"" + std::string(key) + "\" must be a number, got " + v.dump());
+    if (!v.is_number()) fail(name_, "\"" + prefix_ + key + "\" must be a number, got " + v.dump());
     const double d = v.get<double>();
     if (!(d >= lo && d <= hi))
-      fail(name_, "\"" + std::string(key) + "\" = " + v.dump() + " is outside the valid range " + std::to_string(lo) +
+      fail(name_, "\"" + prefix_ + key + "\" = " + v.dump() + " is outside the valid range " + std::to_string(lo) +
                       " to " + std::to_string(hi));
     return d;
   }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
-    if (!j_[key].is_boolean()) fail(name_, "\"" + std::string(key) + "\" must be true or false, got " + j_[key].dump());
+    if (!j_[key].is_boolean()) fail(name_, "\"" + prefix_ + key + "\" must be true or false, got " + j_[key].dump());
     return j_[key].get<bool>();
   }
   std::string string_or(const char* key, const std::string& fallback) const {
     if (!has(key)) return fallback;
-    if (!j_[key].is_string()) fail(name_, "\"" + std::string(key) + "\" must be a string, got " + j_[key].dump());
+    if (!j_[key].is_string()) fail(name_, "\"" + prefix_ + key + "\" must be a string, got " + j_[key].dump());
     return j_[key].get<std::string>();
   }
   // A list of `count` values read by `each` (which gets the element and its index), or empty when absent.
@@ -75,9 +75,9 @@ class Reader {
   std::vector<T> list_or_empty(const char* key, int count, F each) const {
     if (!has(key)) return {};
     const json& v = j_[key];
-    if (!v.is_array()) fail(name_, "\"" + std::string(key) + "\" must be a list, got " + v.dump());
+    if (!v.is_array()) fail(name_, "\"" + prefix_ + key + "\" must be a list, got " + v.dump());
     if (int64_t(v.size()) != count)
-      fail(name_, "\"" + std::string(key) + "\" lists " + std::to_string(v.size()) + " layers but \"num_hidden_layers\" is " +
+      fail(name_, "\"" + prefix_ + key + "\" lists " + std::to_string(v.size()) + " layers but \"num_hidden_layers\" is " +
                       std::to_string(count));
     std::vector<T> out;
     for (size_t i = 0; i < v.size(); ++i) out.push_back(each(v[i], int(i)));
@@ -90,17 +90,27 @@ class Reader {
   Reader over(const json& other) const {
     Reader r(other, name_, looked_up_);
     r.family_ = family_;
+    r.prefix_ = prefix_;
     return r;
   }
+  // A reader of the object under `key` (a multimodal container's text_config): its look-ups count as
+  // "key.name" (families.h's config_keys), and its messages name the key.
+  Reader nested(const json& other, const std::string& key) const {
+    Reader r(other, name_, looked_up_);
+    r.family_ = family_;
+    r.prefix_ = prefix_ + key + ".";
+    return r;
+  }
+  const std::string& prefix() const { return prefix_; }
 
  private:
   int integer_value(const char* key, int lo, int hi) const {
     const json& v = j_[key];
     if (!v.is_number_integer())
-      fail(name_, "\"" + std::string(key) + "\" must be a whole number, got " + v.dump());
+      fail(name_, "\"" + prefix_ + key + "\" must be a whole number, got " + v.dump());
     const int64_t n = v.get<int64_t>();
     if (n < lo || n > hi)
-      fail(name_, "\"" + std::string(key) + "\" = " + std::to_string(n) + " is outside what attnscope supports (" +
+      fail(name_, "\"" + prefix_ + key + "\" = " + std::to_string(n) + " is outside what attnscope supports (" +
                       std::to_string(lo) + " to " + std::to_string(hi) + ")");
     return int(n);
   }
@@ -108,6 +118,7 @@ class Reader {
   std::string name_;
   std::set<std::string>* looked_up_;
   std::string family_ = "model";
+  std::string prefix_;  // "text_config." inside a container
 };
 
 // Bounds that keep every size product within int64 and every tensor within reach of 24-bit indices
@@ -226,7 +237,8 @@ void read_rope_dict(const json& p, const Reader& tr, const std::string& key, con
   s.type = kind->type;
   for (auto it = p.begin(); it != p.end(); ++it) {
     const std::string& k = it.key();
-    bool known = k == "rope_type" || k == "type" || k == "rope_theta" || k == "partial_rotary_factor";
+    bool known = k == "rope_type" || k == "type" || k == "rope_theta" || k == "partial_rotary_factor" ||
+                 (family == "ministral3" && (k == "llama_4_scaling_beta" || k == "max_position_embeddings"));
     for (const char* r : kind->required) known = known || k == r;
     for (const char* o : kind->optional) known = known || k == o;
     if (!known)
@@ -239,6 +251,15 @@ void read_rope_dict(const json& p, const Reader& tr, const std::string& key, con
       fail(name, "\"" + key + "\" of rope type \"" + type + "\" has no \"" + r + "\" (required: " +
                      list_of(kind->required) + ")");
   if (pr.has("rope_theta")) *theta = pr.number_or("rope_theta", *theta, 1.0, 1e12);
+  if (family == "ministral3" && pr.has("llama_4_scaling_beta")) {
+    // transformers 5.x models/ministral3/modeling_ministral3.py, _get_llama_4_attn_scale: the queries after
+    // RoPE × 1 + beta·log(1 + floor(t / rope_parameters["original_max_position_embeddings"])).
+    c.query_scale_beta = pr.number_or("llama_4_scaling_beta", 0.0, 0.0, 1e3);
+    if (!pr.has("original_max_position_embeddings"))
+      fail(name, "\"" + key + "\" has \"llama_4_scaling_beta\" but no \"original_max_position_embeddings\" (the "
+                     "query scale steps up every that many positions)");
+    c.query_scale_length = pr.integer("original_max_position_embeddings", 1, max_positions_bound);
+  }
   if (s.type == RopeType::plain) return;
   if (s.type != RopeType::linear && s.type != RopeType::dynamic) {
     s.original_max = tr.has("original_max_position_embeddings")
@@ -330,7 +351,7 @@ void read_rope(const json& j, const Reader& r, const std::string& name, const st
   }
   if (prf != 1.0 && !partial)
     fail(name, prf_text + " is not supported for " + type + " (its attention rotates the whole head; supported: 1; "
-                   "partial rotary: phi3)");
+                   "partial rotary: phi3, gpt_neox)");
   c.rotary_dim = int(double(c.head_dim) * prf);
   if (c.rotary_dim < 2 || c.rotary_dim % 2 != 0)
     fail(name, prf_text + " rotates " + std::to_string(c.rotary_dim) + " of the head's " + std::to_string(c.head_dim) +
@@ -385,7 +406,10 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   }
   if (c.head_dim % 2 != 0)
     fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
-  c.norm_eps = r.number_or("rms_norm_eps", type == "phi3" || type == "olmoe" ? 1e-5 : 1e-6, 0, 1);
+  // Phi3Config, OlmoeConfig, Olmo2Config and Ministral3Config default to 1e-5, the others to 1e-6.
+  c.norm_eps = r.number_or("rms_norm_eps",
+                           type == "phi3" || type == "olmoe" || type == "olmo2" || type == "ministral3" ? 1e-5 : 1e-6,
+                           0, 1);
   c.rope_theta = r.number_or("rope_theta", 10000.0, 1.0, 1e12);
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
   const std::string act = r.string_or("hidden_act", "silu");
@@ -396,19 +420,34 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   // defaults to 4096.
   json with_default = j;
   if (type == "phi3" && !r.has("original_max_position_embeddings")) with_default["original_max_position_embeddings"] = 4096;
+  // Ministral3Config: without rope_parameters, YaRN ×16 over 16384 positions with llama_4_scaling_beta 0.1.
+  if (type == "ministral3" && !r.has("rope_scaling") && !r.has("rope_parameters"))
+    with_default["rope_parameters"] = {{"type", "yarn"}, {"rope_theta", 1000000.0}, {"factor", 16.0},
+                                       {"original_max_position_embeddings", 16384}, {"beta_fast", 32.0},
+                                       {"beta_slow", 1.0}, {"mscale_all_dim", 1.0}, {"mscale", 1.0},
+                                       {"llama_4_scaling_beta", 0.1}};
   read_rope(with_default, r.over(with_default), name, type, c, type == "phi3");
   if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
-  // Qwen2 always has q/k/v biases; Llama's and Qwen3's attention_bias adds them to q, k, v and o; Phi-3's
-  // fused projections never have biases (Phi3Attention does not read attention_bias).
-  const bool attention_bias = type != "phi3" && r.boolean_or("attention_bias", false);
+  // Qwen2 always has q/k/v biases; Llama's, Qwen3's and OLMo 2's attention_bias adds them to q, k, v and o;
+  // Phi-3's fused projections and Ministral 3's never have biases (their attention does not read attention_bias).
+  const bool attention_bias = type != "phi3" && type != "ministral3" && r.boolean_or("attention_bias", false);
   c.qkv_bias = type == "qwen2" || attention_bias;
   c.o_bias = attention_bias;
   c.mlp_bias = false;
   c.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "olmoe";
+  if (type == "olmo2") {
+    // transformers 5.x models/olmo2/modeling_olmo2.py: Olmo2DecoderLayer has no input_layernorm; it normalises
+    // the attention's and the MLP's OUTPUTS (post_attention_layernorm, post_feedforward_layernorm) before each
+    // residual add, and Olmo2Attention's q_norm/k_norm are RMSNorms over the whole q_proj [H·D] and k_proj
+    // [G·D] outputs, before the view into heads and RoPE.
+    c.pre_norms = false;
+    c.sandwich_norms = true;
+    c.qk_norm_whole = true;
+  }
   c.layer_rope_theta.assign(size_t(c.layers), c.rope_theta);
   c.layer_window.assign(size_t(c.layers), 0);
-  if (type == "mistral" || type == "phi3") {
-    // MistralAttention, Phi3Attention: every layer sees the last sliding_window keys.
+  if (type == "mistral" || type == "phi3" || type == "ministral3") {
+    // MistralAttention, Phi3Attention, Ministral3Attention: every layer sees the last sliding_window keys.
     c.sliding_window = r.integer_or("sliding_window", 0, 1, max_positions_bound);
     c.layer_window.assign(size_t(c.layers), c.sliding_window);
   } else if (type == "qwen2") {
@@ -593,6 +632,94 @@ ModelConfig read_moe_family(const json& j, const Reader& r, const std::string& n
   }
   if (type == "granitemoe") e.softmax_over_topk = true;
   else e.norm_topk = r.boolean_or("norm_topk_prob", false);
+  return c;
+}
+
+// GPT-NeoX (Pythia): transformers 5.x models/gpt_neox/configuration_gpt_neox.py and modeling_gpt_neox.py.
+// LayerNorm(layer_norm_eps) with biases, a fused per-head query_key_value, rotate-half RoPE on the leading
+// head_dim × rotary_pct values (base rotary_emb_base), q/k/v/o biases (attention_bias), the exact-erf GELU
+// MLP with biases, use_parallel_residual, an untied embed_out.
+ModelConfig read_gpt_neox(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c;
+  c.family = Family::llama;
+  c.norm = NormKind::layernorm;
+  c.mlp = MlpKind::gelu;
+  c.layers = r.integer("num_hidden_layers", 1, max_layers);
+  c.d_model = r.integer("hidden_size", 1, max_width);
+  c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
+  c.kv_heads = c.heads;
+  c.ffn_dim = r.integer("intermediate_size", 1, max_width);
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer_or("max_position_embeddings", 2048, 1, max_positions_bound);
+  if (c.d_model % c.heads != 0)
+    fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +
+                   std::to_string(c.d_model));
+  c.head_dim = c.d_model / c.heads;
+  c.norm_eps = r.number_or("layer_norm_eps", 1e-5, 0, 1);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  const std::string act = r.string_or("hidden_act", "gelu");
+  if (act != "gelu")
+    fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for gpt_neox (supported: gelu, the exact erf GELU)");
+  c.parallel_residual = r.boolean_or("use_parallel_residual", true);
+  c.qkv_bias = c.o_bias = r.boolean_or("attention_bias", true);
+  c.mlp_bias = true;
+  // rotary_pct and rotary_emb_base are GPT-NeoX's names for partial_rotary_factor and rope_theta (transformers 5
+  // reads either); the rope dict (rope_scaling / rope_parameters) as for every rotary family.
+  json with_default = j;
+  if (r.has("rotary_pct") && !r.has("partial_rotary_factor")) with_default["partial_rotary_factor"] = j["rotary_pct"];
+  if (!r.has("rotary_pct") && !r.has("partial_rotary_factor")) with_default["partial_rotary_factor"] = 0.25;
+  c.rope_theta = r.number_or("rotary_emb_base", r.number_or("rope_theta", 10000.0, 1.0, 1e12), 1.0, 1e12);
+  read_rope(with_default, r.over(with_default), name, type, c, true);
+  c.layer_rope_theta.assign(size_t(c.layers), c.rope_theta);
+  return c;
+}
+
+// The multimodal containers whose language model is a family attnscope knows: the text tower is read from
+// text_config with that family's reader, the vision tower is left unread (model.cpp counts its tensors).
+// transformers 5.x models/gemma3/configuration_gemma3.py (Gemma3Config: text_config a Gemma3TextConfig),
+// models/mistral3/configuration_mistral3.py (Mistral3Config: text_config a MistralConfig, or Ministral3Config
+// for Ministral 3, whose container's own model_type is ministral3 too).
+struct ContainerKind {
+  const char* type;          // the container's model_type
+  const char* default_text;  // text_config.model_type when it is absent
+  std::vector<const char*> text_types;
+  int default_positions;     // the text config class's max_position_embeddings default
+};
+
+const ContainerKind* find_container(const std::string& type) {
+  static const ContainerKind kinds[] = {{"gemma3", "gemma3_text", {"gemma3_text"}, 131072},
+                                        {"mistral3", "mistral", {"mistral", "ministral3"}, 131072},
+                                        {"ministral3", "ministral3", {"ministral3"}, 262144}};
+  for (const ContainerKind& k : kinds)
+    if (type == k.type) return &k;
+  return nullptr;
+}
+
+ModelConfig read_container(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  const ContainerKind& kind = *find_container(type);
+  std::string valid;
+  for (const char* t : kind.text_types) valid += std::string(valid.empty() ? "" : " or ") + t;
+  if (!r.has("text_config"))
+    fail(name, "\"model_type\" = \"" + type + "\" is a multimodal container, but config.json has no \"text_config\" "
+                   "(attnscope opens its language model from text_config: an object whose model_type is " + valid + ")");
+  const json& t = j["text_config"];
+  if (!t.is_object())
+    fail(name, "\"text_config\" must be an object (the language model's settings, model_type " + valid + "), got " +
+                   t.dump());
+  const Reader probe = r.nested(t, "text_config");
+  const std::string text_type = probe.string_or("model_type", kind.default_text);
+  if (std::find_if(kind.text_types.begin(), kind.text_types.end(), [&](const char* v) { return text_type == v; }) ==
+      kind.text_types.end())
+    fail(name, "\"text_config.model_type\" = \"" + text_type + "\" is not a language model attnscope opens inside a " +
+                   type + " container (valid: " + valid + ")");
+  json text = t;
+  if (!text.contains("max_position_embeddings") || text["max_position_embeddings"].is_null())
+    text["max_position_embeddings"] = kind.default_positions;
+  Reader tr = r.nested(text, "text_config");
+  tr.set_family(text_type);
+  ModelConfig c = text_type == "gemma3_text" ? read_gemma(text, tr, name, text_type) : read_llama(text, tr, name, text_type);
+  c.model_type = text_type;
+  c.container = type;
   return c;
 }
 
@@ -857,6 +984,68 @@ const std::vector<FamilyEntry>& family_entries() {
         with_keys(gemma_keys, {"rope_local_base_freq", "sliding_window_pattern"}, {}),
         {"google/gemma-3-1b-pt"}},
        read_gemma},
+      {{"gemma3", "Gemma 3 (multimodal)", "Gemma3ForConditionalGeneration", llama_attention,
+        "as gemma3_text (text_config): rope_theta on global layers scaled by rope_scaling, rope_local_base_freq on "
+        "sliding ones",
+        "as gemma3_text (text_config)", "the text tower only (text_config, a gemma3_text); the vision tower is not read",
+        "language_model.model.* (or model.language_model.*) as gemma3_text; vision_tower.*, multi_modal_projector.* "
+        "skipped",
+        {"text_config", "text_config.attention_bias", "text_config.attn_logit_softcapping",
+         "text_config.final_logit_softcapping", "text_config.head_dim", "text_config.hidden_act",
+         "text_config.hidden_activation", "text_config.hidden_size", "text_config.intermediate_size",
+         "text_config.layer_types", "text_config.max_position_embeddings", "text_config.model_type",
+         "text_config.num_attention_heads", "text_config.num_hidden_layers", "text_config.num_key_value_heads",
+         "text_config.partial_rotary_factor", "text_config.query_pre_attn_scalar", "text_config.rms_norm_eps",
+         "text_config.rope_local_base_freq", "text_config.rope_scaling", "text_config.rope_theta",
+         "text_config.sliding_window", "text_config.sliding_window_pattern", "text_config.tie_word_embeddings",
+         "text_config.use_bidirectional_attention", "text_config.vocab_size"},
+        {"google/gemma-3-4b-it"}},
+       read_container},
+      {{"gpt_neox", "GPT-NeoX (Pythia)", "GPTNeoXForCausalLM", "MHA (num_attention_heads)",
+        "RoPE on the leading rotary_pct of each head, base rotary_emb_base; rope_scaling / rope_parameters as Llama's",
+        "", "parallel residual (use_parallel_residual), LayerNorms with biases, per-head fused q/k/v, exact GELU MLP",
+        "gpt_neox.layers.N.attention.{query_key_value, dense}, mlp.{dense_h_to_4h, dense_4h_to_h}; embed_out",
+        {"attention_bias", "hidden_act", "hidden_size", "intermediate_size", "layer_norm_eps",
+         "max_position_embeddings", "num_attention_heads", "num_hidden_layers", "original_max_position_embeddings",
+         "partial_rotary_factor",
+         "rope_parameters", "rope_scaling", "rope_theta", "rotary_emb_base", "rotary_pct", "tie_word_embeddings",
+         "use_parallel_residual", "vocab_size"},
+        {"EleutherAI/pythia-160m"}},
+       read_gpt_neox},
+      {{"olmo2", "OLMo 2", "Olmo2ForCausalLM", llama_attention, llama_rope, "",
+        "RMSNorms after the attention and MLP outputs (no norm before them), q/k RMSNorms over the whole projection",
+        "model.layers.N.self_attn.{q,k,v,o}_proj, q_norm, k_norm, post_attention_layernorm, post_feedforward_layernorm",
+        llama_keys,
+        {"allenai/OLMo-2-1124-7B"}},
+       read_llama},
+      {{"mistral3", "Mistral 3 (multimodal)", "Mistral3ForConditionalGeneration", llama_attention, llama_rope,
+        "as mistral (text_config): every layer the last sliding_window keys",
+        "the text tower only (text_config, a mistral or ministral3); the vision tower is not read",
+        "language_model.model.* (or model.language_model.*) as mistral; vision_tower.*, multi_modal_projector.* skipped",
+        {"text_config", "text_config.attention_bias", "text_config.head_dim", "text_config.hidden_act",
+         "text_config.hidden_size", "text_config.intermediate_size", "text_config.max_position_embeddings",
+         "text_config.mlp_bias", "text_config.model_type", "text_config.num_attention_heads",
+         "text_config.num_hidden_layers", "text_config.num_key_value_heads", "text_config.partial_rotary_factor",
+         "text_config.rms_norm_eps", "text_config.rope_parameters", "text_config.rope_scaling",
+         "text_config.rope_theta", "text_config.sliding_window", "text_config.tie_word_embeddings",
+         "text_config.vocab_size"},
+        {"mistralai/Mistral-Small-3.1-24B-Instruct-2503"}},
+       read_container},
+      {{"ministral3", "Ministral 3 (multimodal)", "Mistral3ForConditionalGeneration", llama_attention,
+        "RoPE as rope_parameters says (YaRN); queries × 1 + llama_4_scaling_beta·ln(1 + ⌊t / original context⌋)",
+        "every layer the last sliding_window keys (null: none)",
+        "the text tower only (text_config, a ministral3); the vision tower is not read",
+        "model.language_model.* (or language_model.model.*) as mistral; vision_tower.*, multi_modal_projector.* "
+        "skipped",
+        {"text_config", "text_config.head_dim", "text_config.hidden_act", "text_config.hidden_size",
+         "text_config.intermediate_size", "text_config.max_position_embeddings", "text_config.mlp_bias",
+         "text_config.model_type", "text_config.num_attention_heads", "text_config.num_hidden_layers",
+         "text_config.num_key_value_heads", "text_config.original_max_position_embeddings",
+         "text_config.partial_rotary_factor", "text_config.rms_norm_eps", "text_config.rope_parameters",
+         "text_config.rope_scaling", "text_config.rope_theta", "text_config.sliding_window",
+         "text_config.tie_word_embeddings", "text_config.vocab_size"},
+        {"mistralai/Ministral-3-3B-Instruct-2512"}},
+       read_container},
       {{"deepseek_v2", "DeepSeek-V2", "DeepseekV2ForCausalLM", deepseek_attention, deepseek_rope, "",
         "mixture of experts (softmax routing, greedy or group-limited)", deepseek_tensors,
         deepseek_keys,
@@ -1039,9 +1228,10 @@ int64_t ModelConfig::parameter_count() const {
   if (qkv_bias) per_layer += Q + 2 * KV;
   if (o_bias) per_layer += C;
   const int64_t dense_mlp = (mlp == MlpKind::swiglu || mlp == MlpKind::geglu ? 3 : 2) * C * F + (mlp_bias ? F + C : 0);
-  per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
-  if (sandwich_norms) per_layer += 2 * C;  // Gemma's post-attention and post-MLP norms
-  if (qk_norm) per_layer += qk_norm_whole ? Q + KV : 2 * int64_t(head_dim);  // q_norm, k_norm
+  if (pre_norms) per_layer += (layernorm ? 4 : 2) * C;  // two norms (weight, and bias for LayerNorm)
+  if (sandwich_norms) per_layer += 2 * C;  // Gemma's and OLMo 2's post-attention and post-MLP norms
+  if (qk_norm_whole) per_layer += Q + KV;  // q_norm [H·D], k_norm [G·D] (OLMo 2, OLMoE)
+  else if (qk_norm) per_layer += 2 * int64_t(head_dim);  // q_norm, k_norm per head (Qwen3)
   // each layer's MLP: dense, or the router [E, C] and E SwiGLU experts of width expert_ffn
   const int64_t moe_mlp = int64_t(moe.experts) * (C + 3 * C * moe.expert_ffn);
   int64_t total = int64_t(vocab) * C + per_layer * layers + (layernorm ? 2 : 1) * C;
@@ -1063,10 +1253,6 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (!j.contains("model_type") || !j["model_type"].is_string())
     fail(name, std::string("config.json has no \"model_type\" string (supported: ") + supported_model_types() + ")");
   const std::string type = j["model_type"].get<std::string>();
-  if (type == "gemma3")
-    fail(name, "\"model_type\" = \"gemma3\" is the multimodal Gemma 3 (a vision tower and language_model.* "
-               "weights), which attnscope does not open; the text-only Gemma 3 checkpoints (model_type "
-               "gemma3_text, e.g. gemma-3-1b-pt) are supported");
   if (type == "qwen3_next")
     fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly hybrid linear attention "
                "(Gated DeltaNet) with no attention matrix to draw; attnscope does not open it (supported: " +
@@ -1086,7 +1272,7 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
     throw;
   }
   if (keys_read) keys_read->assign(looked_up.begin(), looked_up.end());
-  c.model_type = type;
+  if (c.container.empty()) c.model_type = type;
   if (c.attn_scale == 0) c.attn_scale = 1.0 / std::sqrt(double(c.head_dim));
   // Every family has the per-layer lists (DeepSeek's MLA layers: global, its own RoPE on the rope part).
   if (c.layer_window.empty()) c.layer_window.assign(size_t(c.layers), 0);
@@ -1106,6 +1292,10 @@ HeadCounts parse_head_counts(std::string_view json_text, const std::string& name
   }
   if (!j.is_object()) fail(name, "config.json is not a JSON object");
   const Reader r(j, name);
+  // A multimodal container (gemma3, mistral3, ministral3) keeps its language model's heads in text_config.
+  if (!r.has("num_attention_heads") && !r.has("n_head") && !r.has("heads") && r.has("text_config") &&
+      j["text_config"].is_object())
+    return parse_head_counts(j["text_config"].dump(), name);
   HeadCounts h;
   if (r.has("num_attention_heads")) h.heads = r.integer("num_attention_heads", 1, 1 << 12);
   else if (r.has("n_head")) h.heads = r.integer("n_head", 1, 1 << 12);

@@ -46,7 +46,24 @@ void gelu_new_inplace(float* x, int64_t N) {
   }
 }
 
+// GPT-NeoX's "gelu": the exact erf GELU in place, x·½·(1 + erf(x/√2)) in float32 as torch's gelu.
+void gelu_erf_inplace(float* x, int64_t N) {
+#pragma omp parallel for schedule(static) if (N >= (1 << 16))
+  for (int64_t i = 0; i < N; ++i) x[i] = x[i] * 0.5f * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+}
+
+// Ministral 3's query scale after RoPE (transformers 5.x models/ministral3/modeling_ministral3.py,
+// _get_llama_4_attn_scale): q_t × 1 + β·ln(1 + ⌊t / L⌋) in float32; 1 for t < L.
+float query_scale(const ModelConfig& c, int t) {
+  const float steps = std::floor(float(t) / float(c.query_scale_length));
+  return 1.0f + float(c.query_scale_beta) * std::log(1.0f + steps);
+}
+
 void apply_norm(const ModelConfig& c, float* out, const float* x, const Vec& weight, const Vec& bias, int T) {
+  if (weight.size() == 0) {  // OLMo 2: no norm before attention or the MLP
+    std::copy_n(x, int64_t(T) * c.d_model, out);
+    return;
+  }
   if (c.norm == NormKind::layernorm)
     ops::layernorm_forward(out, nullptr, nullptr, x, weight.data(), data_or_null(bias), T, c.d_model, float(c.norm_eps));
   else
@@ -145,10 +162,10 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
   linear_forward_packed(a.q.data(), a.h.data(), w.wq, data_or_null(w.bq), T);
   linear_forward_packed(a.k.data(), a.h.data(), kv.wk, data_or_null(kv.bk), T);
   linear_forward_packed(a.v.data(), a.h.data(), kv.wv, data_or_null(kv.bv), T);
-  if (c.qk_norm && c.qk_norm_whole) {  // OLMoE: over each token's whole q [H·D] and k [G·D]
+  if (c.qk_norm_whole) {  // OLMo 2, OLMoE: over each token's whole q [H·D] and k [G·D]
     ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T, H * D, float(c.norm_eps));
     ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T, G * D, float(c.norm_eps));
-  } else if (c.qk_norm) {
+  } else if (c.qk_norm) {  // Qwen3: over each head's D values
     ops::rmsnorm_forward(a.q.data(), nullptr, a.q.data(), w.q_norm.data(), T * H, D, float(c.norm_eps));
     ops::rmsnorm_forward(a.k.data(), nullptr, a.k.data(), w.k_norm.data(), T * G, D, float(c.norm_eps));
   }
@@ -157,6 +174,9 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
     rope_half(a.q.data(), T, H, D, f);
     rope_half(a.k.data(), T, G, D, f);
   }
+  if (c.query_scale_beta > 0)
+    for (int t = c.query_scale_length; t < T; ++t)
+      Eigen::Map<Eigen::ArrayXf>(a.q.data() + int64_t(t) * H * D, int64_t(H) * D) *= query_scale(c, t);
   ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
                               attention_options(c, layer));
   linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
@@ -164,13 +184,17 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
   add_residual(c, a, T);
 }
 
-void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T) {
+// `input` is the residual stream the MLP's norm reads: x after the attention block, or (GPT-NeoX's parallel
+// residual) x before it.
+void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T, const float* input) {
   const int C = c.d_model, F = c.ffn_dim;
-  // 2. MLP: norm → up (and gate) → gelu_new, SwiGLU or GeGLU → down (→ Gemma's post-MLP norm) → residual
-  apply_norm(c, a.h.data(), a.x.data(), w.norm2_weight, w.norm2_bias, T);
+  // 2. MLP: norm → up (and gate) → gelu_new, SwiGLU, GeGLU or GELU → down (→ the post-MLP norm) → residual
+  apply_norm(c, a.h.data(), input, w.norm2_weight, w.norm2_bias, T);
   linear_forward_packed(a.up.data(), a.h.data(), w.w_up, data_or_null(w.b_up), T);
   if (c.mlp == MlpKind::gelu_new) {
     gelu_new_inplace(a.up.data(), int64_t(T) * F);
+  } else if (c.mlp == MlpKind::gelu) {
+    gelu_erf_inplace(a.up.data(), int64_t(T) * F);
   } else if (c.mlp == MlpKind::swiglu) {
     linear_forward_packed(a.gate.data(), a.h.data(), w.w_gate, nullptr, T);
     ops::swiglu_forward(a.up.data(), a.gate.data(), a.up.data(), T, F);
@@ -403,19 +427,21 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   if (c.positions == PositionKind::learned)
     ops::residual_forward(a.x.data(), a.x.data(), w.position_embedding.data(), T * C);
 
+  std::vector<float> x_in;  // the layer's input stream (parallel residual)
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
     if (c.is_mla()) {  // DeepSeek
       mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
-      else mlp_forward(c, w.layers[size_t(l)], a, T);
+      else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
       continue;
     }
+    if (c.parallel_residual) x_in = a.x;  // GPT-NeoX: x + attn(norm1(x)) + mlp(norm2(x))
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
     if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
-    else mlp_forward(c, w.layers[size_t(l)], a, T);
+    else mlp_forward(c, w.layers[size_t(l)], a, T, c.parallel_residual ? x_in.data() : a.x.data());
   }
   check_cancel(options.cancel);
   apply_norm(c, a.h.data(), a.x.data(), w.final_norm_weight, w.final_norm_bias, T);

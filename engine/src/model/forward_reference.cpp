@@ -54,6 +54,7 @@ Rows linear(const Rows& x, const PackedMatrix& packed, const Vec& b) {
 // LayerNorm (weight and bias) or RMSNorm (weight only) of each row.
 Rows norm(const Rows& x, const Vec& weight, const Vec& bias, NormKind kind, double eps) {
   Rows y = x;
+  if (weight.size() == 0) return y;  // OLMo 2: no norm before attention or the MLP
   for (auto& row : y) {
     const double n = double(row.size());
     double mean = 0;
@@ -102,6 +103,7 @@ void head_norm(Rows& x, int heads, int D, const Vec& weight, double eps) {
 
 double gelu_new(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }  // GPT-NeoX's "gelu"
 
 
 Mat to_mat(const Rows& r) {
@@ -332,10 +334,10 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     const Rows h = norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps);
     Rows q = linear(h, lw.wq, lw.bq), k = linear(h, kv.wk, kv.bk);
     const Rows v = linear(h, kv.wv, kv.bv);
-    if (c.qk_norm && c.qk_norm_whole) {  // OLMoE: one norm over the whole projection
+    if (c.qk_norm_whole) {  // OLMo 2, OLMoE: one RMSNorm over all of q, one over all of k
       head_norm(q, 1, H * D, lw.q_norm, c.norm_eps);
       head_norm(k, 1, G * D, lw.k_norm, c.norm_eps);
-    } else if (c.qk_norm) {
+    } else if (c.qk_norm) {  // Qwen3: per head
       head_norm(q, H, D, lw.q_norm, c.norm_eps);
       head_norm(k, G, D, lw.k_norm, c.norm_eps);
     }
@@ -344,6 +346,11 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       rope(q, H, D, f);
       rope(k, G, D, f);
     }
+    if (c.query_scale_beta > 0)  // Ministral 3: 1 + β·ln(1 + ⌊t / L⌋)
+      for (int t = 0; t < T; ++t) {
+        const double scale = 1.0 + c.query_scale_beta * std::log(1.0 + std::floor(double(t) / c.query_scale_length));
+        for (double& v : q[size_t(t)]) v *= scale;
+      }
     // 2. scores (scale, soft-cap) → causal mask, sliding window → softmax → weighted sum, head by head
     const int window = c.layer_window[size_t(l)];
     Rows concat(size_t(T), std::vector<double>(size_t(H * D), 0.0));
@@ -396,9 +403,10 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       detail.output = to_mat(attn);
       r.detail = std::move(detail);
     }
+    const Rows x_in = x;  // GPT-NeoX's parallel residual: the MLP reads the layer's input
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)] * c.residual_scale;
-    const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+    const Rows h2 = norm(c.parallel_residual ? x_in : x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
     if (c.moe.is_moe_layer(l)) {  // Qwen3-MoE, OLMoE, GraniteMoE
       const Rows mlp = moe_reference(c, lw, h2);
       for (int t = 0; t < T; ++t)
@@ -406,9 +414,9 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       continue;
     }
     Rows hidden = linear(h2, lw.w_up, lw.b_up);
-    if (c.mlp == MlpKind::gelu_new) {
+    if (c.mlp == MlpKind::gelu_new || c.mlp == MlpKind::gelu) {
       for (auto& row : hidden)
-        for (double& e : row) e = gelu_new(e);
+        for (double& e : row) e = c.mlp == MlpKind::gelu ? gelu_erf(e) : gelu_new(e);
     } else {  // SwiGLU silu(gate)·up, GeGLU gelu_tanh(gate)·up
       const Rows gate = linear(h2, lw.w_gate, Vec());
       const bool geglu = c.mlp == MlpKind::geglu;

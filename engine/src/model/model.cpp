@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
@@ -202,16 +203,20 @@ void check_expert_count(const ModelConfig& c, const detail::Checkpoint& ckpt, co
 // mlp.{gate,up,down}_proj, RMSNorms; Qwen3's and Gemma 3's self_attn.{q,k}_norm [D]; Phi-3's fused
 // self_attn.qkv_proj and mlp.gate_up_proj; Gemma 2/3's four norms of a block (input_layernorm,
 // post_attention_layernorm, pre_feedforward_layernorm, post_feedforward_layernorm).
-std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
+// `p` is where the text model's tensors live ("model.", or a multimodal container's text tower prefix) and
+// `head` the untied output's name. OLMo 2 (!pre_norms): no input_layernorm, q_norm [H·D] and k_norm [G·D]
+// over the whole projections, post_attention_layernorm and post_feedforward_layernorm on the outputs.
+std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::string& p = "model.",
+                             const std::string& head = "lm_head.weight") {
   const int64_t C = c.d_model, F = c.ffn_dim, D = c.head_dim, Q = int64_t(c.heads) * D, KV = int64_t(c.kv_heads) * D;
   const bool fused = c.model_type == "phi3";
   std::vector<Load> plan;
-  plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
+  plan_packed(plan, p + "embed_tokens.weight", w.token_embedding, c.vocab, C);
   w.layers.resize(size_t(c.layers));
   for (int i = 0; i < c.layers; ++i) {
     LayerWeights& l = w.layers[size_t(i)];
-    const std::string h = "model.layers." + std::to_string(i) + ".";
-    plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
+    const std::string h = p + "layers." + std::to_string(i) + ".";
+    if (c.pre_norms) plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
     if (fused) {
       plan_fused(plan, h + "self_attn.qkv_proj.weight", {{&l.wq, Q}, {&l.kv.wk, KV}, {&l.kv.wv, KV}}, C,
                  "the rows of q (" + std::to_string(c.heads) + " heads × " + std::to_string(D) + "), then k and v (" +
@@ -226,7 +231,7 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
       plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
       plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
     }
-    if (c.qk_norm) {  // per head [D], or over the whole projection (OLMoE: [H·D] and [G·D])
+    if (c.qk_norm || c.qk_norm_whole) {  // per head [D] (Qwen3), or the whole projection [H·D], [G·D] (OLMo 2, OLMoE)
       plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, c.qk_norm_whole ? Q : D);
       plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, c.qk_norm_whole ? KV : D);
     }
@@ -234,7 +239,7 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
     if (c.sandwich_norms) {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.post_attn_norm, C);
-      plan_vector(plan, h + "pre_feedforward_layernorm.weight", l.norm2_weight, C);
+      if (c.pre_norms) plan_vector(plan, h + "pre_feedforward_layernorm.weight", l.norm2_weight, C);
       plan_vector(plan, h + "post_feedforward_layernorm.weight", l.post_mlp_norm, C);
     } else {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
@@ -250,9 +255,86 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w) {
     }
     if (!c.moe.is_moe_layer(i)) plan_packed(plan, h + "mlp.down_proj.weight", l.w_down, C, F);
   }
-  plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
-  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  plan_vector(plan, p + "norm.weight", w.final_norm_weight, C);
+  if (!c.tied_embeddings) plan_packed(plan, head, w.lm_head, c.vocab, C);
   return plan;
+}
+
+// GPT-NeoX (Pythia), transformers 5.x models/gpt_neox/modeling_gpt_neox.py: gpt_neox.embed_in,
+// gpt_neox.layers.N.{input_layernorm, post_attention_layernorm} (LayerNorms with biases),
+// attention.query_key_value [3C, C] and its bias [3C], attention.dense, mlp.dense_h_to_4h, mlp.dense_4h_to_h
+// (with biases), gpt_neox.final_layer_norm and the untied embed_out. query_key_value's rows are per head:
+// GPTNeoXAttention views the projection as [T, H, 3·D] and splits each head's 3·D values into its q, k and
+// v, so head h's query is rows [3hD, 3hD + D), its key the next D rows and its value the D after.
+std::vector<Load> plan_gpt_neox(const ModelConfig& c, ModelWeights& w) {
+  const int64_t C = c.d_model, F = c.ffn_dim, D = c.head_dim, H = c.heads;
+  const std::string p = "gpt_neox.";
+  std::vector<Load> plan;
+  plan_packed(plan, p + "embed_in.weight", w.token_embedding, c.vocab, C);
+  w.layers.resize(size_t(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& l = w.layers[size_t(i)];
+    const std::string h = p + "layers." + std::to_string(i) + ".";
+    plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
+    plan_vector(plan, h + "input_layernorm.bias", l.norm1_bias, C);
+    plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    plan_vector(plan, h + "post_attention_layernorm.bias", l.norm2_bias, C);
+    PackedMatrix *wq = &l.wq, *wk = &l.kv.wk, *wv = &l.kv.wv;
+    plan.push_back({h + "attention.query_key_value.weight", {3 * C, C}, nullptr, {},
+                    [wq, wk, wv, H, D, C](const float* staged) {
+                      *wq = PackedMatrix(H * D, C), *wk = PackedMatrix(H * D, C), *wv = PackedMatrix(H * D, C);
+                      for (int64_t head = 0; head < H; ++head) {
+                        const float* rows = staged + head * 3 * D * C;
+                        wq->set_rows(head * D, D, rows);
+                        wk->set_rows(head * D, D, rows + D * C);
+                        wv->set_rows(head * D, D, rows + 2 * D * C);
+                      }
+                    },
+                    "per head (" + std::to_string(H) + " heads), its q, k and v rows (head_dim " + std::to_string(D) +
+                        " each), the heads"});
+    if (c.qkv_bias) {
+      Vec *bq = &l.bq, *bk = &l.kv.bk, *bv = &l.kv.bv;
+      plan.push_back({h + "attention.query_key_value.bias", {3 * C}, nullptr, {},
+                      [bq, bk, bv, H, D](const float* staged) {
+                        bq->resize(H * D), bk->resize(H * D), bv->resize(H * D);
+                        for (int64_t head = 0; head < H; ++head)
+                          for (int64_t d = 0; d < D; ++d) {
+                            (*bq)[head * D + d] = staged[head * 3 * D + d];
+                            (*bk)[head * D + d] = staged[head * 3 * D + D + d];
+                            (*bv)[head * D + d] = staged[head * 3 * D + 2 * D + d];
+                          }
+                      },
+                      {}});
+    }
+    plan_packed(plan, h + "attention.dense.weight", l.wo, C, C);
+    if (c.o_bias) plan_vector(plan, h + "attention.dense.bias", l.bo, C);
+    plan_packed(plan, h + "mlp.dense_h_to_4h.weight", l.w_up, F, C);
+    plan_vector(plan, h + "mlp.dense_h_to_4h.bias", l.b_up, F);
+    plan_packed(plan, h + "mlp.dense_4h_to_h.weight", l.w_down, C, F);
+    plan_vector(plan, h + "mlp.dense_4h_to_h.bias", l.b_down, C);
+  }
+  plan_vector(plan, p + "final_layer_norm.weight", w.final_norm_weight, C);
+  plan_vector(plan, p + "final_layer_norm.bias", w.final_norm_bias, C);
+  if (!c.tied_embeddings) plan_packed(plan, "embed_out.weight", w.lm_head, c.vocab, C);
+  return plan;
+}
+
+// A multimodal container's text tower: the prefix its files use. transformers 5.x saves
+// model.language_model.* and lm_head.weight; checkpoints saved before (Gemma 3, Mistral Small 3.1) hold
+// language_model.model.* and language_model.lm_head.weight (the _checkpoint_conversion_mapping of
+// Gemma3ForConditionalGeneration and Mistral3ForConditionalGeneration renames the one to the other).
+struct TextTower {
+  std::string prefix, head;
+};
+
+TextTower find_text_tower(const ModelConfig& c, const detail::Checkpoint& ckpt) {
+  if (ckpt.has("language_model.model.embed_tokens.weight")) return {"language_model.model.", "language_model.lm_head.weight"};
+  if (ckpt.has("model.language_model.embed_tokens.weight")) return {"model.language_model.", "lm_head.weight"};
+  throw InputError(ckpt.description() + ": config.json says \"model_type\" = \"" + c.container +
+                   "\", a multimodal container, but its files hold no text tower: neither "
+                   "'language_model.model.embed_tokens.weight' nor 'model.language_model.embed_tokens.weight' "
+                   "(valid: the language model's weights under language_model.model.* or model.language_model.*; "
+                   "the vision tower alone has no text attention to draw)");
 }
 
 // DeepSeek-V2/V3: MLA's self_attn.{q_proj | q_a_proj, q_a_layernorm, q_b_proj}, kv_a_proj_with_mqa,
@@ -314,12 +396,15 @@ std::vector<Load> plan_deepseek(const ModelConfig& c, ModelWeights& w) {
 
 // Refuses a model whose weights would not fit in this machine's memory, before allocating: the matrices
 // read in place from the mapped files at their own width (16-bit stays 16-bit), the rest as float32.
-void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& dir) {
+// `prefix` (a container's text tower) limits the count to the tensors under it and its output.
+void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& dir, const TextTower& tower) {
   const bool gpt2 = c.family == Family::gpt2;
   const double need = ckpt.memory_needed([gpt2](TensorDtype d) {
     // as open() below: GPT-2's F32 Conv1D weights, and F32/BF16/F16 nn.Linear weights with the fast kernel
     return d == TensorDtype::f32 ? gpt2 || PackedMatrix::fast_in_place
                                  : !gpt2 && PackedMatrix::fast_in_place && (d == TensorDtype::bf16 || d == TensorDtype::f16);
+  }, [&tower](const std::string& name) {
+    return tower.prefix.empty() || name.rfind(tower.prefix, 0) == 0 || name == tower.head;
   });
   const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
   char need_gb[32], have_gb[32];
@@ -361,13 +446,21 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const ModelConfig& c = model->config;
   const auto shared_ckpt = std::make_shared<const detail::Checkpoint>(dir);
   const detail::Checkpoint& ckpt = *shared_ckpt;
-  check_memory(c, ckpt, dir);
+  const TextTower tower = c.container.empty() ? TextTower{} : find_text_tower(c, ckpt);
+  check_memory(c, ckpt, dir, tower);
   check_expert_count(c, ckpt, config_path);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
-  const std::vector<Load> plan = c.family == Family::gpt2 ? plan_gpt2(c, ckpt, w)
-                                : c.is_mla()              ? plan_deepseek(c, w)
-                                                          : plan_llama(c, w);
+  const std::vector<Load> plan = c.family == Family::gpt2       ? plan_gpt2(c, ckpt, w)
+                                : c.is_mla()                    ? plan_deepseek(c, w)
+                                : c.model_type == "gpt_neox"    ? plan_gpt_neox(c, w)
+                                : !tower.prefix.empty()         ? plan_llama(c, w, tower.prefix, tower.head)
+                                                                : plan_llama(c, w);
+  if (!c.container.empty()) {  // the vision tower (and projector) stay unread: counted for the Checkpoint window
+    std::set<std::string> read;
+    for (const Load& l : plan) read.insert(l.name);
+    for (const std::string& name : ckpt.names()) model->skipped_tensors += read.count(name) ? 0 : 1;
+  }
 
   // Check every name and shape before reading anything, so a wrong file fails fast.
   double total = 0;
@@ -477,11 +570,12 @@ std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) 
   const int original = model.original_kv_heads;
   require(!c.is_mla(), c.model_type + " uses multi-head latent attention: it has no K/V heads to pool, every head's "
                        "keys and values are made from one shared latent, and that latent is what it caches");
-  require(!c.qk_norm_whole, c.model_type + " normalises its keys over all " + std::to_string(original) +
-                                " key heads together (k_norm over the whole k projection): pooled heads would "
-                                "change what that norm divides by, so its K/V heads are not pooled");
   require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
           "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
+  require(!c.qk_norm_whole || kv_heads == original,
+          c.model_type + " normalises its keys over all " + std::to_string(original) +
+              " key heads together (k_norm over the whole k projection): pooled heads would change what that norm "
+              "divides by, so it opens with its own " + std::to_string(original) + " kv heads only");
   require(original % kv_heads == 0, "this checkpoint has " + std::to_string(original) +
                                         " kv heads; it can be pooled to a divisor of that, not to " +
                                         std::to_string(kv_heads));
@@ -494,6 +588,7 @@ std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) 
   out->source_dtypes = model.source_dtypes;
   out->load_seconds = model.load_seconds;
   out->original_kv_heads = original;
+  out->skipped_tensors = model.skipped_tensors;
   if (kv_heads == original) return out;
   out->pooled_kv.resize(model.weights->layers.size());
   for (size_t i = 0; i < out->pooled_kv.size(); ++i) {

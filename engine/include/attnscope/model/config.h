@@ -19,6 +19,14 @@
 //          MLP (qwen3_moe: the layers decoder_sparse_step and mlp_only_layers choose; olmoe, granitemoe:
 //          every layer); olmoe's q/k norms span the whole projection (qk_norm_whole); granite and
 //          granitemoe scale the embedding, each residual branch, the scores and the logits
+//   gpt_neox  (Pythia) LayerNorm(layer_norm_eps) with biases, RoPE on the leading head_dim × rotary_pct values
+//          (base rotary_emb_base), q/k/v/o and MLP biases, the exact GELU MLP, use_parallel_residual:
+//          x + attn(norm1(x)) + mlp(norm2(x)); query_key_value is split per head at load (model.cpp)
+//   olmo2  Llama's attention and SwiGLU with the norms AFTER the attention and MLP outputs (no pre-norms)
+//          and q/k RMSNorms over the whole projection (qk_norm_whole)
+//   gemma3, mistral3, ministral3: multimodal containers; their text_config is read by the reader of its
+//          model_type (gemma3_text, mistral, ministral3: Mistral's with rope_parameters' llama_4_scaling_beta
+//          query scale), the vision tower is not read (container)
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // The float32 contract: attnscope's forward equals transformers' with the model loaded in float32
 // (dtype=torch.float32, eager attention). Weights of any file dtype are widened exactly; every constant
@@ -39,8 +47,9 @@ namespace attnscope::model {
 enum class Family { gpt2, llama };
 enum class NormKind { layernorm, rmsnorm };        // LayerNorm (weight + bias) or RMSNorm (weight)
 enum class PositionKind { learned, rotary };       // wpe added to the input, or RoPE on q and k
-enum class MlpKind { gelu_new, swiglu, geglu };    // down(gelu_new(up x)), down(silu(gate x) ⊙ up x) or
-                                                   // down(gelu_tanh(gate x) ⊙ up x) (Gemma)
+enum class MlpKind { gelu_new, swiglu, geglu, gelu };  // down(gelu_new(up x)), down(silu(gate x) ⊙ up x),
+                                                      // down(gelu_tanh(gate x) ⊙ up x) (Gemma) or
+                                                      // down(gelu(up x)) with the exact erf GELU (GPT-NeoX)
 
 // DeepSeek's multi-head latent attention (SPEC "Variants after GQA", MLA). Every head has its own
 // keys and values, all up-projected from one latent c_KV [kv_lora_rank] per token, plus one rotary key
@@ -133,7 +142,10 @@ RopeFrequencies rope_frequencies(const RopeScalingConfig& scaling, double base, 
 
 struct ModelConfig {
   std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
-                           // deepseek_v2 | deepseek_v3 | qwen3_moe | olmoe | granite | granitemoe
+                           // deepseek_v2 | deepseek_v3 | qwen3_moe | olmoe | granite | granitemoe | gpt_neox |
+                           // olmo2 | ministral3; a multimodal container's text tower's (text_config.model_type)
+  std::string container;   // gemma3 | mistral3 | ministral3 when config.json is a multimodal container whose
+                           // text_config was read (its vision tower is not), else empty
   Family family = Family::llama;
   NormKind norm = NormKind::rmsnorm;
   PositionKind positions = PositionKind::rotary;
@@ -156,13 +168,19 @@ struct ModelConfig {
   bool mlp_bias = false;            // the MLP projections have biases (gpt2)
   bool qk_norm = false;             // RMSNorm(norm_eps) over each head's D values of q and of k, after the
                                     // projection and before RoPE, weights q_norm/k_norm [D] (qwen3)
-  bool qk_norm_whole = false;       // with qk_norm: one RMSNorm over the whole projection, q [H·D] and
-                                    // k [G·D], weights of those widths (olmoe, as OLMo 2)
   double residual_scale = 1;        // x += branch × residual_multiplier (granite, granitemoe)
   double logits_divisor = 1;        // logits ÷ logits_scaling (granite, granitemoe)
   bool sandwich_norms = false;      // Gemma: post_attention_layernorm on the attention output, and
                                     // pre_/post_feedforward_layernorm around the MLP
   bool norm_plus_one = false;       // Gemma: RMSNorms scale by (1 + w); the 1 is added to w at load
+  bool pre_norms = true;            // false (OLMo 2): no norm before attention or the MLP; with
+                                    // sandwich_norms the block is x + post_norm(attn(x)), x + post_norm(mlp(x))
+  bool qk_norm_whole = false;       // instead of qk_norm's (OLMo 2, OLMoE): RMSNorm(norm_eps) over the whole q
+                                    // projection [H·D] and the whole k projection [G·D] (q_norm/k_norm weights
+                                    // of those widths), before the heads are split and before RoPE
+  bool parallel_residual = false;   // GPT-NeoX use_parallel_residual: x + attn(norm1(x)) + mlp(norm2(x))
+  double query_scale_beta = 0;      // > 0 (Ministral 3, rope_parameters.llama_4_scaling_beta): queries after
+  int query_scale_length = 0;       // RoPE × 1 + β·ln(1 + ⌊t / length⌋), length = original_max_position_embeddings
   double attn_scale = 0;            // the score scale: 1/√D, Gemma query_pre_attn_scalar^(−1/2)
   double attn_softcap = 0;          // > 0: scores s → tanh(s/cap)·cap before the mask (Gemma 2)
   double final_softcap = 0;         // > 0: logits z → tanh(z/cap)·cap (Gemma 2)

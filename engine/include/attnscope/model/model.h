@@ -10,7 +10,9 @@
 // a build without AVX-512 packs them into float32 panels instead. Vectors are float32 copies.
 // GPT-2's Conv1D weights ([in, out]) are read as the transpose of the nn.Linear layout [out, in], and
 // Phi-3's fused qkv_proj [(H+2G)·D, C] and gate_up_proj [2F, C] are split by rows into W_Q, W_K, W_V
-// and W_gate, W_up, so one forward pass (forward.h) serves every family. DeepSeek's MLA and experts
+// and W_gate, W_up, GPT-NeoX's per-head query_key_value [H·3·D, C] by each head's q, k, v rows, so one
+// forward pass (forward.h) serves every family. A multimodal container (gemma3, mistral3, ministral3)
+// opens its text tower (language_model.model.* or model.language_model.*) and leaves the vision tower unread. DeepSeek's MLA and experts
 // load into LayerWeights::mla and ::moe (their own tensors; W_Q is q_proj when q_lora_rank is null).
 //
 // Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
@@ -70,7 +72,8 @@ struct LayerWeights {
   KvWeights kv;                  // the checkpoint's own K/V
   PackedMatrix wo;               // [C, H·D]
   Vec bo;                        // [C] when config.o_bias
-  Vec q_norm, k_norm;            // [D] when config.qk_norm (Gemma: with the 1 of (1 + w) added)
+  Vec q_norm, k_norm;            // [D] when config.qk_norm (Gemma: with the 1 of (1 + w) added); [H·D], [G·D]
+                                 // when config.qk_norm_whole (OLMo 2)
   Vec post_attn_norm;            // [C] when config.sandwich_norms: Gemma's post_attention_layernorm
   Vec norm2_weight, norm2_bias;  // [C] the norm before the MLP (Gemma: pre_feedforward_layernorm)
   Vec post_mlp_norm;             // [C] when config.sandwich_norms: post_feedforward_layernorm
@@ -101,6 +104,9 @@ struct Model {
   std::string source_dtypes;     // what the files held, e.g. "BF16" or "F16, F32"
   double load_seconds = 0;       // wall time of open()
   int original_kv_heads = 0;     // G of the checkpoint itself
+  // A multimodal container (config.container): the tensors of its files left unread (the vision tower and
+  // its projector), said in the Checkpoint window and by `attnscope compute`; 0 otherwise.
+  int skipped_tensors = 0;
   int64_t parameter_count() const { return config.parameter_count(); }
   // Layer `layer`'s K/V projections: the pooled ones after a conversion, else the checkpoint's.
   const KvWeights& kv(int layer) const {
