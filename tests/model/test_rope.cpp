@@ -237,7 +237,7 @@ TEST_CASE("model rope: Gemma's √hidden_size stays float32 in a BF16 checkpoint
 
 TEST_CASE("model rope: the 49 real config.json files: the supported families open, the others are refused by name") {
   // Accepted: every Llama 3.x (llama3 RoPE), Phi-3.5/4-mini (longrope, partial rotary), Qwen2.5/Qwen3
-  // dense, Mistral, SmolLM2/3, TinyLlama, Gemma 2, Gemma 3 text, GPT-2, DeepSeek-V2-Lite.
+  // dense, Mistral, SmolLM2/3, TinyLlama, Gemma 2, Gemma 3 text, GPT-2, DeepSeek-V2-Lite, gpt-oss-20b.
   const std::map<std::string, RopeType> accepted{
       {"openai-community/gpt2", RopeType::plain},
       {"distilbert/distilgpt2", RopeType::plain},
@@ -278,6 +278,7 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"google/gemma-3-1b-it", RopeType::plain},
       {"google/gemma-3-270m", RopeType::plain},
       {"deepseek-ai/DeepSeek-V2-Lite", RopeType::plain},  // its YaRN lives in the MLA settings
+      {"openai/gpt-oss-20b", RopeType::yarn},
   };
   // Refused, each naming its model_type: new families not implemented yet, and multimodal containers.
   const std::map<std::string, std::string> refused{
@@ -287,13 +288,12 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"allenai/OLMoE-1B-7B-0924", "\"model_type\" = \"olmoe\" is not supported"},
       {"EleutherAI/pythia-160m", "\"model_type\" = \"gpt_neox\" is not supported"},
       {"ibm-granite/granite-3.1-1b-a400m-instruct", "\"model_type\" = \"granitemoe\" is not supported"},
-      {"openai/gpt-oss-20b", "\"model_type\" = \"gpt_oss\" is not supported"},
       {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", "\"model_type\" = \"mistral3\" is not supported"},
       {"mistralai/Ministral-3-3B-Instruct-2512", "\"model_type\" = \"ministral3\" is not supported"},
       {"google/gemma-3-4b-it", "\"model_type\" = \"gemma3\" is the multimodal Gemma 3"},
   };
-  CHECK(accepted.size() == 39);
-  CHECK(refused.size() == 10);
+  CHECK(accepted.size() == 40);
+  CHECK(refused.size() == 9);
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(real_configs())) {
     if (entry.path().extension() != ".json") continue;
