@@ -138,7 +138,7 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
   nlohmann::json j = qwen();
   j["model_type"] = "bert";
   std::string e = refusal(j);
-  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3)"));
+  CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss)"));
   CHECK(contains(e, "cfg/config.json"));
   j.erase("model_type");
   CHECK(contains(refusal(j), "no \"model_type\""));

@@ -324,7 +324,7 @@ TEST_CASE("model open: a refused config.json stops before the weights are read")
   fs::path dir = copy_fixture("qwen2_gqa", "config");
   edit_config(dir, [](nlohmann::json& j) { j["model_type"] = "gemma"; });
   std::string e = open_error(dir);
-  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3)"));
+  CHECK(contains(e, "\"model_type\" = \"gemma\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss)"));
   CHECK(contains(e, "config.json'"));
   edit_config(dir, [](nlohmann::json& j) {
     j["model_type"] = "qwen2";
