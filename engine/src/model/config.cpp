@@ -868,8 +868,8 @@ const std::vector<FamilyEntry>& family_entries() {
         "as layer_types says (else alternating, sliding first): sliding_window keys or all",
         "a learned sink logit per head joins every row's softmax; q/k/v/o biases; mixture of experts (top-k "
         "router with bias, softmax over the chosen, clamped SwiGLU); MXFP4 experts read in place",
-        "model.layers.N.self_attn.{q,k,v,o}_proj, self_attn.sinks, mlp.router, mlp.experts.{gate_up_proj, "
-        "down_proj}{_blocks, _scales | }, _bias",
+        "model.layers.N.self_attn.{q,k,v,o}_proj with biases, self_attn.sinks, mlp.router; mlp.experts."
+        "{gate_up_proj, down_proj}_{blocks, scales} (MXFP4) or mlp.experts.{gate_up_proj, down_proj}, and their _bias",
         {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "layer_types",
          "max_position_embeddings", "num_attention_heads", "num_experts_per_tok", "num_hidden_layers",
          "num_key_value_heads", "num_local_experts", "original_max_position_embeddings", "partial_rotary_factor",
