@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "attnscope/core/error.h"
 #include "attnscope/core/types.h"
 
@@ -53,6 +57,28 @@ float Mxfp4Matrix::operator()(int64_t r, int64_t c) const {
 void Mxfp4Matrix::widen_rows(int64_t first, int64_t n, float* dst) const {
   const auto& table = byte_values();
   const int64_t groups = cols_ / mxfp4_block;
+#if defined(__AVX512F__)
+  // A block's 16 bytes → 16 low and 16 high codes → the table's values (a 16-entry permute) × 2^(s − 127),
+  // interleaved low, high, low, high, … into the block's 32 floats.
+  const __m512 lut = _mm512_loadu_ps(fp4_e2m1_values);
+  const __m512i nibble = _mm512_set1_epi32(0xF);
+  const __m512i first_half = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second_half = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t r = first; r < first + n; ++r) {
+    const uint8_t* block = blocks_ + r * cols_ / 2;
+    const uint8_t* scale = scales_ + r * groups;
+    float* out = dst + (r - first) * cols_;
+    for (int64_t g = 0; g < groups; ++g) {
+      const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + g * 16)));
+      const __m512 f = _mm512_set1_ps(power_of_two(scale[g]));
+      const __m512 lo = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_and_si512(bytes, nibble), lut), f);
+      const __m512 hi = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), lut), f);
+      _mm512_storeu_ps(out + g * mxfp4_block, _mm512_permutex2var_ps(lo, first_half, hi));
+      _mm512_storeu_ps(out + g * mxfp4_block + 16, _mm512_permutex2var_ps(lo, second_half, hi));
+    }
+  }
+  (void)table;
+#else
   for (int64_t r = first; r < first + n; ++r) {
     const uint8_t* block = blocks_ + r * cols_ / 2;
     const uint8_t* scale = scales_ + r * groups;
@@ -66,6 +92,7 @@ void Mxfp4Matrix::widen_rows(int64_t first, int64_t n, float* dst) const {
       }
     }
   }
+#endif
 }
 
 void mxfp4_linear(float* out, const float* x, const Mxfp4Matrix& w, const float* bias, int n) {
