@@ -14,6 +14,7 @@
 
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
+#include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/safetensors.h"
 #include "attnscope/model/config.h"
@@ -240,6 +241,16 @@ TEST_CASE("gpt-oss: every head of a layer shows its sink column (the synthetic m
         CHECK(att.result.sink_share(h, i) == doctest::Approx(1.0 - att.result.probs[size_t(h)].row(i).sum()).epsilon(1e-5));
     }
     CHECK(att.window == model->config.layer_window[size_t(layer)]);
+    // The exported heads figure: every head's first column is "sink", its share of each query's row.
+    const FigureSpec f = export_figure(a, ExportRequest{});
+    REQUIRE(f.panels.size() == size_t(model->config.heads));
+    const int T = r.tokens;
+    for (int h = 0; h < model->config.heads; ++h) {
+      const PanelSpec& p = f.panels[size_t(h)];
+      REQUIRE(p.cols == T + 1);
+      CHECK(p.col_labels[0] == "sink");
+      for (int i = 0; i < T; ++i) CHECK(p.values[size_t(i * (T + 1))] == att.result.sink_share(h, i));
+    }
   }
 }
 
