@@ -243,6 +243,9 @@ TEST_CASE("gpt-oss: every head of a layer shows its sink column (the synthetic m
     CHECK(att.window == model->config.layer_window[size_t(layer)]);
     // The exported heads figure: every head's first column is "sink", its share of each query's row.
     const FigureSpec f = export_figure(a, ExportRequest{});
+    const std::string caption = export_caption(a, ExportRequest{});
+    CHECK(contains(caption, "sink logits"));
+    CHECK(contains(caption, "window 8") == (layer == 0));  // layer 0 slides, layer 1 is full
     REQUIRE(f.panels.size() == size_t(model->config.heads));
     const int T = r.tokens;
     for (int h = 0; h < model->config.heads; ++h) {
