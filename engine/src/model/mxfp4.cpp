@@ -12,6 +12,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/core/types.h"
+#include "attnscope/model/packed_matrix.h"
 
 namespace attnscope::model {
 
@@ -98,19 +99,20 @@ void Mxfp4Matrix::widen_rows(int64_t first, int64_t n, float* dst) const {
 void mxfp4_linear(float* out, const float* x, const Mxfp4Matrix& w, const float* bias, int n) {
   const int64_t rows = w.rows(), cols = w.cols();
   if (rows == 0 || n == 0) return;
-  constexpr int64_t chunk = 32;
+  constexpr int64_t chunk = 64;
   const int64_t chunks = (rows + chunk - 1) / chunk;
-  const Eigen::Map<const Mat> X(x, n, cols);
 #pragma omp parallel for schedule(static) if (int64_t(n + 4) * rows * cols >= (int64_t(1) << 21))
   for (int64_t p = 0; p < chunks; ++p) {
     const int64_t r0 = p * chunk, m = std::min(chunk, rows - r0);
-    thread_local std::vector<float> buffer;
+    thread_local std::vector<float> buffer, y;
     buffer.resize(size_t(m * cols));
+    y.resize(size_t(int64_t(n) * m));
     w.widen_rows(r0, m, buffer.data());
-    const Eigen::Map<const Mat> W(buffer.data(), m, cols);
-    const Mat y = X * W.transpose();  // [n, m]
-    for (int i = 0; i < n; ++i)
-      for (int64_t j = 0; j < m; ++j) out[int64_t(i) * rows + r0 + j] = y(i, j) + (bias ? bias[r0 + j] : 0.0f);
+    // The widened rows through the in-place row kernel of packed_matrix.h (this thread's share only:
+    // nested inside this loop, its own parallel loop runs on one thread).
+    const PackedMatrix W = PackedMatrix::in_place_rows(buffer.data(), WeightStorage::f32, m, cols, cols, nullptr);
+    linear_forward_packed(y.data(), x, W, bias ? bias + r0 : nullptr, n);
+    for (int i = 0; i < n; ++i) std::copy_n(y.data() + int64_t(i) * m, m, out + int64_t(i) * rows + r0);
   }
 }
 

@@ -49,7 +49,7 @@ class Mxfp4Matrix {
   std::shared_ptr<const void> keep_;  // owns the mapped bytes
 };
 
-// out [n, rows] = x [n, cols]·Wᵀ + bias [rows] (bias may be null): W widened 32 rows at a time into a
+// out [n, rows] = x [n, cols]·Wᵀ + bias [rows] (bias may be null): W widened 64 rows at a time into a
 // thread's buffer, each chunk multiplied by all n rows of x while it is in cache.
 void mxfp4_linear(float* out, const float* x, const Mxfp4Matrix& w, const float* bias, int n);
 
