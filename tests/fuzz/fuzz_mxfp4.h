@@ -1,7 +1,7 @@
 // fuzz_mxfp4.h — the mxfp4 fuzz target (fuzz_entries.h lists it), in a header of its own that needs only
 // the engine's safetensors and MXFP4 readers, so it can also be built alone with clang's sanitizers
 // (a driver calling attnscope::fuzz::mxfp4 from LLVMFuzzerTestOneInput, compiled with
-// engine/src/model/mxfp4.cpp, engine/src/io/safetensors.cpp and engine/src/io/mapped_file.cpp under
+// engine/src/model/mxfp4.cpp, packed_matrix.cpp, engine/src/io/safetensors.cpp and mapped_file.cpp under
 // -fsanitize=fuzzer,address,undefined) when the whole of scripts/fuzz.sh's build is too long to wait for.
 #pragma once
 #include <cmath>
