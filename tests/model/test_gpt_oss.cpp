@@ -104,6 +104,15 @@ TEST_CASE("gpt-oss config: gpt-oss-20b reads as 24 layers alternating a 128-toke
   CHECK(d.rope_scaling.factor == 32);
   CHECK(!d.rope_scaling.truncate);
   CHECK(d.layer_window == c.layer_window);
+  // head_dim: GptOssConfig's 64 when absent, hidden_size / heads when null.
+  j = gpt_oss_20b();
+  j["hidden_size"] = 4096;
+  j.erase("head_dim");
+  CHECK(parse_model_config(j.dump(), "c").head_dim == 64);
+  j["head_dim"] = nullptr;
+  CHECK(parse_model_config(j.dump(), "c").head_dim == 64);  // 4096 / 64 heads
+  j["num_attention_heads"] = 32;
+  CHECK(parse_model_config(j.dump(), "c").head_dim == 128);
   // Without quantization_config the experts are the dequantised tensors.
   j = gpt_oss_20b();
   j.erase("quantization_config");
@@ -173,7 +182,7 @@ TEST_CASE("gpt-oss fixtures: every layer's attentions, sink shares and the logit
     // The MXFP4 experts stay 4-bit views of the mapped file; the dequantised ones are packed matrices.
     const GptOssMoeWeights& e = model->weights->layers[0].oss;
     CHECK(e.gate_up[0].mxfp4.empty() == !c.oss.mxfp4);
-    CHECK(contains(model->source_dtypes, c.oss.mxfp4 ? "U8" : "BF16"));
+    CHECK(model->source_dtypes == (c.oss.mxfp4 ? "BF16, MXFP4 (U8)" : "BF16"));
     const std::vector<int32_t> ids = fixture_ids(name);
     const int T = int(ids.size()), L = c.layers, H = c.heads;
     REQUIRE(T > c.sliding_window);  // the window masks keys

@@ -687,7 +687,8 @@ ModelConfig read_gpt_oss(const json& j, const Reader& r, const std::string& name
   c.d_model = r.integer("hidden_size", 1, max_width);
   c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
   c.kv_heads = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
-  c.head_dim = r.has("head_dim") ? r.integer("head_dim", 2, max_width) : 0;
+  // GptOssConfig: head_dim 64 when absent; null means hidden_size / num_attention_heads.
+  c.head_dim = r.has("head_dim") ? r.integer("head_dim", 2, max_width) : r.present("head_dim") ? 0 : 64;
   if (c.head_dim == 0) {
     if (c.d_model % c.heads != 0)
       fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +

@@ -455,6 +455,10 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   model->weights = std::move(weights);
   model->original_kv_heads = c.kv_heads;
   model->source_dtypes = ckpt.dtypes_read();
+  if (c.oss.mxfp4) {  // the U8 tensors are gpt-oss's MXFP4 experts: say so in the Checkpoint window
+    const size_t at = model->source_dtypes.find("U8");
+    if (at != std::string::npos) model->source_dtypes.replace(at, 2, "MXFP4 (U8)");
+  }
   model->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) progress(1.0);
   return model;
