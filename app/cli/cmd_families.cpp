@@ -225,8 +225,9 @@ void print_checkpoints(const std::vector<CheckpointRow>& rows, const std::string
     return;
   }
   if (format == "md") {
-    std::printf("%d of %d configs open; %d are refused, each with the loader's reason.\n\n", int(opening),
-                int(rows.size()), int(rows.size() - size_t(opening)));
+    const int refused = int(rows.size()) - int(opening);
+    std::printf("%d of %d configs open; %d %s refused, with the loader's reason.\n\n", int(opening), int(rows.size()),
+                refused, refused == 1 ? "is" : "are");
     std::printf("| Checkpoint | `model_type` | Opens | Family | Attention | Positions | Sliding windows | config.json |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const CheckpointRow& r : rows)

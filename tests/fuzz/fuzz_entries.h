@@ -30,6 +30,7 @@
 #include "attnscope/text/tokenizer_interface.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
+#include "fuzz_mxfp4.h"
 
 namespace attnscope::fuzz {
 
@@ -382,6 +383,7 @@ inline constexpr Target targets[] = {
     {"lists", lists, 4},   {"image", image, 2},           {"cli", cli, 3},
     {"safetensors", safetensors, 4}, {"model_config", model_config, 4},
     {"translations", translations, 3}, {"attention_tokens", attention_tokens, 2},
+    {"mxfp4", mxfp4, 4},
 };
 
 }  // namespace attnscope::fuzz

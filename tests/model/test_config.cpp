@@ -140,7 +140,7 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
   std::string e = refusal(j);
   CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: " + std::string(supported_model_types()) + ")"));
   CHECK(contains(supported_model_types(), "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text"));
-  for (const char* type : {"deepseek_v3", "qwen3_moe", "olmoe", "granite", "granitemoe", "gpt_neox", "olmo2", "gemma3"})
+  for (const char* type : {"deepseek_v3", "qwen3_moe", "olmoe", "granite", "granitemoe", "gpt_neox", "olmo2", "gemma3", "gpt_oss"})
     CHECK(contains(supported_model_types(), type));
   CHECK(contains(e, "cfg/config.json"));
   j.erase("model_type");

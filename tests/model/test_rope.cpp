@@ -239,7 +239,7 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
   // Accepted: every Llama 3.x (llama3 RoPE), Phi-3.5/4-mini (longrope, partial rotary), Qwen2.5/Qwen3
   // dense, Mistral, SmolLM2/3, TinyLlama, Gemma 2, Gemma 3 text, GPT-2, DeepSeek-V2-Lite, Qwen3-30B-A3B,
   // OLMoE-1B-7B, Granite 3.1 MoE, Pythia, OLMo 2, and the text towers of Gemma 3 4B+, Mistral Small 3.1 and
-  // Ministral 3.
+  // Ministral 3, gpt-oss-20b.
   const std::map<std::string, RopeType> accepted{
       {"openai-community/gpt2", RopeType::plain},
       {"distilbert/distilgpt2", RopeType::plain},
@@ -289,14 +289,14 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"google/gemma-3-4b-it", RopeType::linear},  // ×8 on the global layers
       {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", RopeType::plain},
       {"mistralai/Ministral-3-3B-Instruct-2512", RopeType::yarn},  // with llama_4_scaling_beta
+      {"openai/gpt-oss-20b", RopeType::yarn},
   };
   // Refused, each naming its model_type: new families not implemented yet.
   const std::map<std::string, std::string> refused{
       {"Qwen/Qwen3-Next-80B-A3B-Instruct", "\"model_type\" = \"qwen3_next\" is Qwen3-Next"},
-      {"openai/gpt-oss-20b", "\"model_type\" = \"gpt_oss\" is not supported"},
   };
-  CHECK(accepted.size() == 47);
-  CHECK(refused.size() == 2);
+  CHECK(accepted.size() == 48);
+  CHECK(refused.size() == 1);
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(real_configs())) {
     if (entry.path().extension() != ".json") continue;

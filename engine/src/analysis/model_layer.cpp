@@ -68,6 +68,13 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
     s.v_dim = c.mla.v_dim, s.softmax_scale = c.mla.softmax_scale;
     att->trace = mla_shape_trace(s);
   }
+  // gpt-oss's learned sinks: the sink column the scene model's sink logits draw (the Heads view's strip,
+  // the exported figures' first column), every head of the layer with its own logit and share.
+  if (c.attention_sinks && d.sink_share.size() > 0) {
+    const Vec& sinks = model.weights->layers[size_t(d.layer)].sinks;
+    att->options.sink_logits.assign(sinks.data(), sinks.data() + sinks.size());
+    att->result.sink_share = d.sink_share;
+  }
   att->shared_latent = d.latent;
   att->shared_rope_key = d.rope_key;
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);

@@ -302,6 +302,9 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
       std::string c = a.attention->source_note + sep + kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                       "G=" + std::to_string(s.groups) + sep + w.word(m.causal ? "causal" : "not causal") + sep +
                       w.word(r.scores ? "scores QKᵀ/√d_k" : "probabilities");
+      // the layer's own sliding window, and gpt-oss's learned sinks (the first column)
+      if (a.attention->window > 0) c += sep + w.format("window %d", a.attention->window);
+      if (!a.attention->options.sink_logits.empty()) c += sep + w.word("sink logits");
       if (r.what == ExportWhat::heads) c += sep + scale;
       return c + sep + queries_keys + range;
     }

@@ -127,6 +127,13 @@ Checkpoint::InPlace Checkpoint::in_place(const std::string& name, const std::vec
   return {at.file->raw(t).data(), t.dtype};
 }
 
+Checkpoint::Raw Checkpoint::raw(const std::string& name) const {
+  const SafetensorsTensor& t = tensor(name);
+  const Location& at = where_.at(name);
+  dtypes_.insert(to_string(t.dtype));
+  return {&t, at.file->raw(t).data(), "'" + at.file->path().string() + "'"};
+}
+
 std::string Checkpoint::dtypes_read() const {
   std::string s;
   for (const std::string& d : dtypes_) s += (s.empty() ? "" : ", ") + d;

@@ -39,10 +39,25 @@ class Checkpoint {
     TensorDtype dtype;
   };
   InPlace in_place(const std::string& name, const std::vector<int64_t>& shape) const;
+  // A tensor's bytes as stored, unchecked (MXFP4 blocks and scales: mxfp4.h checks them), and the file
+  // that holds it (for messages).
+  struct Raw {
+    const SafetensorsTensor* tensor;
+    const void* data;
+    std::string file;
+  };
+  Raw raw(const std::string& name) const;
   // The description of where the tensors live ("'DIR/model.safetensors'" or "the 3 shards of 'DIR'").
   const std::string& description() const { return description_; }
   std::vector<std::string> names() const;  // every tensor of the files, sorted
   std::string dtypes_read() const;  // "BF16", "F32, F16", … of the tensors read so far
+  // The bytes of the U8 tensors (MXFP4 experts: read in place, only the routed experts' pages touched).
+  double u8_bytes() const {
+    double bytes = 0;
+    for (const auto& [name, at] : where_)
+      if (at.tensor->dtype == TensorDtype::u8) bytes += double(at.tensor->end - at.tensor->begin);
+    return bytes;
+  }
   // The bytes the opened model holds: a matrix `in_place(dtype)` says is read from the mapped file
   // counts its file bytes (resident page cache), every other tensor 4 bytes an element (a float32 copy).
   // `read(name)` says whether the model reads the tensor at all (a container's vision tower is not read).
@@ -52,8 +67,10 @@ class Checkpoint {
     for (const auto& [name, at] : where_) {
       if (!read(name)) continue;
       const SafetensorsTensor& t = *at.tensor;
-      // (a 3D stack of experts' matrices, GraniteMoE's input_linear, is read in place like a matrix)
-      bytes += t.shape.size() >= 2 && in_place(t.dtype) ? double(t.end - t.begin) : double(t.count()) * 4;
+      // A 3D stack of experts' matrices (GraniteMoE's input_linear) is read in place like a matrix; U8 tensors
+      // (MXFP4 blocks and scales) are only ever read in place, at their own width.
+      const bool mapped = (t.shape.size() >= 2 && in_place(t.dtype)) || t.dtype == TensorDtype::u8;
+      bytes += mapped ? double(t.end - t.begin) : double(t.count()) * 4;
     }
     return bytes;
   }

@@ -872,6 +872,72 @@ ModelConfig read_deepseek(const json& j, const Reader& r, const std::string& nam
   return c;
 }
 
+// gpt-oss: GptOssConfig (transformers 5.x models/gpt_oss/configuration_gpt_oss.py) and its modeling
+// file. Every key is read, or refused by name when it asks for what the modeling file does not do.
+ModelConfig read_gpt_oss(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c;
+  c.family = Family::llama;
+  c.layers = r.integer("num_hidden_layers", 1, max_layers);
+  c.d_model = r.integer("hidden_size", 1, max_width);
+  c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
+  c.kv_heads = r.integer_or("num_key_value_heads", c.heads, 1, limits::max_heads);
+  // GptOssConfig: head_dim 64 when absent; null means hidden_size / num_attention_heads.
+  c.head_dim = r.has("head_dim") ? r.integer("head_dim", 2, max_width) : r.present("head_dim") ? 0 : 64;
+  if (c.head_dim == 0) {
+    if (c.d_model % c.heads != 0)
+      fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +
+                     std::to_string(c.d_model) + " and there is no \"head_dim\"");
+    c.head_dim = c.d_model / c.heads;
+  }
+  if (c.head_dim % 2 != 0)
+    fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
+  c.ffn_dim = r.integer("intermediate_size", 1, max_width);
+  c.vocab = r.integer("vocab_size", 1, max_vocab);
+  c.max_positions = r.integer_or("max_position_embeddings", 131072, 1, max_positions_bound);
+  c.norm_eps = r.number_or("rms_norm_eps", 1e-5, 0, 1);
+  c.rope_theta = r.number_or("rope_theta", 150000.0, 1.0, 1e12);
+  c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  const std::string act = r.string_or("hidden_act", "silu");
+  if (act != "silu")
+    fail(name, "\"hidden_act\" = \"" + act + "\" is not supported for gpt_oss (supported: silu; its experts' clamped "
+                   "SwiGLU is fixed by the modeling file)");
+  c.qkv_bias = c.o_bias = r.boolean_or("attention_bias", true);
+  c.attention_sinks = true;
+  // GptOssConfig: without rope_scaling / rope_parameters the rope is YaRN (factor 32 over 4096 positions).
+  json with_default = j;
+  if (!r.has("rope_scaling") && !r.has("rope_parameters"))
+    with_default["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
+                                       {"truncate", false}, {"original_max_position_embeddings", 4096}};
+  read_rope(with_default, r.over(with_default), name, type, c, false);
+  // The layer pattern: layer_types, else sliding first and alternating (GptOssConfig.__post_init__).
+  c.sliding_window = r.integer_or("sliding_window", 128, 1, max_positions_bound);
+  std::vector<bool> sliding = read_layer_types(r, c.layers);
+  if (sliding.empty())
+    for (int i = 0; i < c.layers; ++i) sliding.push_back((i + 1) % 2 != 0);
+  for (int i = 0; i < c.layers; ++i) c.layer_window.push_back(sliding[size_t(i)] ? c.sliding_window : 0);
+  // The experts.
+  GptOssConfig& e = c.oss;
+  e.experts = r.integer("num_local_experts", 1, 1 << 16);
+  e.top_k = r.integer_or("num_experts_per_tok", 4, 1, 1 << 16);
+  if (e.top_k > e.experts)
+    fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " + std::to_string(e.experts) +
+                   " experts (\"num_local_experts\")");
+  e.alpha = r.number_or("swiglu_alpha", 1.702, 1e-6, 1e6);
+  e.limit = r.number_or("swiglu_limit", 7.0, 1e-6, 1e6);
+  if (r.has("quantization_config")) {
+    const json& q = j["quantization_config"];
+    const std::string method = q.is_object() && q.contains("quant_method") && q["quant_method"].is_string()
+                                   ? q["quant_method"].get<std::string>() : "";
+    if (method != "mxfp4")
+      fail(name, "\"quantization_config\" has quant_method " + (q.is_object() && q.contains("quant_method") ?
+                     q["quant_method"].dump() : std::string("missing")) + ", which attnscope does not read for gpt_oss "
+                     "(supported: \"mxfp4\", the experts' *_blocks and *_scales as published, or no "
+                     "quantization_config for the dequantised gate_up_proj / down_proj tensors)");
+    e.mxfp4 = true;
+  }
+  return c;
+}
+
 // ---- the family table (families.h): one entry per model_type, with the reader that parses it --------
 
 using ReadFamily = ModelConfig (*)(const json& j, const Reader& r, const std::string& name, const std::string& type);
@@ -1086,6 +1152,20 @@ const std::vector<FamilyEntry>& family_entries() {
         with_keys(granite_keys, {"num_experts_per_tok", "num_local_experts"}, {}),
         {"ibm-granite/granite-3.1-1b-a400m-instruct"}},
        read_moe_family},
+      {{"gpt_oss", "gpt-oss", "GptOssForCausalLM", llama_attention,
+        "RoPE, rotate-half pairs, base rope_theta, YaRN (rope_scaling / rope_parameters; YaRN factor 32 when absent)",
+        "as layer_types says (else alternating, sliding first): sliding_window keys or all",
+        "a learned sink logit per head joins every row's softmax; q/k/v/o biases; mixture of experts (top-k "
+        "router with bias, softmax over the chosen, clamped SwiGLU); MXFP4 experts read in place",
+        "model.layers.N.self_attn.{q,k,v,o}_proj with biases, self_attn.sinks, mlp.router; mlp.experts."
+        "{gate_up_proj, down_proj}_{blocks, scales} (MXFP4) or mlp.experts.{gate_up_proj, down_proj}, and their _bias",
+        {"attention_bias", "head_dim", "hidden_act", "hidden_size", "intermediate_size", "layer_types",
+         "max_position_embeddings", "num_attention_heads", "num_experts_per_tok", "num_hidden_layers",
+         "num_key_value_heads", "num_local_experts", "original_max_position_embeddings", "partial_rotary_factor",
+         "quantization_config", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "sliding_window",
+         "swiglu_alpha", "swiglu_limit", "tie_word_embeddings", "vocab_size"},
+        {"openai/gpt-oss-20b", "openai/gpt-oss-120b"}},
+       read_gpt_oss},
   };
   return entries;
 }
@@ -1223,6 +1303,12 @@ int64_t ModelConfig::parameter_count() const {
     int64_t total = int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C;
     for (int l = 0; l < layers; ++l) total += attention + 2 * C + (moe.is_moe_layer(l) ? moe_mlp : dense);
     return total;
+  }
+  if (oss.active()) {  // gpt-oss: attention with biases and sinks, the router, E experts with biases
+    const int64_t E = oss.experts;
+    const int64_t attention = C * Q + 2 * C * KV + Q * C + (qkv_bias ? Q + 2 * KV : 0) + (o_bias ? C : 0) + heads;
+    const int64_t experts = E * (C + 1) + E * (C * 2 * F + 2 * F + F * C + C);
+    return int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C + int64_t(layers) * (attention + experts + 2 * C);
   }
   int64_t per_layer = C * Q + 2 * C * KV + Q * C;  // W_Q, W_K, W_V, W_O
   if (qkv_bias) per_layer += Q + 2 * KV;

@@ -27,6 +27,7 @@ struct Activations {
   std::vector<float> proj;    // [T, C] an attention or MLP block's output
   std::vector<float> gate;    // [T, F]
   std::vector<float> up;      // [T, F]
+  std::vector<float> sink_share;  // [H, T] gpt-oss: each row's share of its head's sink (else empty)
   Activations(int T, int C, int Q, int KV, int F)
       : x(size_t(T) * C), h(x.size()), q(size_t(T) * Q), k(size_t(T) * KV), v(k.size()), att(q.size()),
         proj(x.size()), gate(size_t(T) * F), up(gate.size()) {}
@@ -111,7 +112,42 @@ LayerDetail make_detail(const ModelConfig& c, const Activations& a, const float*
   }
   d.concat = Eigen::Map<const Mat>(a.att.data(), T, int64_t(H) * D);
   d.output = Eigen::Map<const Mat>(a.proj.data(), T, c.d_model);
+  if (!a.sink_share.empty()) d.sink_share = Eigen::Map<const Mat>(a.sink_share.data(), H, T);
   return d;
+}
+
+// gpt-oss's attention (modeling_gpt_oss.py eager_attention_forward): per head, S = Q_h·K_gᵀ·scale on the
+// keys a query sees (causal, and the window of a sliding layer), the head's sink logit s_h appended to
+// every row, m the row's largest of both, P[i, j] = e^(S_ij − m) / (Σ_j' e^(S_ij' − m) + e^(s_h − m)) — the
+// sink's column dropped after the softmax — and O_h = P·V_g. share [H, T] receives each row's sink share.
+void sink_attention(float* out, float* probs, float* share, const float* q, const float* k, const float* v, int T,
+                    int H, int G, int D, float scale, int window, const Vec& sinks) {
+#pragma omp parallel for schedule(static) if (int64_t(H) * T * T * D >= (1 << 18))
+  for (int h = 0; h < H; ++h) {
+    const int g = h / (H / G);
+    Mat Q(T, D), K(T, D), V(T, D);
+    for (int t = 0; t < T; ++t) {
+      std::copy_n(q + (int64_t(t) * H + h) * D, D, Q.row(t).data());
+      std::copy_n(k + (int64_t(t) * G + g) * D, D, K.row(t).data());
+      std::copy_n(v + (int64_t(t) * G + g) * D, D, V.row(t).data());
+    }
+    const Mat S = (Q * K.transpose()) * scale;
+    Eigen::Map<Mat> P(probs + int64_t(h) * T * T, T, T);
+    P.setZero();
+    const float sink = sinks[h];
+    for (int i = 0; i < T; ++i) {
+      const int lo = window > 0 ? std::max(0, i - window + 1) : 0;
+      float m = sink;
+      for (int j = lo; j <= i; ++j) m = std::max(m, S(i, j));
+      const double sink_e = std::exp(double(sink - m));
+      double sum = sink_e;
+      for (int j = lo; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - m));
+      for (int j = lo; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
+      share[int64_t(h) * T + i] = float(sink_e / sum);
+    }
+    const Mat O = P * V;
+    for (int t = 0; t < T; ++t) std::copy_n(O.row(t).data(), D, out + (int64_t(t) * H + h) * D);
+  }
 }
 
 // ---- one layer -------------------------------------------------------------------------------------
@@ -177,8 +213,14 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
   if (c.query_scale_beta > 0)
     for (int t = c.query_scale_length; t < T; ++t)
       Eigen::Map<Eigen::ArrayXf>(a.q.data() + int64_t(t) * H * D, int64_t(H) * D) *= query_scale(c, t);
-  ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
-                              attention_options(c, layer));
+  if (c.attention_sinks) {
+    a.sink_share.resize(size_t(H) * T);
+    sink_attention(a.att.data(), probs, a.sink_share.data(), a.q.data(), a.k.data(), a.v.data(), T, H, G, D,
+                   float(c.attn_scale), c.layer_window[size_t(layer)], w.sinks);
+  } else {
+    ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
+                                attention_options(c, layer));
+  }
   linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
   if (c.sandwich_norms) ops::rmsnorm_forward(a.proj.data(), nullptr, a.proj.data(), w.post_attn_norm.data(), T, C, float(c.norm_eps));
   add_residual(c, a, T);
@@ -407,6 +449,68 @@ void moe_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a
   add_residual(c, a, T);
 }
 
+// ---- gpt-oss: the router and the experts with the clamped SwiGLU -----------------------------------
+// out [n, rows] = x [n, cols]·Wᵀ + bias: an MXFP4 expert widened as it is read, or a packed one.
+void expert_product(float* out, const float* x, const ExpertMatrix& w, const float* bias, int n) {
+  if (!w.mxfp4.empty()) mxfp4_linear(out, x, w.mxfp4, bias, n);
+  else linear_forward_packed(out, x, w.dense, bias, n);
+}
+
+// GptOssTopKRouter: the top_k largest of logits [E] (the lower index first on a tie), weighted by the
+// softmax over those k values.
+std::vector<std::pair<int, float>> route_gpt_oss(const float* logits, int E, int K) {
+  std::vector<int> idx(size_t(E), 0);
+  for (int x = 0; x < E; ++x) idx[size_t(x)] = x;
+  std::stable_sort(idx.begin(), idx.end(), [logits](int a, int b) { return logits[a] > logits[b]; });
+  idx.resize(size_t(K));
+  const float max = logits[idx[0]];
+  double sum = 0;
+  std::vector<std::pair<int, float>> chosen;
+  for (int x : idx) {
+    chosen.push_back({x, std::exp(logits[x] - max)});
+    sum += double(chosen.back().second);
+  }
+  for (auto& [x, weight] : chosen) weight = float(double(weight) / sum);
+  return chosen;
+}
+
+// x ← x + Σ_chosen weight_e · expert_e(norm2(x)), each expert run on the tokens routed to it only (an
+// MXFP4 expert no token chose is never widened, its pages never read).
+void gpt_oss_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T) {
+  const int C = c.d_model, F = c.ffn_dim, E = c.oss.experts;
+  const float limit = float(c.oss.limit), alpha = float(c.oss.alpha);
+  const GptOssMoeWeights& m = w.oss;
+  apply_norm(c, a.h.data(), a.x.data(), w.norm2_weight, w.norm2_bias, T);
+  std::vector<float> logits(size_t(T) * E);
+  linear_forward_packed(logits.data(), a.h.data(), m.router, m.router_bias.data(), T);
+  std::vector<std::vector<std::pair<int, float>>> routed{size_t(E)};  // expert → (token, weight)
+  for (int t = 0; t < T; ++t)
+    for (auto [x, weight] : route_gpt_oss(logits.data() + int64_t(t) * E, E, c.oss.top_k))
+      routed[size_t(x)].push_back({t, weight});
+  std::fill(a.proj.begin(), a.proj.end(), 0.0f);
+  std::vector<float> in, gate_up, hidden, out;
+  for (int x = 0; x < E; ++x) {
+    const auto& tokens = routed[size_t(x)];
+    if (tokens.empty()) continue;
+    const int n = int(tokens.size());
+    in.resize(size_t(n) * C), gate_up.resize(size_t(n) * 2 * F), hidden.resize(size_t(n) * F), out.resize(in.size());
+    for (int i = 0; i < n; ++i) std::copy_n(a.h.data() + int64_t(tokens[size_t(i)].first) * C, C, in.data() + int64_t(i) * C);
+    expert_product(gate_up.data(), in.data(), m.gate_up[size_t(x)], m.gate_up_bias.row(x).data(), n);
+    for (int64_t i = 0; i < int64_t(n) * F; ++i) {
+      const float g = std::min(gate_up[size_t(2 * i)], limit);
+      const float u = std::clamp(gate_up[size_t(2 * i + 1)], -limit, limit);
+      hidden[size_t(i)] = (u + 1.0f) * (g / (1.0f + std::exp(-g * alpha)));
+    }
+    expert_product(out.data(), hidden.data(), m.down[size_t(x)], m.down_bias.row(x).data(), n);
+    for (int i = 0; i < n; ++i) {
+      float* dst = a.proj.data() + int64_t(tokens[size_t(i)].first) * C;
+      const float weight = tokens[size_t(i)].second;
+      for (int k = 0; k < C; ++k) dst[k] += weight * out[size_t(int64_t(i) * C + k)];
+    }
+  }
+  ops::residual_forward(a.x.data(), a.x.data(), a.proj.data(), T * C);
+}
+
 }  // namespace
 
 // ---- the pass --------------------------------------------------------------------------------------
@@ -440,7 +544,8 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
     if (c.parallel_residual) x_in = a.x;  // GPT-NeoX: x + attn(norm1(x)) + mlp(norm2(x))
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
-    if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
+    if (c.oss.active()) gpt_oss_mlp_forward(c, w.layers[size_t(l)], a, T);
+    else if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
     else mlp_forward(c, w.layers[size_t(l)], a, T, c.parallel_residual ? x_in.data() : a.x.data());
   }
   check_cancel(options.cancel);

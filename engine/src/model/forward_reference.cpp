@@ -293,6 +293,53 @@ Rows moe_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2)
   return out;
 }
 
+// gpt-oss's MLP [T, C] for h2 = norm2(x) (modeling_gpt_oss.py GptOssTopKRouter and GptOssExperts, their
+// inference branch): every expert on every token, the routing weights zero but for the top_k chosen
+// (softmax over their router logits); each expert's values by ExpertMatrix's plain operator() (MXFP4:
+// std::ldexp of the FP4 value), the clamped SwiGLU in double.
+Rows gpt_oss_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2) {
+  const GptOssMoeWeights& m = lw.oss;
+  const int E = c.oss.experts, F = c.ffn_dim;
+  const Rows logits = linear(h2, m.router, m.router_bias);
+  Rows out(h2.size(), std::vector<double>(h2[0].size(), 0.0));
+  auto product = [](const std::vector<double>& in, const ExpertMatrix& w, const float* bias) {
+    std::vector<double> y(size_t(w.rows()));
+    for (int64_t o = 0; o < w.rows(); ++o) {
+      double s = double(bias[o]);
+      for (int64_t i = 0; i < w.cols(); ++i) s += in[size_t(i)] * double(w(o, i));
+      y[size_t(o)] = s;
+    }
+    return y;
+  };
+  for (size_t t = 0; t < h2.size(); ++t) {
+    std::vector<bool> taken(size_t(E), false);
+    std::vector<int> chosen;
+    for (int k = 0; k < c.oss.top_k; ++k) {
+      int best = -1;
+      for (int x = 0; x < E; ++x)
+        if (!taken[size_t(x)] && (best < 0 || logits[t][size_t(x)] > logits[t][size_t(best)])) best = x;
+      taken[size_t(best)] = true;
+      chosen.push_back(best);
+    }
+    double max = -INFINITY, sum = 0;
+    for (int x : chosen) max = std::max(max, logits[t][size_t(x)]);
+    for (int x : chosen) sum += std::exp(logits[t][size_t(x)] - max);
+    for (int x : chosen) {
+      const double weight = std::exp(logits[t][size_t(x)] - max) / sum;
+      const std::vector<double> gate_up = product(h2[t], m.gate_up[size_t(x)], m.gate_up_bias.row(x).data());
+      std::vector<double> hidden(static_cast<size_t>(F), 0.0);
+      for (int f = 0; f < F; ++f) {
+        const double g = std::min(gate_up[size_t(2 * f)], c.oss.limit);
+        const double u = std::clamp(gate_up[size_t(2 * f + 1)], -c.oss.limit, c.oss.limit);
+        hidden[size_t(f)] = (u + 1) * g / (1 + std::exp(-g * c.oss.alpha));
+      }
+      const std::vector<double> y = product(hidden, m.down[size_t(x)], m.down_bias.row(x).data());
+      for (size_t i = 0; i < y.size(); ++i) out[t][i] += weight * y[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- the pass ----------------------------------------------------------------------------------------
@@ -356,6 +403,7 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     Rows concat(size_t(T), std::vector<double>(size_t(H * D), 0.0));
     const bool keep = options.detail_layer == l;
     LayerDetail detail;
+    Mat sink_share = c.attention_sinks && keep ? Mat(Mat::Zero(H, T)) : Mat();
     for (int head = 0; head < H; ++head) {
       const int g = head / (H / G);
       Mat scores(T, T), probs(T, T);
@@ -370,8 +418,13 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
           if (c.attn_softcap > 0) s[size_t(j)] = std::tanh(s[size_t(j)] / c.attn_softcap) * c.attn_softcap;
           max = std::max(max, s[size_t(j)]);
         }
-        double sum = 0;
+        // gpt-oss: the head's sink logit joins the row's softmax and is dropped after it
+        const bool sink = c.attention_sinks;
+        const double sink_logit = sink ? double(lw.sinks[head]) : 0.0;
+        if (sink) max = std::max(max, sink_logit);
+        double sum = sink ? std::exp(sink_logit - max) : 0.0;
         for (int j = lo; j <= i; ++j) sum += std::exp(s[size_t(j)] - max);
+        if (sink && keep) sink_share(head, i) = float(std::exp(sink_logit - max) / sum);
         for (int j = 0; j < T; ++j) {
           const bool seen = j >= lo && j <= i;
           const double p = seen ? std::exp(s[size_t(j)] - max) / sum : 0.0;
@@ -401,14 +454,15 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       }
       detail.concat = to_mat(concat);
       detail.output = to_mat(attn);
+      detail.sink_share = sink_share;
       r.detail = std::move(detail);
     }
     const Rows x_in = x;  // GPT-NeoX's parallel residual: the MLP reads the layer's input
     for (int t = 0; t < T; ++t)
       for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)] * c.residual_scale;
     const Rows h2 = norm(c.parallel_residual ? x_in : x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
-    if (c.moe.is_moe_layer(l)) {  // Qwen3-MoE, OLMoE, GraniteMoE
-      const Rows mlp = moe_reference(c, lw, h2);
+    if (c.oss.active() || c.moe.is_moe_layer(l)) {  // gpt-oss's experts; Qwen3-MoE, OLMoE, GraniteMoE
+      const Rows mlp = c.oss.active() ? gpt_oss_reference(c, lw, h2) : moe_reference(c, lw, h2);
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)] * c.residual_scale;
       continue;

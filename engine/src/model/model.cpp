@@ -394,6 +394,78 @@ std::vector<Load> plan_deepseek(const ModelConfig& c, ModelWeights& w) {
   return plan;
 }
 
+// gpt-oss (transformers 5.x models/gpt_oss/modeling_gpt_oss.py): Llama's attention tensors with biases
+// and self_attn.sinks [H]; mlp.router.{weight [E, C], bias [E]}; mlp.experts.{gate_up_proj_bias [E, 2F],
+// down_proj_bias [E, C]} and the experts' matrices: MXFP4 gate_up_proj_{blocks,scales} and
+// down_proj_{blocks,scales} (integrations/mxfp4.py; read after the plan, plan_gpt_oss_mxfp4), or the
+// dequantised gate_up_proj [E, C, 2F] and down_proj [E, F, C] (GptOssExperts: x @ W, so each expert's
+// matrix is stored [in, out]) packed per expert here.
+std::vector<Load> plan_gpt_oss(const ModelConfig& c, ModelWeights& w) {
+  const int64_t C = c.d_model, F = c.ffn_dim, E = c.oss.experts, D = c.head_dim;
+  const int64_t Q = int64_t(c.heads) * D, KV = int64_t(c.kv_heads) * D;
+  std::vector<Load> plan;
+  plan_packed(plan, "model.embed_tokens.weight", w.token_embedding, c.vocab, C);
+  w.layers.resize(size_t(c.layers));
+  for (int i = 0; i < c.layers; ++i) {
+    LayerWeights& l = w.layers[size_t(i)];
+    const std::string h = "model.layers." + std::to_string(i) + ".";
+    plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
+    plan_packed(plan, h + "self_attn.q_proj.weight", l.wq, Q, C);
+    plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
+    plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    if (c.qkv_bias) {
+      plan_vector(plan, h + "self_attn.q_proj.bias", l.bq, Q);
+      plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
+      plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
+    }
+    if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
+    plan_vector(plan, h + "self_attn.sinks", l.sinks, c.heads);
+    plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    GptOssMoeWeights& m = l.oss;
+    plan_fused(plan, h + "mlp.router.weight", {{&m.router, E}}, C,
+               "the router's rows, one per expert (num_local_experts " + std::to_string(E) + "),");
+    plan_vector(plan, h + "mlp.router.bias", m.router_bias, E);
+    plan_matrix(plan, h + "mlp.experts.gate_up_proj_bias", m.gate_up_bias, E, 2 * F);
+    plan_matrix(plan, h + "mlp.experts.down_proj_bias", m.down_bias, E, C);
+    m.gate_up.resize(size_t(E));
+    m.down.resize(size_t(E));
+    if (c.oss.mxfp4) continue;
+    // [E, in, out] → per expert the nn.Linear matrix [out, in], packed from its transpose.
+    auto experts = [&plan, E](const std::string& name, std::vector<ExpertMatrix>& dst, int64_t in, int64_t out) {
+      std::vector<ExpertMatrix>* d = &dst;
+      plan.push_back({name, {E, in, out}, nullptr, {}, [d, E, in, out](const float* staged) {
+                        for (int64_t e = 0; e < E; ++e) {
+                          (*d)[size_t(e)].dense = PackedMatrix(out, in);
+                          (*d)[size_t(e)].dense.set_from_transposed(staged + e * in * out);
+                        }
+                      }, {}});
+    };
+    experts(h + "mlp.experts.gate_up_proj", m.gate_up, C, 2 * F);
+    experts(h + "mlp.experts.down_proj", m.down, F, C);
+  }
+  plan_vector(plan, "model.norm.weight", w.final_norm_weight, C);
+  if (!c.tied_embeddings) plan_packed(plan, "lm_head.weight", w.lm_head, c.vocab, C);
+  return plan;
+}
+
+// gpt-oss's MXFP4 experts in place (mxfp4.h checks the dtypes, the shapes and the exponents).
+void load_gpt_oss_mxfp4(const ModelConfig& c, const std::shared_ptr<const detail::Checkpoint>& ckpt, ModelWeights& w) {
+  const int64_t C = c.d_model, F = c.ffn_dim, E = c.oss.experts;
+  for (int i = 0; i < c.layers; ++i) {
+    GptOssMoeWeights& m = w.layers[size_t(i)].oss;
+    const std::string h = "model.layers." + std::to_string(i) + ".mlp.experts.";
+    auto load = [&](const std::string& name, std::vector<ExpertMatrix>& dst, int64_t rows, int64_t cols) {
+      const detail::Checkpoint::Raw blocks = ckpt->raw(name + "_blocks"), scales = ckpt->raw(name + "_scales");
+      const std::vector<Mxfp4Matrix> mats = mxfp4_experts(blocks.file, name, *blocks.tensor, blocks.data, *scales.tensor,
+                                                          scales.data, E, rows, cols, ckpt);
+      for (int64_t e = 0; e < E; ++e) dst[size_t(e)].mxfp4 = mats[size_t(e)];
+    };
+    load(h + "gate_up_proj", m.gate_up, 2 * F, C);
+    load(h + "down_proj", m.down, C, F);
+  }
+}
+
 // Refuses a model whose weights would not fit in this machine's memory, before allocating: the matrices
 // read in place from the mapped files at their own width (16-bit stays 16-bit), the rest as float32.
 // `prefix` (a container's text tower) limits the count to the tensors under it and its output.
@@ -410,7 +482,7 @@ void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs
   char need_gb[32], have_gb[32];
   std::snprintf(need_gb, sizeof need_gb, "%.1f", need / 1e9);
   std::snprintf(have_gb, sizeof have_gb, "%.1f", have / 1e9);
-  require(have <= 0 || need <= 0.8 * have,
+  require(have <= 0 || weights_fit({need - ckpt.u8_bytes(), ckpt.u8_bytes()}, have),
           "'" + dir.string() + "': this model's weights need " + need_gb + " GB of memory, but this machine has " +
               have_gb + " GB; compute its attentions where it fits (transformers, output_attentions=True) "
               "and open the attentions file instead (docs/real-models.md, \"Attentions computed elsewhere\")");
@@ -428,6 +500,10 @@ void add_one_to_norms(ModelWeights& w) {
 
 
 }  // namespace
+
+bool weights_fit(const WeightMemory& m, double memory_bytes) {
+  return m.resident <= 0.8 * memory_bytes && m.resident + m.routed <= 0.9 * memory_bytes;
+}
 
 // ---- open ----------------------------------------------------------------------------------------
 std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress, const std::atomic<bool>* cancel) {
@@ -453,6 +529,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   ModelWeights& w = *weights;
   const std::vector<Load> plan = c.family == Family::gpt2       ? plan_gpt2(c, ckpt, w)
                                 : c.is_mla()                    ? plan_deepseek(c, w)
+                                : c.oss.active()                ? plan_gpt_oss(c, w)
                                 : c.model_type == "gpt_neox"    ? plan_gpt_neox(c, w)
                                 : !tower.prefix.empty()         ? plan_llama(c, w, tower.prefix, tower.head)
                                                                 : plan_llama(c, w);
@@ -530,12 +607,20 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
     done += double(ckpt.tensor(l.name).end - ckpt.tensor(l.name).begin);
     if (progress) progress(total > 0 ? std::min(1.0, done / total) : 1.0);
   }
+  if (c.oss.active() && c.oss.mxfp4) {
+    check_cancel(cancel);
+    load_gpt_oss_mxfp4(c, shared_ckpt, w);
+  }
   if (c.norm_plus_one) add_one_to_norms(w);
   // Gemma's √hidden_size stays the float32 of config.cpp whatever the file's dtype: a float32-loaded
   // transformers model casts it to float32, not to the file's BF16 (the float32 contract, config.h).
   model->weights = std::move(weights);
   model->original_kv_heads = c.kv_heads;
   model->source_dtypes = ckpt.dtypes_read();
+  if (c.oss.mxfp4) {  // the U8 tensors are gpt-oss's MXFP4 experts: say so in the Checkpoint window
+    const size_t at = model->source_dtypes.find("U8");
+    if (at != std::string::npos) model->source_dtypes.replace(at, 2, "MXFP4 (U8)");
+  }
   model->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) progress(1.0);
   return model;

@@ -27,6 +27,10 @@
 //   gemma3, mistral3, ministral3: multimodal containers; their text_config is read by the reader of its
 //          model_type (gemma3_text, mistral, ministral3: Mistral's with rope_parameters' llama_4_scaling_beta
 //          query scale), the vision tower is not read (container)
+//   gpt_oss  model_type gpt_oss (OpenAI gpt-oss): Llama's norms, GQA with q/k/v/o biases, YaRN, a learned
+//          sink logit per head in every row's softmax, sliding (sliding_window) and full layers as
+//          layer_types says, and a mixture of experts with the clamped SwiGLU (GptOssConfig), its experts
+//          read in place as MXFP4 (mxfp4.h) or as the dequantised BF16 layout
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // The float32 contract: attnscope's forward equals transformers' with the model loaded in float32
 // (dtype=torch.float32, eager attention). Weights of any file dtype are widened exactly; every constant
@@ -101,6 +105,23 @@ struct MoeConfig {
   }
 };
 
+// gpt-oss (transformers 5.x models/gpt_oss/modeling_gpt_oss.py and configuration_gpt_oss.py):
+//   attention  P_h[i, ·] = softmax([S_h[i, ·] ; s_h])[:T] — the head's learned sink logit s_h
+//              (self_attn.sinks [H]) joins each row's softmax and its share is dropped, so a row sums
+//              to 1 − (the sink's share)
+//   router     logits = h·W_rᵀ + b_r [E]; the top_k largest, weights = softmax over those k
+//   expert e   [g ; u] = h·W_guᵀ + b_gu, gate = columns 0, 2, 4, … and up = 1, 3, 5, … (interleaved);
+//              g ← min(g, limit), u ← clamp(u, −limit, limit); y = ((u + 1) ⊙ g·σ(α·g))·W_dᵀ + b_d
+//   mlp(h)     Σ over the chosen experts of weight_e · expert_e(h)
+struct GptOssConfig {
+  int experts = 0;             // num_local_experts E (0: not gpt-oss)
+  int top_k = 0;               // num_experts_per_tok
+  double alpha = 1.702;        // swiglu_alpha
+  double limit = 7.0;          // swiglu_limit
+  bool mxfp4 = false;          // quantization_config mxfp4: experts as *_blocks / *_scales (else BF16/F32 tensors)
+  bool active() const { return experts > 0; }
+};
+
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
 // rotate-half families (transformers 5.x modeling_rope_utils.py, ROPE_INIT_FUNCTIONS; the float32
 // frequencies of a float32-loaded model). d = rotary_dim, θ_k = base^(−2k/d) in float32, L = original:
@@ -143,7 +164,7 @@ RopeFrequencies rope_frequencies(const RopeScalingConfig& scaling, double base, 
 struct ModelConfig {
   std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
                            // deepseek_v2 | deepseek_v3 | qwen3_moe | olmoe | granite | granitemoe | gpt_neox |
-                           // olmo2 | ministral3; a multimodal container's text tower's (text_config.model_type)
+                           // olmo2 | ministral3 | gpt_oss; a multimodal container's text tower's (text_config.model_type)
   std::string container;   // gemma3 | mistral3 | ministral3 when config.json is a multimodal container whose
                            // text_config was read (its vision tower is not), else empty
   Family family = Family::llama;
@@ -201,6 +222,8 @@ struct ModelConfig {
   }
   MlaConfig mla;                    // deepseek_v2/v3 (kv_heads = heads, head_dim = nope + rope)
   MoeConfig moe;                    // deepseek_v2/v3, qwen3_moe, olmoe, granitemoe
+  GptOssConfig oss;                 // gpt_oss: sinks and its experts (ffn_dim is each expert's width)
+  bool attention_sinks = false;     // gpt_oss: a learned sink logit per head (self_attn.sinks)
   bool is_mla() const { return mla.kv_lora_rank > 0; }
 
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)

@@ -11,6 +11,9 @@
 // k_h = [W_UK,h·RMSNorm(c_KV) ; RoPE(k_R)] with c_KV, k_R = h·W_DKVᵀ shared by the heads, v_h =
 // W_UV,h·RMSNorm(c_KV), scale softmax_scale; then the dense or mixture-of-experts MLP. G = H there, D =
 // nope + rope is the q·k width and LayerDetail's v, head_out and concat are v_head_dim wide.
+// gpt-oss (config.attention_sinks, config.oss): each head's sink logit s_h joins every row's softmax and
+// is dropped after it, P_h[i, ·] = softmax([S_h[i, ·] ; s_h])[:T], so attentions' rows sum to 1 minus
+// the sink's share; then its mixture of experts (config.h, GptOssConfig).
 // Legend: L layers, T tokens, C d_model, H query heads, G kv heads, D head width, V vocabulary.
 #pragma once
 #include <array>
@@ -51,6 +54,8 @@ struct LayerDetail {
   // Multi-head latent attention only (empty otherwise): what every head's keys and values are made from.
   Mat latent;       // [T, r]     c_KV = RMSNorm(kv_a_proj h)[:, :kv_lora_rank], the only K/V part cached
   Mat rope_key;     // [T, d_rope] the rotary key after RoPE, appended to every head's key
+  // Learned sinks only (gpt-oss; empty otherwise): each query's share of its head's sink, 1 − Σ_j probs.
+  Mat sink_share;   // [H, T]
 };
 
 struct NextToken {

@@ -14,6 +14,8 @@
 // forward pass (forward.h) serves every family. A multimodal container (gemma3, mistral3, ministral3)
 // opens its text tower (language_model.model.* or model.language_model.*) and leaves the vision tower unread. DeepSeek's MLA and experts
 // load into LayerWeights::mla and ::moe (their own tensors; W_Q is q_proj when q_lora_rank is null).
+// gpt-oss's sinks and experts load into LayerWeights::sinks and ::oss: MXFP4 experts stay at 4 bits in
+// the mapped file (mxfp4.h), the dequantised layout's [E, C, 2F] / [E, F, C] tensors are packed per expert.
 //
 // Legend: L layers, C d_model, H query heads, G kv heads, D head width, F MLP width, V vocabulary,
 // P learned positions.
@@ -28,6 +30,7 @@
 
 #include "attnscope/core/types.h"
 #include "attnscope/model/config.h"
+#include "attnscope/model/mxfp4.h"
 #include "attnscope/model/packed_matrix.h"
 
 namespace attnscope::model {
@@ -52,6 +55,26 @@ struct MoeWeights {
   Vec correction_bias;
   std::vector<SwigluWeights> experts;
   SwigluWeights shared;
+};
+
+// One gpt-oss expert matrix in nn.Linear layout [out, in]: MXFP4 in place, or packed float32 (the
+// dequantised layout, stored [in, out] per expert).
+struct ExpertMatrix {
+  Mxfp4Matrix mxfp4;
+  PackedMatrix dense;
+  int64_t rows() const { return mxfp4.empty() ? dense.rows() : mxfp4.rows(); }
+  int64_t cols() const { return mxfp4.empty() ? dense.cols() : mxfp4.cols(); }
+  float operator()(int64_t r, int64_t c) const { return mxfp4.empty() ? dense(r, c) : mxfp4(r, c); }
+};
+
+// gpt-oss's mixture of experts (config.oss): the router with its bias, and per expert the fused
+// gate_up [2F, C] (rows gate, up, gate, up, …) and down [C, F] with their biases.
+struct GptOssMoeWeights {
+  PackedMatrix router;             // [E, C]
+  Vec router_bias;                 // [E]
+  std::vector<ExpertMatrix> gate_up, down;  // [E]
+  Mat gate_up_bias;                // [E, 2F]
+  Mat down_bias;                   // [E, C]
 };
 
 // DeepSeek's multi-head latent attention (config.mla). Legend: r kv_lora_rank, rq q_lora_rank, R rope
@@ -83,6 +106,8 @@ struct LayerWeights {
   Vec b_up, b_down;              // [F], [C] when config.mlp_bias
   MlaWeights mla;                // config.is_mla(); wo is then [C, H·Dv]
   MoeWeights moe;                // config.moe.is_moe_layer(layer) (the dense w_gate/w_up/w_down are empty)
+  Vec sinks;                     // [H] config.attention_sinks: each head's learned sink logit (gpt-oss)
+  GptOssMoeWeights oss;          // config.oss.active() (the dense MLP matrices are empty)
 };
 
 struct ModelWeights {
@@ -113,6 +138,16 @@ struct Model {
     return pooled_kv.empty() ? weights->layers[size_t(layer)].kv : pooled_kv[size_t(layer)];
   }
 };
+
+// The memory check of open(): the bytes the opened weights hold resident (float32 copies, and the dense
+// matrices read in place from the mapped files at their width) within 80 % of the machine's memory, and
+// with the MXFP4 experts' bytes (`routed`: mapped at 4.25 bits a value, clean file pages read only for the
+// experts a token is routed to, which the kernel may drop and read again) within 90 %. gpt-oss-20b's
+// files (about 13.8 GB, 10.2 GB of them experts) so open on a 16 GB machine.
+struct WeightMemory {
+  double resident = 0, routed = 0;  // bytes
+};
+bool weights_fit(const WeightMemory& m, double memory_bytes);
 
 // progress(fraction) is called from the opening thread as the weights load (0 < fraction ≤ 1,
 // increasing; the last call is 1). It must not throw.
