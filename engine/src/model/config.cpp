@@ -1340,8 +1340,8 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
     fail(name, std::string("config.json has no \"model_type\" string (supported: ") + supported_model_types() + ")");
   const std::string type = j["model_type"].get<std::string>();
   if (type == "qwen3_next")
-    fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly hybrid linear attention "
-               "(Gated DeltaNet) with no attention matrix to draw; attnscope does not open it (supported: " +
+    fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly linear attention (Gated "
+               "DeltaNet, 3 of every 4 layers), which attnscope does not read from a checkpoint yet (supported: " +
                    std::string(supported_model_types()) + ")");
   const FamilyEntry* family = find_entry(type);
   if (!family)
