@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -435,4 +436,25 @@ TEST_CASE("moe trace: the Shapes view normalises OLMoE's whole projections befor
   CHECK(index(qwen, "qk_norm_whole") == -1);
   CHECK(index(qwen, "qk_norm") > index(qwen, "split_heads"));
   CHECK(index(qwen, "qk_norm") < index(qwen, "rope"));
+}
+
+TEST_CASE("moe trace: the scores step shows Granite's attention_multiplier, not 1/√d_k; Qwen3-MoE keeps 1/√d_k") {
+  auto scores_of = [](const std::string& name) {
+    const auto m = model::open(model_fixture(name));
+    ForwardOptions options;
+    options.detail_layer = 0;
+    const auto ids = test::fixture_ids(name);
+    const ForwardResult r = forward(*m, ids, options);
+    const Analysis a = layer_analysis(*m, r, std::vector<std::string>(ids.size(), "t"));
+    for (const TraceStep& s : a.attention->trace.steps)
+      if (s.key == "scores") return s.formula;
+    return std::string("no scores step");
+  };
+  const auto granite = model::open(model_fixture(granite_fixture));
+  const double scale = granite->config.attn_scale;
+  CHECK(std::abs(scale * std::sqrt(double(granite->config.head_dim)) - 1.0) > 1e-3);  // the fixture sets its own
+  char want[64];
+  std::snprintf(want, sizeof want, "S = Q·Kᵀ · %.4g", scale);
+  CHECK(scores_of(granite_fixture) == want);
+  CHECK(scores_of(qwen3_moe_fixture) == "S = Q·Kᵀ / √d_k");
 }

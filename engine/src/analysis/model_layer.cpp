@@ -61,6 +61,8 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   TraceShape shape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
                    c.positions == model::PositionKind::rotary, true, c.qk_norm};
   shape.qk_norm_whole = c.qk_norm_whole;  // OLMoE: before the split, over the whole projection
+  // Gemma's query_pre_attn_scalar^(−1/2), Granite's attention_multiplier: not 1/√d_k
+  if (std::abs(c.attn_scale * std::sqrt(double(c.head_dim)) - 1.0) > 1e-9) shape.softmax_scale = c.attn_scale;
   att->trace = shape_trace(shape);
   if (c.is_mla()) {  // DeepSeek: the latent's steps, parameters and cache
     TraceShape s = att->trace.shape;

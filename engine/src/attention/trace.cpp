@@ -81,7 +81,11 @@ Trace shape_trace(const TraceShape& s) {
   if (s.rotary) step("rope", "rotate Q, K (RoPE)", "Q, K turned by position (RoPE)", {"H", "T", "d_k"}, {H, T, dk});
   if (G != H)
     step("share_kv", "share kv", "head h reads K, V of group g(h) = ⌊h / (H/G)⌋", {"H", "T", "d_k"}, {H, T, dk});
-  step("scores", "scores", "S = Q·Kᵀ / √d_k", {"H", "T", "T"}, {H, T, T});
+  // A checkpoint whose config sets another score scale (Gemma's query_pre_attn_scalar, Granite's
+  // attention_multiplier) shows its factor.
+  char scores[64] = "S = Q·Kᵀ / √d_k";
+  if (s.softmax_scale > 0) std::snprintf(scores, sizeof scores, "S = Q·Kᵀ · %.4g", s.softmax_scale);
+  step("scores", "scores", scores, {"H", "T", "T"}, {H, T, T});
   if (s.alibi) step("alibi_bias", "ALiBi bias", "S_h += −m_h·|i − j|", {"H", "T", "T"}, {H, T, T});
   if (s.relpos)
     step("relpos_bias", "relative-position scores", "S_h += λ·(−α_h(j − i − Δ_h)²)", {"H", "T", "T"}, {H, T, T});

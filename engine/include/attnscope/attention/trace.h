@@ -35,7 +35,8 @@ struct TraceShape {
   bool qk_norm = false;  // RMSNorm over each head's d_k values of Q and K, before RoPE (Qwen3)
   bool qk_norm_whole = false;  // instead: one RMSNorm over all of Q's H·d_k and K's G·d_k values (OLMoE)
   // Multi-head latent attention (DeepSeek) when kv_latent > 0: d_k = nope + rope is the q·k width,
-  // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor.
+  // v_dim the value width, q_latent the query's latent (0: W_Q directly); softmax_scale the scores' factor
+  // (grouped: a checkpoint's own factor when its config sets one other than 1/√d_k; 0 = 1/√d_k).
   int64_t kv_latent = 0, q_latent = 0, rope_dim = 0, v_dim = 0;
   double softmax_scale = 0;
   // Differential attention (differential_attention.h): each head two halves of d_k/2, λ the layer's.
