@@ -245,10 +245,10 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
   // The head shown large is the step's (a checkpoint step's number or top head of a pattern), or none.
   const bool names_head = s.checkpoint && !checkpoint.empty() && (s.checkpoint->head || s.checkpoint->top_head);
   if (names_head) CHECK(r.at("large_head").get<int>() >= 0);
+  else CHECK(r.at("large_head") == -1);
   // Presented, such a step draws the lesson's table of the model's top heads beside the head (its
   // captions point at the table; the Lessons panel that holds it windowed is hidden).
   if (presenting && names_head) CHECK(r.at("widgets").contains("lesson.top_heads"));
-  else CHECK(r.at("large_head") == -1);
   // The step's view, or the Training window in its place (lesson 7).
   if (s.training) {
     CHECK(r.at("slots").contains("training"));
