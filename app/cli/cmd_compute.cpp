@@ -1,6 +1,7 @@
 // cmd_compute.cpp — `attnscope compute`: every intermediate tensor of grouped attention as .npy.
 //
-//   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa|mla] [--d-model C]
+//   attnscope compute (--text TEXT | --input X.npy) [--kind single|mha|mqa|gqa|mla|linear|retention|mamba2|
+//                     deltanet|gated-deltanet] [--decay G (retention)] [--no-normalizer (linear)] [--d-model C]
 //                     [--heads H] [--groups G] [--causal] [--seed N] [--weights DIR] [--language en|zh] --out DIR
 //                     [--kv-rank R --q-rank R --rope-dim D (mla)] [--differential]
 //                     [--window W [--sinks N]] [--sink-logits] [--positions rope|alibi|nope|relpos --rope-… ]
@@ -8,7 +9,10 @@
 // sink_share.npy [H,T] with --sink-logits; positions.json (the Positions view's data) unless positions are nope.
 // MLA also c_kv.npy [T, r_kv] (the cached latent), with q, k [H,T,d_N+d_R] and v [H,T,d_v]; differential
 // attention writes probs = A [H,T,T] (signed), scores [2H,T,T], q [2H,T,d], k [2G,T,d], v [G,T,2d], and also
-// probs_1.npy, probs_2.npy [H,T,T] (grouped_attention.h's notes).
+// probs_1.npy, probs_2.npy [H,T,T] (grouped_attention.h's notes). The kinds without a softmax (linear, retention,
+// mamba2, deltanet, gated-deltanet; linear_layer.h) write matrix.npy [H,T,T] (the explicit matrices M, signed)
+// instead of probs and scores, state.npy [H,d,d] (each head's state after the last token), head_out.npy
+// [H,T,d] (= M·V, + D·V for Mamba-2), and their gates beta.npy, step.npy, decay.npy [H,T] where the kind has them.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -44,6 +48,22 @@ nlohmann::json variant_json(const Analysis& a) {
     return {{"name", "mla"}, {"kv_rank", m.kv_rank}, {"q_rank", m.q_rank}, {"rope_dim", m.rope_dim},
             {"qk_head_dim", a.attention->latent_shape.qk_dim()}, {"v_head_dim", a.attention->latent_shape.head_dim()},
             {"cache_values_per_token", m.kv_rank + m.rope_dim}};
+  if (a.attention->linear) {
+    const LinearLayerSpec& spec = a.attention->linear_spec;
+    nlohmann::json v = {{"name", to_string(spec.kind)},
+                        {"head_kind", linear_kind_name(a.attention->linear_layer.head_kind)},
+                        {"state_shape", {a.attention->shape.heads, a.attention->shape.head_dim(), a.attention->shape.head_dim()}},
+                        {"state_bytes_per_layer", {{"fp32", a.attention->trace.state_bytes_fp32},
+                                                   {"fp16", a.attention->trace.state_bytes_fp16}}}};
+    if (spec.kind == LinearLayerKind::linear) v["normalize"] = spec.normalize;
+    if (spec.kind == LinearLayerKind::retention) {
+      nlohmann::json gammas = nlohmann::json::array();
+      for (int h = 0; h < a.attention->shape.heads; ++h)
+        gammas.push_back(spec.decay > 0 ? spec.decay : linear_decay_schedule(h, a.attention->shape.heads));
+      v["decay"] = gammas;
+    }
+    return v;
+  }
   if (!r.probs_1.empty())
     return {{"name", "differential"}, {"lambda", r.lambda},
             {"lambda_init", differential_lambda_init(a.attention->differential.layer)},
@@ -87,6 +107,7 @@ nlohmann::json trace_json(const Analysis& a, const Translations& words) {
        {{"wq", t.params.wq}, {"wk", t.params.wk}, {"wv", t.params.wv}, {"wo", t.params.wo},
         {"biases", t.params.biases}, {"total", t.params.total()}}},
       {"kv_cache_bytes_per_token_per_layer", {{"fp32", t.kv_bytes_per_token_fp32}, {"fp16", t.kv_bytes_per_token_fp16}}},
+      {"state_bytes_per_layer", {{"fp32", t.state_bytes_fp32}, {"fp16", t.state_bytes_fp16}}},
   };
 }
 
@@ -128,7 +149,7 @@ void print_table(const AttentionAnalysis& att, const FigureWords& words) {
     std::printf("\n");
     for (int i = 0; i < shown; ++i) {
       std::printf("%10.10s", att.labels[size_t(i)].c_str());
-      for (int j = 0; j < shown; ++j) std::printf(" %6.3f", att.result.probs[size_t(h)](i, j));
+      for (int j = 0; j < shown; ++j) std::printf(" %6.3f", att.result.probs[size_t(h)](i, j));  // M without a softmax
       std::printf("\n");
     }
     std::printf("\n");
@@ -149,8 +170,20 @@ void run(const ComputeOptions& o) {
   const Translations words = language == Language::en ? Translations{} : load_translations(translations_path(to_string(language)));
 
   OutputFiles out(o.out);
-  out.npy("probs.npy", r.probs);
-  out.npy("scores.npy", r.scores);
+  if (att.linear) {
+    // Heads without a softmax: the explicit matrices (not probabilities), the states a decoder keeps and the
+    // gates; output = M·V (+ D·V for Mamba-2) per head, then W_O.
+    const LinearLayerResult& l = att.linear_layer;
+    out.npy("matrix.npy", r.probs);
+    out.npy("state.npy", l.state);
+    if (l.beta.size()) out.npy("beta.npy", l.beta);
+    if (l.step.size()) out.npy("step.npy", l.step);
+    if (l.decay.size()) out.npy("decay.npy", l.decay);
+    out.npy("head_out.npy", r.head_out);
+  } else {
+    out.npy("probs.npy", r.probs);
+    out.npy("scores.npy", r.scores);
+  }
   out.npy("output.npy", r.output);
   out.npy("q.npy", r.q);
   out.npy("k.npy", r.k);
@@ -172,7 +205,7 @@ void run(const ComputeOptions& o) {
 
 void add_compute_command(CLI::App& root) {
   auto options = std::make_shared<ComputeOptions>();
-  CLI::App* cmd = root.add_subcommand("compute", "Grouped attention (single, MHA, MQA, GQA), MLA, differential attention: every tensor as .npy");
+  CLI::App* cmd = root.add_subcommand("compute", "Grouped attention (single, MHA, MQA, GQA), MLA, differential attention, and attention without a softmax (linear, retention, Mamba-2, DeltaNet, Gated DeltaNet): every tensor as .npy");
   add_scene_options(*cmd, options->scene, flags_input | flags_model);
   cmd->add_option("--out", options->out, "Output folder (created if missing)")->required();
   cmd->add_flag("--table", options->table, "Also print each head's probabilities as a table");

@@ -93,7 +93,10 @@ void make_conv(Pictures& out, const Analysis& analysis, const ViewSettings& view
 
 }  // namespace
 
-Pictures make_pictures(const Analysis& analysis, const ViewSettings& view) {
+Pictures make_pictures(const Analysis& analysis, const ViewSettings& given_view) {
+  // Heads without a softmax have no scores: their matrices are drawn whatever the view asked for.
+  ViewSettings view = given_view;
+  if (analysis.attention && analysis.attention->linear) view.show_scores = false;
   Pictures out;
   out.colormap = parse_colormap(view.colormap);
   out.scores = view.show_scores;

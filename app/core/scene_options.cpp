@@ -24,7 +24,15 @@ void add_scene_options(CLI::App& app, SceneOptions& o, unsigned groups) {
                    "folder (default: words, ideographs and punctuation)");
   }
   if (groups & flags_model) {
-    app.add_option("--kind", o.kind, "single | mha | mqa | gqa | mla (multi-head latent attention, DeepSeek)");
+    app.add_option("--kind", o.kind,
+                   "single | mha | mqa | gqa | mla (multi-head latent attention, DeepSeek); without a softmax: linear | "
+                   "retention | mamba2 | deltanet | gated-deltanet (every head its own state, causal, drawn as its "
+                   "signed T x T matrix)");
+    app.add_option("--decay", o.decay,
+                   "With --kind retention: one decay gamma in (0, 1] for every head (default: per head, 0.5 for head 0 "
+                   "to 0.97 for the last)");
+    app.add_flag("--no-normalizer", o.no_normalizer,
+                 "With --kind linear: leave out the normaliser (rows then do not sum to 1)");
     app.add_option("--d-model", o.d_model, "Token width C (default 64)");
     app.add_option("--heads", o.heads, "Query heads H (must divide C)");
     app.add_option("--groups", o.groups, "Key/value groups G (must divide H)");
@@ -234,6 +242,22 @@ Scene build_scene(const SceneOptions& o) {
   if (given(o, "--kv-rank")) m.kv_rank = o.kv_rank;
   if (given(o, "--q-rank")) m.q_rank = o.q_rank;
   if (given(o, "--rope-dim")) m.rope_dim = o.rope_dim;
+  // The parameters of the kinds without a softmax belong to their kind.
+  require(!given(o, "--decay") || m.kind == AttentionKind::retention,
+          "--decay sets retention's decay gamma: add --kind retention");
+  require(!given(o, "--no-normalizer") || m.kind == AttentionKind::linear,
+          "--no-normalizer applies to linear attention: add --kind linear");
+  if (given(o, "--decay")) {
+    require(std::isfinite(o.decay) && o.decay > 0 && o.decay <= 1,
+            "--decay must be a number in (0, 1] (gamma: how much of the state each step keeps), got " +
+                std::to_string(o.decay));
+    m.decay = o.decay;
+  }
+  if (given(o, "--no-normalizer")) m.linear_normalize = !o.no_normalizer;
+  if (is_linear_kind(m.kind))
+    for (const char* flag : {"--differential", "--window", "--sinks", "--sink-logits", "--designed"})
+      require(!given(o, flag), std::string(flag) + " is for softmax attention; --kind " + to_string(m.kind) +
+                                   " has no softmax (its state forgets through its decay instead of a window)");
   if (given(o, "--differential")) m.differential = o.differential;
   require(!(m.differential && m.kind == AttentionKind::mla),
           "--differential works with --kind single, mha, mqa or gqa, not mla (differential attention splits each "

@@ -26,6 +26,8 @@ struct SceneOptions {
   int d_model = 0, heads = 0, groups = 0;
   int kv_rank = 0, q_rank = 0, rope_dim = 0;  // --kind mla
   bool differential = false;
+  double decay = 0;            // --kind retention: --decay γ
+  bool no_normalizer = false;  // --kind linear: --no-normalizer
   std::string seed;  // checked by build_scene: a whole number 0 … 2^64−1 (CLI11 would wrap "-1")
   bool causal = false, no_scale = false;
   // windows, sinks and positions (kept as text or typed, checked by build_scene)

@@ -57,7 +57,10 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // A locked range and the fixed 0–1 scale belong to the values they were chosen for: switching between
   // probabilities and scores returns to the shared scale.
   const bool lock_of_other_values = view.scale == ScaleMode::locked || view.scale == ScaleMode::fixed;
-  if (ImGui::RadioButton(tr("probabilities"), !view.show_scores) && view.show_scores) {
+  // Heads without a softmax draw their matrices M, which are not probabilities (the same button, renamed).
+  const bool matrices = is_linear_kind(state.scene.model.kind) && !state.checkpoint.current();
+  const std::string values_label = std::string(matrices ? tr("matrix M") : tr("probabilities")) + "###values";
+  if (ImGui::RadioButton(values_label.c_str(), !view.show_scores) && view.show_scores) {
     view.show_scores = false;
     if (view.colormap == "diverging") view.colormap = "viridis";
     if (lock_of_other_values) view.scale = ScaleMode::shared;
@@ -67,7 +70,10 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // Differential attention has two score maps per head and draws their softmaxes' difference: no one score
   // map to show (the tooltip gives both softmaxes).
   const bool differential = state.scene.model.differential && !state.checkpoint.current();
-  ImGui::BeginDisabled(differential && !view.show_scores);
+  // Heads without a softmax have no scores at all: each is drawn as its matrix M.
+  const bool linear = is_linear_kind(state.scene.model.kind) && !state.checkpoint.current();
+  const bool signed_heads = differential || linear;
+  ImGui::BeginDisabled(signed_heads && !view.show_scores);
   if (ImGui::RadioButton(tr("scores"), view.show_scores) && !view.show_scores) {
     view.show_scores = true;
     if (view.colormap == "viridis") view.colormap = "diverging";  // scores have a sign: white = 0
@@ -78,6 +84,9 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   if (differential && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", tr("Differential attention has two score maps per head; the heads show the difference of "
                                "their softmaxes, and the tooltip both softmaxes."));
+  else if (linear && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Heads without a softmax have no scores: each head is drawn as its matrix M, the weights "
+                               "its output gives each earlier token's value."));
   // Scale and colormap go together on one line when they fit.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float combo_w = ImGui::CalcTextSize("grayscale").x + ImGui::GetFrameHeight() * 1.6f;
@@ -90,8 +99,8 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   ImGui::SetNextItemWidth(FitItemWidth(combo_w, tr("colormap")));
   // Differential weights have a sign, so the heads are drawn on the diverging colormap whatever the view
   // chose (pictures.cpp): the combo names the one on screen and waits until differential attention is off.
-  ImGui::BeginDisabled(differential);
-  if (ImGui::BeginCombo(tr("colormap"), differential ? "diverging" : view.colormap.c_str())) {
+  ImGui::BeginDisabled(signed_heads);
+  if (ImGui::BeginCombo(tr("colormap"), signed_heads ? "diverging" : view.colormap.c_str())) {
     for (const std::string& name : colormap_names())
       if (ImGui::Selectable(name.c_str(), name == view.colormap)) {
         view.colormap = name;
@@ -100,8 +109,11 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     ImGui::EndCombo();
   }
   ImGui::EndDisabled();
-  if (differential && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Differential weights have a sign: they are drawn on the diverging colormap, white at 0."));
+  if (signed_heads && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", differential ? tr("Differential weights have a sign: they are drawn on the diverging "
+                                              "colormap, white at 0.")
+                                         : tr("The matrices of heads without a softmax have a sign: they are drawn on "
+                                              "the diverging colormap, white at 0."));
   if (edited) NoteEdit(state, Panel::heads);
 
   const int q = view.selected_query;
@@ -164,7 +176,9 @@ bool DrawInPlaceOfCheckpointHeads(AppState& state) {
 void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& labels, int head, int row, int col,
                  bool large) {
   const int group = kv_group_of_head(head, att.shape.heads, att.shape.groups);
-  const float score = att.result.scores[size_t(head)](row, col);
+  // Heads without a softmax (and attentions computed elsewhere) keep no scores.
+  const bool has_scores = size_t(head) < att.result.scores.size();
+  const float score = has_scores ? att.result.scores[size_t(head)](row, col) : 0.0f;
   const float prob = att.result.probs[size_t(head)](row, col);
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(trf("head %d · kv group %d", head, group).c_str());
@@ -180,8 +194,20 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
     ImGui::TextUnformatted(trf("P₁ = %s, P₂ = %s, λ = %s", FormatValue(p1).c_str(), FormatValue(p2).c_str(),
                                FormatValue(float(att.result.lambda)).c_str()).c_str());
     ImGui::TextUnformatted(trf("weight A = P₁ − λ·P₂: %s", FormatValue(prob).c_str()).c_str());
+  } else if (att.linear) {
+    // Heads without a softmax: the matrix's weight, the row's sum (not 1) and the gates at these tokens.
+    const LinearLayerResult& l = att.linear_layer;
+    ImGui::TextUnformatted(trf("weight M[%d, %d]: %s", row, col, FormatValue(prob).c_str()).c_str());
+    ImGui::TextUnformatted(trf("this row sums to %s", FormatValue(att.result.probs[size_t(head)].row(row).sum()).c_str()).c_str());
+    if (l.beta.size() > 0)
+      ImGui::TextUnformatted(trf("write strength β at the key: %s", FormatValue(l.beta(head, col)).c_str()).c_str());
+    if (l.step.size() > 0)
+      ImGui::TextUnformatted(trf("step Δ at the key: %s", FormatValue(l.step(head, col)).c_str()).c_str());
+    if (l.decay.size() > 0)
+      ImGui::TextUnformatted(trf("decay at the query: %s", FormatValue(l.decay(head, row)).c_str()).c_str());
   } else {
-    ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
+    if (has_scores)
+      ImGui::TextUnformatted(trf("score: %s%s", FormatValue(score).c_str(), std::isinf(score) ? tr(" (masked)") : "").c_str());
     ImGui::TextUnformatted(trf("probability: %s", FormatValue(prob).c_str()).c_str());
     if (att.result.sink_share.size() > 0)
       ImGui::TextUnformatted(trf("the sink takes %s of this row", FormatValue(att.result.sink_share(head, row)).c_str()).c_str());
@@ -271,9 +297,8 @@ HeatmapGridSpec HeadsSpec(const AppState& state, const AttentionAnalysis& att, c
   spec.range = [&pictures](int h) { return pictures.heads[size_t(h)].range; };
   spec.colormap = pictures.colormap;
   // Differential attention draws A = P₁ − λ·P₂, a signed weight rather than a probability.
-  spec.value_name = pictures.scores            ? TrKey("score")
-                    : !att.result.probs_1.empty() ? TrKey("differential weight")
-                                                  : TrKey("probability");
+  // Heads without a softmax draw their matrices M, each kind's weight named (analysis.h map_value_word).
+  spec.value_name = pictures.scores ? TrKey("score") : map_value_word(att);
   spec.selected_row = state.scene.view.selected_query;
   spec.outlined_cells = LessonStepCells(state);
   return spec;

@@ -5,6 +5,7 @@
 // the chosen H does not divide lowers H only while it must, and says so in one line; a typed d_model that
 // is not offered takes the nearest offered one, with SliderChoice's one-line note.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <random>
@@ -134,6 +135,80 @@ bool DrawWindowAndSinks(AppState& state, ModelSettings& m) {
   return edited;
 }
 
+// Entering a kind without a softmax: what it has no use for is turned off, so that the click shows its heads
+// rather than a refusal — differential attention, the window and sinks, sink logits, positions other than
+// absolute and none, designed heads, the relative-position mixed mode, the scores view and the fixed 0–1 scale
+// (its maps are signed).
+void EnterLinearKind(Scene& scene) {
+  ModelSettings& m = scene.model;
+  m.differential = false;
+  m.window = 0, m.sinks = 0;
+  m.sink_logits = false;
+  if (m.positions != PositionScheme::absolute && m.positions != PositionScheme::nope) m.positions = PositionScheme::absolute;
+  if (m.weights == WeightSource::designed) m.weights = WeightSource::converted;
+  scene.relpos.mixed = false;
+  scene.view.show_scores = false;
+  if (scene.view.scale == ScaleMode::fixed) scene.view.scale = ScaleMode::shared;
+  if (scene.view.colormap == "diverging") scene.view.colormap = "viridis";
+}
+
+// The settings of a kind without a softmax: linear's normaliser, retention's decay γ; the others say where
+// their gates come from.
+bool DrawLinearSettings(AppState& state, ModelSettings& m) {
+  bool edited = false;
+  if (m.kind == AttentionKind::linear) {
+    edited |= ImGui::Checkbox(tr("normaliser (rows sum to 1)"), &m.linear_normalize);
+    RecordLastItem(state, "model.linear_normalize");
+    HelpMarker(tr("Divide each row by Σ φ(q)·φ(k) over the keys so far, as Katharopoulos et al. do: the weights are "
+                  "then positive and sum to 1, like probabilities. Without it the output grows with the length."));
+  } else if (m.kind == AttentionKind::retention) {
+    // γ in hundredths: 0 is the per-head schedule.
+    std::vector<int> choices = {0, 50, 60, 70, 80, 85, 90, 95, 97, 99, 100};
+    int hundredths = int(std::lround(m.decay * 100));
+    if (std::find(choices.begin(), choices.end(), hundredths) == choices.end() || hundredths / 100.0 != m.decay) {
+      hundredths = std::clamp(hundredths, 1, 100);
+      choices.push_back(hundredths);
+      std::sort(choices.begin(), choices.end());
+    }
+    const float label_w = ImGui::CalcTextSize(tr("decay γ")).x + ImGui::CalcTextSize("(?)").x + ImGui::GetFontSize() * 1.5f;
+    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w, 80.0f));
+    if (SliderChoice(tr("decay γ"), &hundredths, choices, [](int v) {
+          char text[16];
+          std::snprintf(text, sizeof text, "%.2f", v / 100.0);
+          return v == 0 ? std::string(tr("per head")) : std::string(text);
+        })) {
+      m.decay = hundredths / 100.0;
+      edited = true;
+    }
+    RecordLastItem(state, "model.decay");
+    HelpMarker(tr("Each step back multiplies a key's weight by γ: M[t, s] = γ^(t−s)·q_t·k_s. per head: RetNet-style "
+                  "decays from 0.5 (head 0, short memory) to 0.97 (the last head, long memory)."));
+  }
+  return edited;
+}
+
+// Where the gates of a kind without a softmax come from (a tooltip beside its state line: at 1280×720 the
+// Model panel has no room for four more lines above its fold).
+const char* LinearGatesNote(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::linear:
+      return tr("φ(q)·φ(k) with φ = elu + 1: every weight is positive; the state adds φ(k)·vᵀ for every token.");
+    case AttentionKind::retention:
+      return tr("q·k with older keys decayed by γ per step; the state is multiplied by γ before each token adds its "
+                "k·vᵀ.");
+    case AttentionKind::mamba2:
+      return tr("C = Q, B = K, x = V per head; the step Δ = softplus(x·w_Δ + b) comes from each token, and the "
+                "state decays by exp(Δ·A) with A from 0.5 (head 0) to 0.97 (the last head) per unit step.");
+    case AttentionKind::deltanet:
+      return tr("q and k are L2-normalised; each token writes with strength β = sigmoid(x·w_β), replacing what the "
+                "state recalled for its key.");
+    case AttentionKind::gated_deltanet:
+      return tr("The delta rule with a decay gate α = exp(g) from each token (Qwen3-Next's gate), around 0.5 for "
+                "head 0 to 0.97 for the last head; β = sigmoid(x·w_β) as in DeltaNet.");
+    default: return "";
+  }
+}
+
 }  // namespace
 
 void DrawModelWindow(AppState& state) {
@@ -176,8 +251,8 @@ void DrawModelWindow(AppState& state) {
                                                          {AttentionKind::mqa, "MQA"},
                                                          {AttentionKind::gqa, "GQA"},
                                                          {AttentionKind::mla, "MLA"}};
-  for (const auto& [kind, name] : kinds) {
-    if (kind != AttentionKind::single) SameLineIfFits(RadioWidth(name));  // a narrow column: the next line
+  auto kind_radio = [&](AttentionKind kind, const char* name, bool first) {
+    if (!first) SameLineIfFits(RadioWidth(name));  // a narrow column: the next line
     const bool clicked = ImGui::RadioButton(name, m.kind == kind);
     RecordLastItem(state, std::string("model.kind.") + to_string(kind));
     if (clicked && m.kind != kind) {
@@ -186,9 +261,27 @@ void DrawModelWindow(AppState& state) {
       // Entering GQA from MHA/MQA: start with two heads per group, the common choice.
       if (kind == AttentionKind::gqa && before != AttentionKind::gqa)
         m.groups = default_groups(AttentionKind::gqa, m.heads);
+      if (is_linear_kind(kind)) EnterLinearKind(state.scene);
       edited = true;
     }
-  }
+  };
+  for (const auto& [kind, name] : kinds) kind_radio(kind, name, kind == AttentionKind::single);
+  // Heads without a softmax, on a line of their own.
+  ImGui::TextUnformatted(tr("Without a softmax"));
+  HelpMarker(tr("Each of these keeps a state of fixed size instead of a growing cache, and is still a T×T matrix "
+                "applied to the values, drawn signed (its rows do not sum to 1):\n"
+                "linear: φ(q)·φ(k) with φ = elu + 1 (Katharopoulos et al. 2020).\n"
+                "retention: the same products, older keys decayed by γ per step (RetNet).\n"
+                "Mamba-2: a decay and a step Δ that depend on the input (Dao & Gu 2024).\n"
+                "DeltaNet: each token overwrites what the state recalls for its key (the delta rule).\n"
+                "Gated DeltaNet: the delta rule with a decay gate (Qwen3-Next, Kimi Linear)."));
+  const std::pair<AttentionKind, const char*> linear_kinds[] = {{AttentionKind::linear, tr("linear")},
+                                                                {AttentionKind::retention, tr("retention")},
+                                                                {AttentionKind::mamba2, "Mamba-2"},
+                                                                {AttentionKind::deltanet, "DeltaNet"},
+                                                                {AttentionKind::gated_deltanet, "Gated DeltaNet"}};
+  for (const auto& [kind, name] : linear_kinds) kind_radio(kind, name, kind == AttentionKind::linear);
+  const bool linear = is_linear_kind(m.kind);
 
   const float label_w = std::max(ImGui::CalcTextSize("d_model C ").x, ImGui::CalcTextSize(tr("heads H")).x + ImGui::GetFontSize() * 0.5f);
   ImGui::PushItemWidth(std::max(ImGui::GetContentRegionAvail().x - label_w - ImGui::GetFontSize(), 60.0f));
@@ -245,6 +338,7 @@ void DrawModelWindow(AppState& state) {
                      : m.kind == AttentionKind::mqa ? "  (MQA: G = 1)"
                      : m.kind == AttentionKind::mla ? "  (MLA: G = H)"
                      : m.kind == AttentionKind::gqa ? ""
+                     : linear                       ? tr("  (each head its own state: G = H)")
                                                     : tr("  (single head)");
   if (SliderChoice(tr("groups G"), &shown_groups, divisors(heads, heads), note) && groups_free) {
     m.groups = shown_groups;
@@ -265,8 +359,16 @@ void DrawModelWindow(AppState& state) {
     NoticeText(trf("groups G = %d, not the %d chosen: G must divide H = %d.", m.groups, ws.chosen_groups, m.heads));
 
   if (m.kind == AttentionKind::mla) edited |= DrawLatentRanks(state, m, c, heads);
+  if (linear) edited |= DrawLinearSettings(state, m);
   const int groups = effective_groups(m);
-  if (m.kind == AttentionKind::mla && heads >= 1 && c % heads == 0) {
+  if (linear && heads >= 1 && c % heads == 0) {
+    const int d = c / heads;
+    WrappedText(trf("d_k = d_v = C/H = %d · state %d×%d per head", d, d, d));
+    HelpMarker(LinearGatesNote(m.kind));
+    WrappedText(trf("State %lld B per layer at any length (MHA's KV cache: %lld B/token)",
+                    static_cast<long long>(int64_t(heads) * d * d * 4),
+                    static_cast<long long>(kv_cache_bytes_per_token(heads, d, 4))));
+  } else if (m.kind == AttentionKind::mla && heads >= 1 && c % heads == 0) {
     WrappedText(trf("d_k = C/H = %d per head, plus %d rotary dimensions", c / heads, m.rope_dim));
     WrappedText(trf("KV cache %lld B/token (MHA %lld B)", static_cast<long long>(int64_t(m.kv_rank + m.rope_dim) * 4),
                     static_cast<long long>(kv_cache_bytes_per_token(heads, c / heads, 4))));
@@ -286,7 +388,7 @@ void DrawModelWindow(AppState& state) {
   if (DrawPositionControls(state, m)) edited = true;
   ImGui::Separator();
   // A sliding window implies the causal mask: shown ticked and fixed while a window is on.
-  const bool causal_implied = m.window > 0;
+  const bool causal_implied = m.window > 0 || linear;
   bool causal_shown = m.causal || causal_implied;
   ImGui::BeginDisabled(causal_implied);
   if (ImGui::Checkbox(tr("causal mask"), &causal_shown) && !causal_implied) {
@@ -294,15 +396,20 @@ void DrawModelWindow(AppState& state) {
     edited = true;
   }
   ImGui::EndDisabled();
-  HelpMarker(tr("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the softmax, "
-                "so its probability is exactly 0."));
+  HelpMarker(linear ? tr("Heads without a softmax are causal by nature: their state holds only the tokens so far.")
+                    : tr("A query may only look at itself and earlier tokens: key j > query i gets −∞ before the "
+                         "softmax, so its probability is exactly 0."));
   edited |= ImGui::Checkbox(tr("divide scores by √d_k"), &m.scale_scores);
-  HelpMarker(tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
+  HelpMarker(linear ? tr("Retention and the delta rules scale each query by 1/√d_k; linear attention and Mamba-2 do "
+                         "not use it.")
+                    : tr("Turn it off to see the softmax saturate: without the scaling, larger d_k gives sharper rows."));
+  ImGui::BeginDisabled(linear);
   edited |= ImGui::Checkbox(tr("learned sink logits"), &m.sink_logits);
+  ImGui::EndDisabled();
   RecordLastItem(state, "model.sink_logits");
   HelpMarker(tr("gpt-oss: every head has one learned logit that joins each row's softmax, so a row may give part of "
                 "its mass to no token. The Heads view shows that share as a strip above the heads."));
-  ImGui::BeginDisabled(m.kind == AttentionKind::mla || m.kind == AttentionKind::single);
+  ImGui::BeginDisabled(m.kind == AttentionKind::mla || m.kind == AttentionKind::single || linear);
   if (ImGui::Checkbox(tr("differential attention"), &m.differential)) {
     // Its maps are signed: the fixed 0–1 scale is for probabilities, so the shared one takes over.
     if (m.differential && state.scene.view.scale == ScaleMode::fixed) state.scene.view.scale = ScaleMode::shared;
@@ -313,7 +420,9 @@ void DrawModelWindow(AppState& state) {
   HelpMarker(tr("Each head computes two softmax maps from two halves of its query and key and subtracts the second, "
                 "times a learned λ, from the first (Ye et al. 2025): noise common to both cancels. The maps can be "
                 "negative and are drawn on a diverging scale. Not with MLA or a single head."));
+  ImGui::BeginDisabled(linear);
   edited |= DrawWindowAndSinks(state, m);
+  ImGui::EndDisabled();
   ImGui::Separator();
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);

@@ -400,11 +400,18 @@ bool DrawPositionControls(AppState& state, ModelSettings& m) {
                 "relative: the quadratic relative-position scores of the Relative position view (Cordonnier et al. 2020)."));
   for (PositionScheme s : schemes) {
     if (s != schemes[0]) SameLineIfFits(RadioWidth(SchemeName(s)));
+    // Heads without a softmax take absolute positions or none (analysis.cpp's check_variant).
+    const bool refused = is_linear_kind(m.kind) && s != PositionScheme::absolute && s != PositionScheme::nope;
+    ImGui::BeginDisabled(refused);
     if (ImGui::RadioButton(SchemeName(s), m.positions == s) && m.positions != s) {
       m.positions = s;
       edited = true;
     }
+    ImGui::EndDisabled();
     RecordLastItem(state, std::string("model.positions.") + to_string(s));
+    if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", tr("Heads without a softmax take absolute positions or none here: RoPE, ALiBi and "
+                                 "relative positions act on softmax scores."));
   }
   if (m.positions == PositionScheme::rope || m.kind == AttentionKind::mla) {
     const float label_w = std::max({ImGui::CalcTextSize(tr("base θ")).x, ImGui::CalcTextSize(tr("factor")).x,

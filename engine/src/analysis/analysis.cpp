@@ -69,6 +69,37 @@ void prepare_input(const InputSettings& input, int d_model, uint64_t seed, std::
   x = embed_tokens(tokens, d_model, seed, sinusoidal);
 }
 
+bool signed_maps(const AttentionAnalysis& att) { return att.linear || !att.result.probs_1.empty(); }
+
+const char* map_value_word(const AttentionAnalysis& att) {
+  if (!att.result.probs_1.empty()) return "differential weight";
+  if (!att.linear) return "probability";
+  switch (att.linear_spec.kind) {
+    case LinearLayerKind::linear: return "linear attention weight";
+    case LinearLayerKind::retention: return "retention weight";
+    case LinearLayerKind::mamba2: return "Mamba-2 weight";
+    case LinearLayerKind::deltanet: return "DeltaNet weight";
+    case LinearLayerKind::gated_deltanet: return "Gated DeltaNet weight";
+  }
+  return "probability";
+}
+
+LinearLayerSpec linear_spec_of(const ModelSettings& m) {
+  LinearLayerSpec spec;
+  switch (m.kind) {
+    case AttentionKind::linear: spec.kind = LinearLayerKind::linear; break;
+    case AttentionKind::retention: spec.kind = LinearLayerKind::retention; break;
+    case AttentionKind::mamba2: spec.kind = LinearLayerKind::mamba2; break;
+    case AttentionKind::deltanet: spec.kind = LinearLayerKind::deltanet; break;
+    case AttentionKind::gated_deltanet: spec.kind = LinearLayerKind::gated_deltanet; break;
+    default: throw InputError(std::string("kind ") + to_string(m.kind) + " has a softmax");
+  }
+  spec.normalize = m.linear_normalize;
+  spec.decay = m.decay;
+  spec.scale_q = m.scale_scores;
+  return spec;
+}
+
 LatentShape latent_shape_of(const ModelSettings& m) {
   return {m.d_model, effective_heads(m), m.kv_rank, m.q_rank, m.rope_dim};
 }
@@ -117,22 +148,23 @@ HeadStats attention_statistics(const AttentionAnalysis& att, const ModelSettings
   check_cancel(cancel);
   // Differential attention's map is signed: its statistics describe where each row's weight goes whatever
   // its sign, |A| normalised per row (head_stats.h, weight_distribution).
-  const bool signed_maps = !att.result.probs_1.empty();
-  const Tensor3 magnitudes = signed_maps ? weight_distribution(att.result.probs) : Tensor3{};
-  HeadStats stats = head_stats(signed_maps ? magnitudes : att.result.probs, model.causal, cancel,
+  // The same for the explicit matrices of heads without a softmax.
+  const bool is_signed = signed_maps(att);
+  const Tensor3 magnitudes = is_signed ? weight_distribution(att.result.probs) : Tensor3{};
+  HeadStats stats = head_stats(is_signed ? magnitudes : att.result.probs, model.causal || att.linear, cancel,
                                HeadStatsMask{att.window, att.sinks, &att.result.sink_share});
   // Drift from MHA: the same query heads before their K/V were pooled into G < H groups.
   const bool pooled = model.weights == WeightSource::converted || model.weights == WeightSource::designed;
-  if (pooled && att.shape.groups < att.shape.heads) {
+  if (pooled && att.shape.groups < att.shape.heads && !att.linear) {
     const AttentionShape base_shape{att.shape.d_model, att.shape.heads, att.shape.heads};
     check_cancel(cancel);
     AttentionOptions options = att.options;  // the same mask, sinks and positions on the MHA heads
     options.cancel = cancel;
-    Tensor3 base = signed_maps ? differential_attention(att.x, weights_for(model, base_shape), att.differential, base_shape,
+    Tensor3 base = is_signed ? differential_attention(att.x, weights_for(model, base_shape), att.differential, base_shape,
                                                         options).probs
                                : grouped_attention(att.x, weights_for(model, base_shape), base_shape, options).probs;
     check_cancel(cancel);
-    stats.drift_from_mha = signed_maps ? head_drift(magnitudes, weight_distribution(base), cancel)
+    stats.drift_from_mha = is_signed ? head_drift(magnitudes, weight_distribution(base), cancel)
                                        : head_drift(att.result.probs, base, cancel);
     if (mha_probs) *mha_probs = std::move(base);
   }
@@ -211,6 +243,27 @@ namespace {
 
 // The rules of the variants after GQA that concern the whole scene (the shapes are checked by the engine).
 void check_variant(const Scene& scene, const ModelSettings& m) {
+  if (is_linear_kind(m.kind)) {
+    const std::string what = std::string("kind ") + to_string(m.kind) + " (attention without a softmax)";
+    require(!m.differential, "differential attention subtracts two softmax maps; " + what +
+                                 " has none: choose single, mha, mqa or gqa for it");
+    require(m.weights != WeightSource::designed,
+            "designed heads are softmax heads built for one pattern each; " + what +
+                " uses the seeded, converted or loaded Q/K/V/O (valid weight sources: converted, independent, loaded)");
+    require(m.window == 0 && m.sinks == 0, what + " has no window or sink tokens: its state forgets through its decay "
+                                                  "instead (set the window and sinks to 0)");
+    require(!m.sink_logits, what + " has no softmax for a sink logit to join: turn sink logits off");
+    require(m.positions == PositionScheme::absolute || m.positions == PositionScheme::nope,
+            what + " runs here with absolute positions or none (RoPE, ALiBi and relative positions are for "
+                   "softmax heads): choose positions absolute or nope");
+    require(!(scene.relpos.mixed && scene.input.source != InputSource::grid),
+            "the relative-position mixed mode adds positional scores before a softmax; " + what +
+                " has no scores: turn mixed mode off");
+    require(std::isfinite(m.decay) && (m.decay == 0 || (m.decay > 0 && m.decay <= 1)),
+            "the retention decay gamma must be in (0, 1], or 0 for the per-head schedule from 0.5 to 0.97; got " +
+                std::to_string(m.decay));
+    return;
+  }
   const bool mla = m.kind == AttentionKind::mla;
   require(!(mla && m.differential),
           "differential attention works with the kinds single, mha, mqa and gqa, not mla: it splits each head's query "
@@ -315,6 +368,24 @@ std::shared_ptr<const AttentionAnalysis> analyse_attention(const Scene& scene, M
   }
   att->weights = weights_for(m, att->shape);
   check_cancel(cancel);
+  if (is_linear_kind(m.kind)) {
+    // Heads without a softmax: the same Q/K/V/O as the scene's MHA, the seeded gates, each head as it runs
+    // and as its explicit matrix (linear_layer.h). Causal by nature; no mask, sinks or positions to apply.
+    att->options.causal = true;
+    att->options.scale_scores = m.scale_scores;
+    att->linear = true;
+    att->linear_spec = linear_spec_of(m);
+    att->linear_gates = random_linear_gates(m.d_model, m.heads, m.seed);
+    att->linear_layer = linear_layer(att->x, att->weights, att->linear_gates, att->linear_spec, att->shape, cancel);
+    att->result = std::move(att->linear_layer.attention);
+    att->linear_layer.attention = AttentionResult{};
+    const bool bias = att->weights.bq.size() > 0;
+    TraceShape ts{T, m.d_model, m.heads, m.heads, att->shape.head_dim(), bias, bias, false, true};
+    ts.linear = to_string(att->linear_spec.kind);
+    ts.linear_normalize = att->linear_spec.normalize;
+    att->trace = linear_layer_trace(ts);
+    return att;
+  }
   att->options = attention_options(scene, m, att->shape, T);
   AttentionOptions options = att->options;
   options.cancel = cancel;

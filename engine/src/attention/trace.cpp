@@ -226,3 +226,54 @@ Trace probabilities_trace(int heads, int groups, int tokens, bool causal) {
 }
 
 }  // namespace attnscope
+
+namespace attnscope {
+
+Trace linear_layer_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, d = s.head_dim;
+  TraceWriter step(s);
+  Trace& t = step.t;
+  const std::string& kind = s.linear;
+  const bool delta = kind == "deltanet" || kind == "gated-deltanet", mamba = kind == "mamba2";
+  const std::string qkv_bias = s.qkv_bias ? " + b" : "", o_bias = s.o_bias ? " + b" : "";
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  step("project_q", "project Q", "X·W_Qᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * d});
+  step("project_k", "project K", "X·W_Kᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * d});
+  step("project_v", "project V", "X·W_Vᵀ" + qkv_bias, {"T", "H·d_k"}, {T, H * d});
+  step("split_heads", "split heads", "Q, K, V.view(T, H, d_k).transpose(0, 1)", {"H", "T", "d_k"}, {H, T, d});
+  if (kind == "linear")
+    step("feature_map", "feature map", "φ(Q), φ(K) with φ = elu + 1 (> 0)", {"H", "T", "d_k"}, {H, T, d});
+  if (delta) step("l2_norm_qk", "normalise q, k (L2)", "q_t / ‖q_t‖, k_t / ‖k_t‖", {"H", "T", "d_k"}, {H, T, d});
+  if (delta) step("write_strength", "write strength β", "β_t = sigmoid(x_t·w_β)", {"H", "T"}, {H, T});
+  if (kind == "retention") step("decay", "decay γ", "one γ_h per head", {"H"}, {H});
+  if (mamba) {
+    step("ssm_step", "step Δ", "Δ_t = softplus(x_t·w_Δ + b_Δ)", {"H", "T"}, {H, T});
+    step("ssm_decay", "decay a", "a_t = exp(Δ_t·A_h), A_h < 0", {"H", "T"}, {H, T});
+  }
+  if (kind == "gated-deltanet")
+    step("gate_alpha", "gate α", "α_t = exp(g_t), g_t = −exp(A_log)·softplus(x_t·w_a + b_a)", {"H", "T"}, {H, T});
+  const char* state = kind == "linear"          ? "S_t = S_{t−1} + φ(k_t)·v_tᵀ"
+                      : kind == "retention"     ? "S_t = γ·S_{t−1} + k_t·v_tᵀ"
+                      : mamba                   ? "S_t = a_t·S_{t−1} + Δ_t·B_t·x_tᵀ"
+                      : kind == "deltanet"      ? "S_t = (I − β_t·k_t·k_tᵀ)·S_{t−1} + β_t·k_t·v_tᵀ"
+                                                : "S_t = α_t·(I − β_t·k_t·k_tᵀ)·S_{t−1} + β_t·k_t·v_tᵀ";
+  step("state", "state (fixed size)", state, {"H", "d_k", "d_v"}, {H, d, d});
+  const char* matrix = kind == "linear"      ? (s.linear_normalize ? "M[t, s] = φ(q_t)·φ(k_s) / Σ_s' φ(q_t)·φ(k_s')"
+                                                                   : "M[t, s] = φ(q_t)·φ(k_s), s ≤ t")
+                       : kind == "retention" ? "M[t, s] = γ^(t−s)·q_t·k_s, s ≤ t"
+                       : mamba               ? "M[t, s] = (C_t·B_s)·Δ_s·a_{s+1}⋯a_t, s ≤ t"
+                                             : "M[t, s] = q_tᵀ·(the state's k_s column at t), s ≤ t";
+  step("implicit_matrix", "matrix M (signed)", matrix, {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum_linear", "weighted sum", mamba ? "O = M·V + D·V" : "O = M·V = S_tᵀ·q_t", {"H", "T", "d_v"},
+       {H, T, d});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, H·d_k)", {"T", "H·d_k"}, {T, H * d});
+  step("output", "output", "concat·W_Oᵀ" + o_bias, {"T", "C"}, {T, C});
+  t.params.wq = t.params.wk = t.params.wv = t.params.wo = C * H * d;
+  t.params.biases = (s.qkv_bias ? 3 * H * d : 0) + (s.o_bias ? C : 0);
+  t.params.other = (delta ? H * C : 0) + (mamba || kind == "gated-deltanet" ? H * C + H : 0) + (mamba ? H : 0);
+  t.state_bytes_fp32 = H * d * d * 4;
+  t.state_bytes_fp16 = H * d * d * 2;
+  return t;
+}
+
+}  // namespace attnscope

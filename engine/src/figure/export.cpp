@@ -46,6 +46,9 @@ const std::vector<std::string>& figure_word_keys() {
       "head %d · kv group %d", "head %d", "combined (mean of the heads)", "input", "output", "difference",
       "MHSA (%d heads, α=%s)", "true %dx%d convolution", "difference MHSA − conv", "probability", "score", "masked",
       "differential weight", "differential", "A = P₁ − λ·P₂ (signed)",
+      // heads without a softmax (linear_layer.h)
+      "linear attention weight", "retention weight", "Mamba-2 weight", "DeltaNet weight", "Gated DeltaNet weight",
+      "linear attention", "retention", "normalised", "not normalised", "γ per head 0.5–0.97", "M, signed (no softmax)",
       // captions
       "single-head attention", "causal", "not causal", "seed %s", "weights %s", "converted", "independent", "loaded",
       "designed", "scores QKᵀ/√d_k", "scores QKᵀ (unscaled)", "probabilities", "shared scale", "scale per head",
@@ -174,12 +177,20 @@ std::string kind_name(AttentionKind k, const FigureWords& w = {}) {
     case AttentionKind::mqa: return "MQA";
     case AttentionKind::gqa: return "GQA";
     case AttentionKind::mla: return "MLA";
+    case AttentionKind::linear: return w.word("linear attention");
+    case AttentionKind::retention: return w.word("retention");
+    case AttentionKind::mamba2: return "Mamba-2";
+    case AttentionKind::deltanet: return "DeltaNet";
+    case AttentionKind::gated_deltanet: return "Gated DeltaNet";
   }
   return "attention";
 }
 
 // Differential attention's heads: probs holds the signed map A = P₁ − λ·P₂.
 bool differential_heads(const Analysis& a) { return a.attention && !a.attention->result.probs_1.empty(); }
+// Heads whose maps are signed (differential attention, or heads without a softmax and their matrices M).
+bool signed_heads(const Analysis& a) { return a.attention && signed_maps(*a.attention); }
+bool linear_heads(const Analysis& a) { return a.attention && a.attention->linear; }
 
 // "MLA r_kv=16 · r_q=0 · d_R=8" or "differential GQA · λ=0.31" for the caption: what the kind alone does not say.
 std::string variant_text(const Analysis& a, const FigureWords& w) {
@@ -188,6 +199,9 @@ std::string variant_text(const Analysis& a, const FigureWords& w) {
   if (m.kind == AttentionKind::mla)
     return " · r_kv=" + std::to_string(m.kv_rank) + " · r_q=" + std::to_string(m.q_rank) + " · d_R=" + std::to_string(m.rope_dim);
   if (differential_heads(a)) return " · " + w.word("differential") + " · λ=" + detail::format_g(a.attention->result.lambda);
+  if (m.kind == AttentionKind::linear) return " · " + w.word(m.linear_normalize ? "normalised" : "not normalised");
+  if (m.kind == AttentionKind::retention)
+    return m.decay > 0 ? " · γ=" + detail::format_g(m.decay) : " · " + w.word("γ per head 0.5–0.97");
   return "";
 }
 
@@ -199,13 +213,16 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
   require(r.what != ExportWhat::conv || r.color_scale.mode == ScaleMode::shared,
           std::string("the convolution figure has scales of its own (the input's, one for MHSA and the convolution, a "
                       "symmetric one for the difference): leave the scale mode shared, not ") + to_string(r.color_scale.mode));
-  const bool signed_map = (r.what == ExportWhat::heads || r.what == ExportWhat::head) && differential_heads(a);
+  const bool signed_map = (r.what == ExportWhat::heads || r.what == ExportWhat::head) && signed_heads(a);
   validate_color_scale(r.color_scale, !r.scores, signed_map && !r.scores);
   switch (r.what) {
     case ExportWhat::heads:
     case ExportWhat::head: {
       require(a.attention != nullptr, "the input is a grid, which has no token attention heads: export relpos or "
                                       "conv, or give a sentence (--text)");
+      require(!r.scores || !linear_heads(a),
+              "heads without a softmax have no scores: they are drawn as their matrices M (compute writes them as "
+              "matrix.npy): leave out --scores");
       require(!r.scores || !signed_map,
               "differential attention has two score maps per head (Q1K1 and Q2K2, in compute's scores.npy) and draws "
               "their signed difference A = P1 - lambda*P2: leave out --scores");
@@ -313,7 +330,9 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
                     w.word(m.causal || m.window > 0 ? "causal" : "not causal") + sep + w.format("seed %s", std::to_string(m.seed).c_str()) + sep +
                     w.format("weights %s", w.word(to_string(m.weights)).c_str()) + sep +
                     w.word(r.scores ? (m.scale_scores ? "scores QKᵀ/√d_k" : "scores QKᵀ (unscaled)")
-                                    : differential_heads(a) ? "A = P₁ − λ·P₂ (signed)" : "probabilities");
+                                    : differential_heads(a) ? "A = P₁ − λ·P₂ (signed)"
+                                    : linear_heads(a)       ? "M, signed (no softmax)"
+                                                            : "probabilities");
     if (m.window > 0) c += sep + w.format("window %d", m.window);
     if (m.sinks > 0) c += sep + w.format("sink tokens: %d", m.sinks);
     if (m.sink_logits) c += sep + w.word("sink logits");
@@ -424,9 +443,9 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   ColorScale scale = r.color_scale;  // one head: its own range is the shared one, drawn on one bar
   if (r.what == ExportWhat::head && scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
   // Differential attention's signed map on the diverging colormap, over a range symmetric about 0 (white = 0).
-  const bool signed_map = differential_heads(a) && !r.scores;
+  const bool signed_map = signed_heads(a) && !r.scores;
   assign_colorbars(f, scale, signed_map ? Colormap::diverging : r.colormap,
-                   r.words.word(r.scores ? "score" : signed_map ? "differential weight" : "probability"), masking, r.words);
+                   r.words.word(r.scores ? "score" : map_value_word(*a.attention)), masking, r.words);
   // A token range: the panels keep those queries and keys only; the bars keep the whole input's ranges.
   // The sink column, when there is one, stays first.
   if (r.token_first >= 0) {

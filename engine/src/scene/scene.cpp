@@ -16,7 +16,12 @@ int effective_groups(const ModelSettings& m) {
     case AttentionKind::single:
     case AttentionKind::mqa: return 1;
     case AttentionKind::mha:
-    case AttentionKind::mla: return effective_heads(m);  // MLA: every head its own keys and values
+    case AttentionKind::mla:  // MLA: every head its own keys and values
+    case AttentionKind::linear:
+    case AttentionKind::retention:
+    case AttentionKind::mamba2:
+    case AttentionKind::deltanet:
+    case AttentionKind::gated_deltanet: return effective_heads(m);  // every head its own state
     case AttentionKind::gqa: return m.groups;
   }
   return m.groups;
@@ -31,6 +36,11 @@ const char* to_string(AttentionKind k) {
     case AttentionKind::mqa: return "mqa";
     case AttentionKind::gqa: return "gqa";
     case AttentionKind::mla: return "mla";
+    case AttentionKind::linear: return "linear";
+    case AttentionKind::retention: return "retention";
+    case AttentionKind::mamba2: return "mamba2";
+    case AttentionKind::deltanet: return "deltanet";
+    case AttentionKind::gated_deltanet: return "gated-deltanet";
   }
   return "?";
 }
@@ -89,9 +99,11 @@ ScaleMode parse_scale_mode(const std::string& name) {
 }
 
 AttentionKind parse_attention_kind(const std::string& name) {
-  for (auto k : {AttentionKind::single, AttentionKind::mha, AttentionKind::mqa, AttentionKind::gqa, AttentionKind::mla})
+  for (auto k : all_attention_kinds)
     if (name == to_string(k)) return k;
-  throw InputError("unknown attention kind '" + name + "' (valid: single, mha, mqa, gqa, mla)");
+  throw InputError("unknown attention kind '" + name +
+                   "' (valid: single, mha, mqa, gqa, mla, and without a softmax linear, retention, mamba2, deltanet, "
+                   "gated-deltanet)");
 }
 
 WeightSource parse_weight_source(const std::string& name) {

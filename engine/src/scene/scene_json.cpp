@@ -30,6 +30,7 @@ template <class F> void fields(ModelSettings& m, F&& f) {
   f("scale_scores", m.scale_scores), f("seed", m.seed), f("weights", m.weights), f("weights_dir", m.weights_dir);
   f("designed", m.designed);
   f("kv_rank", m.kv_rank), f("q_rank", m.q_rank), f("rope_dim", m.rope_dim), f("differential", m.differential);
+  f("linear_normalize", m.linear_normalize), f("decay", m.decay);
   f("window", m.window), f("sinks", m.sinks), f("sink_logits", m.sink_logits), f("positions", m.positions);
   f("rope_base", m.rope_base), f("rope_layout", m.rope_layout), f("rope_scaling", m.rope_scaling);
   f("rope_factor", m.rope_factor), f("rope_original_context", m.rope_original_context);

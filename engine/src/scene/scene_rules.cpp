@@ -21,7 +21,12 @@ int closest_divisor_at_most(int n, int at_most, int cap) {
 int default_groups(AttentionKind kind, int heads) {
   switch (kind) {
     case AttentionKind::mha:
-    case AttentionKind::mla: return heads;
+    case AttentionKind::mla:
+    case AttentionKind::linear:
+    case AttentionKind::retention:
+    case AttentionKind::mamba2:
+    case AttentionKind::deltanet:
+    case AttentionKind::gated_deltanet: return heads;
     case AttentionKind::single:
     case AttentionKind::mqa: return 1;
     case AttentionKind::gqa: return (heads % 2 == 0 && heads >= 2) ? heads / 2 : 1;
@@ -45,6 +50,8 @@ Scene normalise_scene(const Scene& scene) {
   // A window masks keys after the query as well (i − W < j ≤ i): the answer is causal, and says so
   // (trace.json's settings, the statistics' visible keys, the exported caption).
   if (m.window > 0) m.causal = true;
+  // Heads without a softmax read only the tokens so far (their state is built token by token).
+  if (is_linear_kind(m.kind)) m.causal = true;
   return s;
 }
 
@@ -58,7 +65,12 @@ void keep_shape_valid(ModelSettings& m, int d_model) {
   switch (m.kind) {
     case AttentionKind::single: break;  // effective_heads/groups force 1 without losing H and G
     case AttentionKind::mha:
-    case AttentionKind::mla: m.groups = m.heads; break;
+    case AttentionKind::mla:
+    case AttentionKind::linear:
+    case AttentionKind::retention:
+    case AttentionKind::mamba2:
+    case AttentionKind::deltanet:
+    case AttentionKind::gated_deltanet: m.groups = m.heads; break;
     case AttentionKind::mqa: m.groups = 1; break;
     case AttentionKind::gqa: m.groups = closest_divisor_at_most(m.heads, std::max(m.groups, 1), m.heads); break;
   }

@@ -16,6 +16,7 @@
 #include "attnscope/attention/differential_attention.h"
 #include "attnscope/attention/grouped_attention.h"
 #include "attnscope/attention/latent_attention.h"
+#include "attnscope/attention/linear_layer.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/relpos/relative_position.h"
 #include "attnscope/scene/scene.h"
@@ -64,7 +65,25 @@ struct AttentionAnalysis {
   LatentShape latent_shape;
   LatentWeights latent_weights;
   DifferentialParams differential;
+  // Heads without a softmax (ModelSettings::kind linear … gated_deltanet; linear_layer.h), when `linear`:
+  // result.probs holds each head's explicit matrix M (signed), result.scores is empty, and linear_layer the
+  // gates, the states and what each head ran on (its `attention` member is moved into result).
+  bool linear = false;
+  LinearLayerSpec linear_spec;
+  LinearGates linear_gates;
+  LinearLayerResult linear_layer;
 };
+
+// True when the analysis's maps are signed weights rather than probabilities: differential attention's
+// A = P₁ − λ·P₂ and the explicit matrices of heads without a softmax. Views draw them on the diverging
+// colormap over a range symmetric about 0.
+bool signed_maps(const AttentionAnalysis& attention);
+// What a signed map's values are, for colour bars and hovers: "differential weight" or "linear attention
+// weight", "retention weight", "Mamba-2 weight", "DeltaNet weight", "Gated DeltaNet weight"; "probability"
+// for softmax heads.
+const char* map_value_word(const AttentionAnalysis& attention);
+// The seeded layer's spec of a scene model without a softmax (ModelSettings::kind linear … gated_deltanet).
+LinearLayerSpec linear_spec_of(const ModelSettings& model);
 
 // Relative-position attention (relative_position.h) on the scene's grid or sentence.
 // Legend: H relpos heads, N positions (R·C cells row-major, or T tokens), ch channels of X.

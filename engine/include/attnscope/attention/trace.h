@@ -47,6 +47,10 @@ struct TraceShape {
   // (keeping `sinks` first keys); the sink logits [H] and the sink's share [H, T].
   bool rope_angles = false, alibi = false, relpos = false, sink_logits = false;
   int64_t window = 0, sinks = 0;
+  // Heads without a softmax (linear_layer.h): the kind's name ("linear", "retention", "mamba2", "deltanet",
+  // "gated-deltanet"; empty for softmax attention) and whether linear attention divides by its normaliser.
+  std::string linear = {};
+  bool linear_normalize = false;
 };
 
 struct Trace {
@@ -58,6 +62,9 @@ struct Trace {
   ParameterCounts params;
   int64_t kv_bytes_per_token_fp32 = 0;  // 2·G·d_k·4 per layer
   int64_t kv_bytes_per_token_fp16 = 0;  // 2·G·d_k·2 per layer
+  // Heads without a softmax keep a state instead of a cache: H·d_k·d_v values per layer, whatever T is
+  // (then the bytes per token above are 0).
+  int64_t state_bytes_fp32 = 0, state_bytes_fp16 = 0;
 };
 
 // tokens = T. has_bias says whether the layer carries biases.
@@ -75,6 +82,10 @@ Trace latent_attention_trace(const TraceShape& shape);
 // The seeded layer's differential attention (differential_attention.h; shape.differential, head_dim = 2d):
 // Q [2H, T, d], K [2G, T, d], V [G, T, 2d], the two maps, λ, A = P₁ − λ·P₂, A·V, the per-head RMSNorm.
 Trace differential_trace(const TraceShape& shape);
+// The seeded layer without a softmax (shape.linear set; linear_layer.h): Q, K, V [H, T, d], the kind's
+// feature map, norm or gates, the state S [H, d, d], the explicit matrix M [H, T, T], O = M·V and the
+// output. Its parameters add the gates' weights (ParameterCounts::other); the cache is the state.
+Trace linear_layer_trace(const TraceShape& shape);
 // Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 

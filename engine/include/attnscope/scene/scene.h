@@ -44,7 +44,12 @@ struct InputSettings {
 // ---- model: grouped attention -----------------------------------------------------------------
 // mla: DeepSeek's multi-head latent attention (SPEC "Variants after GQA"): H heads, d_nope = d_v = C/H,
 // shown as H K/V groups of one head each (G = H); the cache holds the latent c_KV and the rotary key.
-enum class AttentionKind { single, mha, mqa, gqa, mla };
+// linear … gated_deltanet: heads without a softmax (attention/linear_layer.h; docs/math.md "Attention without a
+// softmax"): every head its own keys and values (G = H), causal by nature, each drawn as its explicit T×T
+// matrix, which is signed and whose rows do not sum to 1.
+enum class AttentionKind { single, mha, mqa, gqa, mla, linear, retention, mamba2, deltanet, gated_deltanet };
+// True for the kinds without a softmax (linear, retention, mamba2, deltanet, gated_deltanet).
+inline bool is_linear_kind(AttentionKind k) { return k >= AttentionKind::linear; }
 enum class WeightSource {
   converted,    // one MHA weight set per seed; MQA/GQA by mean-pooling K/V (default)
   independent,  // seeded random weights drawn directly at the grouped shape
@@ -78,6 +83,11 @@ struct ModelSettings {
   // Differential attention (differential_attention.h; Ye et al. 2025): each head is softmax(Q₁K₁ᵀ) −
   // λ·softmax(Q₂K₂ᵀ) with halves of width d = C/(2H); single, mha, mqa, gqa (not mla).
   bool differential = false;
+  // Kinds without a softmax (linear_layer.h): linear divides each row by its normaliser (rows sum to 1) unless
+  // linear_normalize is off; retention's decay γ is one value in (0, 1] for every head, or 0 for the per-head
+  // schedule from 0.5 to 0.97.
+  bool linear_normalize = true;
+  double decay = 0;
   // ---- windows, sinks and positions (SPEC "Variants after GQA"; attention/positions.h) ----
   int window = 0;             // W: query i sees keys i − W < j ≤ i (implies the causal mask); 0 = none
   int sinks = 0;              // StreamingLLM: keys 0 … sinks − 1 stay visible to every later query (needs a window)
@@ -164,6 +174,11 @@ WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
 ScaleMode parse_scale_mode(const std::string& name);
+// Every attention kind, in menu order.
+inline constexpr AttentionKind all_attention_kinds[] = {
+    AttentionKind::single,    AttentionKind::mha,    AttentionKind::mqa,      AttentionKind::gqa,
+    AttentionKind::mla,       AttentionKind::linear, AttentionKind::retention, AttentionKind::mamba2,
+    AttentionKind::deltanet,  AttentionKind::gated_deltanet};
 // Every view, in menu order.
 inline constexpr View all_views[] = {View::heads, View::shapes, View::positions, View::relpos1d, View::relpos2d, View::conv};
 

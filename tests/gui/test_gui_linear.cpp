@@ -1,0 +1,109 @@
+// Attention without a softmax in the window, reached as a user reaches it: a real click (xdotool, through
+// the X server) on each kind of the Model window's "Without a softmax" line draws that kind's signed
+// matrices on the diverging colormap, its colour bar naming the weight and the values button calling
+// them matrices; the Model window states the state's fixed size against MHA's cache; the Shapes view
+// traces the state; in English and Chinese, at 1280×720 and 1920×1080, with every text inside the window.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+struct Kind {
+  const char* id;    // the scene's name, in the control's id "model.kind.<id>"
+  const char* word;  // the colour bar's title
+};
+constexpr Kind kinds[] = {{"linear", "linear attention weight"},
+                          {"retention", "retention weight"},
+                          {"mamba2", "Mamba-2 weight"},
+                          {"deltanet", "DeltaNet weight"},
+                          {"gated-deltanet", "Gated DeltaNet weight"}};
+
+std::string at(const nlohmann::json& r) {
+  return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + " " +
+         std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
+}
+
+}  // namespace
+
+TEST_SUITE("gui_linear") {
+  TEST_CASE("model window through the X server: a real click on each kind without a softmax draws its signed matrices") {
+    const std::string base = "--size 1280x720";
+    const WindowRun first = run_window("linear_first", base);
+    CHECK(first.layout.at("colormap") == "viridis");
+    for (const Kind& k : kinds) {
+      const std::string kind = k.id;
+      CAPTURE(kind);
+      const std::string id = std::string("model.kind.") + k.id;
+      REQUIRE(first.layout.at("widgets").contains(id));
+      const auto& r = first.layout["widgets"][id];
+      REQUIRE(r["y"].get<double>() + r["h"].get<double>() / 2 < first.layout.at("height").get<double>());
+      const auto dir = test_tmp() / (std::string("linear_click_") + k.id);
+      std::filesystem::create_directories(dir);
+      const nlohmann::json shown =
+          drive_window(dir, base, "xdotool mousemove --window $wid " + at(r) + "\nsleep 0.3\nxdotool click 1\nsleep 2\n");
+      CHECK(shown.at("error") == "");
+      CHECK(shown.at("colormap") == "diverging");
+      // The heads' colour range is symmetric about 0 (white = 0).
+      REQUIRE_FALSE(shown.at("heads").empty());
+      for (const auto& h : shown.at("heads")) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());
+      bool bar = false, button = false;
+      for (const auto& t : shown.at("texts")) {
+        bar |= t.at("text") == k.word;
+        button |= t.at("text") == "matrix M";
+      }
+      CHECK(bar);
+      CHECK(button);
+    }
+  }
+
+  TEST_CASE("model and shapes views of each kind: the state against the cache, in both languages and sizes") {
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const char* language : {"en", "zh"}) {
+        const bool zh = std::string(language) == "zh";
+        for (const Kind& k : kinds) {
+          const std::string where = std::string(k.id) + " " + size + " " + language;
+          CAPTURE(where);
+          const std::string args = std::string("--kind ") + k.id + " --size " + size + " --language " + language;
+          const WindowRun heads = run_window(std::string("linear_heads_") + k.id + size + language, args);
+          CHECK(heads.layout.at("error") == "");
+          const std::vector<std::string> model = texts_of(heads, "###model");
+          INFO(joined(model));
+          // 8 heads of d = 8: 8·8·8 floats, against MHA's 2·8·8 floats a token.
+          CHECK(shows(model, zh ? "每层状态 2048 B，与长度无关（MHA 的 KV 缓存：512 B/词元）"
+                                : "State 2048 B per layer at any length (MHA's KV cache: 512 B/token)"));
+          const WindowRun shapes = run_window(std::string("linear_shapes_") + k.id + size + language, args + " --view shapes");
+          const std::vector<std::string> steps = texts_of(shapes, "###shapes");
+          INFO(joined(steps));
+          CHECK(shows(steps, zh ? "状态（固定大小）" : "state (fixed size)"));
+          CHECK(shows(steps, zh ? "矩阵 M（有正有负）" : "matrix M (signed)"));
+          // Every text of both views lies inside the window.
+          for (const auto& [w, title] : {std::pair{&heads, "###heads"}, std::pair{&shapes, "###shapes"}}) {
+            const double width = w->layout.at("width"), height = w->layout.at("height");
+            for (const auto& t : w->layout.at("texts")) {
+              if (t.at("window").get<std::string>().find(title) == std::string::npos) continue;
+              CHECK(t["x"].get<double>() >= -0.5);
+              CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
+              CHECK(t["y"].get<double>() + t["h"].get<double>() <= height + 0.5);
+            }
+          }
+        }
+      }
+  }
+
+  TEST_CASE("retention's decay slider and linear attention's normaliser are drawn with their kinds only") {
+    const WindowRun retention = run_window("linear_retention", "--kind retention --size 1280x720");
+    CHECK(retention.layout.at("widgets").contains("model.decay"));
+    CHECK_FALSE(retention.layout.at("widgets").contains("model.linear_normalize"));
+    const WindowRun linear = run_window("linear_linear", "--kind linear --size 1280x720");
+    CHECK(linear.layout.at("widgets").contains("model.linear_normalize"));
+    CHECK_FALSE(linear.layout.at("widgets").contains("model.decay"));
+    const WindowRun mha = run_window("linear_mha", "--size 1280x720");
+    CHECK_FALSE(mha.layout.at("widgets").contains("model.decay"));
+  }
+}
+
+}  // namespace attnscope::test
