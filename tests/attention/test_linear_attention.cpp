@@ -88,6 +88,65 @@ TEST_CASE("linear attention: the recurrence, the chunked form and the explicit m
   }
 }
 
+// max |a − b| ≤ tol·max |b|: agreement relative to the output's scale (linear attention's outputs grow with T).
+void check_relative(const Mat& a, const Mat& b, double tol, const std::string& what) {
+  INFO(what);
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.cols() == b.cols());
+  const double scale = b.cwiseAbs().maxCoeff(), diff = max_abs_diff(a, b).value;
+  INFO("largest difference " << diff << " against the largest value " << scale);
+  CHECK(scale > 0);
+  CHECK(diff <= tol * scale);
+}
+
+TEST_CASE("linear attention: at T = 4096 the chunked form (float32 products) stays within 1e-5 of the recurrence") {
+  // 64 chunks of 64 tokens: the state is carried across all of them in float32, the recurrence in double.
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    const LinearHeadInput in = random_head(kind, 4096, 32, 32, 41);
+    const LinearHeadResult rec = linear_head_recurrent(kind, in), ch = linear_head_chunked(kind, in, 64);
+    check_relative(ch.output, rec.output, 1e-5, name + ": chunked output at T = 4096");
+    check_relative(ch.state, rec.state, 1e-5, name + ": chunked final state at T = 4096");
+  }
+  // And both against the explicit matrix over eight chunks.
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    const LinearHeadInput in = random_head(kind, 512, 16, 8, 42);
+    const Mat mv = matrix_output(kind, in);
+    check_relative(linear_head_recurrent(kind, in).output, mv, 1e-5, name + ": recurrence against M·V at T = 512");
+    check_relative(linear_head_chunked(kind, in, 64).output, mv, 1e-5, name + ": chunked against M·V at T = 512");
+  }
+}
+
+TEST_CASE("linear attention: a layer's heads at once give each head's own result; a bad head is named") {
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    std::vector<LinearHeadInput> heads;
+    for (int h = 0; h < 3; ++h) heads.push_back(random_head(kind, 70, 6, 5, 50 + uint64_t(h)));
+    const std::vector<LinearHeadResult> rec = linear_heads_recurrent(kind, heads), ch = linear_heads_chunked(kind, heads, 16);
+    REQUIRE(rec.size() == 3);
+    REQUIRE(ch.size() == 3);
+    for (size_t h = 0; h < 3; ++h) {
+      const LinearHeadResult one = linear_head_recurrent(kind, heads[h]);
+      check_close(rec[h].output, one.output, 0.0, name + ": head " + std::to_string(h) + " recurrence");
+      check_close(rec[h].state, one.state, 0.0, name + ": head " + std::to_string(h) + " state");
+      check_close(ch[h].output, linear_head_chunked(kind, heads[h], 16).output, 1e-6,
+                  name + ": head " + std::to_string(h) + " chunked");
+    }
+  }
+  std::vector<LinearHeadInput> heads;
+  for (int h = 0; h < 3; ++h) heads.push_back(random_head(LinearKind::gated_delta, 8, 4, 4, 60 + uint64_t(h)));
+  heads[2].beta.pop_back();
+  CHECK(contains(error_of([&] { (void)linear_heads_recurrent(LinearKind::gated_delta, heads); }),
+                 "head 2: gated_delta: beta has 7 values; it needs one per token (8)"));
+  CHECK(contains(error_of([&] { (void)linear_heads_chunked(LinearKind::gated_delta, heads, 4); }), "head 2: "));
+  CHECK(contains(error_of([&] { (void)linear_heads_chunked(LinearKind::linear, {}, 0); }), "at least 1 token"));
+  CHECK(linear_heads_recurrent(LinearKind::linear, {}).empty());
+}
+
 TEST_CASE("linear attention: each kind's defining property") {
   const int T = 9;
   // linear_norm: φ > 0, so the rows are weights ≥ 0 that sum to 1; plain linear's do not.
