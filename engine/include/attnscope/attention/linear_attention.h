@@ -54,8 +54,8 @@ struct LinearHeadResult {
 // a non-finite value, Δ ≤ 0, A ≥ 0 or a decay above 1.
 void validate_linear_head(LinearKind kind, const LinearHeadInput& in);
 
-// The recurrence over the state, token by token: the state in float32 as a model keeps it (φ, decays and the
-// normaliser in double); within 1e-6 relative of a double recurrence at T = 4096, d_k = d_v = 128.
+// The recurrence over the state, token by token: the state in float32 as a model keeps it (the decays and
+// linear_norm's normaliser in double); within 1e-6 relative of a double recurrence at T = 4096, d = 128.
 LinearHeadResult linear_head_recurrent(LinearKind kind, const LinearHeadInput& in);
 // The chunked form (chunk ≥ 1 tokens): within a chunk its T_c×T_c block of M, across chunks the state,
 // in float32 blocked matrix products (Eigen). For linear/linear_norm/decayed/mamba2 the block is
