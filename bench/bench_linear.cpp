@@ -150,7 +150,8 @@ Mat per_token(const std::vector<LinearHeadInput>& heads, const std::vector<float
   const Eigen::Index T = heads[0].q.rows();
   Mat m = Mat::Zero(Eigen::Index(heads.size()), T);
   for (size_t h = 0; h < heads.size(); ++h)
-    if (!(heads[h].*field).empty()) m.row(Eigen::Index(h)) = Eigen::Map<const Vec>((heads[h].*field).data(), T).transpose();
+    if (!(heads[h].*field).empty())
+      m.row(Eigen::Index(h)) = Eigen::Map<const Vec>((heads[h].*field).data(), T).transpose();
   return m;
 }
 

@@ -167,7 +167,8 @@ TEST_CASE("linear attention: a layer's heads at once give each head's own result
     CAPTURE(name);
     std::vector<LinearHeadInput> heads;
     for (int h = 0; h < 3; ++h) heads.push_back(random_head(kind, 70, 6, 5, 50 + uint64_t(h)));
-    const std::vector<LinearHeadResult> rec = linear_heads_recurrent(kind, heads), ch = linear_heads_chunked(kind, heads, 16);
+    const std::vector<LinearHeadResult> rec = linear_heads_recurrent(kind, heads);
+    const std::vector<LinearHeadResult> ch = linear_heads_chunked(kind, heads, 16);
     REQUIRE(rec.size() == 3);
     REQUIRE(ch.size() == 3);
     for (size_t h = 0; h < 3; ++h) {
