@@ -30,17 +30,18 @@ bool is_delta(LinearKind k) { return k == LinearKind::delta || k == LinearKind::
 
 double phi(double x) { return x > 0 ? x + 1.0 : std::exp(x); }  // elu(x) + 1
 
-// The recurrence's block of state columns: 16 columns of d_k = 128 floats are 8 KB, in L1 with q_t, k_t.
-constexpr Eigen::Index kRecurrentColumns = 16;
+// The recurrence's block of state columns: two AVX-512 registers of float across each row of the state.
+constexpr int kRecurrentColumns = 32;
 
 // m [T, d] in double, row-major (token t's row contiguous), φ applied for linear attention.
 // φ(m) in float32 with Eigen's vectorised exp (a scalar std::exp per entry was a quarter of linear attention's
 // time; select() would call it per entry, hence the plain loop).
 Mat phi_of(const Mat& m) {
-  Mat r = m;
-  const Eigen::ArrayXf e = Eigen::Map<const Eigen::ArrayXf>(m.data(), m.size()).min(0.0f).exp();
-  float* p = r.data();
-  for (Eigen::Index i = 0; i < r.size(); ++i) p[i] = p[i] > 0.0f ? p[i] + 1.0f : e[i];
+  Mat r(m.rows(), m.cols());
+  Eigen::Map<Eigen::ArrayXf> e(r.data(), r.size());
+  e = Eigen::Map<const Eigen::ArrayXf>(m.data(), m.size()).min(0.0f).exp();
+  const float* x = m.data();
+  for (Eigen::Index i = 0; i < r.size(); ++i) e[i] = x[i] > 0.0f ? x[i] + 1.0f : e[i];
   return r;
 }
 
@@ -68,42 +69,10 @@ double alpha(LinearKind kind, const LinearHeadInput& in, int t) {
   return kind == LinearKind::gated_delta ? std::exp(double(in.log_decay[size_t(t)])) : 1.0;
 }
 
-void add_skip(LinearKind kind, const LinearHeadInput& in, MatX& out) {
-  if (kind == LinearKind::mamba2) out += double(in.d_skip) * in.v.cast<double>();
-}
-
 bool finite_vector(const std::vector<float>& v) {
   for (const float x : v)
     if (!std::isfinite(x)) return false;
   return true;
-}
-
-// One token through four state columns s0…s3 (d_k each; see linear_head_recurrent): the delta rules first
-// recall r_g = s_g·k and write c_g = w·(v_g − a·r_g), the others c_g = w·v_g; then s_g ← a·s_g + c_g·k and
-// o_g = s_g·q. Four columns at once share the loads of k and q and give four independent sums, so the adds
-// do not wait on each other (one column alone was bound by its single sum's latency).
-template <class R>
-void step4(R* s0, R* s1, R* s2, R* s3, const R* k, const R* q, Eigen::Index dk,
-           R a, R w, const R v[4], bool delta, R o[4]) {
-  R c0 = w * v[0], c1 = w * v[1], c2 = w * v[2], c3 = w * v[3];
-  if (delta) {
-    R r0 = 0, r1 = 0, r2 = 0, r3 = 0;
-#pragma omp simd reduction(+ : r0, r1, r2, r3)
-    for (Eigen::Index i = 0; i < dk; ++i) {
-      r0 += s0[i] * k[i], r1 += s1[i] * k[i];
-      r2 += s2[i] * k[i], r3 += s3[i] * k[i];
-    }
-    c0 = w * (v[0] - a * r0), c1 = w * (v[1] - a * r1), c2 = w * (v[2] - a * r2), c3 = w * (v[3] - a * r3);
-  }
-  R o0 = 0, o1 = 0, o2 = 0, o3 = 0;
-#pragma omp simd reduction(+ : o0, o1, o2, o3)
-  for (Eigen::Index i = 0; i < dk; ++i) {
-    const R x0 = a * s0[i] + c0 * k[i], x1 = a * s1[i] + c1 * k[i];
-    const R x2 = a * s2[i] + c2 * k[i], x3 = a * s3[i] + c3 * k[i];
-    s0[i] = x0, s1[i] = x1, s2[i] = x2, s3[i] = x3;
-    o0 += x0 * q[i], o1 += x1 * q[i], o2 += x2 * q[i], o3 += x3 * q[i];
-  }
-  o[0] = o0, o[1] = o1, o[2] = o2, o[3] = o3;
 }
 
 }  // namespace
@@ -162,7 +131,6 @@ LinearHeadResult recurrent_of(LinearKind kind, const LinearHeadInput& in) {
   // 1.1e-6 (relative) of a double recurrence at T = 4096 (the tests check 1e-5). The decays and the
   // normaliser are computed in double and rounded once.
   using R = float;
-  using MatR = Eigen::Matrix<R, Eigen::Dynamic, Eigen::Dynamic>;
   const int T = int(in.q.rows());
   const Eigen::Index dk = in.q.cols(), dv = in.v.cols();
   const bool delta = is_delta(kind);
@@ -185,46 +153,52 @@ LinearHeadResult recurrent_of(LinearKind kind, const LinearHeadInput& in) {
     }
   }
   // Column j of S sees only v_t[j]: S_t[:, j] = a_t·S_{t−1}[:, j] + c_tj·k_t with c_tj = w_t·v_tj (delta rules:
-  // β_t·(v_tj − α_t·S_{t−1}[:, j]·k_t)), and o_t[j] = S_t[:, j]·q_t. So a block of columns runs through all
-  // the tokens while it stays in the L1 cache, and each token's q_t and k_t are read once per block.
-  MatR S = MatR::Zero(dk, dv);
-  MatX out(T, dv);
+  // β_t·(v_tj − α_t·S_{t−1}[:, j]·k_t)), and o_t[j] = S_t[:, j]·q_t. So a block of 32 columns runs through all
+  // the tokens while it stays in the L1 cache (d_k rows of 32 floats: 16 KB at d_k = 128), each row one
+  // pair of vector registers: the update, the read and the recall are row operations across the 32
+  // columns, summed over i in four independent partial sums (no horizontal sums, no waiting on one add).
+  using Row = Eigen::Array<R, kRecurrentColumns, 1>;
+  std::vector<Row, Eigen::aligned_allocator<Row>> block(static_cast<size_t>(dk));
+  Mat S(dk, dv), out(T, dv);  // row-major: token t's outputs contiguous  // row-major: token t's outputs contiguous
   for (Eigen::Index j0 = 0; j0 < dv; j0 += kRecurrentColumns) {
-    const Eigen::Index nb = std::min<Eigen::Index>(kRecurrentColumns, dv - j0);
+    const Eigen::Index nb = std::min<Eigen::Index>(kRecurrentColumns, dv - j0);  // the rest of c stays 0
+    for (Row& r : block) r.setZero();
+    Row c = Row::Zero();
     for (int t = 0; t < T; ++t) {
       const R* k = K.data() + Eigen::Index(t) * dk;
       const R* q = Q.data() + Eigen::Index(t) * dk;
       const R at = R(a[size_t(t)]), wt = R(w[size_t(t)]);
-      Eigen::Index j = j0;
-      for (; j + 4 <= j0 + nb; j += 4) {
-        const R v4[4] = {R(in.v(t, j)), R(in.v(t, j + 1)), R(in.v(t, j + 2)), R(in.v(t, j + 3))};
-        R o4[4];
-        step4(&S(0, j), &S(0, j + 1), &S(0, j + 2), &S(0, j + 3), k, q, dk, at, wt, v4, delta, o4);
-        for (int g = 0; g < 4; ++g) out(t, j + g) = double(o4[g]) / den[size_t(t)];
-      }
-      for (; j < j0 + nb; ++j) {
-        R* s = S.col(j).data();
-        const R vj = R(in.v(t, j));
-        R c = wt * vj;
-        if (delta) {
-          R recalled = 0;  // S_{t−1}[:, j]·k_t
-#pragma omp simd reduction(+ : recalled)
-          for (Eigen::Index i = 0; i < dk; ++i) recalled += s[i] * k[i];
-          c = wt * (vj - at * recalled);
+      for (Eigen::Index j = 0; j < nb; ++j) c[j] = in.v(t, j0 + j);
+      // Four named partial sums, i unrolled by four: the compiler keeps them in registers.
+      Eigen::Index i = 0;
+      if (delta) {
+        Row r0 = Row::Zero(), r1 = Row::Zero(), r2 = Row::Zero(), r3 = Row::Zero();  // S_{t−1}ᵀ·k_t
+        for (; i + 4 <= dk; i += 4) {
+          r0 += block[size_t(i)] * k[i], r1 += block[size_t(i + 1)] * k[i + 1];
+          r2 += block[size_t(i + 2)] * k[i + 2], r3 += block[size_t(i + 3)] * k[i + 3];
         }
-        R o = 0;
-#pragma omp simd reduction(+ : o)
-        for (Eigen::Index i = 0; i < dk; ++i) {
-          const R x = at * s[i] + c * k[i];
-          s[i] = x;
-          o += x * q[i];
-        }
-        out(t, j) = double(o) / den[size_t(t)];
+        for (; i < dk; ++i) r0 += block[size_t(i)] * k[i];
+        c = wt * (c - at * ((r0 + r1) + (r2 + r3)));
+      } else {
+        c *= wt;
       }
+      auto update = [&](Eigen::Index r, Row& acc) {  // row r ← a·row + k_r·c;  acc += q_r·row
+        Row& row = block[size_t(r)];
+        row = at * row + k[r] * c;
+        acc += q[r] * row;
+      };
+      Row o0 = Row::Zero(), o1 = Row::Zero(), o2 = Row::Zero(), o3 = Row::Zero();
+      for (i = 0; i + 4 <= dk; i += 4) update(i, o0), update(i + 1, o1), update(i + 2, o2), update(i + 3, o3);
+      for (; i < dk; ++i) update(i, o0);
+      const Row sum = (o0 + o1) + (o2 + o3);
+      const R scale = R(1.0 / den[size_t(t)]);
+      for (Eigen::Index j = 0; j < nb; ++j) out(t, j0 + j) = sum[j] * scale;
+      c.setZero();
     }
+    for (Eigen::Index i = 0; i < dk; ++i) S.row(i).segment(j0, nb) = block[size_t(i)].head(nb).transpose().matrix();
   }
-  add_skip(kind, in, out);
-  return {out.cast<float>(), S.template cast<float>()};
+  if (kind == LinearKind::mamba2) out += in.d_skip * in.v;
+  return {std::move(out), std::move(S)};
 }
 
 LinearHeadResult chunked_of(LinearKind kind, const LinearHeadInput& in, int chunk) {
