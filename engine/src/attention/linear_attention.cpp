@@ -33,7 +33,6 @@ double phi(double x) { return x > 0 ? x + 1.0 : std::exp(x); }  // elu(x) + 1
 // The recurrence's block of state columns: two AVX-512 registers of float across each row of the state.
 constexpr int kRecurrentColumns = 32;
 
-// m [T, d] in double, row-major (token t's row contiguous), φ applied for linear attention.
 // φ(m) in float32 with Eigen's vectorised exp (a scalar std::exp per entry was a quarter of linear attention's
 // time; select() would call it per entry, hence the plain loop).
 Mat phi_of(const Mat& m) {
