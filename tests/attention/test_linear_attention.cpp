@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnscope/attention/linear_attention.h"
@@ -86,6 +87,106 @@ TEST_CASE("linear attention: the recurrence, the chunked form and the explicit m
         for (int s = t + 1; s < T; ++s) CHECK(M(t, s) == 0.0f);  // causal: nothing from later tokens
     }
   }
+}
+
+// max |a − b| ≤ tol·max |b|: agreement relative to the output's scale (linear attention's outputs grow with T).
+void check_relative(const Mat& a, const Mat& b, double tol, const std::string& what) {
+  INFO(what);
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.cols() == b.cols());
+  const double scale = b.cwiseAbs().maxCoeff(), diff = max_abs_diff(a, b).value;
+  INFO("largest difference " << diff << " against the largest value " << scale);
+  CHECK(scale > 0);
+  CHECK(diff <= tol * scale);
+}
+
+// The recurrence written out plainly in double (linear_attention.h's legend), the reference at long T where
+// the explicit matrix is too large: output [T, d_v] and the final state.
+std::pair<MatD, MatD> double_recurrence(LinearKind kind, const LinearHeadInput& in) {
+  const Eigen::Index T = in.q.rows(), dk = in.q.cols(), dv = in.v.cols();
+  const bool fm = kind == LinearKind::linear || kind == LinearKind::linear_norm;
+  auto phi = [fm](double x) { return !fm ? x : x > 0 ? x + 1 : std::exp(x); };
+  Eigen::MatrixXd S = Eigen::MatrixXd::Zero(dk, dv);
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(dk);
+  MatD out(T, dv);
+  for (Eigen::Index t = 0; t < T; ++t) {
+    const Eigen::VectorXd q = in.q.row(t).cast<double>().transpose().unaryExpr(phi);
+    const Eigen::VectorXd k = in.k.row(t).cast<double>().transpose().unaryExpr(phi);
+    const Eigen::VectorXd v = in.v.row(t).cast<double>().transpose();
+    const size_t i = size_t(t);
+    switch (kind) {
+      case LinearKind::linear:
+      case LinearKind::linear_norm: S += k * v.transpose(); break;
+      case LinearKind::decayed: S = std::exp(double(in.log_decay[i])) * S + k * v.transpose(); break;
+      case LinearKind::mamba2:
+        S = std::exp(double(in.dt[i]) * in.log_decay[i]) * S + double(in.dt[i]) * k * v.transpose();
+        break;
+      case LinearKind::delta:
+      case LinearKind::gated_delta: {
+        if (kind == LinearKind::gated_delta) S *= std::exp(double(in.log_decay[i]));
+        const Eigen::VectorXd delta = double(in.beta[i]) * (v - S.transpose() * k);
+        S += k * delta.transpose();
+        break;
+      }
+    }
+    out.row(t) = (S.transpose() * q).transpose();
+    if (kind == LinearKind::linear_norm) z += k, out.row(t) /= z.dot(q);
+    if (kind == LinearKind::mamba2) out.row(t) += in.d_skip * v.transpose();
+  }
+  return {out, S};
+}
+
+TEST_CASE("linear attention: at T = 4096 the float32 recurrence and chunked form stay within 1e-5 of double") {
+  // 4096 tokens through a float32 state, and 64 chunks of 64 in float32 products, against the recurrence
+  // in double: rounding must not build up over a long input.
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    const LinearHeadInput in = random_head(kind, 4096, 32, 32, 41);
+    const auto [out, state] = double_recurrence(kind, in);
+    const LinearHeadResult rec = linear_head_recurrent(kind, in), ch = linear_head_chunked(kind, in, 64);
+    check_relative(rec.output, out.cast<float>(), 1e-5, name + ": recurrence output at T = 4096");
+    check_relative(rec.state, state.cast<float>(), 1e-5, name + ": recurrence final state at T = 4096");
+    check_relative(ch.output, out.cast<float>(), 1e-5, name + ": chunked output at T = 4096");
+    check_relative(ch.state, state.cast<float>(), 1e-5, name + ": chunked final state at T = 4096");
+  }
+  // And both against the explicit matrix over eight chunks.
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    const LinearHeadInput in = random_head(kind, 512, 16, 8, 42);
+    const Mat mv = matrix_output(kind, in);
+    check_relative(linear_head_recurrent(kind, in).output, mv, 1e-5, name + ": recurrence against M·V at T = 512");
+    check_relative(linear_head_chunked(kind, in, 64).output, mv, 1e-5, name + ": chunked against M·V at T = 512");
+  }
+}
+
+TEST_CASE("linear attention: a layer's heads at once give each head's own result; a bad head is named") {
+  for (const LinearKind kind : all_kinds) {
+    const std::string name = linear_kind_name(kind);
+    CAPTURE(name);
+    std::vector<LinearHeadInput> heads;
+    for (int h = 0; h < 3; ++h) heads.push_back(random_head(kind, 70, 6, 5, 50 + uint64_t(h)));
+    const std::vector<LinearHeadResult> rec = linear_heads_recurrent(kind, heads);
+    const std::vector<LinearHeadResult> ch = linear_heads_chunked(kind, heads, 16);
+    REQUIRE(rec.size() == 3);
+    REQUIRE(ch.size() == 3);
+    for (size_t h = 0; h < 3; ++h) {
+      const LinearHeadResult one = linear_head_recurrent(kind, heads[h]);
+      check_close(rec[h].output, one.output, 0.0, name + ": head " + std::to_string(h) + " recurrence");
+      check_close(rec[h].state, one.state, 0.0, name + ": head " + std::to_string(h) + " state");
+      check_close(ch[h].output, linear_head_chunked(kind, heads[h], 16).output, 1e-6,
+                  name + ": head " + std::to_string(h) + " chunked");
+    }
+  }
+  std::vector<LinearHeadInput> heads;
+  for (int h = 0; h < 3; ++h) heads.push_back(random_head(LinearKind::gated_delta, 8, 4, 4, 60 + uint64_t(h)));
+  heads[2].beta.pop_back();
+  CHECK(contains(error_of([&] { (void)linear_heads_recurrent(LinearKind::gated_delta, heads); }),
+                 "head 2: gated_delta: beta has 7 values; it needs one per token (8)"));
+  CHECK(contains(error_of([&] { (void)linear_heads_chunked(LinearKind::gated_delta, heads, 4); }), "head 2: "));
+  CHECK(contains(error_of([&] { (void)linear_heads_chunked(LinearKind::linear, {}, 0); }), "at least 1 token"));
+  CHECK(linear_heads_recurrent(LinearKind::linear, {}).empty());
 }
 
 TEST_CASE("linear attention: each kind's defining property") {

@@ -54,11 +54,19 @@ struct LinearHeadResult {
 // a non-finite value, Δ ≤ 0, A ≥ 0 or a decay above 1.
 void validate_linear_head(LinearKind kind, const LinearHeadInput& in);
 
-// The recurrence over the state, token by token (in double, rounded once at the end).
+// The recurrence over the state, token by token: the state in float32 as a model keeps it (the decays and
+// linear_norm's normaliser in double); within 1.3e-6 relative of a double recurrence at T = 4096, d = 128.
 LinearHeadResult linear_head_recurrent(LinearKind kind, const LinearHeadInput& in);
-// The chunked form (chunk ≥ 1 tokens): within a chunk its T_c×T_c block of M, across chunks the state.
-// For linear/linear_norm/decayed/mamba2; the delta rules carry the state through each chunk's tokens.
+// The chunked form (chunk ≥ 1 tokens): within a chunk its T_c×T_c block of M, across chunks the state,
+// in float32 blocked matrix products (Eigen). For linear/linear_norm/decayed/mamba2 the block is
+// (QKᵀ ⊙ decay)·V; the delta rules use the WY form of transformers' torch_chunk_gated_delta_rule (a
+// triangular solve per chunk). Agrees with the recurrence to float32 rounding (≤ 1e-5 relative, T 4096).
 LinearHeadResult linear_head_chunked(LinearKind kind, const LinearHeadInput& in, int chunk);
+// A layer's heads at once, spread over the cores (OpenMP); result h is head h's, the same as the
+// single-head call. Bad input is refused before anything runs, naming the head ("head 2: …").
+std::vector<LinearHeadResult> linear_heads_recurrent(LinearKind kind, const std::vector<LinearHeadInput>& heads);
+std::vector<LinearHeadResult> linear_heads_chunked(LinearKind kind, const std::vector<LinearHeadInput>& heads,
+                                                   int chunk);
 // The explicit matrix M [T, T] (lower triangular); output = M·V (+ D·x for Mamba-2).
 Mat linear_head_matrix(LinearKind kind, const LinearHeadInput& in);
 
