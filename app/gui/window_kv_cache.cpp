@@ -245,14 +245,17 @@ void DrawGrowthPlot(AppState& state, const KvCacheReport& report) {
 // tokens beside it) and the rest full, or every layer MLA with its latent and RoPE key widths.
 template <class Labelled>
 void CustomLayerTypes(AppState& state, KvCacheInput& in, Labelled& labelled) {
-  enum Layout { all_full, windowed, latent };
+  enum Layout { all_full, windowed, latent, gated, mamba };
   Layout layout = all_full;
   for (const KvLayerGroup& g : in.layer_types)
     if (g.kind == LayerKind::sliding) layout = windowed;
     else if (g.kind == LayerKind::mla) layout = latent;
-  const char* names[] = {tr("every layer full"), tr("sliding window"), tr("MLA latent")};
+    else if (g.kind == LayerKind::linear) layout = gated;
+    else if (g.kind == LayerKind::mamba2) layout = mamba;
+  const char* names[] = {tr("every layer full"), tr("sliding window"), tr("MLA latent"), tr("Gated DeltaNet + full"),
+                         tr("Mamba-2 + full")};
   if (ImGui::BeginCombo(labelled(tr("layer types")), names[layout])) {
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 5; ++i)
       if (ImGui::Selectable(names[i], i == layout) && i != layout) {
         in.layer_types.clear();
         in.kv_lora_rank = in.rope_dim = 0;
@@ -262,11 +265,30 @@ void CustomLayerTypes(AppState& state, KvCacheInput& in, Labelled& labelled) {
           in.kv_lora_rank = 512;
           in.rope_dim = 64;
         }
+        // Start from Qwen3-Next's Gated DeltaNet widths (3 of 4 layers) and from Mamba-2 widths of the usual
+        // sizes (9 of 10 layers); the sliders below change them.
+        if (i == gated)
+          in.layer_types = {KvLayerGroup{LayerKind::linear, std::max<int64_t>(1, in.layers * 3 / 4), 0, 0, 32, 16, 128, 128, 4}};
+        if (i == mamba)
+          in.layer_types = {KvLayerGroup{LayerKind::mamba2, std::max<int64_t>(1, in.layers * 9 / 10), 0, 0, 128, 1, 128, 64, 4}};
         layout = Layout(i);
       }
     ImGui::EndCombo();
   }
   RecordLastItem(state, "kv.layout");
+  if (layout == gated || layout == mamba) {  // N state layers, the rest full attention
+    KvLayerGroup g = in.layer_types[0];
+    const bool linear = layout == gated;
+    SliderInt64(labelled(tr("state layers")), &g.layers, 1, in.layers, false);
+    SliderInt64(labelled(tr("state heads")), &g.state_heads, 1, 512, true);
+    SliderInt64(labelled(linear ? tr("key heads") : tr("groups")), &g.key_heads, 1, 512, true);
+    SliderInt64(labelled(linear ? tr("d_k") : tr("d_state")), &g.key_dim, 1, 1024, true);
+    SliderInt64(labelled(linear ? tr("d_v") : tr("head width")), &g.value_dim, 1, 1024, true);
+    SliderInt64(labelled(tr("conv width")), &g.conv_kernel, 1, 16, false);
+    g.layers = std::clamp<int64_t>(g.layers, 1, in.layers);  // L may have moved under it
+    in.layer_types = {g};
+    if (g.layers < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - g.layers, 0, 0, 0, 0, 0, 0, 0});
+  }
   if (layout == windowed) {
     KvLayerGroup g = in.layer_types[0];
     SliderInt64(labelled(tr("window W")), &g.window, 1, int64_t(1) << 20, true);
@@ -401,7 +423,8 @@ void DrawKvCacheWindow(AppState& state) {
   // Model: a preset or the custom row.
   float widest_label = 0;
   for (const char* label : {"memory (GiB)", "layer types", "window W", "window layers", "sink tokens", "kv_lora_rank",
-                            "RoPE key width"})
+                            "RoPE key width", "state layers", "state heads", "key heads", "groups", "head width",
+                            "conv width"})
     widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
   const float label_w = widest_label + ImGui::GetFontSize() * 2;
   // In a narrow column (a large UI scale) each label goes above its control, which takes the whole line.

@@ -226,7 +226,7 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   struct Bad { std::string args; const char* message; };
   const Bad cases[] = {
       {"--model gpt5 --seq 10", "unknown model 'gpt5' (valid: gpt2-small, llama-2-7b, llama-2-70b, mistral-7b, falcon-7b, "
-                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b)"},
+                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b, qwen3-next-80b-a3b)"},
       {"--layers 0 --heads 8 --kv-heads 8 --head-dim 64 --seq 10", "layers must be a whole number of at least 1, got 0"},
       {"--layers 4 --heads -8 --kv-heads 8 --head-dim 64 --seq 10", "heads must be a whole number of at least 1, got -8"},
       {"--layers 4 --heads 8 --kv-heads 3 --head-dim 64 --seq 10", "kv heads must divide heads"},
@@ -544,7 +544,7 @@ TEST_CASE("cli kv-cache: bad windows, sinks and ranks exit 2 with one clear line
       {"--model gpt2-small --seq 10 --kv-rank 0", "--kv-rank must be a whole number of at least 1, got 0"},
       {"--model gpt2-small --seq 10 --kv-rank 8 --rope-dim -2", "--rope-dim must be 0 or more, got -2"},
       {"--model gpt2-small --seq 10 --rope-dim 8", "--rope-dim is the width of MLA's RoPE key: give --kv-rank R too"},
-      {"--model gpt2-small --seq 10 --window 8 --kv-rank 8", "--window and --kv-rank are exclusive"},
+      {"--model gpt2-small --seq 10 --window 8 --kv-rank 8", "--window, --kv-rank, --linear-layers and --mamba-layers are exclusive"},
       {"--model gpt2-small --seq 10 --kv-rank 4611686018427387904", "does not fit in 63 bits"},
       {"--model gpt2-small --seq 10 --v-head-dim 0", "--v-head-dim must be a whole number of at least 1, got 0"},
   };
@@ -578,7 +578,8 @@ TEST_CASE("kv cache: Qwen3-Next's preset is its published config: 36 Gated Delta
   const nlohmann::json config =
       nlohmann::json::parse(read_file(
           fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/Qwen/Qwen3-Next-80B-A3B-Instruct.json", 1 << 20));
-  const ModelPreset& p = find_model_preset(load_model_presets(), "qwen3-next-80b-a3b");
+  const std::vector<ModelPreset> presets = load_model_presets();
+  const ModelPreset& p = find_model_preset(presets, "qwen3-next-80b-a3b");
   const int64_t layers = 48, interval = config["full_attention_interval"].get<int64_t>();
   int64_t full_layers = 0;
   for (int64_t i = 0; i < layers; ++i) full_layers += (i + 1) % interval == 0 ? 1 : 0;
