@@ -216,7 +216,11 @@ void DrawGrowthPlot(AppState& state, const KvCacheReport& report) {
   const double scale = largest >= 1073741824.0 ? 1073741824.0 : largest >= 1048576.0 ? 1048576.0 : 1024.0;
   Series full{tr("every layer full attention"), IM_COL32(200, 50, 40, 255), {}, {}};
   Series model{tr("this model"), IM_COL32(46, 139, 87, 255), {}, {}};
-  Series fixed{tr("its fixed-size states"), IM_COL32(60, 110, 210, 255), {}, {}};
+  // The states' line lies close to 0 beside gigabytes of cache: its label gives its size.
+  int64_t state_total = 0;
+  for (const KvLayerTypeRow& row : report.layer_types)
+    if (is_state_kind(row.group.kind)) state_total += row.bytes;
+  Series fixed{trf("its fixed-size states: %s", HumanBytes(state_total).c_str()), IM_COL32(60, 110, 210, 255), {}, {}};
   constexpr int points = 65;
   for (int i = 0; i < points; ++i) {
     KvCacheInput at = in;
@@ -236,7 +240,7 @@ void DrawGrowthPlot(AppState& state, const KvCacheReport& report) {
   LinePlotOptions o;
   o.hover_format = "%s: %.0f → %.3g";
   ImGui::BeginGroup();  // the plot, its ticks and its legend: one record
-  DrawLinePlot("##kv_growth", series, tr("tokens"), unit, ImGui::GetTextLineHeightWithSpacing() * 12, o);
+  DrawLinePlot("##kv_growth", series, tr("tokens"), unit, ImGui::GetTextLineHeightWithSpacing() * 9, o);
   ImGui::EndGroup();
   RecordLastItem(state, "kv.growth_plot");
 }

@@ -108,7 +108,7 @@ TEST_SUITE("gui_kv_cache") {
       REQUIRE(widgets.contains("kv.growth_plot"));
       CHECK(widgets["kv.growth_plot"]["h"].get<double>() > 100);  // a plot, not a line of text
       CHECK(shows(kv, zh ? "每层都是全注意力" : "every layer full attention"));
-      CHECK(shows(kv, zh ? "其中固定大小的状态" : "its fixed-size states"));
+      CHECK(shows(kv, zh ? "其中固定大小的状态：38.2 MiB" : "its fixed-size states: 38.2 MiB"));
     }
   }
 }
