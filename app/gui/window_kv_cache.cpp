@@ -116,7 +116,7 @@ std::string ElementsText(const KvCacheInput& in, const KvLayerTypeRow& row) {
   char buf[160];
   if (is_state_kind(row.group.kind)) {  // heads × d_k × d_v + conv_dim × kernel
     const KvLayerGroup& g = row.group;
-    std::snprintf(buf, sizeof buf, "%lld × %lld × %lld + %lld × %lld", (long long)g.state_heads, (long long)g.key_dim,
+    std::snprintf(buf, sizeof buf, "%lld×%lld×%lld\n+ %lld×%lld", (long long)g.state_heads, (long long)g.key_dim,
                   (long long)g.value_dim, (long long)(row.conv_elements / g.conv_kernel), (long long)g.conv_kernel);
   } else if (row.group.kind == LayerKind::mla)
     std::snprintf(buf, sizeof buf, "%lld + %lld", (long long)in.kv_lora_rank, (long long)in.rope_dim);
@@ -135,9 +135,9 @@ void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
   SectionHeader(tr("KV cache by layer type"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("##kv_layer_types", 4, flags)) {
-    ImGui::TableSetupColumn("##type", 0, 1.3f);
-    ImGui::TableSetupColumn("##layers", 0, 0.7f);
-    ImGui::TableSetupColumn("##elements", 0, 1.1f);
+    ImGui::TableSetupColumn("##type", 0, 1.2f);
+    ImGui::TableSetupColumn("##layers", 0, 0.6f);
+    ImGui::TableSetupColumn("##elements", 0, 1.3f);
     ImGui::TableSetupColumn("##bytes", 0, 1.0f);
     // Headers that wrap (a narrow side panel, Chinese): the table's own header row would cut them.
     ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
@@ -425,11 +425,12 @@ void DrawKvCacheWindow(AppState& state) {
                               "2 × L × G × d_head × bytes × tokens × batch."));
 
   // Model: a preset or the custom row.
-  float widest_label = 0;
-  for (const char* label : {"memory (GiB)", "layer types", "window W", "window layers", "sink tokens", "kv_lora_rank",
-                            "RoPE key width", "state layers", "state heads", "key heads", "groups", "head width",
-                            "conv width"})
-    widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
+  // The custom row's labels only count when it is shown: a preset's long name keeps the width they would take.
+  float widest_label = ImGui::CalcTextSize(tr("memory (GiB)")).x;
+  if (k.preset >= int(k.presets.size()))
+    for (const char* label : {"layer types", "window W", "window layers", "sink tokens", "kv_lora_rank", "RoPE key width",
+                              "state layers", "state heads", "key heads", "groups", "head width", "conv width"})
+      widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
   const float label_w = widest_label + ImGui::GetFontSize() * 2;
   // In a narrow column (a large UI scale) each label goes above its control, which takes the whole line.
   const bool narrow = ImGui::GetContentRegionAvail().x - label_w < ImGui::GetFontSize() * 9;
