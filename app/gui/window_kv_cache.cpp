@@ -114,10 +114,12 @@ std::string LayerTypeName(const KvLayerGroup& g) {
 // Where the elements of one token in one layer come from: "2 × 8 × 256", "128 × (192 + 128)", "512 + 64".
 std::string ElementsText(const KvCacheInput& in, const KvLayerTypeRow& row) {
   char buf[160];
-  if (is_state_kind(row.group.kind)) {  // heads × d_k × d_v + conv_dim × kernel
+  if (is_state_kind(row.group.kind)) {  // heads × d_k × d_v (Mamba-2: heads × head_dim × d_state) + conv_dim × kernel
     const KvLayerGroup& g = row.group;
-    std::snprintf(buf, sizeof buf, "%lld×%lld×%lld\n+ %lld×%lld", (long long)g.state_heads, (long long)g.key_dim,
-                  (long long)g.value_dim, (long long)(row.conv_elements / g.conv_kernel), (long long)g.conv_kernel);
+    const bool linear = g.kind == LayerKind::linear;
+    std::snprintf(buf, sizeof buf, "%lld×%lld×%lld\n+ %lld×%lld", (long long)g.state_heads,
+                  (long long)(linear ? g.key_dim : g.value_dim), (long long)(linear ? g.value_dim : g.key_dim),
+                  (long long)(row.conv_elements / g.conv_kernel), (long long)g.conv_kernel);
   } else if (row.group.kind == LayerKind::mla)
     std::snprintf(buf, sizeof buf, "%lld + %lld", (long long)in.kv_lora_rank, (long long)in.rope_dim);
   else if (in.v_head_dim > 0 && in.v_head_dim != in.head_dim)

@@ -111,6 +111,50 @@ TEST_SUITE("gui_kv_cache") {
       CHECK(shows(kv, zh ? "其中固定大小的状态：38.2 MiB" : "its fixed-size states: 38.2 MiB"));
     }
   }
+
+  TEST_CASE("kv-cache window: the custom row's Mamba-2 + full layout, picked with real clicks, shows its state row") {
+    for (const std::string language : {"en", "zh"}) {
+      CAPTURE(language);
+      const bool zh = language == "zh";
+      const std::string base = "--show-kv-cache --size 1920x1080 --language " + language;
+      // The text of `label` in an open combo list of `run`, as a pointer position.
+      auto item_of = [](const WindowRun& run, const std::string& label) {
+        for (const auto& t : run.layout["texts"])
+          if (t["text"] == label && t["window"].get<std::string>().rfind("##Combo", 0) == 0) return centre(t);
+        return std::string();
+      };
+      const WindowRun first = run_window("kv_cache_custom_" + language + "_first", base);
+      const std::string combo = centre(first.layout.at("widgets").at("kv.model"));
+      const WindowRun open = run_window("kv_cache_custom_" + language + "_open", base + " --pointer " + combo + " --clicks 4 --frames 8");
+      const std::string custom = item_of(open, zh ? "自定义" : "custom");
+      REQUIRE_FALSE(custom.empty());
+      const std::string to_custom = " --pointer '" + combo + ";" + custom;
+      const WindowRun custom_run = run_window("kv_cache_custom_" + language + "_row", base + to_custom + "' --clicks 4,8 --frames 14");
+      REQUIRE(custom_run.layout.at("widgets").contains("kv.layout"));
+      const std::string layout = centre(custom_run.layout["widgets"]["kv.layout"]);
+      const WindowRun layouts = run_window("kv_cache_custom_" + language + "_layouts",
+                                           base + to_custom + ";" + layout + "' --clicks 4,8,12 --frames 16");
+      const std::string mamba = item_of(layouts, zh ? "Mamba-2 + 全注意力" : "Mamba-2 + full");
+      REQUIRE_FALSE(mamba.empty());
+      const WindowRun picked = run_window("kv_cache_custom_" + language,
+                                          base + to_custom + ";" + layout + ";" + mamba + "' --clicks 4,8,12,16 --frames 22");
+      const std::vector<std::string> kv = texts_of(picked, "###kv_cache");
+      INFO(joined(kv));
+      // The custom row keeps the last preset's sizes (the first GQA preset, Llama-2-70B: 80 layers); the Mamba-2
+      // layout starts at 9 of 10 layers, 72, with 128 heads of 64, d_state 128, 1 group, a convolution of 4:
+      // 128 · 64 · 128 + (128 · 64 + 2 · 1 · 128) · 4 = 1 048 576 + 33 792 = 1 082 368 elements, 2 164 736 B in fp16
+      // = 2.06 MiB per layer, × 72 = 155 860 992 B = 149 MiB.
+      CHECK(shows(kv, zh ? "Mamba-2 状态" : "Mamba-2 state"));
+      CHECK(shows(kv, zh ? "状态：每层 1082368" : "state: 1082368 per layer"));
+      CHECK(shows(kv, "128×64×128 + 8448×4"));  // heads × head_dim × d_state + conv_dim × d_conv
+      CHECK(shows(kv, zh ? "Mamba-2 状态：每层 2.06 MiB，任意长度都一样（72 层：每个序列 149 MiB）"
+                         : "Mamba-2 state: 2.06 MiB per layer at any length (72 layers: 149 MiB per sequence)"));
+      CHECK(shows(kv, zh ? "状态层数" : "state layers"));
+      CHECK(shows(kv, zh ? "状态维 d_state" : "d_state"));
+      CHECK(picked.layout.at("widgets").contains("kv.state.mamba2"));
+      CHECK(picked.layout["widgets"].contains("kv.growth_plot"));
+    }
+  }
 }
 
 }  // namespace attnscope::test
