@@ -335,7 +335,7 @@ void EnsureModelPresets(AppState& state) {
 }
 
 void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_params) {
-  // A model with MLA or sliding-window layers gets a first bar for its cache as published, above the MHA,
+  // A model with MLA, sliding-window or state layers gets a first bar for its memory as published, above the MHA,
   // GQA and MQA it is compared with.
   bool published = false;
   std::string kinds;
