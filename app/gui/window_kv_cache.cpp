@@ -1,8 +1,10 @@
 // window_kv_cache.cpp — the KV-cache and attention-parameter calculator (kv_cache.h): a preset of a
 // published model or a custom row (L, H, G, d_head), sliders for the sequence length, the batch, the
 // element type and the memory to fit into, and MHA / GQA / MQA side by side as bars with their bytes
-// and whether they fit; below them the model's own layer types (full, sliding window with sinks, MLA)
-// as a table with the bytes each holds at the current sequence length, and the total.
+// and whether they fit; below them the model's own layer types (full, sliding window with sinks, MLA, and
+// the fixed-size states of Gated DeltaNet and Mamba-2 layers) as a table with the bytes each holds at the
+// current sequence length, and the total; for a model whose layers stop growing (states, windows) a plot of
+// its bytes against the sequence length beside the same model with every layer full attention.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "attnscope/core/error.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
+#include "gui/line_plot.h"
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
@@ -61,13 +64,13 @@ void UseCheckpoint(KvCacheWindowState& k, const CheckpointWindowState& c) {
     });
     if (same == k.input.layer_types.end())
       same = k.input.layer_types.insert(k.input.layer_types.end(),
-                                        KvLayerGroup{w > 0 ? LayerKind::sliding : LayerKind::full, 0, w > 0 ? int64_t(w) : 0, 0});
+                                        KvLayerGroup{w > 0 ? LayerKind::sliding : LayerKind::full, 0, w > 0 ? int64_t(w) : 0, 0, 0, 0, 0, 0, 0});
     ++same->layers;
   }
   if (k.input.layer_types.size() == 1 && k.input.layer_types[0].kind == LayerKind::full) k.input.layer_types.clear();
   k.input.kv_lora_rank = k.input.rope_dim = k.input.v_head_dim = k.input.hidden = 0;
   if (cfg.is_mla()) {  // DeepSeek: every layer caches the latent and the rotary key
-    k.input.layer_types = {KvLayerGroup{LayerKind::mla, cfg.layers, 0, 0}};
+    k.input.layer_types = {KvLayerGroup{LayerKind::mla, cfg.layers, 0, 0, 0, 0, 0, 0, 0}};
     k.input.kv_lora_rank = cfg.mla.kv_lora_rank;
     k.input.rope_dim = cfg.mla.rope_dim;
     k.input.v_head_dim = cfg.mla.v_dim;
@@ -102,14 +105,22 @@ std::string LayerTypeName(const KvLayerGroup& g) {
       return g.sinks > 0 ? trf("window %lld + %lld sinks", (long long)g.window, (long long)g.sinks)
                          : trf("window %lld", (long long)g.window);
     case LayerKind::mla: return tr("MLA latent");
+    case LayerKind::linear: return tr("Gated DeltaNet state");
+    case LayerKind::mamba2: return tr("Mamba-2 state");
   }
   return "?";
 }
 
 // Where the elements of one token in one layer come from: "2 × 8 × 256", "128 × (192 + 128)", "512 + 64".
 std::string ElementsText(const KvCacheInput& in, const KvLayerTypeRow& row) {
-  char buf[96];
-  if (row.group.kind == LayerKind::mla)
+  char buf[160];
+  if (is_state_kind(row.group.kind)) {  // heads × d_k × d_v (Mamba-2: heads × head_dim × d_state) + conv_dim × kernel
+    const KvLayerGroup& g = row.group;
+    const bool linear = g.kind == LayerKind::linear;
+    std::snprintf(buf, sizeof buf, "%lld×%lld×%lld\n+ %lld×%lld", (long long)g.state_heads,
+                  (long long)(linear ? g.key_dim : g.value_dim), (long long)(linear ? g.value_dim : g.key_dim),
+                  (long long)(row.conv_elements / g.conv_kernel), (long long)g.conv_kernel);
+  } else if (row.group.kind == LayerKind::mla)
     std::snprintf(buf, sizeof buf, "%lld + %lld", (long long)in.kv_lora_rank, (long long)in.rope_dim);
   else if (in.v_head_dim > 0 && in.v_head_dim != in.head_dim)
     std::snprintf(buf, sizeof buf, "%lld × (%lld + %lld)", (long long)in.kv_heads, (long long)in.head_dim,
@@ -126,9 +137,9 @@ void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
   SectionHeader(tr("KV cache by layer type"));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("##kv_layer_types", 4, flags)) {
-    ImGui::TableSetupColumn("##type", 0, 1.3f);
-    ImGui::TableSetupColumn("##layers", 0, 0.7f);
-    ImGui::TableSetupColumn("##elements", 0, 1.1f);
+    ImGui::TableSetupColumn("##type", 0, 1.2f);
+    ImGui::TableSetupColumn("##layers", 0, 0.6f);
+    ImGui::TableSetupColumn("##elements", 0, 1.3f);
     ImGui::TableSetupColumn("##bytes", 0, 1.0f);
     // Headers that wrap (a narrow side panel, Chinese): the table's own header row would cut them.
     ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
@@ -143,16 +154,31 @@ void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
       ImGui::TableNextColumn();
       WrappedText(std::to_string(row.group.layers));
       ImGui::TableNextColumn();
-      WrappedText(std::to_string(row.elements_per_token));
+      const bool fixed = is_state_kind(row.group.kind);
+      // A state costs nothing per token: its column gives the elements of one layer's whole state.
+      WrappedText(fixed ? trf("state: %lld per layer", (long long)row.state_elements) : std::to_string(row.elements_per_token));
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
       WrappedText(ElementsText(in, row));
       ImGui::PopStyleColor();
       ImGui::TableNextColumn();
       WrappedText(HumanBytes(row.bytes));
+      if (fixed) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        WrappedText(tr("at any length"));
+        ImGui::PopStyleColor();
+      }
     }
     ImGui::EndTable();
   }
   RecordLastItem(state, "kv.layer_types");
+  // One sentence per state row: what one layer keeps, whatever the length.
+  for (const KvLayerTypeRow& row : report.layer_types)
+    if (is_state_kind(row.group.kind)) {
+      WrappedText(trf("%s: %s per layer at any length (%lld layers: %s per sequence).", LayerTypeName(row.group).c_str(),
+                      HumanBytes(row.state_bytes_per_layer).c_str(), (long long)row.group.layers,
+                      HumanBytes(row.state_bytes_per_layer * row.group.layers).c_str()));
+      RecordLastItem(state, std::string("kv.state.") + to_string(row.group.kind));
+    }
   std::string total = trf("This model holds %s at %lld tokens, batch %lld.", HumanBytes(report.bytes).c_str(),
                           (long long)in.seq, (long long)in.batch);
   if (in.memory_gib > 0) total += report.fits ? tr(" It fits.") : tr(" It does not fit.");  // zh: no space
@@ -162,7 +188,13 @@ void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
                                [](const KvLayerTypeRow& r) { return r.group.kind == LayerKind::mla; });
   const bool windowed = std::any_of(report.layer_types.begin(), report.layer_types.end(),
                                     [](const KvLayerTypeRow& r) { return r.group.kind == LayerKind::sliding; });
-  if (mla) {
+  const bool states = std::any_of(report.layer_types.begin(), report.layer_types.end(),
+                                  [](const KvLayerTypeRow& r) { return is_state_kind(r.group.kind); });
+  if (states) {
+    WrappedText(trf("With every layer full attention it would hold %s: %.1f times as much. The state layers stay the "
+                    "same size however long the sequence; only the full-attention layers grow.",
+                    HumanBytes(report.gqa.bytes).c_str(), double(report.gqa.bytes) / double(std::max<int64_t>(report.bytes, 1))));
+  } else if (mla) {
     WrappedText(trf("MHA with the same heads would cache %s: %.1f times as much.", HumanBytes(report.mha.bytes).c_str(),
                     double(report.mha.bytes) / double(std::max<int64_t>(report.bytes, 1))));
   } else if (windowed) {
@@ -172,32 +204,97 @@ void DrawLayerTypes(AppState& state, const KvCacheReport& report) {
   }
 }
 
+// Bytes against the sequence length, from 0 to the current one: the model as it is, its fixed-size states
+// (flat: the same bytes at every length) and the same model with every layer full attention (its own G), so
+// that a hybrid's flat part and the all-softmax line's growth are seen side by side.
+void DrawGrowthPlot(AppState& state, const KvCacheReport& report) {
+  const KvCacheInput& in = report.input;
+  const bool states = std::any_of(report.layer_types.begin(), report.layer_types.end(),
+                                  [](const KvLayerTypeRow& r) { return is_state_kind(r.group.kind); });
+  SectionHeader(tr("Memory against sequence length"));
+  // The unit of the largest value, the all-softmax model at the current length.
+  const double largest = double(std::max(report.gqa.bytes, report.bytes));
+  const char* unit = largest >= 1073741824.0 ? "GiB" : largest >= 1048576.0 ? "MiB" : "KiB";
+  const double scale = largest >= 1073741824.0 ? 1073741824.0 : largest >= 1048576.0 ? 1048576.0 : 1024.0;
+  Series full{tr("every layer full attention"), IM_COL32(200, 50, 40, 255), {}, {}};
+  Series model{tr("this model"), IM_COL32(46, 139, 87, 255), {}, {}};
+  // The states' line lies close to 0 beside gigabytes of cache: its label gives its size.
+  int64_t state_total = 0;
+  for (const KvLayerTypeRow& row : report.layer_types)
+    if (is_state_kind(row.group.kind)) state_total += row.bytes;
+  Series fixed{trf("its fixed-size states: %s", HumanBytes(state_total).c_str()), IM_COL32(60, 110, 210, 255), {}, {}};
+  constexpr int points = 65;
+  for (int i = 0; i < points; ++i) {
+    KvCacheInput at = in;
+    at.seq = std::max<int64_t>(1, in.seq * i / (points - 1));  // no larger than in.seq: validated already
+    at.memory_gib = 0;
+    const KvCacheReport r = kv_cache_report(at);
+    int64_t state_bytes = 0;
+    for (const KvLayerTypeRow& row : r.layer_types)
+      if (is_state_kind(row.group.kind)) state_bytes += row.bytes;
+    const float x = float(at.seq);
+    full.x.push_back(x), full.y.push_back(float(double(r.gqa.bytes) / scale));
+    model.x.push_back(x), model.y.push_back(float(double(r.bytes) / scale));
+    fixed.x.push_back(x), fixed.y.push_back(float(double(state_bytes) / scale));
+  }
+  std::vector<Series> series = {full, model};
+  if (states) series.push_back(fixed);
+  LinePlotOptions o;
+  o.hover_format = "%s: %.0f → %.3g";
+  ImGui::BeginGroup();  // the plot, its ticks and its legend: one record
+  DrawLinePlot("##kv_growth", series, tr("tokens"), unit, ImGui::GetTextLineHeightWithSpacing() * 9, o);
+  ImGui::EndGroup();
+  RecordLastItem(state, "kv.growth_plot");
+}
+
 // The custom model's layer types: every layer full, N of the L layers a sliding window (with sink
 // tokens beside it) and the rest full, or every layer MLA with its latent and RoPE key widths.
 template <class Labelled>
 void CustomLayerTypes(AppState& state, KvCacheInput& in, Labelled& labelled) {
-  enum Layout { all_full, windowed, latent };
+  enum Layout { all_full, windowed, latent, gated, mamba };
   Layout layout = all_full;
   for (const KvLayerGroup& g : in.layer_types)
     if (g.kind == LayerKind::sliding) layout = windowed;
     else if (g.kind == LayerKind::mla) layout = latent;
-  const char* names[] = {tr("every layer full"), tr("sliding window"), tr("MLA latent")};
+    else if (g.kind == LayerKind::linear) layout = gated;
+    else if (g.kind == LayerKind::mamba2) layout = mamba;
+  const char* names[] = {tr("every layer full"), tr("sliding window"), tr("MLA latent"), tr("Gated DeltaNet + full"),
+                         tr("Mamba-2 + full")};
   if (ImGui::BeginCombo(labelled(tr("layer types")), names[layout])) {
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 5; ++i)
       if (ImGui::Selectable(names[i], i == layout) && i != layout) {
         in.layer_types.clear();
         in.kv_lora_rank = in.rope_dim = 0;
-        if (i == windowed) in.layer_types = {KvLayerGroup{LayerKind::sliding, in.layers, 4096, 0}};
+        if (i == windowed) in.layer_types = {KvLayerGroup{LayerKind::sliding, in.layers, 4096, 0, 0, 0, 0, 0, 0}};
         if (i == latent) {
-          in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0}};
+          in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0, 0, 0, 0, 0, 0}};
           in.kv_lora_rank = 512;
           in.rope_dim = 64;
         }
+        // Start from Qwen3-Next's Gated DeltaNet widths (3 of 4 layers) and from Mamba-2 widths of the usual
+        // sizes (9 of 10 layers); the sliders below change them.
+        if (i == gated)
+          in.layer_types = {KvLayerGroup{LayerKind::linear, std::max<int64_t>(1, in.layers * 3 / 4), 0, 0, 32, 16, 128, 128, 4}};
+        if (i == mamba)
+          in.layer_types = {KvLayerGroup{LayerKind::mamba2, std::max<int64_t>(1, in.layers * 9 / 10), 0, 0, 128, 1, 128, 64, 4}};
         layout = Layout(i);
       }
     ImGui::EndCombo();
   }
   RecordLastItem(state, "kv.layout");
+  if (layout == gated || layout == mamba) {  // N state layers, the rest full attention
+    KvLayerGroup g = in.layer_types[0];
+    const bool linear = layout == gated;
+    SliderInt64(labelled(tr("state layers")), &g.layers, 1, in.layers, false);
+    SliderInt64(labelled(tr("state heads")), &g.state_heads, 1, 512, true);
+    SliderInt64(labelled(linear ? tr("key heads") : tr("groups")), &g.key_heads, 1, 512, true);
+    SliderInt64(labelled(linear ? tr("d_k") : tr("d_state")), &g.key_dim, 1, 1024, true);
+    SliderInt64(labelled(linear ? tr("d_v") : tr("head width")), &g.value_dim, 1, 1024, true);
+    SliderInt64(labelled(tr("conv width")), &g.conv_kernel, 1, 16, false);
+    g.layers = std::clamp<int64_t>(g.layers, 1, in.layers);  // L may have moved under it
+    in.layer_types = {g};
+    if (g.layers < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - g.layers, 0, 0, 0, 0, 0, 0, 0});
+  }
   if (layout == windowed) {
     KvLayerGroup g = in.layer_types[0];
     SliderInt64(labelled(tr("window W")), &g.window, 1, int64_t(1) << 20, true);
@@ -205,11 +302,11 @@ void CustomLayerTypes(AppState& state, KvCacheInput& in, Labelled& labelled) {
     SliderInt64(labelled(tr("sink tokens")), &g.sinks, 0, 1024, false);
     g.layers = std::clamp<int64_t>(g.layers, 1, in.layers);  // L may have moved under it
     in.layer_types = {g};
-    if (g.layers < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - g.layers, 0, 0});
+    if (g.layers < in.layers) in.layer_types.push_back(KvLayerGroup{LayerKind::full, in.layers - g.layers, 0, 0, 0, 0, 0, 0, 0});
   } else if (layout == latent) {
     SliderInt64(labelled(tr("kv_lora_rank")), &in.kv_lora_rank, 1, 4096, true);
     SliderInt64(labelled(tr("RoPE key width")), &in.rope_dim, 0, 512, false);
-    in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0}};
+    in.layer_types = {KvLayerGroup{LayerKind::mla, in.layers, 0, 0, 0, 0, 0, 0, 0}};
   }
 }
 
@@ -238,14 +335,17 @@ void EnsureModelPresets(AppState& state) {
 }
 
 void DrawKvCacheBars(AppState& state, const KvCacheReport& report, bool show_params) {
-  // A model with MLA or sliding-window layers gets a first bar for its cache as published, above the MHA,
+  // A model with MLA, sliding-window or state layers gets a first bar for its memory as published, above the MHA,
   // GQA and MQA it is compared with.
   bool published = false;
   std::string kinds;
   for (const KvLayerTypeRow& row : report.layer_types)
     if (row.group.kind != LayerKind::full) {
       published = true;
-      const char* k = row.group.kind == LayerKind::mla ? "MLA" : tr("sliding window");
+      const char* k = row.group.kind == LayerKind::mla       ? "MLA"
+                      : row.group.kind == LayerKind::linear  ? tr("Gated DeltaNet state")
+                      : row.group.kind == LayerKind::mamba2 ? tr("Mamba-2 state")
+                                                              : tr("sliding window");
       if (kinds.find(k) == std::string::npos) kinds += (kinds.empty() ? "" : " + ") + std::string(k);
     }
   KvCacheVariant as_published;
@@ -327,10 +427,12 @@ void DrawKvCacheWindow(AppState& state) {
                               "2 × L × G × d_head × bytes × tokens × batch."));
 
   // Model: a preset or the custom row.
-  float widest_label = 0;
-  for (const char* label : {"memory (GiB)", "layer types", "window W", "window layers", "sink tokens", "kv_lora_rank",
-                            "RoPE key width"})
-    widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
+  // The custom row's labels only count when it is shown: a preset's long name keeps the width they would take.
+  float widest_label = ImGui::CalcTextSize(tr("memory (GiB)")).x;
+  if (k.preset >= int(k.presets.size()))
+    for (const char* label : {"layer types", "window W", "window layers", "sink tokens", "kv_lora_rank", "RoPE key width",
+                              "state layers", "state heads", "key heads", "groups", "head width", "conv width"})
+      widest_label = std::max(widest_label, ImGui::CalcTextSize(tr(label)).x);
   const float label_w = widest_label + ImGui::GetFontSize() * 2;
   // In a narrow column (a large UI scale) each label goes above its control, which takes the whole line.
   const bool narrow = ImGui::GetContentRegionAvail().x - label_w < ImGui::GetFontSize() * 9;
@@ -406,6 +508,11 @@ void DrawKvCacheWindow(AppState& state) {
     // below keep the grouping comparison, every layer full attention.
     const bool own_layers = !(report.layer_types.size() == 1 && report.layer_types[0].group.kind == LayerKind::full);
     if (own_layers) DrawLayerTypes(state, report);
+    // Layers that stop growing (states, windows): their bytes against the length, beside all-softmax.
+    if (std::any_of(report.layer_types.begin(), report.layer_types.end(), [](const KvLayerTypeRow& r) {
+          return is_state_kind(r.group.kind) || r.group.kind == LayerKind::sliding;
+        }))
+      DrawGrowthPlot(state, report);
     SectionHeader(tr("KV cache: MHA, GQA, MQA"));
     if (own_layers) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));

@@ -47,8 +47,9 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
                                  {"deepseek-v3", 61, 128, 128, 192},
                                  {"gemma-2-9b", 42, 16, 8, 256},
                                  {"gemma-3-12b", 48, 16, 8, 256},
-                                 {"gpt-oss-20b", 24, 64, 8, 64}};
-  REQUIRE(presets.size() == 10);
+                                 {"gpt-oss-20b", 24, 64, 8, 64},
+                                 {"qwen3-next-80b-a3b", 48, 16, 2, 256}};
+  REQUIRE(presets.size() == 11);
   for (const Published& want : published) {
     CAPTURE(want.name);
     const ModelPreset& p = find_model_preset(presets, want.name);
@@ -63,7 +64,7 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
   CHECK_THROWS_WITH_AS(find_model_preset(presets, "gpt-5"),
                        doctest::Contains("unknown model 'gpt-5' (valid: gpt2-small, llama-2-7b, llama-2-70b, "
                                          "mistral-7b, falcon-7b, deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, "
-                                         "gpt-oss-20b)"),
+                                         "gpt-oss-20b, qwen3-next-80b-a3b)"),
                        InputError);
 }
 
@@ -225,7 +226,7 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   struct Bad { std::string args; const char* message; };
   const Bad cases[] = {
       {"--model gpt5 --seq 10", "unknown model 'gpt5' (valid: gpt2-small, llama-2-7b, llama-2-70b, mistral-7b, falcon-7b, "
-                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b)"},
+                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b, qwen3-next-80b-a3b)"},
       {"--layers 0 --heads 8 --kv-heads 8 --head-dim 64 --seq 10", "layers must be a whole number of at least 1, got 0"},
       {"--layers 4 --heads -8 --kv-heads 8 --head-dim 64 --seq 10", "heads must be a whole number of at least 1, got -8"},
       {"--layers 4 --heads 8 --kv-heads 3 --head-dim 64 --seq 10", "kv heads must divide heads"},
@@ -249,7 +250,7 @@ TEST_CASE("kv cache: a checkpoint's sliding-window layers keep at most their win
   KvCacheInput in;
   in.layers = 26, in.heads = 4, in.kv_heads = 1, in.head_dim = 256, in.seq = 32768, in.batch = 1;
   in.dtype = ElementType::fp16;
-  in.layer_types = {{LayerKind::sliding, 22, 512, 0}, {LayerKind::full, 4, 0, 0}};
+  in.layer_types = {{LayerKind::sliding, 22, 512, 0, 0, 0, 0, 0, 0}, {LayerKind::full, 4, 0, 0, 0, 0, 0, 0, 0}};
   const KvCacheReport r = kv_cache_report(in);
   const int64_t per_layer_token = 2 * 1 * 256 * 2;  // K and V, G = 1, d_head 256, fp16
   CHECK(r.bytes == per_layer_token * (22 * 512 + 4 * 32768));
@@ -394,7 +395,7 @@ TEST_CASE("kv cache: sliding-window layers stop growing at their window (Mistral
 TEST_CASE("kv cache: sink tokens sit beside the window, min(seq, W + k) tokens per layer, and memory fits count the total") {
   KvCacheInput in;
   in.layers = 4, in.heads = 4, in.kv_heads = 2, in.head_dim = 8, in.seq = 100, in.dtype = ElementType::fp32;
-  in.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 16, 4}, KvLayerGroup{LayerKind::full, 1, 0, 0}};
+  in.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 16, 4, 0, 0, 0, 0, 0}, KvLayerGroup{LayerKind::full, 1, 0, 0, 0, 0, 0, 0, 0}};
   KvCacheReport r = kv_cache_report(in);
   const KvLayerTypeRow& s = r.layer_types[0];
   CHECK(s.elements_per_token == 2 * 2 * 8);
@@ -415,7 +416,7 @@ TEST_CASE("kv cache: sink tokens sit beside the window, min(seq, W + k) tokens p
 TEST_CASE("kv cache: bad windows, sinks, ranks and layer counts are refused clearly") {
   KvCacheInput ok;
   ok.layers = 4, ok.heads = 8, ok.kv_heads = 2, ok.head_dim = 16, ok.seq = 10;
-  ok.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 8, 0}, KvLayerGroup{LayerKind::full, 1, 0, 0}};
+  ok.layer_types = {KvLayerGroup{LayerKind::sliding, 3, 8, 0, 0, 0, 0, 0, 0}, KvLayerGroup{LayerKind::full, 1, 0, 0, 0, 0, 0, 0, 0}};
   CHECK_NOTHROW(validate_kv_cache_input(ok));
   auto with = [&](auto change) {
     KvCacheInput in = ok;
@@ -436,7 +437,7 @@ TEST_CASE("kv cache: bad windows, sinks, ranks and layer counts are refused clea
                        InputError);
   CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[1].layers = 0; })),
                        doctest::Contains("full layers: a layer type needs at least 1 layer, got 0"), InputError);
-  auto mla = [](KvCacheInput& i) { i.layer_types = {KvLayerGroup{LayerKind::mla, 4, 0, 0}}, i.kv_lora_rank = 32, i.rope_dim = 8; };
+  auto mla = [](KvCacheInput& i) { i.layer_types = {KvLayerGroup{LayerKind::mla, 4, 0, 0, 0, 0, 0, 0, 0}}, i.kv_lora_rank = 32, i.rope_dim = 8; };
   CHECK_NOTHROW(kv_cache_report(with(mla)));
   CHECK(kv_cache_report(with(mla)).layer_types[0].elements_per_token == 32 + 8);
   CHECK_THROWS_WITH_AS(kv_cache_report(with([&](KvCacheInput& i) { mla(i), i.kv_lora_rank = 0; })),
@@ -448,8 +449,8 @@ TEST_CASE("kv cache: bad windows, sinks, ranks and layer counts are refused clea
                        doctest::Contains("does not fit in 63 bits"), InputError);
   CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].window = int64_t(1) << 62, i.layer_types[0].sinks = int64_t(1) << 62; })),
                        doctest::Contains("does not fit in 63 bits"), InputError);
-  CHECK_THROWS_WITH_AS(parse_layer_kind("local"), doctest::Contains("unknown layer type 'local' (valid: full, sliding, mla)"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_layer_kind("local"),
+                       doctest::Contains("unknown layer type 'local' (valid: full, sliding, mla, linear, mamba2)"), InputError);
 }
 
 TEST_CASE("kv cache: a presets file whose layer types do not add up to L names the entry") {
@@ -543,7 +544,7 @@ TEST_CASE("cli kv-cache: bad windows, sinks and ranks exit 2 with one clear line
       {"--model gpt2-small --seq 10 --kv-rank 0", "--kv-rank must be a whole number of at least 1, got 0"},
       {"--model gpt2-small --seq 10 --kv-rank 8 --rope-dim -2", "--rope-dim must be 0 or more, got -2"},
       {"--model gpt2-small --seq 10 --rope-dim 8", "--rope-dim is the width of MLA's RoPE key: give --kv-rank R too"},
-      {"--model gpt2-small --seq 10 --window 8 --kv-rank 8", "--window and --kv-rank are exclusive"},
+      {"--model gpt2-small --seq 10 --window 8 --kv-rank 8", "--window, --kv-rank, --linear-layers and --mamba-layers are exclusive"},
       {"--model gpt2-small --seq 10 --kv-rank 4611686018427387904", "does not fit in 63 bits"},
       {"--model gpt2-small --seq 10 --v-head-dim 0", "--v-head-dim must be a whole number of at least 1, got 0"},
   };
@@ -564,4 +565,238 @@ TEST_CASE("cli kv-cache: a window on an MLA preset replaces its layout and drops
   // 128 kv heads of K 192 and V 128: 128 · (192 + 128) = 40 960 elements, 64 tokens, 60 layers, fp16.
   CHECK(j["layer_types"][0]["elements_per_token_per_layer"] == 128 * (192 + 128));
   CHECK(j["total"]["bytes"] == int64_t(40960) * 2 * 60 * 64);
+}
+
+// ---- layer types with a fixed-size state: linear attention / Gated DeltaNet, Mamba-2 ---------------
+
+TEST_CASE("kv cache: Qwen3-Next's preset is its published config: 36 Gated DeltaNet + 12 full layers") {
+  // tests/fixtures/real-configs/Qwen/Qwen3-Next-80B-A3B-Instruct.json: full_attention_interval 4, head_dim 256,
+  // hidden_size 2048, num_attention_heads 16, num_key_value_heads 2, linear_num_value_heads 32,
+  // linear_num_key_heads 16, linear_key_head_dim 128, linear_value_head_dim 128, linear_conv_kernel_dim 4,
+  // max_position_embeddings 262144; num_hidden_layers is transformers' Qwen3NextConfig default, 48, and layer i
+  // is full attention when (i + 1) % 4 == 0: layers 3, 7, …, 47, 12 of them.
+  const nlohmann::json config =
+      nlohmann::json::parse(read_file(
+          fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/Qwen/Qwen3-Next-80B-A3B-Instruct.json", 1 << 20));
+  const std::vector<ModelPreset> presets = load_model_presets();
+  const ModelPreset& p = find_model_preset(presets, "qwen3-next-80b-a3b");
+  const int64_t layers = 48, interval = config["full_attention_interval"].get<int64_t>();
+  int64_t full_layers = 0;
+  for (int64_t i = 0; i < layers; ++i) full_layers += (i + 1) % interval == 0 ? 1 : 0;
+  CHECK(full_layers == 12);
+  CHECK(p.layers == layers);
+  CHECK(p.heads == config["num_attention_heads"].get<int64_t>());
+  CHECK(p.kv_heads == config["num_key_value_heads"].get<int64_t>());
+  CHECK(p.head_dim == config["head_dim"].get<int64_t>());
+  CHECK(p.hidden == config["hidden_size"].get<int64_t>());
+  CHECK(p.context == config["max_position_embeddings"].get<int64_t>());
+  REQUIRE(p.layer_types.size() == 2);
+  const KvLayerGroup& gdn = p.layer_types[0];
+  CHECK(gdn.kind == LayerKind::linear);
+  CHECK(gdn.layers == layers - full_layers);
+  CHECK(gdn.state_heads == config["linear_num_value_heads"].get<int64_t>());
+  CHECK(gdn.key_heads == config["linear_num_key_heads"].get<int64_t>());
+  CHECK(gdn.key_dim == config["linear_key_head_dim"].get<int64_t>());
+  CHECK(gdn.value_dim == config["linear_value_head_dim"].get<int64_t>());
+  CHECK(gdn.conv_kernel == config["linear_conv_kernel_dim"].get<int64_t>());
+  CHECK(p.layer_types[1].kind == LayerKind::full);
+  CHECK(p.layer_types[1].layers == full_layers);
+}
+
+TEST_CASE("kv cache: a Gated DeltaNet layer of Qwen3-Next keeps 32 × 128 × 128 + 8192 × 4 elements at any length") {
+  // One Gated DeltaNet layer, one sequence (modeling_qwen3_next.py): recurrent_states [32, 128, 128] =
+  // 524 288 elements; conv_states [conv_dim, 4] with conv_dim = 2 · 16 · 128 + 32 · 128 = 4096 + 4096 = 8192,
+  // 32 768 elements; together 557 056 elements = 1 114 112 B in fp16 (1.0625 MiB), × 36 layers = 40 108 032 B.
+  // The 12 full layers: 2 kv heads × (256 + 256) = 1024 elements a token a layer, × 2 B × 12 = 24 576 B a token.
+  const KvCacheReport at_context = preset_report("qwen3-next-80b-a3b", 262144);
+  const KvLayerTypeRow& gdn = row_of(at_context, LayerKind::linear);
+  CHECK(gdn.recurrent_elements == 524288);
+  CHECK(gdn.conv_elements == 32768);
+  CHECK(gdn.state_elements == 557056);
+  CHECK(gdn.state_bytes_per_layer == 1114112);
+  CHECK(gdn.bytes == 40108032);
+  CHECK(gdn.elements_per_token == 0);  // no cache: one more token costs nothing
+  CHECK(gdn.bytes_per_token == 0);
+  CHECK(gdn.tokens == 0);
+  const KvLayerTypeRow& full = row_of(at_context, LayerKind::full);
+  CHECK(full.elements_per_token == 1024);
+  CHECK(full.bytes_per_token == 24576);
+  CHECK(full.bytes == int64_t(24576) * 262144);  // 6 442 450 944 B = 6 GiB
+  CHECK(at_context.bytes == int64_t(6442450944) + 40108032);  // the total is the sum of the rows
+  // Every one of the 48 layers full attention (the GQA bar): 48 × 1024 × 2 B = 98 304 B a token, 24 GiB.
+  CHECK(at_context.gqa.bytes == int64_t(98304) * 262144);
+  CHECK(at_context.gqa.bytes == int64_t(24) << 30);
+
+  // Seq independence: the state row is the same at 1 token, 4096 and 262 144; only the full rows grow, by
+  // 24 576 B a token.
+  for (int64_t seq : {int64_t(1), int64_t(4096), int64_t(100000)}) {
+    CAPTURE(seq);
+    const KvCacheReport r = preset_report("qwen3-next-80b-a3b", seq);
+    CHECK(row_of(r, LayerKind::linear).bytes == 40108032);
+    CHECK(r.bytes == 40108032 + int64_t(24576) * seq);
+  }
+  // Batch multiplies the state (one per sequence); fp32 doubles it.
+  CHECK(row_of(preset_report("qwen3-next-80b-a3b", 10, 3), LayerKind::linear).bytes == int64_t(40108032) * 3);
+  CHECK(row_of(preset_report("qwen3-next-80b-a3b", 10, 1, ElementType::fp32), LayerKind::linear).bytes == int64_t(40108032) * 2);
+}
+
+TEST_CASE("kv cache: a Mamba-2 layer keeps heads × head_dim × d_state + (heads · head_dim + 2 · groups · d_state) × d_conv") {
+  // Mamba-2's module defaults (d_state 128, d_conv 4, expand 2, headdim 64, ngroups 1) at a width of 2560:
+  // 5120 / 64 = 80 heads. SSM state 80 · 64 · 128 = 655 360; conv_dim 80 · 64 + 2 · 1 · 128 = 5376, × 4 = 21 504;
+  // 676 864 elements = 2 707 456 B in fp32 per layer. 6 of 8 layers Mamba-2, 2 full with 4 kv heads of 64.
+  KvCacheInput in;
+  in.layers = 8, in.heads = 8, in.kv_heads = 4, in.head_dim = 64, in.dtype = ElementType::fp32;
+  KvLayerGroup m;
+  m.kind = LayerKind::mamba2, m.layers = 6, m.state_heads = 80, m.key_heads = 1, m.key_dim = 128, m.value_dim = 64,
+  m.conv_kernel = 4;
+  in.layer_types = {m, KvLayerGroup{LayerKind::full, 2, 0, 0, 0, 0, 0, 0, 0}};
+  for (int64_t seq : {int64_t(1), int64_t(5000)}) {
+    in.seq = seq;
+    const KvCacheReport r = kv_cache_report(in);
+    const KvLayerTypeRow& ssm = row_of(r, LayerKind::mamba2);
+    CHECK(ssm.recurrent_elements == 655360);
+    CHECK(ssm.conv_elements == 21504);
+    CHECK(ssm.state_elements == 676864);
+    CHECK(ssm.state_bytes_per_layer == 2707456);
+    CHECK(ssm.bytes == int64_t(2707456) * 6);  // 16 244 736 B whatever seq
+    // Full: 4 · (64 + 64) = 512 elements × 4 B × 2 layers = 4096 B a token.
+    CHECK(row_of(r, LayerKind::full).bytes == int64_t(4096) * seq);
+    CHECK(r.bytes == int64_t(16244736) + 4096 * seq);
+  }
+  CHECK(is_state_kind(LayerKind::mamba2));
+  CHECK(is_state_kind(LayerKind::linear));
+  CHECK_FALSE(is_state_kind(LayerKind::sliding));
+  CHECK(parse_layer_kind("mamba2") == LayerKind::mamba2);
+  CHECK(parse_layer_kind("linear") == LayerKind::linear);
+}
+
+TEST_CASE("kv cache: state widths missing, negative or on a cached layer type are refused by name") {
+  KvCacheInput ok;
+  ok.layers = 4, ok.heads = 8, ok.kv_heads = 2, ok.head_dim = 16, ok.seq = 10;
+  ok.layer_types = {KvLayerGroup{LayerKind::linear, 3, 0, 0, 4, 2, 8, 8, 4}, KvLayerGroup{LayerKind::full, 1, 0, 0, 0, 0, 0, 0, 0}};
+  CHECK_NOTHROW(validate_kv_cache_input(ok));
+  auto with = [&](auto change) {
+    KvCacheInput in = ok;
+    change(in);
+    return in;
+  };
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].state_heads = 0; })),
+                       doctest::Contains("linear layers need value heads (linear_num_value_heads) of at least 1, got 0"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].conv_kernel = -1; })),
+                       doctest::Contains("linear layers need convolution width (linear_conv_kernel_dim) of at least 1, got -1"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].kind = LayerKind::mamba2, i.layer_types[0].key_dim = 0; })),
+                       doctest::Contains("mamba2 layers need state size d_state (mamba_d_state) of at least 1, got 0"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[1].conv_kernel = 4; })),
+                       doctest::Contains("full layers have no fixed-size state"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].window = 8; })),
+                       doctest::Contains("linear layers have no window and no sink tokens"), InputError);
+  CHECK_THROWS_WITH_AS(kv_cache_report(with([](KvCacheInput& i) { i.layer_types[0].key_dim = i.layer_types[0].value_dim = int64_t(1) << 32; })),
+                       doctest::Contains("does not fit in 63 bits"), InputError);
+  // A presets file: a linear type without its widths, and a key that is not one of its own.
+  const fs::path dir = fresh_dir("kv_presets_states");
+  write_file_atomic(dir / "a.json", R"({"models": [{"name": "x", "label": "X", "layers": 4, "heads": 8, "kv_heads": 2,
+      "head_dim": 4, "context": 10, "source": "s", "layer_types": [{"type": "linear", "layers": 3, "heads": 4,
+      "key_heads": 2, "value_dim": 8, "conv_kernel": 4}, {"type": "full", "layers": 1}]}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "a.json"),
+                       doctest::Contains("model 1 (x): linear layers need key head width d_k (linear_key_head_dim) of at least 1, got 0"),
+                       InputError);
+  write_file_atomic(dir / "b.json", R"({"models": [{"name": "x", "label": "X", "layers": 4, "heads": 8, "kv_heads": 2,
+      "head_dim": 4, "context": 10, "source": "s", "layer_types": [{"type": "mamba2", "layers": 4, "heads": 4,
+      "groups": 1, "d_state": 16, "head_dim": 8, "conv_kernel": 4}]}]})");
+  CHECK_THROWS_WITH_AS(load_model_presets(dir / "b.json"),
+                       doctest::Contains("a mamba2 layer type has no key \"d_state\" (valid: conv_kernel, groups, head_dim, "
+                                         "heads, layers, state, type)"),
+                       InputError);
+}
+
+TEST_CASE("cli kv-cache: Qwen3-Next's Gated DeltaNet rows say state, not tokens, and the total is their sum") {
+  const CliRun r = run_cli("kv-cache --model qwen3-next-80b-a3b --seq 262144");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["layer_types"].size() == 2);
+  const auto& gdn = j["layer_types"][0];
+  CHECK(gdn["type"] == "linear");
+  CHECK(gdn["layers"] == 36);
+  CHECK(gdn["tokens_cached"] == "state");
+  CHECK(gdn["grows_with_seq"] == false);
+  CHECK(gdn["value_heads"] == 32);
+  CHECK(gdn["key_heads"] == 16);
+  CHECK(gdn["key_dim"] == 128);
+  CHECK(gdn["value_dim"] == 128);
+  CHECK(gdn["conv_kernel"] == 4);
+  CHECK(gdn["recurrent_state_elements_per_layer"] == 32 * 128 * 128);
+  CHECK(gdn["conv_state_elements_per_layer"] == (2 * 16 * 128 + 32 * 128) * 4);
+  CHECK(gdn["state_bytes_per_layer"] == 1114112);
+  CHECK(gdn["bytes_per_token"] == 0);
+  CHECK(gdn["bytes"] == 40108032);
+  CHECK(j["layer_types"][1]["type"] == "full");
+  CHECK(j["layer_types"][1]["tokens_cached"] == 262144);
+  CHECK(j["layer_types"][1]["grows_with_seq"] == true);
+  CHECK(j["total"]["bytes"] == int64_t(24576) * 262144 + 40108032);
+  CHECK(j["gqa"]["bytes"] == int64_t(98304) * 262144);
+  // The same state at 1000 tokens.
+  const auto short_run = nlohmann::json::parse(run_cli("kv-cache --model qwen3-next-80b-a3b --seq 1000").out);
+  CHECK(short_run["layer_types"][0]["bytes"] == 40108032);
+
+  // Custom layouts: 6 of 8 layers Gated DeltaNet (4 value heads, key heads default 4, d_k = d_v = 32, kernel 4),
+  // fp32: (4 · 32 · 32 + (2 · 4 · 32 + 4 · 32) · 4) = 4096 + 1536 = 5632 elements = 22 528 B a layer.
+  const CliRun lin = run_cli("kv-cache --layers 8 --heads 8 --kv-heads 2 --head-dim 64 --seq 1000 --dtype fp32 "
+                             "--linear-layers 6 --linear-heads 4 --linear-key-dim 32");
+  INFO(lin.err);
+  REQUIRE(lin.exit_code == 0);
+  const auto l = nlohmann::json::parse(lin.out);
+  REQUIRE(l["layer_types"].size() == 2);
+  CHECK(l["layer_types"][0]["state_elements_per_layer"] == 5632);
+  CHECK(l["layer_types"][0]["bytes"] == 22528 * 6);
+  CHECK(l["layer_types"][1]["layers"] == 2);
+  CHECK(l["total"]["bytes"] == 22528 * 6 + 2 * (2 * 2 * 64) * 4 * 1000);
+  // Every layer Mamba-2 (heads 8, head_dim 16, d_state 32, groups 2, kernel 3), fp16:
+  // 8 · 16 · 32 + (8 · 16 + 2 · 2 · 32) · 3 = 4096 + 768 = 4864 elements = 9728 B a layer, × 4 layers.
+  const CliRun mam = run_cli("kv-cache --layers 4 --heads 4 --kv-heads 4 --head-dim 8 --seq 77 --mamba-layers 4 "
+                             "--mamba-heads 8 --mamba-head-dim 16 --mamba-state 32 --mamba-groups 2 --conv-kernel 3");
+  INFO(mam.err);
+  REQUIRE(mam.exit_code == 0);
+  const auto m = nlohmann::json::parse(mam.out);
+  REQUIRE(m["layer_types"].size() == 1);
+  CHECK(m["layer_types"][0]["type"] == "mamba2");
+  CHECK(m["layer_types"][0]["heads"] == 8);
+  CHECK(m["layer_types"][0]["groups"] == 2);
+  CHECK(m["layer_types"][0]["state"] == 32);
+  CHECK(m["layer_types"][0]["head_dim"] == 16);
+  CHECK(m["layer_types"][0]["state_elements_per_layer"] == 4864);
+  CHECK(m["total"]["bytes"] == 9728 * 4);
+}
+
+TEST_CASE("cli kv-cache: bad Gated DeltaNet and Mamba-2 values exit 2 naming what is valid") {
+  struct Bad { std::string args; const char* message; };
+  const Bad cases[] = {
+      {"--model gpt2-small --seq 10 --linear-layers 6", "Gated DeltaNet layers need --linear-heads"},
+      {"--model gpt2-small --seq 10 --linear-layers 6 --linear-heads 4", "Gated DeltaNet layers need --linear-key-dim"},
+      {"--model gpt2-small --seq 10 --linear-layers 0 --linear-heads 4 --linear-key-dim 8",
+       "--linear-layers must be from 1 to the model's 12 layers, got 0"},
+      {"--model gpt2-small --seq 10 --linear-layers 13 --linear-heads 4 --linear-key-dim 8",
+       "--linear-layers must be from 1 to the model's 12 layers, got 13"},
+      {"--model gpt2-small --seq 10 --linear-layers 6 --linear-heads 0 --linear-key-dim 8",
+       "--linear-heads must be a whole number of at least 1, got 0"},
+      {"--model gpt2-small --seq 10 --linear-layers 6 --linear-heads 4 --linear-key-dim 8 --conv-kernel 0",
+       "--conv-kernel must be a whole number of at least 1, got 0"},
+      {"--model gpt2-small --seq 10 --linear-heads 4", "--linear-heads describes Gated DeltaNet layers: give --linear-layers N too"},
+      {"--model gpt2-small --seq 10 --mamba-state 4", "--mamba-state describes Mamba-2 layers: give --mamba-layers N too"},
+      {"--model gpt2-small --seq 10 --conv-kernel 4", "--conv-kernel is the width of a linear or Mamba-2 layer's convolution"},
+      {"--model gpt2-small --seq 10 --mamba-layers 4 --mamba-heads 8", "Mamba-2 layers need --mamba-head-dim"},
+      {"--model gpt2-small --seq 10 --mamba-layers 4 --mamba-heads 8 --mamba-head-dim 8 --mamba-state 16 --mamba-groups -1",
+       "--mamba-groups must be a whole number of at least 1, got -1"},
+      {"--model gpt2-small --seq 10 --window 8 --linear-layers 2 --linear-heads 4 --linear-key-dim 8",
+       "--window, --kv-rank, --linear-layers and --mamba-layers are exclusive"},
+  };
+  for (const Bad& b : cases) check_refused(b.args, b.message);
+  const CliRun help = run_cli("kv-cache --help");
+  for (const char* flag : {"--linear-layers", "--linear-heads", "--linear-key-heads", "--linear-key-dim", "--linear-value-dim",
+                           "--mamba-layers", "--mamba-heads", "--mamba-head-dim", "--mamba-state", "--mamba-groups",
+                           "--conv-kernel", "qwen3-next-80b-a3b"})
+    CHECK(help.out.find(flag) != std::string::npos);
 }

@@ -1,5 +1,6 @@
 // kv_cache.cpp — KV-cache bytes and attention parameters for MHA, GQA and MQA, the model's own layer
-// types (full, sliding window with sinks, MLA), with checked arithmetic, and the model presets file.
+// types (full, sliding window with sinks, MLA, and the fixed-size states of linear attention / Gated
+// DeltaNet and Mamba-2), with checked arithmetic, and the model presets file.
 //
 // Sections: element types · layer types · checked arithmetic · the calculator · presets
 #include "attnscope/attention/kv_cache.h"
@@ -50,19 +51,23 @@ const char* to_string(LayerKind k) {
     case LayerKind::full: return "full";
     case LayerKind::sliding: return "sliding";
     case LayerKind::mla: return "mla";
+    case LayerKind::linear: return "linear";
+    case LayerKind::mamba2: return "mamba2";
   }
   return "?";
 }
 
 LayerKind parse_layer_kind(const std::string& name) {
-  for (auto k : {LayerKind::full, LayerKind::sliding, LayerKind::mla})
+  for (auto k : {LayerKind::full, LayerKind::sliding, LayerKind::mla, LayerKind::linear, LayerKind::mamba2})
     if (name == to_string(k)) return k;
-  throw InputError("unknown layer type '" + name + "' (valid: full, sliding, mla)");
+  throw InputError("unknown layer type '" + name + "' (valid: full, sliding, mla, linear, mamba2)");
 }
+
+bool is_state_kind(LayerKind k) { return k == LayerKind::linear || k == LayerKind::mamba2; }
 
 std::vector<KvLayerGroup> layer_types_of(const KvCacheInput& in) {
   if (!in.layer_types.empty()) return in.layer_types;
-  return {KvLayerGroup{LayerKind::full, in.layers, 0, 0}};
+  return {KvLayerGroup{LayerKind::full, in.layers, 0, 0, 0, 0, 0, 0, 0}};
 }
 
 // ---- checked arithmetic -------------------------------------------------------------------------
@@ -128,6 +133,16 @@ std::string describe(const KvLayerGroup& g) {
   return s;
 }
 
+// The fixed-size state of one linear or mamba2 layer for one sequence (kv_cache.h): the recurrent state
+// heads · d_k · d_v and the convolution's (2 · key_heads · d_k + heads · d_v) · kernel.
+void state_elements(const KvLayerGroup& g, KvLayerTypeRow& r, bool& ok) {
+  r.recurrent_elements = multiply(multiply(g.state_heads, g.key_dim, ok), g.value_dim, ok);
+  const int64_t conv_dim =
+      add(multiply(multiply(2, g.key_heads, ok), g.key_dim, ok), multiply(g.state_heads, g.value_dim, ok), ok);
+  r.conv_elements = multiply(conv_dim, g.conv_kernel, ok);
+  r.state_elements = add(r.recurrent_elements, r.conv_elements, ok);
+}
+
 // The rows of the model's own layer types; `ok` turns false on overflow.
 std::vector<KvLayerTypeRow> layer_rows(const KvCacheInput& in, bool& ok) {
   const int bytes = bytes_per_element(in.dtype);
@@ -135,10 +150,16 @@ std::vector<KvLayerTypeRow> layer_rows(const KvCacheInput& in, bool& ok) {
   for (const KvLayerGroup& g : layer_types_of(in)) {
     KvLayerTypeRow r;
     r.group = g;
-    r.elements_per_token = elements_per_token(in, g, ok);
-    r.bytes_per_token = multiply(multiply(r.elements_per_token, bytes, ok), g.layers, ok);
-    r.tokens = cached_tokens(g, in.seq, ok);
-    r.bytes = multiply(multiply(r.bytes_per_token, r.tokens, ok), in.batch, ok);
+    if (is_state_kind(g.kind)) {  // a state: the same bytes at every seq, nothing per token
+      state_elements(g, r, ok);
+      r.state_bytes_per_layer = multiply(r.state_elements, bytes, ok);
+      r.bytes = multiply(multiply(r.state_bytes_per_layer, g.layers, ok), in.batch, ok);
+    } else {
+      r.elements_per_token = elements_per_token(in, g, ok);
+      r.bytes_per_token = multiply(multiply(r.elements_per_token, bytes, ok), g.layers, ok);
+      r.tokens = cached_tokens(g, in.seq, ok);
+      r.bytes = multiply(multiply(r.bytes_per_token, r.tokens, ok), in.batch, ok);
+    }
     rows.push_back(r);
   }
   return rows;
@@ -187,6 +208,20 @@ void validate_kv_cache_input(const KvCacheInput& in) {
       require(g.sinks >= 0, "sink tokens must be 0 or more, got " + std::to_string(g.sinks));
     } else {
       require(g.window == 0 && g.sinks == 0, what + " have no window and no sink tokens (only sliding layers do)");
+    }
+    if (is_state_kind(g.kind)) {
+      const bool linear = g.kind == LayerKind::linear;
+      const std::pair<int64_t, const char*> widths[] = {
+          {g.state_heads, linear ? "value heads (linear_num_value_heads)" : "heads (mamba_n_heads)"},
+          {g.key_heads, linear ? "key heads (linear_num_key_heads)" : "groups (mamba_n_groups)"},
+          {g.key_dim, linear ? "key head width d_k (linear_key_head_dim)" : "state size d_state (mamba_d_state)"},
+          {g.value_dim, linear ? "value head width d_v (linear_value_head_dim)" : "head width (mamba_d_head)"},
+          {g.conv_kernel, linear ? "convolution width (linear_conv_kernel_dim)" : "convolution width (mamba_d_conv)"}};
+      for (const auto& [value, name] : widths)
+        require(value >= 1, what + " need " + name + " of at least 1, got " + std::to_string(value));
+    } else {
+      require(g.state_heads == 0 && g.key_heads == 0 && g.key_dim == 0 && g.value_dim == 0 && g.conv_kernel == 0,
+              what + " have no fixed-size state (only linear and mamba2 layers have heads, widths and a convolution)");
     }
     has_mla = has_mla || g.kind == LayerKind::mla;
     total_layers = add(total_layers, g.layers, ok);
@@ -310,7 +345,7 @@ std::vector<ModelPreset> load_model_presets(const std::filesystem::path& path) {
               entry + ": \"layer_types\" must be a non-empty list");
       for (const json& t : m["layer_types"]) {
         require(t.is_object() && t.contains("type") && t["type"].is_string(),
-                entry + ": each layer type must be an object with a \"type\" (full, sliding, mla)");
+                entry + ": each layer type must be an object with a \"type\" (full, sliding, mla, linear, mamba2)");
         KvLayerGroup g;
         try {
           g.kind = parse_layer_kind(t["type"].get<std::string>());
@@ -325,6 +360,26 @@ std::vector<ModelPreset> load_model_presets(const std::filesystem::path& path) {
         g.layers = count("layers");
         g.window = count("window");
         g.sinks = count("sinks");
+        // The state widths, under the names of the configs they come from (kv_cache.h).
+        const bool linear = g.kind == LayerKind::linear;
+        const std::set<std::string> known =
+            linear ? std::set<std::string>{"type", "layers", "heads", "key_heads", "key_dim", "value_dim", "conv_kernel"}
+            : g.kind == LayerKind::mamba2
+                ? std::set<std::string>{"type", "layers", "heads", "groups", "state", "head_dim", "conv_kernel"}
+                : std::set<std::string>{"type", "layers", "window", "sinks"};
+        for (const auto& item : t.items()) {
+          std::string valid;
+          for (const std::string& k : known) valid += (valid.empty() ? "" : ", ") + k;
+          require(known.count(item.key()) > 0, entry + ": a " + std::string(to_string(g.kind)) +
+                                                   " layer type has no key \"" + item.key() + "\" (valid: " + valid + ")");
+        }
+        if (is_state_kind(g.kind)) {
+          g.state_heads = count("heads");
+          g.key_heads = count(linear ? "key_heads" : "groups");
+          g.key_dim = count(linear ? "key_dim" : "state");
+          g.value_dim = count(linear ? "value_dim" : "head_dim");
+          g.conv_kernel = count("conv_kernel");
+        }
         p.layer_types.push_back(g);
       }
     }

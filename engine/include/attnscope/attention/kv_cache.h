@@ -18,6 +18,20 @@
 //   mla      multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, §2.1): one latent c_KV of
 //            kv_lora_rank elements and the shared RoPE key of qk_rope_head_dim elements per token per
 //            layer; no K or V heads are cached (W_UK and W_UV are absorbed into the query and the output)
+//   linear   linear attention / the delta rule / Gated DeltaNet (Qwen3-Next): no cache at all but a fixed-size
+//            state per layer and sequence, whatever seq: heads × d_k × d_v elements of the recurrent state S
+//            (one d_k × d_v matrix per value head) plus the short causal convolution's last inputs,
+//            conv_dim × conv_kernel with conv_dim = 2 · key_heads · d_k + heads · d_v (q, k and v go through it)
+//   mamba2   a Mamba-2 SSM layer (Granite 4.0-H, Falcon-H1, Nemotron-H): heads × head_dim × d_state elements
+//            of the SSM state plus the convolution's conv_dim × conv_kernel, conv_dim = heads · head_dim +
+//            2 · n_groups · d_state (x, B and C go through it). The same shape as linear's, read with Mamba-2's
+//            state-space duality: C is the query, B the key, x the value, d_state = d_k, head_dim = d_v.
+// The state sizes are the tensors transformers 5.x keeps per layer: Qwen3NextGatedDeltaNet (modeling_qwen3_next.py)
+// caches recurrent_states [batch, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim] and
+// conv_states [batch, conv_dim, linear_conv_kernel_dim] (mixed_qkv padded to the kernel width); Mamba-2's cache
+// (modeling_mamba2.py, granitemoehybrid) ssm_states [batch, num_heads, head_dim, state_size] and conv_states
+// [batch, intermediate_size + 2 · n_groups · state_size, conv_kernel]. (The convolution needs only the last
+// conv_kernel − 1 inputs; transformers keeps conv_kernel columns, and so does this count.)
 // Learned sink logits (gpt-oss) are parameters, one per head, and cost no cache: they are not sink tokens.
 // The MHA / GQA / MQA variants keep today's comparison: every layer full attention with G = H, the
 // model's G, and G = 1. For an MLA model the MHA variant is the dense cache MLA replaces: G = H heads
@@ -35,9 +49,12 @@ const char* to_string(ElementType type);           // "fp32" | "fp16" | "int8"
 ElementType parse_element_type(const std::string& name);  // throws InputError listing the valid names
 int bytes_per_element(ElementType type);           // 4, 2, 1
 
-enum class LayerKind { full, sliding, mla };
-const char* to_string(LayerKind kind);              // "full" | "sliding" | "mla"
+enum class LayerKind { full, sliding, mla, linear, mamba2 };
+const char* to_string(LayerKind kind);              // "full" | "sliding" | "mla" | "linear" | "mamba2"
 LayerKind parse_layer_kind(const std::string& name);  // throws InputError listing the valid names
+
+// True for the layer types whose memory is a fixed-size state (linear, mamba2) rather than a cache.
+bool is_state_kind(LayerKind kind);
 
 // `layers` layers of one type.
 struct KvLayerGroup {
@@ -45,6 +62,12 @@ struct KvLayerGroup {
   int64_t layers = 0;
   int64_t window = 0;  // sliding: W tokens (≥ 1); 0 for the other types
   int64_t sinks = 0;   // sliding: k first tokens kept beside the window (StreamingLLM); 0 = none
+  // linear and mamba2 (all ≥ 1 there, 0 for the other types):
+  int64_t state_heads = 0;  // linear: value heads (linear_num_value_heads); mamba2: heads (mamba_n_heads)
+  int64_t key_heads = 0;    // linear: key heads (linear_num_key_heads); mamba2: groups of B and C (n_groups)
+  int64_t key_dim = 0;      // linear: d_k (linear_key_head_dim); mamba2: d_state (state_size)
+  int64_t value_dim = 0;    // linear: d_v (linear_value_head_dim); mamba2: head_dim
+  int64_t conv_kernel = 0;  // the short convolution's width (linear_conv_kernel_dim, mamba_d_conv)
 };
 
 struct ModelPreset {
@@ -79,10 +102,15 @@ struct KvCacheInput {
 // One layer type of the model at the input's seq and batch.
 struct KvLayerTypeRow {
   KvLayerGroup group;
-  int64_t elements_per_token = 0;  // one token, one layer: G·(d_k + d_v), or kv_lora_rank + rope_dim for mla
+  int64_t elements_per_token = 0;  // one token, one layer: G·(d_k + d_v), or kv_lora_rank + rope_dim for mla; 0 for a state
   int64_t bytes_per_token = 0;     // elements_per_token · bytes · layers: one more cached token, all these layers
-  int64_t tokens = 0;              // tokens each layer holds per sequence: seq, or min(seq, W + sinks)
-  int64_t bytes = 0;               // bytes_per_token · tokens · batch
+  int64_t tokens = 0;              // tokens each layer holds per sequence: seq, or min(seq, W + sinks); 0 for a state
+  // linear and mamba2 (0 for the cached types): one layer, one sequence, at any seq
+  int64_t recurrent_elements = 0;  // state_heads · key_dim · value_dim
+  int64_t conv_elements = 0;       // conv_dim · conv_kernel, conv_dim = 2 · key_heads · key_dim + state_heads · value_dim
+  int64_t state_elements = 0;      // recurrent_elements + conv_elements
+  int64_t state_bytes_per_layer = 0;  // state_elements · bytes: one layer, one sequence
+  int64_t bytes = 0;               // bytes_per_token · tokens · batch, or state_bytes_per_layer · layers · batch
 };
 
 // One attention variant of the model.
@@ -110,8 +138,9 @@ std::vector<KvLayerGroup> layer_types_of(const KvCacheInput& input);
 
 // Throws InputError unless every size is ≥ 1, G divides H, memory_gib is finite and ≥ 0, every layer
 // type has ≥ 1 layer and the types add up to L, every window is ≥ 1 token and every sink count ≥ 0,
-// MLA layers have kv_lora_rank ≥ 1 and rope_dim ≥ 0, and every product fits in 63 bits; each message
-// names the value and what would be valid.
+// MLA layers have kv_lora_rank ≥ 1 and rope_dim ≥ 0, linear and mamba2 layers have every state width ≥ 1
+// (and only they have one), and every product fits in 63 bits; each message names the value and what
+// would be valid.
 void validate_kv_cache_input(const KvCacheInput& input);
 
 // 2·L·G·d_head·bytes·seq·batch; throws InputError if it does not fit in 63 bits.
@@ -128,7 +157,10 @@ KvCacheReport kv_cache_report(const KvCacheInput& input);
 
 // Reads and validates a presets file ({"models": [ {name, label, layers, heads, kv_heads, head_dim,
 // context, source, optionally v_head_dim, hidden, kv_lora_rank, qk_rope_head_dim and layer_types:
-// [{"type": "sliding", "layers": 40, "window": 1024, "sinks": 0}, {"type": "full", "layers": 8}]}, … ]});
+// [{"type": "sliding", "layers": 40, "window": 1024, "sinks": 0}, {"type": "full", "layers": 8},
+// {"type": "linear", "layers": 36, "heads": 32, "key_heads": 16, "key_dim": 128, "value_dim": 128,
+// "conv_kernel": 4}, {"type": "mamba2", "layers": 36, "heads": 128, "groups": 1, "state": 128,
+// "head_dim": 64, "conv_kernel": 4}]}, … ]});
 // throws InputError naming the file and the bad entry.
 std::vector<ModelPreset> load_model_presets(const std::filesystem::path& path);
 // assets_dir()/models.json
