@@ -76,6 +76,7 @@ ModelTokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
 
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
   auto m = model::open(o.checkpoint);
+  model::require_drawable_layers(m->config, (std::filesystem::path(o.checkpoint) / "config.json").string());
   if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
   else require(!flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
   return m;

@@ -101,6 +101,7 @@ void CheckpointLoader::run() {
         std::error_code error;
         if (std::filesystem::is_regular_file(dir, error)) result.dir = dir = dir.parent_path();  // a file in the folder
         result.model = model::open(dir, progress, &cancel_);
+        model::require_drawable_layers(result.model->config, (dir / "config.json").string());
         try {
           result.tokenizer = load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
         } catch (const InputError& e) {
