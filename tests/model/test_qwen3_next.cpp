@@ -289,3 +289,20 @@ TEST_CASE("qwen3_next: malformed checkpoints are refused naming the file, the te
     CHECK(contains(error_of([&] { (void)model::open(dir); }), "model.layers.0.self_attn.q_proj.weight"));
   }
 }
+
+TEST_CASE("qwen3_next: the window and the command line refuse it by name until the views draw signed maps") {
+  // The engine reads it (above); require_drawable_layers is what the checkpoint loader, the CLI and the
+  // families table call after reading a config.
+  const ModelConfig c = parse_model_config(qwen3_next_80b().dump(), "Qwen3-Next-80B-A3B-Instruct/config.json");
+  const std::string e = error_of([&] { require_drawable_layers(c, "Qwen3-Next-80B-A3B-Instruct/config.json"); });
+  CHECK(contains(e, "'Qwen3-Next-80B-A3B-Instruct/config.json'"));
+  CHECK(contains(e, "\"model_type\" = \"qwen3_next\" is Qwen3-Next: 36 of its 48 layers are Gated DeltaNet"));
+  CHECK(contains(e, "do not draw them yet"));
+  // A config whose layer_types has no linear layer passes; so does every other family.
+  nlohmann::json j = qwen3_next_80b();
+  j["num_hidden_layers"] = 2;
+  j["layer_types"] = {"full_attention", "full_attention"};
+  CHECK(error_of([&] { require_drawable_layers(parse_model_config(j.dump(), "c"), "c"); }).empty());
+  const ModelConfig qwen3 = model::open(attnscope::test::model_fixture("qwen3_gqa_bf16_tied"))->config;
+  CHECK(error_of([&] { require_drawable_layers(qwen3, "c"); }).empty());
+}
