@@ -24,7 +24,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   o.app = &cmd;
   // The families from the loader's own table (families.h), so the help names what opens.
   std::string families;
-  for (const model::ModelFamily& f : model::model_families()) families += (families.empty() ? "" : ", ") + std::string(f.name);
+  for (const model::ModelFamily& f : model::model_families())
+    if (model::family_opens_in_views(f.model_type)) families += (families.empty() ? "" : ", ") + std::string(f.name);
   cmd.add_option("--checkpoint", o.checkpoint,
                  "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): " + families +
                      " (`attnscope families` lists what each reads)");

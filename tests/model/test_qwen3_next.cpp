@@ -15,6 +15,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/config.h"
+#include "attnscope/model/families.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "check.h"
@@ -305,4 +306,6 @@ TEST_CASE("qwen3_next: the window and the command line refuse it by name until t
   CHECK(error_of([&] { require_drawable_layers(parse_model_config(j.dump(), "c"), "c"); }).empty());
   const ModelConfig qwen3 = model::open(attnscope::test::model_fixture("qwen3_gqa_bf16_tied"))->config;
   CHECK(error_of([&] { require_drawable_layers(qwen3, "c"); }).empty());
+  CHECK(!family_opens_in_views("qwen3_next"));
+  CHECK(family_opens_in_views("qwen3_moe"));
 }

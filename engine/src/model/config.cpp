@@ -1468,6 +1468,8 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   return c;
 }
 
+bool family_opens_in_views(std::string_view model_type) { return model_type != "qwen3_next"; }
+
 void require_drawable_layers(const ModelConfig& c, const std::string& name) {
   if (c.layer_linear.empty()) return;
   const auto linear = std::count(c.layer_linear.begin(), c.layer_linear.end(), true);
