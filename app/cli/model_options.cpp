@@ -24,7 +24,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   o.app = &cmd;
   // The families from the loader's own table (families.h), so the help names what opens.
   std::string families;
-  for (const model::ModelFamily& f : model::model_families()) families += (families.empty() ? "" : ", ") + std::string(f.name);
+  for (const model::ModelFamily& f : model::model_families())
+    if (model::family_opens_in_views(f.model_type)) families += (families.empty() ? "" : ", ") + std::string(f.name);
   cmd.add_option("--checkpoint", o.checkpoint,
                  "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): " + families +
                      " (`attnscope families` lists what each reads)");
@@ -76,6 +77,7 @@ ModelTokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
 
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
   auto m = model::open(o.checkpoint);
+  model::require_drawable_layers(m->config, (std::filesystem::path(o.checkpoint) / "config.json").string());
   if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
   else require(!flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
   return m;

@@ -390,7 +390,9 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.d_model = r.integer("hidden_size", 1, max_width);
   c.heads = r.integer("num_attention_heads", 1, limits::max_heads);
   // Qwen3MoeConfig's num_key_value_heads defaults to 4, the others' to num_attention_heads.
-  c.kv_heads = r.integer_or("num_key_value_heads", type == "qwen3_moe" ? 4 : c.heads, 1, limits::max_heads);
+  // Qwen3NextConfig's to 2.
+  c.kv_heads = r.integer_or("num_key_value_heads", type == "qwen3_moe" ? 4 : type == "qwen3_next" ? 2 : c.heads, 1,
+                            limits::max_heads);
   c.ffn_dim = r.integer("intermediate_size", 1, max_width);
   c.vocab = r.integer("vocab_size", 1, max_vocab);
   c.max_positions = r.integer("max_position_embeddings", 1, max_positions_bound);
@@ -398,6 +400,8 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
     c.head_dim = r.integer("head_dim", 2, max_width);
   } else if (type == "qwen3") {
     c.head_dim = 128;  // Qwen3Config's default, not hidden_size / heads
+  } else if (type == "qwen3_next") {
+    c.head_dim = 256;  // Qwen3NextConfig's default
   } else {
     if (c.d_model % c.heads != 0)
       fail(name, "\"num_attention_heads\" = " + std::to_string(c.heads) + " does not divide \"hidden_size\" = " +
@@ -426,7 +430,14 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
                                        {"original_max_position_embeddings", 16384}, {"beta_fast", 32.0},
                                        {"beta_slow", 1.0}, {"mscale_all_dim", 1.0}, {"mscale", 1.0},
                                        {"llama_4_scaling_beta", 0.1}};
-  read_rope(with_default, r.over(with_default), name, type, c, type == "phi3");
+  // Qwen3NextConfig sets partial_rotary_factor 0.25 unless given (its rotary embedding reads it from the
+  // rope dict, where transformers 5 copies it).
+  if (type == "qwen3_next" && !r.has("partial_rotary_factor") &&
+      !(j.contains("rope_parameters") && j["rope_parameters"].is_object() &&
+        j["rope_parameters"].contains("partial_rotary_factor")) &&
+      !(j.contains("rope_scaling") && j["rope_scaling"].is_object() && j["rope_scaling"].contains("partial_rotary_factor")))
+    with_default["partial_rotary_factor"] = 0.25;
+  read_rope(with_default, r.over(with_default), name, type, c, type == "phi3" || type == "qwen3_next");
   if (r.boolean_or("mlp_bias", false)) fail(name, "\"mlp_bias\" = true is not supported (supported: false)");
   // Qwen2 always has q/k/v biases; Llama's, Qwen3's and OLMo 2's attention_bias adds them to q, k, v and o;
   // Phi-3's fused projections and Ministral 3's never have biases (their attention does not read attention_bias).
@@ -434,7 +445,7 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
   c.qkv_bias = type == "qwen2" || attention_bias;
   c.o_bias = attention_bias;
   c.mlp_bias = false;
-  c.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "olmoe";
+  c.qk_norm = type == "qwen3" || type == "qwen3_moe" || type == "olmoe" || type == "qwen3_next";
   if (type == "olmo2") {
     // transformers 5.x models/olmo2/modeling_olmo2.py: Olmo2DecoderLayer has no input_layernorm; it normalises
     // the attention's and the MLP's OUTPUTS (post_attention_layernorm, post_feedforward_layernorm) before each
@@ -609,12 +620,14 @@ ModelConfig read_moe_family(const json& j, const Reader& r, const std::string& n
   if (type == "granite") return c;
   MoeConfig& e = c.moe;
   const char* experts_key = type == "granitemoe" ? "num_local_experts" : "num_experts";
-  e.experts = r.integer(experts_key, 1, 1 << 16);
+  // Qwen3NextConfig: num_experts defaults to 512, and 0 makes every layer dense.
+  e.experts = type == "qwen3_next" ? r.integer_or(experts_key, 512, 0, 1 << 16) : r.integer(experts_key, 1, 1 << 16);
+  if (e.experts == 0) return c;
   e.top_k = r.integer("num_experts_per_tok", 1, 1 << 16);
   if (e.top_k > e.experts)
     fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " + std::to_string(e.experts) +
                    " experts (\"" + experts_key + "\"); valid: 1 to " + std::to_string(e.experts));
-  if (type == "qwen3_moe") {
+  if (type == "qwen3_moe" || type == "qwen3_next") {
     e.expert_ffn = r.integer("moe_intermediate_size", 1, max_width);
     e.sparse_step = r.integer_or("decoder_sparse_step", 1, 1, max_layers);
     if (r.has("mlp_only_layers")) {
@@ -632,6 +645,64 @@ ModelConfig read_moe_family(const json& j, const Reader& r, const std::string& n
   }
   if (type == "granitemoe") e.softmax_over_topk = true;
   else e.norm_topk = r.boolean_or("norm_topk_prob", false);
+  return c;
+}
+
+// Qwen3-Next: transformers 5.x models/qwen3_next/configuration_qwen3_next.py and modeling_qwen3_next.py.
+// Qwen3NextConfig's defaults for the keys its published config.json leaves out (num_hidden_layers 48,
+// shared_expert_intermediate_size 512, the linear_* sizes, partial_rotary_factor 0.25); layer_types, else
+// every full_attention_interval-th layer (i + 1 divisible by it) full attention and the others
+// "linear_attention" (Qwen3NextConfig.__post_init__; remap_legacy_layer_types reads "attention" and
+// "mamba" as the current names). Attention: Qwen3-MoE's with a gate per head in q_proj (attn_output_gate),
+// (1 + w) RMSNorms everywhere but the Gated DeltaNet's gated norm; the MLP: Qwen3-MoE's routing with a
+// shared expert gated by σ(shared_expert_gate).
+ModelConfig read_qwen3_next(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  json d = j;
+  for (const auto& [key, value] : {std::pair<const char*, int>{"num_hidden_layers", 48}, {"hidden_size", 2048},
+                                   {"intermediate_size", 5632}, {"num_attention_heads", 16},
+                                   {"vocab_size", 151936}, {"max_position_embeddings", 32768},
+                                   {"moe_intermediate_size", 512}})
+    if (!r.has(key)) d[key] = value;
+  const Reader rd = r.over(d);
+  if (rd.boolean_or("attention_bias", false))
+    fail(name, "\"attention_bias\" = true is not supported for qwen3_next (supported: false, the published "
+               "checkpoints' projections have no biases)");
+  ModelConfig c = read_moe_family(d, rd, name, type);
+  c.norm_plus_one = true;  // Qwen3NextRMSNorm: x̂·(1 + w)
+  c.attn_output_gate = true;
+  if (c.moe.experts > 0) {
+    c.moe.shared_ffn = rd.integer_or("shared_expert_intermediate_size", 512, 1, max_width);
+    c.moe.shared_gate = true;
+  }
+  LinearAttentionConfig& a = c.linear;
+  a.key_heads = rd.integer_or("linear_num_key_heads", 16, 1, limits::max_heads);
+  a.value_heads = rd.integer_or("linear_num_value_heads", 32, 1, limits::max_heads);
+  a.key_dim = rd.integer_or("linear_key_head_dim", 128, 1, max_width);
+  a.value_dim = rd.integer_or("linear_value_head_dim", 128, 1, max_width);
+  a.conv_kernel = rd.integer_or("linear_conv_kernel_dim", 4, 1, 64);
+  if (a.value_heads % a.key_heads != 0)
+    fail(name, "\"linear_num_key_heads\" = " + std::to_string(a.key_heads) + " does not divide \"linear_num_value_heads\" = " +
+                   std::to_string(a.value_heads) + " (each key head serves linear_num_value_heads / linear_num_key_heads "
+                   "value heads)");
+  if (int64_t(a.value_heads) * a.value_dim > max_width || int64_t(a.key_heads) * a.key_dim > max_width)
+    fail(name, "the linear layers' heads × head width is above the limit of " + std::to_string(max_width));
+  if (rd.has("layer_types")) {
+    const json& types = d["layer_types"];
+    if (!types.is_array() || types.size() != size_t(c.layers))
+      fail(name, "\"layer_types\" must be a list of " + std::to_string(c.layers) +
+                     " entries (one per layer, \"num_hidden_layers\"), got " +
+                     (types.is_array() ? std::to_string(types.size()) + " entries" : types.dump()));
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "linear_attention" || types[i] == "mamba") c.layer_linear.push_back(true);
+      else if (types[i] == "full_attention" || types[i] == "attention") c.layer_linear.push_back(false);
+      else
+        fail(name, "\"layer_types\"[" + std::to_string(i) + "] = " + types[i].dump() +
+                       " is not supported for qwen3_next (supported: \"linear_attention\", \"full_attention\")");
+    }
+  } else {
+    const int interval = rd.integer_or("full_attention_interval", 4, 1, max_layers);
+    for (int i = 0; i < c.layers; ++i) c.layer_linear.push_back((i + 1) % interval != 0);
+  }
   return c;
 }
 
@@ -1166,6 +1237,26 @@ const std::vector<FamilyEntry>& family_entries() {
          "swiglu_alpha", "swiglu_limit", "tie_word_embeddings", "vocab_size"},
         {"openai/gpt-oss-20b", "openai/gpt-oss-120b"}},
        read_gpt_oss},
+      {{"qwen3_next", "Qwen3-Next", "Qwen3NextForCausalLM",
+        "Gated DeltaNet (linear attention, linear_num_key_heads / linear_num_value_heads) in 3 of 4 layers; gated "
+        "softmax attention (GQA, num_key_value_heads) in the others",
+        "RoPE on the leading head_dim × partial_rotary_factor values (rotate-half, rope_theta) in the softmax layers; "
+        "the linear layers have none (their short convolution orders the tokens)",
+        "",
+        "layer_types (else every full_attention_interval-th layer softmax); Gated DeltaNet with its causal conv1d, "
+        "β, decay and gated RMSNorm, drawn as its signed T×T matrix; output gate and q/k norms in the softmax "
+        "layers; (1 + w) RMSNorms; mixture of experts with a gated shared expert. Read and computed by the engine only: "
+        "the window and the command line refuse it until the views draw signed maps (issue 39)",
+        "model.layers.N.linear_attn.{in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj} or "
+        "self_attn.{q,k,v,o}_proj, q_norm, k_norm; mlp.gate, mlp.experts.E.*, mlp.shared_expert.*, "
+        "mlp.shared_expert_gate",
+        with_keys(llama_keys, {"decoder_sparse_step", "full_attention_interval", "layer_types",
+                               "linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads",
+                               "linear_num_value_heads", "linear_value_head_dim", "mlp_only_layers",
+                               "moe_intermediate_size", "norm_topk_prob", "num_experts", "num_experts_per_tok",
+                               "shared_expert_intermediate_size"}, {}),
+        {"Qwen/Qwen3-Next-80B-A3B-Instruct"}},
+       read_qwen3_next},
   };
   return entries;
 }
@@ -1310,6 +1401,18 @@ int64_t ModelConfig::parameter_count() const {
     const int64_t experts = E * (C + 1) + E * (C * 2 * F + 2 * F + F * C + C);
     return int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C + int64_t(layers) * (attention + experts + 2 * C);
   }
+  if (linear.active()) {  // Qwen3-Next: Gated DeltaNet or gated attention, then a dense or MoE MLP
+    const LinearAttentionConfig& a = linear;
+    const int64_t Kd = int64_t(a.key_heads) * a.key_dim, Vd = int64_t(a.value_heads) * a.value_dim;
+    const int64_t deltanet = C * (2 * Kd + 2 * Vd) + C * 2 * a.value_heads + int64_t(a.conv_dim()) * a.conv_kernel +
+                             2 * a.value_heads + a.value_dim + Vd * C;
+    const int64_t attention = C * 2 * Q + 2 * C * KV + Q * C + 2 * int64_t(head_dim);
+    const int64_t moe_mlp = int64_t(moe.experts) * (C + 3 * C * moe.expert_ffn) + 3 * C * moe.shared_ffn + C;
+    int64_t total = int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C;
+    for (int l = 0; l < layers; ++l)
+      total += (is_linear_layer(l) ? deltanet : attention) + 2 * C + (moe.is_moe_layer(l) ? moe_mlp : 3 * C * F);
+    return total;
+  }
   int64_t per_layer = C * Q + 2 * C * KV + Q * C;  // W_Q, W_K, W_V, W_O
   if (qkv_bias) per_layer += Q + 2 * KV;
   if (o_bias) per_layer += C;
@@ -1339,10 +1442,6 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (!j.contains("model_type") || !j["model_type"].is_string())
     fail(name, std::string("config.json has no \"model_type\" string (supported: ") + supported_model_types() + ")");
   const std::string type = j["model_type"].get<std::string>();
-  if (type == "qwen3_next")
-    fail(name, "\"model_type\" = \"qwen3_next\" is Qwen3-Next, whose layers are mostly linear attention (Gated "
-               "DeltaNet, 3 of every 4 layers), which attnscope does not read from a checkpoint yet (supported: " +
-                   std::string(supported_model_types()) + ")");
   const FamilyEntry* family = find_entry(type);
   if (!family)
     fail(name, "\"model_type\" = \"" + type + "\" is not supported (supported: " + supported_model_types() +
@@ -1367,6 +1466,19 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (c.layer_rope_scaled.empty()) c.layer_rope_scaled.assign(size_t(c.layers), true);
   check_common(c, name);
   return c;
+}
+
+bool family_opens_in_views(std::string_view model_type) { return model_type != "qwen3_next"; }
+
+void require_drawable_layers(const ModelConfig& c, const std::string& name) {
+  if (c.layer_linear.empty()) return;
+  const auto linear = std::count(c.layer_linear.begin(), c.layer_linear.end(), true);
+  if (linear == 0) return;
+  fail(name, "\"model_type\" = \"" + c.model_type + "\" is Qwen3-Next: " + std::to_string(linear) + " of its " +
+                 std::to_string(c.layers) + " layers are Gated DeltaNet (linear attention), whose maps are signed " +
+                 "matrices, not probabilities; attnscope's engine computes them, but its Heads and Model views do not " +
+                 "draw them yet, so the window and the command line do not open this model (every other family in " +
+                 "`attnscope families` opens)");
 }
 
 HeadCounts parse_head_counts(std::string_view json_text, const std::string& name) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "attnscope/attention/linear_attention.h"
 #include "attnscope/core/error.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/ops.h"
@@ -221,8 +222,121 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
     ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
                                 attention_options(c, layer));
   }
-  linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
+  if (c.attn_output_gate) {
+    // Qwen3NextAttention: attn_output · σ(gate), gate = h·W_gateᵀ (q_proj's gate rows); a.att keeps P·v.
+    std::vector<float> gated(size_t(T) * H * D);
+    linear_forward_packed(gated.data(), a.h.data(), w.attn_gate, nullptr, T);
+    for (size_t i = 0; i < gated.size(); ++i) gated[i] = a.att[i] * (1.0f / (1.0f + std::exp(-gated[i])));
+    linear_forward_packed(a.proj.data(), gated.data(), w.wo, data_or_null(w.bo), T);
+  } else {
+    linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
+  }
   if (c.sandwich_norms) ops::rmsnorm_forward(a.proj.data(), nullptr, a.proj.data(), w.post_attn_norm.data(), T, C, float(c.norm_eps));
+  add_residual(c, a, T);
+}
+
+// ---- Qwen3-Next: the Gated DeltaNet layer ----------------------------------------------------------
+// transformers 5.x models/qwen3_next/modeling_qwen3_next.py, Qwen3NextGatedDeltaNet.forward without a cache,
+// in float32: x ← x + out_proj(gated_norm(gated_delta(conv(h)), z)), h = norm1(x). The recurrence and each
+// value head's explicit matrix M come from attention/linear_attention.h (gated_delta: state [dk, dv], decay
+// before the read, q and k L2-normalised and q × 1/√dk here, as the caller). maps [Hv, T, T] receives M.
+void deltanet_layer_forward(const ModelConfig& c, const LayerWeights& lw, Activations& a, float* maps, int T,
+                            std::optional<LayerDetail>* detail, int layer) {
+  const LinearAttentionConfig& la = c.linear;
+  const GatedDeltaNetWeights& w = lw.deltanet;
+  const int C = c.d_model, Hk = la.key_heads, Hv = la.value_heads, dk = la.key_dim, dv = la.value_dim;
+  const int r = Hv / Hk, Kd = Hk * dk, Vd = Hv * dv, CD = la.conv_dim(), K = la.conv_kernel;
+  apply_norm(c, a.h.data(), a.x.data(), lw.norm1_weight, lw.norm1_bias, T);
+  // in_proj_qkvz and in_proj_ba (split per head at load): mixed = [q | k | v] [T, CD], z [T, Vd], b, a [T, Hv]
+  std::vector<float> pq(size_t(T) * Kd), pk(pq.size()), pv(size_t(T) * Vd), z(pv.size()), b(size_t(T) * Hv),
+      araw(b.size());
+  linear_forward_packed(pq.data(), a.h.data(), w.wq, nullptr, T);
+  linear_forward_packed(pk.data(), a.h.data(), w.wk, nullptr, T);
+  linear_forward_packed(pv.data(), a.h.data(), w.wv, nullptr, T);
+  linear_forward_packed(z.data(), a.h.data(), w.wz, nullptr, T);
+  linear_forward_packed(b.data(), a.h.data(), w.wb, nullptr, T);
+  linear_forward_packed(araw.data(), a.h.data(), w.wa, nullptr, T);
+  std::vector<float> mixed(size_t(T) * CD), conv(mixed.size());
+  for (int t = 0; t < T; ++t) {
+    float* row = mixed.data() + int64_t(t) * CD;
+    std::copy_n(pq.data() + int64_t(t) * Kd, Kd, row);
+    std::copy_n(pk.data() + int64_t(t) * Kd, Kd, row + Kd);
+    std::copy_n(pv.data() + int64_t(t) * Vd, Vd, row + 2 * Kd);
+  }
+  // The causal depthwise conv1d (padding K − 1, the first T outputs), then SiLU:
+  // conv[t, ch] = silu(Σ_j W[ch, j]·mixed[t + j − (K − 1), ch]), zeros before the first token.
+#pragma omp parallel for schedule(static) if (int64_t(T) * CD * K >= (1 << 18))
+  for (int t = 0; t < T; ++t)
+    for (int ch = 0; ch < CD; ++ch) {
+      float s = 0;
+      for (int j = 0; j < K; ++j) {
+        const int src = t + j - (K - 1);
+        if (src >= 0) s += w.conv(ch, j) * mixed[size_t(int64_t(src) * CD + ch)];
+      }
+      conv[size_t(int64_t(t) * CD + ch)] = s / (1.0f + std::exp(-s));
+    }
+  std::vector<float> core(size_t(T) * Vd);
+  if (detail) {
+    LayerDetail d;
+    d.layer = layer;
+    d.linear = true;
+    d.input = Eigen::Map<const Mat>(a.h.data(), T, C);
+    d.q.resize(size_t(Hv)), d.k.resize(size_t(Hv)), d.v.resize(size_t(Hv)), d.probs.resize(size_t(Hv)),
+        d.head_out.resize(size_t(Hv));
+    d.beta.resize(Hv, T), d.decay.resize(Hv, T);
+    *detail = std::move(d);
+  }
+  // Per value head j (its key head j / r, repeat_interleave): β = σ(b), g = −exp(A_log)·softplus(a + dt_bias).
+#pragma omp parallel for schedule(dynamic) if (int64_t(Hv) * T * T * dk >= (1 << 16))
+  for (int j = 0; j < Hv; ++j) {
+    const int kh = j / r;
+    LinearHeadInput in;
+    in.q.resize(T, dk), in.k.resize(T, dk), in.v.resize(T, dv);
+    in.beta.resize(size_t(T)), in.log_decay.resize(size_t(T));
+    const float A = -std::exp(w.a_log[j]), scale = 1.0f / std::sqrt(float(dk));
+    for (int t = 0; t < T; ++t) {
+      const float* row = conv.data() + int64_t(t) * CD;
+      for (int which = 0; which < 2; ++which) {  // l2norm(x) = x·rsqrt(Σx² + 1e−6) (the FLA library's)
+        const float* x = row + which * Kd + kh * dk;
+        float ss = 0;
+        for (int i = 0; i < dk; ++i) ss += x[i] * x[i];
+        const float inv = 1.0f / std::sqrt(ss + 1e-6f);
+        auto dst = which == 0 ? in.q.row(t) : in.k.row(t);
+        for (int i = 0; i < dk; ++i) dst[i] = x[i] * inv * (which == 0 ? scale : 1.0f);
+      }
+      std::copy_n(row + 2 * Kd + j * dv, dv, in.v.row(t).data());
+      const float bt = b[size_t(int64_t(t) * Hv + j)];
+      in.beta[size_t(t)] = 1.0f / (1.0f + std::exp(-bt));
+      const float x = araw[size_t(int64_t(t) * Hv + j)] + w.dt_bias[j];
+      const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));  // torch's softplus (threshold 20)
+      in.log_decay[size_t(t)] = A * softplus;
+    }
+    const LinearHeadResult res = linear_head_recurrent(LinearKind::gated_delta, in);
+    const Mat M = linear_head_matrix(LinearKind::gated_delta, in);
+    std::copy_n(M.data(), int64_t(T) * T, maps + int64_t(j) * T * T);
+    for (int t = 0; t < T; ++t) std::copy_n(res.output.row(t).data(), dv, core.data() + int64_t(t) * Vd + int64_t(j) * dv);
+    if (detail) {
+      LayerDetail& d = **detail;
+      d.q[size_t(j)] = in.q, d.k[size_t(j)] = in.k, d.v[size_t(j)] = in.v, d.probs[size_t(j)] = M;
+      d.head_out[size_t(j)] = res.output;
+      for (int t = 0; t < T; ++t) d.beta(j, t) = in.beta[size_t(t)], d.decay(j, t) = in.log_decay[size_t(t)];
+    }
+  }
+  // Qwen3NextRMSNormGated over each head's dv values: x·rsqrt(mean(x²) + eps)·w·silu(z).
+  const float eps = float(c.norm_eps);
+  for (int64_t i = 0; i < int64_t(T) * Hv; ++i) {
+    float* x = core.data() + i * dv;
+    const float* zi = z.data() + i * dv;
+    float ss = 0;
+    for (int e = 0; e < dv; ++e) ss += x[e] * x[e];
+    const float inv = 1.0f / std::sqrt(ss / float(dv) + eps);
+    for (int e = 0; e < dv; ++e) x[e] = w.norm[e] * (x[e] * inv) * (zi[e] / (1.0f + std::exp(-zi[e])));
+  }
+  linear_forward_packed(a.proj.data(), core.data(), w.out, nullptr, T);
+  if (detail) {
+    (*detail)->concat = Eigen::Map<const Mat>(core.data(), T, Vd);
+    (*detail)->output = Eigen::Map<const Mat>(a.proj.data(), T, C);
+  }
   add_residual(c, a, T);
 }
 
@@ -435,6 +549,13 @@ void moe_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a
       routed[size_t(x)].push_back({t, weight});
   std::fill(a.proj.begin(), a.proj.end(), 0.0f);
   if (e.shared > 0) swiglu_mlp(a.proj.data(), a.h.data(), w.moe.shared, T);
+  if (e.shared_gate) {  // Qwen3NextSparseMoeBlock: σ(h·w_gate) × shared_expert(h)
+    std::vector<float> gate(static_cast<size_t>(T));
+    swiglu_mlp(a.proj.data(), a.h.data(), w.moe.shared, T);
+    linear_forward_packed(gate.data(), a.h.data(), w.moe.shared_gate, nullptr, T);
+    for (int t = 0; t < T; ++t)
+      Eigen::Map<Eigen::ArrayXf>(a.proj.data() + int64_t(t) * C, C) *= 1.0f / (1.0f + std::exp(-gate[size_t(t)]));
+  }
   std::vector<float> in, out;
   for (int x = 0; x < e.experts; ++x) {
     const auto& tokens = routed[size_t(x)];
@@ -522,6 +643,8 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   ForwardResult r;
   r.layers = L, r.heads = H, r.kv_heads = c.kv_heads, r.tokens = T, r.vocab = c.vocab;
   r.attentions.resize(size_t(int64_t(L) * H * T * T));
+  r.layer_maps.assign(size_t(L), LayerMaps{false, "", H});
+  r.linear_maps.resize(size_t(L));
   Activations a(T, C, H * c.head_dim, c.kv_heads * c.head_dim, c.ffn_dim);
 
   // x₀ = E[ids] (+ wpe[0..T))
@@ -535,6 +658,15 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
+    if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet
+      r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);
+      deltanet_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
+                             options.detail_layer == l ? &r.detail : nullptr, l);
+      if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
+      else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      continue;
+    }
     if (c.is_mla()) {  // DeepSeek
       mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);

@@ -5,6 +5,7 @@
 // Sections: checks shared with the fast pass · small formulas · the pass
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
@@ -22,10 +23,13 @@ void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
   require(T <= c.max_positions || (c.positions == PositionKind::rotary && c.rope_scaling.type == RopeType::dynamic),
           "the input has " + std::to_string(T) + " tokens, more than this model's " + std::to_string(c.max_positions) +
               " positions (max_position_embeddings)");
-  const int64_t cells = int64_t(c.layers) * c.heads * T * T;
-  require(int64_t(c.heads) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
+  int64_t cells = int64_t(c.layers) * c.heads * T * T;
+  for (int l = 0; l < c.layers; ++l)  // a linear layer's matrices beside its zero slot (Qwen3-Next)
+    if (c.is_linear_layer(l)) cells += int64_t(c.linear.value_heads) * T * T;
+  const int widest = std::max(c.heads, c.linear.active() ? c.linear.value_heads : 0);
+  require(int64_t(widest) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
           "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
-              std::to_string(c.heads) + " heads × T²) exceed attnscope's limit of " +
+              std::to_string(widest) + " heads × T²) exceed attnscope's limit of " +
               std::to_string(max_model_attention_cells) + " values; use fewer tokens");
   for (size_t i = 0; i < ids.size(); ++i)
     require(ids[i] >= 0 && ids[i] < c.vocab, "token id " + std::to_string(ids[i]) + " at position " +
@@ -223,6 +227,11 @@ Rows moe_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2)
   const int E = e.experts, per = E / e.groups;
   const Rows logits = linear(h2, lw.moe.router, Vec());
   Rows out = e.shared > 0 ? swiglu_reference(h2, lw.moe.shared) : Rows(h2.size(), std::vector<double>(h2[0].size(), 0.0));
+  if (e.shared_gate) {  // Qwen3-Next: σ(h·w_gate) × shared_expert(h)
+    const Rows shared = swiglu_reference(h2, lw.moe.shared), gate = linear(h2, lw.moe.shared_gate, Vec());
+    for (size_t t = 0; t < h2.size(); ++t)
+      for (size_t i = 0; i < out[t].size(); ++i) out[t][i] = shared[t][i] / (1.0 + std::exp(-gate[t][0]));
+  }
   std::vector<Rows> expert_out;
   for (int x = 0; x < E; ++x) expert_out.push_back(swiglu_reference(h2, lw.moe.experts[size_t(x)]));
   for (size_t t = 0; t < h2.size(); ++t) {
@@ -293,6 +302,103 @@ Rows moe_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h2)
   return out;
 }
 
+// Qwen3-Next's Gated DeltaNet block [T, C] on h = norm1(x) (modeling_qwen3_next.py Qwen3NextGatedDeltaNet,
+// torch_recurrent_gated_delta_rule), as loops in double: the conv over [q | k | v], SiLU, β = σ(b),
+// g = −exp(A_log)·softplus(a + dt_bias), q and k L2-normalised (q × 1/√dk), per value head the state
+// S [dk, dv]: S ← e^g·S; S ← S + k·(β·(v − Sᵀk))ᵀ; o = Sᵀq. Each head's matrix M is the same recurrence run
+// on the identity as values (the rule is linear in v: column s of M is the output for v = e_s), not
+// linear_attention.h's construction. maps [Hv, T, T] receives M.
+Rows deltanet_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h, float* maps, LayerDetail* detail) {
+  const LinearAttentionConfig& la = c.linear;
+  const GatedDeltaNetWeights& w = lw.deltanet;
+  const int T = int(h.size()), Hk = la.key_heads, Hv = la.value_heads, dk = la.key_dim, dv = la.value_dim;
+  const int r = Hv / Hk, Kd = Hk * dk, K = la.conv_kernel;
+  const Rows pq = linear(h, w.wq, Vec()), pk = linear(h, w.wk, Vec()), pv = linear(h, w.wv, Vec());
+  const Rows z = linear(h, w.wz, Vec()), b = linear(h, w.wb, Vec()), a = linear(h, w.wa, Vec());
+  // channel ch of token t before the convolution: q (Kd), k (Kd), then v
+  auto channel = [&](int t, int ch) {
+    return ch < Kd ? pq[size_t(t)][size_t(ch)] : ch < 2 * Kd ? pk[size_t(t)][size_t(ch - Kd)] : pv[size_t(t)][size_t(ch - 2 * Kd)];
+  };
+  Rows conv(size_t(T), std::vector<double>(size_t(la.conv_dim()), 0.0));
+  for (int t = 0; t < T; ++t)
+    for (int ch = 0; ch < la.conv_dim(); ++ch) {
+      double s = 0;
+      for (int j = 0; j < K; ++j)
+        if (t + j - (K - 1) >= 0) s += double(w.conv(ch, j)) * channel(t + j - (K - 1), ch);
+      conv[size_t(t)][size_t(ch)] = silu(s);
+    }
+  Rows core(size_t(T), std::vector<double>(size_t(Hv * dv), 0.0));
+  if (detail) {
+    detail->linear = true;
+    detail->beta.resize(Hv, T), detail->decay.resize(Hv, T);
+  }
+  for (int j = 0; j < Hv; ++j) {
+    const int kh = j / r;
+    Rows q(static_cast<size_t>(T), std::vector<double>(static_cast<size_t>(dk), 0.0)), k = q;
+    std::vector<double> beta(static_cast<size_t>(T), 0.0), g(static_cast<size_t>(T), 0.0);
+    for (int t = 0; t < T; ++t) {
+      double sq = 0, sk = 0;
+      for (int i = 0; i < dk; ++i) {
+        sq += conv[size_t(t)][size_t(kh * dk + i)] * conv[size_t(t)][size_t(kh * dk + i)];
+        sk += conv[size_t(t)][size_t(Kd + kh * dk + i)] * conv[size_t(t)][size_t(Kd + kh * dk + i)];
+      }
+      for (int i = 0; i < dk; ++i) {
+        q[size_t(t)][size_t(i)] = conv[size_t(t)][size_t(kh * dk + i)] / std::sqrt(sq + 1e-6) / std::sqrt(double(dk));
+        k[size_t(t)][size_t(i)] = conv[size_t(t)][size_t(Kd + kh * dk + i)] / std::sqrt(sk + 1e-6);
+      }
+      beta[size_t(t)] = 1.0 / (1.0 + std::exp(-b[size_t(t)][size_t(j)]));
+      const double x = a[size_t(t)][size_t(j)] + double(w.dt_bias[j]);
+      g[size_t(t)] = -std::exp(double(w.a_log[j])) * (x > 20 ? x : std::log1p(std::exp(x)));
+    }
+    // the recurrence with values of width n, value(t, e): outputs [T, n]
+    auto run = [&](int n, const std::function<double(int, int)>& value) {
+      std::vector<double> S(size_t(dk * n), 0.0);
+      Rows out(size_t(T), std::vector<double>(size_t(n), 0.0));
+      for (int t = 0; t < T; ++t) {
+        const double alpha = std::exp(g[size_t(t)]);
+        for (double& e : S) e *= alpha;
+        for (int e = 0; e < n; ++e) {
+          double mem = 0;
+          for (int i = 0; i < dk; ++i) mem += S[size_t(i * n + e)] * k[size_t(t)][size_t(i)];
+          const double delta = (value(t, e) - mem) * beta[size_t(t)];
+          for (int i = 0; i < dk; ++i) S[size_t(i * n + e)] += k[size_t(t)][size_t(i)] * delta;
+          for (int i = 0; i < dk; ++i) out[size_t(t)][size_t(e)] += S[size_t(i * n + e)] * q[size_t(t)][size_t(i)];
+        }
+      }
+      return out;
+    };
+    const Rows o = run(dv, [&](int t, int e) { return conv[size_t(t)][size_t(2 * Kd + j * dv + e)]; });
+    const Rows M = run(T, [](int t, int e) { return t == e ? 1.0 : 0.0; });
+    for (int t = 0; t < T; ++t) {
+      for (int s = 0; s < T; ++s) maps[(int64_t(j) * T + t) * T + s] = float(M[size_t(t)][size_t(s)]);
+      for (int e = 0; e < dv; ++e) core[size_t(t)][size_t(j * dv + e)] = o[size_t(t)][size_t(e)];
+    }
+    if (detail) {
+      detail->q.push_back(to_mat(q)), detail->k.push_back(to_mat(k));
+      detail->v.push_back(head_of(columns(conv, size_t(2 * Kd), size_t(Hv * dv)), j, dv));
+      detail->probs.push_back(to_mat(M)), detail->head_out.push_back(head_of(core, j, dv));
+      for (int t = 0; t < T; ++t) detail->beta(j, t) = float(beta[size_t(t)]), detail->decay(j, t) = float(g[size_t(t)]);
+    }
+  }
+  // Qwen3NextRMSNormGated over each head's dv values, then out_proj
+  for (auto& row : core)
+    for (int j = 0; j < Hv; ++j) {
+      double ms = 0;
+      for (int e = 0; e < dv; ++e) ms += row[size_t(j * dv + e)] * row[size_t(j * dv + e)];
+      const double inv = 1.0 / std::sqrt(ms / dv + c.norm_eps);
+      for (int e = 0; e < dv; ++e) row[size_t(j * dv + e)] *= inv * double(w.norm[e]);
+    }
+  for (size_t t = 0; t < core.size(); ++t)
+    for (int e = 0; e < Hv * dv; ++e) core[t][size_t(e)] *= silu(z[t][size_t(e)]);
+  const Rows out = linear(core, w.out, Vec());
+  if (detail) {
+    detail->input = to_mat(h);
+    detail->concat = to_mat(core);
+    detail->output = to_mat(out);
+  }
+  return out;
+}
+
 // gpt-oss's MLP [T, C] for h2 = norm2(x) (modeling_gpt_oss.py GptOssTopKRouter and GptOssExperts, their
 // inference branch): every expert on every token, the routing weights zero but for the top_k chosen
 // (softmax over their router logits); each expert's values by ExpertMatrix's plain operator() (MXFP4:
@@ -351,6 +457,8 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   ForwardResult r;
   r.layers = L, r.heads = H, r.kv_heads = G, r.tokens = T, r.vocab = c.vocab;
   r.attentions.assign(size_t(int64_t(L) * H * T * T), 0.0f);
+  r.layer_maps.assign(size_t(L), LayerMaps{false, "", H});
+  r.linear_maps.resize(size_t(L));
 
   // x₀ = E[ids] (+ wpe[t])
   Rows x(size_t(T), std::vector<double>(size_t(C), 0.0));
@@ -362,6 +470,23 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     const LayerWeights& lw = w.layers[size_t(l)];
+    if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet, then the dense or MoE MLP
+      r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);
+      LayerDetail detail;
+      detail.layer = l;
+      const Rows out = deltanet_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps),
+                                          r.linear_maps[size_t(l)].data(), options.detail_layer == l ? &detail : nullptr);
+      if (options.detail_layer == l) r.detail = std::move(detail);
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += out[size_t(t)][size_t(i)];
+      const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+      const Rows mlp = c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
+                                              : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down});
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+      continue;
+    }
     if (c.is_mla()) {  // DeepSeek: MLA, then the dense or MoE MLP
       LayerDetail detail;
       const Rows attn = mla_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps), l, r,
@@ -442,8 +567,14 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
         detail.head_out.push_back(head_of(concat, head, D));
       }
     }
-    // 3. output projection and residual, then the MLP and its residual
-    Rows attn = linear(concat, lw.wo, lw.bo);
+    // 3. output projection (Qwen3-Next: of concat·σ(gate)) and residual, then the MLP and its residual
+    Rows gated = concat;
+    if (c.attn_output_gate) {
+      const Rows gate = linear(h, lw.attn_gate, Vec());
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < H * D; ++i) gated[size_t(t)][size_t(i)] /= 1.0 + std::exp(-gate[size_t(t)][size_t(i)]);
+    }
+    Rows attn = linear(gated, lw.wo, lw.bo);
     if (c.sandwich_norms) attn = norm(attn, lw.post_attn_norm, Vec(), NormKind::rmsnorm, c.norm_eps);
     if (keep) {
       detail.layer = l;

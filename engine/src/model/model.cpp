@@ -152,6 +152,10 @@ void plan_experts(std::vector<Load>& plan, const ModelConfig& c, const std::stri
     plan_fused(plan, h + "mlp.gate.weight", {{&m.router, E}}, C,
                "the router's rows, one per expert (num_experts " + std::to_string(E) + "),");
     for (int x = 0; x < E; ++x) plan_swiglu(plan, h + "mlp.experts." + std::to_string(x) + ".", m.experts[size_t(x)], C, F);
+    if (e.shared_gate) {  // Qwen3-Next: mlp.shared_expert.{gate,up,down}_proj and mlp.shared_expert_gate [1, C]
+      plan_swiglu(plan, h + "mlp.shared_expert.", m.shared, C, e.shared_ffn);
+      plan_packed(plan, h + "mlp.shared_expert_gate.weight", m.shared_gate, 1, C);
+    }
     return;
   }
   const std::string p = h + "block_sparse_moe.";
@@ -171,6 +175,51 @@ void plan_experts(std::vector<Load>& plan, const ModelConfig& c, const std::stri
              "num_local_experts " + std::to_string(E) + " × hidden_size " + std::to_string(C) +
                  " rows over intermediate_size " + std::to_string(F) + " columns,");
   plan.back().shape = {E, C, F};
+}
+
+// Qwen3-Next's Gated DeltaNet tensors under `a` ("model.layers.N.linear_attn."), transformers 5.x
+// modeling_qwen3_next.py Qwen3NextGatedDeltaNet: the fused projections split by key-head group
+// (fix_query_key_value_ordering), conv1d.weight [conv_dim, 1, K], dt_bias and A_log [Hv], norm.weight [dv],
+// out_proj.weight [C, Hv·dv].
+void plan_deltanet(std::vector<Load>& plan, const ModelConfig& c, const std::string& a, GatedDeltaNetWeights& g) {
+  const LinearAttentionConfig& la = c.linear;
+  const int64_t C = c.d_model, Hk = la.key_heads, Hv = la.value_heads, dk = la.key_dim, dv = la.value_dim;
+  const int64_t r = Hv / Hk, group = 2 * dk + 2 * r * dv;
+  GatedDeltaNetWeights* w = &g;
+  plan.push_back({a + "in_proj_qkvz.weight", {Hk * group, C}, nullptr, {},
+                  [w, Hk, Hv, dk, dv, r, group, C](const float* s) {
+                    w->wq = PackedMatrix(Hk * dk, C), w->wk = PackedMatrix(Hk * dk, C);
+                    w->wv = PackedMatrix(Hv * dv, C), w->wz = PackedMatrix(Hv * dv, C);
+                    for (int64_t k = 0; k < Hk; ++k) {
+                      const float* rows = s + k * group * C;
+                      w->wq.set_rows(k * dk, dk, rows);
+                      w->wk.set_rows(k * dk, dk, rows + dk * C);
+                      w->wv.set_rows(k * r * dv, r * dv, rows + 2 * dk * C);
+                      w->wz.set_rows(k * r * dv, r * dv, rows + (2 * dk + r * dv) * C);
+                    }
+                  },
+                  "per key head (linear_num_key_heads " + std::to_string(Hk) + "), its q and k rows (linear_key_head_dim " +
+                      std::to_string(dk) + " each), then the v and z rows of its " + std::to_string(r) +
+                      " value heads (linear_value_head_dim " + std::to_string(dv) + " each), the key heads"});
+  plan.push_back({a + "in_proj_ba.weight", {2 * Hv, C}, nullptr, {},
+                  [w, Hk, Hv, r, C](const float* s) {
+                    w->wb = PackedMatrix(Hv, C), w->wa = PackedMatrix(Hv, C);
+                    for (int64_t k = 0; k < Hk; ++k) {
+                      w->wb.set_rows(k * r, r, s + k * 2 * r * C);
+                      w->wa.set_rows(k * r, r, s + (k * 2 + 1) * r * C);
+                    }
+                  },
+                  "per key head (linear_num_key_heads " + std::to_string(Hk) + "), the b rows then the a rows of its " +
+                      std::to_string(r) + " value heads (linear_num_value_heads " + std::to_string(Hv) + "), the key heads"});
+  g.conv.resize(la.conv_dim(), la.conv_kernel);
+  plan.push_back({a + "conv1d.weight", {la.conv_dim(), 1, la.conv_kernel}, g.conv.data(), {}, {},
+                  "2·linear_num_key_heads·linear_key_head_dim + linear_num_value_heads·linear_value_head_dim = " +
+                      std::to_string(la.conv_dim()) + " channels (q, k, v), 1, linear_conv_kernel_dim " +
+                      std::to_string(la.conv_kernel) + ":"});
+  plan_vector(plan, a + "dt_bias", g.dt_bias, Hv);
+  plan_vector(plan, a + "A_log", g.a_log, Hv);
+  plan_vector(plan, a + "norm.weight", g.norm, dv);
+  plan_packed(plan, a + "out_proj.weight", g.out, C, Hv * dv);
 }
 
 // A mixture layer's expert count in config.json must be the files' (the router's rows, and for
@@ -217,7 +266,24 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = p + "layers." + std::to_string(i) + ".";
     if (c.pre_norms) plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
-    if (fused) {
+    if (c.is_linear_layer(i)) {
+      plan_deltanet(plan, c, h + "linear_attn.", l.deltanet);
+    } else if (c.attn_output_gate) {
+      // Qwen3NextAttention: q_proj [H·2D, C] viewed [H, 2D] and chunked: head h's query rows, then its gate rows.
+      PackedMatrix *wq = &l.wq, *gate = &l.attn_gate;
+      plan.push_back({h + "self_attn.q_proj.weight", {2 * Q, C}, nullptr, {},
+                      [wq, gate, H = int64_t(c.heads), D, C](const float* staged) {
+                        *wq = PackedMatrix(H * D, C), *gate = PackedMatrix(H * D, C);
+                        for (int64_t head = 0; head < H; ++head) {
+                          wq->set_rows(head * D, D, staged + head * 2 * D * C);
+                          gate->set_rows(head * D, D, staged + (head * 2 + 1) * D * C);
+                        }
+                      },
+                      "per head (" + std::to_string(c.heads) + " heads), its query rows then its gate rows (head_dim " +
+                          std::to_string(D) + " each), the heads"});
+      plan_packed(plan, h + "self_attn.k_proj.weight", l.kv.wk, KV, C);
+      plan_packed(plan, h + "self_attn.v_proj.weight", l.kv.wv, KV, C);
+    } else if (fused) {
       plan_fused(plan, h + "self_attn.qkv_proj.weight", {{&l.wq, Q}, {&l.kv.wk, KV}, {&l.kv.wv, KV}}, C,
                  "the rows of q (" + std::to_string(c.heads) + " heads × " + std::to_string(D) + "), then k and v (" +
                      std::to_string(c.kv_heads) + " heads × " + std::to_string(D) + " each)");
@@ -231,11 +297,12 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
       plan_vector(plan, h + "self_attn.k_proj.bias", l.kv.bk, KV);
       plan_vector(plan, h + "self_attn.v_proj.bias", l.kv.bv, KV);
     }
-    if (c.qk_norm || c.qk_norm_whole) {  // per head [D] (Qwen3), or the whole projection [H·D], [G·D] (OLMo 2, OLMoE)
+    if ((c.qk_norm || c.qk_norm_whole) && !c.is_linear_layer(i)) {  // per head [D] (Qwen3), or the whole
+      // projection [H·D], [G·D] (OLMo 2, OLMoE)
       plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, c.qk_norm_whole ? Q : D);
       plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, c.qk_norm_whole ? KV : D);
     }
-    plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    if (!c.is_linear_layer(i)) plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
     if (c.sandwich_norms) {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.post_attn_norm, C);

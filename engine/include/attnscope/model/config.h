@@ -31,6 +31,9 @@
 //          sink logit per head in every row's softmax, sliding (sliding_window) and full layers as
 //          layer_types says, and a mixture of experts with the clamped SwiGLU (GptOssConfig), its experts
 //          read in place as MXFP4 (mxfp4.h) or as the dequantised BF16 layout
+//   qwen3_next  Qwen3-Next: Gated DeltaNet layers (LinearAttentionConfig) and, every full_attention_interval-th
+//          layer (or as layer_types says), gated softmax attention with per-head q/k norms and partial RoPE;
+//          (1 + w) RMSNorms; Qwen3-MoE's experts plus a gated shared expert
 // The differences live in this struct (norm, positions, mlp), not in two forward passes.
 // The float32 contract: attnscope's forward equals transformers' with the model loaded in float32
 // (dtype=torch.float32, eager attention). Weights of any file dtype are widened exactly; every constant
@@ -97,6 +100,11 @@ struct MoeConfig {
   // GraniteMoe (JetMoeTopKGating): the top-k by the router's logits, weighted by the softmax over those
   // k logits only (not over every expert, then renormalised).
   bool softmax_over_topk = false;
+  // Qwen3-Next (Qwen3NextSparseMoeBlock): one shared SwiGLU expert of width shared_expert_intermediate_size
+  // (shared_ffn > 0, instead of DeepSeek's expert_ffn·shared), its output × σ(h·w_gate) (shared_expert_gate
+  // [1, C]), added to the routed experts' sum.
+  int shared_ffn = 0;
+  bool shared_gate = false;
   bool is_moe_layer(int layer) const {
     if (experts == 0 || layer < first_dense || (layer + 1) % sparse_step != 0) return false;
     for (int d : dense_layers)
@@ -120,6 +128,25 @@ struct GptOssConfig {
   double limit = 7.0;          // swiglu_limit
   bool mxfp4 = false;          // quantization_config mxfp4: experts as *_blocks / *_scales (else BF16/F32 tensors)
   bool active() const { return experts > 0; }
+};
+
+// Qwen3-Next's Gated DeltaNet layers (transformers 5.x models/qwen3_next/modeling_qwen3_next.py,
+// Qwen3NextGatedDeltaNet; SPEC / linear_attention.h "gated_delta"). Per token t of a linear layer, h = norm1(x):
+//   [q ; k ; v] = SiLU(causal depthwise conv1d of width conv_kernel over [h·W_qᵀ ; h·W_kᵀ ; h·W_vᵀ])
+//   z = h·W_zᵀ, b = h·W_bᵀ, a = h·W_aᵀ  (in_proj_qkvz / in_proj_ba hold them grouped per key head; split at
+//   load), β = σ(b), g = −exp(A_log)·softplus(a + dt_bias), per value head j (key head j / (Hv/Hk)):
+//   q, k L2-normalised (x·rsqrt(Σx² + 1e−6)), q × 1/√key_dim, the gated delta rule over S [key_dim, value_dim],
+//   o_j = RMSNorm(o_j)·w·SiLU(z_j) (norm.weight [value_dim], no 1 +), out_proj [C, Hv·value_dim].
+// Its drawn "attention" is each value head's explicit matrix M (linear_head_matrix): signed, rows not
+// summing to 1.
+struct LinearAttentionConfig {
+  int key_heads = 0;    // linear_num_key_heads Hk (0: no linear layers)
+  int value_heads = 0;  // linear_num_value_heads Hv, a multiple of Hk
+  int key_dim = 0;      // linear_key_head_dim
+  int value_dim = 0;    // linear_value_head_dim
+  int conv_kernel = 0;  // linear_conv_kernel_dim
+  bool active() const { return key_heads > 0; }
+  int conv_dim() const { return 2 * key_heads * key_dim + value_heads * value_dim; }
 };
 
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
@@ -224,6 +251,12 @@ struct ModelConfig {
   MoeConfig moe;                    // deepseek_v2/v3, qwen3_moe, olmoe, granitemoe
   GptOssConfig oss;                 // gpt_oss: sinks and its experts (ffn_dim is each expert's width)
   bool attention_sinks = false;     // gpt_oss: a learned sink logit per head (self_attn.sinks)
+  // Qwen3-Next: layer_linear[l] marks its Gated DeltaNet layers (the others are gated softmax attention:
+  // q_proj [H·2D, C] gives each head's query and then its gate, output·σ(gate) before o_proj).
+  LinearAttentionConfig linear;
+  std::vector<bool> layer_linear;   // [L], empty when no layer is linear
+  bool attn_output_gate = false;
+  bool is_linear_layer(int layer) const { return !layer_linear.empty() && layer_linear[size_t(layer)]; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
 
   int64_t parameter_count() const;  // from the shapes (biases included when the family has them)
@@ -235,6 +268,13 @@ struct ModelConfig {
 // top-level key the reader looked up, present or not, sorted (also when it throws).
 ModelConfig parse_model_config(std::string_view json_text, const std::string& name,
                                std::vector<std::string>* keys_read = nullptr);
+
+// The window and the command line open only checkpoints whose every layer they can draw. A model with
+// linear-attention layers (Qwen3-Next's Gated DeltaNet) is read and computed by the engine (model.h, forward.h's
+// linear_maps and layer_maps, tested against transformers), but the Heads and Model views draw one head count
+// of softmax probabilities per model, and those layers' maps are signed matrices of linear_num_value_heads
+// heads: refused there (InputError naming the file, the model_type and why) until the views draw them (issue 39).
+void require_drawable_layers(const ModelConfig& c, const std::string& name);
 
 // model_type values parse_model_config accepts, from the family table: "gpt2, llama, mistral, qwen2, …".
 const char* supported_model_types();

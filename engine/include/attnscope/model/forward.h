@@ -14,6 +14,11 @@
 // gpt-oss (config.attention_sinks, config.oss): each head's sink logit s_h joins every row's softmax and
 // is dropped after it, P_h[i, ·] = softmax([S_h[i, ·] ; s_h])[:T], so attentions' rows sum to 1 minus
 // the sink's share; then its mixture of experts (config.h, GptOssConfig).
+// Qwen3-Next (config.linear): a Gated DeltaNet layer computes no probabilities. Its "attention" is each value
+// head's explicit matrix M [T, T] (attention/linear_attention.h, gated_delta: output = M·v), kept in
+// linear_maps[l] ([Hv, T, T]: signed, rows not summing to 1); layer_maps[l] says so and names the kind, and
+// that layer's slot of `attentions` holds zeros (no probability exists there). Its softmax layers multiply
+// each head's output by σ(gate) (q_proj's gate rows) before o_proj.
 // Legend: L layers, T tokens, C d_model, H query heads, G kv heads, D head width, V vocabulary.
 #pragma once
 #include <array>
@@ -21,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "attnscope/core/types.h"
@@ -56,6 +62,20 @@ struct LayerDetail {
   Mat rope_key;     // [T, d_rope] the rotary key after RoPE, appended to every head's key
   // Learned sinks only (gpt-oss; empty otherwise): each query's share of its head's sink, 1 − Σ_j probs.
   Mat sink_share;   // [H, T]
+  // A Gated DeltaNet layer (Qwen3-Next) fills: q, k [Hv, T, dk] after the convolution, L2-normalised (q also
+  // × 1/√dk), each value head's key head repeated; v [Hv, T, dv]; probs [Hv, T, T] its signed matrices M;
+  // head_out [Hv, T, dv] = M·v (the recurrence's output, before the gated norm); concat [T, Hv·dv] after the
+  // gated norm (what out_proj reads); output; beta and decay [Hv, T] (β_t and g_t = log α_t). scores is empty.
+  bool linear = false;
+  Mat beta, decay;
+};
+
+// What a layer's maps are: softmax probabilities (rows sum to 1; gpt-oss's sinks take a share), or the signed
+// explicit matrices of a linear-attention layer (`kind` names it, e.g. "Gated DeltaNet"; `heads` of them).
+struct LayerMaps {
+  bool signed_weights = false;
+  std::string kind;  // "" for softmax attention
+  int heads = 0;
 };
 
 struct NextToken {
@@ -69,9 +89,16 @@ struct ForwardResult {
   Mat logits;                     // [T, V]
   std::vector<std::vector<NextToken>> top;  // [T][top_k] most probable next tokens, most probable first
   std::optional<LayerDetail> detail;        // when ForwardOptions::detail_layer ≥ 0
+  std::vector<LayerMaps> layer_maps;        // [L]
+  std::vector<std::vector<float>> linear_maps;  // [L]: [Hv, T, T] for a linear layer, else empty
   // Head h of layer l: [T, T] rows are queries, columns keys.
   Eigen::Map<const Mat> attention(int layer, int head) const {
     return {attentions.data() + (int64_t(layer) * heads + head) * tokens * tokens, tokens, tokens};
+  }
+  bool signed_layer(int layer) const { return layer_maps[size_t(layer)].signed_weights; }
+  // Value head h's matrix M of linear layer l: [T, T].
+  Eigen::Map<const Mat> linear_map(int layer, int head) const {
+    return {linear_maps[size_t(layer)].data() + int64_t(head) * tokens * tokens, tokens, tokens};
   }
 };
 

@@ -55,6 +55,22 @@ struct MoeWeights {
   Vec correction_bias;
   std::vector<SwigluWeights> experts;
   SwigluWeights shared;
+  PackedMatrix shared_gate;  // [1, C] Qwen3-Next's shared_expert_gate (config.moe.shared_gate)
+};
+
+// Qwen3-Next's Gated DeltaNet layer (config.linear, config.h LinearAttentionConfig). Legend: Hk, Hv key and
+// value heads, dk, dv their widths, K the convolution's width. in_proj_qkvz [2·Hk·dk + 2·Hv·dv, C] holds per
+// key head its q rows, k rows, then the v and z rows of its Hv/Hk value heads (the grouping
+// fix_query_key_value_ordering undoes), in_proj_ba [2·Hv, C] per key head its b rows then its a rows; both
+// are split at load into the matrices below, in head order.
+struct GatedDeltaNetWeights {
+  PackedMatrix wq, wk;   // [Hk·dk, C]
+  PackedMatrix wv, wz;   // [Hv·dv, C]
+  PackedMatrix wb, wa;   // [Hv, C]
+  Mat conv;              // [2·Hk·dk + Hv·dv, K] conv1d.weight [channels, 1, K]; channels q, k, v in head order
+  Vec dt_bias, a_log;    // [Hv]
+  Vec norm;              // [dv] the gated RMSNorm's weight (as stored: this norm has no 1 +)
+  PackedMatrix out;      // [C, Hv·dv] out_proj
 };
 
 // One gpt-oss expert matrix in nn.Linear layout [out, in]: MXFP4 in place, or packed float32 (the
@@ -108,6 +124,8 @@ struct LayerWeights {
   MoeWeights moe;                // config.moe.is_moe_layer(layer) (the dense w_gate/w_up/w_down are empty)
   Vec sinks;                     // [H] config.attention_sinks: each head's learned sink logit (gpt-oss)
   GptOssMoeWeights oss;          // config.oss.active() (the dense MLP matrices are empty)
+  PackedMatrix attn_gate;        // [H·D, C] config.attn_output_gate: q_proj's gate rows (wq holds its query rows)
+  GatedDeltaNetWeights deltanet; // config.is_linear_layer(layer) (the attention matrices are empty)
 };
 
 struct ModelWeights {

@@ -1,0 +1,311 @@
+// Tests of Qwen3-Next (transformers 5.x models/qwen3_next): the published config read as Qwen3NextConfig
+// reads it, both fixture checkpoints (F32 in one file; BF16 in two shards with an explicit layer_types and a
+// dense layer) equal to their PyTorch reference (make_qwen3_next_fixtures.py) on every layer's maps —
+// softmax probabilities, and the Gated DeltaNet layers' signed matrices M with M·v = the recurrence's
+// output — and on the logits, the plain-loop reference pass equal to the fast one, and malformed
+// checkpoints (a missing conv weight, wrong state or conv sizes, a layer_types list of the wrong length)
+// refused naming the file, the key or tensor and what is valid.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/model/config.h"
+#include "attnscope/model/families.h"
+#include "attnscope/model/forward.h"
+#include "attnscope/model/model.h"
+#include "check.h"
+#include "model/checkpoint_fixtures.h"
+
+using namespace attnscope;
+using namespace attnscope::model;
+using attnscope::test::check_close;
+using attnscope::test::contains;
+using attnscope::test::copy_fixture;
+using attnscope::test::error_of;
+using attnscope::test::fixture_ids;
+using attnscope::test::fixture_reference;
+using attnscope::test::ReferenceTensor;
+using attnscope::test::rewrite_header;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const fixtures[] = {"qwen3_next_f32", "qwen3_next_bf16_sharded"};
+
+nlohmann::json qwen3_next_80b() {
+  return nlohmann::json::parse(read_file(
+      fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/Qwen/Qwen3-Next-80B-A3B-Instruct.json", 1 << 20));
+}
+
+std::string refusal(const nlohmann::json& j) {
+  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
+}
+
+void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
+  edit(j);
+  write_file_atomic(dir / "config.json", j.dump(2));
+}
+
+// Matrix `index` [rows, cols] of a reference tensor [n, rows, cols].
+Mat ref_slice(const ReferenceTensor& t, int index) {
+  REQUIRE(t.shape.size() == 3);
+  const int64_t rows = t.shape[1], cols = t.shape[2];
+  return Eigen::Map<const Mat>(t.values.data() + index * rows * cols, rows, cols);
+}
+
+}  // namespace
+
+TEST_CASE("qwen3_next: the published config is read as Qwen3NextConfig reads it") {
+  const ModelConfig c = parse_model_config(qwen3_next_80b().dump(), "Qwen3-Next-80B-A3B-Instruct/config.json");
+  CHECK(c.model_type == "qwen3_next");
+  CHECK(c.layers == 48);  // Qwen3NextConfig's default: the published file leaves num_hidden_layers out
+  REQUIRE(c.layer_linear.size() == 48);
+  for (int l = 0; l < 48; ++l) CHECK(c.is_linear_layer(l) == ((l + 1) % 4 != 0));  // full_attention_interval 4
+  CHECK(c.linear.key_heads == 16);
+  CHECK(c.linear.value_heads == 32);
+  CHECK(c.linear.key_dim == 128);
+  CHECK(c.linear.value_dim == 128);
+  CHECK(c.linear.conv_kernel == 4);
+  CHECK(c.linear.conv_dim() == 2 * 16 * 128 + 32 * 128);
+  CHECK(c.heads == 16);
+  CHECK(c.kv_heads == 2);
+  CHECK(c.head_dim == 256);
+  CHECK(c.rotated_dim() == 64);  // partial_rotary_factor 0.25
+  CHECK(c.rope_theta == 10000000.0);
+  CHECK(c.qk_norm);
+  CHECK(c.attn_output_gate);
+  CHECK(c.norm_plus_one);
+  CHECK(!c.tied_embeddings);
+  CHECK(c.moe.experts == 512);
+  CHECK(c.moe.top_k == 10);
+  CHECK(c.moe.expert_ffn == 512);
+  CHECK(c.moe.shared_ffn == 512);  // shared_expert_intermediate_size's default
+  CHECK(c.moe.shared_gate);
+  CHECK(c.moe.norm_topk);
+  for (int l = 0; l < 48; ++l) CHECK(c.moe.is_moe_layer(l));
+  // About 80 billion parameters, as the name says.
+  CHECK(c.parameter_count() > int64_t(79e9));
+  CHECK(c.parameter_count() < int64_t(82e9));
+}
+
+TEST_CASE("qwen3_next: layer_types, its legacy names and every refusal name the key and what is valid") {
+  nlohmann::json j = qwen3_next_80b();
+  j["num_hidden_layers"] = 4;
+  j["layer_types"] = {"full_attention", "linear_attention", "attention", "mamba"};
+  ModelConfig c = parse_model_config(j.dump(), "cfg/config.json");
+  CHECK(!c.is_linear_layer(0));
+  CHECK(c.is_linear_layer(1));
+  CHECK(!c.is_linear_layer(2));  // "attention" is read as "full_attention" (remap_legacy_layer_types)
+  CHECK(c.is_linear_layer(3));   // "mamba" as "linear_attention"
+  j["layer_types"] = {"linear_attention", "full_attention", "linear_attention"};
+  std::string e = refusal(j);
+  CHECK(contains(e, "cfg/config.json"));
+  CHECK(contains(e, "\"layer_types\" must be a list of 4 entries"));
+  CHECK(contains(e, "got 3 entries"));
+  j["layer_types"] = {"linear_attention", "full_attention", "sliding_attention", "full_attention"};
+  e = refusal(j);
+  CHECK(contains(e, "\"layer_types\"[2] = \"sliding_attention\""));
+  CHECK(contains(e, "supported: \"linear_attention\", \"full_attention\""));
+  j.erase("layer_types");
+  j["full_attention_interval"] = 2;
+  c = parse_model_config(j.dump(), "cfg/config.json");
+  CHECK(c.is_linear_layer(0));
+  CHECK(!c.is_linear_layer(1));
+  j["linear_num_value_heads"] = 24;
+  j["linear_num_key_heads"] = 16;
+  e = refusal(j);
+  CHECK(contains(e, "\"linear_num_key_heads\" = 16 does not divide \"linear_num_value_heads\" = 24"));
+  j = qwen3_next_80b();
+  j["attention_bias"] = true;
+  CHECK(contains(refusal(j), "\"attention_bias\" = true is not supported for qwen3_next"));
+  j = qwen3_next_80b();
+  j["hidden_act"] = "gelu";
+  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported for qwen3_next"));
+}
+
+TEST_CASE("qwen3_next fixtures: every layer's maps and the logits equal transformers', F32 and BF16 sharded") {
+  for (const char* name : fixtures) {
+    CAPTURE(name);
+    const auto model = model::open(attnscope::test::model_fixture(name));
+    const ModelConfig& c = model->config;
+    const std::vector<int32_t> ids = fixture_ids(name);
+    const int T = int(ids.size());
+    const ForwardResult r = forward(*model, ids);
+    REQUIRE(r.layer_maps.size() == size_t(c.layers));
+    int linear_layers = 0, softmax_layers = 0;
+    for (int l = 0; l < c.layers; ++l) {
+      CAPTURE(l);
+      if (c.is_linear_layer(l)) {
+        ++linear_layers;
+        CHECK(r.signed_layer(l));
+        CHECK(r.layer_maps[size_t(l)].kind == "Gated DeltaNet");
+        CHECK(r.layer_maps[size_t(l)].heads == c.linear.value_heads);
+        const ReferenceTensor maps = fixture_reference(name, "linear." + std::to_string(l) + ".maps");
+        REQUIRE(maps.shape == std::vector<int64_t>{c.linear.value_heads, T, T});
+        for (int h = 0; h < c.linear.value_heads; ++h)
+          check_close(Mat(r.linear_map(l, h)), ref_slice(maps, h), 1e-5, "M of value head " + std::to_string(h));
+        // Signed, and rows that are not probabilities: at least one negative entry and a row sum away from 1.
+        const Mat m0 = r.linear_map(l, 0);
+        CHECK(m0.minCoeff() < 0);
+        CHECK(std::abs(m0.row(T - 1).sum() - 1.0f) > 0.05f);
+        // Its slot of the probability stack holds no probability.
+        CHECK(r.attention(l, 0).cwiseAbs().maxCoeff() == 0.0f);
+      } else {
+        ++softmax_layers;
+        CHECK(!r.signed_layer(l));
+        CHECK(r.linear_maps[size_t(l)].empty());
+        const ReferenceTensor probs = fixture_reference(name, "attention." + std::to_string(l));
+        REQUIRE(probs.shape == std::vector<int64_t>{c.heads, T, T});
+        for (int h = 0; h < c.heads; ++h)
+          check_close(Mat(r.attention(l, h)), ref_slice(probs, h), 1e-5, "probabilities of head " + std::to_string(h));
+      }
+    }
+    CHECK(linear_layers == 2 + (std::string(name) == "qwen3_next_f32" ? 1 : 0));
+    CHECK(softmax_layers == c.layers - linear_layers);
+    const ReferenceTensor logits = fixture_reference(name, "logits");
+    REQUIRE(logits.values.size() == size_t(T) * c.vocab);
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < logits.values.size(); ++i) {
+      scale = std::max(scale, std::abs(double(logits.values[i])));
+      worst = std::max(worst, std::abs(double(r.logits.data()[i]) - double(logits.values[i])));
+    }
+    INFO("largest logit difference " << worst << " of " << scale);
+    CHECK(worst <= 1e-4 * scale);
+  }
+}
+
+TEST_CASE("qwen3_next: a linear layer's detail — M·v is the recurrence's output, both as transformers computes them") {
+  for (const char* name : fixtures) {
+    CAPTURE(name);
+    const auto model = model::open(attnscope::test::model_fixture(name));
+    const ModelConfig& c = model->config;
+    const std::vector<int32_t> ids = fixture_ids(name);
+    for (int l = 0; l < c.layers; ++l) {
+      if (!c.is_linear_layer(l)) continue;
+      CAPTURE(l);
+      ForwardOptions o;
+      o.detail_layer = l;
+      const ForwardResult r = forward(*model, ids, o);
+      REQUIRE(r.detail);
+      const LayerDetail& d = *r.detail;
+      CHECK(d.linear);
+      REQUIRE(d.probs.size() == size_t(c.linear.value_heads));
+      CHECK(d.scores.empty());
+      const ReferenceTensor v = fixture_reference(name, "linear." + std::to_string(l) + ".v");
+      const ReferenceTensor core = fixture_reference(name, "linear." + std::to_string(l) + ".core");
+      for (int h = 0; h < c.linear.value_heads; ++h) {
+        CAPTURE(h);
+        check_close(d.v[size_t(h)], ref_slice(v, h), 1e-5, "v after the convolution");
+        check_close(d.head_out[size_t(h)], ref_slice(core, h), 1e-5, "the recurrence's output");
+        check_close(Mat(d.probs[size_t(h)] * d.v[size_t(h)]), d.head_out[size_t(h)], 1e-5, "M·v");
+        check_close(d.probs[size_t(h)], Mat(r.linear_map(l, h)), 0, "the detail's M is the stack's");
+        // β in (0, 1) and a decay log α = g < 0 on every token.
+        CHECK(d.beta.row(h).minCoeff() > 0);
+        CHECK(d.beta.row(h).maxCoeff() < 1);
+        CHECK(d.decay.row(h).maxCoeff() < 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("qwen3_next: the plain-loop reference pass equals the fast one") {
+  for (const char* name : fixtures) {
+    CAPTURE(name);
+    const auto model = model::open(attnscope::test::model_fixture(name));
+    const std::vector<int32_t> ids = fixture_ids(name);
+    const ForwardResult fast = forward(*model, ids), plain = forward_reference(*model, ids);
+    REQUIRE(plain.layer_maps.size() == fast.layer_maps.size());
+    for (int l = 0; l < model->config.layers; ++l) {
+      CAPTURE(l);
+      CHECK(plain.signed_layer(l) == fast.signed_layer(l));
+      CHECK(plain.layer_maps[size_t(l)].kind == fast.layer_maps[size_t(l)].kind);
+      const int heads = fast.layer_maps[size_t(l)].heads;
+      for (int h = 0; h < heads; ++h) {
+        if (fast.signed_layer(l)) check_close(Mat(plain.linear_map(l, h)), Mat(fast.linear_map(l, h)), 1e-5, "M");
+        else check_close(Mat(plain.attention(l, h)), Mat(fast.attention(l, h)), 1e-5, "probabilities");
+      }
+    }
+    check_close(plain.logits, fast.logits, 1e-4, "logits");
+  }
+}
+
+TEST_CASE("qwen3_next: malformed checkpoints are refused naming the file, the tensor or key and what is valid") {
+  SUBCASE("a missing conv weight") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_no_conv");
+    rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {  // renamed: the data area still tiles
+      h["model.layers.1.linear_attn.conv.weight"] = h["model.layers.1.linear_attn.conv1d.weight"];
+      h.erase("model.layers.1.linear_attn.conv1d.weight");
+    });
+    CHECK(contains(error_of([&] { (void)model::open(dir); }), "missing tensor 'model.layers.1.linear_attn.conv1d.weight'"));
+  }
+  SUBCASE("a missing A_log") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_no_alog");
+    rewrite_header(dir / "model.safetensors", [](nlohmann::json& h) {
+      h["model.layers.0.linear_attn.A"] = h["model.layers.0.linear_attn.A_log"];
+      h.erase("model.layers.0.linear_attn.A_log");
+    });
+    CHECK(contains(error_of([&] { (void)model::open(dir); }), "missing tensor 'model.layers.0.linear_attn.A_log'"));
+  }
+  SUBCASE("a conv width the tensors do not have") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_conv3");
+    edit_config(dir, [](nlohmann::json& j) { j["linear_conv_kernel_dim"] = 3; });
+    const std::string e = error_of([&] { (void)model::open(dir); });
+    CHECK(contains(e, "model.layers.0.linear_attn.conv1d.weight"));
+    CHECK(contains(e, "has shape [56, 1, 4]"));
+    CHECK(contains(e, "[56, 1, 3]"));
+    CHECK(contains(e, "linear_conv_kernel_dim 3"));
+  }
+  SUBCASE("a state size (key head width) the tensors do not have") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_dk");
+    edit_config(dir, [](nlohmann::json& j) { j["linear_key_head_dim"] = 6; });
+    const std::string e = error_of([&] { (void)model::open(dir); });
+    CHECK(contains(e, "model.layers.0.linear_attn.in_proj_qkvz.weight"));
+    CHECK(contains(e, "linear_key_head_dim 6"));
+  }
+  SUBCASE("a value head count the tensors do not have") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_hv");
+    edit_config(dir, [](nlohmann::json& j) { j["linear_num_value_heads"] = 2; });
+    const std::string e = error_of([&] { (void)model::open(dir); });
+    CHECK(contains(e, "model.layers.0.linear_attn.in_proj_qkvz.weight"));
+    CHECK(contains(e, "value heads"));
+  }
+  SUBCASE("a layer_types list of the wrong length") {
+    const fs::path dir = copy_fixture("qwen3_next_bf16_sharded", "qwen3_next_types");
+    edit_config(dir, [](nlohmann::json& j) { j["layer_types"] = {"linear_attention", "full_attention"}; });
+    const std::string e = error_of([&] { (void)model::open(dir); });
+    CHECK(contains(e, (dir / "config.json").string()));
+    CHECK(contains(e, "\"layer_types\" must be a list of 4 entries"));
+  }
+  SUBCASE("layer_types that put softmax attention where the files hold a Gated DeltaNet") {
+    const fs::path dir = copy_fixture("qwen3_next_f32", "qwen3_next_swapped");
+    edit_config(dir, [](nlohmann::json& j) {
+      j["layer_types"] = {"full_attention", "linear_attention", "linear_attention", "full_attention"};
+    });
+    CHECK(contains(error_of([&] { (void)model::open(dir); }), "model.layers.0.self_attn.q_proj.weight"));
+  }
+}
+
+TEST_CASE("qwen3_next: the window and the command line refuse it by name until the views draw signed maps") {
+  // The engine reads it (above); require_drawable_layers is what the checkpoint loader, the CLI and the
+  // families table call after reading a config.
+  const ModelConfig c = parse_model_config(qwen3_next_80b().dump(), "Qwen3-Next-80B-A3B-Instruct/config.json");
+  const std::string e = error_of([&] { require_drawable_layers(c, "Qwen3-Next-80B-A3B-Instruct/config.json"); });
+  CHECK(contains(e, "'Qwen3-Next-80B-A3B-Instruct/config.json'"));
+  CHECK(contains(e, "\"model_type\" = \"qwen3_next\" is Qwen3-Next: 36 of its 48 layers are Gated DeltaNet"));
+  CHECK(contains(e, "do not draw them yet"));
+  // A config whose layer_types has no linear layer passes; so does every other family.
+  nlohmann::json j = qwen3_next_80b();
+  j["num_hidden_layers"] = 2;
+  j["layer_types"] = {"full_attention", "full_attention"};
+  CHECK(error_of([&] { require_drawable_layers(parse_model_config(j.dump(), "c"), "c"); }).empty());
+  const ModelConfig qwen3 = model::open(attnscope::test::model_fixture("qwen3_gqa_bf16_tied"))->config;
+  CHECK(error_of([&] { require_drawable_layers(qwen3, "c"); }).empty());
+  CHECK(!family_opens_in_views("qwen3_next"));
+  CHECK(family_opens_in_views("qwen3_moe"));
+}
