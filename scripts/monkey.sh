@@ -4,7 +4,7 @@
 # abort), through Xvfb and xdotool; it fails on a crash, a hang, a sanitizer report or an assertion.
 #   scripts/monkey.sh [--seconds N] [--seeds a,b,c] [--start S]   default: 120 s per seed, seeds 1,2,3,4,5,
 #                                                        each start state (default, training, training-run,
-#                                                        presenting, checkpoint)
+#                                                        presenting, checkpoint, linear)
 #   scripts/monkey.sh --replay build-fuzz/monkey/monkey-seedN.log    play a logged run's actions again
 # The window is built in build-fuzz/ (scripts/fuzz.sh's configuration). Each seed's action log is
 # build-fuzz/monkey/monkey-seedN.log (one JSON line per action, with its mouse and key steps) and the
@@ -27,7 +27,7 @@ if [[ " $* " == *" --start "* || " $* " == *" --replay "* ]]; then
     "${args[@]}" "$@"
 fi
 status=0
-for start in default training training-run presenting checkpoint; do
+for start in default training training-run presenting checkpoint linear; do
   work="$build/monkey"
   [[ $start == default ]] || work="$build/monkey-$start"
   /usr/bin/python3 "$root/tests/gui/monkey/monkey.py" --app "$build/app/attnscope" --workdir "$work" \

@@ -133,7 +133,7 @@ TEST_CASE("cli compute and export: bad values for the kinds without a softmax ex
   CHECK_FALSE(fs::exists(png));
   const CliRun fixed = run_cli("export --text 'a b c' --kind linear --scale-mode fixed --what heads --format png --out " + shell_quote(png.string()));
   CHECK(fixed.exit_code == 2);
-  CHECK(contains(fixed.err, "matrices of heads without a softmax are signed"));
+  CHECK(contains(fixed.err, "as are the matrices of heads without a softmax"));
 }
 
 TEST_CASE("cli export: a Gated DeltaNet figure is drawn on the diverging scale, its bar naming the weight") {

@@ -342,11 +342,14 @@ TEST_SUITE("gui_labels") {
     // One start per (size, language, checkpoint or not) that shows every view, every panel beside the
     // view and every lesson step (--layout-sweep) and records each screen's labels, captions and texts.
     const std::string model = shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
-    for (const bool checkpoint : {false, true})
+    // A third start: the heads without a softmax (Gated DeltaNet's signed maps), at the crowded size.
+    for (const int start : {0, 1, 2})
       for (const char* language : {"en", "zh"})
         for (const char* size : {"1280x720", "1920x1080"}) {
-          if (checkpoint && std::string(size) == "1920x1080") continue;  // the crowded size is the one that shortens
-          const std::string name = std::string("labels_sweep_") + language + "_" + size + (checkpoint ? "_checkpoint" : "");
+          const bool checkpoint = start == 1, linear = start == 2;
+          if (start > 0 && std::string(size) == "1920x1080") continue;  // the crowded size is the one that shortens
+          const std::string name = std::string("labels_sweep_") + language + "_" + size + (checkpoint ? "_checkpoint" : "") +
+                                   (linear ? "_linear" : "");
           CAPTURE(name);
           const auto dir = test_tmp() / "gui" / name;
           std::filesystem::remove_all(dir);
@@ -355,6 +358,7 @@ TEST_SUITE("gui_labels") {
           const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
                                      std::string("--size ") + size + " --language " + language +
                                          (checkpoint ? " --checkpoint " + model : "") +
+                                         (linear ? " --kind gated-deltanet" : "") +
                                          " --frames 3 --layout-sweep --layout-json " + shell_quote(out.string()));
           INFO(run.err);
           REQUIRE(run.exit_code == 0);

@@ -351,6 +351,25 @@ TEST_SUITE("gui_layout") {
     }
   }
 
+  TEST_CASE("heads without a softmax (Gated DeltaNet): the layout rule holds on every screen, in both languages") {
+    // The Model window's "Without a softmax" line and state lines, the signed heads and their colour bar,
+    // the Shapes view's state steps: every view and panel of the sweep starts from these heads.
+    for (const auto& [language, size] : {std::pair{"en", "1280x720"}, std::pair{"zh", "1920x1080"}}) {
+      const std::string name = std::string("linear_") + language + "_" + size;
+      const json layout =
+          sweep(name, fresh_config(name), std::string("--size ") + size + " --language " + language + " --kind gated-deltanet");
+      const double w = std::string(size) == "1280x720" ? 1280 : 1920, h = w == 1280 ? 720 : 1080;
+      check_start(layout, name, w, h);
+      // The swept Heads view is the signed one, its colour bar naming the weight.
+      bool signed_bar = false;
+      for (const json& screen : layout.at("screens"))
+        if (screen.at("name") == "view heads")
+          for (const json& t : screen.at("texts"))
+            signed_bar |= t.at("text") == (std::string(language) == "zh" ? "Gated DeltaNet 权重" : "Gated DeltaNet weight");
+      CHECK(signed_bar);
+    }
+  }
+
   TEST_CASE("saved layout from 1920×1080 opened at 1280×720: laid out afresh below the menu bar, no text cut") {
     // English keeps the scale fitted to 1080p (1.2), which the next start refits to 720p (1); Chinese
     // has a scale the user chose (1.2), which is kept: the more crowded case.

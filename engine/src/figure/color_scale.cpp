@@ -34,8 +34,8 @@ std::vector<ValueRange> scale_ranges(const ColorScale& scale, const std::vector<
 
 void validate_color_scale(const ColorScale& scale, bool probabilities, bool signed_map) {
   require(scale.mode != ScaleMode::fixed || !signed_map,
-          "the fixed 0-1 scale is for probabilities; differential attention's map A = P1 - lambda*P2 and the matrices of "
-          "heads without a softmax are signed (their negative weights would all look like 0): use shared or per-head (a range symmetric about 0 on the diverging "
+          "the fixed 0-1 scale is for probabilities; differential attention's map A = P1 - lambda*P2 is signed, as are the "
+          "matrices of heads without a softmax (their negative weights would all look like 0): use shared or per-head (a range symmetric about 0 on the diverging "
           "colormap) or locked");
   require(scale.mode != ScaleMode::fixed || probabilities,
           "the fixed 0-1 scale is for probabilities; these values are not (valid here: shared, per-head, locked)");

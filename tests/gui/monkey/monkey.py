@@ -12,9 +12,9 @@ model by typing its path, lesson Next/Previous, Export into a scratch folder, Di
 language). At the end it closes the window (SIGTERM closes it as its close button does) and fails when
 the window died, hung, exited non-zero, or wrote a sanitizer report or an ImGui assertion.
 
-It starts in one of five states (--start): the first start, the Training window open, the Training
+It starts in one of six states (--start): the first start, the Training window open, the Training
 window with a run training (from the Training window it first plays REGRESSIONS, the sequences that once
-broke the window), a lesson presented (F11), or a checkpoint open with its Model view.
+broke the window), a lesson presented (F11), a checkpoint open with its Model view, or Gated DeltaNet heads.
 
 Every action is logged (JSON lines) with its low-level steps, so a failure names its seed and the
 action sequence that led to it; --replay LOG plays a log's steps again.
@@ -46,9 +46,11 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # Start states (--start): the window's flags, and the plan played before the random actions. "training"
 # opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
 # goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
-# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view.
+# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view; "linear"
+# starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings).
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
-               "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"]}
+               "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"],
+               "linear": ["--kind", "gated-deltanet"]}
 
 # Regressions: action sequences that once broke the window, played at the start of every run from the
 # Training window (aimed at the live controls, so they follow the layout).
@@ -561,7 +563,7 @@ def main():
     p.add_argument("--start", default="default", choices=sorted(START_FLAGS),
                    help="start state: default, training (the Training window open), training-run (and a run "
                         "started; the Training starts play the regressions first), presenting (lesson 6 from step 2, "
-                        "F11) or checkpoint (--model open, with the Model view)")
+                        "F11), checkpoint (--model open, with the Model view) or linear (Gated DeltaNet heads)")
     p.add_argument("--model", default=os.path.join(source, "assets/models/induction"),
                    help="the checkpoint folder the monkey types into the Checkpoint window")
     p.add_argument("--source", default=source, help=argparse.SUPPRESS)
