@@ -266,21 +266,42 @@ void DrawModelWindow(AppState& state) {
     }
   };
   for (const auto& [kind, name] : kinds) kind_radio(kind, name, kind == AttentionKind::single);
-  // Heads without a softmax, on a line of their own.
-  ImGui::TextUnformatted(tr("Without a softmax"));
-  HelpMarker(tr("Each of these keeps a state of fixed size instead of a growing cache, and is still a T×T matrix "
-                "applied to the values, drawn signed (its rows do not sum to 1):\n"
-                "linear: φ(q)·φ(k) with φ = elu + 1 (Katharopoulos et al. 2020).\n"
-                "retention: the same products, older keys decayed by γ per step (RetNet).\n"
-                "Mamba-2: a decay and a step Δ that depend on the input (Dao & Gu 2024).\n"
-                "DeltaNet: each token overwrites what the state recalls for its key (the delta rule).\n"
-                "Gated DeltaNet: the delta rule with a decay gate (Qwen3-Next, Kimi Linear)."));
+  // Heads without a softmax: one combo beside MLA (their own line would push the Model panel's KV line
+  // below the fold at 1280×720).
   const std::pair<AttentionKind, const char*> linear_kinds[] = {{AttentionKind::linear, tr("linear")},
                                                                 {AttentionKind::retention, tr("retention")},
                                                                 {AttentionKind::mamba2, "Mamba-2"},
                                                                 {AttentionKind::deltanet, "DeltaNet"},
                                                                 {AttentionKind::gated_deltanet, "Gated DeltaNet"}};
-  for (const auto& [kind, name] : linear_kinds) kind_radio(kind, name, kind == AttentionKind::linear);
+  const char* preview = tr("without a softmax…");
+  float combo_w = ImGui::CalcTextSize(preview).x;
+  for (const auto& [kind, name] : linear_kinds) {
+    combo_w = std::max(combo_w, ImGui::CalcTextSize(name).x);
+    if (m.kind == kind) preview = name;
+  }
+  combo_w += ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2;
+  SameLineIfFits(combo_w + ImGui::CalcTextSize("(?)").x + ImGui::GetFontSize());
+  ImGui::SetNextItemWidth(combo_w);
+  if (ImGui::BeginCombo("##without_softmax", preview)) {
+    for (const auto& [kind, name] : linear_kinds) {
+      const bool clicked = ImGui::Selectable(name, m.kind == kind);
+      RecordLastItem(state, std::string("model.kind.") + to_string(kind));
+      if (clicked && m.kind != kind) {
+        m.kind = kind;
+        EnterLinearKind(state.scene);
+        edited = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  RecordLastItem(state, "model.kind.without_softmax");
+  HelpMarker(tr("Without a softmax: each of these keeps a state of fixed size instead of a growing cache, and is "
+                "still a T×T matrix applied to the values, drawn signed (its rows do not sum to 1):\n"
+                "linear: φ(q)·φ(k) with φ = elu + 1 (Katharopoulos et al. 2020).\n"
+                "retention: the same products, older keys decayed by γ per step (RetNet).\n"
+                "Mamba-2: a decay and a step Δ that depend on the input (Dao & Gu 2024).\n"
+                "DeltaNet: each token overwrites what the state recalls for its key (the delta rule).\n"
+                "Gated DeltaNet: the delta rule with a decay gate (Qwen3-Next, Kimi Linear)."));
   const bool linear = is_linear_kind(m.kind);
 
   const float label_w = std::max(ImGui::CalcTextSize("d_model C ").x, ImGui::CalcTextSize(tr("heads H")).x + ImGui::GetFontSize() * 0.5f);

@@ -129,6 +129,13 @@ TEST_SUITE("gui_chinese") {
     TraceShape differential{6, 64, 4, 2, 16, true, true, false, true};
     differential.differential = true, differential.lambda = 0.3, differential.lambda_init = 0.2;
     for (const TraceStep& step : differential_trace(differential).steps) steps.push_back(step);
+    // The seeded layer without a softmax, every kind (linear with and without its normaliser).
+    for (const char* kind : {"linear", "retention", "mamba2", "deltanet", "gated-deltanet"})
+      for (const bool normalize : {true, false}) {
+        TraceShape linear{6, 64, 4, 4, 16, false, false, false, true};
+        linear.linear = kind, linear.linear_normalize = normalize;
+        for (const TraceStep& step : linear_layer_trace(linear).steps) steps.push_back(step);
+      }
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");

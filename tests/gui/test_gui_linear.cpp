@@ -1,5 +1,5 @@
-// Attention without a softmax in the window, reached as a user reaches it: a real click (xdotool, through
-// the X server) on each kind of the Model window's "Without a softmax" line draws that kind's signed
+// Attention without a softmax in the window, reached as a user reaches it: real clicks (xdotool, through the
+// X server) on the Model window's "without a softmax…" combo and each kind in it draws that kind's signed
 // matrices on the diverging colormap, its colour bar naming the weight and the values button calling
 // them matrices; the Model window states the state's fixed size against MHA's cache; the Shapes view
 // traces the state; in English and Chinese, at 1280×720 and 1920×1080, with every text inside the window.
@@ -34,17 +34,22 @@ TEST_SUITE("gui_linear") {
     const std::string base = "--size 1280x720";
     const WindowRun first = run_window("linear_first", base);
     CHECK(first.layout.at("colormap") == "viridis");
+    REQUIRE(first.layout.at("widgets").contains("model.kind.without_softmax"));
+    const auto& combo = first.layout["widgets"]["model.kind.without_softmax"];
+    REQUIRE(combo["y"].get<double>() + combo["h"].get<double>() / 2 < first.layout.at("height").get<double>());
+    // Where the open combo lists the kinds: a scripted click on it, as the real one below.
+    const WindowRun open = run_window("linear_open", base + " --pointer " + centre_of(combo) + " --clicks 4 --frames 10");
     for (const Kind& k : kinds) {
       const std::string kind = k.id;
       CAPTURE(kind);
-      const std::string id = std::string("model.kind.") + k.id;
-      REQUIRE(first.layout.at("widgets").contains(id));
-      const auto& r = first.layout["widgets"][id];
-      REQUIRE(r["y"].get<double>() + r["h"].get<double>() / 2 < first.layout.at("height").get<double>());
-      const auto dir = test_tmp() / (std::string("linear_click_") + k.id);
+      const std::string id = "model.kind." + kind;
+      REQUIRE(open.layout.at("widgets").contains(id));
+      const auto dir = test_tmp() / ("linear_click_" + kind);
       std::filesystem::create_directories(dir);
-      const nlohmann::json shown =
-          drive_window(dir, base, "xdotool mousemove --window $wid " + at(r) + "\nsleep 0.3\nxdotool click 1\nsleep 2\n");
+      const nlohmann::json shown = drive_window(dir, base,
+                                                "xdotool mousemove --window $wid " + at(combo) + "\nsleep 0.3\nxdotool click 1\n"
+                                                "sleep 1\nxdotool mousemove --window $wid " + at(open.layout["widgets"][id]) +
+                                                "\nsleep 0.3\nxdotool click 1\nsleep 2\n");
       CHECK(shown.at("error") == "");
       CHECK(shown.at("colormap") == "diverging");
       // The heads' colour range is symmetric about 0 (white = 0).
