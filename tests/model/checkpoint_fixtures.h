@@ -10,9 +10,29 @@
 
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/safetensors.h"
+#include "attnscope/model/config.h"
+#include "attnscope/model/model.h"
+#include "check.h"
 #include "test_tmp.h"
 
 namespace attnscope::test {
+
+// What parse_model_config says of a config.json (as "cfg/config.json"), or "" when it takes it.
+inline std::string config_refusal(const nlohmann::json& j) {
+  return error_of([&] { (void)model::parse_model_config(j.dump(), "cfg/config.json"); });
+}
+
+// What model::open says of a checkpoint folder, or "" when it opens.
+inline std::string open_error(const std::filesystem::path& dir) {
+  return error_of([&] { (void)model::open(dir); });
+}
+
+// Rewrites a checkpoint folder's config.json through `edit`.
+inline void edit_config(const std::filesystem::path& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(attnscope::read_file(dir / "config.json", 1 << 20));
+  edit(j);
+  attnscope::write_file_atomic(dir / "config.json", j.dump(2));
+}
 
 // Rewrites a safetensors file's JSON header through `edit`, keeping its data area.
 inline void rewrite_header(const std::filesystem::path& file, const std::function<void(nlohmann::json&)>& edit) {

@@ -7,12 +7,14 @@
 
 #include "attnscope/model/config.h"
 #include "check.h"
+#include "model/checkpoint_fixtures.h"
 
 using namespace attnscope;
 using namespace attnscope::model;
 using attnscope::test::contains;
 using attnscope::test::error_of;
 
+using attnscope::test::config_refusal;
 namespace {
 
 nlohmann::json gpt2() {
@@ -71,10 +73,6 @@ nlohmann::json smollm3() {  // SmolLM3-3B's config.json, abridged (no_rope_layer
                       {"attention_bias", false}, {"mlp_bias", false}, {"rope_scaling", nullptr}};
   for (int i = 0; i < 36; ++i) j["no_rope_layers"].push_back((i + 1) % 4 != 0 ? 1 : 0);
   return j;
-}
-
-std::string refusal(const nlohmann::json& j) {
-  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
 }
 
 }  // namespace
@@ -137,21 +135,21 @@ TEST_CASE("model config: llama defaults, explicit head_dim, and Mistral's slidin
 TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are refused naming the key") {
   nlohmann::json j = qwen();
   j["model_type"] = "bert";
-  std::string e = refusal(j);
+  std::string e = config_refusal(j);
   CHECK(contains(e, "\"model_type\" = \"bert\" is not supported (supported: " + std::string(supported_model_types()) + ")"));
   CHECK(contains(supported_model_types(), "gpt2, llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3_text"));
   for (const char* type : {"deepseek_v3", "qwen3_moe", "olmoe", "granite", "granitemoe", "gpt_neox", "olmo2", "gemma3", "gpt_oss"})
     CHECK(contains(supported_model_types(), type));
   CHECK(contains(e, "cfg/config.json"));
   j.erase("model_type");
-  CHECK(contains(refusal(j), "no \"model_type\""));
+  CHECK(contains(config_refusal(j), "no \"model_type\""));
 
   j = qwen();
   j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}};  // without its frequency bands
-  CHECK(contains(refusal(j), "\"rope_scaling\" of rope type \"llama3\" has no \"low_freq_factor\" (required: factor, "
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" of rope type \"llama3\" has no \"low_freq_factor\" (required: factor, "
                              "low_freq_factor, high_freq_factor)"));
   j["rope_scaling"] = {{"rope_type", "ntk-by-parts"}, {"factor", 32.0}};
-  CHECK(contains(refusal(j), "\"rope_scaling\" has rope type \"ntk-by-parts\", which attnscope does not implement "
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" has rope type \"ntk-by-parts\", which attnscope does not implement "
                              "(supported: default, linear, dynamic, yarn, llama3, longrope)"));
 
   for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",
@@ -159,17 +157,17 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
     j = qwen();
     j.erase(key);
     CAPTURE(key);
-    CHECK(contains(refusal(j), "config.json has no \"" + std::string(key) + "\""));
+    CHECK(contains(config_refusal(j), "config.json has no \"" + std::string(key) + "\""));
   }
   for (const char* key : {"n_layer", "n_embd", "n_head", "vocab_size"}) {
     nlohmann::json g = gpt2();
     g.erase(key);
     CAPTURE(key);
-    CHECK(contains(refusal(g), "config.json has no \"" + std::string(key) + "\""));
+    CHECK(contains(config_refusal(g), "config.json has no \"" + std::string(key) + "\""));
   }
   nlohmann::json g = gpt2();
   g.erase("n_positions");
-  CHECK(contains(refusal(g), "no \"n_positions\""));
+  CHECK(contains(config_refusal(g), "no \"n_positions\""));
   g["n_ctx"] = 512;  // the older spelling
   CHECK(parse_model_config(g.dump(), "c").max_positions == 512);
 }
@@ -177,35 +175,35 @@ TEST_CASE("model config: unknown model_type, rope_scaling and missing fields are
 TEST_CASE("model config: wrong types, impossible sizes and unsupported switches are refused") {
   nlohmann::json j = qwen();
   j["num_key_value_heads"] = 3;
-  CHECK(contains(refusal(j), "key/value heads (3) must divide the attention heads (14)"));
+  CHECK(contains(config_refusal(j), "key/value heads (3) must divide the attention heads (14)"));
   j = qwen();
   j["hidden_size"] = "896";
-  CHECK(contains(refusal(j), "\"hidden_size\" must be a whole number"));
+  CHECK(contains(config_refusal(j), "\"hidden_size\" must be a whole number"));
   j = qwen();
   j["num_attention_heads"] = 0;
-  CHECK(contains(refusal(j), "\"num_attention_heads\" = 0 is outside what attnscope supports"));
+  CHECK(contains(config_refusal(j), "\"num_attention_heads\" = 0 is outside what attnscope supports"));
   j = qwen();
   j["hidden_act"] = "gelu";
-  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported"));
+  CHECK(contains(config_refusal(j), "\"hidden_act\" = \"gelu\" is not supported"));
   j = qwen();
   j["tie_word_embeddings"] = "yes";
-  CHECK(contains(refusal(j), "\"tie_word_embeddings\" must be true or false"));
+  CHECK(contains(config_refusal(j), "\"tie_word_embeddings\" must be true or false"));
   j = qwen();
   j["head_dim"] = 63;
-  CHECK(contains(refusal(j), "head width 63 is odd"));
+  CHECK(contains(config_refusal(j), "head width 63 is odd"));
   j = qwen();
   j["num_attention_heads"] = 13;
   j["num_key_value_heads"] = 1;
-  CHECK(contains(refusal(j), "does not divide \"hidden_size\""));
+  CHECK(contains(config_refusal(j), "does not divide \"hidden_size\""));
   nlohmann::json g = gpt2();
   g["activation_function"] = "relu";
-  CHECK(contains(refusal(g), "\"activation_function\" = \"relu\" is not supported for gpt2"));
+  CHECK(contains(config_refusal(g), "\"activation_function\" = \"relu\" is not supported for gpt2"));
   g = gpt2();
   g["scale_attn_by_inverse_layer_idx"] = true;
-  CHECK(contains(refusal(g), "scale_attn_by_inverse_layer_idx"));
+  CHECK(contains(config_refusal(g), "scale_attn_by_inverse_layer_idx"));
   g = gpt2();
   g["n_head"] = 7;
-  CHECK(contains(refusal(g), "\"n_head\" = 7 does not divide \"n_embd\" = 768"));
+  CHECK(contains(config_refusal(g), "\"n_head\" = 7 does not divide \"n_embd\" = 768"));
   CHECK(contains(error_of([] { (void)parse_model_config("{\"model_type\":", "c.json"); }), "not valid JSON"));
   CHECK(contains(error_of([] { (void)parse_model_config("[1]", "c.json"); }), "not a JSON object"));
 }
@@ -300,50 +298,50 @@ TEST_CASE("model config: gemma-3-1b reads as five local layers (window 512, RoPE
 TEST_CASE("model config: the new families' fields are refused by name when wrong or unsupported") {
   nlohmann::json j = gemma3();
   j["layer_types"] = std::vector<std::string>(25, "sliding_attention");
-  CHECK(contains(refusal(j), "\"layer_types\" lists 25 layers but \"num_hidden_layers\" is 26"));
+  CHECK(contains(config_refusal(j), "\"layer_types\" lists 25 layers but \"num_hidden_layers\" is 26"));
   j["layer_types"] = std::vector<std::string>(26, "chunked_attention");
-  CHECK(contains(refusal(j), "\"layer_types\"[0] = \"chunked_attention\" is not supported"));
+  CHECK(contains(config_refusal(j), "\"layer_types\"[0] = \"chunked_attention\" is not supported"));
   j = gemma3();
   j["sliding_window_pattern"] = 0;
-  CHECK(contains(refusal(j), "\"sliding_window_pattern\" = 0 is outside"));
+  CHECK(contains(config_refusal(j), "\"sliding_window_pattern\" = 0 is outside"));
   j = smollm3();
   j["no_rope_layers"].erase(0);
-  CHECK(contains(refusal(j), "\"no_rope_layers\" lists 35 layers but \"num_hidden_layers\" is 36"));
+  CHECK(contains(config_refusal(j), "\"no_rope_layers\" lists 35 layers but \"num_hidden_layers\" is 36"));
   j = smollm3();
   j["no_rope_layers"][5] = 2;
-  CHECK(contains(refusal(j), "\"no_rope_layers\"[5] = 2 must be 1"));
+  CHECK(contains(config_refusal(j), "\"no_rope_layers\"[5] = 2 must be 1"));
   j = smollm3();
   j["no_rope_layers"] = "all";
-  CHECK(contains(refusal(j), "\"no_rope_layers\" must be a list"));
+  CHECK(contains(config_refusal(j), "\"no_rope_layers\" must be a list"));
   for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     CAPTURE(key);
     j = gemma2();
     j[key] = 0.0;
-    CHECK(contains(refusal(j), "\"" + std::string(key) + "\" = 0.0 must be above 0"));
+    CHECK(contains(config_refusal(j), "\"" + std::string(key) + "\" = 0.0 must be above 0"));
     j[key] = -5;
-    CHECK(contains(refusal(j), "must be above 0"));
+    CHECK(contains(config_refusal(j), "must be above 0"));
   }
   j = gemma2();
   j["hidden_activation"] = "gelu";
-  CHECK(contains(refusal(j), "\"hidden_activation\" = \"gelu\" is not supported for gemma2"));
+  CHECK(contains(config_refusal(j), "\"hidden_activation\" = \"gelu\" is not supported for gemma2"));
   j = gemma3();
   j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}, {"beta_fast", 32}};
-  CHECK(contains(refusal(j), "\"rope_scaling\" has \"beta_fast\", which the rope type \"linear\" does not take (it "
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" has \"beta_fast\", which the rope type \"linear\" does not take (it "
                              "takes: factor, rope_theta)"));
   j = gemma3();
   j["use_bidirectional_attention"] = true;
-  CHECK(contains(refusal(j), "\"use_bidirectional_attention\" = true is not supported"));
+  CHECK(contains(config_refusal(j), "\"use_bidirectional_attention\" = true is not supported"));
   j = gemma3();
   j["query_pre_attn_scalar"] = 0;
-  CHECK(contains(refusal(j), "\"query_pre_attn_scalar\""));
+  CHECK(contains(config_refusal(j), "\"query_pre_attn_scalar\""));
   j = gemma2();
   j["head_dim"] = 255;
-  CHECK(contains(refusal(j), "head width 255 is odd"));
+  CHECK(contains(config_refusal(j), "head width 255 is odd"));
   for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size"}) {
     CAPTURE(key);
     j = gemma2();
     j.erase(key);
-    CHECK(contains(refusal(j), "config.json has no \"" + std::string(key) + "\""));
+    CHECK(contains(config_refusal(j), "config.json has no \"" + std::string(key) + "\""));
   }
   // The multimodal Gemma 3 reads its text_config as gemma3_text (its weights: test_dense_families.cpp).
   j = {{"model_type", "gemma3"}, {"text_config", gemma3()}};
@@ -410,50 +408,50 @@ TEST_CASE("model config: Phi-3-mini reads as MHA 32/32 with its 2047-token windo
 TEST_CASE("model config: the Qwen3 and Phi-3 fields attnscope does not implement are refused by name") {
   nlohmann::json j = qwen3();
   j["rope_scaling"] = {{"rope_type", "yarn"}, {"original_max_position_embeddings", 32768}};
-  std::string e = refusal(j);
+  std::string e = config_refusal(j);
   CHECK(contains(e, "\"rope_scaling\" of rope type \"yarn\" has no \"factor\" (required: factor)"));
   j = qwen3();
   j["use_sliding_window"] = true;
-  CHECK(contains(refusal(j), "\"use_sliding_window\" = true is not supported for qwen3"));
+  CHECK(contains(config_refusal(j), "\"use_sliding_window\" = true is not supported for qwen3"));
   j = qwen3();
   j["layer_types"] = std::vector<std::string>(28, "full_attention");
   j["layer_types"][27] = "sliding_attention";
-  CHECK(contains(refusal(j), "\"layer_types\"[27] = \"sliding_attention\" is not supported for qwen3"));
+  CHECK(contains(config_refusal(j), "\"layer_types\"[27] = \"sliding_attention\" is not supported for qwen3"));
   j["layer_types"] = std::vector<std::string>(27, "full_attention");
-  CHECK(contains(refusal(j), "\"layer_types\" must be a list of 28 entries"));
+  CHECK(contains(config_refusal(j), "\"layer_types\" must be a list of 28 entries"));
   j = qwen3();
   j["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 0.5}, {"rope_theta", 1000000}};
-  CHECK(contains(refusal(j), "\"factor\" = 0.5 is outside the valid range"));
+  CHECK(contains(config_refusal(j), "\"factor\" = 0.5 is outside the valid range"));
   j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 5000}};
   j.erase("rope_theta");
   CHECK(parse_model_config(j.dump(), "c").rope_theta == 5000.0);  // transformers 5's place for rope_theta
 
   j = phi3();
   j["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};
-  CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors; it must list one per rotated pair, "
+  CHECK(contains(config_refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors; it must list one per rotated pair, "
                              "rotary width / 2 = 48"));
   j["rope_scaling"] = {{"type", "su"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 2.0}}};  // read as longrope
-  CHECK(contains(refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors"));
+  CHECK(contains(config_refusal(j), "\"rope_scaling\": \"short_factor\" lists 2 factors"));
   j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
-  CHECK(contains(refusal(j), "\"rope_scaling\" has rope type \"linear\", which phi3 does not take (Phi3Config: default or "
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" has rope type \"linear\", which phi3 does not take (Phi3Config: default or "
                              "longrope; su and yarn are read as longrope)"));
   j = phi3();
   j["partial_rotary_factor"] = 0.75;  // Phi-4-mini's: 72 of the 96 values rotated
   CHECK(parse_model_config(j.dump(), "c").rotated_dim() == 72);
   j["partial_rotary_factor"] = 0.01;
-  CHECK(contains(refusal(j), "\"partial_rotary_factor\" = 0.01 rotates 0 of the head's 96 values"));
+  CHECK(contains(config_refusal(j), "\"partial_rotary_factor\" = 0.01 rotates 0 of the head's 96 values"));
   nlohmann::json l = qwen();
   l["partial_rotary_factor"] = 0.5;
-  CHECK(contains(refusal(l), "\"partial_rotary_factor\" = 0.5 is not supported for qwen2 (its attention rotates the whole head"));
+  CHECK(contains(config_refusal(l), "\"partial_rotary_factor\" = 0.5 is not supported for qwen2 (its attention rotates the whole head"));
   j = phi3();
   j["hidden_act"] = "gelu";
-  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported for phi3"));
+  CHECK(contains(config_refusal(j), "\"hidden_act\" = \"gelu\" is not supported for phi3"));
   j = phi3();
   j["num_key_value_heads"] = 5;
-  CHECK(contains(refusal(j), "key/value heads (5) must divide the attention heads (32)"));
+  CHECK(contains(config_refusal(j), "key/value heads (5) must divide the attention heads (32)"));
   j = phi3();
   j.erase("intermediate_size");
-  CHECK(contains(refusal(j), "config.json has no \"intermediate_size\" (needed to build the phi3 network)"));
+  CHECK(contains(config_refusal(j), "config.json has no \"intermediate_size\" (needed to build the phi3 network)"));
 }
 
 TEST_CASE("model config: head counts from any decoder's config.json, for attentions computed elsewhere") {

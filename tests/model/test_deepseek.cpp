@@ -26,6 +26,9 @@ using attnscope::test::model_fixture;
 using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
+using attnscope::test::config_refusal;
+using attnscope::test::open_error;
+using attnscope::test::edit_config;
 namespace {
 
 const char* const v2_fixture = "deepseek_v2_mla_moe_bf16";
@@ -61,20 +64,6 @@ nlohmann::json v3() {
           {"scoring_func", "sigmoid"}, {"num_nextn_predict_layers", 1},
           {"rope_scaling", {{"type", "yarn"}, {"factor", 40}, {"original_max_position_embeddings", 4096},
                             {"beta_fast", 32}, {"beta_slow", 1}, {"mscale", 1.0}, {"mscale_all_dim", 1.0}}}};
-}
-
-std::string refusal(const nlohmann::json& j) {
-  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
-}
-
-std::string open_error(const fs::path& dir) {
-  return error_of([&] { (void)model::open(dir); });
-}
-
-void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
-  edit(j);
-  write_file_atomic(dir / "config.json", j.dump(2));
 }
 
 // Largest |a − b| ≤ tol · max(1, max |b|) when relative, else ≤ tol.
@@ -144,7 +133,7 @@ TEST_CASE("deepseek config: DeepSeek-V3 reads as MLA with q_lora_rank, sigmoid n
   CHECK(full.parameter_count() < 672'000'000'000);
   nlohmann::json published = v3();
   published["num_attention_heads"] = published["num_key_value_heads"] = 128;
-  CHECK(contains(refusal(published), "\"num_attention_heads\" = 128 is outside what attnscope supports (1 to 64)"));
+  CHECK(contains(config_refusal(published), "\"num_attention_heads\" = 128 is outside what attnscope supports (1 to 64)"));
   // transformers 5's rope_parameters holds the same YaRN
   nlohmann::json j = v2_lite();
   j["rope_parameters"] = j["rope_scaling"];
@@ -157,7 +146,7 @@ TEST_CASE("deepseek config: DeepSeek-V3 reads as MLA with q_lora_rank, sigmoid n
 TEST_CASE("deepseek config: malformed sizes and the fields attnscope does not implement are refused by name") {
   auto with = [](nlohmann::json j, const char* key, nlohmann::json value) {
     j[key] = std::move(value);
-    return refusal(j);
+    return config_refusal(j);
   };
   CHECK(contains(with(v2_lite(), "n_routed_experts", 0), "\"n_routed_experts\" = 0: a mixture-of-experts layer needs at least one expert"));
   CHECK(contains(with(v2_lite(), "num_experts_per_tok", 65), "\"num_experts_per_tok\" = 65 is more than the 64 routed experts"));
@@ -183,20 +172,20 @@ TEST_CASE("deepseek config: malformed sizes and the fields attnscope does not im
                  "\"rope_scaling\" type \"linear\" is not supported for deepseek_v2 (supported: null, or \"yarn\""));
   nlohmann::json j = v2_lite();
   j["rope_scaling"]["extrapolation_factor"] = 1;
-  CHECK(contains(refusal(j), "\"rope_scaling\" has \"extrapolation_factor\", which attnscope does not implement for YaRN"));
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" has \"extrapolation_factor\", which attnscope does not implement for YaRN"));
   j = v2_lite();
   j["rope_scaling"].erase("factor");
-  CHECK(contains(refusal(j), "\"rope_scaling\" of type yarn has no \"factor\""));
+  CHECK(contains(config_refusal(j), "\"rope_scaling\" of type yarn has no \"factor\""));
   for (const char* key : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "q_lora_rank",
                           "num_experts_per_tok", "moe_intermediate_size"}) {
     j = v2_lite();
     j.erase(key);
     CAPTURE(key);
-    CHECK(contains(refusal(j), "config.json has no \"" + std::string(key) + "\""));
+    CHECK(contains(config_refusal(j), "config.json has no \"" + std::string(key) + "\""));
   }
   j = v3();
   j.erase("n_group");
-  CHECK(contains(refusal(j), "config.json has no \"n_group\""));
+  CHECK(contains(config_refusal(j), "config.json has no \"n_group\""));
   // n_routed_experts null: every layer dense, as Hugging Face's DeepseekV2 reads it
   j = v2_lite();
   j["n_routed_experts"] = nullptr;

@@ -23,6 +23,7 @@ using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::model_fixture;
 
+using attnscope::test::open_error;
 namespace {
 
 const std::vector<std::string> dense_fixtures{"pythia160m_parallel_f16", "olmo2_postnorm_f32", "gemma3_4b_container_bf16",
@@ -64,10 +65,6 @@ nlohmann::json config_of(const std::filesystem::path& dir) {
 }
 
 void write_config(const std::filesystem::path& dir, const nlohmann::json& j) { write_file_atomic(dir / "config.json", j.dump(2)); }
-
-std::string open_error(const std::filesystem::path& dir) {
-  return error_of([&] { (void)model::open(dir); });
-}
 
 }  // namespace
 

@@ -36,6 +36,9 @@ using attnscope::test::ReferenceTensor;
 using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
+using attnscope::test::config_refusal;
+using attnscope::test::open_error;
+using attnscope::test::edit_config;
 namespace {
 
 const char* const mxfp4_fixture = "gpt_oss_mxfp4_bf16";
@@ -43,20 +46,6 @@ const char* const dequantized_fixture = "gpt_oss_dequantized_bf16";
 
 nlohmann::json gpt_oss_20b() {
   return nlohmann::json::parse(read_file(fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/openai/gpt-oss-20b.json", 1 << 20));
-}
-
-std::string refusal(const nlohmann::json& j) {
-  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
-}
-
-std::string open_error(const fs::path& dir) {
-  return error_of([&] { (void)model::open(dir); });
-}
-
-void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
-  edit(j);
-  write_file_atomic(dir / "config.json", j.dump(2));
 }
 
 // The shard of a fixture copy that holds `tensor`.
@@ -123,7 +112,7 @@ TEST_CASE("gpt-oss config: what the modeling file does not do is refused by name
   auto with = [](const char* key, nlohmann::json value) {
     nlohmann::json j = gpt_oss_20b();
     j[key] = std::move(value);
-    return refusal(j);
+    return config_refusal(j);
   };
   CHECK(contains(with("num_experts_per_tok", 33), "\"num_experts_per_tok\" = 33 is more than the 32 experts (\"num_local_experts\")"));
   CHECK(contains(with("quantization_config", {{"quant_method", "fp8"}}),
@@ -133,7 +122,7 @@ TEST_CASE("gpt-oss config: what the modeling file does not do is refused by name
   CHECK(contains(with("rope_scaling", {{"rope_type", "su"}, {"factor", 2}}), "has rope type \"su\", which attnscope does not implement"));
   nlohmann::json j = gpt_oss_20b();
   j.erase("num_local_experts");
-  CHECK(contains(refusal(j), "config.json has no \"num_local_experts\""));
+  CHECK(contains(config_refusal(j), "config.json has no \"num_local_experts\""));
 }
 
 TEST_CASE("mxfp4: widening is exact: every byte, every exponent, as fp4 · 2^(scale − 127)") {

@@ -22,17 +22,9 @@ using attnscope::test::model_fixture;
 using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
+using attnscope::test::open_error;
+using attnscope::test::edit_config;
 namespace {
-
-std::string open_error(const fs::path& dir) {
-  return error_of([&] { (void)model::open(dir); });
-}
-
-void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
-  edit(j);
-  write_file_atomic(dir / "config.json", j.dump(2));
-}
 
 // Overwrites the first value of tensor `name` (F32) with `value`.
 void poke_f32(const fs::path& file, const std::string& name, float value) {

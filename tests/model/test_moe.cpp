@@ -30,6 +30,9 @@ using attnscope::test::model_fixture;
 using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
+using attnscope::test::config_refusal;
+using attnscope::test::open_error;
+using attnscope::test::edit_config;
 namespace {
 
 const char* const qwen3_moe_fixture = "qwen3_moe_30b_a3b_bf16";
@@ -47,20 +50,6 @@ nlohmann::json real_config(const std::string& id) {
 
 nlohmann::json fixture_config(const std::string& name) {
   return nlohmann::json::parse(read_file(model_fixture(name) / "config.json", 1 << 20));
-}
-
-std::string refusal(const nlohmann::json& j) {
-  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
-}
-
-std::string open_error(const fs::path& dir) {
-  return error_of([&] { (void)model::open(dir); });
-}
-
-void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
-  edit(j);
-  write_file_atomic(dir / "config.json", j.dump(2));
 }
 
 // Largest |a − b| ≤ tol · max(1, max |b|) when relative, else ≤ tol; returns the largest difference.
@@ -359,42 +348,42 @@ TEST_CASE("moe open: missing or misshapen expert tensors and q/k norms are named
 TEST_CASE("moe config: settings attnscope does not implement, and malformed ones, are refused by name") {
   nlohmann::json j = real_config("Qwen/Qwen3-30B-A3B");
   j["num_experts_per_tok"] = 200;
-  std::string e = refusal(j);
+  std::string e = config_refusal(j);
   CHECK(contains(e, "cfg/config.json"));
   CHECK(contains(e, "\"num_experts_per_tok\" = 200 is more than the 128 experts (\"num_experts\"); valid: 1 to 128"));
 
   j = real_config("Qwen/Qwen3-30B-A3B");
   j["mlp_only_layers"] = {0, 48};
-  CHECK(contains(refusal(j), "\"mlp_only_layers\"[1] = 48 is not a layer (valid: 0 to 47)"));
+  CHECK(contains(config_refusal(j), "\"mlp_only_layers\"[1] = 48 is not a layer (valid: 0 to 47)"));
   j["mlp_only_layers"] = "all";
-  CHECK(contains(refusal(j), "\"mlp_only_layers\" must be a list of layer numbers"));
+  CHECK(contains(config_refusal(j), "\"mlp_only_layers\" must be a list of layer numbers"));
 
   j = real_config("Qwen/Qwen3-30B-A3B");
   j["decoder_sparse_step"] = 0;
-  CHECK(contains(refusal(j), "\"decoder_sparse_step\" = 0 is outside what attnscope supports (1 to"));
+  CHECK(contains(config_refusal(j), "\"decoder_sparse_step\" = 0 is outside what attnscope supports (1 to"));
 
   j = real_config("Qwen/Qwen3-30B-A3B");
   j["use_sliding_window"] = true;
-  CHECK(contains(refusal(j), "\"use_sliding_window\" = true is not supported for qwen3_moe"));
+  CHECK(contains(config_refusal(j), "\"use_sliding_window\" = true is not supported for qwen3_moe"));
 
   j = real_config("Qwen/Qwen3-30B-A3B");
   j.erase("num_experts");
-  CHECK(contains(refusal(j), "config.json has no \"num_experts\""));
+  CHECK(contains(config_refusal(j), "config.json has no \"num_experts\""));
 
   j = real_config("allenai/OLMoE-1B-7B-0924");
   j["clip_qkv"] = 8.0;
-  CHECK(contains(refusal(j), "\"clip_qkv\" = 8.0 is not supported for olmoe (supported: null"));
+  CHECK(contains(config_refusal(j), "\"clip_qkv\" = 8.0 is not supported for olmoe (supported: null"));
 
   j = real_config("ibm-granite/granite-3.1-1b-a400m-instruct");
   j["logits_scaling"] = 0;
-  CHECK(contains(refusal(j), "\"logits_scaling\" = 0 is outside the valid range"));
+  CHECK(contains(config_refusal(j), "\"logits_scaling\" = 0 is outside the valid range"));
   j = real_config("ibm-granite/granite-3.1-1b-a400m-instruct");
   j["attention_multiplier"] = "1/64";
-  CHECK(contains(refusal(j), "\"attention_multiplier\" must be a number"));
+  CHECK(contains(config_refusal(j), "\"attention_multiplier\" must be a number"));
 
   nlohmann::json granite = fixture_config(granite_fixture);
   granite["mlp_bias"] = true;
-  CHECK(contains(refusal(granite), "\"mlp_bias\" = true is not supported"));
+  CHECK(contains(config_refusal(granite), "\"mlp_bias\" = true is not supported"));
 }
 
 TEST_CASE("moe convert: OLMoE's whole-projection k_norm refuses pooling K/V heads; Qwen3-MoE pools") {

@@ -33,6 +33,8 @@ using attnscope::test::ReferenceTensor;
 using attnscope::test::rewrite_header;
 namespace fs = std::filesystem;
 
+using attnscope::test::config_refusal;
+using attnscope::test::edit_config;
 namespace {
 
 const char* const fixtures[] = {"qwen3_next_f32", "qwen3_next_bf16_sharded"};
@@ -40,16 +42,6 @@ const char* const fixtures[] = {"qwen3_next_f32", "qwen3_next_bf16_sharded"};
 nlohmann::json qwen3_next_80b() {
   return nlohmann::json::parse(read_file(
       fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/Qwen/Qwen3-Next-80B-A3B-Instruct.json", 1 << 20));
-}
-
-std::string refusal(const nlohmann::json& j) {
-  return error_of([&] { (void)parse_model_config(j.dump(), "cfg/config.json"); });
-}
-
-void edit_config(const fs::path& dir, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
-  edit(j);
-  write_file_atomic(dir / "config.json", j.dump(2));
 }
 
 // Matrix `index` [rows, cols] of a reference tensor [n, rows, cols].
@@ -104,12 +96,12 @@ TEST_CASE("qwen3_next: layer_types, its legacy names and every refusal name the 
   CHECK(!c.is_linear_layer(2));  // "attention" is read as "full_attention" (remap_legacy_layer_types)
   CHECK(c.is_linear_layer(3));   // "mamba" as "linear_attention"
   j["layer_types"] = {"linear_attention", "full_attention", "linear_attention"};
-  std::string e = refusal(j);
+  std::string e = config_refusal(j);
   CHECK(contains(e, "cfg/config.json"));
   CHECK(contains(e, "\"layer_types\" must be a list of 4 entries"));
   CHECK(contains(e, "got 3 entries"));
   j["layer_types"] = {"linear_attention", "full_attention", "sliding_attention", "full_attention"};
-  e = refusal(j);
+  e = config_refusal(j);
   CHECK(contains(e, "\"layer_types\"[2] = \"sliding_attention\""));
   CHECK(contains(e, "supported: \"linear_attention\", \"full_attention\""));
   j.erase("layer_types");
@@ -119,14 +111,14 @@ TEST_CASE("qwen3_next: layer_types, its legacy names and every refusal name the 
   CHECK(!c.is_linear_layer(1));
   j["linear_num_value_heads"] = 24;
   j["linear_num_key_heads"] = 16;
-  e = refusal(j);
+  e = config_refusal(j);
   CHECK(contains(e, "\"linear_num_key_heads\" = 16 does not divide \"linear_num_value_heads\" = 24"));
   j = qwen3_next_80b();
   j["attention_bias"] = true;
-  CHECK(contains(refusal(j), "\"attention_bias\" = true is not supported for qwen3_next"));
+  CHECK(contains(config_refusal(j), "\"attention_bias\" = true is not supported for qwen3_next"));
   j = qwen3_next_80b();
   j["hidden_act"] = "gelu";
-  CHECK(contains(refusal(j), "\"hidden_act\" = \"gelu\" is not supported for qwen3_next"));
+  CHECK(contains(config_refusal(j), "\"hidden_act\" = \"gelu\" is not supported for qwen3_next"));
 }
 
 TEST_CASE("qwen3_next fixtures: every layer's maps and the logits equal transformers', F32 and BF16 sharded") {
