@@ -84,3 +84,16 @@ def sgemm_gflops(n=2048, reps=7):
 def share(gflop, seconds, rate):
     """`gflop` done in `seconds` as a share of the sgemm rate (GFLOP/s), e.g. '61% of sgemm'."""
     return f"{100.0 * gflop / seconds / rate:.0f}% of sgemm"
+
+
+def median_and_best_ms(fn, reps):
+    """Runs `fn` twice to warm up, then `reps` times: the median and the best time in milliseconds."""
+    fn()
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    times.sort()
+    return times[len(times) // 2], times[0]

@@ -157,17 +157,6 @@ def chunked(kind, x):
     return out
 
 
-def median_and_best_ms(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return times[len(times) // 2], times[0]
-
-
 def gap(a, b):
     return float((a - b).abs().max() / b.abs().max())
 
@@ -201,7 +190,7 @@ def main():
                     out = fn(kind, x)
                     d = max(gap(out, x["recurrent_out"]), gap(x[form + "_out"], x["recurrent_out"]))
                     worst = max(worst, d)
-                    torch_ms, torch_best = median_and_best_ms(lambda: fn(kind, x), 1 if form == "recurrent" and
+                    torch_ms, torch_best = anchor.median_and_best_ms(lambda: fn(kind, x), 1 if form == "recurrent" and
                                                               T >= 4096 else reps)
                 gflop = ours[form + "_gflop"]
                 best, ms = ours[form + "_best_ms"], ours[form + "_median_ms"]

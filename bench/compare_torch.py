@@ -111,7 +111,7 @@ def main_mla(bench, rate):
             absorbed = form == "absorbed"
             with torch.no_grad():
                 probs, out = torch_mla(W, H, r_q, d_rope, absorbed)
-                torch_ms, torch_best = median_and_best_ms(lambda: torch_mla(W, H, r_q, d_rope, absorbed), reps)
+                torch_ms, torch_best = anchor.median_and_best_ms(lambda: torch_mla(W, H, r_q, d_rope, absorbed), reps)
             d_probs = float((probs - W["probs"]).abs().max())
             d_out = float((out - W["output_absorbed" if absorbed else "output"]).abs().max())
             worst = max(worst, d_probs, d_out)
@@ -127,18 +127,6 @@ def main_mla(bench, rate):
         print("FAIL: attnscope and PyTorch disagree")
         return 1
     return 0
-
-
-def median_and_best_ms(fn, reps):
-    fn()
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return times[len(times) // 2], times[0]
 
 
 def main():
@@ -179,7 +167,7 @@ def main():
         with torch.no_grad():
             probs, out = torch_attention(tx, twq, twk, twv, two, H, G)
             reps = 10 if T >= 1024 else 30
-            torch_ms, torch_best = median_and_best_ms(lambda: torch_attention(tx, twq, twk, twv, two, H, G), reps)
+            torch_ms, torch_best = anchor.median_and_best_ms(lambda: torch_attention(tx, twq, twk, twv, two, H, G), reps)
         d_probs = float(np.abs(probs.numpy() - ours_probs).max())
         d_out = float(np.abs(out.numpy() - ours_out).max())
         worst = max(worst, d_probs, d_out)
