@@ -65,6 +65,25 @@ TEST_CASE("compare A/B: the drift of each head is the mean over query rows of JS
   for (double d : compare_analyses(a, a).drift) CHECK(d == doctest::Approx(0.0).epsilon(1e-12));
 }
 
+TEST_CASE("compare A/B: a side without a softmax drifts by its weight distribution |M| per row, as a signed map") {
+  Scene s = base_scene();
+  s.model.causal = true;
+  const Analysis a = analyse(s);
+  s.model.kind = AttentionKind::gated_deltanet;
+  const Analysis b = analyse(s);
+  const AbComparison c = compare_analyses(a, b);
+  REQUIRE(c.drift.size() == 4);
+  const Tensor3 pa = a.attention->result.probs, mb = weight_distribution(b.attention->result.probs);
+  for (int h = 0; h < 4; ++h) {
+    CAPTURE(h);
+    const int t = int(pa[size_t(h)].rows());
+    double sum = 0;
+    for (int i = 0; i < t; ++i) sum += js_row(pa[size_t(h)].row(i).data(), mb[size_t(h)].row(i).data(), t);
+    CHECK(std::isfinite(c.drift[size_t(h)]));
+    CHECK(c.drift[size_t(h)] == doctest::Approx(sum / t).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("compare A/B: the difference is B − A cell by cell, masked only where both are masked") {
   Scene causal = base_scene();
   causal.model.causal = true;

@@ -68,11 +68,12 @@ AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorS
   c.same_tokens = a.attention->labels == b.attention->labels;
   const Tensor3& pa = a.attention->result.probs;
   const Tensor3& pb = b.attention->result.probs;
-  // A differential side's map is signed: its drift is that of its weight distribution |A| per row (head_stats.h).
+  // A signed side (differential attention's A, a head without a softmax's matrix M): its drift is that of its
+  // weight distribution |A| per row (head_stats.h).
   auto distribution = [](const AttentionAnalysis& att) {
-    return att.result.probs_1.empty() ? att.result.probs : weight_distribution(att.result.probs);
+    return signed_maps(att) ? weight_distribution(att.result.probs) : att.result.probs;
   };
-  c.drift = a.attention->result.probs_1.empty() && b.attention->result.probs_1.empty()
+  c.drift = !signed_maps(*a.attention) && !signed_maps(*b.attention)
                 ? head_drift(pb, pa)
                 : head_drift(distribution(*b.attention), distribution(*a.attention));
   float m = 0;
