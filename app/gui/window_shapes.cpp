@@ -140,12 +140,31 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
     if (s.o_bias) formula += formula.empty() ? "C" : " + C";
     row(tr("biases"), trace.params.biases, formula);
   }
+  if (trace.params.other > 0) {
+    // Heads without a softmax: their gates' weights (linear_layer.h); differential attention: its λ vectors and norm.
+    const std::string& k = s.linear;
+    const std::string formula = k == "deltanet"         ? "H·C = " + h + "·" + c + "  (w_β)"
+                                : k == "gated-deltanet" ? "2·H·C + H = 2·" + h + "·" + c + " + " + h + "  (w_β, w_a, b_a)"
+                                : k == "mamba2"         ? "H·C + 2·H = " + h + "·" + c + " + 2·" + h + "  (w_Δ, b_Δ, D)"
+                                                        : "";
+    row(k.empty() ? tr("λ vectors and the norm") : tr("gates"), trace.params.other, formula);
+  }
   row(tr("total"), trace.params.total(), "");
   ImGui::EndTable();
 }
 
 void DrawKvCache(const Trace& trace, int layers) {
   const TraceShape& s = trace.shape;
+  if (!s.linear.empty()) {  // heads without a softmax keep a state, not a cache
+    SectionHeader(tr("State per layer (fixed size)"));
+    ImGui::TextUnformatted(trf("H·d_k·d_v = %d·%d·%d = %lld numbers, whatever the length", int(s.heads), int(s.head_dim),
+                               int(s.head_dim), static_cast<long long>(s.heads * s.head_dim * s.head_dim)).c_str());
+    ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.state_bytes_fp32).c_str(), Bytes(trace.state_bytes_fp16).c_str());
+    const int64_t mha = kv_cache_bytes_per_token(int(s.heads), int(s.head_dim), 4);
+    WrappedText(trf("MHA with the same H would cache %s per token (fp32): %s for these %d tokens.", Bytes(mha).c_str(),
+                    Bytes(mha * s.tokens).c_str(), int(s.tokens)));
+    return;
+  }
   SectionHeader(tr("KV cache per token, per layer"));
   if (s.kv_latent > 0) {  // MLA caches the latent and the rotary key, shared by every head
     WrappedText(trf("r + d_R = %d + %d = %lld numbers: one latent and one rotary key, shared by the %d heads",

@@ -85,6 +85,10 @@ TEST_SUITE("gui_linear") {
           INFO(joined(steps));
           CHECK(shows(steps, zh ? "状态（固定大小）" : "state (fixed size)"));
           CHECK(shows(steps, zh ? "矩阵 M（有正有负）" : "matrix M (signed)"));
+          // The state instead of the KV cache: 8·8·8 numbers per layer, against MHA's 512 B a token.
+          CHECK(shows(steps, zh ? "每层状态（固定大小）" : "State per layer (fixed size)"));
+          CHECK(shows(steps, zh ? "H·d_k·d_v = 8·8·8 = 512 个数，与长度无关" : "H·d_k·d_v = 8·8·8 = 512 numbers, whatever the length"));
+          CHECK_FALSE(shows(steps, zh ? "每个词元、每层的 KV 缓存" : "KV cache per token, per layer"));
           // Every text of both views lies inside the window.
           for (const auto& [w, title] : {std::pair{&heads, "###heads"}, std::pair{&shapes, "###shapes"}}) {
             const double width = w->layout.at("width"), height = w->layout.at("height");
