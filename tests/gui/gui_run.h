@@ -142,8 +142,14 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
   REQUIRE_MESSAGE(std::system("command -v xdotool >/dev/null 2>&1") == 0,
                   "the real-pointer test moves the mouse through the X server with xdotool (apt-get install xdotool)");
   const std::string q = shell_quote(dir.string());
+  // `await PATTERN` (for a run with --layout-live): waits, up to 60 s, until the live record matches the
+  // extended regular expression, so a click lands on what the previous one opened however slow a frame
+  // is (a sanitised build on a loaded machine); a wait that times out says so and the test's checks fail.
+  const std::string await =
+      "await() { n=0; until grep -Eq \"$1\" " + q + "/layout.json 2>/dev/null; do n=$((n+1)); "
+      "if [ $n -ge 300 ]; then echo \"timed out waiting for the window to show $1\" >&2; return 1; fi; sleep 0.2; done; }\n";
   const std::string script =
-      before + "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
+      await + before + "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
       "/layout.json >" + q + "/out.txt 2>&1 &\n"
       "pid=$!\n"
       "(sleep 300; kill $pid) >/dev/null 2>&1 &\n"  // a window that hangs fails the test, not the suite

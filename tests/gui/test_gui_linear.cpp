@@ -46,10 +46,13 @@ TEST_SUITE("gui_linear") {
       REQUIRE(open.layout.at("widgets").contains(id));
       const auto dir = test_tmp() / ("linear_click_" + kind);
       std::filesystem::create_directories(dir);
-      const nlohmann::json shown = drive_window(dir, base,
-                                                "xdotool mousemove --window $wid " + at(combo) + "\nsleep 0.3\nxdotool click 1\n"
-                                                "sleep 1\nxdotool mousemove --window $wid " + at(open.layout["widgets"][id]) +
-                                                "\nsleep 0.3\nxdotool click 1\nsleep 2\n");
+      // Each click waits for the live record to show what the one before it opened.
+      const nlohmann::json shown =
+          drive_window(dir, base + " --layout-live",
+                       "xdotool mousemove --window $wid " + at(combo) + "\nsleep 0.3\nxdotool click 1\n"
+                       "await '\"" + id + "\": '\n"
+                       "xdotool mousemove --window $wid " + at(open.layout["widgets"][id]) + "\nsleep 0.3\nxdotool click 1\n"
+                       "await '\"colormap\": \"diverging\"'\nawait '\"settled\": true'\n");
       CHECK(shown.at("error") == "");
       CHECK(shown.at("colormap") == "diverging");
       // The heads' colour range is symmetric about 0 (white = 0).
