@@ -446,6 +446,21 @@ Rows gpt_oss_reference(const ModelConfig& c, const LayerWeights& lw, const Rows&
   return out;
 }
 
+// x += scale·y, row by row: a residual add.
+void add_residual(Rows& x, const Rows& y, double scale = 1.0) {
+  for (size_t t = 0; t < x.size(); ++t)
+    for (size_t i = 0; i < x[t].size(); ++i) x[t][i] += y[t][i] * scale;
+}
+
+// What follows a Gated DeltaNet or MLA mixer: its output's residual add, then norm2 and the dense SwiGLU
+// or MoE MLP with its residual add.
+void add_mixer_and_swiglu_mlp(const ModelConfig& c, const LayerWeights& lw, int l, const Rows& mixer, Rows& x) {
+  add_residual(x, mixer);
+  const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
+  add_residual(x, c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
+                                        : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down}));
+}
+
 }  // namespace
 
 // ---- the pass ----------------------------------------------------------------------------------------
@@ -478,13 +493,7 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       const Rows out = deltanet_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps),
                                           r.linear_maps[size_t(l)].data(), options.detail_layer == l ? &detail : nullptr);
       if (options.detail_layer == l) r.detail = std::move(detail);
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += out[size_t(t)][size_t(i)];
-      const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
-      const Rows mlp = c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
-                                              : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down});
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+      add_mixer_and_swiglu_mlp(c, lw, l, out, x);
       continue;
     }
     if (c.is_mla()) {  // DeepSeek: MLA, then the dense or MoE MLP
@@ -492,13 +501,7 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       const Rows attn = mla_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps), l, r,
                                       options.detail_layer == l ? &detail : nullptr);
       if (options.detail_layer == l) r.detail = std::move(detail);
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)];
-      const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
-      const Rows mlp = c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
-                                              : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down});
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)];
+      add_mixer_and_swiglu_mlp(c, lw, l, attn, x);
       continue;
     }
     const KvWeights& kv = model.kv(l);
@@ -589,13 +592,11 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
       r.detail = std::move(detail);
     }
     const Rows x_in = x;  // GPT-NeoX's parallel residual: the MLP reads the layer's input
-    for (int t = 0; t < T; ++t)
-      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += attn[size_t(t)][size_t(i)] * c.residual_scale;
+    add_residual(x, attn, c.residual_scale);
     const Rows h2 = norm(c.parallel_residual ? x_in : x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
     if (c.oss.active() || c.moe.is_moe_layer(l)) {  // gpt-oss's experts; Qwen3-MoE, OLMoE, GraniteMoE
       const Rows mlp = c.oss.active() ? gpt_oss_reference(c, lw, h2) : moe_reference(c, lw, h2);
-      for (int t = 0; t < T; ++t)
-        for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)] * c.residual_scale;
+      add_residual(x, mlp, c.residual_scale);
       continue;
     }
     Rows hidden = linear(h2, lw.w_up, lw.b_up);
@@ -610,8 +611,7 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
     }
     Rows mlp = linear(hidden, lw.w_down, lw.b_down);
     if (c.sandwich_norms) mlp = norm(mlp, lw.post_mlp_norm, Vec(), NormKind::rmsnorm, c.norm_eps);
-    for (int t = 0; t < T; ++t)
-      for (int i = 0; i < C; ++i) x[size_t(t)][size_t(i)] += mlp[size_t(t)][size_t(i)] * c.residual_scale;
+    add_residual(x, mlp, c.residual_scale);
   }
   check_cancel(options.cancel);
   Rows logits = linear(norm(x, w.final_norm_weight, w.final_norm_bias, c.norm, c.norm_eps), w.output_embedding(), Vec());
