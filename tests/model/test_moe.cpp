@@ -399,16 +399,25 @@ TEST_CASE("moe convert: OLMoE's whole-projection k_norm refuses pooling K/V head
       CHECK(std::abs(r.attention(l, h).row(r.tokens - 1).sum() - 1.0f) < 1e-5);
 }
 
+namespace {
+
+// The Shapes view's steps for layer 0 of a fixture, on its own token ids.
+std::vector<TraceStep> layer0_trace(const std::string& name) {
+  const auto m = model::open(model_fixture(name));
+  ForwardOptions options;
+  options.detail_layer = 0;
+  const auto ids = test::fixture_ids(name);
+  const ForwardResult r = forward(*m, ids, options);
+  const Analysis a = layer_analysis(*m, r, std::vector<std::string>(ids.size(), "t"));
+  return a.attention->trace.steps;
+}
+
+}  // namespace
+
 TEST_CASE("moe trace: the Shapes view normalises OLMoE's whole projections before the split, Qwen3-MoE's heads after") {
   auto keys_of = [](const std::string& name) {
-    const auto m = model::open(model_fixture(name));
-    ForwardOptions options;
-    options.detail_layer = 0;
-    const auto ids = test::fixture_ids(name);
-    const ForwardResult r = forward(*m, ids, options);
-    const Analysis a = layer_analysis(*m, r, std::vector<std::string>(ids.size(), "t"));
     std::vector<std::string> keys;
-    for (const TraceStep& s : a.attention->trace.steps) keys.push_back(s.key + " " + s.text());
+    for (const TraceStep& s : layer0_trace(name)) keys.push_back(s.key + " " + s.text());
     return keys;
   };
   auto index = [](const std::vector<std::string>& keys, const std::string& key) {
@@ -429,13 +438,7 @@ TEST_CASE("moe trace: the Shapes view normalises OLMoE's whole projections befor
 
 TEST_CASE("moe trace: the scores step shows Granite's attention_multiplier, not 1/√d_k; Qwen3-MoE keeps 1/√d_k") {
   auto scores_of = [](const std::string& name) {
-    const auto m = model::open(model_fixture(name));
-    ForwardOptions options;
-    options.detail_layer = 0;
-    const auto ids = test::fixture_ids(name);
-    const ForwardResult r = forward(*m, ids, options);
-    const Analysis a = layer_analysis(*m, r, std::vector<std::string>(ids.size(), "t"));
-    for (const TraceStep& s : a.attention->trace.steps)
+    for (const TraceStep& s : layer0_trace(name))
       if (s.key == "scores") return s.formula;
     return std::string("no scores step");
   };
