@@ -96,6 +96,21 @@ std::string SettingsLine(const ModelSettings& m) {
   return line;
 }
 
+// The wavelength of each dimension pair on a log axis, under its title: `share` of the column's height
+// left after two lines for the next plot's title, and at least `min_lines` lines.
+void DrawWavelengths(const std::vector<Series>& waves, size_t pairs, float width, float share, float min_lines) {
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  WrappedText(tr("Wavelength of each dimension pair: tokens for one full turn"));
+  const float waves_h = std::max((ImGui::GetContentRegionAvail().y - line * 2) * share, line * min_lines);
+  ImGui::BeginChild("##waves", ImVec2(width, waves_h), false, ImGuiWindowFlags_NoScrollbar);
+  LinePlotOptions o;
+  o.log_y = true;
+  o.points = pairs <= 64;
+  o.hover_format = "%s: pair %.0f → %.1f";
+  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), waves_h, o);
+  ImGui::EndChild();
+}
+
 // Two plots one above the other in the rest of the column, each under its title (wrapped to the column).
 void DrawRopePlots(const PositionsProfile& p, int tokens, float width) {
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -110,16 +125,8 @@ void DrawRopePlots(const PositionsProfile& p, int tokens, float width) {
   }
   waves.push_back({trf("this sentence: %d tokens", tokens), ImGui::GetColorU32(ImGuiCol_TextDisabled),
                    {0.0f, float(std::max<size_t>(pairs, 2) - 1)}, {float(tokens), float(tokens)}});
-  WrappedText(tr("Wavelength of each dimension pair: tokens for one full turn"));
   // Half of what is left, keeping about two lines for the second title.
-  const float waves_h = std::max((ImGui::GetContentRegionAvail().y - line * 2) * 0.5f, line * 7);
-  ImGui::BeginChild("##waves", ImVec2(width, waves_h), false, ImGuiWindowFlags_NoScrollbar);
-  LinePlotOptions o;
-  o.log_y = true;
-  o.points = pairs <= 64;
-  o.hover_format = "%s: pair %.0f → %.1f";
-  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), waves_h, o);
-  ImGui::EndChild();
+  DrawWavelengths(waves, pairs, width, 0.5f, 7);
 
   // 2. The score of q = k = all-ones against the distance.
   std::vector<Series> decay;
@@ -273,17 +280,9 @@ void DrawScaledRope(const LayerPositions& lp, float width) {
     waves.push_back(LevelLine(trf("trained: %d tokens", lp.original_context), pairs, lp.original_context, SeriesColor(3)));
   }
   waves.push_back(LevelLine(trf("this sentence: %d tokens", lp.tokens), pairs, lp.tokens, quiet));
-  WrappedText(tr("Wavelength of each dimension pair: tokens for one full turn"));
   // More than half of what is left (its legend has up to five entries), keeping two lines for the
   // second title.
-  const float waves_h = std::max((ImGui::GetContentRegionAvail().y - line * 2) * 0.56f, line * 8);
-  ImGui::BeginChild("##waves", ImVec2(width, waves_h), false, ImGuiWindowFlags_NoScrollbar);
-  LinePlotOptions o;
-  o.log_y = true;
-  o.points = pairs <= 64;
-  o.hover_format = "%s: pair %.0f → %.1f";
-  DrawLinePlot("waves", waves, tr("dimension pair k"), tr("tokens (log)"), waves_h, o);
-  ImGui::EndChild();
+  DrawWavelengths(waves, pairs, width, 0.56f, 8);
 
   std::vector<Series> stretch;
   const std::string f = "×" + FactorText(lp.factor);
