@@ -211,6 +211,13 @@ void DrawTopHeadsTable(AppState& state) {
     HintText(tr("Induction needs an input whose second half repeats the first (the lesson's steps give one)."));
 }
 
+// A step about the synthetic model while a checkpoint the user opened is what the views draw: the notice
+// the panel and the banner show (a lesson step's own model closes by itself), or nullptr.
+const char* SyntheticStepNotice(const AppState& state, const LessonStep& step) {
+  if (step.checkpoint || step.training || !state.checkpoint.current()) return nullptr;
+  return tr("This step is about the synthetic model, but a checkpoint is open: the views show the checkpoint.");
+}
+
 // With no checkpoint open: how to get GPT-2 once, where to point attnscope, and the shipped model.
 void DrawNoCheckpoint(AppState& state, const LessonCheckpoint& step) {
   const CheckpointWindowState& c = state.checkpoint;
@@ -422,8 +429,8 @@ void DrawLessonsWindow(AppState& state) {
   RecordLastItem(state, "lesson.caption");
   ErrorText(ErrorFor(state, Panel::startup));
   // One model at a time: a step about the synthetic model says so while a checkpoint is what the views draw.
-  if (!lesson.steps[size_t(l.step)].checkpoint && !lesson.steps[size_t(l.step)].training && state.checkpoint.current()) {
-    NoticeText(tr("This step is about the synthetic model, but a checkpoint is open: the views show the checkpoint."));
+  if (const char* notice = SyntheticStepNotice(state, lesson.steps[size_t(l.step)])) {
+    NoticeText(notice);
     if (ImGui::SmallButton(tr("Close the checkpoint"))) CloseCheckpoint(state);
     RecordLastItem(state, "lesson.close_checkpoint");
   }
@@ -481,15 +488,6 @@ const LessonStep* ShownStep(const AppState& state) {
 
 }  // namespace
 
-namespace {
-// The banner's notice: a step about the synthetic model while a checkpoint the user opened is what the
-// view draws (a lesson step's own model closes by itself).
-const char* BannerNotice(const AppState& state, const LessonStep& step) {
-  if (step.checkpoint || step.training || !state.checkpoint.current()) return nullptr;
-  return tr("This step is about the synthetic model, but a checkpoint is open: the views show the checkpoint.");
-}
-}  // namespace
-
 float LessonBannerHeight(const AppState& state, float width) {
   const LessonStep* step = ShownStep(state);
   if (!step) return 0.0f;
@@ -498,7 +496,7 @@ float LessonBannerHeight(const AppState& state, float width) {
   // The banner's first line (title and counter), then the caption as WrappedText draws it, then the
   // notice and its button when there is one.
   float notice = 0.0f;
-  if (const char* text = BannerNotice(state, *step))
+  if (const char* text = SyntheticStepNotice(state, *step))
     notice = WrappedTextHeight(text, width - style.WindowPadding.x * 2) + ImGui::GetFrameHeightWithSpacing();
   return std::ceil(style.WindowPadding.y * 2 + ImGui::GetTextLineHeightWithSpacing() +
                    WrappedTextHeight(caption, width - style.WindowPadding.x * 2) + notice + 1.0f);
@@ -532,7 +530,7 @@ void DrawLessonBanner(AppState& state) {
     WrappedText(CaptionNumbers(step->caption.text(UiLanguage()), state));
     RecordLastItem(state, "banner.caption");
     // One model at a time, as in the panel.
-    if (const char* notice = BannerNotice(state, *step)) {
+    if (const char* notice = SyntheticStepNotice(state, *step)) {
       NoticeText(notice);
       if (ImGui::SmallButton(tr("Close the checkpoint"))) CloseCheckpoint(state);
       RecordLastItem(state, "banner.close_checkpoint");
