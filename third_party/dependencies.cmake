@@ -1,5 +1,9 @@
 # Included (not add_subdirectory) so the imported targets are visible everywhere. CMake glue only: imported targets for the Debian packages listed in scripts/deps.txt.
-# Nothing is vendored and nothing is downloaded.
+# Nothing is vendored and nothing is downloaded. The browser build has its own glue (web.cmake).
+if(EMSCRIPTEN)
+  include(${CMAKE_CURRENT_LIST_DIR}/web.cmake)
+  return()
+endif()
 find_package(PkgConfig REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)           # libeigen3-dev    -> Eigen3::Eigen
 find_package(nlohmann_json 3 REQUIRED)                 # nlohmann-json3-dev -> nlohmann_json::nlohmann_json

@@ -8,9 +8,8 @@
 
 namespace attnscope::gui {
 
-CheckpointLoader::CheckpointLoader(std::function<void()> on_result) : on_result_(std::move(on_result)) {
-  thread_ = std::thread([this] { run(); });
-}
+CheckpointLoader::CheckpointLoader(std::function<void()> on_result)
+    : on_result_(std::move(on_result)), thread_([this](bool wait) { return work(wait); }) {}
 
 CheckpointLoader::~CheckpointLoader() {
   {
@@ -67,18 +66,24 @@ bool CheckpointLoader::loading() const {
 }
 
 void CheckpointLoader::wait_until_idle() {
+  if (!thread_.threaded()) {
+    while (loading()) thread_.pump();
+    return;
+  }
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [this] { return !running_ && !pending_; });
 }
 
-void CheckpointLoader::run() {
-  for (;;) {
+// One opening (worker_thread.h: wait = false answers at once when nothing is pending).
+Work CheckpointLoader::work(bool wait) {
+  {
     uint64_t generation = 0;
     std::filesystem::path dir;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
-      if (stop_) return;
+      if (wait) wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+      if (stop_) return Work::stop;
+      if (!pending_) return Work::none;
       generation = pending_->first;
       dir = std::move(pending_->second);
       pending_.reset();
@@ -132,6 +137,7 @@ void CheckpointLoader::run() {
     idle_.notify_all();
     if (delivered && on_result_) on_result_();
   }
+  return Work::did_some;
 }
 
 }  // namespace attnscope::gui

@@ -17,11 +17,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/model.h"
 #include "attnscope/text/tokenizer_interface.h"
+#include "core/worker_thread.h"
 
 namespace attnscope::gui {
 
@@ -59,7 +59,7 @@ class CheckpointLoader {
   void wait_until_idle();
 
  private:
-  void run();
+  Work work(bool wait);  // worker_thread.h
   std::function<void()> on_result_;
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
@@ -69,7 +69,7 @@ class CheckpointLoader {
   std::optional<CheckpointResult> result_;
   std::atomic<bool> cancel_{false};
   std::atomic<double> progress_{0};
-  std::thread thread_;
+  WorkerThread thread_;  // last: its thread starts once everything above exists
 };
 
 }  // namespace attnscope::gui

@@ -20,9 +20,7 @@ AnalysisKey analysis_key_of(const Scene& scene) {
 }  // namespace
 
 ComputeWorker::ComputeWorker(std::function<void()> on_result, std::chrono::milliseconds statistics_wait)
-    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait) {
-  thread_ = std::thread([this] { run(); });
-}
+    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait), thread_([this](bool wait) { return work(wait); }) {}
 
 ComputeWorker::~ComputeWorker() {
   {
@@ -83,7 +81,15 @@ void ComputeWorker::wait_until_idle() {
   std::unique_lock lock(mutex_);
   ++idle_waiters_;
   wake_.notify_all();  // the statistics need not wait for a frame that a blocked UI cannot draw
-  idle_.wait(lock, [this] { return !running_ && !pending_; });
+  if (thread_.threaded()) {
+    idle_.wait(lock, [this] { return !running_ && !pending_; });
+  } else {
+    while (running_ || pending_) {
+      lock.unlock();
+      thread_.pump();
+      lock.lock();
+    }
+  }
   --idle_waiters_;
 }
 
@@ -97,8 +103,11 @@ void ComputeWorker::presented(uint64_t generation) {
 }
 
 bool ComputeWorker::wait_for_result(std::chrono::microseconds timeout) {
+  if (!thread_.threaded() && !busy()) return false;
+  if (!thread_.threaded()) thread_.pump();  // the heatmaps take one call
   std::unique_lock lock(mutex_);
-  return idle_.wait_for(lock, timeout, [this] { return result_.has_value(); });
+  return idle_.wait_for(lock, thread_.threaded() ? timeout : std::chrono::microseconds(0),
+                        [this] { return result_.has_value(); });
 }
 
 ComputeResult ComputeWorker::compute(const Job& job) {
@@ -259,50 +268,68 @@ void ComputeWorker::deliver(ComputeResult result, bool statistics_follow) {
   on_result_();
 }
 
-void ComputeWorker::run() {
-  for (;;) {
-    Job job;
+// One piece of the worker's work: the pending scene's heatmaps (the first delivery), or the head
+// statistics of the heatmaps delivered last (the second), once the UI has them on screen or after
+// statistics_wait, unless a newer scene is pending (worker_thread.h: wait = false answers at once).
+Work ComputeWorker::work(bool wait) {
+  if (statistics_) {
+    bool go = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
-      if (stop_) return;
-      job = std::move(*pending_);
-      pending_.reset();
-      running_ = true;
-      running_key_ = job.analysis_key;
-      cancel_ = false;
+      const auto ready = [&] {
+        return stop_ || pending_.has_value() || presented_ >= statistics_->generation || idle_waiters_ > 0;
+      };
+      if (wait) wake_.wait_until(lock, statistics_->due, ready);
+      else if (!ready() && Clock::now() < statistics_->due) return Work::none;
+      if (stop_) return Work::stop;
+      go = !pending_.has_value();  // a newer scene goes first
     }
-    std::optional<ComputeResult> result;
-    try {
-      result = compute(job);
-      result->seconds = std::chrono::duration<double>(Clock::now() - job.submitted).count();
-    } catch (const Cancelled&) {
-      // A newer scene is pending; it will produce the next result.
+    const StatisticsJob job = std::move(*statistics_);
+    statistics_.reset();
+    if (go) {
+      if (std::optional<ComputeResult> second = add_statistics(job.first, job.source)) deliver(std::move(*second), true);
     }
-    const bool statistics_wanted = result && result->analysis && result->analysis->attention &&
-                                   (!result->stats || model_view_wanted(*result));
-    if (result) deliver(*result, statistics_wanted);
-    if (statistics_wanted) {
-      bool go = false;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait_for(lock, statistics_wait_, [&] {
-          return stop_ || pending_.has_value() || presented_ >= job.generation || idle_waiters_ > 0;
-        });
-        go = !stop_ && !pending_.has_value();  // a newer scene goes first
-      }
-      if (go) {
-        if (std::optional<ComputeResult> second = add_statistics(*result, job.analysis_key.model)) deliver(std::move(*second), true);
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      running_ = false;
-      statistics_running_ = false;
-      running_key_.reset();
-    }
-    idle_.notify_all();
+    finish_job();
+    return Work::did_some;
   }
+  Job job;
+  {
+    std::unique_lock lock(mutex_);
+    if (wait) wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+    if (stop_) return Work::stop;
+    if (!pending_) return Work::none;
+    job = std::move(*pending_);
+    pending_.reset();
+    running_ = true;
+    running_key_ = job.analysis_key;
+    cancel_ = false;
+  }
+  std::optional<ComputeResult> result;
+  try {
+    result = compute(job);
+    result->seconds = std::chrono::duration<double>(Clock::now() - job.submitted).count();
+  } catch (const Cancelled&) {
+    // A newer scene is pending; it will produce the next result.
+  }
+  const bool statistics_wanted = result && result->analysis && result->analysis->attention &&
+                                 (!result->stats || model_view_wanted(*result));
+  if (result) deliver(*result, statistics_wanted);
+  if (statistics_wanted) {
+    statistics_ = StatisticsJob{*result, job.analysis_key.model, job.generation, Clock::now() + statistics_wait_};
+    return Work::did_some;
+  }
+  finish_job();
+  return Work::did_some;
+}
+
+void ComputeWorker::finish_job() {
+  {
+    std::lock_guard lock(mutex_);
+    running_ = false;
+    statistics_running_ = false;
+    running_key_.reset();
+  }
+  idle_.notify_all();
 }
 
 }  // namespace attnscope::gui

@@ -37,7 +37,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/analysis/head_patterns.h"
@@ -46,6 +45,7 @@
 #include "core/model_input.h"
 #include "core/model_view.h"
 #include "core/pictures.h"
+#include "core/worker_thread.h"
 
 namespace attnscope::gui {
 
@@ -136,7 +136,15 @@ class ComputeWorker {
     AnalysisKey analysis_key;
     Clock::time_point submitted;
   };
-  void run();
+  // Heatmaps whose head statistics come next.
+  struct StatisticsJob {
+    ComputeResult first;
+    std::optional<ModelSource> source;
+    uint64_t generation = 0;
+    Clock::time_point due;  // when they start even if the UI has not presented the heatmaps
+  };
+  Work work(bool wait);  // worker_thread.h
+  void finish_job();
   ComputeResult compute(const Job& job);
   // The second delivery: `first` with its head statistics (and, for a converted model, the original's
   // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
@@ -183,7 +191,8 @@ class ComputeWorker {
   std::optional<ModelSource> original_key_;
   std::shared_ptr<const ModelLayerRun> original_run_;
   std::atomic<int> forward_passes_{0};
-  std::thread thread_;
+  std::optional<StatisticsJob> statistics_;  // only work() reads and writes it
+  WorkerThread thread_;  // last: its thread starts once everything above exists
 };
 
 }  // namespace attnscope::gui

@@ -199,7 +199,7 @@ std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& sna
 TrainingRun::TrainingRun(train::TrainSettings settings, std::string label, std::function<void()> on_update)
     : settings_(settings), label_(std::move(label)), on_update_(std::move(on_update)), trainer_(settings) {
   publish();  // step 0: the untrained heads
-  thread_ = std::thread([this] { loop(); });
+  thread_.emplace([this](bool wait) { return work(wait); });
 }
 
 TrainingRun::~TrainingRun() {
@@ -208,7 +208,7 @@ TrainingRun::~TrainingRun() {
     cancel_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  thread_.reset();  // joins the thread
 }
 
 void TrainingRun::start() {
@@ -307,16 +307,20 @@ void TrainingRun::publish() {
   view_ = std::move(view);
 }
 
-void TrainingRun::loop() {
-  for (;;) {
+// One step or one save (worker_thread.h: wait = false answers at once when there is nothing to do now,
+// e.g. the next step's time has not come).
+Work TrainingRun::work(bool wait) {
+  {
     std::string save_dir;
     bool saving = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] {
+      const auto asked = [&] {
         return cancel_ || save_pending_ || (!finished_ && !failed_ && (running_ || steps_asked_ > 0));
-      });
-      if (cancel_) return;
+      };
+      if (wait) wake_.wait(lock, asked);
+      if (cancel_) return Work::stop;
+      if (!asked()) return Work::none;
       if (save_pending_) {
         save_dir = save_dir_, saving = true;
       } else if (steps_asked_ > 0) {
@@ -324,11 +328,12 @@ void TrainingRun::loop() {
       } else {  // running: at the speed asked for
         const StepPacer::Clock::time_point due = pacer_.due();
         if (StepPacer::Clock::now() < due) {
+          if (!wait) return Work::none;
           const uint64_t changes = speed_changes_;
           wake_.wait_until(lock, due, [&] {
             return cancel_ || save_pending_ || steps_asked_ > 0 || !running_ || speed_changes_ != changes;
           });
-          continue;  // and decide again: the time may have come, or something else happened
+          return Work::none;  // and decide again: the time may have come, or something else happened
         }
         pacer_.started(StepPacer::Clock::now());
       }
@@ -350,7 +355,7 @@ void TrainingRun::loop() {
         save_result_ = result, save_ok_ = ok, save_pending_ = false, working_ = false;
       }
       if (on_update_) on_update_();
-      continue;
+      return Work::did_some;
     }
     std::string failure;
     try {
@@ -376,6 +381,7 @@ void TrainingRun::loop() {
     }
     if (show && on_update_) on_update_();  // the window redraws when there is something new to draw
   }
+  return Work::did_some;
 }
 
 }  // namespace attnscope::gui

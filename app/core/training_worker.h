@@ -24,10 +24,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <optional>
 #include <vector>
 
 #include "attnscope/train/trainer.h"
+#include "core/worker_thread.h"
 #include "core/pictures.h"
 
 namespace attnscope::gui {
@@ -144,7 +145,7 @@ class TrainingRun {
   const train::TrainSettings& settings() const { return settings_; }
 
  private:
-  void loop();
+  Work work(bool wait);  // worker_thread.h
   void publish();  // worker thread: snapshot → view
 
   const train::TrainSettings settings_;
@@ -164,7 +165,7 @@ class TrainingRun {
   uint64_t speed_changes_ = 0;  // wakes a worker waiting for its next step's time
   std::shared_ptr<const TrainingView> view_;
   uint64_t generation_ = 0;
-  std::thread thread_;
+  std::optional<WorkerThread> thread_;  // made once step 0 is published
 };
 
 // The probe heads of a snapshot as pictures: every head coloured by the figure layer (panel_colors,

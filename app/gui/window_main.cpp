@@ -20,6 +20,9 @@
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -29,7 +32,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -41,9 +43,11 @@
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
+#include "core/worker_thread.h"
 #include "attnscope/figure/compare.h"
 #include "gui/figure_copy.h"
 #include "gui/fonts.h"
+#include "gui/glfw_compat.h"
 #include "gui/gl_texture.h"
 #include "gui/key_queue.h"
 #include "gui/persistence.h"
@@ -467,6 +471,7 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
     startup_error = e.what();
     std::fprintf(stderr, "error: %s\n", e.what());
   }
+  if (startup_error.empty()) startup_error = options.link_error;
   return startup;
 }
 
@@ -508,7 +513,11 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   InstallKeyQueue(window);  // a press released before the next frame is still seen (key_queue.h)
+#ifdef __EMSCRIPTEN__
+  ImGui_ImplOpenGL3_Init("#version 300 es");  // WebGL 2
+#else
   ImGui_ImplOpenGL3_Init("#version 330 core");
+#endif
 }
 
 // The state the windows share: flags, saved look, the first scene to the engine, and a lesson or
@@ -932,61 +941,111 @@ void TearDown(GLFWwindow* window) {
 
 // ---- run_window --------------------------------------------------------------------------------------
 
+namespace {
+
+// Everything a window keeps from its first frame to its last, made in this order (the workers before
+// the state that points at them).
+struct Session {
+  Session(const RunMode& m, const WindowOptions& o, const Startup& s, GLFWwindow* w)
+      : mode(m), options(o), startup(s), window(w), worker([] { glfwPostEmptyEvent(); }),
+        loader([] { glfwPostEmptyEvent(); }) {
+    fonts.request_text(startup.scene.input.text);
+    state.worker = &worker;
+    state.checkpoint.loader = &loader;
+    state.fonts = &fonts;
+    InitState(state, startup, options, mode, window);
+    loop.emplace(mode, options, state);
+  }
+  const RunMode& mode;
+  const WindowOptions& options;
+  const Startup& startup;
+  GLFWwindow* window;
+  FontAtlas fonts;
+  ComputeWorker worker;
+  CheckpointLoader loader;
+  AppState state;
+  std::optional<FrameLoop> loop;
+  int exit_code = 0;
+};
+
+// One frame: false once the window is done (its exit code in session.exit_code).
+bool Frame(Session& session) {
+  FrameLoop& loop = *session.loop;
+  AppState& state = session.state;
+  GLFWwindow* window = session.window;
+  const RunMode& mode = session.mode;
+  const auto frame_start = std::chrono::steady_clock::now();
+  WaitForEvents(loop, session.worker, state);
+  // Without threads (the browser) the workers run here, in a share of the frame (worker_thread.h).
+  pump_workers(std::chrono::milliseconds(25));
+  TakeNewestResult(loop, state);
+  if (!loop.sweep) FollowPresentation(window, state, loop.windowed);  // a sweep keeps the window's size
+  ApplyLook(loop, state);
+  DrawFrame(loop, state);
+  if (SubmitEdits(loop, state)) return true;  // dropped: the next frame shows the result at once
+  loop.framebuffer = RenderFrame(window);
+  ++loop.frame;
+  if (ScriptedRunDone(loop, state)) {
+    session.exit_code = FinishScriptedRun(state, session.options, session.startup.error, loop.framebuffer);
+    return false;
+  }
+  glfwSwapBuffers(window);
+  session.worker.presented(state.result_generation);
+  SweepLayouts(loop, state);
+  WriteLiveLayout(loop, state);
+  if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
+  if (mode.bench && BenchFrameDone(loop, state, frame_start)) return false;
+  SaveLayoutIfChanged(state, session.startup.persistence);
+  return !glfwWindowShouldClose(window) && !close_requested;
+}
+
+// After the last frame: the benchmark's or the layout's file, and what the next start restores.
+void Finish(Session& session) {
+  if (session.mode.bench) session.exit_code = FinishBench(*session.loop, session.state);
+  if (!session.mode.scripted && !session.options.layout_json.empty())
+    session.exit_code = FinishInteractiveRun(*session.loop, session.state);
+  RecordTextsInto(nullptr);
+  // Remember this session while the GL context lives (the textures are freed with the state).
+  if (!session.mode.scripted) SaveSession(session.state, session.startup, session.window);
+}
+
+}  // namespace
+
+#ifdef __EMSCRIPTEN__
+// The browser calls one frame per animation frame; the window lives as long as the page (the session is
+// never destroyed: the tab's closing frees it).
+int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
+  static const RunMode mode = CheckWindowFlags(options);
+  static const Startup startup = LoadStartup(scene_options, options, mode);
+  GLFWwindow* window = OpenWindow(startup.size, startup.fit_size_to_screen, mode.scripted);
+  if (!window) return 1;
+  StartImGui(window, startup.persistence);
+  auto* session = new Session(mode, options, startup, window);
+  emscripten_set_main_loop_arg([](void* s) { Frame(*static_cast<Session*>(s)); }, session, 0, false);
+  return 0;
+}
+#else
 int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
   const RunMode mode = CheckWindowFlags(options);
   const Startup startup = LoadStartup(scene_options, options, mode);
   GLFWwindow* window = OpenWindow(startup.size, startup.fit_size_to_screen, mode.scripted);
   if (!window) return 1;
   StartImGui(window, startup.persistence);
-  FontAtlas fonts;
-  fonts.request_text(startup.scene.input.text);
-
   int exit_code = 0;
   {
-    ComputeWorker worker([] { glfwPostEmptyEvent(); });
-    CheckpointLoader loader([] { glfwPostEmptyEvent(); });
-    AppState state;
-    state.worker = &worker;
-    state.checkpoint.loader = &loader;
-    state.fonts = &fonts;
-    InitState(state, startup, options, mode, window);
-    FrameLoop loop(mode, options, state);
-
+    Session session(mode, options, startup, window);
     if (!mode.scripted) {
       std::signal(SIGTERM, RequestClose);
       std::signal(SIGINT, RequestClose);
     }
-    while (!glfwWindowShouldClose(window) && !close_requested) {
-      const auto frame_start = std::chrono::steady_clock::now();
-      WaitForEvents(loop, worker, state);
-      TakeNewestResult(loop, state);
-      if (!loop.sweep) FollowPresentation(window, state, loop.windowed);  // a sweep keeps the window's size
-      ApplyLook(loop, state);
-      DrawFrame(loop, state);
-      if (SubmitEdits(loop, state)) continue;  // dropped: the next frame shows the result at once
-      loop.framebuffer = RenderFrame(window);
-      ++loop.frame;
-      if (ScriptedRunDone(loop, state)) {
-        exit_code = FinishScriptedRun(state, options, startup.error, loop.framebuffer);
-        break;
-      }
-      glfwSwapBuffers(window);
-      worker.presented(state.result_generation);
-      SweepLayouts(loop, state);
-      WriteLiveLayout(loop, state);
-      if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
-      if (mode.bench && BenchFrameDone(loop, state, frame_start)) break;
-      SaveLayoutIfChanged(state, startup.persistence);
+    while (!glfwWindowShouldClose(window) && !close_requested && Frame(session)) {
     }
-
-    if (mode.bench) exit_code = FinishBench(loop, state);
-    if (!mode.scripted && !options.layout_json.empty()) exit_code = FinishInteractiveRun(loop, state);
-    RecordTextsInto(nullptr);
-    // Remember this session while the GL context lives (the textures are freed with the state).
-    if (!mode.scripted) SaveSession(state, startup, window);
+    Finish(session);
+    exit_code = session.exit_code;
   }
   TearDown(window);
   return exit_code;
 }
+#endif
 
 }  // namespace attnscope::gui

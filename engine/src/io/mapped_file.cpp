@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -53,6 +54,10 @@ MappedFile::MappedFile(const std::filesystem::path& path, int64_t max_bytes) : p
   require(S_ISREG(st.st_mode), "cannot read " + where + ": it is " + file_kind(st.st_mode) +
                                    ", not a regular file");
   require(st.st_size <= max_bytes, where + " is larger than the limit of " + std::to_string(max_bytes) + " bytes");
+  // A 32-bit address space (the browser build's WebAssembly memory) cannot map more than it addresses.
+  require(uint64_t(st.st_size) < uint64_t(std::numeric_limits<size_t>::max()),
+          where + " is larger than this build's address space (" + std::to_string(std::numeric_limits<size_t>::max()) +
+              " bytes)");
   size_ = uint64_t(st.st_size);
   if (size_ == 0) return;
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, d.fd, 0);

@@ -113,7 +113,7 @@ std::shared_ptr<const Tokenizer> load_tokenizer_cached(const fs::path& path) {
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) return std::string("-");
     const auto size = fs::file_size(p, ec);
-    const auto time = fs::last_write_time(p, ec).time_since_epoch().count();
+    const auto time = static_cast<long long>(fs::last_write_time(p, ec).time_since_epoch().count());  // libc++: __int128
     return std::to_string(size).append("@").append(std::to_string(time));
   };
   std::error_code ec;

@@ -24,7 +24,7 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_t(size_)}; }  // size_ fits: mapped
   uint64_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
 

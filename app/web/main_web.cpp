@@ -1,0 +1,53 @@
+// attnscope in the browser — main() of the WebAssembly build (scripts/build-web.sh).
+// The page (app/web/index.html) turns its link's parameters into the desktop's flags
+// (?lesson=4&step=2&lang=zh → --lesson 4 --step 2 --language zh; app/web/README.md lists them), parsed
+// here by the same CLI11 options as the desktop window's, then opens the same window in the canvas.
+// A parameter that does not parse opens the default scene with the reason in the window's error line,
+// never a blank page.
+#include <CLI/CLI.hpp>
+#include <GLFW/glfw3.h>
+#include <emscripten.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "attnscope/core/error.h"
+#include "core/scene_options.h"
+#include "core/version.h"
+#include "gui/window_main.h"
+
+int main(int argc, char** argv) {
+  // Static: the window outlives main(), which returns to the browser's event loop.
+  static attnscope::cli::SceneOptions scene_options;
+  static attnscope::gui::WindowOptions window_options;
+  CLI::App root{"attnscope in the browser"};
+  attnscope::cli::add_scene_options(root, scene_options, attnscope::cli::flags_all);
+  attnscope::gui::add_window_options(root, window_options);
+  std::string link_error;
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    link_error = e.what();
+  } catch (const std::exception& e) {  // InputError from an option's check
+    link_error = e.what();
+  }
+  if (!link_error.empty()) {
+    std::fprintf(stderr, "error: the link's parameters: %s\n", link_error.c_str());
+    scene_options = attnscope::cli::SceneOptions{};
+    window_options = attnscope::gui::WindowOptions{};
+    window_options.link_error = "The link's parameters were not used (" + link_error + "): this is the default scene.";
+  }
+  try {
+    return attnscope::gui::run_window(scene_options, window_options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}
+
+// The page's size changed (index.html, in the screen's pixels): the window follows, as a desktop window
+// resized by its frame.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnscope_web_resize(int width, int height) {
+  if (GLFWwindow* window = glfwGetCurrentContext()) glfwSetWindowSize(window, width, height);
+}

@@ -1,0 +1,65 @@
+// Drives the browser build in Debian's chromium, headless (playwright-core from npm, installed by
+// tests/web/run.sh outside the repository, with executablePath set to Debian's chromium).
+// A small harness: open(url) loads the page and returns a Page whose record() reads the window's live
+// layout record (--layout-live, written in the page's virtual file system), as the desktop GUI tests
+// read theirs, so that clicks aim at controls and checks read what the window drew.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.data': 'application/octet-stream' };
+
+// A plain static server on 127.0.0.1 (no special headers, as a file host would serve the site).
+export function serve(dir) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const file = path.join(dir, url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname));
+    if (!file.startsWith(dir) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': types[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+export const layoutPath = '/tmp/layout.json';
+
+// Opens the site with the link's parameters (plus the live layout record) and waits for the first
+// settled record. Console errors and page errors are collected in page.problems.
+export async function open(browser, base, params = '', { width = 1280, height = 720 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, acceptDownloads: true });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') page.problems.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => page.problems.push('page error: ' + e.message));
+  const sep = params ? '&' : '';
+  await page.goto(`${base}/?${params}${sep}layout-live&layout-json=${encodeURIComponent(layoutPath)}`);
+  page.record = async () =>
+    page.evaluate((p) => {
+      try { return JSON.parse(new TextDecoder().decode(Module.FS.readFile(p))); } catch (e) { return null; }
+    }, layoutPath);
+  // Waits until a record drawn after `frame` is settled and `ready(record)` holds.
+  page.settled = async (ready = () => true, frame = -1, seconds = 60) => {
+    const until = Date.now() + seconds * 1000;
+    let last = null;
+    while (Date.now() < until) {
+      const r = await page.record();
+      if (r) last = r;
+      if (r && r.frame > frame + 1 && r.settled && ready(r)) return r;
+      await page.waitForTimeout(50);
+    }
+    throw new Error('the page did not settle: ' + JSON.stringify(last && { frame: last.frame, error: last.error, settled: last.settled }) +
+                    '\n' + page.problems.join('\n'));
+  };
+  return page;
+}
+
+// The centre of a control of the record, in CSS pixels (the canvas is in device pixels).
+export function centre(record, id, ratio = 1) {
+  const w = record.widgets[id];
+  if (!w) throw new Error('no control ' + id + ' in the record');
+  return [(w.x + w.w / 2) / ratio, (w.y + w.h / 2) / ratio];
+}
