@@ -16,8 +16,11 @@
 // The workers' locks and condition variables are the same in both modes (uncontended when pumped).
 #pragma once
 #include <chrono>
+#include <exception>
 #include <functional>
+#include <future>
 #include <thread>
+#include <type_traits>
 
 namespace attnscope::gui {
 
@@ -48,5 +51,26 @@ class WorkerThread {
 // has passed (at least one call each). Nothing when every worker has its thread. Returns true when some
 // worker did some work.
 bool pump_workers(std::chrono::milliseconds budget);
+
+// A one-off job off the frame (an export, a copy of the figure): on its own thread where there are
+// threads, else run now, so that its future is ready when this returns (an exception it throws is the
+// future's, as with std::async).
+template <class F>
+std::future<std::invoke_result_t<F>> run_off_frame(F job) {
+  using R = std::invoke_result_t<F>;
+  if (threads_available()) return std::async(std::launch::async, std::move(job));
+  std::promise<R> done;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      job();
+      done.set_value();
+    } else {
+      done.set_value(job());
+    }
+  } catch (...) {
+    done.set_exception(std::current_exception());
+  }
+  return done.get_future();
+}
 
 }  // namespace attnscope::gui

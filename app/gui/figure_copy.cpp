@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/platform_clipboard.h"
+#include "core/worker_thread.h"
 #include "core/translations.h"
 #include "gui/app_state.h"
 #include "gui/i18n.h"
@@ -23,7 +24,7 @@ void StartCopy(AppState& state) {
   if (running.valid()) return;
   // Compare A/B open over the heads: its figure, as Save PNG draws it.
   if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
-    running = std::async(std::launch::async, [shown = std::move(*shown)] {
+    running = run_off_frame([shown = std::move(*shown)] {
       FigureCopyOutcome out;
       try {
         const ExportedFile file = render_compare(*shown.a, *shown.b, shown.request);
@@ -43,7 +44,7 @@ void StartCopy(AppState& state) {
   }
   const ExportRequest request = CopyRequest(state);
   std::shared_ptr<const Analysis> analysis = state.analysis;  // immutable and shared: read on the other thread
-  running = std::async(std::launch::async, [analysis, request] {
+  running = run_off_frame([analysis, request] {
     FigureCopyOutcome out;
     try {
       const ExportedFile file = render_export(*analysis, request);

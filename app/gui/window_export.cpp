@@ -17,6 +17,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "core/worker_thread.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "core/user_path.h"
@@ -104,7 +105,7 @@ void StartExport(AppState& state) {
   // Translated here: the export runs on another thread, tr() reads the window's language.
   const char* const wrote = tr("wrote ");
   const char* const not_exported = tr("not exported: ");
-  e.running = std::async(std::launch::async, [analysis, stack, request, path, default_path, wrote, not_exported] {
+  e.running = run_off_frame([analysis, stack, request, path, default_path, wrote, not_exported] {
     ExportOutcome out;
     try {
       if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created

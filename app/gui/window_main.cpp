@@ -471,7 +471,6 @@ Startup LoadStartup(const cli::SceneOptions& scene_options, const WindowOptions&
     startup_error = e.what();
     std::fprintf(stderr, "error: %s\n", e.what());
   }
-  if (startup_error.empty()) startup_error = options.link_error;
   return startup;
 }
 
@@ -589,6 +588,10 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
     if (!KeepSceneFileAsA(state, options.compare_a, parse_compare_view(options.compare_view)))
       std::fprintf(stderr, "error: %s\n", state.status.c_str());
   }
+  // The browser: a link whose parameters did not parse says so in the status line over the default
+  // scene (the error line is the scene's, cleared by its first result).
+  if (!options.link_error.empty())
+    state.status = trf("The link's parameters were not used (%s): this is the default scene.", options.link_error.c_str());
   state.checkpoint.recent = startup.preferences.recent_checkpoints;
   state.checkpoint.layer = options.layer;  // kept below L when the model opens
   if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);

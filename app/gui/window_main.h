@@ -38,7 +38,7 @@ struct WindowOptions {
   bool show_about = false;    // open Help → About
   bool show_training = false;  // open the Training window
   bool show_model_view = false;  // open the Model view
-  std::string link_error;  // the browser build: why the page's link parameters were not used (the error line)
+  std::string link_error;  // the browser build: why the page's link parameters were not used (the status line)
   std::vector<std::string> train_settings;  // its fields, "key=value" (training_worker.h)
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)

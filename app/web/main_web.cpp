@@ -10,7 +10,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "attnscope/core/error.h"
 #include "core/scene_options.h"
@@ -36,7 +38,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: the link's parameters: %s\n", link_error.c_str());
     scene_options = attnscope::cli::SceneOptions{};
     window_options = attnscope::gui::WindowOptions{};
-    window_options.link_error = "The link's parameters were not used (" + link_error + "): this is the default scene.";
+    // The page's own size and a test's live layout record still apply.
+    std::vector<std::string> kept;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if ((a == "--size" || a == "--layout-json") && i + 1 < argc) {
+        kept.push_back(a);
+        kept.push_back(argv[++i]);
+      } else if (a == "--layout-live") {
+        kept.push_back(a);
+      }
+    }
+    std::reverse(kept.begin(), kept.end());  // CLI11 parses a vector from its back
+    try {
+      root.parse(kept);
+    } catch (const std::exception&) {
+      window_options = attnscope::gui::WindowOptions{};
+    }
+    window_options.link_error = link_error;
   }
   try {
     return attnscope::gui::run_window(scene_options, window_options);

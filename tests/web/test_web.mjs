@@ -28,11 +28,12 @@ function expect(condition, what) {
   if (!condition) throw new Error(what);
 }
 
-await check('the default scene opens with no console error and draws its heads', async () => {
+await check("a first visit opens as the desktop's first start: lesson 1, its single head, no console error", async () => {
   const page = await open(browser, base);
   const r = await page.settled((r) => r.heads && r.heads.length > 0);
   expect(r.error === '', 'error line: ' + r.error);
-  expect(r.heads.length === 8, 'heads drawn: ' + r.heads.length);
+  expect(r.lesson === 1 && r.lesson_step === 1, 'lesson ' + r.lesson + ' step ' + r.lesson_step);
+  expect(r.heads.length === 1, 'heads drawn: ' + r.heads.length);
   expect(page.problems.length === 0, page.problems.join('\n'));
   await page.context().close();
 });
@@ -49,7 +50,7 @@ await check('?lesson=4&step=2&lang=zh opens that step in Chinese', async () => {
 await check('a parameter that does not parse opens the default scene and says why', async () => {
   const page = await open(browser, base, 'heads=many');
   const r = await page.settled();
-  expect(r.error.includes('heads'), 'error line: ' + r.error);
+  expect(r.status.includes('--heads') && r.status.includes('default scene'), 'status line: ' + r.status);
   expect(r.heads.length > 0, 'no heads drawn');
   await page.context().close();
 });
