@@ -188,6 +188,7 @@ struct ExportOutcome {
   bool ok = false;
   std::string message;             // the full path written, or why nothing was
   std::optional<Image> preview;    // PNG exports: the pixels, shown in the panel
+  std::string path;                // the file written (ok)
 };
 struct ExportWindowState {
   int what = 0;                    // 0 the current view, 1 one head, 2 all heads, 3 the model view

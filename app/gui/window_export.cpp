@@ -17,6 +17,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "core/platform_download.h"
 #include "core/worker_thread.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
@@ -116,6 +117,7 @@ void StartExport(AppState& state) {
       std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
       out.ok = true;
       out.message = wrote + full.string() + size;
+      out.path = full.string();
       out.preview = std::move(file.image);
     } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
       out.message = not_exported + std::string(e.what());
@@ -138,6 +140,7 @@ void CollectExport(AppState& state) {
     e.preview.update(img.width, img.height, pixels);
   }
   state.status = e.last.message;
+  if (e.last.ok) offer_download(e.last.path);  // the browser: the file as a download
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/scene/scene_json.h"
 #include "core/user_path.h"
+#include "core/platform_download.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -43,6 +44,7 @@ bool SaveSceneFile(AppState& state, const std::string& path) {
     d.path = full;
     d.ok = true;
     d.message = trf("scene saved to %s", full.c_str());
+    offer_download(full);  // the browser: the file as a download
   } catch (const std::exception& e) {  // InputError, or JSON refusing text that is not UTF-8
     d.ok = false;
     d.message = trf("could not save the scene: %s", e.what());

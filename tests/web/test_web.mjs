@@ -75,6 +75,22 @@ await check('real keys: PageDown moves a lesson on, Ctrl+Z takes a change back',
   await page.context().close();
 });
 
+await check('Export gives a browser download: a valid PNG of the size the panel says', async () => {
+  const page = await open(browser, base, 'heads=4&show-export');
+  const r = await page.settled((r) => r.widgets && r.widgets['export.button']);
+  const [x, y] = centre(r, 'export.button');
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }), page.mouse.click(x, y)]);
+  expect(download.suggestedFilename().endsWith('.png'), 'file ' + download.suggestedFilename());
+  const file = await download.path();
+  const bytes = (await import('node:fs')).readFileSync(file);
+  expect(bytes.subarray(1, 4).toString() === 'PNG', 'not a PNG');
+  const width = bytes.readUInt32BE(16), height = bytes.readUInt32BE(20);
+  const after = await page.settled((s) => s.export_message !== '', r.frame);
+  expect(after.export_message.includes(download.suggestedFilename()), 'panel: ' + after.export_message);
+  expect(width > 100 && height > 100, `size ${width}×${height}`);
+  await page.context().close();
+});
+
 server.close();
 await browser.close();
 console.log(failures ? `${failures} failed` : 'all passed');
