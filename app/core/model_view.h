@@ -7,6 +7,9 @@
 //                               ──► atlas [L·s, H·s] RGBA, tile (l, h) at (h·s, l·s), s = tile side
 //                               ──► numbers [L·H] (layer-major): attention sink, previous-token score,
 //                                   mean distance, entropy
+// A Qwen3-Next stack's Gated DeltaNet layers: their signed matrices on the figure's second (diverging) bar,
+// each layer with its own heads (the atlas has the most heads of any layer as columns; places past a layer's
+// heads stay transparent), and NaN numbers (they are of probabilities).
 // The colours are the engine's figure colours (the same as `export --what model`): when T fits the
 // tile, tile pixel (x, y) is cell (query y, key x) of that head; a larger T is sampled at the nearest
 // cell, as the GL texture's nearest filtering would.

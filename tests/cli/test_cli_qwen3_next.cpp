@@ -164,7 +164,7 @@ TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging 
   REQUIRE(run_cli(base + " --what heads --layer 0 --format png --out " + q(out / "layer0.png")).exit_code == 0);
   CHECK(fs::file_size(out / "layer0.png") > 0);
   // --scores has nothing to show in a layer without a softmax
-  const CliRun scores = run_cli(base + " --what heads --layer 0 --scores --out " + q(out / "scores.png"));
+  const CliRun scores = run_cli(base + " --what heads --layer 0 --scores --format png --out " + q(out / "scores.png"));
   CHECK(scores.exit_code == 2);
   CHECK(contains(scores.err, "heads without a softmax have no scores"));
   CHECK_FALSE(fs::exists(out / "scores.png"));

@@ -38,16 +38,22 @@ std::string in(const std::string& language, const std::string& english) {
   return zh["strings"][english].get<std::string>();
 }
 
-// Every text of the run lies inside the window.
-void check_inside(const WindowRun& w) {
+// Every text of the view's window (its ImGui name ends with `title`) lies inside the screen, but for texts in a
+// part that scrolls (they can be scrolled to).
+void check_inside(const WindowRun& w, const std::string& title) {
   const double width = w.layout.at("width"), height = w.layout.at("height");
+  int checked = 0;
   for (const auto& t : w.layout.at("texts")) {
+    if (!t.at("window").get<std::string>().ends_with(title) || t.at("scroll_y").get<bool>() || t.at("scroll_x").get<bool>())
+      continue;
+    ++checked;
     CAPTURE(t.dump());
     CHECK(t["x"].get<double>() >= -0.5);
     CHECK(t["y"].get<double>() >= -0.5);
     CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
     CHECK(t["y"].get<double>() + t["h"].get<double>() <= height + 0.5);
   }
+  CHECK(checked > 0);
 }
 
 }  // namespace
@@ -100,7 +106,7 @@ TEST_SUITE("gui_qwen3_next") {
         CHECK(shows(texts, in(language, "Gated DeltaNet weight")));
         CHECK(shows(texts, in(language, "probability")));
         CHECK(shows(texts, in(language, "masked")));
-        check_inside(w);
+        check_inside(w, "###model_view");
       }
   }
 
@@ -128,11 +134,13 @@ TEST_SUITE("gui_qwen3_next") {
           const std::vector<std::string> texts = texts_of(w, "###heads");
           INFO(joined(texts));
           CHECK(shows(texts, in(language, linear ? "Gated DeltaNet weight" : "probability")));
-          CHECK(std::count(texts.begin(), texts.end(), in(language, linear ? "matrix M" : "probabilities")) == 1);
+          // the values button: "matrix M" for a linear layer, "probabilities" for an attention layer
+          CHECK((std::count(texts.begin(), texts.end(), in(language, "matrix M")) >= 1) == linear);
+          CHECK((std::count(texts.begin(), texts.end(), in(language, "probabilities")) >= 1) == !linear);
           char note[256];
           std::snprintf(note, sizeof note, in(language, "layer %d of %d").c_str(), layer, m->config.layers);
           CHECK(shows(texts, name + " · " + note));
-          check_inside(w);
+          check_inside(w, "###heads");
         }
   }
 
@@ -143,7 +151,7 @@ TEST_SUITE("gui_qwen3_next") {
     const std::vector<std::string> texts = texts_of(linear, "###positions");
     INFO(joined(texts));
     CHECK(shows(texts, "layer 0 is a Gated DeltaNet layer (linear attention): it has no RoPE"));
-    check_inside(linear);
+    check_inside(linear, "###positions");
     const WindowRun soft = run_window("qwen3_next_positions_3", "--checkpoint " + shell_quote(fixture().string()) +
                                                                     " --layer 3 --view positions --size 1280x720 --text " +
                                                                     shell_quote(input));
