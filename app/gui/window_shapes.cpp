@@ -235,10 +235,10 @@ void DrawShapesWindow(AppState& state, bool floating) {
     std::string note = c.name();
     if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
     WrappedText(note);
-    NoticeText(trf("This is a %s layer: no softmax, no KV cache. Its shape trace is not drawn here; `attnscope compute "
-                   "--checkpoint --layer %d` writes its tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The "
-                   "softmax attention layers have their trace.",
-                   "Gated DeltaNet", c.run ? c.run->layer : c.layer));
+    NoticeText(trf("This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated recurrence, a "
+                   "gated norm) are not traced here; `attnscope compute` with this checkpoint and layer writes its "
+                   "tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax attention layers have their trace.",
+                   "Gated DeltaNet"));
     ImGui::End();
     return;
   }

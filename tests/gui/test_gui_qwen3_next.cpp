@@ -3,7 +3,7 @@
 // attention layers' heads as probabilities — each layer labelled with its type, with two colour bars named
 // for their values; the Heads view of a linear layer draws signed heads on the diverging scale with its bar
 // named "Gated DeltaNet weight" and its values button "matrix M", of an attention layer probabilities; the
-// Positions view refuses the linear layer by name. In English and Chinese, at 1280×720 and 1920×1080, every
+// Positions view refuses the linear layer by name, the Shapes view says its steps are not traced. In English and Chinese, at 1280×720 and 1920×1080, every
 // text inside the window.
 #include <doctest/doctest.h>
 
@@ -159,6 +159,28 @@ TEST_SUITE("gui_qwen3_next") {
     INFO(joined(rope));
     CHECK(shows(rope, "RoPE"));
     CHECK_FALSE(shows(rope, "Gated DeltaNet"));
+  }
+
+  TEST_CASE("qwen3_next: the Shapes view says a Gated DeltaNet layer's steps are not traced, in both languages") {
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window(std::string("qwen3_next_shapes_0") + language,
+                                     "--checkpoint " + shell_quote(fixture().string()) + " --layer 0 --view shapes " +
+                                         "--size 1280x720 --language " + language + " --text " + shell_quote(input));
+      CHECK(w.layout.at("error") == "");
+      CHECK(w.layout.at("untranslated").empty());
+      const std::vector<std::string> texts = texts_of(w, "###shapes");
+      INFO(joined(texts));
+      char says[1024];
+      std::snprintf(says, sizeof says,
+                    in(language, "This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated "
+                                 "recurrence, a gated norm) are not traced here; `attnscope compute` with this checkpoint "
+                                 "and layer writes its tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax "
+                                 "attention layers have their trace.").c_str(),
+                    "Gated DeltaNet");
+      CHECK(shows(texts, says));
+      check_inside(w, "###shapes");
+    }
   }
 }
 
