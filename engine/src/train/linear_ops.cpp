@@ -171,13 +171,15 @@ void ssd_backward(double* dC, double* dB, double* dx, double* ddt, double* dA, d
 // ================================ delta rules ====================================================
 
 void gated_delta_forward(double* out, double* states, double* M, const double* q, const double* k, const double* v,
-                         const double* beta, const double* alpha, int T, int d) {
+                         const double* beta, const double* alpha, int T, int d, bool keep_states) {
   const size_t dd = size_t(d) * d;
   std::fill(states, states + dd, 0.0);
   std::vector<double> r(static_cast<size_t>(d));
+  // every state kept for the backward, or two slots used in turn
+  auto slot = [&](int t) { return states + size_t(keep_states ? t : t % 2) * dd; };
   for (int t = 0; t < T; ++t) {
-    const double* prev = states + size_t(t) * dd;
-    double* S = states + size_t(t + 1) * dd;
+    const double* prev = slot(t);
+    double* S = slot(t + 1);
     const double* kt = k + size_t(t) * d;
     for (size_t i = 0; i < dd; ++i) S[i] = alpha[t] * prev[i];  // S' = α_t·S_{t−1}
     std::fill(r.begin(), r.end(), 0.0);                          // r = S'ᵀ·k_t
@@ -315,7 +317,7 @@ Head gather(AttentionKind kind, const float* q, const float* k, const float* v, 
 
 // out and M of one head; `states` for the delta rules.
 void run_head(AttentionKind kind, const Head& x, std::vector<double>& out, std::vector<double>& M,
-              std::vector<double>& states) {
+              std::vector<double>& states, bool keep_states) {
   const int T = x.T, d = x.d;
   out.assign(size_t(T) * d, 0.0), M.assign(size_t(T) * T, 0.0);
   switch (kind) {
@@ -330,9 +332,9 @@ void run_head(AttentionKind kind, const Head& x, std::vector<double>& out, std::
       break;
     case AttentionKind::deltanet:
     case AttentionKind::gated_deltanet:
-      states.assign(size_t(T + 1) * d * d, 0.0);
+      states.assign(size_t(keep_states ? T + 1 : 2) * d * d, 0.0);
       gated_delta_forward(out.data(), states.data(), M.data(), x.qa.data(), x.ka.data(), x.v.data(), x.beta.data(),
-                          x.alpha.data(), T, d);
+                          x.alpha.data(), T, d, keep_states);
       break;
     case AttentionKind::grouped:
     case AttentionKind::mla: break;
@@ -348,7 +350,7 @@ void layer_forward(AttentionKind kind, float* out, float* probs, const float* q,
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const Head x = gather(kind, q, k, v, gate_b, gate_s, gates, b, h, T, H, d);
-      run_head(kind, x, o, M, states);
+      run_head(kind, x, o, M, states, false);
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < d; ++i) out[(size_t(b) * T + t) * HD + size_t(h) * d + i] = float(o[size_t(t) * d + i]);
       float* P = probs + (size_t(b) * H + h) * T * T;
@@ -365,7 +367,7 @@ void layer_backward(AttentionKind kind, float* dq, float* dk, float* dv, float* 
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const Head x = gather(kind, q, k, v, gate_b, gate_s, gates, b, h, T, H, d);
-      run_head(kind, x, o, M, states);
+      run_head(kind, x, o, M, states, true);
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < d; ++i) go[size_t(t) * d + i] = dout[(size_t(b) * T + t) * HD + size_t(h) * d + i];
       dqa.assign(n, 0.0), dka.assign(n, 0.0), dvv.assign(n, 0.0), dq_raw.assign(n, 0.0), dk_raw.assign(n, 0.0);

@@ -15,7 +15,8 @@
 //                   g_t = −exp(A_log_h)·softplus(h_t·a_proj_h + dt_bias_h) (Qwen3-Next's gate)
 // Backward: linear, retention and mamba2 through the explicit T×T matrix (O(T²·d) per head); the delta
 // rules through the recurrence, with the T + 1 states S_0 … S_T of the head kept for its backward (the
-// forward is run again inside the backward, one head at a time: T·d² doubles of scratch).
+// forward is run again inside the backward, one head at a time: (T + 1)·d² doubles of scratch; the
+// forward itself keeps two).
 // Every function on one head accumulates (+=) into its gradient outputs.
 #pragma once
 #include <cstddef>
@@ -50,9 +51,10 @@ void ssd_backward(double* dC, double* dB, double* dx, double* ddt, double* dA, d
                   const double* M, const double* C, const double* B, const double* x, const double* dt, double A,
                   double D, int T, int d);
 
-// The (gated) delta rule (α_t = 1 for DeltaNet): out [T, d], states [(T + 1)·d·d] S_0 … S_T, M [T, T].
+// The (gated) delta rule (α_t = 1 for DeltaNet): out [T, d], M [T, T]; with keep_states, states
+// [(T + 1)·d·d] holds S_0 … S_T for the backward, else states [2·d·d] is the two slots it alternates.
 void gated_delta_forward(double* out, double* states, double* M, const double* q, const double* k, const double* v,
-                         const double* beta, const double* alpha, int T, int d);
+                         const double* beta, const double* alpha, int T, int d, bool keep_states);
 void gated_delta_backward(double* dq, double* dk, double* dv, double* dbeta, double* dalpha, const double* dout,
                           const double* states, const double* q, const double* k, const double* v,
                           const double* beta, const double* alpha, int T, int d);
