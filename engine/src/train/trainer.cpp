@@ -312,6 +312,7 @@ TrainSnapshot Trainer::snapshot() {
   snap.parameters = 0;
   for (const ParamView& v : model_.params()) snap.parameters += int64_t(v.size);
   snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.kv_heads(), snap.mla = c.mla();
+  snap.attention = attention_kind_word(c.attention);
   for (int l = 0; l < c.layers; ++l) snap.layer_windows.push_back(c.window_of(l));
   return snap;
 }

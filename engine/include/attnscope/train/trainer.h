@@ -104,6 +104,8 @@ struct TrainSnapshot {
   int64_t parameters = 0;
   int layers = 0, heads = 0, groups = 0;     // groups: the K/V heads (MLA: H, one latent shared by all)
   bool mla = false;
+  std::string attention = "grouped";         // the kind's word (attention_kinds()); without a softmax the
+                                             // probe_probs are each head's signed matrix M, not probabilities
   std::vector<int> layer_windows;            // [L] each layer's sliding window (0: none)
 };
 
