@@ -712,12 +712,18 @@ void DrawSaveRow(AppState& state) {
   if (const std::string saved = run->save_result(); !saved.empty()) {
     if (run->save_ok()) {
       HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
-      // The saved folder opens like any real model (the Heads view's layers, the Model view).
-      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
-        OpenCheckpoint(state, saved);
-        state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
+      if (run->settings().model.softmax_free()) {
+        // No checkpoint reader has these layers' formulas yet (attnscope_linear is this window's own
+        // layout): say so rather than offer a button that only refuses.
+        HintText(tr("The Checkpoint window opens models with softmax attention only: this run's layers have none."));
+      } else {
+        // The saved folder opens like any real model (the Heads view's layers, the Model view).
+        if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+          OpenCheckpoint(state, saved);
+          state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
+        }
+        RecordLastItem(state, "training.open_saved");
       }
-      RecordLastItem(state, "training.open_saved");
     } else {
       ErrorText(std::string(tr("Error: ")) + saved);
     }
