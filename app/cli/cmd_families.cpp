@@ -192,7 +192,6 @@ std::vector<CheckpointRow> checkpoint_rows(const std::filesystem::path& dir) {
     if (j.is_object() && j.contains("model_type") && j["model_type"].is_string()) r.model_type = j["model_type"];
     try {
       const model::ModelConfig c = model::parse_model_config(text, r.id);
-      model::require_drawable_layers(c, r.id);
       r.opens = true;
       const model::ModelFamily* f = model::find_model_family(c.model_type);
       r.family = f ? std::string(f->name) : c.model_type;

@@ -2,7 +2,8 @@
 //
 //   attnscope train [--task induction|copy|reverse|sort|text [--text-file F --text-level chars|words]]
 //                   [--layers L] [--d-model C] [--heads H] [--groups G] [--mlp | --no-mlp] [--ffn F]
-//                   [--attention grouped|mla [--kv-rank R] [--q-rank R] [--rope-dim D]]
+//                   [--attention grouped|mla [--kv-rank R] [--q-rank R] [--rope-dim D]
+//                               |linear|retention|mamba2|deltanet|gated-deltanet]
 //                   [--window W [--window-pattern local,global]]
 //                   [--steps N] [--batch B] [--seq-len T] [--symbols S] [--lr LR] [--warmup W]
 //                   [--min-lr-ratio R] [--weight-decay WD] [--clip N] [--seed S] [--threads N]
@@ -84,9 +85,14 @@ void run(TrainOptions& o) {
   } else {
     require(o.text_file.empty(), "--text-file is only for --task text");
   }
-  require(o.attention == "grouped" || o.attention == "mla",
-          "--attention must be grouped (MHA/GQA/MQA by --groups) or mla, got '" + o.attention + "'");
-  if (o.attention == "mla") s.model.attention = AttentionKind::mla, s.model.groups = s.model.heads;
+  {
+    const std::vector<AttentionKindEntry>& kinds = attention_kinds();
+    const auto entry = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return o.attention == e.name; });
+    require(entry != kinds.end(), "--attention must be one of " + attention_kind_words() +
+                                      " (grouped: MHA/GQA/MQA by --groups), got '" + o.attention + "'");
+    s.model.attention = entry->kind;
+  }
+  if (s.model.mla() || s.model.softmax_free()) s.model.groups = s.model.heads;
   require(o.window_pattern.empty() || s.model.window > 0, "--window-pattern needs --window W");
   if (s.model.window > 0) s.model.local_layers = parse_window_pattern(o.window_pattern, s.model.layers);
   require(!o.window_given || s.model.window >= 1,
@@ -108,14 +114,16 @@ void run(TrainOptions& o) {
                                    " d_rope=" + std::to_string(c.rope_head_dim)
                              : std::string(attention_kind_name(c));
   if (c.window > 0) kind += " window=" + std::to_string(c.window) + " on " + window_pattern_text(c.local_layers, c.layers);
-  std::printf("model: %s L=%d d_model=%d H=%d G=%d head_dim=%d %s, %zu parameters, KV cache %lld bytes/token\n",
+  std::printf("model: %s L=%d d_model=%d H=%d G=%d head_dim=%d %s, %zu parameters, %s %lld bytes%s\n",
               kind.c_str(), c.layers, c.d_model, c.heads, c.kv_heads(), c.head_dim(),
               c.mlp ? ("SwiGLU MLP " + std::to_string(c.ffn())).c_str() : "attention-only", [&] {
                 size_t n = 0;
                 for (const ParamView& v : trainer.model().params()) n += v.size;
                 return n;
               }(),
-              (long long)kv_cache_bytes_per_token(c));
+              c.softmax_free() ? "no KV cache: a fixed state of" : "KV cache",
+              (long long)(c.softmax_free() ? state_bytes(c) : kv_cache_bytes_per_token(c)),
+              c.softmax_free() ? "" : "/token");
   std::fflush(stdout);
 
   // 2. Train, printing progress.
@@ -161,7 +169,8 @@ void add_train_command(CLI::App& root) {
   cmd->add_flag("--no-mlp", o->no_mlp, "Attention-only blocks (the default)");
   cmd->add_option("--ffn", s.model.intermediate_size, "MLP width (default 4 x d_model)");
   cmd->add_option("--attention", o->attention,
-                  "grouped (default: MHA/GQA/MQA by --groups) | mla (DeepSeek-V2 multi-head latent attention)");
+                  "grouped (default: MHA/GQA/MQA by --groups) | mla (DeepSeek-V2 multi-head latent attention) | "
+                  "without a softmax: linear | retention | mamba2 | deltanet | gated-deltanet");
   cmd->add_option("--kv-rank", s.model.kv_lora_rank, "MLA latent width kv_lora_rank, 1 to d_model (default 16)");
   cmd->add_option("--q-rank", s.model.q_lora_rank, "MLA query latent q_lora_rank, 0 = q_proj (default 0)");
   cmd->add_option("--rope-dim", s.model.rope_head_dim, "MLA rotary part qk_rope_head_dim, even (default 8)");

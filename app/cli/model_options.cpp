@@ -25,7 +25,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
   // The families from the loader's own table (families.h), so the help names what opens.
   std::string families;
   for (const model::ModelFamily& f : model::model_families())
-    if (model::family_opens_in_views(f.model_type)) families += (families.empty() ? "" : ", ") + std::string(f.name);
+    families += (families.empty() ? "" : ", ") + std::string(f.name);
   cmd.add_option("--checkpoint", o.checkpoint,
                  "A Hugging Face checkpoint folder (config.json + model.safetensors or shards): " + families +
                      " (`attnscope families` lists what each reads)");
@@ -77,7 +77,6 @@ ModelTokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
 
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
   auto m = model::open(o.checkpoint);
-  model::require_drawable_layers(m->config, (std::filesystem::path(o.checkpoint) / "config.json").string());
   if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
   else require(!flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
   return m;
@@ -125,6 +124,27 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
       {"kv_heads", c.kv_heads},  {"checkpoint_kv_heads", m->original_kv_heads},      {"head_dim", c.head_dim},
       {"d_model", c.d_model},    {"vocab", c.vocab},           {"parameters", m->parameter_count()},
       {"weights_dtype", m->source_dtypes}};
+  // Every layer's type and where its maps are (docs/real-models.md "Layers of two kinds (Qwen3-Next)"): a softmax
+  // layer's probabilities in attentions.npy [L, H, T, T]; a layer without a softmax (Qwen3-Next's Gated DeltaNet)
+  // has zeros there and its signed matrices M in linear_maps.npy [L_linear, H_linear, T, T], at "linear_index".
+  nlohmann::json layers = nlohmann::json::array();
+  std::vector<float> linear_maps;
+  int linear_layers = 0, linear_heads = 0;
+  for (int l = 0; l < r.layers; ++l) {
+    const model::LayerMaps& maps = r.layer_maps[size_t(l)];
+    if (!maps.signed_weights) {
+      layers.push_back({{"layer", l}, {"type", "attention"}, {"heads", r.heads}, {"values", "probabilities"},
+                        {"file", "attentions.npy"}});
+      continue;
+    }
+    layers.push_back({{"layer", l}, {"type", maps.kind}, {"heads", maps.heads}, {"values", "signed matrices M"},
+                      {"file", "linear_maps.npy"}, {"linear_index", linear_layers}});
+    const std::vector<float>& m = r.linear_maps[size_t(l)];
+    linear_maps.insert(linear_maps.end(), m.begin(), m.end());
+    linear_heads = maps.heads;
+    ++linear_layers;
+  }
+  model_json["layer_maps"] = layers;
   if (!c.container.empty()) {  // a multimodal container: its text tower was run, its vision tower not read
     model_json["container"] = c.container;
     model_json["vision_tensors_skipped"] = m->skipped_tensors;
@@ -132,13 +152,21 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
 
   OutputFiles files(out);
   files.npy("attentions.npy", r.attentions.data(), {r.layers, r.heads, r.tokens, r.tokens});
+  if (linear_layers > 0) files.npy("linear_maps.npy", linear_maps.data(), {linear_layers, linear_heads, r.tokens, r.tokens});
   files.npy("logits.npy", r.logits);
   files.text("tokens.json", tokens_json.dump(2) + "\n");
   files.text("model.json", model_json.dump(2) + "\n");
   if (r.detail) {
     const model::LayerDetail& d = *r.detail;
-    files.npy("probs.npy", d.probs);
-    files.npy("scores.npy", d.scores);
+    if (d.linear) {  // a layer without a softmax, as `compute --kind gated-deltanet` writes the seeded one
+      files.npy("matrix.npy", d.probs);
+      files.npy("head_out.npy", d.head_out);
+      files.npy("beta.npy", d.beta);
+      files.npy("decay.npy", d.decay);
+    } else {
+      files.npy("probs.npy", d.probs);
+      files.npy("scores.npy", d.scores);
+    }
     files.npy("q.npy", d.q);
     files.npy("k.npy", d.k);
     files.npy("v.npy", d.v);

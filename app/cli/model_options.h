@@ -4,6 +4,10 @@
 //   compute --checkpoint DIR (--ids 1,2,3 | --text "…" [--no-special-tokens]) [--layer N] [--kv-heads G] --out OUT
 //     OUT/attentions.npy [L,H,T,T], OUT/logits.npy [T,V], OUT/tokens.json {"ids", "labels", "next"}
 //     (+ with --layer N: probs.npy scores.npy [H,T,T], q.npy [H,T,D], k.npy v.npy [G,T,D], output.npy [T,C])
+//     A model with layers without a softmax (Qwen3-Next): their slots of attentions.npy hold zeros, their
+//     signed matrices are in OUT/linear_maps.npy [L_linear,H_linear,T,T], and OUT/model.json's "layer_maps" gives
+//     every layer's type, heads, file and linear_index; --layer N of such a layer writes matrix.npy [H,T,T],
+//     head_out.npy, beta.npy decay.npy [H,T] instead of probs/scores (docs/real-models.md "Layers of two kinds").
 //   export  --checkpoint DIR (--ids | --text) --layer N --what heads|head:N …
 //   export  --attentions FILE.npy|.safetensors --tokens tokens.json [--config config.json] --layer N …
 #pragma once

@@ -239,7 +239,12 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
     HeadStats stats = attention_statistics(attention, model, &cancel_);
     if (source && source->kv_heads > 0) {  // converted: each head against the same head unconverted
       std::shared_ptr<const ModelLayerRun> original = original_layer(*source);
-      stats.drift_from_mha = head_drift(attention.result.probs, original->analysis.attention->result.probs, &cancel_);
+      // A Gated DeltaNet layer (Qwen3-Next) is signed: it drifts by its weight distribution |M| per row, as
+      // Compare A/B measures a side without a softmax (JS of signed rows is no drift).
+      const Tensor3& before = original->analysis.attention->result.probs;
+      stats.drift_from_mha = attention.linear
+                                 ? head_drift(weight_distribution(attention.result.probs), weight_distribution(before), &cancel_)
+                                 : head_drift(attention.result.probs, before, &cancel_);
       out.original_run = std::move(original);
     }
     last_stats_ = std::make_shared<const HeadStats>(std::move(stats));

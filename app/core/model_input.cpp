@@ -147,6 +147,13 @@ model::AttentionStack attention_stack(model::ForwardResult&& forward, const Mode
   model::AttentionStack s;
   s.layers = forward.layers, s.heads = forward.heads, s.kv_heads = forward.kv_heads, s.tokens = forward.tokens;
   s.attentions = std::move(forward.attentions);
+  // Qwen3-Next's Gated DeltaNet layers: their signed matrices beside the softmax layers' probabilities.
+  bool linear = false;
+  for (const model::LayerMaps& m : forward.layer_maps) linear = linear || m.signed_weights;
+  if (linear) {
+    for (const model::LayerMaps& m : forward.layer_maps) s.layer_kind.push_back(m.signed_weights ? m.kind : "");
+    s.linear_maps = std::move(forward.linear_maps);
+  }
   s.ids = tokens.ids;
   s.labels = tokens.labels;
   s.causal = true;  // every checkpoint attnscope reads is a causal language model

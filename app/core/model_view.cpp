@@ -46,17 +46,28 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
   out.tokens = stack.tokens;
   out.causal = stack.causal;
   out.colormap = colormap;
-  out.range = figure.colorbars.front().range;
   out.scale = scale;
-  const int most = std::max(stack.layers, stack.heads);
+  out.layer_kind = stack.layer_kind;
+  for (int l = 0; l < stack.layers; ++l) out.layer_heads.push_back(stack.layer_heads(l));
+  out.heads = stack.most_heads();
+  out.softmax_heads = stack.heads;
+  // The probability bar first (when a layer has one), then the signed matrices' (model_view_figure's order).
+  const bool soft = out.has_softmax_layers();
+  out.range = soft ? figure.colorbars.front().range : ValueRange{0.0f, 1.0f};
+  if (stack.has_linear_layers()) {
+    out.signed_range = figure.colorbars.back().range;
+    for (int l = 0; l < stack.layers && out.signed_word.empty(); ++l)
+      if (stack.linear_layer(l)) out.signed_word = stack.layer_kind[size_t(l)] + " weight";
+  }
+  const int most = std::max(stack.layers, out.heads);
   if (most > model_view_atlas_max_side / 2)
     throw InputError("the model view draws at most " + std::to_string(model_view_atlas_max_side / 2) +
                      " layers and heads (2 pixels a head); this one has " + std::to_string(stack.layers) + " layers × " +
-                     std::to_string(stack.heads) + " heads: look at one layer in the Heads view");
+                     std::to_string(out.heads) + " heads: look at one layer in the Heads view");
   out.tile = std::min(stack.tokens, model_view_atlas_max_side / most);
   const int s = out.tile, t = stack.tokens;
   Picture& atlas = out.atlas;
-  atlas.width = stack.heads * s;
+  atlas.width = out.heads * s;
   atlas.height = stack.layers * s;
   atlas.range = out.range;
   atlas.pixels.resize(size_t(atlas.width) * size_t(atlas.height));
@@ -74,14 +85,24 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
       cancelled = true;
       continue;
     }
-    const int l = n / stack.heads, h = n % stack.heads;
+    const int l = n / out.heads, h = n % out.heads;
+    if (figure.panels[size_t(n)].blank) {  // past this layer's heads: transparent, no numbers
+      constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+      out.numbers[size_t(n)] = {nan, nan, nan, nan};
+      continue;
+    }
     const std::vector<Rgba> colors = panel_colors(figure, size_t(n));
     for (int y = 0; y < s; ++y) {
       const Rgba* row = colors.data() + size_t(cell_of[size_t(y)]) * size_t(t);
       Rgba* dst = atlas.pixels.data() + (size_t(l) * size_t(s) + size_t(y)) * size_t(atlas.width) + size_t(h) * size_t(s);
       for (int x = 0; x < s; ++x) dst[x] = row[cell_of[size_t(x)]];
     }
-    out.numbers[size_t(n)] = model_head_numbers(stack.attention(l, h));
+    if (stack.linear_layer(l)) {  // signed matrices: no probability numbers to give
+      constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+      out.numbers[size_t(n)] = {nan, nan, nan, nan};
+    } else {
+      out.numbers[size_t(n)] = model_head_numbers(stack.attention(l, h));
+    }
     std::vector<float>().swap(figure.panels[size_t(n)].values);  // a long input's copy goes as soon as it is drawn
   }
   if (cancelled) throw Cancelled();

@@ -7,6 +7,9 @@
 //                               ──► atlas [L·s, H·s] RGBA, tile (l, h) at (h·s, l·s), s = tile side
 //                               ──► numbers [L·H] (layer-major): attention sink, previous-token score,
 //                                   mean distance, entropy
+// A Qwen3-Next stack's Gated DeltaNet layers: their signed matrices on the figure's second (diverging) bar,
+// each layer with its own heads (the atlas has the most heads of any layer as columns; places past a layer's
+// heads stay transparent), and NaN numbers (they are of probabilities).
 // The colours are the engine's figure colours (the same as `export --what model`): when T fits the
 // tile, tile pixel (x, y) is cell (query y, key x) of that head; a larger T is sampled at the nearest
 // cell, as the GL texture's nearest filtering would.
@@ -22,6 +25,7 @@
 #include <atomic>
 #include <vector>
 
+#include "attnscope/attention/weights.h"
 #include "attnscope/figure/color_scale.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/model/attention_file.h"
@@ -34,6 +38,7 @@ struct ModelHeadNumbers {
 };
 
 struct ModelViewPictures {
+  // heads: the atlas's columns, the most heads of any layer; kv_heads the softmax layers' G.
   int layers = 0, heads = 0, kv_heads = 0, tokens = 0;  // L, H, G, T
   bool causal = false;
   int tile = 0;          // a thumbnail's side in atlas pixels (T, or less for a long input)
@@ -42,6 +47,22 @@ struct ModelViewPictures {
   ValueRange range;      // the one colour bar's range (probability)
   ColorScale scale;      // how it was chosen: shared, fixed 0–1 or locked (one bar: never per head)
   std::vector<ModelHeadNumbers> numbers;  // [L·H], head (l, h) at l·H + h
+  // Layers without a softmax (Qwen3-Next's Gated DeltaNet; AttentionStack::layer_kind): their kind per layer
+  // ("" for softmax attention), each layer's own head count (places past it stay transparent), and the
+  // second colour bar their signed matrices M are drawn with (the diverging colormap, symmetric about 0).
+  // Their numbers are NaN: sink, previous-token score, distance and entropy are of probabilities.
+  std::vector<std::string> layer_kind;  // [L] or empty
+  std::vector<int> layer_heads;         // [L]
+  ValueRange signed_range;
+  std::string signed_word;              // "Gated DeltaNet weight" ("" without linear layers)
+  int softmax_heads = 0;                // the softmax layers' H (= heads without linear layers)
+  bool linear_layer(int l) const { return !layer_kind.empty() && !layer_kind[size_t(l)].empty(); }
+  int kv_group(int head) const { return kv_group_of_head(head, softmax_heads, kv_heads); }
+  bool has_softmax_layers() const {
+    for (int l = 0; l < layers; ++l)
+      if (!linear_layer(l)) return true;
+    return false;
+  }
   // The forward pass's stack it was made from (set by the compute worker): the window tells a grid of an
   // older pass (kept on screen while the new one is made) by it.
   std::shared_ptr<const model::AttentionStack> stack;

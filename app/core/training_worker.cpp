@@ -50,8 +50,9 @@ train::TrainSettings training_settings(const TrainingForm& form) {
   s.model.layers = form.layers, s.model.d_model = form.d_model;
   s.model.heads = form.heads, s.model.groups = form.groups;
   s.model.mlp = form.mlp;
-  s.model.attention = form.mla ? train::AttentionKind::mla : train::AttentionKind::grouped;
-  if (form.mla) s.model.groups = s.model.heads;  // every head its own keys, from the one latent
+  s.model.attention = form.attention;
+  // every head its own keys: from the one latent (MLA), or its own state (without a softmax)
+  if (s.model.mla() || s.model.softmax_free()) s.model.groups = s.model.heads;
   s.model.kv_lora_rank = form.kv_rank, s.model.rope_head_dim = form.rope_dim;
   s.model.window = form.window;
   s.model.local_layers = form.window > 0 ? train::parse_window_pattern(form.window_pattern, form.layers) : std::vector<bool>{};
@@ -78,7 +79,7 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
   f.words = s.task.level == train::TextLevel::words;
   f.layers = s.model.layers, f.d_model = s.model.d_model, f.heads = s.model.heads, f.groups = s.model.groups;
   f.mlp = s.model.mlp;
-  f.mla = s.model.mla();
+  f.attention = s.model.attention;
   f.kv_rank = s.model.kv_lora_rank, f.rope_dim = s.model.rope_head_dim;
   f.window = s.model.window;
   f.window_pattern = train::window_pattern_text(s.model.local_layers, s.model.layers);
@@ -92,7 +93,7 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
 bool same_training(const TrainingForm& a, const TrainingForm& b) {
   return a.task == b.task && a.text_path == b.text_path && a.words == b.words && a.layers == b.layers &&
          a.d_model == b.d_model && a.heads == b.heads && a.groups == b.groups && a.mlp == b.mlp &&
-         a.mla == b.mla && a.kv_rank == b.kv_rank && a.rope_dim == b.rope_dim && a.window == b.window &&
+         a.attention == b.attention && a.kv_rank == b.kv_rank && a.rope_dim == b.rope_dim && a.window == b.window &&
          a.window_pattern == b.window_pattern &&
          a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.warmup == b.warmup && a.seed == b.seed &&
          a.threads == b.threads && a.snapshot_every == b.snapshot_every;
@@ -120,8 +121,7 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
   } else if (key == "level") {
     form.words = train::parse_text_level(value) == train::TextLevel::words;
   } else if (key == "attention") {
-    require(value == "grouped" || value == "mla", "training setting attention is grouped or mla, got '" + value + "'");
-    form.mla = value == "mla";
+    form.attention = train::parse_attention_kind(value);  // throws, naming every kind
   } else if (key == "window_pattern") {
     // local/global: the settings themselves are separated by commas
     std::string pattern = value;
@@ -167,12 +167,31 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
 
 // ---- probe pictures ----------------------------------------------------------------------------
 
+bool probe_signed(const train::TrainSnapshot& snapshot) {
+  return train::parse_attention_kind(snapshot.attention) != train::AttentionKind::grouped &&
+         train::parse_attention_kind(snapshot.attention) != train::AttentionKind::mla;
+}
+
+ValueRange probe_range(const train::TrainSnapshot& snapshot) {
+  if (!probe_signed(snapshot)) return ValueRange{0.0f, 1.0f};
+  float m = 0;  // symmetric about 0, as the Heads view draws signed matrices
+  for (const Tensor3& layer : snapshot.probe_probs)
+    for (const Mat& probs : layer)
+      if (probs.size() && probs.allFinite()) m = std::max(m, probs.cwiseAbs().maxCoeff());
+  m = m > 0 ? m : 1.0f;
+  return ValueRange{-m, m};
+}
+
 std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot) {
   // One figure panel per head with the Heads view's conventions: probabilities on 0 … 1 through
-  // viridis, the cells a causal query cannot see (key > query, or outside its layer's window) masked.
+  // viridis, the cells a causal query cannot see (key > query, or outside its layer's window) masked;
+  // without a softmax each head's signed M on the diverging colormap, white at 0, symmetric about it.
   std::vector<std::vector<Picture>> out(snapshot.probe_probs.size());
   FigureSpec figure;
-  figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
+  if (probe_signed(snapshot))
+    figure.colorbars.push_back({probe_range(snapshot), Colormap::diverging, "M", true});
+  else
+    figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
   figure.panels.resize(1);
   PanelSpec& panel = figure.panels[0];
   for (size_t l = 0; l < snapshot.probe_probs.size(); ++l) {
@@ -301,7 +320,7 @@ void TrainingRun::publish() {
   auto view = std::make_shared<TrainingView>();
   view->snapshot = trainer_.snapshot();
   view->heads = probe_pictures(view->snapshot);
-  view->range = ValueRange{0.0f, 1.0f};
+  view->range = probe_range(view->snapshot);
   std::lock_guard<std::mutex> lock(mutex_);
   view->generation = ++generation_;
   view_ = std::move(view);

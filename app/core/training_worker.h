@@ -42,7 +42,8 @@ struct TrainingForm {
   bool words = false;       // text task: words instead of characters
   int layers = 2, d_model = 64, heads = 4, groups = 2;
   bool mlp = false;
-  bool mla = false;         // Start trains multi-head latent attention instead of grouped (G is then unused)
+  // What Start trains: grouped (G as set), MLA or a kind without a softmax (G then unused: G = H)
+  train::AttentionKind attention = train::AttentionKind::grouped;
   int kv_rank = 16;         // MLA: the latent's width r_kv (the comparison's MLA run uses it too)
   int rope_dim = 8;         // MLA: the decoupled rotary part d_rope
   int window = 0;           // sliding window W (0: none); the comparison adds a windowed GQA run when set
@@ -171,5 +172,9 @@ class TrainingRun {
 // The probe heads of a snapshot as pictures: every head coloured by the figure layer (panel_colors,
 // viridis, 0 … 1, masked cells above the diagonal), as the Heads view colours a causal head.
 std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot);
+// True for a run without a softmax: its probe matrices are signed (drawn on the diverging colormap).
+bool probe_signed(const train::TrainSnapshot& snapshot);
+// The colour range of the probe pictures: 0 … 1, or ±max|M| without a softmax.
+ValueRange probe_range(const train::TrainSnapshot& snapshot);
 
 }  // namespace attnscope::gui

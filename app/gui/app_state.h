@@ -123,6 +123,7 @@ struct ModelViewWindowState {
   std::string error;                                  // why the newest pass has none
   GlTexture atlas;                                    // pictures->atlas, re-sent when it changes
   ColorBarCache bar;
+  ColorBarCache signed_bar;                           // linear layers' signed matrices (Qwen3-Next)
 };
 
 // Every picture of the current Pictures as a GL texture; re-sent only when its pixels changed.
@@ -290,6 +291,7 @@ struct LayoutRecord {
     ImU32 frame_color = 0;
     bool current = false; // the Heads view's layer and its large head
     int first_query = 0, first_key = 0, shown = 0;  // the tokens drawn (zoom, range), as Head's
+    std::string kind;     // its layer's kind without a softmax ("Gated DeltaNet"), "" for softmax attention
   };
   std::string view;
   std::vector<Head> heads;

@@ -89,7 +89,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   for (const LayoutRecord::Thumb& t : state.layout.thumbs) {
     nlohmann::json e = {{"layer", t.layer}, {"head", t.head}, {"kv_group", t.kv_group}, {"frame", t.frame},
                         {"current", t.current}, {"first_query", t.first_query}, {"first_key", t.first_key},
-                        {"shown", t.shown}};
+                        {"shown", t.shown}, {"kind", t.kind}};
     const ImVec4 c = ImGui::ColorConvertU32ToFloat4(t.frame_color);
     e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
     j["thumbs"].push_back(rect_json(std::move(e), t.min, t.max));

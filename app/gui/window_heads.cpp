@@ -44,7 +44,7 @@ void DrawLayerSlider(AppState& state, const AttentionAnalysis* att) {
   // The layer on screen (the slider may be ahead of it), in the UI's language (exports caption it in English).
   if (const ModelLayerRun* run = c.run.get(); run && att) {
     std::string note = c.name() + " · " + trf("layer %d of %d", run->layer, run->layers);
-    if (c.model && att->shape.groups != c.model->original_kv_heads)
+    if (c.model && !att->linear && att->shape.groups != c.model->original_kv_heads)  // a linear layer has no K/V
       note += trf(" · K/V pooled from %d heads", c.model->original_kv_heads);
     SameLineIfFits(ImGui::CalcTextSize(note.c_str()).x);
     ImGui::TextUnformatted(note.c_str());
@@ -57,8 +57,11 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // A locked range and the fixed 0–1 scale belong to the values they were chosen for: switching between
   // probabilities and scores returns to the shared scale.
   const bool lock_of_other_values = view.scale == ScaleMode::locked || view.scale == ScaleMode::fixed;
-  // Heads without a softmax draw their matrices M, which are not probabilities (the same button, renamed).
-  const bool matrices = is_linear_kind(state.scene.model.kind) && !state.checkpoint.current();
+  // Heads without a softmax draw their matrices M, which are not probabilities (the same button, renamed): the
+  // seeded kinds, and a checkpoint's layer without a softmax (Qwen3-Next's Gated DeltaNet).
+  const bool checkpoint_linear = state.checkpoint.current() && state.analysis && state.analysis->attention &&
+                                 state.analysis->attention->linear;
+  const bool matrices = (is_linear_kind(state.scene.model.kind) && !state.checkpoint.current()) || checkpoint_linear;
   const std::string values_label = std::string(matrices ? tr("matrix M") : tr("probabilities")) + "###values";
   if (ImGui::RadioButton(values_label.c_str(), !view.show_scores) && view.show_scores) {
     view.show_scores = false;
@@ -71,7 +74,7 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
   // map to show (the tooltip gives both softmaxes).
   const bool differential = state.scene.model.differential && !state.checkpoint.current();
   // Heads without a softmax have no scores at all: each is drawn as its matrix M.
-  const bool linear = is_linear_kind(state.scene.model.kind) && !state.checkpoint.current();
+  const bool linear = matrices;
   const bool signed_heads = differential || linear;
   ImGui::BeginDisabled(signed_heads && !view.show_scores);
   if (ImGui::RadioButton(tr("scores"), view.show_scores) && !view.show_scores) {

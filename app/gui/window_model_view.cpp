@@ -72,17 +72,30 @@ const model::ModelConfig* GridConfig(const AppState& state, const ModelViewPictu
 bool LocalLayer(const model::ModelConfig* c, int l) { return c && c->layer_window[size_t(l)] > 0; }
 bool NopeLayer(const model::ModelConfig* c, int l) { return c && c->nope_layer(l); }
 
-// "local", "NoPE", both, or "" for a global layer with positions.
-std::string LayerTag(const model::ModelConfig* c, int l) {
-  std::string tag = LocalLayer(c, l) ? tr("local") : "";
+// A model with layers without a softmax (Qwen3-Next) names every layer's type: "Gated DeltaNet" or
+// "attention"; "" for a model of softmax layers only.
+std::string LayerType(const ModelViewPictures& mv, int l) {
+  if (mv.layer_kind.empty()) return "";
+  return mv.linear_layer(l) ? mv.layer_kind[size_t(l)] : std::string(tr("attention"));
+}
+
+// The type, "local", "NoPE", both, or "" for a global layer with positions of a softmax-only model.
+std::string LayerTag(const ModelViewPictures& mv, const model::ModelConfig* c, int l) {
+  std::string tag = LayerType(mv, l);
+  if (LocalLayer(c, l)) tag += (tag.empty() ? "" : " ") + std::string(tr("local"));
   if (NopeLayer(c, l)) tag += (tag.empty() ? "" : " ") + std::string(tr("NoPE"));
   return tag;
 }
 
-float TagWidth(const model::ModelConfig* c, int layers) {
+float TagWidth(const ModelViewPictures& mv, const model::ModelConfig* c) {
   float w = 0;
-  for (int l = 0; l < layers; ++l) w = std::max(w, ImGui::CalcTextSize(LayerTag(c, l).c_str()).x);
+  for (int l = 0; l < mv.layers; ++l) w = std::max(w, ImGui::CalcTextSize(LayerTag(mv, c, l).c_str()).x);
   return w;
+}
+
+// Head h of layer l exists (a layer of fewer heads than the widest leaves its last places empty).
+bool HasHead(const ModelViewPictures& mv, int l, int h) {
+  return mv.layer_heads.empty() ? h < mv.heads : h < mv.layer_heads[size_t(l)];
 }
 
 // ---- grid --------------------------------------------------------------------------------------------
@@ -100,7 +113,7 @@ GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale,
   g.font = ImGui::GetFontSize();
   g.frame = std::max(2.0f, std::round(2.0f * ui_scale));
   g.gap = std::round(g.font * 0.3f);
-  g.tag = TagWidth(config, mv.layers);
+  g.tag = TagWidth(mv, config);
   g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f +
            (g.tag > 0 ? g.tag + g.font * 0.4f : 0.0f);
   g.top = g.font * 2.6f;
@@ -141,19 +154,23 @@ void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry&
     } else {
       draw->AddText(at, text, n.c_str());
     }
-    const std::string tag = LayerTag(config, l);  // right-aligned against the number
+    const std::string tag = LayerTag(mv, config, l);  // right-aligned against the number
     if (!tag.empty())
       draw->AddText(ImVec2(at.x - g.font * 0.4f - ImGui::CalcTextSize(tag.c_str()).x, at.y),
                     text, tag.c_str());
   }
 }
 
+// A softmax head's frame is its K/V group's colour; a linear layer's heads have no K/V groups: the border's.
+ImU32 ThumbFrame(const ModelViewPictures& mv, int l, int h) {
+  return mv.linear_layer(l) ? ImGui::GetColorU32(ImGuiCol_Border) : KvGroupColor(mv.kv_group(h));
+}
+
 // One thumbnail of the atlas, framed: the tokens shown (zoom.h) of head (l, h).
 void DrawThumb(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID atlas, int l, int h, ImVec2 min,
                const GridGeometry& g, const Shown& shown) {
   const ImVec2 max(min.x + g.thumb, min.y + g.thumb);
-  const int group = kv_group_of_head(h, mv.heads, mv.kv_heads);
-  draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), KvGroupColor(group));
+  draw->AddRectFilled(ImVec2(min.x - g.frame, min.y - g.frame), ImVec2(max.x + g.frame, max.y + g.frame), ThumbFrame(mv, l, h));
   const float u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers), t = float(mv.tokens);
   draw->AddImage(atlas, min, max, ImVec2((float(h) + float(shown.col) / t) * u, (float(l) + float(shown.row) / t) * v),
                  ImVec2((float(h) + float(shown.col + shown.cols) / t) * u, (float(l) + float(shown.row + shown.rows) / t) * v));
@@ -168,7 +185,7 @@ bool NumbersFit(const ModelViewPictures& mv, const Shown& shown, float cell) {
 
 void DrawThumbNumbers(ImDrawList* draw, const ModelViewPictures& mv, int l, int h, ImVec2 min, float cell,
                       const Shown& shown) {
-  const Eigen::Map<const Mat> p = mv.stack->attention(l, h);
+  const Eigen::Map<const Mat> p = mv.stack->map(l, h);  // a linear layer's signed matrix M
   draw->PushClipRect(min, ImVec2(min.x + cell * float(shown.cols), min.y + cell * float(shown.rows)), true);
   std::string text;
   ImU32 color = 0;
@@ -192,29 +209,50 @@ void Outline(ImDrawList* draw, ImVec2 min, const GridGeometry& g, float thicknes
   draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, thickness);
 }
 
-// The probability colour bar right of the grid, with the masked swatch of a causal model.
-void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float height) {
+// One colour bar with its title at `min`: `height` tall in all; the masked swatch when `masked`.
+float DrawOneBar(ColorBarCache& texture, const std::string& title, Colormap map, ValueRange range,
+                 bool masked, ImVec2 min, float height) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
-  const std::string title = tr("probability") + ScaleNote(mv.scale);
   draw->AddText(min, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
   const ImVec2 top(min.x, min.y + font * 1.6f);
-  const float bar_h = std::clamp(height - font * (mv.causal ? 4.2f : 2.0f), font * 4.0f, font * 22.0f);
-  DrawColorBar(draw, state.model_view.bar, mv.colormap, top, ImVec2(top.x + font * 0.9f, top.y + bar_h), mv.range, 5);
-  if (mv.causal) {
+  const float bar_h = std::clamp(height - font * (masked ? 4.2f : 2.0f), font * 3.0f, font * 22.0f);
+  DrawColorBar(draw, texture, map, top, ImVec2(top.x + font * 0.9f, top.y + bar_h), range, 5);
+  float bottom = top.y + bar_h;
+  if (masked) {
     const ImVec2 swatch(top.x, top.y + bar_h + font * 0.8f);
-    const Rgba c = masked_color(mv.colormap);
+    const Rgba c = masked_color(map);
     draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
     draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
     draw->AddText(ImVec2(swatch.x + font * 1.2f, swatch.y - font * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), tr("masked"));
+    bottom = swatch.y + font * 0.9f;
   }
+  return bottom;
+}
+
+// The probability colour bar right of the grid, with the masked swatch of a causal model; with layers
+// without a softmax, their signed matrices' bar (diverging, symmetric about 0) under it.
+void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float height) {
+  const float font = ImGui::GetFontSize();
+  const bool soft = mv.has_softmax_layers(), linear = !mv.signed_word.empty();
+  const float each = soft && linear ? height * 0.5f - font * 0.5f : height;
+  if (soft) {
+    const float bottom = DrawOneBar(state.model_view.bar, tr("probability") + ScaleNote(mv.scale), mv.colormap,
+                                    mv.range, mv.causal, min, each);
+    min.y = bottom + font * 1.2f;
+  }
+  if (linear)
+    DrawOneBar(state.model_view.signed_bar, tr(mv.signed_word.c_str()), Colormap::diverging, mv.signed_range,
+               true, min, each);
 }
 
 float BarWidth(const ModelViewPictures& mv) {
   const float font = ImGui::GetFontSize();
-  return std::max({ImGui::CalcTextSize((tr("probability") + ScaleNote(mv.scale)).c_str()).x, font * 1.3f + ColorBarLabelWidth(mv.range, 5),
-                   font * 1.2f + ImGui::CalcTextSize(tr("masked")).x}) +
-         font * 0.8f;
+  float w = std::max({ImGui::CalcTextSize((tr("probability") + ScaleNote(mv.scale)).c_str()).x, font * 1.3f + ColorBarLabelWidth(mv.range, 5),
+                      font * 1.2f + ImGui::CalcTextSize(tr("masked")).x});
+  if (!mv.signed_word.empty())
+    w = std::max({w, ImGui::CalcTextSize(tr(mv.signed_word.c_str())).x, font * 1.3f + ColorBarLabelWidth(mv.signed_range, 5)});
+  return w + font * 0.8f;
 }
 
 // ---- tooltip -----------------------------------------------------------------------------------------
@@ -229,7 +267,23 @@ std::string Number(double value, const char* format) {
 void ThumbTooltip(const ModelViewPictures& mv, int l, int h, const model::ModelConfig* config) {
   const ModelHeadNumbers& n = mv.at(l, h);
   ImGui::BeginTooltip();
-  ImGui::TextUnformatted(trf("layer %d · head %d · kv group %d", l, h, kv_group_of_head(h, mv.heads, mv.kv_heads)).c_str());
+  if (mv.linear_layer(l)) {  // a signed matrix M: none of the numbers below is defined for it
+    const std::string& kind = mv.layer_kind[size_t(l)];
+    ImGui::TextUnformatted(trf("layer %d · %s · head %d", l, kind.c_str(), h).c_str());
+    ImGui::Separator();
+    ImGui::TextUnformatted(tr("No softmax: the head is its signed matrix M (output = M·V), drawn on the diverging "
+                              "colours, white at 0."));
+    ImGui::TextUnformatted(tr("Attention sink, previous-token score, distance and entropy are of probabilities: "
+                              "none here."));
+    ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+    ImGui::TextDisabled("%s", ZoomHint(true));
+    ImGui::EndTooltip();
+    return;
+  }
+  if (!mv.layer_kind.empty())
+    ImGui::TextUnformatted(trf("layer %d · attention · head %d · kv group %d", l, h, mv.kv_group(h)).c_str());
+  else
+    ImGui::TextUnformatted(trf("layer %d · head %d · kv group %d", l, h, mv.kv_group(h)).c_str());
   if (LocalLayer(config, l))
     ImGui::TextUnformatted(trf("sliding window: each token sees the last %d tokens", config->layer_window[size_t(l)]).c_str());
   else if (config && config->sliding_window > 0)
@@ -286,7 +340,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
       const ImVec2 m = ImGui::GetIO().MousePos;
       const int h = int(std::floor((m.x - origin.x - g.left) / g.pitch()));
       const int l = int(std::floor((m.y - origin.y - g.top) / g.pitch()));
-      if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers) {
+      if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers && HasHead(mv, l, h)) {
         hovered = l * mv.heads + h;
         const ImVec2 thumb(origin.x + g.left + float(h) * g.pitch() + g.frame, origin.y + g.top + float(l) * g.pitch() + g.frame);
         hit.hovered = hovered;
@@ -299,7 +353,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
     const ImTextureID atlas = state.model_view.atlas.id();
     const ImVec2 s = state.framebuffer_scale;
     for (int l = 0; l < mv.layers; ++l)
-      for (int h = 0; h < mv.heads; ++h) {
+      for (int h = 0; h < mv.heads && HasHead(mv, l, h); ++h) {
         const ImVec2 min(std::round(origin.x + g.left + float(h) * g.pitch() + g.frame),
                          std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
         DrawThumb(draw, mv, atlas, l, h, min, g, shown);
@@ -310,11 +364,12 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         LayoutRecord::Thumb rec;
         rec.layer = l;
         rec.head = h;
-        rec.kv_group = kv_group_of_head(h, mv.heads, mv.kv_heads);
+        rec.kv_group = mv.linear_layer(l) ? h : mv.kv_group(h);  // a linear layer's heads: each its own
         rec.min = ImVec2(min.x * s.x, min.y * s.y);
         rec.max = ImVec2((min.x + g.thumb) * s.x, (min.y + g.thumb) * s.y);
         rec.frame = g.frame * s.x;
-        rec.frame_color = KvGroupColor(rec.kv_group);
+        rec.frame_color = ThumbFrame(mv, l, h);
+        if (mv.linear_layer(l)) rec.kind = mv.layer_kind[size_t(l)];
         rec.current = current;
         rec.first_query = shown.row;
         rec.first_key = shown.col;
@@ -390,6 +445,13 @@ void DrawModelViewWindow(AppState& state) {
         }
       if (!legend.empty()) WrappedText(legend);
     }
+    // Layers without a softmax (Qwen3-Next): what their thumbnails are.
+    for (int l = 0; l < mv->layers; ++l)
+      if (mv->linear_layer(l)) {
+        WrappedText(trf("%s: no softmax, each head is its signed matrix M (diverging colours, white at 0); "
+                        "attention: softmax probabilities", mv->layer_kind[size_t(l)].c_str()));
+        break;
+      }
   }
   // A grid of an older pass stays on screen while the worker makes the new one.
   const ModelLayerRun* run = c.run.get();

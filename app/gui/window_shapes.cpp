@@ -229,6 +229,19 @@ void DrawShapesWindow(AppState& state, bool floating) {
   const AttentionAnalysis& att = *state.analysis->attention;
   const Trace& trace = att.trace;
   const TraceShape& s = trace.shape;
+  if (checkpoint && att.linear) {
+    // A checkpoint's layer without a softmax (Qwen3-Next's Gated DeltaNet): its steps (a short convolution, the
+    // gated recurrence, a gated norm) are not the seeded layer's, and are not traced here.
+    std::string note = c.name();
+    if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
+    WrappedText(note);
+    NoticeText(trf("This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated recurrence, a "
+                   "gated norm) are not traced here; `attnscope compute` with this checkpoint and layer writes its "
+                   "tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax attention layers have their trace.",
+                   "Gated DeltaNet"));
+    ImGui::End();
+    return;
+  }
   if (checkpoint) {
     // The checkpoint's layer on screen (the layer slider may be ahead of it), as the Heads view names it.
     std::string note = c.name();

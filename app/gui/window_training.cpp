@@ -52,6 +52,21 @@ Series LossSeries(const std::vector<float>& losses, std::string label, ImU32 col
 
 void RecordRect(AppState& state, const std::string& name, ImVec2 min, ImVec2 max);
 
+// The attention kinds as the form names them: the softmax kinds described, the ones without a softmax by
+// their names (the Model window's; linear attention and retention translated, the others proper names).
+const char* AttentionKindLabel(train::AttentionKind kind) {
+  switch (kind) {
+    case train::AttentionKind::grouped: return tr("grouped (MHA/GQA/MQA)");
+    case train::AttentionKind::mla: return tr("MLA (latent KV)");
+    case train::AttentionKind::linear: return tr("linear attention");
+    case train::AttentionKind::retention: return tr("retention");
+    case train::AttentionKind::mamba2: return "Mamba-2";
+    case train::AttentionKind::deltanet: return "DeltaNet";
+    case train::AttentionKind::gated_deltanet: return "Gated DeltaNet";
+  }
+  return "?";
+}
+
 // A run's short name ("MHA", "MLA", "GQA + window"): the legends of a comparison, whose full names
 // stand on the run lines and over the heads.
 std::string RunKind(const TrainingWindowState& t, size_t i) {
@@ -237,22 +252,32 @@ void DrawSettings(AppState& state, bool locked) {
   IntField(tr("kv heads G"), &f.groups, 1, train::max_heads);
   SameLineIfFits(column);
   ImGui::Checkbox(tr("MLP"), &f.mlp);
-  // Attention: grouped (G above) or MLA with its latent and rotary widths; a sliding window for either.
+  // Attention: grouped (G above), MLA with its latent and rotary widths (a sliding window for either), or a
+  // kind without a softmax; the kinds in the order of the engine's one table (train::attention_kinds()).
   next(true);
-  const char* kinds[] = {tr("grouped (MHA/GQA/MQA)"), tr("MLA (latent KV)")};
   auto combo_width = [](std::initializer_list<std::string> items) {  // the longest item and the arrow
     float w = 0;
     for (const std::string& i : items) w = std::max(w, ImGui::CalcTextSize(i.c_str()).x);
     return w + ImGui::GetStyle().FramePadding.x * 2 + ImGui::GetFrameHeight();
   };
-  ImGui::SetNextItemWidth(combo_width({kinds[0], kinds[1]}));
-  if (ImGui::BeginCombo(tr("attention"), kinds[f.mla ? 1 : 0])) {
-    for (int i = 0; i < 2; ++i)
-      if (ImGui::Selectable(kinds[i], (i == 1) == f.mla)) f.mla = i == 1;
-    ImGui::EndCombo();
+  {
+    const std::vector<train::AttentionKindEntry>& kinds = train::attention_kinds();
+    float w = 0;
+    for (const train::AttentionKindEntry& e : kinds) w = std::max(w, combo_width({AttentionKindLabel(e.kind)}));
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::BeginCombo(tr("attention"), AttentionKindLabel(f.attention))) {
+      for (const train::AttentionKindEntry& e : kinds) {
+        if (ImGui::Selectable(AttentionKindLabel(e.kind), e.kind == f.attention)) f.attention = e.kind;
+        RecordLastItem(state, std::string("training.attention.") + e.name);
+      }
+      ImGui::EndCombo();
+    }
+    RecordLastItem(state, "training.attention");
   }
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("Start trains this kind; Compare trains MHA, GQA, MQA and MLA side by side."));
+    ImGui::SetTooltip("%s\n%s", tr("Start trains this kind; Compare trains MHA, GQA, MQA and MLA side by side."),
+                      tr("Without a softmax (linear attention, retention, Mamba-2, DeltaNet, Gated DeltaNet) every head "
+                         "keeps a state of a fixed size and is drawn as its signed matrix M."));
   next_labeled(tr("MLA latent r_kv"));
   IntField(tr("MLA latent r_kv"), &f.kv_rank, 1, train::max_d_model);
   if (ImGui::IsItemHovered())
@@ -326,11 +351,13 @@ std::function<void()> WakeWindow() {
   return [] { glfwPostEmptyEvent(); };
 }
 
-// A run's name: its kind and what sets its KV cache ("GQA (G = 2)", "MLA (r_kv = 16, d_rope = 8)"),
-// with its window when it has one.
+// A run's name: its kind and what sets its KV cache ("GQA (G = 2)", "MLA (r_kv = 16, d_rope = 8)") or,
+// without a softmax, its state ("Mamba-2 (state 2.0 KB)"), with its window when it has one.
 std::string RunLabel(const train::ModelConfig& c) {
-  std::string label = c.mla() ? trf("MLA (r_kv = %d, d_rope = %d)", c.kv_lora_rank, c.rope_head_dim)
-                              : trf("%s (G = %d)", train::attention_kind_name(c), c.groups);
+  std::string label =
+      c.softmax_free() ? trf("%s (state %s)", AttentionKindLabel(c.attention), HumanBytes(train::state_bytes(c)).c_str())
+      : c.mla()        ? trf("MLA (r_kv = %d, d_rope = %d)", c.kv_lora_rank, c.rope_head_dim)
+                       : trf("%s (G = %d)", train::attention_kind_name(c), c.groups);
   if (c.window > 0) {
     const std::string pattern = train::window_pattern_text(c.local_layers, c.layers);
     label += pattern == "all" ? trf(", window %d", c.window) : trf(", window %d on %s", c.window, pattern.c_str());
@@ -355,7 +382,8 @@ void StartRuns(TrainingWindowState& t, bool compare) {
       t.comparing = true;
     } else {
       t.runs.push_back(std::make_unique<TrainingRun>(s, RunLabel(s.model), WakeWindow()));
-      t.run_kinds.push_back(train::attention_kind_name(s.model));
+      t.run_kinds.push_back(s.model.softmax_free() ? AttentionKindLabel(s.model.attention)
+                                                   : train::attention_kind_name(s.model));
     }
     for (auto& r : t.runs) r->set_speed(t.form.speed);
     t.collapse_settings = true;  // the curve and the heads take the room now
@@ -496,6 +524,7 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
     spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
   }
   spec.shared_range = view.range;
+  if (probe_signed(s)) spec.colormap = Colormap::diverging, spec.value_name = "M, signed (no softmax)";
   spec.masked = true;
   spec.color_bar = !shared_bar;  // a comparison's bands share one bar, drawn beside them
   // bands stacked in one column: one row of tiles per run; else as large as they fit
@@ -683,12 +712,18 @@ void DrawSaveRow(AppState& state) {
   if (const std::string saved = run->save_result(); !saved.empty()) {
     if (run->save_ok()) {
       HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
-      // The saved folder opens like any real model (the Heads view's layers, the Model view).
-      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
-        OpenCheckpoint(state, saved);
-        state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
+      if (run->settings().model.softmax_free()) {
+        // No checkpoint reader has these layers' formulas yet (attnscope_linear is this window's own
+        // layout): say so rather than offer a button that only refuses.
+        HintText(tr("The Checkpoint window opens models with softmax attention only: this run's layers have none."));
+      } else {
+        // The saved folder opens like any real model (the Heads view's layers, the Model view).
+        if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+          OpenCheckpoint(state, saved);
+          state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
+        }
+        RecordLastItem(state, "training.open_saved");
       }
-      RecordLastItem(state, "training.open_saved");
     } else {
       ErrorText(std::string(tr("Error: ")) + saved);
     }
@@ -864,7 +899,8 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["speed"] = t.form.speed;
   const TrainingForm& f = t.form;  // the settings form as typed (tests type into it)
   j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},
-               {"mla", f.mla}, {"kv_rank", f.kv_rank}, {"rope_dim", f.rope_dim}, {"window", f.window},
+               {"mla", f.attention == train::AttentionKind::mla},
+               {"attention", train::attention_kind_word(f.attention)}, {"kv_rank", f.kv_rank}, {"rope_dim", f.rope_dim}, {"window", f.window},
                {"window_pattern", f.window_pattern},
                {"seq_len", f.seq_len}, {"batch", f.batch},   {"steps", f.steps},  {"lr", f.lr}, {"warmup", f.warmup},
                {"seed", f.seed},     {"snapshot_every", f.snapshot_every}};
@@ -887,6 +923,8 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
                          {"kv_cache_bytes_per_token", s.kv_cache_bytes_per_token},
                          {"kv_cache_bytes_per_token_at_T", s.kv_cache_bytes_per_token_at_T},
                          {"mla", s.mla},
+                         {"attention", s.attention},
+                         {"probe_range", {view->range.lo, view->range.hi}},
                          {"steps_per_second", s.steps_per_second},
                          {"induction", s.induction},
                          {"induction_history", history},

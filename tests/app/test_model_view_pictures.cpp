@@ -340,3 +340,50 @@ TEST_CASE("one attention sink: the Head analysis column, the Model view tooltip 
     }
   }
 }
+
+TEST_CASE("compute worker: a Qwen3-Next checkpoint's model view draws its Gated DeltaNet layers signed, and lesson 6's "
+          "scores leave them out") {
+  const std::string name = "qwen3_next_f32";  // layers 0–2 Gated DeltaNet, layer 3 attention
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = repeated_random_ids(6, m->config.vocab, 3);
+  ComputeWorker worker([] {}, std::chrono::milliseconds(0));
+  Scene scene;
+  worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  REQUIRE_MESSAGE(r->model_view, r->model_view_error);
+  REQUIRE(r->model_run);
+  // the Heads view's layer 0: signed matrices on the diverging colormap
+  REQUIRE(r->analysis);
+  CHECK(r->analysis->attention->linear);
+  REQUIRE(r->pictures);
+  CHECK(r->pictures->colormap == Colormap::diverging);
+  CHECK(r->pictures->heads_range.lo == -r->pictures->heads_range.hi);
+  const ModelViewPictures& mv = *r->model_view;
+  const model::AttentionStack& stack = *r->model_run->stack;
+  CHECK(mv.layers == m->config.layers);
+  CHECK(mv.heads == m->config.linear.value_heads);
+  CHECK(mv.signed_word == "Gated DeltaNet weight");
+  CHECK(mv.signed_range.lo == -mv.signed_range.hi);
+  CHECK(mv.signed_range.hi > 0);
+  CHECK(mv.has_softmax_layers());
+  for (int l = 0; l < mv.layers; ++l) {
+    CAPTURE(l);
+    CHECK(mv.linear_layer(l) == m->config.is_linear_layer(l));
+    CHECK(mv.layer_heads[size_t(l)] == (m->config.is_linear_layer(l) ? m->config.linear.value_heads : m->config.heads));
+    // a linear head has no probability numbers; an attention head has them
+    CHECK(std::isnan(mv.at(l, 1).entropy) == m->config.is_linear_layer(l));
+    if (!m->config.is_linear_layer(l)) CHECK(mv.at(l, 1).mean_distance == model_head_numbers(stack.attention(l, 1)).mean_distance);
+  }
+  // Lesson 6's table: the attention layer's heads only.
+  REQUIRE(r->head_patterns);
+  const HeadPatternScores& scores = *r->head_patterns;
+  REQUIRE(scores.skipped_layers.size() == size_t(m->config.layers));
+  for (int l = 0; l < m->config.layers; ++l) CHECK(scores.skipped_layers[size_t(l)] == m->config.is_linear_layer(l));
+  for (HeadPattern p : {HeadPattern::sink, HeadPattern::previous, HeadPattern::induction}) {
+    const std::vector<TopHead> top = top_heads(scores, p, 100);
+    CHECK(int(top.size()) == m->config.heads);  // layer 3's heads, and no other
+    for (const TopHead& t : top) CHECK(t.layer == 3);
+  }
+}

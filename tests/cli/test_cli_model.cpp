@@ -376,8 +376,3 @@ TEST_CASE("cli model: bad checkpoints, inputs and flag combinations exit 2 namin
                 "--ids applies to --checkpoint", out);
 }
 
-TEST_CASE("cli model: compute --checkpoint refuses Qwen3-Next by name (exit 2) until the views draw its linear layers") {
-  const fs::path out = fresh_dir("cli_model_qwen3_next");
-  check_refused("compute --checkpoint " + q(model_fixture("qwen3_next_f32")) + " --ids 1,2,3 --out " + q(out),
-                "\"model_type\" = \"qwen3_next\" is Qwen3-Next: 3 of its 4 layers are Gated DeltaNet", out);
-}

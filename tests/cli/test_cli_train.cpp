@@ -72,6 +72,36 @@ TEST_CASE("train cli: --attention mla writes a deepseek_v2 checkpoint; --window 
   CHECK(wcfg["layer_types"] == nlohmann::json::array({"sliding_attention", "full_attention"}));
 }
 
+TEST_CASE("train cli: --attention linear | retention | mamba2 | deltanet | gated-deltanet write their kind and gates") {
+  // quick: L 2, d_model 32, H 4 → d 8; the state per head d·d floats (linear: + its normaliser d)
+  const struct {
+    const char* kind;
+    const char* title;
+    long long state_bytes;
+    std::vector<std::string> gates;
+  } kinds[] = {{"linear", "linear attention", 2 * 4 * (64 + 8) * 4, {}},
+               {"retention", "retention", 2 * 4 * 64 * 4, {}},
+               {"mamba2", "Mamba-2", 2 * 4 * 64 * 4, {"dt_proj.weight", "dt_bias", "A_log", "D"}},
+               {"deltanet", "DeltaNet", 2 * 4 * 64 * 4, {"b_proj.weight"}},
+               {"gated-deltanet", "Gated DeltaNet", 2 * 4 * 64 * 4, {"b_proj.weight", "a_proj.weight", "dt_bias", "A_log"}}};
+  for (const auto& k : kinds) {
+    INFO(k.kind);
+    const fs::path out = fresh_dir(std::string("cli_train_") + k.kind) / "run";
+    const CliRun r = run_cli("train " + quick + "--attention " + k.kind + " --steps 3 --out " + shell_quote(out.string()));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(contains(r.out, std::string("model: ") + k.title + " L=2 d_model=32 H=4 G=4 head_dim=8"));
+    CHECK(contains(r.out, "no KV cache: a fixed state of " + std::to_string(k.state_bytes) + " bytes"));
+    const auto cfg = nlohmann::json::parse(read_file(out / "config.json", 1 << 20));
+    CHECK(cfg["model_type"] == "attnscope_linear");
+    CHECK(cfg["attention_kind"] == k.kind);
+    const std::string st = read_file(out / "model.safetensors", 1 << 24);
+    for (int l = 0; l < 2; ++l)
+      for (const std::string& g : k.gates)
+        CHECK(contains(st, "\"model.layers." + std::to_string(l) + ".self_attn." + g + "\""));
+  }
+}
+
 TEST_CASE("train cli: the text task learns a Chinese file by characters") {
   const fs::path dir = fresh_dir("cli_train_text");
   write_file_atomic(dir / "poem.txt", "床前明月光，疑是地上霜。举头望明月，低头思故乡。\n");
@@ -127,7 +157,9 @@ TEST_CASE("train cli: bad settings exit 2 with one error line and leave nothing 
       {"--ffn 64", "--ffn sets the MLP width: give --mlp too"},
       {"--mlp --ffn -3", "the MLP width must be 1 or more"},
       {"--steps abc", "steps"},
-      {"--attention latent", "--attention must be grouped"},
+      {"--attention latent", "--attention must be one of grouped | mla | linear | retention | mamba2 | deltanet | "
+                             "gated-deltanet (grouped: MHA/GQA/MQA by --groups), got 'latent'"},
+      {"--attention mamba2 --window 4", "a sliding window is for softmax attention; mamba2 attention keeps a state"},
       {"--attention mla --kv-rank 80", "kv_lora_rank (the latent width) must be 1 to d_model (64)"},
       {"--attention mla --rope-dim 3", "rope_head_dim (the rotary part of each head) must be even"},
       {"--window 0", "--window must be 1 or more tokens, got 0"},

@@ -522,6 +522,78 @@ TEST_SUITE("gui_training") {
     CHECK(shown.at("training").at("form").at("seed") == 16);  // the typed seed was taken
   }
 
+  TEST_CASE("training window: each kind without a softmax trains from the form and draws its signed M") {
+    // The same kinds and words as `attnscope train --attention` (one engine table); every head its own state.
+    const std::pair<const char*, const char*> kinds[] = {{"linear", "linear attention"}, {"retention", "retention"},
+                                                         {"mamba2", "Mamba-2"}, {"deltanet", "DeltaNet"},
+                                                         {"gated-deltanet", "Gated DeltaNet"}};
+    for (const auto& [word, title] : kinds) {
+      CAPTURE(word);
+      const WindowRun w = run_window(std::string("training_kind_") + word,
+                                     small + ",steps=6,attention=" + word + " --train-actions start");
+      const json& t = w.layout["training"];
+      CHECK(t["error"] == "");
+      CHECK(t["form"]["attention"] == word);
+      REQUIRE(t["runs"].size() == 1);
+      const json& run = t["runs"][0];
+      CHECK(run["state"] == "finished");
+      CHECK(run["attention"] == word);
+      CHECK(run["groups"] == 4);  // G = H: the form's kv heads G (2) is not read
+      // L 2 · H 4 · d 8·8 floats (linear attention: + its normaliser of 8 per head)
+      const std::string state = std::string(word) == "linear" ? "2.25 KiB" : "2.00 KiB";
+      CHECK(run["label"] == std::string(title) + " (state " + state + ")");
+      // signed: the colour range symmetric about 0, on the diverging colormap's bar
+      CHECK(run["probe_range"][0].get<double>() < 0);
+      CHECK(run["probe_range"][0].get<double>() == -run["probe_range"][1].get<double>());
+      CHECK(any_text(w.layout, "M, signed (no softmax)"));
+      CHECK(t["heads_textures"] == 2 * 4);
+      // the curve is this kind's training here, bit for bit (one thread)
+      train::TrainSettings s = small_settings(6);
+      s.model.attention = train::parse_attention_kind(word), s.model.groups = s.model.heads;
+      train::Trainer trainer(s);
+      REQUIRE(run["losses"].size() == 6);
+      for (int i = 0; i < 6; ++i) CHECK(run["losses"][size_t(i)].get<float>() == trainer.step());
+      CHECK(w.layout["untranslated"].empty());
+    }
+    // A word the engine does not know is refused, naming every kind.
+    const CliRun bad = run_app("", "--show-training --train-settings attention=softmax --screenshot " +
+                                     shell_quote((test_tmp() / "training_bad_kind.png").string()));
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("must be one of grouped | mla | linear | retention | mamba2 | deltanet | gated-deltanet, got "
+                       "'softmax'") != std::string::npos);
+  }
+
+  TEST_CASE("training window through the X server: a real click on the attention combo picks Mamba-2; Start trains it") {
+    const std::string base = small + ",steps=8 --size 1280x720";
+    // Where the open combo lists the kinds: a scripted click on it, as the real one below.
+    const WindowRun first = run_window("training_kind_place", base);
+    const std::string combo = middle_of(first.layout, "training.attention");
+    const WindowRun open = run_window("training_kind_open", base + " --pointer '" + combo + "' --clicks 4 --frames 10");
+    for (const char* word : {"grouped", "mla", "linear", "retention", "mamba2", "deltanet", "gated-deltanet"})
+      CHECK(open.layout["widgets"].contains(std::string("training.attention.") + word));
+    auto xy = [](const std::string& comma) { return comma.substr(0, comma.find(',')) + " " + comma.substr(comma.find(',') + 1); };
+    const std::string item = middle_of(open.layout, "training.attention.mamba2");
+    const std::string start = middle_of(first.layout, "training.start");
+    const auto dir = test_tmp() / "training_kind_click";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const json shown = drive_window(
+        dir, base + " --layout-live",
+        "xdotool mousemove --window $wid " + xy(combo) + "\nsleep 0.3\nxdotool click 1\n"
+        "await '\"training.attention.mamba2\": '\n"
+        "xdotool mousemove --window $wid " + xy(item) + "\nsleep 0.3\nxdotool click 1\n"
+        "await '\"attention\": \"mamba2\"'\n"
+        "xdotool mousemove --window $wid " + xy(start) + "\nsleep 0.3\nxdotool click 1\n"
+        "await '\"state\": \"finished\"'\n");
+    CHECK(shown.at("error") == "");
+    const json& t = shown.at("training");
+    CHECK(t.at("form").at("attention") == "mamba2");
+    REQUIRE(t.at("runs").size() == 1);
+    CHECK(t["runs"][0]["attention"] == "mamba2");
+    CHECK(t["runs"][0]["label"] == "Mamba-2 (state 2.00 KiB)");
+    CHECK(t["runs"][0]["step"] == 8);
+  }
+
 }
 
 }  // namespace attnscope::test

@@ -12,10 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
+#include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/config.h"
-#include "attnscope/model/families.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "check.h"
@@ -287,21 +288,47 @@ TEST_CASE("qwen3_next: malformed checkpoints are refused naming the file, the te
   }
 }
 
-TEST_CASE("qwen3_next: the window and the command line refuse it by name until the views draw signed maps") {
-  // The engine reads it (above); require_drawable_layers is what the checkpoint loader, the CLI and the
-  // families table call after reading a config.
-  const ModelConfig c = parse_model_config(qwen3_next_80b().dump(), "Qwen3-Next-80B-A3B-Instruct/config.json");
-  const std::string e = error_of([&] { require_drawable_layers(c, "Qwen3-Next-80B-A3B-Instruct/config.json"); });
-  CHECK(contains(e, "'Qwen3-Next-80B-A3B-Instruct/config.json'"));
-  CHECK(contains(e, "\"model_type\" = \"qwen3_next\" is Qwen3-Next: 36 of its 48 layers are Gated DeltaNet"));
-  CHECK(contains(e, "do not draw them yet"));
-  // A config whose layer_types has no linear layer passes; so does every other family.
-  nlohmann::json j = qwen3_next_80b();
-  j["num_hidden_layers"] = 2;
-  j["layer_types"] = {"full_attention", "full_attention"};
-  CHECK(error_of([&] { require_drawable_layers(parse_model_config(j.dump(), "c"), "c"); }).empty());
-  const ModelConfig qwen3 = model::open(attnscope::test::model_fixture("qwen3_gqa_bf16_tied"))->config;
-  CHECK(error_of([&] { require_drawable_layers(qwen3, "c"); }).empty());
-  CHECK(!family_opens_in_views("qwen3_next"));
-  CHECK(family_opens_in_views("qwen3_moe"));
+TEST_CASE("qwen3_next: a layer as the views draw it — a Gated DeltaNet layer signed, an attention layer probabilities") {
+  // analysis/model_layer.h: what the Heads view, export and compute's --layer read; the Positions view's
+  // layer_positions refuses a linear layer by name (it has no RoPE).
+  const auto model = model::open(attnscope::test::model_fixture("qwen3_next_f32"));
+  const ModelConfig& c = model->config;
+  const std::vector<int32_t> ids = fixture_ids("qwen3_next_f32");
+  std::vector<std::string> labels;
+  for (int32_t id : ids) labels.push_back(std::to_string(id));
+  for (int layer : {0, 3}) {
+    CAPTURE(layer);
+    ForwardOptions options;
+    options.detail_layer = layer;
+    const ForwardResult r = forward(*model, ids, options);
+    const Analysis a = layer_analysis(*model, r, labels);
+    const AttentionAnalysis& att = *a.attention;
+    if (c.is_linear_layer(layer)) {
+      CHECK(signed_maps(att));
+      CHECK(std::string(map_value_word(att)) == "Gated DeltaNet weight");
+      REQUIRE(int(att.result.probs.size()) == c.linear.value_heads);
+      for (int h = 0; h < c.linear.value_heads; ++h) CHECK(att.result.probs[size_t(h)] == Mat(r.linear_map(layer, h)));
+      CHECK(att.result.scores.empty());
+      // what export and the Heads view draw: the diverging colormap over a range symmetric about 0
+      ExportRequest request;
+      request.what = ExportWhat::heads;
+      const FigureSpec f = export_figure(a, request);
+      REQUIRE(f.colorbars.size() == 1);
+      CHECK(f.colorbars[0].colormap == Colormap::diverging);
+      CHECK(f.colorbars[0].range.lo == -f.colorbars[0].range.hi);
+      CHECK(f.colorbars[0].title == "Gated DeltaNet weight");
+      CHECK(contains(export_caption(a, request), "M, signed (no softmax)"));
+      const std::string e = error_of([&] { (void)layer_positions(c, layer, int(ids.size())); });
+      CHECK(contains(e, "layer 0 is a Gated DeltaNet layer (linear attention): it has no RoPE"));
+    } else {
+      CHECK_FALSE(signed_maps(att));
+      CHECK(std::string(map_value_word(att)) == "probability");
+      REQUIRE(int(att.result.probs.size()) == c.heads);
+      for (int h = 0; h < c.heads; ++h) CHECK(att.result.probs[size_t(h)] == Mat(r.attention(layer, h)));
+      CHECK(layer_positions(c, layer, int(ids.size())).scheme == PositionScheme::rope);
+      ExportRequest request;
+      request.what = ExportWhat::heads;
+      CHECK(export_figure(a, request).colorbars[0].colormap == Colormap::viridis);
+    }
+  }
 }

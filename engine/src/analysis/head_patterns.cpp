@@ -66,8 +66,9 @@ HeadPatternScores head_pattern_scores(const model::AttentionStack& stack, int pe
   s.sink.assign(cells, 0.0f);
   s.previous.assign(cells, 0.0f);
   if (s.repeat) s.induction.assign(cells, 0.0f);
+  for (int l = 0; l < stack.layers; ++l) s.skipped_layers.push_back(stack.linear_layer(l));
   for (int l = 0; l < stack.layers; ++l)
-    for (int h = 0; h < stack.heads; ++h) {
+    for (int h = 0; h < stack.heads && !stack.linear_layer(l); ++h) {
       const auto P = stack.attention(l, h);  // [T, T], rows are queries
       const size_t k = size_t(l) * size_t(stack.heads) + size_t(h);
       s.sink[k] = float(attention_sink(P));  // head_stats.h: the windows' definition too
@@ -87,7 +88,8 @@ std::vector<TopHead> top_heads(const HeadPatternScores& scores, HeadPattern patt
   std::vector<TopHead> all;
   if (pattern == HeadPattern::induction && scores.induction.empty()) return all;
   for (int l = 0; l < scores.layers; ++l)
-    for (int h = 0; h < scores.heads; ++h) all.push_back({l, h, scores.at(pattern, l, h)});
+    for (int h = 0; h < scores.heads && !(l < int(scores.skipped_layers.size()) && scores.skipped_layers[size_t(l)]); ++h)
+      all.push_back({l, h, scores.at(pattern, l, h)});
   std::stable_sort(all.begin(), all.end(), [](const TopHead& a, const TopHead& b) { return a.score > b.score; });
   if (int(all.size()) > count) all.resize(size_t(std::max(0, count)));
   return all;

@@ -28,6 +28,43 @@ std::string of_layers(int layer, int layers) {
   return "layer " + std::to_string(layer) + " of " + std::to_string(layers);
 }
 
+// A Gated DeltaNet layer (Qwen3-Next): no probabilities, each value head's signed matrix M as the seeded
+// kinds without a softmax carry theirs (AttentionAnalysis::linear), so the views draw it on the diverging
+// scale named "Gated DeltaNet weight"; each head its own group (the layer's key heads are shared, not K/V).
+// Its steps (convolution, gated norm) are not the seeded layer's: the trace holds the matrices only.
+Analysis linear_layer_analysis(const model::Model& model, const model::ForwardResult& forward,
+                               const std::vector<std::string>& labels) {
+  const model::LayerDetail& d = *forward.detail;
+  const model::ModelConfig& c = model.config;
+  const int heads = int(d.probs.size());
+  Analysis a;
+  a.scene = layer_scene(heads, heads, heads * c.linear.value_dim, true);
+  a.request.attention = true;
+  auto att = std::make_shared<AttentionAnalysis>();
+  att->labels = labels;
+  att->x = d.input;
+  att->shape = {heads * c.linear.value_dim, heads, heads};  // head_dim() is the value width
+  att->result.q = d.q;
+  att->result.k = d.k;
+  att->result.v = d.v;
+  att->result.probs = d.probs;
+  att->result.head_out = d.head_out;
+  att->result.concat = d.concat;
+  att->result.output = d.output;
+  att->options.causal = true;
+  att->linear = true;
+  att->linear_spec.kind = LinearLayerKind::gated_deltanet;
+  att->linear_layer.beta = d.beta;
+  att->linear_layer.decay = d.decay;
+  att->linear_layer.head_kind = LinearKind::gated_delta;
+  att->trace = probabilities_trace(heads, heads, forward.tokens, true);
+  att->trace.shape.linear = "gated-deltanet";
+  att->trace.steps.clear();
+  att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
+  a.attention = std::move(att);
+  return a;
+}
+
 }  // namespace
 
 void check_layer(int layer, int layers) {
@@ -43,6 +80,7 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
                                                     " labels for " + std::to_string(forward.tokens) + " tokens");
   const model::LayerDetail& d = *forward.detail;
   const model::ModelConfig& c = model.config;
+  if (d.linear) return linear_layer_analysis(model, forward, labels);
   Analysis a;
   a.scene = layer_scene(c.heads, c.kv_heads, c.heads * c.head_dim, true);
   a.request.attention = true;
@@ -90,6 +128,26 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
 Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
   check_layer(layer, stack.layers);
   const int T = stack.tokens;
+  if (stack.linear_layer(layer)) {  // `compute --checkpoint`'s linear_maps.npy: each head's signed matrix M
+    const int heads = stack.layer_heads(layer);
+    Analysis a;
+    a.scene = layer_scene(heads, heads, heads, true);
+    a.request.attention = true;
+    auto att = std::make_shared<AttentionAnalysis>();
+    att->labels = stack.labels;
+    att->shape = {heads, heads, heads};
+    for (int h = 0; h < heads; ++h) att->result.probs.push_back(stack.map(layer, h));
+    att->x = Mat::Zero(T, 0);
+    att->options.causal = true;
+    att->linear = true;
+    att->linear_spec.kind = LinearLayerKind::gated_deltanet;
+    att->trace = probabilities_trace(heads, heads, T, true);
+    att->trace.shape.linear = "gated-deltanet";
+    att->trace.steps.clear();
+    att->source_note = stack.source + " · " + of_layers(layer, stack.layers);
+    a.attention = std::move(att);
+    return a;
+  }
   Analysis a;
   a.scene = layer_scene(stack.heads, stack.kv_heads, stack.heads, stack.causal);
   a.request.attention = true;
@@ -108,6 +166,9 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
 
 LayerPositions layer_positions(const model::ModelConfig& c, int layer, int tokens) {
   check_layer(layer, c.layers);
+  require(!c.is_linear_layer(layer),
+          "layer " + std::to_string(layer) + " is a Gated DeltaNet layer (linear attention): it has no RoPE; the order "
+          "of its tokens comes from its recurrence and short convolution. The softmax attention layers have RoPE");
   require(tokens >= 1, "the positions of a layer are for an input of 1 token or more, got " + std::to_string(tokens));
   LayerPositions p;
   p.head_dim = c.head_dim;

@@ -58,6 +58,7 @@ const std::vector<std::string>& figure_word_keys() {
       "convolution as attention", "%dx%d kernel = %d heads", "max |MHSA − conv|", "interior", "border",
       "%d layers × %d heads", "%d K/V heads", "every head its own K/V", "one K/V head for all",
       "%d heads per K/V head", "K/V groups unknown (no config.json)", "%d tokens", "tokens %d–%d of %d", "panel l.h = layer l, head h",
+      "%d attention layers: probabilities", "%d %s layers × %d heads: M, signed (no softmax)",
       // a generated grid, as the window describes it
       "%s pattern, %s cells", "noise pattern (seed %s), %s cells", "checkerboard", "gradient", "rings", "glyph",
       // compare A/B (compare.h)
@@ -316,6 +317,10 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
                                                 : sep + w.format("tokens %d–%d of %d", r.token_first, r.token_last,
                                                                  int(a.attention->labels.size()));
     if (!a.attention->source_note.empty()) {  // a real model's layer: its own name, not seeded settings
+      if (linear_heads(a))  // a checkpoint's Gated DeltaNet layer: its signed matrices, each head its own
+        return a.attention->source_note + sep + w.word(map_value_word(*a.attention)) + sep + "H=" +
+               std::to_string(s.heads) + sep + w.word("causal") + sep + w.word("M, signed (no softmax)") +
+               (r.what == ExportWhat::heads ? sep + scale : std::string()) + sep + queries_keys + range;
       std::string c = a.attention->source_note + sep + kind_name(m.kind, w) + sep + "H=" + std::to_string(s.heads) + sep +
                       "G=" + std::to_string(s.groups) + sep + w.word(m.causal ? "causal" : "not causal") + sep +
                       w.word(r.scores ? "scores QKᵀ/√d_k" : "probabilities");
@@ -742,45 +747,104 @@ std::string model_view_caption(const model::AttentionStack& s, const FigureWords
                         : s.kv_heads == 1     ? w.word("one K/V head for all")
                                               : w.format("%d heads per K/V head", per_group));
   if (!s.groups_from_config && s.kv_heads == s.heads) groups = w.word("K/V groups unknown (no config.json)");
+  std::string values = w.word("probabilities");
+  if (s.has_linear_layers()) {  // Qwen3-Next: which layers are which, and that theirs are signed
+    std::string kind;
+    int linear = 0, linear_heads = 0;
+    for (int l = 0; l < s.layers; ++l)
+      if (s.linear_layer(l)) kind = s.layer_kind[size_t(l)], ++linear, linear_heads = s.layer_heads(l);
+    values = w.format("%d attention layers: probabilities", s.layers - linear) + sep +
+             w.format("%d %s layers × %d heads: M, signed (no softmax)", linear, kind.c_str(), linear_heads);
+  }
   return s.source + sep + w.format("%d layers × %d heads", s.layers, s.heads) + sep +
          w.format("%d K/V heads", s.kv_heads) + " (" + groups + ")" + sep + w.format("%d tokens", s.tokens) + sep +
-         w.word(s.causal ? "causal" : "not causal") + sep + w.word("probabilities") + sep +
-         w.word("panel l.h = layer l, head h");
+         w.word(s.causal ? "causal" : "not causal") + sep + values + sep + w.word("panel l.h = layer l, head h");
 }
 
-FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
+void check_model_view_stack(const model::AttentionStack& s) {
   require(s.layers >= 1 && s.heads >= 1 && s.tokens >= 1 &&
               s.attentions.size() == size_t(s.layers) * size_t(s.heads) * size_t(s.tokens) * size_t(s.tokens),
           "the model view needs attentions [L, H, T, T]");
   require(s.kv_heads >= 1 && s.heads % s.kv_heads == 0, "the model view needs K/V heads that divide the heads");
-  FigureSpec f;
-  f.grid_columns = s.heads;
-  f.matrix_side = std::max(48, 1400 / s.heads);
+  require(s.layer_kind.empty() || (s.layer_kind.size() == size_t(s.layers) && s.linear_maps.size() == size_t(s.layers)),
+          "the model view needs one kind and one list of matrices per layer");
   const size_t cells = size_t(s.tokens) * size_t(s.tokens);
   for (int l = 0; l < s.layers; ++l)
-    for (int h = 0; h < s.heads; ++h) {
+    require(!s.linear_layer(l) || (s.linear_maps[size_t(l)].size() % cells == 0 && !s.linear_maps[size_t(l)].empty()),
+            "layer " + std::to_string(l) + "'s matrices are not [H, T, T]");
+}
+
+FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
+  check_model_view_stack(s);
+  // Softmax layers' probabilities and linear layers' signed matrices get a colour bar each: made on two
+  // figures of their own panels (assign_colorbars), then laid out in the grid, row l = layer l; a layer with
+  // fewer heads than the widest leaves its last places blank.
+  FigureSpec f, soft, linear;
+  const int columns = s.most_heads();
+  f.grid_columns = columns;
+  f.matrix_side = std::max(48, 1400 / columns);
+  const size_t cells = size_t(s.tokens) * size_t(s.tokens);
+  std::vector<std::pair<bool, size_t>> place;  // per grid place: (linear, index in its figure); blank: (false, npos)
+  for (int l = 0; l < s.layers; ++l) {
+    const bool lin = s.linear_layer(l);
+    const int heads = s.layer_heads(l);
+    for (int h = 0; h < columns; ++h) {
+      if (h >= heads) {
+        place.emplace_back(false, std::string::npos);
+        continue;
+      }
       PanelSpec p;
       p.title = std::to_string(l) + "." + std::to_string(h);
-      // Past the palette two groups share a frame colour: the title names the group.
-      if (!kv_groups_have_own_colors(s.kv_heads))
-        p.title += " · g" + std::to_string(kv_group_of_head(h, s.heads, s.kv_heads));
       p.rows = p.cols = s.tokens;
-      const float* a = s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
+      const float* a = lin ? s.linear_maps[size_t(l)].data() + size_t(h) * cells
+                           : s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
       p.values.assign(a, a + cells);
       // masked keys (after the query, or outside a sliding window) in the masked colour, as every heads
-      // figure shows them
-      const int window = s.layer_window.empty() ? 0 : s.layer_window[size_t(l)];
-      if (s.causal)
+      // figure shows them; a linear layer is causal by nature
+      const int window = s.layer_window.empty() || lin ? 0 : s.layer_window[size_t(l)];
+      if (s.causal || lin)
         for (int i = 0; i < p.rows; ++i)
           for (int j = 0; j < p.cols; ++j)
             if (j > i || (window > 0 && j <= i - window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
-      p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
-      f.panels.push_back(std::move(p));
+      if (lin) {  // each head its own: no K/V group frame
+        linear.panels.push_back(std::move(p));
+        place.emplace_back(true, linear.panels.size() - 1);
+      } else {
+        // Past the palette two groups share a frame colour: the title names the group.
+        if (!kv_groups_have_own_colors(s.kv_heads))
+          p.title += " · g" + std::to_string(kv_group_of_head(h, s.heads, s.kv_heads));
+        p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
+        soft.panels.push_back(std::move(p));
+        place.emplace_back(false, soft.panels.size() - 1);
+      }
     }
+  }
   require(r.color_scale.mode != ScaleMode::per_head,
           "the model view has one colour bar for all its thumbnails (valid scale modes here: shared, fixed, locked)");
   validate_color_scale(r.color_scale, true);
-  assign_colorbars(f, r.color_scale, r.colormap, r.words.word("probability"), s.causal, r.words);
+  if (!soft.panels.empty()) assign_colorbars(soft, r.color_scale, r.colormap, r.words.word("probability"), s.causal, r.words);
+  std::string kind;
+  for (int l = 0; l < s.layers && kind.empty(); ++l)
+    if (s.linear_layer(l)) kind = s.layer_kind[size_t(l)];
+  // The signed matrices: the diverging colormap over a range symmetric about 0 (white = 0), shared (a fixed
+  // 0–1 or locked range is the probabilities').
+  if (!linear.panels.empty())
+    assign_colorbars(linear, ColorScale{}, Colormap::diverging, r.words.word(kind + " weight"), true, r.words);
+  for (const ColorBarSpec& bar : soft.colorbars) f.colorbars.push_back(bar);
+  for (const ColorBarSpec& bar : linear.colorbars) f.colorbars.push_back(bar);
+  const int linear_bar = int(soft.colorbars.size());
+  for (const auto& [lin, index] : place) {
+    if (index == std::string::npos) {
+      PanelSpec blank;
+      blank.blank = true;
+      blank.rows = blank.cols = s.tokens;
+      f.panels.push_back(std::move(blank));
+      continue;
+    }
+    PanelSpec p = std::move(lin ? linear.panels[index] : soft.panels[index]);
+    if (lin) p.colorbar = linear_bar;
+    f.panels.push_back(std::move(p));
+  }
   if (r.caption) f.caption = model_view_caption(s, r.words);
   return f;
 }
@@ -796,6 +860,12 @@ ExportedFile export_model_view(const model::AttentionStack& s, const ExportReque
   require(r.format != ExportFormat::csv, "--what model has no CSV (L·H blocks in one table): use --format npy for "
                                          "the attentions [L, H, T, T], or --what heads --layer N --format csv");
   require(!r.scores, "--what model shows probabilities (the layers' scores are not kept): leave out --scores");
+  require(r.format != ExportFormat::npy || !s.has_linear_layers(),
+          "--what model --format npy writes probabilities [L, H, T, T], and this model's " +
+              (s.layer_kind.empty() ? std::string() : *std::find_if(s.layer_kind.begin(), s.layer_kind.end(),
+                                                                    [](const std::string& k) { return !k.empty(); })) +
+              " layers have signed matrices instead: `attnscope compute --checkpoint` writes both (attentions.npy and "
+              "linear_maps.npy), or export PNG/SVG");
   check_export_path(path, r.format);
   ExportedFile out;
   if (r.format == ExportFormat::npy) {

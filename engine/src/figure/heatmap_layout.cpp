@@ -21,6 +21,7 @@ namespace attnscope {
 std::vector<Rgba> panel_colors(const FigureSpec& spec, size_t panel) {
   const PanelSpec& p = spec.panels[panel];
   const ColorBarSpec& bar = spec.colorbars[size_t(p.colorbar)];
+  if (p.blank) return {};
   std::vector<Rgba> colors(p.values.size());
   values_to_colors(p.values.data(), p.values.size(), bar.range, bar.colormap, colors.data());
   return colors;
@@ -38,6 +39,11 @@ void validate_figure(const FigureSpec& spec) {
   for (size_t i = 0; i < spec.panels.size(); ++i) {
     const PanelSpec& p = spec.panels[i];
     const std::string where = "panel " + std::to_string(i) + " ('" + p.title + "')";
+    if (p.blank) {
+      require(p.rows >= 1 && p.cols >= 1 && p.values.empty() && p.colorbar >= 0 && size_t(p.colorbar) < spec.colorbars.size(),
+              where + " is blank: it has a size and no values");
+      continue;
+    }
     require(p.rows >= 1 && p.cols >= 1, where + " has no cells (" + std::to_string(p.rows) + "x" +
                                             std::to_string(p.cols) + ")");
     require(p.values.size() == size_t(p.rows) * size_t(p.cols),

@@ -82,6 +82,7 @@ Image render_figure(const FigureSpec& spec, const FigureLayout& layout, const Te
   require(layout.panels.size() == spec.panels.size(), "the layout was made for another figure");
   Image image(layout.width, layout.height, figure_background);
   for (size_t i = 0; i < spec.panels.size(); ++i) {
+    if (spec.panels[i].blank) continue;  // an empty place in the grid
     draw_panel(image, spec.panels[i], layout.panels[i], panel_colors(spec, i), text);
   }
   for (const auto& bar : layout.colorbars)

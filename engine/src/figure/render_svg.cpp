@@ -169,6 +169,7 @@ std::string render_svg(const FigureSpec& spec, const FigureLayout& layout, const
   out += head;
   append_rect(out, {0, 0, layout.width, layout.height}, "background", hex(figure_background));
   for (size_t i = 0; i < spec.panels.size(); ++i) {
+    if (spec.panels[i].blank) continue;  // an empty place in the grid
     append_panel(out, spec.panels[i], layout.panels[i], panel_colors(spec, i), text);
   }
   for (size_t i = 0; i < layout.colorbars.size(); ++i) {

@@ -116,6 +116,61 @@ void parse_attention_tokens(std::string_view json_text, int tokens, const std::s
   }
 }
 
+namespace {
+
+// `compute --checkpoint`'s model.json of a model with layers without a softmax (Qwen3-Next) lists every layer's
+// type in "layer_maps"; those layers' slots of attentions.npy hold zeros and their signed matrices are in
+// linear_maps.npy [L_linear, H_linear, T, T] beside it, at "linear_index". Read them into the stack (its layer_kind
+// and linear_maps); nothing for any other config.
+void read_linear_layers(AttentionStack& s, const fs::path& config_json, const fs::path& attentions_file) {
+  if (config_json.empty()) return;
+  const nlohmann::json j = nlohmann::json::parse(read_file(config_json, int64_t(16) << 20), nullptr, false);
+  if (!j.is_object() || !j.contains("layer_maps")) return;
+  const std::string name = config_json.string();
+  const nlohmann::json& layers = j["layer_maps"];
+  require(layers.is_array() && layers.size() == size_t(s.layers),
+          "'" + name + "': \"layer_maps\" must list the " + std::to_string(s.layers) + " layers of '" +
+              attentions_file.string() + "'");
+  std::vector<std::pair<std::string, int64_t>> linear(size_t(s.layers), {"", -1});
+  bool any = false;
+  for (int l = 0; l < s.layers; ++l) {
+    const nlohmann::json& e = layers[size_t(l)];
+    require(e.is_object() && e.contains("type") && e["type"].is_string(),
+            "'" + name + "': \"layer_maps\"[" + std::to_string(l) + "] has no \"type\" string");
+    if (e["type"] == "attention") continue;
+    require(e.contains("linear_index") && e["linear_index"].is_number_integer(),
+            "'" + name + "': \"layer_maps\"[" + std::to_string(l) + "] (" + e["type"].get<std::string>() +
+                ") has no \"linear_index\" into linear_maps.npy");
+    linear[size_t(l)] = {e["type"].get<std::string>(), e["linear_index"].get<int64_t>()};
+    any = true;
+  }
+  if (!any) return;
+  const fs::path file = attentions_file.parent_path() / "linear_maps.npy";
+  NpyArray m = read_npy(file, 4);
+  require(m.shape.size() == 4 && m.shape[2] == s.tokens && m.shape[3] == s.tokens && m.shape[1] >= 1 &&
+              m.shape[1] <= max_attention_file_heads,
+          "'" + file.string() + "' has shape " + shape_text(m.shape) + "; it must be [linear layers, heads, " +
+              std::to_string(s.tokens) + ", " + std::to_string(s.tokens) + "]");
+  const size_t per_layer = size_t(m.shape[1]) * size_t(s.tokens) * size_t(s.tokens);
+  s.layer_kind.assign(size_t(s.layers), "");
+  s.linear_maps.assign(size_t(s.layers), {});
+  for (int l = 0; l < s.layers; ++l) {
+    const auto& [kind, index] = linear[size_t(l)];
+    if (kind.empty()) continue;
+    require(index >= 0 && index < m.shape[0], "'" + name + "': layer " + std::to_string(l) + "'s \"linear_index\" " +
+                                                  std::to_string(index) + " is not one of the " +
+                                                  std::to_string(m.shape[0]) + " layers of '" + file.string() + "'");
+    const float* first = m.data.data() + size_t(index) * per_layer;
+    for (size_t i = 0; i < per_layer; ++i)
+      require(std::isfinite(first[i]), "'" + file.string() + "': layer " + std::to_string(index) + " holds a value that is "
+                                                                                              "not finite");
+    s.layer_kind[size_t(l)] = kind;
+    s.linear_maps[size_t(l)].assign(first, first + per_layer);
+  }
+}
+
+}  // namespace
+
 AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& tokens_json, const fs::path& config_json,
                                const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
   const std::string name = attentions_file.string();
@@ -140,6 +195,7 @@ AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& 
   s.layers = int(shape[0]), s.heads = int(shape[1]), s.tokens = int(shape[2]);
   s.kv_heads = s.heads;
   const int T = s.tokens;
+  read_linear_layers(s, config_json, attentions_file);
 
   // Every row a probability distribution over the keys (messages built only on failure: this runs
   // over up to 2^28 values).
@@ -149,7 +205,7 @@ AttentionStack open_attentions(const fs::path& attentions_file, const fs::path& 
   };
   for (int l = 0; l < s.layers; ++l) {
     check_cancel(cancel);
-    for (int h = 0; h < s.heads; ++h)
+    for (int h = 0; h < s.heads && !s.linear_layer(l); ++h)
       for (int i = 0; i < T; ++i) {
         const float* row = s.attentions.data() + ((int64_t(l) * s.heads + h) * T + i) * T;
         double sum = 0;

@@ -1245,8 +1245,8 @@ const std::vector<FamilyEntry>& family_entries() {
         "",
         "layer_types (else every full_attention_interval-th layer softmax); Gated DeltaNet with its causal conv1d, "
         "β, decay and gated RMSNorm, drawn as its signed T×T matrix; output gate and q/k norms in the softmax "
-        "layers; (1 + w) RMSNorms; mixture of experts with a gated shared expert. Read and computed by the engine only: "
-        "the window and the command line refuse it until the views draw signed maps (issue 39)",
+        "layers; (1 + w) RMSNorms; mixture of experts with a gated shared expert. The Model and Heads views draw its "
+        "linear layers' matrices on the diverging scale, its softmax layers' probabilities",
         "model.layers.N.linear_attn.{in_proj_qkvz, in_proj_ba, conv1d, dt_bias, A_log, norm, out_proj} or "
         "self_attn.{q,k,v,o}_proj, q_norm, k_norm; mlp.gate, mlp.experts.E.*, mlp.shared_expert.*, "
         "mlp.shared_expert_gate",
@@ -1466,19 +1466,6 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& na
   if (c.layer_rope_scaled.empty()) c.layer_rope_scaled.assign(size_t(c.layers), true);
   check_common(c, name);
   return c;
-}
-
-bool family_opens_in_views(std::string_view model_type) { return model_type != "qwen3_next"; }
-
-void require_drawable_layers(const ModelConfig& c, const std::string& name) {
-  if (c.layer_linear.empty()) return;
-  const auto linear = std::count(c.layer_linear.begin(), c.layer_linear.end(), true);
-  if (linear == 0) return;
-  fail(name, "\"model_type\" = \"" + c.model_type + "\" is Qwen3-Next: " + std::to_string(linear) + " of its " +
-                 std::to_string(c.layers) + " layers are Gated DeltaNet (linear attention), whose maps are signed " +
-                 "matrices, not probabilities; attnscope's engine computes them, but its Heads and Model views do not " +
-                 "draw them yet, so the window and the command line do not open this model (every other family in " +
-                 "`attnscope families` opens)");
 }
 
 HeadCounts parse_head_counts(std::string_view json_text, const std::string& name) {

@@ -62,6 +62,29 @@ std::string checkpoint_refusal(const ModelConfig& c) {
 }
 
 nlohmann::json llama_config_json(const ModelConfig& c) {
+  if (c.softmax_free()) {
+    // No Hugging Face family trains these formulas: attnscope's own model_type, with every setting the
+    // formulas need (linear_ops.h) and the gates' tensors in model.safetensors beside Llama's
+    nlohmann::json j = {{"architectures", {"AttnscopeLinearForCausalLM"}},
+                        {"model_type", "attnscope_linear"},
+                        {"attention_kind", attention_kind_word(c.attention)},
+                        {"hidden_size", c.d_model},
+                        {"num_hidden_layers", c.layers},
+                        {"num_attention_heads", c.heads},
+                        {"num_key_value_heads", c.heads},
+                        {"head_dim", c.head_dim()},
+                        {"intermediate_size", c.mlp ? c.ffn() : 1},
+                        {"hidden_act", "silu"},
+                        {"rms_norm_eps", shortest_decimal(c.rms_norm_eps)},
+                        {"vocab_size", c.vocab_size},
+                        {"max_position_embeddings", c.max_positions},
+                        {"tie_word_embeddings", true},
+                        {"torch_dtype", "float32"}};
+    if (c.attention == AttentionKind::linear) j["feature_map"] = "elu+1", j["normalize"] = true;
+    if (c.attention == AttentionKind::retention) j["decay"] = "1 - 2^(-1 - 4h/(H-1))";
+    if (c.attention != AttentionKind::linear && c.attention != AttentionKind::mamba2) j["q_scale"] = "1/sqrt(head_dim)";
+    return j;
+  }
   if (c.mla()) {
     // DeepSeek-V2 (Hugging Face DeepseekV2Config): MLA, a dense SwiGLU in every layer (no routed experts)
     nlohmann::json j = {{"architectures", {"DeepseekV2ForCausalLM"}},
@@ -182,6 +205,8 @@ std::vector<TensorToWrite> llama_tensors(const Model& model, std::vector<std::ve
         from_arena(p + "self_attn." + proj + ".weight");
     } else {
       for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) from_arena(p + "self_attn." + proj + ".weight");
+      for (const char* gate : {"b_proj.weight", "a_proj.weight", "dt_proj.weight", "dt_bias", "A_log", "D"})
+        if (model.find(p + "self_attn." + gate)) from_arena(p + "self_attn." + gate);  // without a softmax
       if (qwen2) {  // Qwen2 always has q/k/v biases: zeros add nothing
         filled(p + "self_attn.q_proj.bias", {int64_t(c.heads) * c.head_dim()}, 0.0f);
         filled(p + "self_attn.k_proj.bias", {int64_t(c.groups) * c.head_dim()}, 0.0f);

@@ -1,6 +1,7 @@
 // model.cpp — the Llama-layout transformer: parameter arena, initialisation, forward and backward.
 //
-// Sections: validation · arenas · layout · initialisation · activations · forward · backward
+// Sections: attention kinds · validation · arenas · layout · initialisation · activations · MLA · without a
+// softmax · forward · backward
 // The forward and backward are straight sequences of ops.h calls, as llm.c's gpt2_forward/backward.
 // The linear layers use train/gemm.h (the same contract as ops.h's, on a packed AVX-512 product).
 #include "attnscope/train/model.h"
@@ -14,9 +15,43 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
 #include "attnscope/model/ops.h"
+#include "attnscope/attention/linear_layer.h"
 #include "train/gemm.h"
+#include "train/linear_ops.h"
 
 namespace attnscope::train {
+
+// ================================ attention kinds ================================================
+
+const std::vector<AttentionKindEntry>& attention_kinds() {
+  static const std::vector<AttentionKindEntry> table = {
+      {AttentionKind::grouped, "grouped", "grouped"},  // the title is MHA/GQA/MQA by the groups
+      {AttentionKind::mla, "mla", "MLA"},
+      {AttentionKind::linear, "linear", "linear attention"},
+      {AttentionKind::retention, "retention", "retention"},
+      {AttentionKind::mamba2, "mamba2", "Mamba-2"},
+      {AttentionKind::deltanet, "deltanet", "DeltaNet"},
+      {AttentionKind::gated_deltanet, "gated-deltanet", "Gated DeltaNet"}};
+  return table;
+}
+
+std::string attention_kind_words() {
+  std::string words;
+  for (const AttentionKindEntry& e : attention_kinds()) words += (words.empty() ? "" : " | ") + std::string(e.name);
+  return words;
+}
+
+AttentionKind parse_attention_kind(const std::string& name) {
+  for (const AttentionKindEntry& e : attention_kinds())
+    if (name == e.name) return e.kind;
+  throw InputError("the attention kind must be one of " + attention_kind_words() + ", got '" + name + "'");
+}
+
+const char* attention_kind_word(AttentionKind kind) {
+  for (const AttentionKindEntry& e : attention_kinds())
+    if (e.kind == kind) return e.name;
+  return "?";
+}
 
 // ================================ validation =====================================================
 
@@ -28,9 +63,9 @@ void validate_model_config(const ModelConfig& c) {
   require(c.heads >= 1 && c.heads <= max_heads, "heads must be 1 to " + s(max_heads) + ", got " + s(c.heads));
   require(c.d_model % c.heads == 0, "d_model (" + s(c.d_model) + ") must be divisible by heads (" + s(c.heads) +
                                         "): each head gets d_model / heads dimensions");
-  require(c.mla() || c.head_dim() % 2 == 0, "the head width d_model / heads = " + s(c.head_dim()) +
+  require(c.mla() || c.softmax_free() || c.head_dim() % 2 == 0, "the head width d_model / heads = " + s(c.head_dim()) +
                                                  " must be even: rotary positions rotate pairs of dimensions");
-  if (!c.mla()) {  // MLA has no groups: every head its own keys, made from the one latent
+  if (!c.mla() && !c.softmax_free()) {  // MLA has no groups: every head its own keys, made from the one latent
     require(c.groups >= 1 && c.groups <= c.heads,
             "groups (kv heads) must be 1 to heads (" + s(c.heads) + "), got " + s(c.groups));
     require(c.heads % c.groups == 0, "groups (" + s(c.groups) + ") must divide heads (" + s(c.heads) +
@@ -49,6 +84,9 @@ void validate_model_config(const ModelConfig& c) {
           "the sliding window must be 1 to " + s(max_seq_len) + " tokens (0 = none), got " + s(c.window));
   require(c.local_layers.empty() || int(c.local_layers.size()) == c.layers,
           "the window pattern must name one of local/global for each of the " + s(c.layers) + " layers");
+  require(!c.softmax_free() || c.window == 0,
+          std::string("a sliding window is for softmax attention; ") + attention_kind_word(c.attention) +
+              " attention keeps a state of a fixed size instead: leave the window out");
   if (!c.mla()) return;
   require(c.kv_lora_rank >= 1 && c.kv_lora_rank <= c.d_model,
           "kv_lora_rank (the latent width) must be 1 to d_model (" + s(c.d_model) + "), got " + s(c.kv_lora_rank));
@@ -135,12 +173,33 @@ Model::Model(const ModelConfig& config) : config_(config) {
       add(p + "self_attn.kv_a_proj_with_mqa.weight", {r + R, C}, true);
       add(p + "self_attn.kv_a_layernorm.weight", {r}, false);
       add(p + "self_attn.kv_b_proj.weight", {2 * HD, r}, true);
+    } else if (config_.softmax_free()) {  // every head its own keys (G = H); the gates after o_proj
+      add(p + "self_attn.q_proj.weight", {HD, C}, true);
+      add(p + "self_attn.k_proj.weight", {HD, C}, true);
+      add(p + "self_attn.v_proj.weight", {HD, C}, true);
     } else {
       add(p + "self_attn.q_proj.weight", {HD, C}, true);
       add(p + "self_attn.k_proj.weight", {GD, C}, true);
       add(p + "self_attn.v_proj.weight", {GD, C}, true);
     }
     add(p + "self_attn.o_proj.weight", {C, HD}, true);
+    const int64_t H = config_.heads;
+    switch (config_.attention) {  // the gates (linear_ops.h's legend)
+      case AttentionKind::mamba2:
+        add(p + "self_attn.dt_proj.weight", {H, C}, true);
+        add(p + "self_attn.dt_bias", {H}, false);
+        add(p + "self_attn.A_log", {H}, false);
+        add(p + "self_attn.D", {H}, false);
+        break;
+      case AttentionKind::deltanet: add(p + "self_attn.b_proj.weight", {H, C}, true); break;
+      case AttentionKind::gated_deltanet:
+        add(p + "self_attn.b_proj.weight", {H, C}, true);
+        add(p + "self_attn.a_proj.weight", {H, C}, true);
+        add(p + "self_attn.dt_bias", {H}, false);
+        add(p + "self_attn.A_log", {H}, false);
+        break;
+      default: break;
+    }
     if (config_.mlp) {
       add(p + "post_attention_layernorm.weight", {C}, false);
       add(p + "mlp.gate_proj.weight", {F, C}, true);
@@ -174,7 +233,11 @@ ModelTensors Model::tensors_of(float* base) const {
                         at(p + "mlp.gate_proj.weight"), at(p + "mlp.up_proj.weight"), at(p + "mlp.down_proj.weight"),
                         at(p + "self_attn.q_a_proj.weight"), at(p + "self_attn.q_a_layernorm.weight"),
                         at(p + "self_attn.q_b_proj.weight"), at(p + "self_attn.kv_a_proj_with_mqa.weight"),
-                        at(p + "self_attn.kv_a_layernorm.weight"), at(p + "self_attn.kv_b_proj.weight")});
+                        at(p + "self_attn.kv_a_layernorm.weight"), at(p + "self_attn.kv_b_proj.weight"),
+                        at(p + "self_attn.b_proj.weight"),
+                        config_.attention == AttentionKind::mamba2 ? at(p + "self_attn.dt_proj.weight")
+                                                                   : at(p + "self_attn.a_proj.weight"),
+                        at(p + "self_attn.dt_bias"), at(p + "self_attn.A_log"), at(p + "self_attn.D")});
   }
   t.final_norm = at("model.norm.weight");
   return t;
@@ -196,12 +259,34 @@ void Model::init_weights(uint64_t seed) {
   weights_.zero();
   for (const ParamView& v : views_) {
     float* w = weights_.data() + v.offset;
-    if (v.shape.size() == 1) {
+    auto ends_with = [&](const char* tail) {
+      const std::string t = tail;
+      return v.name.size() >= t.size() && v.name.compare(v.name.size() - t.size(), t.size(), t) == 0;
+    };
+    // the gates' vectors where the engine's seeded layer has them (linear_layer.cpp)
+    if (ends_with(".dt_bias")) {
+      std::fill(w, w + v.size, float(std::log(std::exp(1.0) - 1.0)));  // softplus(b) = 1
+      continue;
+    }
+    if (ends_with(".A_log")) {
+      for (size_t h = 0; h < v.size; ++h)
+        w[h] = float(std::log(-std::log(linear_decay_schedule(int(h), int(v.size)))));  // −exp(A_log) = log γ_h
+      continue;
+    }
+    if (v.shape.size() == 1) {  // norm weights and D
       std::fill(w, w + v.size, 1.0f);
       continue;
     }
     const bool output_proj = v.name.find("o_proj") != std::string::npos || v.name.find("down_proj") != std::string::npos;
-    const double s = output_proj ? out_std : std_dev;
+    // Without a softmax the heads' output is a product q·k·v of three projections (no softmax to turn
+    // small scores into a mean): at 0.02 it starts near 0 and the decayed kinds sit on that saddle for
+    // hundreds of steps, so q, k and v start at nn.Linear's scale 1/√C instead.
+    const bool qkv = v.name.find("self_attn.q_proj") != std::string::npos ||
+                     v.name.find("self_attn.k_proj") != std::string::npos ||
+                     v.name.find("self_attn.v_proj") != std::string::npos;
+    const double s = output_proj ? out_std
+                     : config_.softmax_free() && qkv ? 1.0 / std::sqrt(double(config_.d_model))
+                                                      : std_dev;
     for (size_t i = 0; i < v.size; ++i) w[i] = float(s * normal());
   }
 }
@@ -229,7 +314,13 @@ Activations Model::make_activations(int B, int T) const {
   a.probs.resize(L), a.atty.resize(L), a.x_mid.resize(L);
   a.ln2.assign(L, nullptr), a.rstd2.assign(L, nullptr), a.gate.assign(L, nullptr), a.up.assign(L, nullptr),
       a.swi.assign(L, nullptr);
-  for (auto* m : {&a.cq_raw, &a.cq, &a.rstd_q, &a.ckv_raw, &a.ckv, &a.rstd_kv, &a.kpe, &a.kvb}) m->assign(L, nullptr);
+  for (auto* m : {&a.cq_raw, &a.cq, &a.rstd_q, &a.ckv_raw, &a.ckv, &a.rstd_kv, &a.kpe, &a.kvb, &a.gate_b, &a.gate_s})
+    m->assign(L, nullptr);
+  const bool gate_b = config_.attention == AttentionKind::deltanet ||
+                      config_.attention == AttentionKind::gated_deltanet,
+             gate_s = config_.attention == AttentionKind::mamba2 ||
+                      config_.attention == AttentionKind::gated_deltanet;
+  const size_t H = config_.heads;
   for (size_t l = 0; l <= L; ++l) take(a.x[l], BT * C);
   for (size_t l = 0; l < L; ++l) {
     take(a.ln1[l], BT * C), take(a.rstd1[l], BT), take(a.q[l], BT * QW), take(a.k[l], BT * KW), take(a.v[l], BT * VW);
@@ -239,6 +330,8 @@ Activations Model::make_activations(int B, int T) const {
       take(a.ckv_raw[l], BT * r), take(a.ckv[l], BT * r), take(a.rstd_kv[l], BT), take(a.kpe[l], BT * R);
       take(a.kvb[l], BT * 2 * HD);
     }
+    if (gate_b) take(a.gate_b[l], BT * H);
+    if (gate_s) take(a.gate_s[l], BT * H);
     if (config_.mlp) take(a.ln2[l], BT * C), take(a.rstd2[l], BT), take(a.gate[l], BT * F), take(a.up[l], BT * F),
         take(a.swi[l], BT * F);
   }
@@ -249,6 +342,8 @@ Activations Model::make_activations(int B, int T) const {
     if (rq > 0) take(a.dcq, BT * rq), take(a.dcq_raw, BT * rq);
     take(a.dckv, BT * r), take(a.dckv_raw, BT * r), take(a.dkpe, BT * R), take(a.dkvb, BT * 2 * HD);
   }
+  if (gate_b) take(a.dgate_b, BT * H);
+  if (gate_s) take(a.dgate_s, BT * H);
   if (config_.mlp) take(a.dgate, BT * F), take(a.dup, BT * F), take(a.dswi, BT * F);
   a.memory = FloatArena(total);
   size_t offset = 0;
@@ -316,6 +411,33 @@ void Model::mla_backward(Activations& a, int l, const LayerTensors& lw, const La
   }
 }
 
+// ================================ without a softmax ==============================================
+// q, k, v and the gates' inputs from a.ln1[l], then linear_ops.h's layer to a.atty[l] and a.probs[l]
+// (each head's explicit matrix M); the backward from a.datty to a.dln (accumulated) and the weights.
+
+void Model::linear_kind_forward(Activations& a, int l, const LayerTensors& lw) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, D = config_.head_dim();
+  linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
+  linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, H * D);
+  linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, H * D);
+  if (a.gate_b[l]) linear_forward(a.gate_b[l], a.ln1[l], lw.b_proj, nullptr, BT, C, H);
+  if (a.gate_s[l]) linear_forward(a.gate_s[l], a.ln1[l], lw.step_proj, nullptr, BT, C, H);
+  linear_ops::layer_forward(config_.attention, a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], a.gate_b[l],
+                            a.gate_s[l], {lw.dt_bias, lw.a_log, lw.d_skip}, B, T, H, D);
+}
+
+void Model::linear_kind_backward(Activations& a, int l, const LayerTensors& lw, const LayerTensors& lg) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, D = config_.head_dim();
+  linear_ops::layer_backward(config_.attention, a.dq, a.dk, a.dv, a.dgate_b, a.dgate_s,
+                             {lg.dt_bias, lg.a_log, lg.d_skip}, a.datty, a.q[l], a.k[l], a.v[l], a.gate_b[l],
+                             a.gate_s[l], {lw.dt_bias, lw.a_log, lw.d_skip}, B, T, H, D);
+  linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
+  linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, H * D);
+  linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, H * D);
+  if (a.gate_b[l]) linear_backward(a.dln, lg.b_proj, nullptr, a.dgate_b, a.ln1[l], lw.b_proj, BT, C, H);
+  if (a.gate_s[l]) linear_backward(a.dln, lg.step_proj, nullptr, a.dgate_s, a.ln1[l], lw.step_proj, BT, C, H);
+}
+
 // ================================ forward ========================================================
 
 float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets) const {
@@ -336,6 +458,8 @@ float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets)
     window.window = config_.window_of(l);
     if (config_.mla()) {
       mla_forward(a, l, lw);
+    } else if (config_.softmax_free()) {
+      linear_kind_forward(a, l, lw);
     } else {
       linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
       linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
@@ -403,6 +527,8 @@ void Model::backward(Activations& a, float* grad_arena) {
     zero(a.dln, size_t(BT) * C);
     if (config_.mla()) {
       mla_backward(a, l, lw, lg);
+    } else if (config_.softmax_free()) {
+      linear_kind_backward(a, l, lw, lg);
     } else {
       zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
       ops::AttentionOptions window;

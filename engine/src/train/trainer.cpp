@@ -99,7 +99,9 @@ std::vector<TrainSettings> group_variants(const TrainSettings& s) {
 
 namespace {
 // Values one layer caches per token: K and V of G heads, or MLA's latent and rotary key.
+// Without a softmax nothing grows with the tokens: 0 per token (the fixed state: state_bytes).
 int64_t kv_values_per_layer(const ModelConfig& c) {
+  if (c.softmax_free()) return 0;
   return c.mla() ? int64_t(c.kv_lora_rank) + c.rope_head_dim : int64_t(2) * c.groups * c.head_dim();
 }
 }  // namespace
@@ -118,7 +120,18 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context) {
   return bytes;
 }
 
+int64_t state_bytes(const ModelConfig& c) {
+  if (!c.softmax_free()) return 0;
+  const int64_t d = c.head_dim();
+  // S [d, d] per head; linear attention's normaliser z [d] beside it
+  return int64_t(c.layers) * c.heads * (d * d + (c.attention == AttentionKind::linear ? d : 0)) * int64_t(sizeof(float));
+}
+
 const char* attention_kind_name(const ModelConfig& c) {
+  if (c.softmax_free()) {
+    for (const AttentionKindEntry& e : attention_kinds())
+      if (e.kind == c.attention) return e.title;
+  }
   if (c.mla()) return "MLA";
   if (c.groups == c.heads) return "MHA";
   return c.groups == 1 ? "MQA" : "GQA";
@@ -299,6 +312,7 @@ TrainSnapshot Trainer::snapshot() {
   snap.parameters = 0;
   for (const ParamView& v : model_.params()) snap.parameters += int64_t(v.size);
   snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.kv_heads(), snap.mla = c.mla();
+  snap.attention = attention_kind_word(c.attention);
   for (int l = 0; l < c.layers; ++l) snap.layer_windows.push_back(c.window_of(l));
   return snap;
 }

@@ -42,6 +42,9 @@ struct HeadPatternScores {
   std::vector<float> sink, previous;  // [L, H]
   std::vector<float> induction;       // [L, H]; empty when the input is no repeated sequence
   std::optional<RepeatedSpan> repeat; // the span the induction scores were measured on
+  // [L] layers without a softmax (AttentionStack::linear_layer, Qwen3-Next's Gated DeltaNet): their signed
+  // matrices have no sink, previous-token or induction score (their entries stay 0) and top_heads skips them.
+  std::vector<bool> skipped_layers;
   float at(HeadPattern pattern, int layer, int head) const;
 };
 

@@ -23,6 +23,10 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
                         const std::vector<std::string>& labels);
 
 // Throws InputError for a layer outside [0, L).
+// A Gated DeltaNet layer (Qwen3-Next: LayerDetail::linear, or AttentionStack::linear_layer) is an analysis of
+// heads without a softmax (AttentionAnalysis::linear, linear_spec gated_deltanet): result.probs its signed
+// matrices M [H_v, T, T], no scores, each head its own group, drawn as the seeded kinds without a softmax are;
+// its trace has no steps (the layer's convolution and gated norm are not the seeded layer's).
 Analysis layer_analysis(const model::AttentionStack& stack, int layer);
 
 // "layer N does not exist: this model has L layers (0–L−1)" unless 0 ≤ layer < layers.
@@ -63,7 +67,8 @@ struct LayerPositions {
   bool long_factors = false;                           // longrope: long_factor chosen (T > L), else short_factor
   std::vector<double> unused_factors;                  // longrope: the other list, [d/2]
 };
-// Throws InputError for a layer outside [0, L) or tokens < 1.
+// Throws InputError for a layer outside [0, L) or tokens < 1, and naming the layer for a Gated DeltaNet layer
+// (Qwen3-Next), which has no RoPE.
 LayerPositions layer_positions(const model::ModelConfig& config, int layer, int tokens = 1);
 
 }  // namespace attnscope

@@ -150,9 +150,15 @@ std::string default_export_file_name(const ExportRequest& request, const std::st
 // K/V groups): panel l·H + h is layer l's head h, titled "l.h" (GPT-2's 5.1 is layer 5, head 1),
 // framed in the colour of its kv group g(h); causal-masked cells in the masked colour; one colour bar
 // (probability) for all. Thumbnails are about 1400/H pixels wide at 1×, at least 48.
+// A stack with layers without a softmax (AttentionStack::layer_kind, Qwen3-Next): those layers' panels are their
+// signed matrices M, unframed, under a second bar ("Gated DeltaNet weight", the diverging colormap over a range
+// symmetric about 0, shared whatever the scale mode; colorbars[1], or [0] when no layer has a softmax); the grid
+// has the most heads of any layer as columns and a layer with fewer leaves its last places blank
+// (PanelSpec::blank).
 FigureSpec model_view_figure(const model::AttentionStack& stack, const ExportRequest& request);
 std::string model_view_caption(const model::AttentionStack& stack, const FigureWords& words = {});
-// PNG/SVG: the figure; .npy: the attentions [L, H, T, T]; CSV is refused (one file of L·H blocks helps
+// PNG/SVG: the figure; .npy: the attentions [L, H, T, T] (refused for a stack with linear layers, whose
+// matrices it would leave out: `compute --checkpoint` writes both); CSV is refused (one file of L·H blocks helps
 // nobody: export a layer with --what heads --layer N). Checks the path first, writes atomically.
 ExportedFile export_model_view(const model::AttentionStack& stack, const ExportRequest& request,
                                const std::filesystem::path& path, const TextRasterizer& text = default_text_rasterizer());

@@ -41,6 +41,9 @@ struct PanelSpec {
                                           // without one the matrix gets a thin gray outline
   int marked_row = -1, marked_col = -1;   // a cell outlined in black and white (the relpos query)
   int colorbar = 0;                       // index into FigureSpec::colorbars
+  // An empty place in the grid (the model view's layer with fewer heads than the widest): laid out as a
+  // rows × cols matrix, nothing drawn, no values.
+  bool blank = false;
 };
 
 struct FigureSpec {

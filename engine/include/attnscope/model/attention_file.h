@@ -9,6 +9,7 @@
 // `attnscope compute --checkpoint` writes the same attentions.npy and tokens.json, so its output
 // opens here too.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -34,8 +35,36 @@ struct AttentionStack {
   std::vector<int> layer_window;    // [L] a checkpoint's sliding windows (0 = global), else empty
   bool groups_from_config = false;  // kv_heads came from a config.json (else G = H)
   std::string source;               // the attentions file's name, for captions
+  // A checkpoint's layers without a softmax (Qwen3-Next's Gated DeltaNet; model::ForwardResult::layer_maps and
+  // linear_maps): layer_kind[l] names a linear layer's kind ("Gated DeltaNet"; "" for softmax attention) and
+  // linear_maps[l] holds its heads' signed matrices M [H_l, T, T] (rows not summing to 1; H_l its own head
+  // count, linear_num_value_heads). That layer's slot of `attentions` holds zeros. Both empty for every other
+  // model and for attentions files.
+  std::vector<std::string> layer_kind;          // [L] or empty
+  std::vector<std::vector<float>> linear_maps;  // [L] or empty
   Eigen::Map<const Mat> attention(int layer, int head) const {
     return {attentions.data() + (int64_t(layer) * heads + head) * tokens * tokens, tokens, tokens};
+  }
+  bool linear_layer(int layer) const { return !layer_kind.empty() && !layer_kind[size_t(layer)].empty(); }
+  bool has_linear_layers() const {
+    for (int l = 0; l < int(layer_kind.size()); ++l)
+      if (linear_layer(l)) return true;
+    return false;
+  }
+  // Layer l's head count: H for a softmax layer, H_l for a linear one.
+  int layer_heads(int layer) const {
+    return linear_layer(layer) ? int(linear_maps[size_t(layer)].size() / (size_t(tokens) * size_t(tokens))) : heads;
+  }
+  // The most heads of any layer (the Model view's columns).
+  int most_heads() const {
+    int most = heads;
+    for (int l = 0; l < layers; ++l) most = std::max(most, layer_heads(l));
+    return most;
+  }
+  // Head h of layer l as drawn: its probabilities, or a linear layer's signed matrix M. [T, T]
+  Eigen::Map<const Mat> map(int layer, int head) const {
+    if (!linear_layer(layer)) return attention(layer, head);
+    return {linear_maps[size_t(layer)].data() + int64_t(head) * tokens * tokens, tokens, tokens};
   }
 };
 

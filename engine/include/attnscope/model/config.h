@@ -269,13 +269,6 @@ struct ModelConfig {
 ModelConfig parse_model_config(std::string_view json_text, const std::string& name,
                                std::vector<std::string>* keys_read = nullptr);
 
-// The window and the command line open only checkpoints whose every layer they can draw. A model with
-// linear-attention layers (Qwen3-Next's Gated DeltaNet) is read and computed by the engine (model.h, forward.h's
-// linear_maps and layer_maps, tested against transformers), but the Heads and Model views draw one head count
-// of softmax probabilities per model, and those layers' maps are signed matrices of linear_num_value_heads
-// heads: refused there (InputError naming the file, the model_type and why) until the views draw them (issue 39).
-void require_drawable_layers(const ModelConfig& c, const std::string& name);
-
 // model_type values parse_model_config accepts, from the family table: "gpt2, llama, mistral, qwen2, …".
 const char* supported_model_types();
 

@@ -33,8 +33,4 @@ const std::vector<ModelFamily>& model_families();
 // The entry for a model_type, or nullptr.
 const ModelFamily* find_model_family(std::string_view model_type);
 
-// False for the families whose checkpoints have linear-attention layers (qwen3_next), which the window and the
-// command line refuse (config.h, require_drawable_layers): the --checkpoint help lists the others.
-bool family_opens_in_views(std::string_view model_type);
-
 }  // namespace attnscope::model

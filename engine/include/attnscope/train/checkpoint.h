@@ -42,7 +42,10 @@ std::string safetensors_bytes(const std::vector<TensorToWrite>& tensors,
 // config.json of a model: model_type "llama" for grouped attention; with a sliding window on every layer
 // "mistral" (sliding_window); with local and global layers "qwen2" (use_sliding_window, layer_types, its
 // q/k/v biases written as zeros); with MLA "deepseek_v2" (kv_lora_rank, q_lora_rank or null,
-// qk_nope_head_dim = v_head_dim = d_model/heads, qk_rope_head_dim, n_routed_experts null: dense layers).
+// qk_nope_head_dim = v_head_dim = d_model/heads, qk_rope_head_dim, n_routed_experts null: dense layers);
+// without a softmax attnscope's own "attnscope_linear" (attention_kind linear | retention | mamba2 |
+// deltanet | gated-deltanet, the Llama sizes, and the gates' tensors self_attn.{b_proj.weight,
+// a_proj.weight, dt_proj.weight, dt_bias, A_log, D} as the kind has them; model.h's legend).
 nlohmann::json llama_config_json(const ModelConfig& config);
 
 // Why this model cannot be saved ("" when it can): MLA with a sliding window, which DeepSeek's format

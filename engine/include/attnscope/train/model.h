@@ -16,6 +16,13 @@
 //     q's last R of each head and k_pe rotate (interleaved pairs, DeepSeek); k_h = [kv_h key ; k_pe],
 //     v_h = kv_h value; attention scaled by 1/√(D+R); the latent norms have eps 1e-6 (SPEC)
 //   KV cache per token per layer: r + R values (c_KV and k_pe), against 2·G·D for grouped attention.
+// Attention without a softmax (linear, retention, mamba2, deltanet, gated-deltanet; issue 39) keeps
+// q_proj, k_proj, v_proj [H·D, C] (G = H, no rotary positions) and the formulas of the inference engine's
+// seeded layer (attention/linear_layer.h, docs/math.md "Attention without a softmax"), with the gates'
+// weights trained: per layer b_proj [H, C] (β = sigmoid(h·b_projᵀ)), Mamba-2's dt_proj [H, C], dt_bias [H],
+// A_log [H] (A = −exp(A_log)), D [H]; Gated DeltaNet's a_proj [H, C], dt_bias, A_log
+// (g = −exp(A_log)·softplus(h·a_projᵀ + dt_bias)); retention's γ_h is the fixed schedule. probs then holds
+// each head's explicit matrix M (signed). Forward and backward in train/linear_ops.h.
 // A sliding window W (per model, or per layer by a pattern such as local,global) lets query i see the
 // keys i − W < j ≤ i only (Mistral's convention), in either kind.
 //
@@ -34,8 +41,23 @@
 
 namespace attnscope::train {
 
-// How the keys and values are made: grouped (MHA/GQA/MQA by `groups`) or multi-head latent attention.
-enum class AttentionKind { grouped, mla };
+// How the keys and values are made: grouped (MHA/GQA/MQA by `groups`), multi-head latent attention, or
+// one of the kinds without a softmax (linear_layer.h's LinearLayerKind, in the same order).
+enum class AttentionKind { grouped, mla, linear, retention, mamba2, deltanet, gated_deltanet };
+
+// The kinds by their command-line names ("grouped", "mla", "linear", "retention", "mamba2", "deltanet",
+// "gated-deltanet"), in one table.
+struct AttentionKindEntry {
+  AttentionKind kind;
+  const char* name;   // --attention's word
+  const char* title;  // "MLA", "Mamba-2", … for progress lines
+};
+const std::vector<AttentionKindEntry>& attention_kinds();
+// Throws InputError naming every valid word.
+AttentionKind parse_attention_kind(const std::string& name);
+const char* attention_kind_word(AttentionKind kind);
+// "grouped | mla | linear | …" for help texts and messages.
+std::string attention_kind_words();
 
 struct ModelConfig {
   int vocab_size = 0;
@@ -56,9 +78,11 @@ struct ModelConfig {
   std::vector<bool> local_layers;  // with a window: the layers that use it (empty: every layer)
 
   bool mla() const { return attention == AttentionKind::mla; }
+  // No softmax: the state of a fixed size instead of a KV cache.
+  bool softmax_free() const { return attention != AttentionKind::grouped && attention != AttentionKind::mla; }
   int head_dim() const { return d_model / heads; }  // grouped: D; MLA: d_nope = d_v
   int qk_head_dim() const { return mla() ? head_dim() + rope_head_dim : head_dim(); }
-  int kv_heads() const { return mla() ? heads : groups; }  // K/V heads the attention op sees
+  int kv_heads() const { return mla() || softmax_free() ? heads : groups; }  // K/V heads the attention op sees
   // The window of layer l (0: none).
   int window_of(int l) const {
     return window > 0 && (local_layers.empty() || (size_t(l) < local_layers.size() && local_layers[size_t(l)]))
@@ -121,6 +145,9 @@ struct LayerTensors {
   // else wq is q_proj [H·(D+R), C]); kv_a_proj_with_mqa [r + R, C] (rows 0…r−1 make c_KV, the last R k_pe),
   // kv_a_layernorm [r], kv_b_proj [H·2D, r]; wo is o_proj [C, H·D]
   float *q_a = nullptr, *q_a_norm = nullptr, *q_b = nullptr, *kv_a = nullptr, *kv_a_norm = nullptr, *kv_b = nullptr;
+  // Without a softmax (null where the kind has none): b_proj [H, C], dt_proj or a_proj [H, C] (`step`),
+  // dt_bias [H], A_log [H], D [H]
+  float *b_proj = nullptr, *step_proj = nullptr, *dt_bias = nullptr, *a_log = nullptr, *d_skip = nullptr;
 };
 struct ModelTensors {
   float* embed = nullptr;       // [V, C]
@@ -141,12 +168,15 @@ struct Activations {
   // [BT] (with r_q > 0); c_KV before/after its norm [BT, r], rstd [BT]; k_pe [BT, R] (rotated);
   // kv_b_proj's output [BT, H·2D]
   std::vector<float*> cq_raw, cq, rstd_q, ckv_raw, ckv, rstd_kv, kpe, kvb;
+  // Without a softmax: the gates' inputs h·b_projᵀ and h·step_projᵀ [BT, H] (null where the kind has none)
+  std::vector<float*> gate_b, gate_s;
   float *lnf = nullptr, *rstdf = nullptr, *logits = nullptr, *out_probs = nullptr;  // [BT, C], [BT], [BT, V] ×2
   std::vector<int32_t> ids, targets;          // [BT]
   // backward scratch
   float *dresid = nullptr, *dln = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr, *datty = nullptr;
   float *dgate = nullptr, *dup = nullptr, *dswi = nullptr, *dlogits = nullptr;
   float *dcq = nullptr, *dcq_raw = nullptr, *dckv = nullptr, *dckv_raw = nullptr, *dkpe = nullptr, *dkvb = nullptr;  // MLA
+  float *dgate_b = nullptr, *dgate_s = nullptr;  // without a softmax [BT, H]
 };
 
 class Model {
@@ -169,7 +199,9 @@ class Model {
   const ParamView* find(const std::string& name) const;
 
   // Llama-style initialisation from `seed`: matrices and the embedding N(0, 0.02) — the output
-  // projections (o_proj, down_proj) scaled by 1/sqrt(2L) as in GPT-2 — and norm weights 1.
+  // projections (o_proj, down_proj) scaled by 1/sqrt(2L) as in GPT-2 — and norm weights 1. The gates'
+  // vectors start where the inference engine's seeded layer has them: dt_bias softplus⁻¹(1) (Δ ≈ 1),
+  // A_log_h = log(−log γ_h) with γ_h = linear_decay_schedule(h, H), D = 1.
   void init_weights(uint64_t seed);
 
   // Activations sized for B sequences of T tokens.
@@ -189,6 +221,8 @@ class Model {
   ModelTensors tensors_of(float* base) const;
   void mla_forward(Activations& a, int l, const LayerTensors& lw) const;
   void mla_backward(Activations& a, int l, const LayerTensors& lg_w, const LayerTensors& lg) const;
+  void linear_kind_forward(Activations& a, int l, const LayerTensors& lw) const;
+  void linear_kind_backward(Activations& a, int l, const LayerTensors& lw, const LayerTensors& lg) const;
   ModelConfig config_;
   std::vector<ParamView> views_;
   size_t total_ = 0;

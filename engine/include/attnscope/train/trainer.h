@@ -72,7 +72,11 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context);
 // a window; then, with `window_run`, the GQA model (MHA when H has no middle divisor) again with the
 // settings' window and pattern (or a window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
 std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run);
-// "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head).
+// Without a softmax a model keeps no KV cache (0 bytes per token above) but a state of a fixed size:
+// L · H · d·d floats (linear attention adds its normaliser, d per head); 0 for the softmax kinds.
+int64_t state_bytes(const ModelConfig& c);
+// "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head); without a softmax
+// the kind's title ("linear attention", "retention", "Mamba-2", "DeltaNet", "Gated DeltaNet").
 const char* attention_kind_name(const ModelConfig& c);
 
 struct InductionPoint {
@@ -100,6 +104,8 @@ struct TrainSnapshot {
   int64_t parameters = 0;
   int layers = 0, heads = 0, groups = 0;     // groups: the K/V heads (MLA: H, one latent shared by all)
   bool mla = false;
+  std::string attention = "grouped";         // the kind's word (attention_kinds()); without a softmax the
+                                             // probe_probs are each head's signed matrix M, not probabilities
   std::vector<int> layer_windows;            // [L] each layer's sliding window (0: none)
 };
 

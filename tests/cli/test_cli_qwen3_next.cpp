@@ -1,0 +1,243 @@
+// Qwen3-Next on the command line (issue 39 item 3): `compute --checkpoint` writes every layer as what it is —
+// the softmax layers' probabilities in attentions.npy, the Gated DeltaNet layers' signed matrices M in
+// linear_maps.npy, model.json's "layer_maps" naming each layer's type, heads and file — equal to the engine's
+// forward pass and to the PyTorch reference of the fixtures; `--layer N` of a linear layer writes matrix.npy as
+// `compute --kind gated-deltanet` does; `export` draws a linear layer on the diverging colormap (the Heads
+// figure and the model view), refuses --scores there by name, and the compute folder opens again as
+// attentions with its linear layers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "attnscope/figure/colormap.h"
+#include "attnscope/figure/export.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/figure/image.h"
+#include "attnscope/figure/render_png.h"
+#include "attnscope/figure/text_raster.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/io/npy.h"
+#include "attnscope/model/attention_file.h"
+#include "attnscope/model/forward.h"
+#include "attnscope/model/model.h"
+#include "check.h"
+#include "model/checkpoint_fixtures.h"
+#include "run_cli.h"
+
+using namespace attnscope;
+using namespace attnscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return s;
+}
+
+double max_diff(const float* a, const float* b, size_t n) {
+  double d = 0;
+  for (size_t i = 0; i < n; ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("cli qwen3_next: compute --checkpoint writes each layer's maps as the forward pass gives them") {
+  for (const std::string name : {"qwen3_next_f32", "qwen3_next_bf16_sharded"}) {
+    CAPTURE(name);
+    const fs::path out = fresh_dir("cli_qwen3_next_" + name);
+    const std::vector<int32_t> ids = fixture_ids(name);
+    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --out " + q(out));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto m = model::open(model_fixture(name));
+    const model::ModelConfig& c = m->config;
+    const model::ForwardResult f = model::forward(*m, ids);
+    const int T = int(ids.size());
+    const size_t cells = size_t(T) * size_t(T);
+    const nlohmann::json model_json = nlohmann::json::parse(read_file(out / "model.json", 1 << 20));
+    const auto& layers = model_json.at("layer_maps");
+    REQUIRE(int(layers.size()) == c.layers);
+    const NpyArray att = read_npy(out / "attentions.npy", 4);
+    REQUIRE(att.shape == std::vector<int64_t>{c.layers, c.heads, T, T});
+    const NpyArray lin = read_npy(out / "linear_maps.npy", 4);
+    int linear = 0;
+    for (int l = 0; l < c.layers; ++l) {
+      CAPTURE(l);
+      const auto& e = layers[size_t(l)];
+      CHECK(e.at("layer") == l);
+      if (c.is_linear_layer(l)) {
+        CHECK(e.at("type") == "Gated DeltaNet");
+        CHECK(e.at("heads") == c.linear.value_heads);
+        CHECK(e.at("file") == "linear_maps.npy");
+        CHECK(e.at("values") == "signed matrices M");
+        REQUIRE(e.at("linear_index") == linear);
+        const float* written = lin.data.data() + size_t(linear) * size_t(c.linear.value_heads) * cells;
+        CHECK(max_diff(written, f.linear_maps[size_t(l)].data(), size_t(c.linear.value_heads) * cells) == 0.0);
+        // and the PyTorch reference of the transformers code
+        const ReferenceTensor ref = fixture_reference(name, "linear." + std::to_string(l) + ".maps");
+        CHECK(max_diff(written, ref.values.data(), ref.values.size()) <= 1e-5);
+        // signed: not probabilities
+        CHECK(*std::min_element(written, written + size_t(c.linear.value_heads) * cells) < 0.0f);
+        ++linear;
+      } else {
+        CHECK(e.at("type") == "attention");
+        CHECK(e.at("heads") == c.heads);
+        CHECK(e.at("file") == "attentions.npy");
+        const float* written = att.data.data() + size_t(l) * size_t(c.heads) * cells;
+        CHECK(max_diff(written, f.attentions.data() + size_t(l) * size_t(c.heads) * cells, size_t(c.heads) * cells) == 0.0);
+        const ReferenceTensor ref = fixture_reference(name, "attention." + std::to_string(l));
+        CHECK(max_diff(written, ref.values.data(), ref.values.size()) <= 1e-5);
+      }
+    }
+    CHECK(linear >= 2);
+    CHECK(lin.shape == std::vector<int64_t>{linear, c.linear.value_heads, T, T});
+
+    // The folder opens again as attentions computed elsewhere, its linear layers with their matrices.
+    const model::AttentionStack s = model::open_attentions(out / "attentions.npy", out / "tokens.json", out / "model.json");
+    for (int l = 0; l < c.layers; ++l) {
+      CAPTURE(l);
+      CHECK(s.linear_layer(l) == c.is_linear_layer(l));
+      CHECK(s.layer_heads(l) == (c.is_linear_layer(l) ? c.linear.value_heads : c.heads));
+      CHECK(Mat(s.map(l, 1)) == Mat(c.is_linear_layer(l) ? f.linear_map(l, 1) : f.attention(l, 1)));
+    }
+  }
+}
+
+TEST_CASE("cli qwen3_next: compute --layer N of a Gated DeltaNet layer writes its matrices, not probabilities") {
+  const std::string name = "qwen3_next_f32";
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = fixture_ids(name);
+  model::ForwardOptions options;
+  options.detail_layer = 0;
+  const model::ForwardResult f = model::forward(*m, ids, options);
+  REQUIRE(m->config.is_linear_layer(0));
+  const fs::path out = fresh_dir("cli_qwen3_next_layer0");
+  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --layer 0 --out " + q(out));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(out / "matrix.npy"));
+  CHECK_FALSE(fs::exists(out / "probs.npy"));
+  CHECK_FALSE(fs::exists(out / "scores.npy"));
+  const NpyArray matrix = read_npy(out / "matrix.npy", 3);
+  REQUIRE(matrix.shape == std::vector<int64_t>{m->config.linear.value_heads, int64_t(ids.size()), int64_t(ids.size())});
+  for (int h = 0; h < m->config.linear.value_heads; ++h) {
+    const Eigen::Map<const Mat> written(matrix.data.data() + size_t(h) * ids.size() * ids.size(), Eigen::Index(ids.size()),
+                                        Eigen::Index(ids.size()));
+    CHECK(Mat(written) == Mat(f.linear_map(0, h)));
+  }
+  for (const char* file : {"beta.npy", "decay.npy", "head_out.npy", "q.npy", "k.npy", "v.npy", "output.npy"})
+    CHECK(fs::exists(out / file));
+  // layer 3 is softmax attention: probabilities and scores as for any model
+  const fs::path soft = fresh_dir("cli_qwen3_next_layer3");
+  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --layer 3 --out " + q(soft)).exit_code == 0);
+  CHECK(fs::exists(soft / "probs.npy"));
+  CHECK_FALSE(fs::exists(soft / "matrix.npy"));
+}
+
+TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging colormap, an attention layer as "
+          "probabilities") {
+  const std::string name = "qwen3_next_f32";
+  const std::string ids = ids_text(fixture_ids(name));
+  const fs::path out = fresh_dir("cli_qwen3_next_export");
+  const std::string base = "export --checkpoint " + q(model_fixture(name)) + " --ids " + ids;
+  // a linear layer: the figure's colour bar is the diverging one, named for its weights (the SVG says it)
+  const CliRun linear = run_cli(base + " --what heads --layer 0 --format svg --out " + q(out / "layer0.svg"));
+  INFO(linear.err);
+  REQUIRE(linear.exit_code == 0);
+  const std::string svg0 = read_file(out / "layer0.svg", 1 << 24);
+  CHECK(contains(svg0, "Gated DeltaNet weight"));
+  CHECK(contains(svg0, "M, signed (no softmax)"));
+  CHECK_FALSE(contains(svg0, ">probability<"));
+  // an attention layer of the same model: probabilities
+  const CliRun soft = run_cli(base + " --what heads --layer 3 --format svg --out " + q(out / "layer3.svg"));
+  REQUIRE(soft.exit_code == 0);
+  const std::string svg3 = read_file(out / "layer3.svg", 1 << 24);
+  CHECK(contains(svg3, "probability"));
+  CHECK_FALSE(contains(svg3, "Gated DeltaNet weight"));
+  REQUIRE(run_cli(base + " --what heads --layer 0 --format png --out " + q(out / "layer0.png")).exit_code == 0);
+  CHECK(fs::file_size(out / "layer0.png") > 0);
+  // --scores has nothing to show in a layer without a softmax
+  const CliRun scores = run_cli(base + " --what heads --layer 0 --scores --format png --out " + q(out / "scores.png"));
+  CHECK(scores.exit_code == 2);
+  CHECK(contains(scores.err, "heads without a softmax have no scores"));
+  CHECK_FALSE(fs::exists(out / "scores.png"));
+  // the model view: both bars, every layer's panels
+  const CliRun model_view = run_cli(base + " --what model --format svg --out " + q(out / "model.svg"));
+  INFO(model_view.err);
+  REQUIRE(model_view.exit_code == 0);
+  const std::string svg = read_file(out / "model.svg", 1 << 24);
+  CHECK(contains(svg, "Gated DeltaNet weight"));
+  CHECK(contains(svg, "probability"));
+  CHECK(contains(svg, "3 Gated DeltaNet layers × 4 heads: M, signed (no softmax)"));
+  // its .npy would be probabilities only: refused by name
+  const CliRun npy = run_cli(base + " --what model --format npy --out " + q(out / "model.npy"));
+  CHECK(npy.exit_code == 2);
+  CHECK(contains(npy.err, "Gated DeltaNet layers have signed matrices"));
+  CHECK_FALSE(fs::exists(out / "model.npy"));
+}
+
+TEST_CASE("cli qwen3_next: the model view figure colours each linear layer on the diverging scale, symmetric about 0") {
+  const std::string name = "qwen3_next_bf16_sharded";
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = fixture_ids(name);
+  model::ForwardResult f = model::forward(*m, ids);
+  const model::ModelConfig& c = m->config;
+  model::AttentionStack s;
+  s.layers = f.layers, s.heads = f.heads, s.kv_heads = f.kv_heads, s.tokens = f.tokens, s.causal = true;
+  s.groups_from_config = true;
+  s.source = name;
+  s.attentions = f.attentions;
+  for (const model::LayerMaps& lm : f.layer_maps) s.layer_kind.push_back(lm.signed_weights ? lm.kind : "");
+  s.linear_maps = f.linear_maps;
+  ExportRequest request;
+  request.what = ExportWhat::model;
+  const FigureSpec figure = model_view_figure(s, request);
+  REQUIRE(figure.colorbars.size() == 2);
+  CHECK(figure.colorbars[0].colormap == Colormap::viridis);
+  CHECK(figure.colorbars[0].title == "probability");
+  CHECK(figure.colorbars[1].colormap == Colormap::diverging);
+  CHECK(figure.colorbars[1].title == "Gated DeltaNet weight");
+  CHECK(figure.colorbars[1].range.lo == -figure.colorbars[1].range.hi);
+  CHECK(figure.colorbars[1].range.hi > 0);
+  REQUIRE(int(figure.panels.size()) == c.layers * s.most_heads());
+  const int T = f.tokens;
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < s.most_heads(); ++h) {
+      CAPTURE(l);
+      CAPTURE(h);
+      const PanelSpec& p = figure.panels[size_t(l * s.most_heads() + h)];
+      CHECK(p.colorbar == (c.is_linear_layer(l) ? 1 : 0));
+      CHECK(p.title == std::to_string(l) + "." + std::to_string(h));
+      const Mat expected = c.is_linear_layer(l) ? Mat(f.linear_map(l, h)) : Mat(f.attention(l, h));
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j <= i; ++j) CHECK(p.values[size_t(i * T + j)] == expected(i, j));
+      CHECK(std::isinf(p.values[size_t(1)]));  // query 0, key 1: masked
+    }
+
+  // A layer with fewer heads than the widest leaves blank places, drawn as nothing.
+  model::AttentionStack fewer = s;
+  const size_t cells = size_t(T) * size_t(T);
+  for (int l = 0; l < s.layers; ++l)
+    if (s.linear_layer(l)) fewer.linear_maps[size_t(l)].resize(2 * cells);
+  CHECK(fewer.layer_heads(0) == 2);
+  CHECK(fewer.most_heads() == c.heads);
+  const FigureSpec narrow = model_view_figure(fewer, request);
+  REQUIRE(int(narrow.panels.size()) == c.layers * c.heads);
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < c.heads; ++h)
+      CHECK(narrow.panels[size_t(l * c.heads + h)].blank == (fewer.linear_layer(l) && h >= 2));
+  // rendered: a blank place's square is the background, a drawn one's is not
+  const FigureLayout layout = layout_figure(narrow, 1.0f, default_text_rasterizer());
+  const Image image = render_figure(narrow, layout, default_text_rasterizer());
+  for (size_t i = 0; i < narrow.panels.size(); ++i) {
+    CAPTURE(i);
+    CHECK((count_pixels_unlike(image, layout.panels[i].matrix, figure_background) == 0) == narrow.panels[i].blank);
+  }
+}

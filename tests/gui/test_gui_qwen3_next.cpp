@@ -1,0 +1,187 @@
+// A Qwen3-Next checkpoint in the window (issue 39 item 3): it opens (no refusal); the Model view draws every
+// layer — the Gated DeltaNet layers' heads as their signed matrices M in the engine's diverging colours, the
+// attention layers' heads as probabilities — each layer labelled with its type, with two colour bars named
+// for their values; the Heads view of a linear layer draws signed heads on the diverging scale with its bar
+// named "Gated DeltaNet weight" and its values button "matrix M", of an attention layer probabilities; the
+// Positions view refuses the linear layer by name, the Shapes view says its steps are not traced. In English and Chinese, at 1280×720 and 1920×1080, every
+// text inside the window.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attnscope/figure/colormap.h"
+#include "attnscope/figure/export.h"
+#include "attnscope/model/attention_file.h"
+#include "attnscope/model/forward.h"
+#include "core/model_input.h"
+#include "gui_run.h"
+
+namespace attnscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path source_dir(ATTNSCOPE_SOURCE_DIR);
+const std::string name = "qwen3_next_f32";  // layers 0–2 Gated DeltaNet, layer 3 attention
+const std::string input = "ids: 5 17 42 9 33 60 5 17 42 9";
+
+fs::path fixture() { return source_dir / "tests/fixtures/models" / name; }
+
+std::string in(const std::string& language, const std::string& english) {
+  if (language == "en") return english;
+  static const nlohmann::json zh = read_json(source_dir / "assets" / "i18n" / "zh.json");
+  REQUIRE_MESSAGE(zh.at("strings").contains(english), "zh.json lacks \"" << english << "\"");
+  return zh["strings"][english].get<std::string>();
+}
+
+// Every text of the view's window (its ImGui name ends with `title`) lies inside the screen, but for texts in a
+// part that scrolls (they can be scrolled to).
+void check_inside(const WindowRun& w, const std::string& title) {
+  const double width = w.layout.at("width"), height = w.layout.at("height");
+  int checked = 0;
+  for (const auto& t : w.layout.at("texts")) {
+    if (!t.at("window").get<std::string>().ends_with(title) || t.at("scroll_y").get<bool>() || t.at("scroll_x").get<bool>())
+      continue;
+    ++checked;
+    CAPTURE(t.dump());
+    CHECK(t["x"].get<double>() >= -0.5);
+    CHECK(t["y"].get<double>() >= -0.5);
+    CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
+    CHECK(t["y"].get<double>() + t["h"].get<double>() <= height + 0.5);
+  }
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_SUITE("gui_qwen3_next") {
+  TEST_CASE("qwen3_next: the Model view draws every layer as what it is, in both languages and sizes") {
+    const auto m = model::open(fixture());
+    const model::ModelConfig& c = m->config;
+    const ModelTokens tokens = model_tokens_from_input(m->dir, input);
+    const model::AttentionStack stack = attention_stack(model::forward(*m, tokens.ids), tokens, name, c.layer_window);
+    ExportRequest request;
+    request.what = ExportWhat::model;
+    const FigureSpec figure = model_view_figure(stack, request);
+    const int T = stack.tokens, columns = stack.most_heads();
+    int linear_layers = 0;
+    for (int l = 0; l < c.layers; ++l) linear_layers += c.is_linear_layer(l);
+    REQUIRE(linear_layers == 3);
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const char* language : {"en", "zh"}) {
+        CAPTURE(size);
+        CAPTURE(language);
+        const WindowRun w = run_window(std::string("qwen3_next_model_view_") + size + language,
+                                       "--checkpoint " + shell_quote(fixture().string()) + " --show-model-view --size " +
+                                           size + " --language " + language + " --text " + shell_quote(input));
+        CHECK(w.layout.at("error") == "");
+        CHECK(w.layout.at("untranslated").empty());
+        const auto& thumbs = w.layout.at("thumbs");
+        REQUIRE(int(thumbs.size()) == c.layers * c.heads);  // every layer, each with its own heads
+        int mismatches = 0, signed_thumbs = 0;
+        for (const auto& t : thumbs) {
+          const int l = t.at("layer"), h = t.at("head");
+          CHECK(t.at("kind") == (c.is_linear_layer(l) ? "Gated DeltaNet" : ""));
+          signed_thumbs += c.is_linear_layer(l);
+          // every cell's centre in the engine's figure colour: the diverging one for a linear layer
+          const std::vector<Rgba> colors = panel_colors(figure, size_t(l * columns + h));
+          const double x = t.at("x"), y = t.at("y"), side = t.at("w");
+          for (int i = 0; i < T; ++i)
+            for (int j = 0; j < T; ++j)
+              mismatches += channel_distance(w.png.at(int(x + (j + 0.5) * side / T), int(y + (i + 0.5) * side / T)),
+                                             colors[size_t(i * T + j)]) > 2;
+        }
+        CHECK(mismatches == 0);
+        CHECK(signed_thumbs == linear_layers * c.linear.value_heads);
+        const std::vector<std::string> texts = texts_of(w, "###model_view");
+        INFO(joined(texts));
+        // each layer labelled with its type, beside its number
+        CHECK(std::count(texts.begin(), texts.end(), "Gated DeltaNet") == linear_layers);
+        CHECK(std::count(texts.begin(), texts.end(), in(language, "attention")) == c.layers - linear_layers);
+        // two colour bars, named for their values
+        CHECK(shows(texts, in(language, "Gated DeltaNet weight")));
+        CHECK(shows(texts, in(language, "probability")));
+        CHECK(shows(texts, in(language, "masked")));
+        check_inside(w, "###model_view");
+      }
+  }
+
+  TEST_CASE("qwen3_next: the Heads view of a Gated DeltaNet layer is signed, of an attention layer probabilities") {
+    const auto m = model::open(fixture());
+    for (const char* size : {"1280x720", "1920x1080"})
+      for (const char* language : {"en", "zh"})
+        for (const int layer : {0, 3}) {
+          CAPTURE(size);
+          CAPTURE(language);
+          CAPTURE(layer);
+          const bool linear = m->config.is_linear_layer(layer);
+          const WindowRun w = run_window("qwen3_next_heads_" + std::to_string(layer) + size + language,
+                                         "--checkpoint " + shell_quote(fixture().string()) + " --layer " +
+                                             std::to_string(layer) + " --size " + size + " --language " + language +
+                                             " --text " + shell_quote(input));
+          CHECK(w.layout.at("error") == "");
+          CHECK(w.layout.at("untranslated").empty());
+          const auto& heads = w.layout.at("heads");
+          REQUIRE(int(heads.size()) == (linear ? m->config.linear.value_heads : m->config.heads));
+          CHECK(w.layout.at("colormap") == (linear ? "diverging" : "viridis"));
+          for (const auto& h : heads)
+            if (linear) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());
+            else CHECK(h.at("range")[0].get<double>() >= 0.0);
+          const std::vector<std::string> texts = texts_of(w, "###heads");
+          INFO(joined(texts));
+          CHECK(shows(texts, in(language, linear ? "Gated DeltaNet weight" : "probability")));
+          // the values button: "matrix M" for a linear layer, "probabilities" for an attention layer
+          CHECK((std::count(texts.begin(), texts.end(), in(language, "matrix M")) >= 1) == linear);
+          CHECK((std::count(texts.begin(), texts.end(), in(language, "probabilities")) >= 1) == !linear);
+          char note[256];
+          std::snprintf(note, sizeof note, in(language, "layer %d of %d").c_str(), layer, m->config.layers);
+          CHECK(shows(texts, name + " · " + note));
+          check_inside(w, "###heads");
+        }
+  }
+
+  TEST_CASE("qwen3_next: the Positions view refuses a Gated DeltaNet layer by name, and draws an attention layer's RoPE") {
+    const WindowRun linear = run_window("qwen3_next_positions_0", "--checkpoint " + shell_quote(fixture().string()) +
+                                                                      " --layer 0 --view positions --size 1280x720 --text " +
+                                                                      shell_quote(input));
+    const std::vector<std::string> texts = texts_of(linear, "###positions");
+    INFO(joined(texts));
+    CHECK(shows(texts, "layer 0 is a Gated DeltaNet layer (linear attention): it has no RoPE"));
+    check_inside(linear, "###positions");
+    const WindowRun soft = run_window("qwen3_next_positions_3", "--checkpoint " + shell_quote(fixture().string()) +
+                                                                    " --layer 3 --view positions --size 1280x720 --text " +
+                                                                    shell_quote(input));
+    const std::vector<std::string> rope = texts_of(soft, "###positions");
+    INFO(joined(rope));
+    CHECK(shows(rope, "RoPE"));
+    CHECK_FALSE(shows(rope, "Gated DeltaNet"));
+  }
+
+  TEST_CASE("qwen3_next: the Shapes view says a Gated DeltaNet layer's steps are not traced, in both languages") {
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const WindowRun w = run_window(std::string("qwen3_next_shapes_0") + language,
+                                     "--checkpoint " + shell_quote(fixture().string()) + " --layer 0 --view shapes " +
+                                         "--size 1280x720 --language " + language + " --text " + shell_quote(input));
+      CHECK(w.layout.at("error") == "");
+      CHECK(w.layout.at("untranslated").empty());
+      const std::vector<std::string> texts = texts_of(w, "###shapes");
+      INFO(joined(texts));
+      char says[1024];
+      std::snprintf(says, sizeof says,
+                    in(language, "This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated "
+                                 "recurrence, a gated norm) are not traced here; `attnscope compute` with this checkpoint "
+                                 "and layer writes its tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax "
+                                 "attention layers have their trace.").c_str(),
+                    "Gated DeltaNet");
+      CHECK(shows(texts, says));
+      check_inside(w, "###shapes");
+    }
+  }
+}
+
+}  // namespace attnscope::test
