@@ -29,8 +29,8 @@ bool threads_available() {
 #endif
 }
 
-WorkerThread::WorkerThread(std::function<Work(bool)> work) : work_(std::move(work)) {
-  if (threads_available()) {
+WorkerThread::WorkerThread(std::function<Work(bool)> work, bool threaded) : work_(std::move(work)) {
+  if (threaded) {
     thread_ = std::thread([this] {
       while (work_(true) != Work::stop) {
       }

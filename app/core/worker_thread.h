@@ -31,7 +31,9 @@ bool threads_available();
 
 class WorkerThread {
  public:
-  explicit WorkerThread(std::function<Work(bool wait)> work);
+  explicit WorkerThread(std::function<Work(bool wait)> work) : WorkerThread(std::move(work), threads_available()) {}
+  // With its own thread or pumped, whatever threads_available() says (the tests of both modes).
+  WorkerThread(std::function<Work(bool wait)> work, bool threaded);
   ~WorkerThread();  // joins: the owner has made work() answer Work::stop first
   WorkerThread(const WorkerThread&) = delete;
   WorkerThread& operator=(const WorkerThread&) = delete;
