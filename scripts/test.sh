@@ -6,37 +6,53 @@
 #   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh), on stage 1's build
 #   3. the Release build and the whole suite through ctest, GUI tests under Xvfb, and the install
 #      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)
-# Stages 1 and 2 share one build: each source is compiled once per configuration (two in all).
-# ATTNSCOPE_QUICK=1 skips stages 1 and 2 (for a fast local loop; CI always runs all three).
+#   4. the browser build (scripts/build-web.sh, emscripten) and its tests in headless Chromium
+#      (tests/web/run.sh), the page's heatmap checked against stage 3's desktop export
+# Stages 1 and 2 share one build: each source is compiled once per configuration (three in all, the
+# browser's included; ccache makes a fresh clone's rebuild of unchanged sources nearly free).
+# ATTNSCOPE_QUICK=1 skips stages 1, 2 and 4 (for a fast local loop on the desktop build; CI always runs
+# all four). docs/development.md says where the time goes and why the whole run fits in 30 minutes.
 # Every ctest run schedules its entries in a random order, side by side: each entry has its own scratch
 # folder, working directory, config folder and X server (tests/test_tmp.h, tests/xvfb_run.sh), so the
-# suite must pass in any order. Stage 3 runs the Release suite twice over with four entries at once
-# (ctest -j4 --schedule-random --repeat until-fail:2): a suite that depends on order or shares a file
-# fails here, not by chance in a later submission (about 140 s on the 2-core machine, against 70 s once).
+# suite must pass in any order. Stage 3 runs the Release suite once with four entries at once
+# (ctest -j4 --schedule-random): every run draws a new order, so a suite that depends on order or shares
+# a file fails in some run; scripts/test.sh no longer repeats the suite within one run (that doubled
+# stage 3, about 7 minutes on the 2-core machine).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt" "$root/scripts/deps-package.txt"
+web_deps=()
+[[ "${ATTNSCOPE_QUICK:-0}" == 1 ]] || web_deps=("$root/scripts/deps-web.txt" "$root/scripts/deps-npm.txt")
+"$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt" "$root/scripts/deps-package.txt" "${web_deps[@]}"
 jobs=$(nproc)
 stage_start=$SECONDS
 stage_done() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
-  echo "== 1/3 sanitizers: ASan + UBSan build and suite"
+  echo "== 1/4 sanitizers: ASan + UBSan build and suite"
   # The same configuration as scripts/fuzz.sh, which then finds its fuzzer already built.
   asan="$root/build-fuzz"
   "$root/scripts/fuzz.sh" --configure-only
   cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure --timeout 1800 -j"$jobs" --schedule-random)
-  stage_done "1/3 sanitizers"
+  stage_done "1/4 sanitizers"
 
-  echo "== 2/3 fuzz smoke run"
+  echo "== 2/4 fuzz smoke run"
   "$root/scripts/fuzz.sh" "${ATTNSCOPE_FUZZ_SECONDS:-10}"
-  stage_done "2/3 fuzz"
+  stage_done "2/4 fuzz"
 fi
 
-echo "== 3/3 Release build and the whole suite"
+echo "== 3/4 Release build and the whole suite"
 "$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
-cd "${ATTNSCOPE_BUILD_DIR:-$root/build}"
-ctest --output-on-failure --timeout 900 -j4 --schedule-random --repeat until-fail:2
-stage_done "3/3 Release"
+release=${ATTNSCOPE_BUILD_DIR:-$root/build}
+(cd "$release" && ctest --output-on-failure --timeout 900 -j4 --schedule-random)
+stage_done "3/4 Release"
+
+if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
+  echo "== 4/4 the browser build and its tests in headless Chromium"
+  web=${ATTNSCOPE_WEB_BUILD_DIR:-$root/build-web}
+  ATTNSCOPE_WEB_BUILD_DIR="$web" "$root/scripts/build-web.sh" >"$root/build-web.log" 2>&1 ||
+    { tail -40 "$root/build-web.log"; exit 1; }
+  "$root/tests/web/run.sh" "$web/site" "$release/app/attnscope"
+  stage_done "4/4 browser"
+fi
