@@ -7,8 +7,12 @@
 //   bench_engine mla T C H R_KV R_Q D_ROPE [reps] [DIR]
 //                                     one MLA shape, both forms; prints a JSON line, and with DIR writes X, the
 //                                     seeded weights and the probabilities/output there (compare_torch.py --mla)
+// The browser build makes it for node too (build-web/bench/bench_engine.js: WebAssembly, one thread,
+// SIMD128), which bench/web_figures.sh runs beside the native one on the same shape.
 #include <Eigen/Core>
+#ifndef __EMSCRIPTEN__
 #include <malloc.h>
+#endif
 
 #include <filesystem>
 
@@ -120,8 +124,10 @@ MlaFigures run_mla(int T, const LatentShape& shape, int reps, const std::string&
 
 int main(int argc, char** argv) {
   // As in app/main.cpp: freed tensors are reused instead of faulted in afresh on every call.
+#ifndef __EMSCRIPTEN__  // WebAssembly's memory only grows: nothing is given back to trim
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   if (argc >= 8 && std::string(argv[1]) == "mla") {
     const int T = std::atoi(argv[2]);
     const LatentShape shape{std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]), std::atoi(argv[7])};

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# web_figures.sh — the browser build's figures (issue 37; docs/web.md "Measured"). Not a test: it prints.
+#   bench/web_figures.sh [native-build-dir] [web-build-dir]     defaults: build/ and build-web/
+# 1. the engine in WebAssembly against native, one thread each, on bench_engine's T 256 shape
+#    (T 256, C 512, H 8, G 2: grouped_attention with every head's probabilities): the native
+#    bench_engine with OMP_NUM_THREADS=1 and the same source built by emscripten, run by node
+# 2. the site's size: each file of build-web/site gzipped (-9), as a static host serves it compressed
+# 3. the first frame in headless Chromium (bench/web_first_frame.mjs, five fresh visits)
+# Run it on a quiet machine: the load average is printed first.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+native=${1:-$root/build}
+web=${2:-$root/build-web}
+[[ -x "$native/bench/bench_engine" ]] || { echo "error: no $native/bench/bench_engine (scripts/build.sh builds it)" >&2; exit 2; }
+[[ -f "$web/site/attnscope.wasm" ]] || { echo "error: no site in $web/site (scripts/build-web.sh builds it)" >&2; exit 2; }
+export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}  # Debian's emcc finds acorn there
+cmake --build "$web" --target bench_engine >/dev/null
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+shape=(256 512 8 2)
+reps=${ATTNSCOPE_BENCH_REPS:-30}
+echo "== 1/3 grouped_attention T ${shape[0]} C ${shape[1]} H ${shape[2]} G ${shape[3]}, one thread, $reps runs"
+native_json=$(OMP_NUM_THREADS=1 "$native/bench/bench_engine" "${shape[@]}" "$reps")
+wasm_json=$(node "$web/bench/bench_engine.js" "${shape[@]}" "$reps")
+echo "native       $native_json"
+echo "WebAssembly  $wasm_json"
+median() { sed -E 's/.*"median_ms": ([0-9.]+).*/\1/' <<<"$1"; }
+awk -v n="$(median "$native_json")" -v w="$(median "$wasm_json")" \
+  'BEGIN { printf "WebAssembly / native (median): %.2fx (issue 37 asks within 3x)\n", w / n }'
+
+echo "== 2/3 the site, gzipped (-9) as a static host serves it"
+total=0
+for f in "$web/site"/*; do
+  raw=$(stat -c %s "$f")
+  gz=$(gzip -9 -c "$f" | wc -c)
+  total=$((total + gz))
+  printf "%-16s %9d bytes, %9d gzipped\n" "$(basename "$f")" "$raw" "$gz"
+done
+awk -v t="$total" 'BEGIN { printf "site: %.2f MB gzipped (issue 37 asks at most 8 MB)\n", t / 1e6 }'
+
+echo "== 3/3 the first frame in headless Chromium (fresh visits, ms from navigation)"
+"$root/tests/web/run.sh" --node "$root/bench/web_first_frame.mjs" "$web/site" 5
