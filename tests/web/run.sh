@@ -19,7 +19,8 @@ if [[ "${1:-}" == --node ]]; then
   script=$(realpath "${2:?usage: run.sh --node SCRIPT.mjs [ARGS…]}")
   shift 2
 else
-  site=$(cd "${1:?usage: run.sh SITE_DIR [DESKTOP_ATTNSCOPE]}" && pwd)
+  [[ -d "${1:?usage: run.sh SITE_DIR [DESKTOP_ATTNSCOPE]}" ]] || { echo "error: web tests: no folder $1 (scripts/build-web.sh builds build-web/site)" >&2; exit 1; }
+  site=$(cd "$1" && pwd)
   desktop=${2:-$root/build/app/attnscope}
 fi
 cache=${ATTNSCOPE_WEB_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscope/web-test}
