@@ -53,16 +53,21 @@ void WorkerThread::join() {
 }
 
 bool pump_workers(std::chrono::milliseconds budget) {
-  const auto until = std::chrono::steady_clock::now() + budget;
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + budget;
   bool any = false;
-  for (bool first = true;; first = false) {
+  for (auto pass_start = Clock::now();;) {
     bool some = false;
     // A copy: a worker's work may end another (a finished training run's owner is the UI, not this).
     const std::vector<WorkerThread*> workers = pumped();
     for (WorkerThread* w : workers) some |= w->pump() == Work::did_some;
     any |= some;
-    if (!some || (!first && std::chrono::steady_clock::now() >= until)) return any;
-    if (std::chrono::steady_clock::now() >= until) return any;
+    if (!some) return any;
+    // Another pass only when one as long as this one still ends within the budget: a frame never
+    // starts a piece it cannot finish in its share (the first pass always runs, so work goes on).
+    const auto pass_end = Clock::now();
+    if (pass_end + (pass_end - pass_start) > until) return any;
+    pass_start = pass_end;
   }
 }
 

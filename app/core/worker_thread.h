@@ -49,9 +49,10 @@ class WorkerThread {
   std::thread thread_;
 };
 
-// Pumped workers: calls work(false) of each live one, round robin, until none has work or `budget`
-// has passed (at least one call each). Nothing when every worker has its thread. Returns true when some
-// worker did some work.
+// Pumped workers: calls work(false) of each live one, round robin, until none has work or another
+// round as long as the last would end past `budget` (at least one call each: a frame's share is the
+// budget or one round, whichever is longer; a training step that alone overruns it is not followed by
+// another). Nothing when every worker has its thread. Returns true when some worker did some work.
 bool pump_workers(std::chrono::milliseconds budget);
 
 // A one-off job off the frame (an export, a copy of the figure): on its own thread where there are
