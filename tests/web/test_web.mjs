@@ -171,7 +171,9 @@ await check('200 training steps lower the loss and no frame takes over 100 ms', 
               `median ${sorted[sorted.length >> 1].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms`);
   expect(last < first, `the loss did not fall: ${first} → ${last}`);
   const slow = frames.filter((f) => f > 100);
-  expect(slow.length === 0, `${slow.length} frames over 100 ms: ${slow.map((f) => f.toFixed(0)).join(', ')} ms`);
+  // The load average goes with a failure: wall-clock frames are only meaningful on a machine to itself.
+  expect(slow.length === 0, `${slow.length} frames over 100 ms (load average ${os.loadavg()[0].toFixed(1)} on ` +
+         `${os.cpus().length} cores): ${slow.map((f) => f.toFixed(0)).join(', ')} ms`);
   expect(page.problems.length === 0, page.problems.join('\n'));
   await page.context().close();
 });
