@@ -142,9 +142,19 @@ await check('a broken folder dropped onto the page gives the loader\'s error on 
   await dropFiles(page, files);
   const cut = await page.settled((s) => s.checkpoint_error !== '' && s.checkpoint_error !== none.checkpoint_error, none.frame);
   expect(cut.checkpoint_error.includes('model.safetensors'), 'error: ' + cut.checkpoint_error);
+  // A lying header: the word embedding's shape says twice the bytes its offsets give (same header length).
+  const lying = Buffer.from(whole);
+  const at = lying.indexOf('"shape":[64,16]');
+  expect(at > 0 && at < 8 + Number(lying.readBigUInt64LE(0)), 'the fixture changed: no [64,16] in its header');
+  lying.write('"shape":[64,32]', at);
+  files[1].b64 = lying.toString('base64');
+  await dropFiles(page, files);
+  const lie = await page.settled((s) => s.checkpoint_error !== '' && s.checkpoint_error !== cut.checkpoint_error, cut.frame);
+  expect(lie.checkpoint_error.includes('transformer.wte.weight'), 'error: ' + lie.checkpoint_error);
+  expect(says(lie, 'transformer.wte.weight'), 'the error is not in the Checkpoint window: ' + checkpointTexts(lie));
   // Still running: a real click on a control still changes the scene.
-  await page.mouse.click(...centre(cut, 'checkpoint.close'));
-  const closed = await page.settled((s) => s.checkpoint_error === '' && !s.checkpoint_current && s.heads.length === 4, cut.frame);
+  await page.mouse.click(...centre(lie, 'checkpoint.close'));
+  const closed = await page.settled((s) => s.checkpoint_error === '' && !s.checkpoint_current && s.heads.length === 4, lie.frame);
   expect(closed.error === '', closed.error);
   expect(page.problems.length === 0, page.problems.join('\n'));
   await page.context().close();
