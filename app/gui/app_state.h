@@ -29,6 +29,7 @@
 #include "core/checkpoint_loader.h"
 #include "core/compute_worker.h"
 #include "core/platform_clipboard.h"
+#include "core/platform_open.h"
 #include "gui/fonts.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"
@@ -108,6 +109,9 @@ struct CheckpointWindowState {
   int layers() const { return model ? model->config.layers : attentions ? attentions->layers : 0; }
   int heads() const { return model ? model->config.heads : attentions ? attentions->heads : 0; }
   std::string shown_name;             // the checkpoint's name, or the attentions' (set when it opens)
+  // The browser: why the page did not copy the folder last picked or dropped (platform_open.h), said in
+  // the Checkpoint window until another is picked; the open model, if any, stays open.
+  std::optional<FolderRefusal> picker_refusal;
   // What captions call it: the checkpoint's name, or the attentions' folder name.
   const std::string& name() const { return shown_name; }
 };

@@ -140,6 +140,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                  !state.lessons.focus_pending;
   j["lesson_shown"] = LessonShown(state);
   j["checkpoint_error"] = state.checkpoint.error;
+  j["checkpoint_picker_refused"] = state.checkpoint.picker_refusal.has_value();  // the browser's folder picker
   j["presenting"] = state.presenting;
   j["earlier_frames"] = nlohmann::json::array();
   for (const AppState::EarlierFrame& f : state.earlier_frames) {

@@ -20,6 +20,10 @@ struct TrainingWindowState {
   bool comparing = false;
   std::string error;                 // bad settings (shown in the window, nothing started)
   std::string save_path = "runs/window";
+  // The browser (files_are_downloads): Save checkpoint's folder is offered as one download, a zip of it
+  // (core/zip_folder.h), once the save asked for by the button is done; its file name, or why not.
+  bool offer_save = false;
+  std::string save_download, save_download_error;
   int shown_run = 0;                 // the run Save writes (a comparison: the one picked); see ShownRun
   int layer = -1;                    // the layer whose heads and induction scores are drawn (−1: the last)
   // Each run's probe heads as textures [L][H], re-sent when a new snapshot of that run arrives.

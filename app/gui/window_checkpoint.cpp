@@ -21,6 +21,8 @@
 // info table and the next tokens then show the converted model, the Head analysis window each head's
 // drift from the original, and one line here what pooling cost (mean drift, the top-1 next token).
 //
+// In the browser the path field is a folder picker (DrawPickControls, platform_open.h).
+//
 // Sections: opening · what the model is · next tokens · convert to GQA/MQA · the Model window's card · window
 #include <algorithm>
 #include <cfloat>
@@ -28,6 +30,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/platform_open.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -37,8 +40,51 @@ namespace {
 
 // ---- opening -----------------------------------------------------------------------------------------
 
+// The browser (platform_open.h): the page cannot read a typed path, so the student picks the folder (or
+// drops it onto the page), whose files the page copies into its memory, within the limit said here.
+std::string FolderRefusalText(const FolderRefusal& r) {
+  if (r.kind == FolderRefusal::Kind::too_big)
+    return trf("%s was not opened: the files attnscope reads are %s, more than the %s this page can hold. Nothing "
+               "was copied. Open it in the desktop attnscope instead.",
+               r.name.c_str(), byte_size_text(r.total).c_str(), byte_size_text(r.limit).c_str());
+  return trf("%s was not opened: the browser could not read or copy %s (%s).", r.name.c_str(), r.file.c_str(),
+             r.reason.c_str());
+}
+
+void DrawPickControls(AppState& state) {
+  CheckpointWindowState& c = state.checkpoint;
+  const FolderCopy& copy = folder_copy();
+  if (!copy.name.empty()) c.picker_refusal.reset();  // a new folder is on its way
+  ImGui::BeginDisabled(!copy.name.empty());
+  if (ImGui::Button(tr("Choose a model folder…"))) pick_checkpoint_folder();
+  ImGui::EndDisabled();
+  RecordLastItem(state, "checkpoint.pick");
+  SameLineIfFits(ImGui::CalcTextSize(tr("Close")).x + ImGui::GetStyle().FramePadding.x * 2);
+  ImGui::BeginDisabled(!c.current());
+  if (ImGui::Button(tr("Close"))) CloseCheckpoint(state);
+  RecordLastItem(state, "checkpoint.close");
+  ImGui::EndDisabled();
+  HintText(tr("Or drop the folder, or its files, onto the window. Its files are copied into this page's memory "
+              "and go nowhere else."));
+  HintText(trf("The page's memory is 4 GiB at most (32-bit WebAssembly) and holds both the files and their weights "
+               "as float32, so a folder of up to %s opens. GPT-2 small (0.5 GB in float32) fits; a model of 1 "
+               "billion parameters in float16 or bfloat16 (2 GB of files, 4 GB as float32) does not.",
+               byte_size_text(double(picked_folder_limit())).c_str()));
+  RecordLastItem(state, "checkpoint.pick_limit");
+  if (!copy.name.empty())
+    ImGui::ProgressBar(copy.total > 0 ? float(copy.done / copy.total) : 0.0f, ImVec2(-FLT_MIN, 0),
+                       trf("copying %s into the page's memory…", copy.name.c_str()).c_str());
+  if (c.picker_refusal) ErrorText(std::string(tr("Error: ")) + FolderRefusalText(*c.picker_refusal));
+  CheckpointLoadingBar(state);
+  ErrorText(c.error.empty() ? "" : std::string(tr("Error: ")) + c.error);
+}
+
 void DrawOpenControls(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
+  if (folders_are_picked()) {
+    DrawPickControls(state);
+    return;
+  }
   const float buttons = ImGui::CalcTextSize(tr("Open")).x + ImGui::CalcTextSize(tr("Close")).x +
                         ImGui::GetStyle().FramePadding.x * 4 + ImGui::GetStyle().ItemSpacing.x * 2;
   // The field beside its buttons; in a narrow column (a large UI scale) the whole line, the buttons under it.

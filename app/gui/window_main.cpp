@@ -602,6 +602,16 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
     if (count < 1) return;
     OpenCheckpoint(*static_cast<AppState*>(glfwGetWindowUserPointer(w)), paths[0]);
   });
+  // The browser: a folder picked in the page (or dropped onto it) opens the same way once the page has
+  // copied its files into memory; a folder the page refused says why in the Checkpoint window.
+  set_picked_folder_handler({[&state](const std::string& dir) {
+                               state.checkpoint.picker_refusal.reset();
+                               OpenCheckpoint(state, dir);
+                             },
+                             [&state](const FolderRefusal& refusal) {
+                               state.checkpoint.picker_refusal = refusal;
+                               state.show_checkpoint = true;
+                             }});
 }
 
 // ---- 2. one frame ----------------------------------------------------------------------------------
@@ -1008,6 +1018,7 @@ void Finish(Session& session) {
   if (!session.mode.scripted && !session.options.layout_json.empty())
     session.exit_code = FinishInteractiveRun(*session.loop, session.state);
   RecordTextsInto(nullptr);
+  set_picked_folder_handler({});  // it points at this session's state
   // Remember this session while the GL context lives (the textures are freed with the state).
   if (!session.mode.scripted) SaveSession(session.state, session.startup, session.window);
 }

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <thread>
@@ -23,7 +24,9 @@
 #include <GLFW/glfw3.h>
 
 #include "attnscope/core/error.h"
+#include "core/platform_download.h"
 #include "core/user_path.h"
+#include "core/zip_folder.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/training_windows.h"
@@ -697,6 +700,22 @@ void DrawRunLines(TrainingWindowState& t, const std::vector<std::shared_ptr<cons
   }
 }
 
+// The browser: the page's memory is not the student's disk, so the folder just saved there is offered as
+// one download, a zip of it beside the folder (one download per file would ask the student to allow
+// several downloads).
+void OfferSavedFolder(TrainingWindowState& t, const std::string& saved) {
+  std::filesystem::path folder = std::filesystem::path(saved).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();  // "runs/window/"
+  const std::filesystem::path zip = folder.string() + ".zip";
+  try {
+    zip_folder(folder, zip);
+    offer_download(zip);
+    t.save_download = zip.filename().string();
+  } catch (const std::exception& e) {
+    t.save_download_error = e.what();
+  }
+}
+
 void DrawSaveRow(AppState& state) {
   TrainingWindowState& t = state.training;
   TrainingRun* run = ShownRun(t);
@@ -707,11 +726,23 @@ void DrawSaveRow(AppState& state) {
   ImGui::InputText("##save_path", &t.save_path);
   ImGui::SameLine();
   ImGui::BeginDisabled(AnyBusy(t) || user_path_text(t.save_path).empty());
-  if (ImGui::Button(tr("Save checkpoint"))) Act(t, "save");
+  if (ImGui::Button(tr("Save checkpoint"))) {
+    Act(t, "save");
+    t.offer_save = files_are_downloads();  // the browser: offered as a download once written
+    t.save_download.clear();
+    t.save_download_error.clear();
+  }
   ImGui::EndDisabled();
+  RecordLastItem(state, "training.save");
   if (const std::string saved = run->save_result(); !saved.empty()) {
+    if (t.offer_save && run->save_ok()) OfferSavedFolder(t, saved);
+    t.offer_save = false;
     if (run->save_ok()) {
       HintText(trf("Saved %s: config.json, model.safetensors, vocab.json, loss.csv", saved.c_str()));
+      if (!t.save_download.empty())
+        HintText(trf("Offered as a download: %s, the folder as one zip file. Unzip it to open the folder in attnscope.",
+                     t.save_download.c_str()));
+      if (!t.save_download_error.empty()) ErrorText(std::string(tr("Error: ")) + t.save_download_error);
       if (run->settings().model.softmax_free()) {
         // No checkpoint reader has these layers' formulas yet (attnscope_linear is this window's own
         // layout): say so rather than offer a button that only refuses.
@@ -896,6 +927,8 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["heads_textures"] = textures;
   j["layer"] = t.layer;
   j["shown_run"] = t.shown_run;
+  j["save_download"] = t.save_download;  // the browser: the zip Save checkpoint offered
+  j["save_download_error"] = t.save_download_error;
   j["speed"] = t.form.speed;
   const TrainingForm& f = t.form;  // the settings form as typed (tests type into it)
   j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},

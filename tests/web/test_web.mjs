@@ -145,6 +145,73 @@ await check("a fixed scene's heatmap in the page has the desktop export's pixels
   await page.context().close();
 });
 
+// ---- checkpoints from the student's disk (app/web/checkpoint_picker.js, app/core/platform_open.h) ----
+// A fixture checkpoint of the desktop's model tests, picked through the window's own button (the page's
+// file chooser) or dropped onto the canvas as files, is copied into the page's memory and opened by the
+// desktop's loader; a broken one gives the loader's error; a folder over the limit is refused before
+// anything is copied. SOURCE_DIR: the repository (default: two folders above the site, build-web/site).
+const sourceDir = process.env.ATTNSCOPE_SOURCE_DIR || path.resolve(site, '..', '..');
+const fixture = (name) => path.join(sourceDir, 'tests', 'fixtures', 'models', name);
+// The files of a folder as { name, b64 } (what the page makes File objects of).
+function folderPayload(dir, keep = () => true) {
+  return fs.readdirSync(dir).filter(keep).sort()
+    .map((name) => ({ name, b64: fs.readFileSync(path.join(dir, name)).toString('base64') }));
+}
+// Drops files onto the canvas as a browser does (a DragEvent whose DataTransfer carries File objects).
+async function dropFiles(page, files) {
+  await page.evaluate((files) => {
+    const dt = new DataTransfer();
+    for (const f of files) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+    const canvas = document.getElementById('canvas');
+    for (const type of ['dragenter', 'dragover', 'drop'])
+      canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, files);
+}
+// The Checkpoint window's texts as one string without white space (its lines wrap anywhere).
+const checkpointTexts = (r) => r.texts.filter((t) => t.window.includes('###checkpoint')).map((t) => t.text).join('').replace(/\s+/g, '');
+const says = (r, ...parts) => parts.every((p) => checkpointTexts(r).includes(p.replace(/\s+/g, '')));
+const memfsModels = (page) => page.evaluate(() => {
+  const out = [];
+  try {
+    for (const d of Module.FS.readdir('/models')) if (d !== '.' && d !== '..')
+      for (const f of Module.FS.readdir('/models/' + d)) if (f !== '.' && f !== '..') out.push(d + '/' + f);
+  } catch (e) { /* no /models yet */ }
+  return out;
+});
+
+await check('a broken folder dropped onto the page gives the loader\'s error on screen; the page keeps running', async () => {
+  const page = await open(browser, base, 'heads=4');
+  const r = await page.settled((r) => r.heads.length > 0);
+  // config.json alone: no weights.
+  await dropFiles(page, folderPayload(fixture('gpt2_prefix_f32'), (n) => n === 'config.json'));
+  const none = await page.settled((s) => s.checkpoint_error !== '', r.frame);
+  expect(/safetensors/.test(none.checkpoint_error), 'error: ' + none.checkpoint_error);
+  expect(says(none, 'Error:', 'safetensors'), 'the error is not in the Checkpoint window: ' + checkpointTexts(none));
+  // A truncated model.safetensors: the header says more bytes than the file has.
+  const files = folderPayload(fixture('gpt2_prefix_f32'), (n) => n === 'config.json' || n === 'model.safetensors');
+  const whole = Buffer.from(files[1].b64, 'base64');
+  files[1].b64 = whole.subarray(0, Math.floor(whole.length / 2)).toString('base64');
+  await dropFiles(page, files);
+  const cut = await page.settled((s) => s.checkpoint_error !== '' && s.checkpoint_error !== none.checkpoint_error, none.frame);
+  expect(cut.checkpoint_error.includes('model.safetensors'), 'error: ' + cut.checkpoint_error);
+  // A lying header: the word embedding's shape says twice the bytes its offsets give (same header length).
+  const lying = Buffer.from(whole);
+  const at = lying.indexOf('"shape":[64,16]');
+  expect(at > 0 && at < 8 + Number(lying.readBigUInt64LE(0)), 'the fixture changed: no [64,16] in its header');
+  lying.write('"shape":[64,32]', at);
+  files[1].b64 = lying.toString('base64');
+  await dropFiles(page, files);
+  const lie = await page.settled((s) => s.checkpoint_error !== '' && s.checkpoint_error !== cut.checkpoint_error, cut.frame);
+  expect(lie.checkpoint_error.includes('transformer.wte.weight'), 'error: ' + lie.checkpoint_error);
+  expect(says(lie, 'transformer.wte.weight'), 'the error is not in the Checkpoint window: ' + checkpointTexts(lie));
+  // Still running: a real click on a control still changes the scene.
+  await page.mouse.click(...centre(lie, 'checkpoint.close'));
+  const closed = await page.settled((s) => s.checkpoint_error === '' && !s.checkpoint_current && s.heads.length === 4, lie.frame);
+  expect(closed.error === '', closed.error);
+  expect(page.problems.length === 0, page.problems.join('\n'));
+  await page.context().close();
+});
+
 // ---- training: the loss falls, the page keeps drawing -----------------------------------------------
 // Start in the Training window (a real click), then measure every frame (requestAnimationFrame's
 // timestamps) until the run has made 200 steps: the loss must fall and no frame may take over 100 ms.
@@ -174,6 +241,101 @@ await check('200 training steps lower the loss and no frame takes over 100 ms', 
   // The load average goes with a failure: wall-clock frames are only meaningful on a machine to itself.
   expect(slow.length === 0, `${slow.length} frames over 100 ms (load average ${os.loadavg()[0].toFixed(1)} on ` +
          `${os.cpus().length} cores): ${slow.map((f) => f.toFixed(0)).join(', ')} ms`);
+  expect(page.problems.length === 0, page.problems.join('\n'));
+  await page.context().close();
+});
+
+await check("the window's own button opens the page's folder picker; a sharded checkpoint picked there opens as on the desktop", async () => {
+  const page = await open(browser, base, 'heads=4');
+  const r = await page.settled((r) => r.heads.length > 0);
+  await dropFiles(page, folderPayload(fixture('gpt2_prefix_f32'), (n) => n === 'config.json'));  // opens the window
+  const shown = await page.settled((s) => s.widgets['checkpoint.pick'] && s.checkpoint_error !== '', r.frame);
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser', { timeout: 30000 }),
+                                       page.mouse.click(...centre(shown, 'checkpoint.pick'))]);
+  expect(chooser.isMultiple(), 'the picker takes one file only');
+  const dir = fixture('llama_gqa_bf16_sharded');
+  await chooser.setFiles(dir);  // the folder itself, as the student picks it
+  const opened = await page.settled((s) => s.checkpoint !== '' && s.heads.length > 0, shown.frame);
+  const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json')));
+  expect(opened.checkpoint === '/models/llama_gqa_bf16_sharded', 'opened ' + opened.checkpoint);
+  expect(opened.checkpoint_error === '', opened.checkpoint_error);
+  expect(opened.heads.length === config.num_attention_heads, `${opened.heads.length} heads, config says ${config.num_attention_heads}`);
+  const groups = new Set(opened.heads.map((h) => h.kv_group));
+  expect(groups.size === config.num_key_value_heads, `${groups.size} K/V groups, config says ${config.num_key_value_heads}`);
+  const copied = await memfsModels(page);
+  expect(copied.some((f) => f.endsWith('model-00003-of-00003.safetensors')) && copied.some((f) => f.endsWith('tokenizer.json')),
+         'copied: ' + copied.join(', '));
+  expect(page.problems.length === 0, page.problems.join('\n'));
+  await page.context().close();
+});
+
+await check('a folder over the limit is refused before anything is copied, with its size and the limit', async () => {
+  const page = await open(browser, base, 'heads=4');
+  const r = await page.settled((r) => r.heads.length > 0);
+  // The real limit (2 GiB) with a file of 2.1 GiB made of one 1 MiB block repeated (a Blob of Blobs
+  // holds no copy of them): refused from the sizes alone.
+  await page.evaluate(() => {
+    const block = new Blob([new Uint8Array(1 << 20)]);
+    const big = new File(Array(2150).fill(block), 'model.safetensors');
+    const config = new File(['{"model_type": "gpt2"}'], 'config.json');
+    return Module.attnscopePicker.copyFolder('huge', [config, big]);
+  });
+  const refused = await page.settled((s) => s.checkpoint_picker_refused, r.frame);
+  expect(says(refused, 'huge', '2.10 GiB', '2.00 GiB', 'Nothing was copied'), 'window: ' + checkpointTexts(refused));
+  expect(!refused.checkpoint_current && refused.heads.length === 4, 'the synthetic scene changed');
+  expect((await memfsModels(page)).length === 0, 'files were copied');
+  // A lowered limit (tests only) against a real fixture dropped as files: the same refusal.
+  const limit = 20000;
+  await page.evaluate((b) => Module._attnscope_web_set_folder_limit(b), limit);
+  const files = folderPayload(fixture('gpt2_prefix_f32'));
+  await dropFiles(page, files);
+  const total = files.filter((f) => /\.(json|safetensors)$/.test(f.name)).reduce((n, f) => n + Buffer.from(f.b64, 'base64').length, 0);
+  const again = await page.settled((s) => s.checkpoint_picker_refused && says(s, `${(total / 1024).toFixed(1)} KiB`), refused.frame);
+  expect(says(again, `${(limit / 1024).toFixed(1)} KiB`), 'limit not said: ' + checkpointTexts(again));
+  expect((await memfsModels(page)).length === 0, 'files were copied');
+  expect(page.problems.length === 0, page.problems.join('\n'));
+  if (process.env.ATTNSCOPE_WEB_SHOTS) await page.screenshot({ path: path.join(process.env.ATTNSCOPE_WEB_SHOTS, 'refused-en.png') });
+  await page.context().close();
+});
+
+await check('in Chinese the picker and the refusal are in Chinese', async () => {
+  const page = await open(browser, base, 'heads=4&lang=zh');
+  const r = await page.settled((r) => r.heads.length > 0);
+  await page.evaluate(() => Module._attnscope_web_set_folder_limit(20000));
+  await dropFiles(page, folderPayload(fixture('gpt2_prefix_f32')));
+  const refused = await page.settled((s) => s.checkpoint_picker_refused, r.frame);
+  expect(says(refused, '没有复制任何文件', '32 位 WebAssembly', '19.5 KiB'), 'window: ' + checkpointTexts(refused));
+  expect(refused.untranslated.length === 0, 'untranslated: ' + refused.untranslated.join(' | '));
+  if (process.env.ATTNSCOPE_WEB_SHOTS) await page.screenshot({ path: path.join(process.env.ATTNSCOPE_WEB_SHOTS, 'refused-zh.png') });
+  await page.context().close();
+});
+
+// ---- Save checkpoint in the browser: the saved folder as one zip download (app/core/zip_folder.h) ----
+await check('Save checkpoint in the Training window gives one download: a zip of the saved folder', async () => {
+  const page = await open(browser, base, 'show-training&train-settings=layers=1,d_model=16,heads=2,seq_len=12,batch=2,steps=4,snapshot_every=2');
+  const form = await page.settled((s) => s.widgets['training.start']);
+  await page.mouse.click(...centre(form, 'training.start'));
+  const done = await page.settled((s) => s.training.runs.length === 1 && s.training.runs[0].state === 'finished' &&
+                                         s.widgets['training.save'], form.frame, 120);
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 30000 }),
+                                        page.mouse.click(...centre(done, 'training.save'))]);
+  const name = download.suggestedFilename();
+  expect(name.endsWith('.zip'), 'file ' + name);
+  const zip = fs.readFileSync(await download.path());
+  // The zip's central directory: its entries' names (APPNOTE: end record → directory → names).
+  const end = zip.length - 22;
+  expect(zip.readUInt32LE(end) === 0x06054b50, 'no end of central directory');
+  const names = [];
+  for (let at = zip.readUInt32LE(end + 16), i = 0; i < zip.readUInt16LE(end + 10); ++i) {
+    const n = zip.readUInt16LE(at + 28);
+    names.push(zip.subarray(at + 46, at + 46 + n).toString());
+    at += 46 + n + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
+  }
+  const folder = name.replace(/\.zip$/, '');
+  for (const f of ['config.json', 'model.safetensors', 'vocab.json', 'loss.csv'])
+    expect(names.includes(folder + '/' + f), `${f} not in ${names.join(', ')}`);
+  const after = await page.settled((s) => s.training.save_download !== '', done.frame);
+  expect(after.training.save_download === name && after.training.save_download_error === '', JSON.stringify(after.training.save_download_error));
   expect(page.problems.length === 0, page.problems.join('\n'));
   await page.context().close();
 });
