@@ -28,6 +28,26 @@ std::string of_layers(int layer, int layers) {
   return "layer " + std::to_string(layer) + " of " + std::to_string(layers);
 }
 
+// The layer's kept tensors as an AttentionAnalysis (scores where the layer has them), its shape
+// {d_model, heads, groups} such that head_dim() is the layer's width per head, causal.
+std::shared_ptr<AttentionAnalysis> attention_from_detail(const model::LayerDetail& d, const std::vector<std::string>& labels,
+                                                         const AttentionShape& shape) {
+  auto att = std::make_shared<AttentionAnalysis>();
+  att->labels = labels;
+  att->x = d.input;
+  att->shape = shape;
+  att->result.q = d.q;
+  att->result.k = d.k;
+  att->result.v = d.v;
+  att->result.scores = d.scores;
+  att->result.probs = d.probs;
+  att->result.head_out = d.head_out;
+  att->result.concat = d.concat;
+  att->result.output = d.output;
+  att->options.causal = true;
+  return att;
+}
+
 // A Gated DeltaNet layer (Qwen3-Next): no probabilities, each value head's signed matrix M as the seeded
 // kinds without a softmax carry theirs (AttentionAnalysis::linear), so the views draw it on the diverging
 // scale named "Gated DeltaNet weight"; each head its own group (the layer's key heads are shared, not K/V).
@@ -40,18 +60,8 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
   Analysis a;
   a.scene = layer_scene(heads, heads, heads * c.linear.value_dim, true);
   a.request.attention = true;
-  auto att = std::make_shared<AttentionAnalysis>();
-  att->labels = labels;
-  att->x = d.input;
-  att->shape = {heads * c.linear.value_dim, heads, heads};  // head_dim() is the value width
-  att->result.q = d.q;
-  att->result.k = d.k;
-  att->result.v = d.v;
-  att->result.probs = d.probs;
-  att->result.head_out = d.head_out;
-  att->result.concat = d.concat;
-  att->result.output = d.output;
-  att->options.causal = true;
+  // head_dim() is the value width
+  auto att = attention_from_detail(d, labels, {heads * c.linear.value_dim, heads, heads});
   att->linear = true;
   att->linear_spec.kind = LinearLayerKind::gated_deltanet;
   att->linear_layer.beta = d.beta;
@@ -84,18 +94,7 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   Analysis a;
   a.scene = layer_scene(c.heads, c.kv_heads, c.heads * c.head_dim, true);
   a.request.attention = true;
-  auto att = std::make_shared<AttentionAnalysis>();
-  att->labels = labels;
-  att->x = d.input;
-  att->shape = {c.heads * c.head_dim, c.heads, c.kv_heads};  // so that head_dim() is D
-  att->result.q = d.q;
-  att->result.k = d.k;
-  att->result.v = d.v;
-  att->result.scores = d.scores;
-  att->result.probs = d.probs;
-  att->result.head_out = d.head_out;
-  att->result.concat = d.concat;
-  att->result.output = d.output;
+  auto att = attention_from_detail(d, labels, {c.heads * c.head_dim, c.heads, c.kv_heads});  // head_dim() is D
   TraceShape shape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
                    c.positions == model::PositionKind::rotary, true, c.qk_norm};
   shape.qk_norm_whole = c.qk_norm_whole;  // OLMoE: before the split, over the whole projection
