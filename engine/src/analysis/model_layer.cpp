@@ -51,7 +51,8 @@ std::shared_ptr<AttentionAnalysis> attention_from_detail(const model::LayerDetai
 // A Gated DeltaNet layer (Qwen3-Next): no probabilities, each value head's signed matrix M as the seeded
 // kinds without a softmax carry theirs (AttentionAnalysis::linear), so the views draw it on the diverging
 // scale named "Gated DeltaNet weight"; each head its own group (the layer's key heads are shared, not K/V).
-// Its steps (convolution, gated norm) are not the seeded layer's: the trace holds the matrices only.
+// Its steps (the short convolution, the key heads shared by value heads, the gated norm) are not the seeded
+// layer's: gated_deltanet_layer_trace traces them.
 Analysis linear_layer_analysis(const model::Model& model, const model::ForwardResult& forward,
                                const std::vector<std::string>& labels) {
   const model::LayerDetail& d = *forward.detail;
@@ -67,9 +68,12 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
   att->linear_layer.beta = d.beta;
   att->linear_layer.decay = d.decay;
   att->linear_layer.head_kind = LinearKind::gated_delta;
-  att->trace = probabilities_trace(heads, heads, forward.tokens, true);
-  att->trace.shape.linear = "gated-deltanet";
-  att->trace.steps.clear();
+  TraceShape shape{forward.tokens, c.d_model, heads, c.linear.key_heads, c.linear.key_dim};
+  shape.causal = true;
+  shape.v_dim = c.linear.value_dim;
+  shape.conv_kernel = c.linear.conv_kernel;
+  shape.linear = "gated-deltanet";
+  att->trace = gated_deltanet_layer_trace(shape);
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   a.attention = std::move(att);
   return a;
