@@ -26,6 +26,18 @@ web_deps=()
 jobs=$(nproc)
 stage_start=$SECONDS
 stage_done() { echo "== $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
+# After a failed ctest run in the current folder: each failed entry's failing checks (doctest's ERROR
+# lines and what follows them, timeouts, error messages), printed last, where a CI summary that keeps
+# only the end of the output still shows why.
+why_failed() {
+  local failed=Testing/Temporary/LastTestsFailed.log log=Testing/Temporary/LastTest.log name
+  [[ -f $failed && -f $log ]] || return 0
+  while IFS=: read -r _ name; do
+    echo "== why $name failed (the end of its output; the whole of it is above):"
+    awk -v n="$name" '$0 ~ "Testing: " n "$" {on = 1} on && /^Test (Failed|Passed)/ {on = 0} on' "$log" |
+      grep -E -A3 'ERROR|timed out|error:|Timeout|Sanitizer|runtime error' | tail -24
+  done <"$failed"
+}
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   echo "== 1/4 sanitizers: ASan + UBSan build and suite"
@@ -34,7 +46,7 @@ if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   "$root/scripts/fuzz.sh" --configure-only
   cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure --timeout 1800 -j"$jobs" --schedule-random)
+    ctest --output-on-failure --timeout 1800 -j"$jobs" --schedule-random || { status=$?; why_failed; exit $status; })
   stage_done "1/4 sanitizers"
 
   echo "== 2/4 fuzz smoke run"
@@ -45,7 +57,7 @@ fi
 echo "== 3/4 Release build and the whole suite"
 "$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
 release=${ATTNSCOPE_BUILD_DIR:-$root/build}
-(cd "$release" && ctest --output-on-failure --timeout 900 -j4 --schedule-random)
+(cd "$release" && ctest --output-on-failure --timeout 900 -j4 --schedule-random || { status=$?; why_failed; exit $status; })
 stage_done "3/4 Release"
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then

@@ -26,6 +26,9 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// A path quoted for /bin/sh.
+inline std::string quoted(const std::filesystem::path& p) { return shell_quote(p.string()); }
+
 // Runs `[cd cwd &&] [env ENV] attnscope <args>` through /bin/sh (args already shell-quoted where
 // needed; env: assignments such as "XDG_CONFIG_HOME=/x", or empty) and captures what it printed.
 // A run that hangs is killed after 300 s (exit code 124), so a hang fails the test instead of the suite.

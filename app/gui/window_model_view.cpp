@@ -178,7 +178,7 @@ void DrawThumb(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID atlas,
 
 // Numbers in cells of every thumbnail, when each fits its cell; only from an atlas of one pixel per token
 // (a long input's thumbnails are scaled down, their colours no longer the cells').
-bool NumbersFit(const ModelViewPictures& mv, const Shown& shown, float cell) {
+bool NumbersFit(const ModelViewPictures& mv, float cell) {
   if (!mv.stack || mv.tile != mv.tokens || cell < 28.0f) return false;
   return ImGui::CalcTextSize("0.00").x + ImGui::GetFontSize() * 0.2f <= cell;
 }
@@ -322,7 +322,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   ZoomState& z = state.heads.zoom;
   const Shown shown = ShownTokens(z, mv.tokens);
   const float cell = g.thumb / float(shown.cols);
-  const bool numbers = z.numbers && NumbersFit(mv, shown, cell);
+  const bool numbers = z.numbers && NumbersFit(mv, cell);
   HeatmapGridResult hit;  // the pointer, as a heatmap grid reports it (ZoomAndPan)
   hit.cell = cell;
   if (ImGui::BeginChild("##model_view_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {

@@ -131,6 +131,21 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
     ImGui::EndTable();
     return;
   }
+  if (s.conv_kernel > 0) {  // a checkpoint's Gated DeltaNet: Hk key heads, Hv value heads, d_v, the convolution
+    const std::string v = std::to_string(s.v_dim), K = std::to_string(s.conv_kernel);
+    row("W_Q", trace.params.wq, "C·Hk·d_k = " + c + "·" + g + "·" + d);
+    row("W_K", trace.params.wk, "C·Hk·d_k = " + c + "·" + g + "·" + d);
+    row("W_V", trace.params.wv, "C·Hv·d_v = " + c + "·" + h + "·" + v);
+    row("W_O", trace.params.wo, "Hv·d_v·C = " + h + "·" + v + "·" + c);
+    row("W_z", s.d_model * s.heads * s.v_dim, "C·Hv·d_v = " + c + "·" + h + "·" + v);
+    row(tr("gates"), 2 * s.d_model * s.heads + 2 * s.heads, "2·C·Hv + 2·Hv  (W_b, W_a, A_log, dt_bias)");
+    const int64_t channels = 2 * s.groups * s.head_dim + s.heads * s.v_dim;
+    row(tr("convolution"), channels * s.conv_kernel, "(2·Hk·d_k + Hv·d_v)·K = " + std::to_string(channels) + "·" + K);
+    row(tr("gated norm"), s.v_dim, "d_v = " + v);
+    row(tr("total"), trace.params.total(), "");
+    ImGui::EndTable();
+    return;
+  }
   row("W_Q", trace.params.wq, "C·H·d_k = " + c + "·" + h + "·" + d);
   row("W_K", trace.params.wk, "C·G·d_k = " + c + "·" + g + "·" + d);
   row("W_V", trace.params.wv, "C·G·d_k = " + c + "·" + g + "·" + d);
@@ -153,8 +168,24 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
   ImGui::EndTable();
 }
 
-void DrawKvCache(const Trace& trace, int layers) {
+// `layers`: a checkpoint's layers of the kind on screen (0: the seeded layer); `hybrid`: the checkpoint also
+// has layers of the other kind (softmax beside Gated DeltaNet).
+void DrawKvCache(const Trace& trace, int layers, bool hybrid) {
   const TraceShape& s = trace.shape;
+  if (s.conv_kernel > 0) {  // a checkpoint's Gated DeltaNet: S per value head and the convolution's last inputs
+    SectionHeader(tr("State per layer (fixed size)"));
+    const int64_t channels = 2 * s.groups * s.head_dim + s.heads * s.v_dim;
+    ImGui::TextUnformatted(trf("Hv·d_k·d_v + (K − 1)·(2·Hk·d_k + Hv·d_v) = %d·%d·%d + %d·%lld = %lld numbers, whatever the length",
+                               int(s.heads), int(s.head_dim), int(s.v_dim), int(s.conv_kernel - 1),
+                               static_cast<long long>(channels), static_cast<long long>(trace.state_bytes_fp32 / 4))
+                               .c_str());
+    ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.state_bytes_fp32).c_str(), Bytes(trace.state_bytes_fp16).c_str());
+    if (layers > 0)
+      WrappedText(trf("All %d Gated DeltaNet layers: %s (fp32) at any length; only the softmax layers keep a KV cache "
+                      "that grows with the input.",
+                      layers, Bytes(trace.state_bytes_fp32 * layers).c_str()));
+    return;
+  }
   if (!s.linear.empty()) {  // heads without a softmax keep a state, not a cache
     SectionHeader(tr("State per layer (fixed size)"));
     ImGui::TextUnformatted(trf("H·d_k·d_v = %d·%d·%d = %lld numbers, whatever the length", int(s.heads), int(s.head_dim),
@@ -183,8 +214,10 @@ void DrawKvCache(const Trace& trace, int layers) {
         trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), int(s.groups), int(s.heads)).c_str());
   }
   ImGui::TextUnformatted(trf("For these %d tokens: %s (fp32)", int(s.tokens), Bytes(trace.kv_bytes_per_token_fp32 * s.tokens).c_str()).c_str());
-  if (layers > 0)  // a checkpoint: every layer keeps its own cache
-    ImGui::TextUnformatted(trf("All %d layers: %s per token, %s for these %d tokens (fp32)", layers,
+  if (layers > 0)  // a checkpoint: every softmax layer keeps its own cache
+    ImGui::TextUnformatted(trf(hybrid ? "All %d softmax layers: %s per token, %s for these %d tokens (fp32)"
+                                      : "All %d layers: %s per token, %s for these %d tokens (fp32)",
+                               layers,
                                Bytes(trace.kv_bytes_per_token_fp32 * layers).c_str(),
                                Bytes(trace.kv_bytes_per_token_fp32 * layers * s.tokens).c_str(), int(s.tokens))
                                .c_str());
@@ -229,25 +262,16 @@ void DrawShapesWindow(AppState& state, bool floating) {
   const AttentionAnalysis& att = *state.analysis->attention;
   const Trace& trace = att.trace;
   const TraceShape& s = trace.shape;
-  if (checkpoint && att.linear) {
-    // A checkpoint's layer without a softmax (Qwen3-Next's Gated DeltaNet): its steps (a short convolution, the
-    // gated recurrence, a gated norm) are not the seeded layer's, and are not traced here.
-    std::string note = c.name();
-    if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
-    WrappedText(note);
-    NoticeText(trf("This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated recurrence, a "
-                   "gated norm) are not traced here; `attnscope compute` with this checkpoint and layer writes its "
-                   "tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax attention layers have their trace.",
-                   "Gated DeltaNet"));
-    ImGui::End();
-    return;
-  }
   if (checkpoint) {
     // The checkpoint's layer on screen (the layer slider may be ahead of it), as the Heads view names it.
     std::string note = c.name();
     if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
     WrappedText(note);  // wrapped: Shapes beside the view is a narrow column
-    if (trace.projections_known)
+    if (s.conv_kernel > 0)  // Gated DeltaNet: key heads serve value heads, keys and values have their own widths
+      WrappedText(trf("L = %d · T = %d tokens · C = %d · Hk = %d key heads · Hv = %d value heads · d_k = %d · d_v = %d · K = %d",
+                      c.layers(), int(s.tokens), int(s.d_model), int(s.groups), int(s.heads), int(s.head_dim),
+                      int(s.v_dim), int(s.conv_kernel)));
+    else if (trace.projections_known)
       WrappedText(trf("L = %d · T = %d tokens · C = %d · H = %d · G = %d · d_k = %d", c.layers(), int(s.tokens), int(s.d_model),
                       int(s.heads), int(s.groups), int(s.head_dim)));
     else
@@ -293,7 +317,16 @@ void DrawShapesWindow(AppState& state, bool floating) {
   }
   if (trace.projections_known) {
     DrawParameters(trace, flags);
-    DrawKvCache(trace, checkpoint ? c.layers() : 0);
+    int same = 0;  // the checkpoint's layers of the kind on screen (a hybrid's softmax or Gated DeltaNet layers)
+    bool hybrid = false;
+    if (checkpoint && c.model) {
+      const model::ModelConfig& m = c.model->config;
+      for (int l = 0; l < m.layers; ++l) same += m.is_linear_layer(l) == att.linear;
+      hybrid = same < m.layers;
+    } else if (checkpoint) {
+      same = c.layers();
+    }
+    DrawKvCache(trace, same, hybrid);
   }
   ImGui::End();
 }

@@ -53,12 +53,6 @@ ComputeResult next_result(ComputeWorker& worker) {
   return std::move(*r);
 }
 
-std::string ids_text(const std::vector<int32_t>& ids) {
-  std::string s = "ids:";
-  for (int32_t id : ids) s += " " + std::to_string(id);
-  return s;
-}
-
 // Layer `layer`'s probabilities of a forward pass, [H, T, T].
 Tensor3 layer_probs(const model::ForwardResult& f, int layer) {
   Tensor3 out;
@@ -304,7 +298,7 @@ TEST_CASE("compute worker: a model source gives the checkpoint's layer and its t
   const std::vector<int32_t> ids = fixture_ids(name);
   ComputeWorker worker([] {});
   Scene scene;
-  worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  worker.submit(scene, ModelSource{m, ids_input(ids), 1});
   const ComputeResult r = next_result(worker);
   REQUIRE_MESSAGE(r.analysis, r.error);
   REQUIRE(r.model_run);
@@ -347,7 +341,7 @@ TEST_CASE("compute worker: a model source gives the checkpoint's layer and its t
 TEST_CASE("compute worker: a newer layer wins over an older one still running") {
   const std::string name = "qwen2_gqa";
   const auto m = model::open(model_fixture(name));
-  const std::string input = ids_text(fixture_ids(name));
+  const std::string input = ids_input(fixture_ids(name));
   ComputeWorker worker([] {});
   Scene scene;
   worker.submit(scene, ModelSource{m, input, 0});
@@ -387,7 +381,7 @@ TEST_CASE("compute worker: Convert to GQA/MQA gives the converted model's layer 
   REQUIRE(m->config.heads == 4);
   REQUIRE(m->config.kv_heads == 2);
   const std::vector<int32_t> ids = fixture_ids(name);
-  const std::string input = ids_text(ids);
+  const std::string input = ids_input(ids);
   const int layer = 1;
   const model::ForwardResult original = model::forward(*m, ids);
   const model::ForwardResult mqa = model::forward(*model::convert_kv_heads(*m, 1), ids);

@@ -48,12 +48,6 @@ model::AttentionStack random_stack(int L, int H, int G, int T, bool causal) {
 }
 
 // The input box's form of token ids.
-std::string ids_text(const std::vector<int32_t>& ids) {
-  std::string s = "ids:";
-  for (int32_t id : ids) s += " " + std::to_string(id);
-  return s;
-}
-
 // The first delivery of the last submit (the heatmaps), taken before the statistics follow.
 std::optional<ComputeResult> first_delivery(ComputeWorker& worker) {
   REQUIRE(worker.wait_for_result(60s));
@@ -199,7 +193,7 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   // The second delivery waits for presented() (up to a minute here), so the first can be looked at.
   ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
   Scene scene;
-  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_input(ids), 0});
   const std::optional<ComputeResult> heatmaps = first_delivery(worker);
   REQUIRE_MESSAGE(heatmaps->pictures, heatmaps->error);
   CHECK(heatmaps->model_run);
@@ -224,7 +218,7 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
 
   // Another colormap: the same forward pass, a new atlas; the scene without a checkpoint: none.
   scene.view.colormap = "magma";
-  worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  worker.submit(scene, ModelSource{m, ids_input(ids), 0});
   worker.wait_until_idle();
   std::optional<ComputeResult> second = worker.take_result();
   REQUIRE(second.has_value());
@@ -246,7 +240,7 @@ TEST_CASE("compute worker: a checkpoint's result carries head_pattern_scores of 
   const std::vector<int32_t> ids = repeated_random_ids(8, m->config.vocab, 7);
   ComputeWorker worker([] {}, std::chrono::milliseconds(60000));
   Scene scene;
-  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  const uint64_t generation = worker.submit(scene, ModelSource{m, ids_input(ids), 1});
   // The first delivery (the heatmaps) already has them: lesson 6's table does not wait for statistics.
   const std::optional<ComputeResult> heatmaps = first_delivery(worker);
   REQUIRE_MESSAGE(heatmaps->model_run, heatmaps->error);
@@ -270,7 +264,7 @@ TEST_CASE("compute worker: a checkpoint's result carries head_pattern_scores of 
   REQUIRE(second.has_value());
   CHECK(second->head_patterns == heatmaps->head_patterns);
   scene.view.colormap = "magma";
-  worker.submit(scene, ModelSource{m, ids_text(ids), 1});
+  worker.submit(scene, ModelSource{m, ids_input(ids), 1});
   worker.wait_until_idle();
   std::optional<ComputeResult> recoloured = worker.take_result();
   REQUIRE(recoloured.has_value());
@@ -278,7 +272,7 @@ TEST_CASE("compute worker: a checkpoint's result carries head_pattern_scores of 
   CHECK(recoloured->head_patterns == heatmaps->head_patterns);
   // Another input is another pass: new scores, of its own stack (no repeat: no induction scores).
   const std::vector<int32_t> plain{3, 9, 14, 27, 5, 40};
-  worker.submit(scene, ModelSource{m, ids_text(plain), 1});
+  worker.submit(scene, ModelSource{m, ids_input(plain), 1});
   worker.wait_until_idle();
   std::optional<ComputeResult> other = worker.take_result();
   REQUIRE(other.has_value());
@@ -309,7 +303,7 @@ TEST_CASE("one attention sink: the Head analysis column, the Model view tooltip 
   for (const std::string name : {"gpt2_prefix_f32", "qwen2_gqa"}) {
     CAPTURE(name);
     const auto m = model::open(model_fixture(name));
-    const std::string input = ids_text(fixture_ids(name));
+    const std::string input = ids_input(fixture_ids(name));
     ComputeWorker worker([] {});
     for (int layer = 0; layer < m->config.layers; ++layer) {
       CAPTURE(layer);
@@ -348,7 +342,7 @@ TEST_CASE("compute worker: a Qwen3-Next checkpoint's model view draws its Gated 
   const std::vector<int32_t> ids = repeated_random_ids(6, m->config.vocab, 3);
   ComputeWorker worker([] {}, std::chrono::milliseconds(0));
   Scene scene;
-  worker.submit(scene, ModelSource{m, ids_text(ids), 0});
+  worker.submit(scene, ModelSource{m, ids_input(ids), 0});
   worker.wait_until_idle();
   std::optional<ComputeResult> r = worker.take_result();
   REQUIRE(r.has_value());

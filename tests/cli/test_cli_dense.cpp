@@ -17,18 +17,6 @@ using namespace attnscope;
 using namespace attnscope::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string quoted(const fs::path& p) { return shell_quote(p.string()); }
-
-std::string id_list(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
-
-}  // namespace
-
 TEST_CASE("cli dense: compute --checkpoint runs Pythia, OLMo 2 and the containers' text towers as PyTorch does") {
   struct Case {
     std::string fixture, summary;
@@ -45,7 +33,7 @@ TEST_CASE("cli dense: compute --checkpoint runs Pythia, OLMo 2 and the container
     CAPTURE(c.fixture);
     const fs::path out = fresh_dir("cli_dense") / c.fixture;
     const auto ids = fixture_more_ids(c.fixture).at(0);  // 20 tokens: past the windows and Ministral's context 8
-    const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(c.fixture)) + " --ids " + id_list(ids) +
+    const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(c.fixture)) + " --ids " + ids_arg(ids) +
                              " --out " + quoted(out));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);

@@ -21,14 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string q(const fs::path& p) { return shell_quote(p.string()); }
-
-std::string ids_text(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
-
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;
   double d = 0;
@@ -53,8 +45,8 @@ void check_refused(const std::string& args, const std::string& message, const fs
 TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits and tokens PyTorch gives") {
   const fs::path out = fresh_dir("cli_model_compute");
   const auto ids = fixture_ids("llama_gqa_bf16_sharded");
-  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture("llama_gqa_bf16_sharded")) + " --ids " +
-                           ids_text(ids) + " --out " + q(out));
+  const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture("llama_gqa_bf16_sharded")) + " --ids " +
+                           ids_arg(ids) + " --out " + quoted(out));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "llama_gqa_bf16_sharded (llama, 2 layers, 4 heads, 2 kv heads): 12 tokens"));
   const NpyArray att = read_npy(out / "attentions.npy", 4);
@@ -79,8 +71,8 @@ TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits a
 static void check_compute_matches_reference(const fs::path& out, const char* fixture, const char* summary) {
   CAPTURE(fixture);
   const auto ids = fixture_ids(fixture);
-  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(fixture)) + " --ids " + ids_text(ids) +
-                           " --layer 1 --out " + q(out / fixture));
+  const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(fixture)) + " --ids " + ids_arg(ids) +
+                           " --layer 1 --out " + quoted(out / fixture));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, summary));
   CHECK(max_diff(read_npy(out / fixture / "attentions.npy", 4).data, fixture_reference(fixture, "attentions").values) <= 1e-5);
@@ -110,19 +102,19 @@ TEST_CASE("cli model: compute --checkpoint on Qwen3 and Phi-3 gives PyTorch's at
   const NpyArray q3 = read_npy(out / "qwen3_gqa_bf16_tied" / "q.npy");
   CHECK(q3.shape == std::vector<int64_t>{4, 12, 12});  // [H, T, head_dim 12]
   // The checkpoint's own tokenizer: Qwen-style adds nothing, Phi-3's (Llama-2 style) puts <s> first.
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen3_gqa_bf16_tied")) + " --text 'the cat' --out " +
-                  q(out / "qwen3_text")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture("qwen3_gqa_bf16_tied")) + " --text 'the cat' --out " +
+                  quoted(out / "qwen3_text")).exit_code == 0);
   CHECK(read_json(out / "qwen3_text" / "tokens.json")["labels"].size() == 2);
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("phi3_gqa_f16_sharded")) + " --text 'the cat' --out " +
-                  q(out / "phi3_text")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture("phi3_gqa_f16_sharded")) + " --text 'the cat' --out " +
+                  quoted(out / "phi3_text")).exit_code == 0);
   CHECK(read_json(out / "phi3_text" / "tokens.json")["ids"][0] == 1);
   // Export: the model view of every layer, and Qwen3's layer pooled to MQA (framed as one group).
-  const std::string base = "export --checkpoint " + q(model_fixture("qwen3_gqa_bf16_tied")) + " --ids " +
-                           ids_text(fixture_ids("qwen3_gqa_bf16_tied"));
-  CliRun r = run_cli(base + " --what model --format npy --out " + q(out / "qwen3_model.npy"));
+  const std::string base = "export --checkpoint " + quoted(model_fixture("qwen3_gqa_bf16_tied")) + " --ids " +
+                           ids_arg(fixture_ids("qwen3_gqa_bf16_tied"));
+  CliRun r = run_cli(base + " --what model --format npy --out " + quoted(out / "qwen3_model.npy"));
   REQUIRE(r.exit_code == 0);
   CHECK(max_diff(read_npy(out / "qwen3_model.npy", 4).data, fixture_reference("qwen3_gqa_bf16_tied", "attentions").values) <= 1e-5);
-  r = run_cli(base + " --layer 1 --kv-heads 1 --what heads --format svg --out " + q(out / "qwen3_mqa.svg"));
+  r = run_cli(base + " --layer 1 --kv-heads 1 --what heads --format svg --out " + quoted(out / "qwen3_mqa.svg"));
   REQUIRE(r.exit_code == 0);
   const std::string svg = read_file(out / "qwen3_mqa.svg", 1 << 24);
   CHECK(contains(svg, "K/V pooled from 2 heads"));
@@ -134,8 +126,8 @@ TEST_CASE("cli model: compute --checkpoint opens smollm3, gemma2 and gemma3_text
     CAPTURE(name);
     const fs::path out = fresh_dir("cli_model_families") / name;
     const auto ids = fixture_ids(name);  // 12 tokens: longer than the Gemma fixtures' windows (5 and 4)
-    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) +
-                             " --layer 0 --out " + q(out));
+    const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) +
+                             " --layer 0 --out " + quoted(out));
     REQUIRE(r.exit_code == 0);
     const NpyArray att = read_npy(out / "attentions.npy", 4);
     CHECK(max_diff(att.data, fixture_reference(name, "attentions").values) <= 1e-5);
@@ -146,8 +138,8 @@ TEST_CASE("cli model: compute --checkpoint opens smollm3, gemma2 and gemma3_text
     // The scores the file holds are the masked, soft-capped ones: −inf outside a sliding window.
     if (name != "smollm3_nope_bf16") CHECK(std::isinf(read_npy(out / "scores.npy").data[size_t(11 * 12 + 0)]));
     // And through the checkpoint's own tokenizer.
-    REQUIRE(run_cli("compute --checkpoint " + q(model_fixture(name)) + " --text 'the cat sat on the mat' --out " +
-                    q(out / "text")).exit_code == 0);
+    REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --text 'the cat sat on the mat' --out " +
+                    quoted(out / "text")).exit_code == 0);
     CHECK(read_json(out / "text" / "tokens.json")["labels"].size() >= 6);
   }
 }
@@ -158,8 +150,8 @@ TEST_CASE("cli model: compute --checkpoint opens Llama 3's and Phi-4-mini's RoPE
     CAPTURE(name);
     const auto more = fixture_more_ids(name);  // 20 tokens: past Phi's original_max_position_embeddings (16)
     REQUIRE(!more.empty());
-    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(more[0]) +
-                             " --layer 0 --out " + q(out / name));
+    const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(more[0]) +
+                             " --layer 0 --out " + quoted(out / name));
     REQUIRE(r.exit_code == 0);
     CHECK(max_diff(read_npy(out / name / "attentions.npy", 4).data, fixture_reference(name, "more.0.attentions").values) <= 1e-5);
   }
@@ -170,8 +162,8 @@ TEST_CASE("cli model: compute --checkpoint opens Llama 3's and Phi-4-mini's RoPE
     nlohmann::json cfg = read_json(dir / "config.json");
     edit(cfg);
     write_file_atomic(dir / "config.json", cfg.dump());
-    check_refused("compute --checkpoint " + q(dir) + " --ids 1,2 --out " + q(bad_out / "x"), message, bad_out);
-    check_refused("compute --checkpoint " + q(dir) + " --ids 1,2 --out " + q(bad_out / "x"), "config.json", bad_out);
+    check_refused("compute --checkpoint " + quoted(dir) + " --ids 1,2 --out " + quoted(bad_out / "x"), message, bad_out);
+    check_refused("compute --checkpoint " + quoted(dir) + " --ids 1,2 --out " + quoted(bad_out / "x"), "config.json", bad_out);
   };
   refused_with("phi35_longrope_bf16", [](nlohmann::json& c) { c["rope_scaling"]["long_factor"].erase(0); },
                "\"long_factor\" lists 7 factors; it must list one per rotated pair, rotary width / 2 = 8");
@@ -199,12 +191,12 @@ TEST_CASE("cli model: compute --checkpoint on DeepSeek-V2 and V3 (MLA, experts) 
   CHECK(read_npy(out / "deepseek_v2_mla_moe_bf16" / "k.npy").shape == std::vector<int64_t>{4, 12, 16});
   CHECK(read_npy(out / "deepseek_v2_mla_moe_bf16" / "v.npy").shape == std::vector<int64_t>{4, 12, 6});
   // The checkpoint's own tokenizer (BOS first, as DeepSeek's adds it).
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("deepseek_v2_mla_moe_bf16")) + " --text 'the cat' --out " +
-                  q(out / "v2_text")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture("deepseek_v2_mla_moe_bf16")) + " --text 'the cat' --out " +
+                  quoted(out / "v2_text")).exit_code == 0);
   CHECK(read_json(out / "v2_text" / "tokens.json")["ids"][0] == 1);
   // MLA has no K/V heads to pool.
-  check_refused("compute --checkpoint " + q(model_fixture("deepseek_v2_mla_moe_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
-                    q(out / "pooled" / "x"),
+  check_refused("compute --checkpoint " + quoted(model_fixture("deepseek_v2_mla_moe_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
+                    quoted(out / "pooled" / "x"),
                 "uses multi-head latent attention: it has no K/V heads to pool", out / "pooled");
 }
 
@@ -219,16 +211,16 @@ TEST_CASE("cli model: compute --checkpoint on Qwen3-MoE, OLMoE, Granite and Gran
            {"granite_dense_f16", "granite_dense_f16 (granite, 2 layers, 4 heads, 1 kv heads): 20 tokens"}})
     check_compute_matches_reference(out, fixture, summary);
   // OLMoE's k_norm spans every key head together: no pooling.
-  check_refused("compute --checkpoint " + q(model_fixture("olmoe_1b_7b_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
-                    q(out / "pooled" / "x"),
+  check_refused("compute --checkpoint " + quoted(model_fixture("olmoe_1b_7b_bf16")) + " --ids 1,2 --kv-heads 2 --out " +
+                    quoted(out / "pooled" / "x"),
                 "olmoe normalises its keys over all 4 key heads together", out / "pooled");
 }
 
 TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and output") {
   const fs::path out = fresh_dir("cli_model_layer");
   const auto ids = fixture_ids("gpt2_prefix_f32");
-  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture("gpt2_prefix_f32")) + " --ids " + ids_text(ids) +
-                           " --layer 1 --out " + q(out));
+  const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture("gpt2_prefix_f32")) + " --ids " + ids_arg(ids) +
+                           " --layer 1 --out " + quoted(out));
   REQUIRE(r.exit_code == 0);
   CHECK(read_npy(out / "probs.npy").shape == std::vector<int64_t>{4, 12, 12});
   CHECK(read_npy(out / "scores.npy").shape == std::vector<int64_t>{4, 12, 12});
@@ -245,10 +237,10 @@ TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and out
 
 TEST_CASE("cli model: --text runs the checkpoint's own tokenizer, with its special tokens unless told not to") {
   const fs::path out = fresh_dir("cli_model_text");
-  const std::string dir = q(model_fixture("llama_gqa_bf16_sharded"));
-  REQUIRE(run_cli("compute --checkpoint " + dir + " --text 'the cat sat on the mat.' --out " + q(out / "bos")).exit_code == 0);
+  const std::string dir = quoted(model_fixture("llama_gqa_bf16_sharded"));
+  REQUIRE(run_cli("compute --checkpoint " + dir + " --text 'the cat sat on the mat.' --out " + quoted(out / "bos")).exit_code == 0);
   REQUIRE(run_cli("compute --checkpoint " + dir + " --text 'the cat sat on the mat.' --no-special-tokens --out " +
-                  q(out / "plain")).exit_code == 0);
+                  quoted(out / "plain")).exit_code == 0);
   const auto bos = read_json(out / "bos" / "tokens.json"), plain = read_json(out / "plain" / "tokens.json");
   const auto bos_ids = bos["ids"].get<std::vector<int32_t>>(), plain_ids = plain["ids"].get<std::vector<int32_t>>();
   REQUIRE(bos_ids.size() == plain_ids.size() + 1);
@@ -256,29 +248,29 @@ TEST_CASE("cli model: --text runs the checkpoint's own tokenizer, with its speci
   CHECK(std::vector<int32_t>(bos_ids.begin() + 1, bos_ids.end()) == plain_ids);
   CHECK(plain["labels"][0] == "the");
   // The same ids through --ids give the same attentions.
-  REQUIRE(run_cli("compute --checkpoint " + dir + " --ids " + ids_text(plain_ids) + " --out " + q(out / "ids")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + dir + " --ids " + ids_arg(plain_ids) + " --out " + quoted(out / "ids")).exit_code == 0);
   CHECK(read_npy(out / "ids" / "attentions.npy", 4).data == read_npy(out / "plain" / "attentions.npy", 4).data);
   // Qwen2-style files add nothing.
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen2_gqa")) + " --text 'the cat' --out " +
-                  q(out / "qwen")).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --text 'the cat' --out " +
+                  quoted(out / "qwen")).exit_code == 0);
   CHECK(read_json(out / "qwen" / "tokens.json")["labels"].size() == 2);  // "the", " cat"
 }
 
 TEST_CASE("cli model: export a checkpoint layer's heads, and a converted model's") {
   const fs::path out = fresh_dir("cli_model_export");
   const auto ids = fixture_ids("qwen2_gqa");
-  const std::string base = "export --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(ids);
-  CliRun r = run_cli(base + " --layer 1 --what heads --format npy --out " + q(out / "l1.npy"));
+  const std::string base = "export --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --ids " + ids_arg(ids);
+  CliRun r = run_cli(base + " --layer 1 --what heads --format npy --out " + quoted(out / "l1.npy"));
   REQUIRE(r.exit_code == 0);
   const auto ref = fixture_reference("qwen2_gqa", "attentions").values;
   CHECK(max_diff(read_npy(out / "l1.npy").data, std::vector<float>(ref.begin() + 4 * 144, ref.end())) <= 1e-5);
-  r = run_cli(base + " --layer 0 --what heads --format png --scale 2 --out " + q(out / "l0.png"));
+  r = run_cli(base + " --layer 0 --what heads --format png --scale 2 --out " + quoted(out / "l0.png"));
   REQUIRE(r.exit_code == 0);
   CHECK(fs::file_size(out / "l0.png") > 1000);
-  r = run_cli(base + " --layer 0 --what head:2 --scores --format csv --out " + q(out / "h2.csv"));
+  r = run_cli(base + " --layer 0 --what head:2 --scores --format csv --out " + quoted(out / "h2.csv"));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(read_file(out / "h2.csv", 1 << 20), "-inf"));  // masked scores
-  r = run_cli(base + " --layer 0 --kv-heads 1 --what heads --format svg --out " + q(out / "mqa.svg"));
+  r = run_cli(base + " --layer 0 --kv-heads 1 --what heads --format svg --out " + quoted(out / "mqa.svg"));
   REQUIRE(r.exit_code == 0);
   const std::string svg = read_file(out / "mqa.svg", 1 << 24);
   CHECK(contains(svg, "K/V pooled from 2 heads"));
@@ -288,70 +280,70 @@ TEST_CASE("cli model: export a checkpoint layer's heads, and a converted model's
 TEST_CASE("cli model: export --what model draws every layer's heads, and its .npy is compute's attentions") {
   const fs::path out = fresh_dir("cli_model_view");
   const auto ids = fixture_ids("qwen2_gqa");
-  const std::string base = "export --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(ids) + " --what model";
-  CliRun r = run_cli(base + " --format npy --out " + q(out / "all.npy"));
+  const std::string base = "export --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --ids " + ids_arg(ids) + " --what model";
+  CliRun r = run_cli(base + " --format npy --out " + quoted(out / "all.npy"));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "model view of qwen2_gqa: 2 layers x 4 heads"));
   const NpyArray all = read_npy(out / "all.npy", 4);
   CHECK(all.shape == std::vector<int64_t>{2, 4, 12, 12});
   CHECK(max_diff(all.data, fixture_reference("qwen2_gqa", "attentions").values) <= 1e-5);
-  r = run_cli(base + " --format svg --out " + q(out / "view.svg"));
+  r = run_cli(base + " --format svg --out " + quoted(out / "view.svg"));
   REQUIRE(r.exit_code == 0);
   const std::string svg = read_file(out / "view.svg", 1 << 24);
   for (const char* title : {">0.0<", ">0.3<", ">1.0<", ">1.3<"}) CHECK(contains(svg, title));
   CHECK(contains(svg, "2 K/V heads (GQA, 2 heads per K/V head)"));
-  r = run_cli(base + " --format png --scale 2 --out " + q(out / "view.png"));
+  r = run_cli(base + " --format png --scale 2 --out " + quoted(out / "view.png"));
   REQUIRE(r.exit_code == 0);
   CHECK(fs::file_size(out / "view.png") > 1000);
   // The precomputed format gives the same view.
   const fs::path dir = model_fixture("precomputed");
-  r = run_cli("export --attentions " + q(dir / "attentions.npy") + " --tokens " + q(dir / "tokens.json") + " --config " +
-              q(dir / "config.json") + " --what model --format npy --out " + q(out / "file.npy"));
+  r = run_cli("export --attentions " + quoted(dir / "attentions.npy") + " --tokens " + quoted(dir / "tokens.json") + " --config " +
+              quoted(dir / "config.json") + " --what model --format npy --out " + quoted(out / "file.npy"));
   REQUIRE(r.exit_code == 0);
   CHECK(read_npy(out / "file.npy", 4).shape == std::vector<int64_t>{2, 4, 12, 12});
 
   const fs::path none = fresh_dir("cli_model_view_refused");
-  check_refused("export --what model --format png --text hi --out " + q(none / "a.png"), "give --checkpoint DIR", none);
-  check_refused(base + " --layer 1 --format png --out " + q(none / "b.png"), "leave out --layer", none);
-  check_refused(base + " --format csv --out " + q(none / "c.csv"), "no CSV", none);
+  check_refused("export --what model --format png --text hi --out " + quoted(none / "a.png"), "give --checkpoint DIR", none);
+  check_refused(base + " --layer 1 --format png --out " + quoted(none / "b.png"), "leave out --layer", none);
+  check_refused(base + " --format csv --out " + quoted(none / "c.csv"), "no CSV", none);
 }
 
 TEST_CASE("cli model: attentions computed elsewhere (README's snippet format) export end to end") {
   const fs::path out = fresh_dir("cli_model_precomputed");
   const fs::path dir = model_fixture("precomputed");
-  const std::string base = "export --attentions " + q(dir / "attentions.npy") + " --tokens " + q(dir / "tokens.json");
-  CliRun r = run_cli(base + " --config " + q(dir / "config.json") + " --layer 1 --what heads --format csv --out " +
-                     q(out / "l1.csv"));
+  const std::string base = "export --attentions " + quoted(dir / "attentions.npy") + " --tokens " + quoted(dir / "tokens.json");
+  CliRun r = run_cli(base + " --config " + quoted(dir / "config.json") + " --layer 1 --what heads --format csv --out " +
+                     quoted(out / "l1.csv"));
   REQUIRE(r.exit_code == 0);
   const std::string csv = read_file(out / "l1.csv", 1 << 20);
   CHECK(contains(csv, "head 3 (kv group 1)"));
   CHECK(contains(csv, "The"));
-  r = run_cli("export --attentions " + q(dir / "attentions.safetensors") + " --tokens " + q(dir / "tokens.json") +
-              " --config " + q(dir / "config.json") + " --layer 0 --what heads --format npy --out " + q(out / "l0.npy"));
+  r = run_cli("export --attentions " + quoted(dir / "attentions.safetensors") + " --tokens " + quoted(dir / "tokens.json") +
+              " --config " + quoted(dir / "config.json") + " --layer 0 --what heads --format npy --out " + quoted(out / "l0.npy"));
   REQUIRE(r.exit_code == 0);
   const auto ref = fixture_reference("qwen2_gqa", "attentions").values;
   CHECK(read_npy(out / "l0.npy").data == std::vector<float>(ref.begin(), ref.begin() + 4 * 144));
-  r = run_cli(base + " --layer 0 --what heads --format png --out " + q(out / "l0.png"));
+  r = run_cli(base + " --layer 0 --what heads --format png --out " + quoted(out / "l0.png"));
   REQUIRE(r.exit_code == 0);
   // compute --checkpoint's own output opens the same way.
   const fs::path computed = out / "computed";
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture("qwen2_gqa")) + " --ids " + ids_text(fixture_ids("qwen2_gqa")) +
-                  " --out " + q(computed)).exit_code == 0);
-  r = run_cli("export --attentions " + q(computed / "attentions.npy") + " --tokens " + q(computed / "tokens.json") +
-              " --layer 1 --what heads --format npy --out " + q(out / "again.npy"));
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --ids " + ids_arg(fixture_ids("qwen2_gqa")) +
+                  " --out " + quoted(computed)).exit_code == 0);
+  r = run_cli("export --attentions " + quoted(computed / "attentions.npy") + " --tokens " + quoted(computed / "tokens.json") +
+              " --layer 1 --what heads --format npy --out " + quoted(out / "again.npy"));
   REQUIRE(r.exit_code == 0);
   CHECK(max_diff(read_npy(out / "again.npy").data, std::vector<float>(ref.begin() + 4 * 144, ref.end())) <= 1e-5);
 }
 
 TEST_CASE("cli model: bad checkpoints, inputs and flag combinations exit 2 naming the problem") {
   const fs::path out = fresh_dir("cli_model_bad");
-  const std::string qwen = q(model_fixture("qwen2_gqa")), gpt2 = q(model_fixture("gpt2_prefix_f32"));
-  const std::string o = " --out " + q(out / "x");
-  check_refused("compute --checkpoint " + q(model_fixture("none")) + " --ids 1" + o, "does not exist", out);
+  const std::string qwen = quoted(model_fixture("qwen2_gqa")), gpt2 = quoted(model_fixture("gpt2_prefix_f32"));
+  const std::string o = " --out " + quoted(out / "x");
+  check_refused("compute --checkpoint " + quoted(model_fixture("none")) + " --ids 1" + o, "does not exist", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1,64" + o, "token id 64 at position 1 is outside the vocabulary", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1,x" + o, "'x' is not a token id", out);
   std::vector<int32_t> long_ids(33, 3);
-  check_refused("compute --checkpoint " + gpt2 + " --ids " + ids_text(long_ids) + o,
+  check_refused("compute --checkpoint " + gpt2 + " --ids " + ids_arg(long_ids) + o,
                 "33 tokens, more than this model's 32 positions", out);
   check_refused("compute --checkpoint " + qwen + o, "needs the input as --text", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1 --text hi" + o, "one of the two", out);
@@ -359,20 +351,20 @@ TEST_CASE("cli model: bad checkpoints, inputs and flag combinations exit 2 namin
   check_refused("compute --checkpoint " + qwen + " --ids 1,2 --layer 2" + o, "layer 2 does not exist", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1,2 --kv-heads 3" + o, "must divide the 4 query heads", out);
   check_refused("compute --checkpoint " + gpt2 + " --text 'the cat'" + o, "gpt2_prefix_f32", out);  // no tokenizer files
-  check_refused("export --checkpoint " + qwen + " --ids 1,2 --what heads --format png --out " + q(out / "x.png"),
+  check_refused("export --checkpoint " + qwen + " --ids 1,2 --what heads --format png --out " + quoted(out / "x.png"),
                 "give the model layer to export with --layer N", out);
   check_refused("export --checkpoint " + qwen + " --ids 1,2 --layer 0 --what relpos --format png --out " +
-                    q(out / "x.png"),
+                    quoted(out / "x.png"),
                 "--what is heads or head:N", out);
   const fs::path pre = model_fixture("precomputed");
-  check_refused("export --attentions " + q(pre / "attentions.npy") + " --layer 0 --what heads --format png --out " +
-                    q(out / "x.png"),
+  check_refused("export --attentions " + quoted(pre / "attentions.npy") + " --layer 0 --what heads --format png --out " +
+                    quoted(out / "x.png"),
                 "--attentions needs --tokens", out);
-  check_refused("export --attentions " + q(pre / "attentions.npy") + " --tokens " + q(pre / "tokens.json") +
-                    " --layer 0 --scores --what heads --format png --out " + q(out / "x.png"),
+  check_refused("export --attentions " + quoted(pre / "attentions.npy") + " --tokens " + quoted(pre / "tokens.json") +
+                    " --layer 0 --scores --what heads --format png --out " + quoted(out / "x.png"),
                 "leave out --scores", out);
-  check_refused("export --attentions " + q(pre / "attentions.npy") + " --tokens " + q(pre / "tokens.json") +
-                    " --ids 1 --layer 0 --what heads --format png --out " + q(out / "x.png"),
+  check_refused("export --attentions " + quoted(pre / "attentions.npy") + " --tokens " + quoted(pre / "tokens.json") +
+                    " --ids 1 --layer 0 --what heads --format png --out " + quoted(out / "x.png"),
                 "--ids applies to --checkpoint", out);
 }
 

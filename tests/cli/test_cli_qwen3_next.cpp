@@ -32,14 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string q(const fs::path& p) { return shell_quote(p.string()); }
-
-std::string ids_text(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
-  return s;
-}
-
 double max_diff(const float* a, const float* b, size_t n) {
   double d = 0;
   for (size_t i = 0; i < n; ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
@@ -53,7 +45,7 @@ TEST_CASE("cli qwen3_next: compute --checkpoint writes each layer's maps as the 
     CAPTURE(name);
     const fs::path out = fresh_dir("cli_qwen3_next_" + name);
     const std::vector<int32_t> ids = fixture_ids(name);
-    const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --out " + q(out));
+    const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --out " + quoted(out));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const auto m = model::open(model_fixture(name));
@@ -119,7 +111,7 @@ TEST_CASE("cli qwen3_next: compute --layer N of a Gated DeltaNet layer writes it
   const model::ForwardResult f = model::forward(*m, ids, options);
   REQUIRE(m->config.is_linear_layer(0));
   const fs::path out = fresh_dir("cli_qwen3_next_layer0");
-  const CliRun r = run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --layer 0 --out " + q(out));
+  const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --layer 0 --out " + quoted(out));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(fs::exists(out / "matrix.npy"));
@@ -136,7 +128,7 @@ TEST_CASE("cli qwen3_next: compute --layer N of a Gated DeltaNet layer writes it
     CHECK(fs::exists(out / file));
   // layer 3 is softmax attention: probabilities and scores as for any model
   const fs::path soft = fresh_dir("cli_qwen3_next_layer3");
-  REQUIRE(run_cli("compute --checkpoint " + q(model_fixture(name)) + " --ids " + ids_text(ids) + " --layer 3 --out " + q(soft)).exit_code == 0);
+  REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --layer 3 --out " + quoted(soft)).exit_code == 0);
   CHECK(fs::exists(soft / "probs.npy"));
   CHECK_FALSE(fs::exists(soft / "matrix.npy"));
 }
@@ -144,11 +136,11 @@ TEST_CASE("cli qwen3_next: compute --layer N of a Gated DeltaNet layer writes it
 TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging colormap, an attention layer as "
           "probabilities") {
   const std::string name = "qwen3_next_f32";
-  const std::string ids = ids_text(fixture_ids(name));
+  const std::string ids = ids_arg(fixture_ids(name));
   const fs::path out = fresh_dir("cli_qwen3_next_export");
-  const std::string base = "export --checkpoint " + q(model_fixture(name)) + " --ids " + ids;
+  const std::string base = "export --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids;
   // a linear layer: the figure's colour bar is the diverging one, named for its weights (the SVG says it)
-  const CliRun linear = run_cli(base + " --what heads --layer 0 --format svg --out " + q(out / "layer0.svg"));
+  const CliRun linear = run_cli(base + " --what heads --layer 0 --format svg --out " + quoted(out / "layer0.svg"));
   INFO(linear.err);
   REQUIRE(linear.exit_code == 0);
   const std::string svg0 = read_file(out / "layer0.svg", 1 << 24);
@@ -156,20 +148,20 @@ TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging 
   CHECK(contains(svg0, "M, signed (no softmax)"));
   CHECK_FALSE(contains(svg0, ">probability<"));
   // an attention layer of the same model: probabilities
-  const CliRun soft = run_cli(base + " --what heads --layer 3 --format svg --out " + q(out / "layer3.svg"));
+  const CliRun soft = run_cli(base + " --what heads --layer 3 --format svg --out " + quoted(out / "layer3.svg"));
   REQUIRE(soft.exit_code == 0);
   const std::string svg3 = read_file(out / "layer3.svg", 1 << 24);
   CHECK(contains(svg3, "probability"));
   CHECK_FALSE(contains(svg3, "Gated DeltaNet weight"));
-  REQUIRE(run_cli(base + " --what heads --layer 0 --format png --out " + q(out / "layer0.png")).exit_code == 0);
+  REQUIRE(run_cli(base + " --what heads --layer 0 --format png --out " + quoted(out / "layer0.png")).exit_code == 0);
   CHECK(fs::file_size(out / "layer0.png") > 0);
   // --scores has nothing to show in a layer without a softmax
-  const CliRun scores = run_cli(base + " --what heads --layer 0 --scores --format png --out " + q(out / "scores.png"));
+  const CliRun scores = run_cli(base + " --what heads --layer 0 --scores --format png --out " + quoted(out / "scores.png"));
   CHECK(scores.exit_code == 2);
   CHECK(contains(scores.err, "heads without a softmax have no scores"));
   CHECK_FALSE(fs::exists(out / "scores.png"));
   // the model view: both bars, every layer's panels
-  const CliRun model_view = run_cli(base + " --what model --format svg --out " + q(out / "model.svg"));
+  const CliRun model_view = run_cli(base + " --what model --format svg --out " + quoted(out / "model.svg"));
   INFO(model_view.err);
   REQUIRE(model_view.exit_code == 0);
   const std::string svg = read_file(out / "model.svg", 1 << 24);
@@ -177,7 +169,7 @@ TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging 
   CHECK(contains(svg, "probability"));
   CHECK(contains(svg, "3 Gated DeltaNet layers × 4 heads: M, signed (no softmax)"));
   // its .npy would be probabilities only: refused by name
-  const CliRun npy = run_cli(base + " --what model --format npy --out " + q(out / "model.npy"));
+  const CliRun npy = run_cli(base + " --what model --format npy --out " + quoted(out / "model.npy"));
   CHECK(npy.exit_code == 2);
   CHECK(contains(npy.err, "Gated DeltaNet layers have signed matrices"));
   CHECK_FALSE(fs::exists(out / "model.npy"));

@@ -147,7 +147,14 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
   // is (a sanitised build on a loaded machine); a wait that times out says so and the test's checks fail.
   const std::string await =
       "await() { n=0; until grep -Eq \"$1\" " + q + "/layout.json 2>/dev/null; do n=$((n+1)); "
-      "if [ $n -ge 300 ]; then echo \"timed out waiting for the window to show $1\" >&2; return 1; fi; sleep 0.2; done; }\n";
+      "if [ $n -ge 300 ]; then echo \"timed out waiting for the window to show $1\" >&2; return 1; fi; sleep 0.2; done; }\n"
+      // `click_on ID` (with --layout-live): waits for the control in the live record, then clicks the
+      // centre of its rectangle as the record has it at that moment (where the window drew it, not where
+      // an earlier run did: a status line shown while a result is computed moves what is below it).
+      "click_on() { await \"\\\"$1\\\": \" || return 1; "
+      "xy=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"widgets\"][sys.argv[2]]; "
+      "print(int(r[\"x\"]+r[\"w\"]/2), int(r[\"y\"]+r[\"h\"]/2))' " + q + "/layout.json \"$1\") || return 1; "
+      "xdotool mousemove --window $wid $xy; sleep 0.3; xdotool click 1; }\n";
   const std::string script =
       await + before + "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
       "/layout.json >" + q + "/out.txt 2>&1 &\n"

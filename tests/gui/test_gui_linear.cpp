@@ -22,11 +22,6 @@ constexpr Kind kinds[] = {{"linear", "linear attention weight"},
                           {"deltanet", "DeltaNet weight"},
                           {"gated-deltanet", "Gated DeltaNet weight"}};
 
-std::string at(const nlohmann::json& r) {
-  return std::to_string(int(r["x"].get<double>() + r["w"].get<double>() / 2)) + " " +
-         std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
-}
-
 }  // namespace
 
 TEST_SUITE("gui_linear") {
@@ -46,12 +41,11 @@ TEST_SUITE("gui_linear") {
       REQUIRE(open.layout.at("widgets").contains(id));
       const auto dir = test_tmp() / ("linear_click_" + kind);
       std::filesystem::create_directories(dir);
-      // Each click waits for the live record to show what the one before it opened.
+      // Each click waits for the live record to show what the one before it opened, and aims at the control
+      // where the window draws it then (click_on): first the window's first result on screen.
       const nlohmann::json shown =
           drive_window(dir, base + " --layout-live",
-                       "xdotool mousemove --window $wid " + at(combo) + "\nsleep 0.3\nxdotool click 1\n"
-                       "await '\"" + id + "\": '\n"
-                       "xdotool mousemove --window $wid " + at(open.layout["widgets"][id]) + "\nsleep 0.3\nxdotool click 1\n"
+                       "await '\"settled\": true'\nclick_on model.kind.without_softmax\nclick_on " + id + "\n"
                        "await '\"colormap\": \"diverging\"'\nawait '\"settled\": true'\n");
       CHECK(shown.at("error") == "");
       CHECK(shown.at("colormap") == "diverging");

@@ -3,8 +3,9 @@
 // attention layers' heads as probabilities — each layer labelled with its type, with two colour bars named
 // for their values; the Heads view of a linear layer draws signed heads on the diverging scale with its bar
 // named "Gated DeltaNet weight" and its values button "matrix M", of an attention layer probabilities; the
-// Positions view refuses the linear layer by name, the Shapes view says its steps are not traced. In English and Chinese, at 1280×720 and 1920×1080, every
-// text inside the window.
+// Positions view refuses the linear layer by name; the Shapes view traces it (short convolution, key heads shared
+// by value heads, the state and the convolution's last inputs). In English and Chinese, at 1280×720 and
+// 1920×1080, every text inside the window.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -161,26 +162,67 @@ TEST_SUITE("gui_qwen3_next") {
     CHECK_FALSE(shows(rope, "Gated DeltaNet"));
   }
 
-  TEST_CASE("qwen3_next: the Shapes view says a Gated DeltaNet layer's steps are not traced, in both languages") {
-    for (const char* language : {"en", "zh"}) {
-      CAPTURE(language);
-      const WindowRun w = run_window(std::string("qwen3_next_shapes_0") + language,
-                                     "--checkpoint " + shell_quote(fixture().string()) + " --layer 0 --view shapes " +
-                                         "--size 1280x720 --language " + language + " --text " + shell_quote(input));
-      CHECK(w.layout.at("error") == "");
-      CHECK(w.layout.at("untranslated").empty());
-      const std::vector<std::string> texts = texts_of(w, "###shapes");
-      INFO(joined(texts));
-      char says[1024];
-      std::snprintf(says, sizeof says,
-                    in(language, "This is a %s layer: no softmax, no KV cache. Its steps (a short convolution, the gated "
-                                 "recurrence, a gated norm) are not traced here; `attnscope compute` with this checkpoint "
-                                 "and layer writes its tensors (matrix.npy [H, T, T], q, k, v, beta, decay). The softmax "
-                                 "attention layers have their trace.").c_str(),
-                    "Gated DeltaNet");
-      CHECK(shows(texts, says));
-      check_inside(w, "###shapes");
-    }
+  TEST_CASE("qwen3_next: the Shapes view traces a Gated DeltaNet layer — convolution, key and value heads, state — in both languages and sizes") {
+    const auto m = model::open(fixture());
+    const model::ModelConfig& c = m->config;
+    const model::LinearAttentionConfig& la = c.linear;
+    int linear_layers = 0;
+    for (int l = 0; l < c.layers; ++l) linear_layers += c.is_linear_layer(l);
+    const int T = int(model_tokens_from_input(fixture(), input).ids.size());
+    // The whole trace on one screen (a tall window at scale 1), then the window as a class sees it: at
+    // 1280×720 and 1920×1080 (the table scrolls) its first lines, and no text wider than the window.
+    for (const char* size : {"1920x2160", "1280x720", "1920x1080"})
+      for (const char* language : {"en", "zh"}) {
+        const std::string where = std::string(size) + " " + language;
+        CAPTURE(where);
+        const bool whole = std::string(size) == "1920x2160";
+        const WindowRun w = run_window(std::string("qwen3_next_shapes_0_") + size + language,
+                                       "--checkpoint " + shell_quote(fixture().string()) + " --layer 0 --view shapes " +
+                                           "--size " + size + (whole ? " --ui-scale 1" : "") + " --language " + language +
+                                           " --text " + shell_quote(input));
+        CHECK(w.layout.at("error") == "");
+        CHECK(w.layout.at("untranslated").empty());
+        const std::vector<std::string> texts = texts_of(w, "###shapes");
+        INFO(joined(texts));
+        const bool zh = std::string(language) == "zh";
+        char line[512];
+        std::snprintf(line, sizeof line,
+                      in(language, "L = %d · T = %d tokens · C = %d · Hk = %d key heads · Hv = %d value heads · d_k = %d · "
+                                   "d_v = %d · K = %d").c_str(),
+                      c.layers, T, c.d_model, la.key_heads, la.value_heads, la.key_dim, la.value_dim, la.conv_kernel);
+        CHECK(shows(texts, line));
+        CHECK(shows(texts, zh ? "短卷积" : "short convolution"));
+        const double width = w.layout.at("width");
+        for (const auto& t : w.layout.at("texts"))
+          if (t.at("window").get<std::string>().ends_with("###shapes")) {
+            CHECK(t["x"].get<double>() >= -0.5);
+            CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
+          }
+        if (!whole) continue;
+        CHECK(shows(texts, zh ? "带门控的归一化" : "gated norm"));
+        CHECK(shows(texts, zh ? "状态（固定大小）" : "state (fixed size)"));
+        CHECK(shows(texts, "[" + std::to_string(la.value_heads) + ", " + std::to_string(la.key_dim) + ", " +
+                               std::to_string(la.value_dim) + "]"));
+        const int64_t numbers = int64_t(la.value_heads) * la.key_dim * la.value_dim + int64_t(la.conv_kernel - 1) * la.conv_dim();
+        std::snprintf(line, sizeof line,
+                      in(language, "Hv·d_k·d_v + (K − 1)·(2·Hk·d_k + Hv·d_v) = %d·%d·%d + %d·%lld = %lld numbers, whatever "
+                                   "the length").c_str(),
+                      la.value_heads, la.key_dim, la.value_dim, la.conv_kernel - 1, static_cast<long long>(la.conv_dim()),
+                      static_cast<long long>(numbers));
+        CHECK(shows(texts, line));
+        CHECK(shows(texts, zh ? "全部 " + std::to_string(linear_layers) + " 个 Gated DeltaNet 层"
+                              : "All " + std::to_string(linear_layers) + " Gated DeltaNet layers"));
+        CHECK_FALSE(shows(texts, zh ? "每个词元、每层的 KV 缓存" : "KV cache per token, per layer"));
+        check_inside(w, "###shapes");
+      }
+    // the attention layer of the same model: its KV cache, counted over the softmax layers only
+    const WindowRun soft = run_window("qwen3_next_shapes_3", "--checkpoint " + shell_quote(fixture().string()) +
+                                                                 " --layer 3 --view shapes --size 1920x2160 --ui-scale 1 --text " +
+                                                                 shell_quote(input));
+    const std::vector<std::string> texts = texts_of(soft, "###shapes");
+    INFO(joined(texts));
+    CHECK(shows(texts, "KV cache per token, per layer"));
+    CHECK(shows(texts, "All " + std::to_string(c.layers - linear_layers) + " softmax layers"));
   }
 }
 

@@ -78,6 +78,13 @@ inline std::vector<int32_t> fixture_ids(const std::string& name) {
   return j["ids"].get<std::vector<int32_t>>();
 }
 
+// Token ids as the command line's --ids takes them: "3,1,4".
+inline std::string ids_arg(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (int32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return s;
+}
+
 // The further inputs of a fixture ("more" in ids.json; references "more.K.attentions", "more.K.logits").
 inline std::vector<std::vector<int32_t>> fixture_more_ids(const std::string& name) {
   const auto j = nlohmann::json::parse(read_file(model_fixture(name) / "ids.json", 1 << 20));

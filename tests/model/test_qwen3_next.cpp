@@ -16,6 +16,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/io/safetensors.h"
 #include "attnscope/model/config.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
@@ -331,4 +332,49 @@ TEST_CASE("qwen3_next: a layer as the views draw it — a Gated DeltaNet layer s
       CHECK(export_figure(a, request).colorbars[0].colormap == Colormap::viridis);
     }
   }
+}
+
+TEST_CASE("qwen3_next: a Gated DeltaNet layer's shape trace — each step's shape is its tensor's, the parameters the file's") {
+  // What the Shapes view and compute's trace.json show for a linear layer: the short convolution, the key heads
+  // shared by value heads, d_k ≠ d_v, the gated norm; the parameters counted from the formulas equal the
+  // layer's tensors in the checkpoint, the state is S and the convolution's last K − 1 inputs.
+  const fs::path dir = attnscope::test::model_fixture("qwen3_next_f32");
+  const auto model = model::open(dir);
+  const ModelConfig& c = model->config;
+  const LinearAttentionConfig& la = c.linear;
+  REQUIRE(la.value_heads > la.key_heads);  // the fixture shares key heads, as the real model does
+  const std::vector<int32_t> ids = fixture_ids("qwen3_next_f32");
+  const int T = int(ids.size());
+  std::vector<std::string> labels(ids.size(), "x");
+  ForwardOptions options;
+  options.detail_layer = 0;
+  const ForwardResult r = forward(*model, ids, options);
+  const Analysis a = layer_analysis(*model, r, labels);
+  const AttentionAnalysis& att = *a.attention;
+  const Trace& t = att.trace;
+  auto shape_of = [&](const std::string& key) {
+    for (const TraceStep& s : t.steps)
+      if (s.key == key) return s.shape;
+    FAIL("no step " << key);
+    return std::vector<int64_t>{};  // not reached: FAIL ends the case
+  };
+  CHECK(shape_of("input") == std::vector<int64_t>{T, c.d_model});
+  CHECK(shape_of("short_conv") == std::vector<int64_t>{T, la.conv_dim()});
+  CHECK(shape_of("split_heads_v") == std::vector<int64_t>{la.value_heads, att.result.v[0].rows(), att.result.v[0].cols()});
+  CHECK(shape_of("l2_norm_qk") == std::vector<int64_t>{la.key_heads, T, att.result.q[0].cols()});
+  CHECK(shape_of("implicit_matrix") == std::vector<int64_t>{int64_t(att.result.probs.size()), T, T});
+  CHECK(shape_of("weighted_sum_linear") == std::vector<int64_t>{la.value_heads, T, att.result.head_out[0].cols()});
+  CHECK(shape_of("gated_norm") == std::vector<int64_t>{la.value_heads, T, la.value_dim});
+  CHECK(shape_of("concat_heads") == std::vector<int64_t>{T, att.result.concat.cols()});
+  CHECK(shape_of("output") == std::vector<int64_t>{att.result.output.rows(), att.result.output.cols()});
+  // the parameters: every tensor of layer 0's linear_attn in the file
+  const SafetensorsFile file(dir / "model.safetensors");
+  int64_t stored = 0;
+  for (const SafetensorsTensor& tensor : file.header().tensors)
+    if (tensor.name.rfind("model.layers.0.linear_attn.", 0) == 0) stored += tensor.count();
+  CHECK(stored > 0);
+  CHECK(t.params.total() == stored);
+  // the state: S per value head and the convolution's last K − 1 inputs, 4 bytes each, at any length
+  CHECK(t.state_bytes_fp32 == 4 * (int64_t(la.value_heads) * la.key_dim * la.value_dim + int64_t(la.conv_kernel - 1) * la.conv_dim()));
+  CHECK(t.kv_bytes_per_token_fp32 == 0);
 }

@@ -23,6 +23,7 @@
 #include "attnscope/train/trainer.h"
 #include "check.h"
 #include "model/fixtures.h"
+#include "train/train_fixture.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -31,6 +32,8 @@ using attnscope::test::check_rel;
 using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::Fixture;
+using attnscope::test::check_against_fixture;
+using attnscope::test::train_config_of;
 using V = std::vector<float>;
 namespace fs = std::filesystem;
 
@@ -41,20 +44,6 @@ constexpr double grad_tol = 1e-4;  // gradients (issue 14's tolerance, as test_m
 
 const AttentionKind softmax_free_kinds[] = {AttentionKind::linear, AttentionKind::retention, AttentionKind::mamba2,
                                             AttentionKind::deltanet, AttentionKind::gated_deltanet};
-
-ModelConfig config_of(const Fixture& f) {
-  ModelConfig c;
-  c.vocab_size = f.size("vocab_size");
-  c.layers = f.size("num_hidden_layers");
-  c.d_model = f.size("hidden_size");
-  c.heads = f.size("num_attention_heads");
-  c.groups = c.heads;
-  c.mlp = f.meta.at("mlp").get<bool>();
-  c.intermediate_size = f.size("intermediate_size");
-  c.rms_norm_eps = float(f.number("rms_norm_eps"));
-  c.attention = parse_attention_kind(f.meta.at("attention").get<std::string>());
-  return c;
-}
 
 }  // namespace
 
@@ -67,32 +56,18 @@ TEST_CASE("train without a softmax: logits, loss and every gradient match PyTorc
       if (ch == '-') ch = '_';
     INFO(name);
     const Fixture f(name);
-    Model model(config_of(f));
+    Model model(train_config_of(f));
     REQUIRE(model.config().attention == kind);
     size_t gates = 0;
-    for (const ParamView& v : model.params()) {
-      const V w = f.tensor(v.name);  // the fixture names every tensor as the checkpoint does
-      REQUIRE(w.size() == v.size);
-      std::copy(w.begin(), w.end(), model.weights() + v.offset);
+    for (const ParamView& v : model.params())
       gates += v.name.find("_proj.weight") != std::string::npos &&
                (v.name.find(".b_proj") != std::string::npos || v.name.find(".a_proj") != std::string::npos ||
                 v.name.find(".dt_proj") != std::string::npos);
-    }
     // the gates' projections are trained parameters: one or two per layer where the kind has gates
     const int per_layer = kind == AttentionKind::gated_deltanet ? 2
                           : kind == AttentionKind::mamba2 || kind == AttentionKind::deltanet ? 1 : 0;
     CHECK(gates == size_t(per_layer * model.config().layers));
-    const int B = f.size("B"), T = f.size("T"), Vn = f.size("vocab_size");
-    Activations a = model.make_activations(B, T);
-    const auto ids = f.ids("ids"), targets = f.ids("targets");
-    const float loss = model.forward(a, ids.data(), targets.data());
-    check_rel(V(a.logits, a.logits + size_t(B) * T * Vn), f.tensor("logits"), out_tol, "logits");
-    check_rel({loss}, f.tensor("loss"), out_tol, "loss");
-    model.zero_grads();
-    model.backward(a);
-    for (const ParamView& v : model.params())
-      check_rel(V(model.grads() + v.offset, model.grads() + v.offset + v.size), f.tensor("grad." + v.name), grad_tol,
-                "gradient of " + v.name);
+    check_against_fixture(f, model, out_tol, grad_tol);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "attnscope/train/optimizer.h"
 #include "check.h"
 #include "model/fixtures.h"
+#include "train/train_fixture.h"
 #include "train/gemm.h"
 
 using namespace attnscope;
@@ -21,44 +22,17 @@ using attnscope::test::check_rel;
 using attnscope::test::error_of;
 using attnscope::test::contains;
 using attnscope::test::Fixture;
+using attnscope::test::check_against_fixture;
+using attnscope::test::train_config_of;
 using attnscope::test::random_floats;
 using V = std::vector<float>;
 
 namespace {
 
-ModelConfig config_of(const Fixture& f) {
-  ModelConfig c;
-  c.vocab_size = f.size("vocab_size");
-  c.layers = f.size("num_hidden_layers");
-  c.d_model = f.size("hidden_size");
-  c.heads = f.size("num_attention_heads");
-  c.groups = f.size("num_key_value_heads");
-  c.mlp = f.meta.at("mlp").get<bool>();
-  c.intermediate_size = f.size("intermediate_size");
-  c.rms_norm_eps = float(f.number("rms_norm_eps"));
-  c.rope_theta = float(f.number("rope_theta"));
-  return c;
-}
-
 void check_model_fixture(const char* name) {
   const Fixture f(name);
-  Model model(config_of(f));
-  for (const ParamView& v : model.params()) {
-    const V w = f.tensor(v.name);
-    REQUIRE(w.size() == v.size);
-    std::copy(w.begin(), w.end(), model.weights() + v.offset);
-  }
-  const int B = f.size("B"), T = f.size("T"), Vn = f.size("vocab_size");
-  Activations a = model.make_activations(B, T);
-  const auto ids = f.ids("ids"), targets = f.ids("targets");
-  const float loss = model.forward(a, ids.data(), targets.data());
-  check_rel(V(a.logits, a.logits + size_t(B) * T * Vn), f.tensor("logits"), 1e-4, "logits");
-  check_rel({loss}, f.tensor("loss"), 1e-4, "loss");
-  model.zero_grads();
-  model.backward(a);
-  for (const ParamView& v : model.params())
-    check_rel(V(model.grads() + v.offset, model.grads() + v.offset + v.size), f.tensor("grad." + v.name), 1e-4,
-              "gradient of " + v.name);
+  Model model(train_config_of(f));
+  check_against_fixture(f, model, 1e-4, 1e-4);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "attnscope/train/trainer.h"
 #include "check.h"
 #include "model/fixtures.h"
+#include "train/train_fixture.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -31,6 +32,8 @@ using attnscope::test::check_rel;
 using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::Fixture;
+using attnscope::test::check_against_fixture;
+using attnscope::test::train_config_of;
 using attnscope::test::random_floats;
 using V = std::vector<float>;
 namespace fs = std::filesystem;
@@ -211,56 +214,12 @@ TEST_CASE("train ops: the new ops' fast path equals the reference on shapes that
 
 // ================================ models =========================================================
 
-namespace {
-
-ModelConfig config_of(const Fixture& f) {
-  ModelConfig c;
-  c.vocab_size = f.size("vocab_size");
-  c.layers = f.size("num_hidden_layers");
-  c.d_model = f.size("hidden_size");
-  c.heads = f.size("num_attention_heads");
-  c.groups = f.size("num_key_value_heads");
-  c.mlp = f.meta.at("mlp").get<bool>();
-  c.intermediate_size = f.size("intermediate_size");
-  c.rms_norm_eps = float(f.number("rms_norm_eps"));
-  c.rope_theta = float(f.number("rope_theta"));
-  c.attention = f.meta.at("attention") == "mla" ? AttentionKind::mla : AttentionKind::grouped;
-  if (c.mla()) {
-    c.kv_lora_rank = f.size("kv_lora_rank");
-    c.q_lora_rank = f.size("q_lora_rank");
-    c.rope_head_dim = f.size("qk_rope_head_dim");
-  }
-  c.window = f.size("window");
-  c.local_layers = parse_window_pattern(f.meta.at("window_pattern").get<std::string>(), c.layers);
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("train model variants: logits, loss and every gradient match PyTorch (MLA, GQA with a window)") {
   for (const char* name : {"model_mla_q_lora", "model_mla_window", "model_gqa_window"}) {
     INFO(name);
     const Fixture f(name);
-    Model model(config_of(f));
-    size_t tensors = 0;
-    for (const ParamView& v : model.params()) {
-      const V w = f.tensor(v.name);  // the fixture names every tensor as Hugging Face does
-      REQUIRE(w.size() == v.size);
-      std::copy(w.begin(), w.end(), model.weights() + v.offset);
-      ++tensors;
-    }
-    CHECK(tensors > 0);
-    const int B = f.size("B"), T = f.size("T"), Vn = f.size("vocab_size");
-    Activations a = model.make_activations(B, T);
-    const auto ids = f.ids("ids"), targets = f.ids("targets");
-    const float loss = model.forward(a, ids.data(), targets.data());
-    check_rel(V(a.logits, a.logits + size_t(B) * T * Vn), f.tensor("logits"), out_tol, "logits");
-    check_rel({loss}, f.tensor("loss"), out_tol, "loss");
-    model.zero_grads();
-    model.backward(a);
-    for (const ParamView& v : model.params())
-      check_rel(V(model.grads() + v.offset, model.grads() + v.offset + v.size), f.tensor("grad." + v.name), grad_tol,
-                "gradient of " + v.name);
+    Model model(train_config_of(f));
+    check_against_fixture(f, model, out_tol, grad_tol);
   }
 }
 

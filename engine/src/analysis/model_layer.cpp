@@ -28,10 +28,31 @@ std::string of_layers(int layer, int layers) {
   return "layer " + std::to_string(layer) + " of " + std::to_string(layers);
 }
 
+// The layer's kept tensors as an AttentionAnalysis (scores where the layer has them), its shape
+// {d_model, heads, groups} such that head_dim() is the layer's width per head, causal.
+std::shared_ptr<AttentionAnalysis> attention_from_detail(const model::LayerDetail& d, const std::vector<std::string>& labels,
+                                                         const AttentionShape& shape) {
+  auto att = std::make_shared<AttentionAnalysis>();
+  att->labels = labels;
+  att->x = d.input;
+  att->shape = shape;
+  att->result.q = d.q;
+  att->result.k = d.k;
+  att->result.v = d.v;
+  att->result.scores = d.scores;
+  att->result.probs = d.probs;
+  att->result.head_out = d.head_out;
+  att->result.concat = d.concat;
+  att->result.output = d.output;
+  att->options.causal = true;
+  return att;
+}
+
 // A Gated DeltaNet layer (Qwen3-Next): no probabilities, each value head's signed matrix M as the seeded
 // kinds without a softmax carry theirs (AttentionAnalysis::linear), so the views draw it on the diverging
 // scale named "Gated DeltaNet weight"; each head its own group (the layer's key heads are shared, not K/V).
-// Its steps (convolution, gated norm) are not the seeded layer's: the trace holds the matrices only.
+// Its steps (the short convolution, the key heads shared by value heads, the gated norm) are not the seeded
+// layer's: gated_deltanet_layer_trace traces them.
 Analysis linear_layer_analysis(const model::Model& model, const model::ForwardResult& forward,
                                const std::vector<std::string>& labels) {
   const model::LayerDetail& d = *forward.detail;
@@ -40,26 +61,19 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
   Analysis a;
   a.scene = layer_scene(heads, heads, heads * c.linear.value_dim, true);
   a.request.attention = true;
-  auto att = std::make_shared<AttentionAnalysis>();
-  att->labels = labels;
-  att->x = d.input;
-  att->shape = {heads * c.linear.value_dim, heads, heads};  // head_dim() is the value width
-  att->result.q = d.q;
-  att->result.k = d.k;
-  att->result.v = d.v;
-  att->result.probs = d.probs;
-  att->result.head_out = d.head_out;
-  att->result.concat = d.concat;
-  att->result.output = d.output;
-  att->options.causal = true;
+  // head_dim() is the value width
+  auto att = attention_from_detail(d, labels, {heads * c.linear.value_dim, heads, heads});
   att->linear = true;
   att->linear_spec.kind = LinearLayerKind::gated_deltanet;
   att->linear_layer.beta = d.beta;
   att->linear_layer.decay = d.decay;
   att->linear_layer.head_kind = LinearKind::gated_delta;
-  att->trace = probabilities_trace(heads, heads, forward.tokens, true);
-  att->trace.shape.linear = "gated-deltanet";
-  att->trace.steps.clear();
+  TraceShape shape{forward.tokens, c.d_model, heads, c.linear.key_heads, c.linear.key_dim};
+  shape.causal = true;
+  shape.v_dim = c.linear.value_dim;
+  shape.conv_kernel = c.linear.conv_kernel;
+  shape.linear = "gated-deltanet";
+  att->trace = gated_deltanet_layer_trace(shape);
   att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
   a.attention = std::move(att);
   return a;
@@ -84,18 +98,7 @@ Analysis layer_analysis(const model::Model& model, const model::ForwardResult& f
   Analysis a;
   a.scene = layer_scene(c.heads, c.kv_heads, c.heads * c.head_dim, true);
   a.request.attention = true;
-  auto att = std::make_shared<AttentionAnalysis>();
-  att->labels = labels;
-  att->x = d.input;
-  att->shape = {c.heads * c.head_dim, c.heads, c.kv_heads};  // so that head_dim() is D
-  att->result.q = d.q;
-  att->result.k = d.k;
-  att->result.v = d.v;
-  att->result.scores = d.scores;
-  att->result.probs = d.probs;
-  att->result.head_out = d.head_out;
-  att->result.concat = d.concat;
-  att->result.output = d.output;
+  auto att = attention_from_detail(d, labels, {c.heads * c.head_dim, c.heads, c.kv_heads});  // head_dim() is D
   TraceShape shape{forward.tokens, c.d_model, c.heads, c.kv_heads, c.head_dim, c.qkv_bias, c.o_bias,
                    c.positions == model::PositionKind::rotary, true, c.qk_norm};
   shape.qk_norm_whole = c.qk_norm_whole;  // OLMoE: before the split, over the whole projection

@@ -276,4 +276,42 @@ Trace linear_layer_trace(const TraceShape& s) {
   return t;
 }
 
+// Qwen3-Next's Gated DeltaNet as transformers 5.x runs it (modeling_qwen3_next.py Qwen3NextGatedDeltaNet,
+// torch_recurrent_gated_delta_rule; the engine's forward_reference.cpp deltanet_reference).
+Trace gated_deltanet_layer_trace(const TraceShape& s) {
+  const int64_t T = s.tokens, C = s.d_model, Hv = s.heads, Hk = s.groups, dk = s.head_dim, dv = s.v_dim, K = s.conv_kernel;
+  const int64_t conv = 2 * Hk * dk + Hv * dv;  // the convolution's channels: [q | k | v]
+  TraceWriter step(s);
+  Trace& t = step.t;
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  // D_conv = 2·Hk·d_k + Hv·d_v: a short symbol keeps the Shapes table's fixed shape column narrow
+  step("project_qkv_conv", "project Q, K, V", "[X·W_Qᵀ | X·W_Kᵀ | X·W_Vᵀ], D_conv = 2·Hk·d_k + Hv·d_v", {"T", "D_conv"},
+       {T, conv});
+  step("project_z", "project the gate z", "z = X·W_zᵀ", {"T", "Hv·d_v"}, {T, Hv * dv});
+  step("project_ba", "project b, a", "b = X·W_bᵀ, a = X·W_aᵀ (one each per value head)", {"T", "2·Hv"}, {T, 2 * Hv});
+  step("short_conv", "short convolution", "each channel over its last K tokens (causal), then SiLU", {"T", "D_conv"}, {T, conv});
+  step("split_heads_qk", "split Q, K into key heads", "Q, K.view(T, Hk, d_k).transpose(0, 1)", {"Hk", "T", "d_k"}, {Hk, T, dk});
+  step("split_heads_v", "split V into value heads", "V.view(T, Hv, d_v).transpose(0, 1)", {"Hv", "T", "d_v"}, {Hv, T, dv});
+  step("l2_norm_qk", "normalise q, k (L2)", "q_t / (‖q_t‖·√d_k), k_t / ‖k_t‖", {"Hk", "T", "d_k"}, {Hk, T, dk});
+  step("write_strength", "write strength β", "β_t = sigmoid(b_t)", {"Hv", "T"}, {Hv, T});
+  step("gate_alpha", "gate α", "α_t = exp(g_t), g_t = −exp(A_log)·softplus(a_t + dt_bias)", {"Hv", "T"}, {Hv, T});
+  step("state", "state (fixed size)", "S_t = α_t·(I − β_t·k_t·k_tᵀ)·S_{t−1} + β_t·k_t·v_tᵀ", {"Hv", "d_k", "d_v"}, {Hv, dk, dv});
+  step("implicit_matrix", "matrix M (signed)", "M[t, s] = q_tᵀ·(the state's k_s column at t), s ≤ t", {"Hv", "T", "T"}, {Hv, T, T});
+  step("weighted_sum_linear", "weighted sum", "O = M·V = S_tᵀ·q_t", {"Hv", "T", "d_v"}, {Hv, T, dv});
+  step("gated_norm", "gated norm", "RMSNorm(O) over d_v · w · SiLU(z)", {"Hv", "T", "d_v"}, {Hv, T, dv});
+  step("concat_heads", "concat heads", "O.transpose(0, 1).reshape(T, Hv·d_v)", {"T", "Hv·d_v"}, {T, Hv * dv});
+  step("output", "output", "concat·W_Oᵀ", {"T", "C"}, {T, C});
+  t.params.wq = C * Hk * dk;
+  t.params.wk = C * Hk * dk;
+  t.params.wv = C * Hv * dv;
+  t.params.wo = Hv * dv * C;
+  // W_z, W_b, W_a, A_log, dt_bias, the convolution's weights and the gated norm's
+  t.params.other = C * Hv * dv + 2 * C * Hv + 2 * Hv + conv * K + dv;
+  // S, and the convolution's last K − 1 inputs
+  const int64_t numbers = Hv * dk * dv + (K - 1) * conv;
+  t.state_bytes_fp32 = numbers * 4;
+  t.state_bytes_fp16 = numbers * 2;
+  return t;
+}
+
 }  // namespace attnscope

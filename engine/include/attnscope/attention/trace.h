@@ -51,6 +51,10 @@ struct TraceShape {
   // "gated-deltanet"; empty for softmax attention) and whether linear attention divides by its normaliser.
   std::string linear = {};
   bool linear_normalize = false;
+  // A checkpoint's Gated DeltaNet layer (Qwen3-Next) when conv_kernel > 0: heads = the value heads Hv,
+  // groups = the key heads Hk (each serving Hv/Hk value heads), head_dim = d_k, v_dim = d_v, and the short
+  // convolution's kernel K over [q | k | v].
+  int64_t conv_kernel = 0;
 };
 
 struct Trace {
@@ -86,6 +90,11 @@ Trace differential_trace(const TraceShape& shape);
 // feature map, norm or gates, the state S [H, d, d], the explicit matrix M [H, T, T], O = M·V and the
 // output. Its parameters add the gates' weights (ParameterCounts::other); the cache is the state.
 Trace linear_layer_trace(const TraceShape& shape);
+// A checkpoint's Gated DeltaNet layer (Qwen3-Next; shape.conv_kernel > 0, linear "gated-deltanet"): the
+// projections of q, k, v, the gate z and b, a; the short causal convolution over [q | k | v] and SiLU; the
+// heads (Hk key heads, Hv value heads); q, k L2-normalised; β, α; the state S [Hv, d_k, d_v]; M [Hv, T, T];
+// O = M·V; the gated RMSNorm; the output projection. Its state: S and the convolution's last K − 1 inputs.
+Trace gated_deltanet_layer_trace(const TraceShape& shape);
 // Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 
