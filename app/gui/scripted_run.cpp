@@ -56,7 +56,10 @@ void WriteScreenshot(const std::filesystem::path& path, int width, int height, c
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
                      const LayoutSweep* sweep, int frame) {
   nlohmann::json j;
-  if (frame >= 0) j["frame"] = frame;
+  if (frame >= 0) {  // an interactive run's record: its frame count and the slowest frame's own work
+    j["frame"] = frame;
+    j["slowest_frame_work_ms"] = state.slowest_frame_work_ms;
+  }
   j["width"] = width;
   j["height"] = height;
   j["view"] = state.layout.view;

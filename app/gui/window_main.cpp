@@ -989,6 +989,7 @@ bool Frame(Session& session) {
   const RunMode& mode = session.mode;
   const auto frame_start = std::chrono::steady_clock::now();
   WaitForEvents(loop, session.worker, state);
+  const auto work_start = std::chrono::steady_clock::now();
   // Without threads (the browser) the workers run here, in a share of the frame (worker_thread.h).
   pump_workers(std::chrono::milliseconds(25));
   TakeNewestResult(loop, state);
@@ -1002,6 +1003,10 @@ bool Frame(Session& session) {
     session.exit_code = FinishScriptedRun(state, session.options, session.startup.error, loop.framebuffer);
     return false;
   }
+  if (state.result_generation > 0)
+    state.slowest_frame_work_ms = std::max(
+        state.slowest_frame_work_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - work_start).count());
   glfwSwapBuffers(window);
   session.worker.presented(state.result_generation);
   SweepLayouts(loop, state);
