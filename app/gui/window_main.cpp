@@ -43,6 +43,8 @@
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
+#include "core/platform_clipboard.h"
+#include "core/platform_page.h"
 #include "core/worker_thread.h"
 #include "attnscope/figure/compare.h"
 #include "gui/figure_copy.h"
@@ -67,7 +69,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
-                                         "--layout-live", "--compare-a", "--compare-view"};
+                                         "--layout-live", "--compare-a", "--compare-view", "--site-url"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -134,6 +136,14 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
   group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
+  group->add_option("--scene-link", o.scene_link,
+                    "Open the scene of an attnscope link: the whole https://…?scene=… link File → Copy link made, or "
+                    "its scene= value (a link that cannot be read opens the default scene and says why)");
+  group->add_option("--site-url", o.site_url,
+                    "The address of attnscope's web page (e.g. https://example.org/attnscope/, built by "
+                    "scripts/build-web.sh): File → Copy link then copies a link to it that opens the window's scene in "
+                    "a browser; without it the desktop has no link to copy")
+      ->envname("ATTNSCOPE_SITE_URL");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
 
@@ -269,11 +279,42 @@ void HandlePresentationKeys(AppState& state) {
 // Where the window was before it went full screen.
 struct WindowedPlace {
   int x = 0, y = 0, width = 0, height = 0;
+  bool page_asked = false;    // the browser: full screen was asked for (FollowPageFullScreen)
+  bool page_entered = false;  // … and the page went full screen
 };
 
+// The browser's full screen while presenting (core/platform_page.h): asked for when presenting starts
+// (F11 and the menu item are a user's action, which the browser requires), left when presenting ends,
+// and presenting ends when the browser leaves full screen (Esc, the browser's own controls). A refusal
+// is said in the status line; presenting then goes on inside the page.
+void FollowPageFullScreen(AppState& state, WindowedPlace& place) {
+  const PageFullScreen page = page_full_screen();
+  if (!state.presenting) {
+    if (place.page_asked && page == PageFullScreen::on) request_page_full_screen(false);
+    place.page_asked = place.page_entered = false;
+    return;
+  }
+  if (!place.page_asked) {
+    request_page_full_screen(true);
+    place.page_asked = true;
+    place.page_entered = false;
+  } else if (page == PageFullScreen::on) {
+    place.page_entered = true;
+  } else if (page == PageFullScreen::refused) {
+    state.status = trf("The browser did not allow full screen (%s): presenting inside the page.",
+                       page_full_screen_refusal().c_str());
+  } else if (page == PageFullScreen::off && place.page_entered) {
+    SetPresenting(state, false);
+  }
+}
+
 // Full screen on the window's monitor while presenting (not in scripted runs, whose figures keep
-// their --size): the one place the window changes monitor mode.
-void FollowPresentation(GLFWwindow* window, const AppState& state, WindowedPlace& place) {
+// their --size): the one place the window changes monitor mode. In the browser: the page's full screen.
+void FollowPresentation(GLFWwindow* window, AppState& state, WindowedPlace& place) {
+  if (page_full_screen() != PageFullScreen::none) {
+    if (!state.scripted) FollowPageFullScreen(state, place);
+    return;
+  }
   const bool full = glfwGetWindowMonitor(window) != nullptr;
   if (state.scripted || full == state.presenting) return;
   if (state.presenting) {
@@ -511,6 +552,14 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   ImGui::GetIO().ConfigWindowsResizeFromEdges = false;  // the layout sizes the panels
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  if (clipboard_is_the_browsers()) {  // emscripten's GLFW has none: a text field's copy goes to the browser's
+    static std::string copied;        // and a paste gives back what the window copied last
+    ImGui::GetIO().SetClipboardTextFn = [](void*, const char* text) {
+      copied = text ? text : "";
+      copy_text_to_clipboard(copied);
+    };
+    ImGui::GetIO().GetClipboardTextFn = [](void*) { return copied.c_str(); };
+  }
   InstallKeyQueue(window);  // a press released before the next frame is still seen (key_queue.h)
 #ifdef __EMSCRIPTEN__
   ImGui_ImplOpenGL3_Init("#version 300 es");  // WebGL 2
@@ -577,11 +626,18 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // A window asked for by name (--show-training, …) is something asked for too.
   const bool window_asked = options.show_export || options.show_analysis || options.show_kv_cache ||
                             options.show_training || options.show_model_view || options.show_about;
-  if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.compare_a.empty() &&
+  if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.scene_link.empty() &&
+      options.compare_a.empty() &&
       options.checkpoint.empty() && !window_asked) {
     if (OpenLesson(state, 1, 0).empty()) state.show_input = state.show_model = false;
     state.show_getting_started = true;
   }
+  state.figure_copy.site_url = options.site_url;
+  // A link's scene (?scene= in the browser, --scene-link on the desktop); one that cannot be read says
+  // why in the status line over the default scene.
+  const bool link_given = !options.scene_link.empty() || (options.app && options.app->count("--scene-link") > 0);
+  if (link_given && !OpenSceneLink(state, options.scene_link))
+    std::fprintf(stderr, "error: %s\n", state.status.c_str());
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
   if (!options.compare_a.empty()) {
