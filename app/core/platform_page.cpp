@@ -72,6 +72,28 @@ std::string page_full_screen_refusal() {
   return reason;
 }
 
+bool session_saved_while_running() { return true; }
+
+void keep_config_folder() {
+  // One write at a time; a request during one is done after it (window.attnscopeStorage).
+  EM_ASM({
+    const s = window.attnscopeStorage;
+    if (!s || !s.mounted) return;  // no IndexedDB (index.html said why in the console)
+    if (s.writing) { s.again = true; return; }
+    const write = () => {
+      s.writing = true;
+      s.again = false;
+      FS.syncfs(false, (e) => {
+        s.writing = false;
+        if (e) console.warn('attnscope: the settings could not be kept: ' + e);
+        else s.written = (s.written || 0) + 1;
+        if (s.again) write();
+      });
+    };
+    write();
+  });
+}
+
 }  // namespace attnscope
 
 #else  // the desktop
@@ -82,6 +104,8 @@ std::string page_address() { return ""; }
 PageFullScreen page_full_screen() { return PageFullScreen::none; }
 void request_page_full_screen(bool) {}
 std::string page_full_screen_refusal() { return ""; }
+bool session_saved_while_running() { return false; }
+void keep_config_folder() {}
 
 }  // namespace attnscope
 #endif

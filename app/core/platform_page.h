@@ -25,4 +25,11 @@ void request_page_full_screen(bool on);
 // The browser's words for the last refusal ("" if none).
 std::string page_full_screen_refusal();
 
+// True where the window is never closed, only left (the browser: a tab closed or reloaded), so it saves
+// its session (gui/persistence.h) while it runs rather than at the end.
+bool session_saved_while_running();
+// The browser: writes the config folder (IndexedDB under it, mounted by index.html) to the browser's
+// storage, so that the next visit reads what was saved. The desktop: nothing (its disk keeps files).
+void keep_config_folder();
+
 }  // namespace attnscope

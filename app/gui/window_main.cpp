@@ -38,6 +38,7 @@
 #include <thread>
 
 #include "attnscope/core/error.h"
+#include "attnscope/scene/scene_json.h"
 #include "gui/app_state.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
@@ -982,6 +983,28 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
        state.checkpoint.recent});
 }
 
+// The browser (session_saved_while_running): a page is left, never closed, so its session is saved
+// while it runs — at most every 2 seconds, when the scene or a preference changed — and handed to the
+// browser's storage (keep_config_folder), so that a reload or the next visit opens as it was left.
+struct RunningSave {
+  std::chrono::steady_clock::time_point last{};
+  std::string saved;  // what was saved last: the scene and the preferences, as text
+};
+void SaveSessionWhileRunning(const AppState& state, const Startup& startup, GLFWwindow* window, RunningSave& save) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!startup.persistence.enabled() || now - save.last < std::chrono::seconds(2)) return;
+  save.last = now;
+  const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
+  std::string what = scene_to_json(state.scene).dump() + "|" + std::to_string(chosen_scale) + "|" +
+                     std::to_string(state.light_theme) + "|" + to_string(state.language);
+  for (const std::string& r : state.input.recent_tokenizers) what += "|" + r;
+  for (const std::string& r : state.checkpoint.recent) what += "|" + r;
+  if (what == save.saved) return;
+  save.saved = std::move(what);
+  SaveSession(state, startup, window);
+  keep_config_folder();
+}
+
 // SIGTERM or SIGINT (Ctrl+C in the terminal, a test ending the window) closes an interactive window as its
 // close button does: the session is saved and everything is freed (the loop wakes at least twice a second).
 volatile std::sig_atomic_t close_requested = 0;
@@ -1024,6 +1047,7 @@ struct Session {
   CheckpointLoader loader;
   AppState state;
   std::optional<FrameLoop> loop;
+  RunningSave running_save;  // the browser's (SaveSessionWhileRunning)
   int exit_code = 0;
 };
 
@@ -1055,6 +1079,8 @@ bool Frame(Session& session) {
   if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
   if (mode.bench && BenchFrameDone(loop, state, frame_start)) return false;
   SaveLayoutIfChanged(state, session.startup.persistence);
+  if (session_saved_while_running() && !mode.scripted)
+    SaveSessionWhileRunning(state, session.startup, window, session.running_save);
   return !glfwWindowShouldClose(window) && !close_requested;
 }
 
