@@ -50,9 +50,6 @@ int base64url_value(char c) {
 
 std::string decode_base64url(std::string_view text) {
   while (!text.empty() && text.back() == '=') text.remove_suffix(1);  // padding, if a tool added it
-  if (text.size() % 4 == 1)
-    throw InputError("the link's scene is " + std::to_string(text.size()) +
-                     " characters long, a length base64 never has (was the link cut short?)");
   std::string out;
   out.reserve(text.size() * 3 / 4);
   uint32_t bits = 0;
@@ -72,6 +69,10 @@ std::string decode_base64url(std::string_view text) {
       out += char((bits >> count) & 0xff);
     }
   }
+  // Checked after the characters: a wrong character says more than the length it leads to.
+  if (text.size() % 4 == 1)
+    throw InputError("the link's scene is " + std::to_string(text.size()) +
+                     " characters long, a length base64 never has (was the link cut short?)");
   return out;
 }
 
