@@ -3,7 +3,7 @@
 // TEXT is the scene's JSON as Save scene writes it (scene_json.h, compact), compressed with zlib's
 // format (stb's deflate, the one PNG writing uses: no new library) and written in base64url without
 // padding (RFC 4648 §5: A–Z a–z 0–9 - _), so that it needs no escaping in a URL. A lesson's scene is
-// about 1.5 KB of JSON and 600 characters of link. Reading checks everything a pasted or truncated link
+// about 1.4 KB of JSON and 1,000 characters of link. Reading checks everything a pasted or truncated link
 // can get wrong and says which: a character outside base64url, a length no base64 has, data that is
 // not zlib's, a checksum that does not match (a link cut short or mistyped), more than a scene's worth of
 // text, JSON that does not parse, a scene value out of range.
