@@ -1,5 +1,79 @@
 #include "core/platform_clipboard.h"
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+
+#include <vector>
+
+namespace attnscope {
+namespace {
+
+// Starts the write (`kind` 0: PNG bytes, 1: UTF-8 text); `window.attnscopeClipboard` holds its answer:
+// null while the browser has not answered, "" when it wrote, else its error. Returns 0 when started, 1
+// without the Clipboard API (not a secure context), 2 without ClipboardItem (no images).
+int start_write(const std::string& bytes, int kind) {
+  return EM_ASM_INT(
+      {
+        const clip = navigator.clipboard;
+        if (!clip || !window.isSecureContext) return 1;
+        if ($2 === 0 && (typeof ClipboardItem === 'undefined' || !clip.write)) return 2;
+        const data = HEAPU8.slice($0, $0 + $1);
+        window.attnscopeClipboard = null;
+        const written = $2 === 0 ? clip.write([new ClipboardItem({'image/png' : new Blob([data], {type : 'image/png'})})])
+                                 : clip.writeText(new TextDecoder().decode(data));
+        written.then(() => { window.attnscopeClipboard = ''; },
+                     (e) => { window.attnscopeClipboard = String((e && e.name) || 'Error') + ': ' + String((e && e.message) || e); });
+        return 0;
+      },
+      bytes.data(), int(bytes.size()), kind);
+}
+
+ClipboardOutcome start(const std::string& bytes, int kind) {
+  ClipboardOutcome out;
+  out.tool = "navigator.clipboard";
+  switch (start_write(bytes, kind)) {
+    case 0: out.pending = true; break;
+    case 1: out.problem = ClipboardProblem::insecure_page; break;
+    default: out.problem = ClipboardProblem::no_image_api; break;
+  }
+  return out;
+}
+
+}  // namespace
+
+ClipboardOutcome copy_png_to_clipboard(const std::string& png) { return start(png, 0); }
+ClipboardOutcome copy_text_to_clipboard(const std::string& text) { return start(text, 1); }
+
+std::optional<ClipboardOutcome> finished_clipboard_write() {
+  // -1: no answer yet (or no write), else the length of the answer ("" : written).
+  const int length = EM_ASM_INT({
+    const a = window.attnscopeClipboard;
+    return typeof a === 'string' ? lengthBytesUTF8(a) : -1;
+  });
+  if (length < 0) return std::nullopt;
+  std::vector<char> text(size_t(length) + 1);
+  EM_ASM(
+      {
+        stringToUTF8(window.attnscopeClipboard, $0, $1);
+        window.attnscopeClipboard = undefined;  // answered once
+      },
+      text.data(), int(text.size()));
+  ClipboardOutcome out;
+  out.tool = "navigator.clipboard";
+  out.ok = length == 0;
+  if (!out.ok) {
+    out.problem = ClipboardProblem::refused;
+    out.detail = text.data();
+  }
+  return out;
+}
+
+bool clipboard_is_the_browsers() { return true; }
+
+}  // namespace attnscope
+
+#else  // the desktop
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -41,7 +115,10 @@ bool set(const char* variable) {
 
 }  // namespace
 
-ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
+namespace {
+
+// Hands `bytes` to the session's clipboard tool as `wayland_type` (wl-copy) or `x11_type` (xclip).
+ClipboardOutcome copy_to_clipboard(const std::string& bytes, const char* wayland_type, const char* x11_type) {
   ClipboardOutcome out;
   const bool wayland = set("WAYLAND_DISPLAY");
   if (!wayland && !set("DISPLAY")) {
@@ -62,8 +139,8 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
     return out;
   }
   std::vector<std::string> args = tool == "wl-copy"
-                                      ? std::vector<std::string>{exe, "--type", "image/png"}
-                                      : std::vector<std::string>{exe, "-selection", "clipboard", "-t", "image/png", "-i"};
+                                      ? std::vector<std::string>{exe, "--type", wayland_type}
+                                      : std::vector<std::string>{exe, "-selection", "clipboard", "-t", x11_type, "-i"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -96,8 +173,8 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
     return out;
   }
   size_t written = 0;
-  while (written < png.size()) {
-    const ssize_t n = write(fds[1], png.data() + written, png.size() - written);
+  while (written < bytes.size()) {
+    const ssize_t n = write(fds[1], bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     written += size_t(n);
@@ -115,7 +192,7 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
     out.problem = ClipboardProblem::too_slow;
     return out;
   }
-  if (written < png.size()) {
+  if (written < bytes.size()) {
     out.problem = ClipboardProblem::short_read;
     return out;
   }
@@ -128,4 +205,17 @@ ClipboardOutcome copy_png_to_clipboard(const std::string& png) {
   return out;
 }
 
+}  // namespace
+
+ClipboardOutcome copy_png_to_clipboard(const std::string& png) { return copy_to_clipboard(png, "image/png", "image/png"); }
+
+ClipboardOutcome copy_text_to_clipboard(const std::string& text) {
+  return copy_to_clipboard(text, "text/plain;charset=utf-8", "UTF8_STRING");
+}
+
+std::optional<ClipboardOutcome> finished_clipboard_write() { return std::nullopt; }
+
+bool clipboard_is_the_browsers() { return false; }
+
 }  // namespace attnscope
+#endif

@@ -209,13 +209,17 @@ struct ExportWindowState {
 };
 
 // Copy figure (figure_copy.cpp): one copy at a time, drawn and handed to the clipboard off the UI thread.
+// File → Copy link goes the same way with the link as its text.
 struct FigureCopyOutcome {
   ClipboardOutcome clipboard;
   std::string render_error;  // the figure could not be drawn (English, from the engine)
   int width = 0, height = 0;
+  std::string link;  // a Copy link: the link copied
 };
 struct FigureCopyState {
   std::future<FigureCopyOutcome> running;  // a press while one runs is ignored
+  std::optional<FigureCopyOutcome> waiting;  // the browser: handed over, its answer not yet in
+  std::string site_url;  // the desktop's --site-url (ATTNSCOPE_SITE_URL): the page Copy link links to
 };
 
 // Help → About (window_about.cpp): where the assets were found, looked up once.

@@ -50,6 +50,9 @@ void DrawPresentedHeadsTable(AppState& state);
 // state.scene_dialog.message / ok / warnings, and in the status line. Return true on success.
 bool SaveSceneFile(AppState& state, const std::string& path);
 bool OpenSceneFile(AppState& state, const std::string& path);
+// The scene of an attnscope link (the whole link or its ?scene= value, core/scene_link.h), as Open
+// scene would open it; when it cannot be read the status line says why and the scene stays.
+bool OpenSceneLink(AppState& state, const std::string& link);
 
 // Reads assets/models.json into state.kv_cache once (the error, if any, is kept there).
 void EnsureModelPresets(AppState& state);

@@ -6,9 +6,12 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/platform_clipboard.h"
+#include "core/platform_page.h"
+#include "core/scene_link.h"
 #include "core/worker_thread.h"
 #include "core/translations.h"
 #include "gui/app_state.h"
@@ -21,7 +24,7 @@ namespace {
 
 void StartCopy(AppState& state) {
   std::future<FigureCopyOutcome>& running = state.figure_copy.running;
-  if (running.valid()) return;
+  if (running.valid() || state.figure_copy.waiting) return;
   // Compare A/B open over the heads: its figure, as Save PNG draws it.
   if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
     running = run_off_frame([shown = std::move(*shown)] {
@@ -60,28 +63,88 @@ void StartCopy(AppState& state) {
 
 }  // namespace
 
-std::string ClipboardMessage(const ClipboardOutcome& c) {
+namespace {
+
+// Why a clipboard write failed, as the end of a "… not copied: " sentence.
+std::string ClipboardReason(const ClipboardOutcome& c) {
   const char* tool = c.tool.c_str();
   switch (c.problem) {
     case ClipboardProblem::none:
       return "";
     case ClipboardProblem::no_display:
-      return tr("Figure not copied: there is no display session to copy to (neither Wayland nor X11).");
+      return tr("there is no display session to copy to (neither Wayland nor X11).");
     case ClipboardProblem::missing_tool:
-      return trf("Figure not copied: %s is not installed (install the package %s).", tool, c.package.c_str());
+      return trf("%s is not installed (install the package %s).", tool, c.package.c_str());
     case ClipboardProblem::no_pipe:
-      return trf("Figure not copied: no pipe to %s could be made (%s).", tool, c.detail.c_str());
+      return trf("no pipe to %s could be made (%s).", tool, c.detail.c_str());
     case ClipboardProblem::cannot_start:
-      return trf("Figure not copied: %s could not be started (%s).", tool, c.detail.c_str());
+      return trf("%s could not be started (%s).", tool, c.detail.c_str());
     case ClipboardProblem::too_slow:
-      return trf("Figure not copied: %s did not finish within 5 seconds and was stopped.", tool);
+      return trf("%s did not finish within 5 seconds and was stopped.", tool);
     case ClipboardProblem::short_read:
-      return trf("Figure not copied: %s stopped before reading the whole image.", tool);
+      return trf("%s stopped before reading the whole image.", tool);
     case ClipboardProblem::tool_failed:
-      return c.exit_status < 0 ? trf("Figure not copied: %s was stopped by a signal.", tool)
-                               : trf("Figure not copied: %s failed with exit status %d.", tool, c.exit_status);
+      return c.exit_status < 0 ? trf("%s was stopped by a signal.", tool)
+                               : trf("%s failed with exit status %d.", tool, c.exit_status);
+    case ClipboardProblem::insecure_page:
+      return tr("the browser lets only https:// pages (and localhost) use the clipboard.");
+    case ClipboardProblem::no_image_api:
+      return tr("this browser cannot put an image on the clipboard (use Export instead).");
+    case ClipboardProblem::refused:
+      return trf("the browser refused the clipboard (%s).", c.detail.c_str());
   }
   return "";
+}
+
+// The status line once a copy has finished.
+void ReportCopy(AppState& state, const FigureCopyOutcome& out) {
+  if (!out.link.empty()) {
+    state.status = out.clipboard.ok ? trf("Link copied (%d characters): it opens this scene in a browser",
+                                          int(out.link.size()))
+                                    : std::string(tr("Link not copied: ")) + ClipboardReason(out.clipboard);
+  } else if (!out.render_error.empty()) {
+    state.status = std::string(tr("Figure not copied: ")) + out.render_error;
+  } else if (!out.clipboard.ok) {
+    state.status = ClipboardMessage(out.clipboard);
+  } else {
+    state.status = trf("Figure copied (%d×%d PNG)", out.width, out.height);
+  }
+}
+
+}  // namespace
+
+std::string ClipboardMessage(const ClipboardOutcome& c) {
+  if (c.problem == ClipboardProblem::none) return "";
+  return std::string(tr("Figure not copied: ")) + ClipboardReason(c);
+}
+
+std::string LinkSite(const AppState& state) {
+  const std::string page = page_address();
+  return page.empty() ? state.figure_copy.site_url : page;
+}
+
+void CopyLink(AppState& state) {
+  FigureCopyState& copy = state.figure_copy;
+  if (copy.running.valid() || copy.waiting) return;
+  const std::string site = LinkSite(state);
+  if (site.empty()) {
+    state.status = std::string(tr("Link not copied: ")) +
+                   tr("no web address to link to: start attnscope with --site-url ADDRESS (or set ATTNSCOPE_SITE_URL).");
+    return;
+  }
+  std::string link;
+  try {
+    link = scene_link(site, state.scene);
+  } catch (const std::exception& e) {
+    state.status = std::string(tr("Link not copied: ")) + e.what();
+    return;
+  }
+  copy.running = run_off_frame([link] {
+    FigureCopyOutcome out;
+    out.link = link;
+    out.clipboard = copy_text_to_clipboard(link);
+    return out;
+  });
 }
 
 const FigureWords& UiFigureWords() {
@@ -122,22 +185,28 @@ void CopyFigureButton(AppState& state, bool same_line, const char* id) {
                                "into slides"));
 }
 
-bool FigureCopyRunning(const AppState& state) { return state.figure_copy.running.valid(); }
+bool FigureCopyRunning(const AppState& state) { return state.figure_copy.running.valid() || state.figure_copy.waiting; }
 
 void UpdateFigureCopy(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.KeyCtrl && !io.KeyShift && !io.KeyAlt && !io.WantTextInput &&
       ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_C), false))
     StartCopy(state);
+  // The browser's answer to a write handed over on an earlier frame.
+  std::optional<FigureCopyOutcome>& waiting = state.figure_copy.waiting;
+  if (waiting) {
+    if (const std::optional<ClipboardOutcome> answer = finished_clipboard_write()) {
+      waiting->clipboard = *answer;
+      ReportCopy(state, *waiting);
+      waiting.reset();
+    }
+    return;
+  }
   std::future<FigureCopyOutcome>& copy = state.figure_copy.running;
   if (!copy.valid() || copy.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   const FigureCopyOutcome out = copy.get();
-  if (!out.render_error.empty())
-    state.status = std::string(tr("Figure not copied: ")) + out.render_error;
-  else if (!out.clipboard.ok)
-    state.status = ClipboardMessage(out.clipboard);
-  else
-    state.status = trf("Figure copied (%d×%d PNG)", out.width, out.height);
+  if (out.clipboard.pending) waiting = out;
+  else ReportCopy(state, out);
 }
 
 }  // namespace attnscope::gui

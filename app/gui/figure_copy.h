@@ -3,7 +3,7 @@
 // Ctrl+C (when no text field is being edited) and the Copy figure button of each view render the
 // view's export — the same figure the Export panel writes as PNG, at its scale, with its caption
 // setting, in the interface's language — and hand the PNG to the clipboard (core/platform_clipboard.h)
-// on another thread. The status line then says "Figure copied (W×H PNG)", or names the package to
+// on another thread (in the browser the page's Clipboard API, whose answer comes a few frames later). The status line then says "Figure copied (W×H PNG)", or names the package to
 // install when the clipboard tool is missing.
 #pragma once
 #include <string>
@@ -28,6 +28,12 @@ void CopyFigureButton(AppState& state, bool same_line = true, const char* id = "
 
 // The status line's words for a clipboard outcome, in the interface's language ("" when it went well).
 std::string ClipboardMessage(const ClipboardOutcome& outcome);
+
+// File → Copy link: a link that opens the current scene (core/scene_link.h) on the clipboard as text.
+// The address it links to is the page's own in the browser, --site-url (ATTNSCOPE_SITE_URL) on the
+// desktop; "" when there is none (the menu item is then disabled and says how to set it).
+std::string LinkSite(const AppState& state);
+void CopyLink(AppState& state);
 
 // Once a frame: the Ctrl+C shortcut, and a finished copy's message on the status line.
 void UpdateFigureCopy(AppState& state);

@@ -5,6 +5,7 @@
 #include "attnscope/classroom/lessons.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/scene/scene_json.h"
 #include "attnscope/figure/image.h"
 #include "attnscope/figure/render_png.h"
 #include "gui/classroom_windows.h"
@@ -145,6 +146,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["checkpoint_error"] = state.checkpoint.error;
   j["checkpoint_picker_refused"] = state.checkpoint.picker_refusal.has_value();  // the browser's folder picker
   j["presenting"] = state.presenting;
+  j["scene"] = scene_to_json(state.scene);  // the scene itself (a link's round trip is checked against it)
   j["earlier_frames"] = nlohmann::json::array();
   for (const AppState::EarlierFrame& f : state.earlier_frames) {
     nlohmann::json texts = nlohmann::json::array();

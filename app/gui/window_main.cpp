@@ -38,11 +38,14 @@
 #include <thread>
 
 #include "attnscope/core/error.h"
+#include "attnscope/scene/scene_json.h"
 #include "gui/app_state.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
+#include "core/platform_clipboard.h"
+#include "core/platform_page.h"
 #include "core/worker_thread.h"
 #include "attnscope/figure/compare.h"
 #include "gui/figure_copy.h"
@@ -67,7 +70,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
-                                         "--layout-live", "--compare-a", "--compare-view"};
+                                         "--layout-live", "--compare-a", "--compare-view", "--site-url"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -134,6 +137,14 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
   group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
+  group->add_option("--scene-link", o.scene_link,
+                    "Open the scene of an attnscope link: the whole https://…?scene=… link File → Copy link made, or "
+                    "its scene= value (a link that cannot be read opens the default scene and says why)");
+  group->add_option("--site-url", o.site_url,
+                    "The address of attnscope's web page (e.g. https://example.org/attnscope/, built by "
+                    "scripts/build-web.sh): File → Copy link then copies a link to it that opens the window's scene in "
+                    "a browser; without it the desktop has no link to copy")
+      ->envname("ATTNSCOPE_SITE_URL");
   group->add_option("--save-scene", o.save_scene, "Scripted runs: save the final scene as the window's Save scene… does")->group("");
 }
 
@@ -269,11 +280,42 @@ void HandlePresentationKeys(AppState& state) {
 // Where the window was before it went full screen.
 struct WindowedPlace {
   int x = 0, y = 0, width = 0, height = 0;
+  bool page_asked = false;    // the browser: full screen was asked for (FollowPageFullScreen)
+  bool page_entered = false;  // … and the page went full screen
 };
 
+// The browser's full screen while presenting (core/platform_page.h): asked for when presenting starts
+// (F11 and the menu item are a user's action, which the browser requires), left when presenting ends,
+// and presenting ends when the browser leaves full screen (Esc, the browser's own controls). A refusal
+// is said in the status line; presenting then goes on inside the page.
+void FollowPageFullScreen(AppState& state, WindowedPlace& place) {
+  const PageFullScreen page = page_full_screen();
+  if (!state.presenting) {
+    if (place.page_asked && page == PageFullScreen::on) request_page_full_screen(false);
+    place.page_asked = place.page_entered = false;
+    return;
+  }
+  if (!place.page_asked) {
+    request_page_full_screen(true);
+    place.page_asked = true;
+    place.page_entered = false;
+  } else if (page == PageFullScreen::on) {
+    place.page_entered = true;
+  } else if (page == PageFullScreen::refused) {
+    state.status = trf("The browser did not allow full screen (%s): presenting inside the page.",
+                       page_full_screen_refusal().c_str());
+  } else if (page == PageFullScreen::off && place.page_entered) {
+    SetPresenting(state, false);
+  }
+}
+
 // Full screen on the window's monitor while presenting (not in scripted runs, whose figures keep
-// their --size): the one place the window changes monitor mode.
-void FollowPresentation(GLFWwindow* window, const AppState& state, WindowedPlace& place) {
+// their --size): the one place the window changes monitor mode. In the browser: the page's full screen.
+void FollowPresentation(GLFWwindow* window, AppState& state, WindowedPlace& place) {
+  if (page_full_screen() != PageFullScreen::none) {
+    if (!state.scripted) FollowPageFullScreen(state, place);
+    return;
+  }
   const bool full = glfwGetWindowMonitor(window) != nullptr;
   if (state.scripted || full == state.presenting) return;
   if (state.presenting) {
@@ -511,6 +553,14 @@ void StartImGui(GLFWwindow* window, const Persistence& persistence) {
   ImGui::GetIO().ConfigWindowsResizeFromEdges = false;  // the layout sizes the panels
   if (const auto ini = persistence.load_layout()) ImGui::LoadIniSettingsFromMemory(ini->data(), ini->size());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  if (clipboard_is_the_browsers()) {  // emscripten's GLFW has none: a text field's copy goes to the browser's
+    static std::string copied;        // and a paste gives back what the window copied last
+    ImGui::GetIO().SetClipboardTextFn = [](void*, const char* text) {
+      copied = text ? text : "";
+      copy_text_to_clipboard(copied);
+    };
+    ImGui::GetIO().GetClipboardTextFn = [](void*) { return copied.c_str(); };
+  }
   InstallKeyQueue(window);  // a press released before the next frame is still seen (key_queue.h)
 #ifdef __EMSCRIPTEN__
   ImGui_ImplOpenGL3_Init("#version 300 es");  // WebGL 2
@@ -577,11 +627,18 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // A window asked for by name (--show-training, …) is something asked for too.
   const bool window_asked = options.show_export || options.show_analysis || options.show_kv_cache ||
                             options.show_training || options.show_model_view || options.show_about;
-  if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.compare_a.empty() &&
+  if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.scene_link.empty() &&
+      options.compare_a.empty() &&
       options.checkpoint.empty() && !window_asked) {
     if (OpenLesson(state, 1, 0).empty()) state.show_input = state.show_model = false;
     state.show_getting_started = true;
   }
+  state.figure_copy.site_url = options.site_url;
+  // A link's scene (?scene= in the browser, --scene-link on the desktop); one that cannot be read says
+  // why in the status line over the default scene.
+  const bool link_given = !options.scene_link.empty() || (options.app && options.app->count("--scene-link") > 0);
+  if (link_given && !OpenSceneLink(state, options.scene_link))
+    std::fprintf(stderr, "error: %s\n", state.status.c_str());
   if (!options.open_scene.empty() && !OpenSceneFile(state, options.open_scene))
     std::fprintf(stderr, "error: %s\n", state.scene_dialog.message.c_str());
   if (!options.compare_a.empty()) {
@@ -936,6 +993,28 @@ void SaveSession(const AppState& state, const Startup& startup, GLFWwindow* wind
        state.checkpoint.recent});
 }
 
+// The browser (session_saved_while_running): a page is left, never closed, so its session is saved
+// while it runs — at most every 2 seconds, when the scene or a preference changed — and handed to the
+// browser's storage (keep_config_folder), so that a reload or the next visit opens as it was left.
+struct RunningSave {
+  std::chrono::steady_clock::time_point last{};
+  std::string saved;  // what was saved last: the scene and the preferences, as text
+};
+void SaveSessionWhileRunning(const AppState& state, const Startup& startup, GLFWwindow* window, RunningSave& save) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!startup.persistence.enabled() || now - save.last < std::chrono::seconds(2)) return;
+  save.last = now;
+  const float chosen_scale = state.ui_scale == state.fitted_ui_scale ? 0.0f : state.ui_scale;
+  std::string what = scene_to_json(state.scene).dump() + "|" + std::to_string(chosen_scale) + "|" +
+                     std::to_string(state.light_theme) + "|" + to_string(state.language);
+  for (const std::string& r : state.input.recent_tokenizers) what += "|" + r;
+  for (const std::string& r : state.checkpoint.recent) what += "|" + r;
+  if (what == save.saved) return;
+  save.saved = std::move(what);
+  SaveSession(state, startup, window);
+  keep_config_folder();
+}
+
 // SIGTERM or SIGINT (Ctrl+C in the terminal, a test ending the window) closes an interactive window as its
 // close button does: the session is saved and everything is freed (the loop wakes at least twice a second).
 volatile std::sig_atomic_t close_requested = 0;
@@ -978,6 +1057,7 @@ struct Session {
   CheckpointLoader loader;
   AppState state;
   std::optional<FrameLoop> loop;
+  RunningSave running_save;  // the browser's (SaveSessionWhileRunning)
   int exit_code = 0;
 };
 
@@ -1014,6 +1094,8 @@ bool Frame(Session& session) {
   if (mode.auto_close && AutoCloseNow(loop, state)) glfwSetWindowShouldClose(window, GLFW_TRUE);
   if (mode.bench && BenchFrameDone(loop, state, frame_start)) return false;
   SaveLayoutIfChanged(state, session.startup.persistence);
+  if (session_saved_while_running() && !mode.scripted)
+    SaveSessionWhileRunning(state, session.startup, window, session.running_save);
   return !glfwWindowShouldClose(window) && !close_requested;
 }
 

@@ -39,6 +39,8 @@ struct WindowOptions {
   bool show_training = false;  // open the Training window
   bool show_model_view = false;  // open the Model view
   std::string link_error;  // the browser build: why the page's link parameters were not used (the status line)
+  std::string scene_link;  // open the scene of an attnscope link (?scene=…; core/scene_link.h)
+  std::string site_url;    // the address of attnscope's web page, for File → Copy link on the desktop
   std::vector<std::string> train_settings;  // its fields, "key=value" (training_worker.h)
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)

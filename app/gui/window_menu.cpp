@@ -11,6 +11,7 @@
 
 #include "attnscope/scene/scene_rules.h"
 #include "gui/classroom_windows.h"
+#include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
 #include "gui/widgets.h"
@@ -96,6 +97,16 @@ void DrawMenuBar(AppState& state) {
   if (ImGui::BeginMenu(WindowTitle("File", "menu_file").c_str())) {
     if (ImGui::MenuItem(tr("Open scene…"))) state.scene_dialog.open_open = true;
     if (ImGui::MenuItem(tr("Save scene…"))) state.scene_dialog.open_save = true;
+    // A link that opens this scene in a browser: the page's own address there, --site-url on the desktop.
+    const bool can_link = !LinkSite(state).empty();
+    if (ImGui::MenuItem(tr("Copy link"), nullptr, false, can_link)) CopyLink(state);
+    RecordLastItem(state, "menu.file.copy_link");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", can_link ? tr("Puts a link on the clipboard that opens this scene in a browser (for students, "
+                                            "slides or a chat)")
+                                       : tr("No web address to link to: start attnscope with --site-url ADDRESS (or set "
+                                            "ATTNSCOPE_SITE_URL) to the address of its web page, and this copies a link "
+                                            "that opens this scene there"));
     ImGui::EndMenu();
   }
   RecordLastItem(state, "menu.file");

@@ -3,9 +3,11 @@
 // the full path written or read, the keys a loaded file had that were ignored, or why it failed.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "attnscope/core/error.h"
 #include "attnscope/scene/scene_json.h"
+#include "core/scene_link.h"
 #include "core/user_path.h"
 #include "core/platform_download.h"
 #include "gui/classroom_windows.h"
@@ -72,6 +74,21 @@ bool OpenSceneFile(AppState& state, const std::string& path) {
   }
   state.status = d.message;
   return d.ok;
+}
+
+bool OpenSceneLink(AppState& state, const std::string& link) {
+  std::vector<std::string> warnings;
+  try {
+    const Scene scene = scene_from_link_text(scene_text_of_link(link), &warnings);
+    state.lessons.lesson = -1;  // the scene is no longer a lesson's step
+    ReplaceScene(state, scene);
+    state.status = tr("Opened the scene of the link.");
+    if (!warnings.empty()) state.status += " · " + trf("%d keys ignored: %s", int(warnings.size()), warnings.front().c_str());
+    return true;
+  } catch (const std::exception& e) {
+    state.status = trf("The link's scene could not be opened (%s): this is the default scene.", e.what());
+    return false;
+  }
 }
 
 void DrawSceneDialogs(AppState& state) {

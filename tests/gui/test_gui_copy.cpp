@@ -228,4 +228,48 @@ TEST_SUITE("gui_copy") {
     INFO(joined(texts));
     CHECK(has_text(texts, "图未复制：没有安装 xclip（请安装软件包 xclip）。"));
   }
+
+  TEST_CASE("copy link: with --site-url, File → Copy link puts a link on the clipboard that --scene-link opens as the same scene") {
+    REQUIRE(std::system("command -v xclip >/dev/null 2>&1") == 0);
+    const fs::path dir = fresh_dir("copy_link");
+    const std::string args = "--site-url https://example.org/attnscope/ --text 'The cat sat on the mat.' --kind gqa --heads 8 "
+                             "--groups 2 --causal --view shapes";
+    // The File menu, then (opened by a click) its Copy link item.
+    const WindowRun bar = run_window("copy_link_bar", args);
+    const std::string menu = centre_of(bar, "menu.file");
+    const WindowRun open = run_window("copy_link_menu", args + " --pointer " + menu + " --clicks 4 --frames 10");
+    const std::string item = centre_of(open, "menu.file.copy_link");
+    REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
+    const fs::path scene = dir / "scene.json";
+    const WindowRun copied = run_window("copy_link_click", args + " --pointer '" + menu + ";" + item +
+                                                               "' --clicks 4,10 --frames 40 --save-scene " + shell_quote(scene.string()));
+    const fs::path text = dir / "link.txt";
+    REQUIRE(std::system(("timeout 10 xclip -o -selection clipboard -t UTF8_STRING > " + shell_quote(text.string())).c_str()) == 0);
+    const std::string link = slurp(text);
+    INFO("link: " << link);
+    REQUIRE(link.rfind("https://example.org/attnscope/?scene=", 0) == 0);
+    CHECK(has_text(all_texts(copied.layout), "Link copied (" + std::to_string(link.size()) + " characters)"));
+    // The link opens exactly the scene that was copied.
+    const fs::path again = dir / "again.json";
+    const WindowRun opened = run_window("copy_link_open", "--scene-link " + shell_quote(link) + " --save-scene " + shell_quote(again.string()));
+    CHECK(has_text(all_texts(opened.layout), "Opened the scene of the link."));
+    CHECK(load_scene(again) == load_scene(scene));
+    CHECK(load_scene(again).model.kind == AttentionKind::gqa);
+  }
+
+  TEST_CASE("copy link: a link that cannot be read opens the default scene and says why; without --site-url there is none to copy") {
+    const WindowRun w = run_window("copy_link_bad", "--language zh --scene-link 'https://example.org/attnscope/?scene=eJyr*x'");
+    const std::vector<std::string> texts = all_texts(w.layout);
+    INFO(joined(texts));
+    CHECK(has_text(texts, "无法打开链接中的场景（the link's scene has '*' at character 5"));
+    CHECK(w.layout.at("scene") == scene_to_json(Scene{}));
+    // The desktop without a site address: the item is there, disabled, and clicking it copies nothing.
+    const WindowRun bar = run_window("copy_link_nosite_bar", "--text 'The cat sat on the mat.'");
+    const std::string menu = centre_of(bar, "menu.file");
+    const WindowRun open = run_window("copy_link_nosite_menu", "--text 'The cat sat on the mat.' --pointer " + menu + " --clicks 4 --frames 10");
+    const std::string item = centre_of(open, "menu.file.copy_link");
+    const WindowRun clicked = run_window("copy_link_nosite_click", "--text 'The cat sat on the mat.' --pointer '" + menu + ";" + item +
+                                                                  "' --clicks 4,10 --frames 30");
+    for (const std::string& t : all_texts(clicked.layout)) CHECK(t.find("Link copied") == std::string::npos);
+  }
 }

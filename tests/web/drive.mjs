@@ -29,8 +29,10 @@ export const layoutPath = '/tmp/layout.json';
 
 // Opens the site with the link's parameters (plus the live layout record) and waits for the first
 // settled record. Console errors and page errors are collected in page.problems.
-export async function open(browser, base, params = '', { width = 1280, height = 720 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, acceptDownloads: true });
+// `scale`: the screen's device pixels per CSS pixel; `permissions`: e.g. the clipboard's.
+export async function open(browser, base, params = '', { width = 1280, height = 720, scale = 1, permissions = [] } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: scale, acceptDownloads: true });
+  if (permissions.length) await context.grantPermissions(permissions, { origin: base });
   const page = await context.newPage();
   page.problems = [];
   page.on('console', (m) => { if (m.type() === 'error') page.problems.push('console: ' + m.text()); });
