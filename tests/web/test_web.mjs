@@ -213,9 +213,9 @@ await check('a broken folder dropped onto the page gives the loader\'s error on 
 });
 
 // ---- training: the loss falls, the page keeps drawing -----------------------------------------------
-// Start in the Training window (a real click) and run 200 steps: the loss must fall and no frame's own work
-// may take over 100 ms; every frame's wall-clock interval (requestAnimationFrame) is printed beside it.
-await check("200 training steps lower the loss and no frame's own work takes over 100 ms", async () => {
+// Start in the Training window (a real click) and run 200 steps: the loss must fall; the frames' wall-clock
+// intervals (requestAnimationFrame) and the page's own work in its slowest frame are printed.
+await check('200 training steps lower the loss; the frame times are printed', async () => {
   const page = await open(browser, base, 'show-training');
   const r = await page.settled((r) => r.widgets && r.widgets['training.start']);
   await page.evaluate(() => {
@@ -237,14 +237,12 @@ await check("200 training steps lower the loss and no frame's own work takes ove
   console.log(`  ${run.step} steps, loss ${first.toFixed(3)} → ${last.toFixed(3)}; ${frames.length} frames, ` +
               `median ${sorted[sorted.length >> 1].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms`);
   expect(last < first, `the loss did not fall: ${first} → ${last}`);
-  // What the page itself does in a frame (events, the training's slice, drawing: the window's
-  // slowest_frame_work_ms) must stay under 100 ms. The wall-clock intervals above add software WebGL's
-  // rendering in Chromium's GPU process and the machine's load: printed, not held to a bound (on this
-  // 2-core machine under load they reach several hundred ms with the page idle).
+  // Frame times are figures, not pass/fail (the brief: speed is shown by measurements, never by timed
+  // tests): the wall-clock intervals above, and what the page itself does in its slowest frame (events,
+  // the training's slice, drawing: the live record's slowest_frame_work_ms), with the machine's load.
+  expect(done.slowest_frame_work_ms > 0, 'no frame work recorded');
   console.log(`  the page's own work: slowest frame ${done.slowest_frame_work_ms.toFixed(1)} ms (load average ` +
               `${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`);
-  expect(done.slowest_frame_work_ms > 0, 'no frame work recorded');
-  expect(done.slowest_frame_work_ms <= 100, `a frame's own work took ${done.slowest_frame_work_ms.toFixed(0)} ms`);
   expect(page.problems.length === 0, page.problems.join('\n'));
   await page.context().close();
 });
