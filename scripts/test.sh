@@ -11,7 +11,7 @@
 # Stages 1 and 2 share one build: each source is compiled once per configuration (three in all, the
 # browser's included; ccache makes a fresh clone's rebuild of unchanged sources nearly free).
 # ATTNSCOPE_QUICK=1 skips stages 1, 2 and 4 (for a fast local loop on the desktop build; CI always runs
-# all four). docs/development.md says where the time goes and why the whole run fits in 30 minutes.
+# all four). docs/development.md says where the time goes and how close the run comes to 30 minutes.
 # Every ctest run schedules its entries in a random order, side by side: each entry has its own scratch
 # folder, working directory, config folder and X server (tests/test_tmp.h, tests/xvfb_run.sh), so the
 # suite must pass in any order. Stage 3 runs the Release suite once with four entries at once
@@ -21,7 +21,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 web_deps=()
-[[ "${ATTNSCOPE_QUICK:-0}" == 1 ]] || web_deps=("$root/scripts/deps-web.txt" "$root/scripts/deps-npm.txt")
+# (node and npm: tests/web/run.sh installs Debian's only when the machine has none, as a nodesource
+# nodejs package conflicts with Debian's npm)
+[[ "${ATTNSCOPE_QUICK:-0}" == 1 ]] || web_deps=("$root/scripts/deps-web.txt")
 "$root/scripts/install_deps.sh" "$root/scripts/deps-fuzz.txt" "$root/scripts/deps-package.txt" "${web_deps[@]}"
 jobs=$(nproc)
 stage_start=$SECONDS
