@@ -214,13 +214,14 @@ void DrawKvCache(const Trace& trace, int layers, bool hybrid) {
         trf("MHA with the same H would need %s (fp32): G/H = %d/%d of it.", Bytes(mha).c_str(), int(s.groups), int(s.heads)).c_str());
   }
   ImGui::TextUnformatted(trf("For these %d tokens: %s (fp32)", int(s.tokens), Bytes(trace.kv_bytes_per_token_fp32 * s.tokens).c_str()).c_str());
-  if (layers > 0)  // a checkpoint: every softmax layer keeps its own cache
-    ImGui::TextUnformatted(trf(hybrid ? "All %d softmax layers: %s per token, %s for these %d tokens (fp32)"
-                                      : "All %d layers: %s per token, %s for these %d tokens (fp32)",
-                               layers,
-                               Bytes(trace.kv_bytes_per_token_fp32 * layers).c_str(),
-                               Bytes(trace.kv_bytes_per_token_fp32 * layers * s.tokens).c_str(), int(s.tokens))
-                               .c_str());
+  const std::string per_token = Bytes(trace.kv_bytes_per_token_fp32 * layers),
+                    all_tokens = Bytes(trace.kv_bytes_per_token_fp32 * layers * s.tokens);
+  if (layers > 0 && hybrid)  // a checkpoint: every softmax layer keeps its own cache (a hybrid's other layers none)
+    ImGui::TextUnformatted(trf("All %d softmax layers: %s per token, %s for these %d tokens (fp32)", layers,
+                               per_token.c_str(), all_tokens.c_str(), int(s.tokens)).c_str());
+  else if (layers > 0)
+    ImGui::TextUnformatted(trf("All %d layers: %s per token, %s for these %d tokens (fp32)", layers, per_token.c_str(),
+                               all_tokens.c_str(), int(s.tokens)).c_str());
 }
 
 }  // namespace

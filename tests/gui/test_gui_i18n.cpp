@@ -136,6 +136,10 @@ TEST_SUITE("gui_chinese") {
         linear.linear = kind, linear.linear_normalize = normalize;
         for (const TraceStep& step : linear_layer_trace(linear).steps) steps.push_back(step);
       }
+    // A checkpoint's Gated DeltaNet layer (Qwen3-Next): key and value heads, the short convolution, the gated norm.
+    TraceShape deltanet{6, 64, 4, 2, 16, false, false, false, true};
+    deltanet.linear = "gated-deltanet", deltanet.v_dim = 12, deltanet.conv_kernel = 4;
+    for (const TraceStep& step : gated_deltanet_layer_trace(deltanet).steps) steps.push_back(step);
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");
