@@ -76,7 +76,7 @@ void NoteText(const ImDrawList* draw, const ImFont* font, float size, ImVec2 pos
 // One control ImGui has just added (and not clipped away): its rectangle inside what its window shows.
 void NoteControl(const ImRect& bb, ImGuiID id, ImGuiItemFlags flags) {
   const ImGuiWindow* window = ImGui::GetCurrentContext() ? ImGui::GetCurrentContext()->CurrentWindow : nullptr;
-  if (!window) return;
+  if (!window || window->Hidden) return;  // laid out unseen (a popup's sizing frame): not where it is drawn
   ImRect shown = bb;
   shown.ClipWithFull(window->ClipRect);
   if (shown.GetWidth() < 1.0f || shown.GetHeight() < 1.0f) return;

@@ -1059,6 +1059,9 @@ void RecordShownMaps(AppState& state, const HeatmapGridResult& grid, const Shown
 }
 
 void RecordLastItem(AppState& state, const std::string& name) {
+  // Not an item of a window ImGui lays out unseen (a popup's first frame, which sizes it: the next frame
+  // may place it elsewhere, e.g. above its combo): a click aimed at it there would miss.
+  if (const ImGuiWindow* w = ImGui::GetCurrentWindowRead(); w && w->Hidden) return;
   const ImVec2 s = state.framebuffer_scale, min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   state.layout.widgets.push_back({name, ImVec2(min.x * s.x, min.y * s.y), ImVec2(max.x * s.x, max.y * s.y)});
 }

@@ -148,13 +148,37 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
   const std::string await =
       "await() { n=0; until grep -Eq \"$1\" " + q + "/layout.json 2>/dev/null; do n=$((n+1)); "
       "if [ $n -ge 300 ]; then echo \"timed out waiting for the window to show $1\" >&2; return 1; fi; sleep 0.2; done; }\n"
-      // `click_on ID` (with --layout-live): waits for the control in the live record, then clicks the
-      // centre of its rectangle as the record has it at that moment (where the window drew it, not where
-      // an earlier run did: a status line shown while a result is computed moves what is below it).
-      "click_on() { await \"\\\"$1\\\": \" || return 1; "
-      "xy=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"widgets\"][sys.argv[2]]; "
-      "print(int(r[\"x\"]+r[\"w\"]/2), int(r[\"y\"]+r[\"h\"]/2))' " + q + "/layout.json \"$1\") || return 1; "
+      // `click_on ID` (with --layout-live): waits until the live record shows the control at the same
+      // rectangle in two different frames, then clicks its centre (where the window draws it at that moment,
+      // not where an earlier run did: a status line shown while a result is computed moves what is below it,
+      // and a popup may open in one place and settle in another).
+      "click_on() { xy=$(python3 " + q + "/steady_rect.py " + q + "/layout.json \"$1\") || "
+      "{ echo \"timed out waiting for the window to show $1 steadily\" >&2; return 1; }; "
       "xdotool mousemove --window $wid $xy; sleep 0.3; xdotool click 1; }\n";
+  // Every run starts as on a clean machine (CI's): no record of an earlier run to satisfy `await`, and no
+  // settings saved by one, which would make a first start (lesson 1 over the view) a returning user's.
+  std::filesystem::remove(dir / "layout.json");
+  std::filesystem::remove_all(dir / "config");
+  // steady_rect.py RECORD ID: prints the centre of widget ID once two records of different frames agree on
+  // its rectangle (up to 60 s; exit 1 after that).
+  std::ofstream(dir / "steady_rect.py") << R"(import json, sys, time
+path, name = sys.argv[1], sys.argv[2]
+seen = None
+for _ in range(600):
+    try:
+        record = json.load(open(path))
+    except (OSError, ValueError):
+        time.sleep(0.1)
+        continue
+    r = record.get("widgets", {}).get(name)
+    now = (record.get("frame"), None if r is None else (r["x"], r["y"], r["w"], r["h"]))
+    if r is not None and seen is not None and seen[1] == now[1] and seen[0] != now[0]:
+        print(int(r["x"] + r["w"] / 2), int(r["y"] + r["h"] / 2))
+        sys.exit(0)
+    seen = now
+    time.sleep(0.1)
+sys.exit(1)
+)";
   const std::string script =
       await + before + "XDG_CONFIG_HOME=" + q + "/config " + shell_quote(ATTNSCOPE_BIN) + " " + args + " --layout-json " + q +
       "/layout.json >" + q + "/out.txt 2>&1 &\n"

@@ -26,7 +26,8 @@ constexpr Kind kinds[] = {{"linear", "linear attention weight"},
 
 TEST_SUITE("gui_linear") {
   TEST_CASE("model window through the X server: a real click on each kind without a softmax draws its signed matrices") {
-    const std::string base = "--size 1280x720";
+    // A scene flag: a returning user's start (a first start opens lesson 1 in place of the Model window).
+    const std::string base = "--size 1280x720 --kind mha";
     const WindowRun first = run_window("linear_first", base);
     CHECK(first.layout.at("colormap") == "viridis");
     REQUIRE(first.layout.at("widgets").contains("model.kind.without_softmax"));
