@@ -14,6 +14,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/text/tokenizer_interface.h"
 #include "cli/output_files.h"
+#include "cli/trace_json.h"
 #include "core/model_input.h"
 
 namespace attnscope::cli {
@@ -98,7 +99,8 @@ void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
 
 }  // namespace
 
-void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out) {
+void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out,
+                       const Translations& words) {
   check_model_flags(o, scene);
   const auto m = open_model(o);
   const ModelTokens tokens = tokens_for(o, scene);
@@ -171,6 +173,8 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     files.npy("k.npy", d.k);
     files.npy("v.npy", d.v);
     files.npy("output.npy", d.output);
+    // The layer's trace, as the Shapes view draws it (every step's shape, parameters, cache or state).
+    files.text("trace.json", trace_json(layer_analysis(*m, r, tokens.labels), words).dump(2) + "\n");
   }
   files.commit();
   const std::string vision = c.container.empty() ? ""

@@ -3,7 +3,8 @@
 //
 //   compute --checkpoint DIR (--ids 1,2,3 | --text "…" [--no-special-tokens]) [--layer N] [--kv-heads G] --out OUT
 //     OUT/attentions.npy [L,H,T,T], OUT/logits.npy [T,V], OUT/tokens.json {"ids", "labels", "next"}
-//     (+ with --layer N: probs.npy scores.npy [H,T,T], q.npy [H,T,D], k.npy v.npy [G,T,D], output.npy [T,C])
+//     (+ with --layer N: probs.npy scores.npy [H,T,T], q.npy [H,T,D], k.npy v.npy [G,T,D], output.npy [T,C],
+//      and trace.json: the layer's steps with their shapes, its parameters and its cache or state)
 //     A model with layers without a softmax (Qwen3-Next): their slots of attentions.npy hold zeros, their
 //     signed matrices are in OUT/linear_maps.npy [L_linear,H_linear,T,T], and OUT/model.json's "layer_maps" gives
 //     every layer's type, heads, file and linear_index; --layer N of such a layer writes matrix.npy [H,T,T],
@@ -17,6 +18,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/model/attention_file.h"
 #include "core/scene_options.h"
+#include "core/translations.h"
 
 namespace attnscope::cli {
 
@@ -34,9 +36,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& options, bool exporting);
 // True when --checkpoint or --attentions was given: the command works on a real model.
 bool wants_model(const ModelOptions& options);
 
-// compute --checkpoint: runs the forward pass and writes the files above. Throws InputError before
-// writing anything when an input is wrong.
-void run_model_compute(const ModelOptions& options, const SceneOptions& scene, const std::string& out);
+// compute --checkpoint: runs the forward pass and writes the files above (trace.json's step names in
+// `words`' language). Throws InputError before writing anything when an input is wrong.
+void run_model_compute(const ModelOptions& options, const SceneOptions& scene, const std::string& out,
+                       const Translations& words);
 
 // export --checkpoint / --attentions: layer N of the model as an Analysis for the figure/array code.
 Analysis model_layer_for_export(const ModelOptions& options, const SceneOptions& scene);

@@ -233,6 +233,15 @@ TEST_CASE("cli model: --layer N adds that layer's probs, scores, q, k, v and out
   const NpyArray att = read_npy(out / "attentions.npy", 4);
   const std::vector<float> layer1(att.data.begin() + 4 * 144, att.data.end());
   CHECK(read_npy(out / "probs.npy").data == layer1);
+  // and the layer's trace, as the Shapes view draws it: its heads, width and length, a probabilities step
+  // of [H, T, T], and 2·G·d_k floats of cache a token
+  const auto trace = read_json(out / "trace.json");
+  CHECK(trace.at("settings").at("heads") == 4);
+  CHECK(trace.at("settings").at("tokens") == 12);
+  bool probs_step = false;
+  for (const auto& step : trace.at("steps")) probs_step |= step.at("shape") == std::vector<int64_t>{4, 12, 12};
+  CHECK(probs_step);
+  CHECK(trace.at("kv_cache_bytes_per_token_per_layer").at("fp32") == 2 * 4 * 4 * 4);
 }
 
 TEST_CASE("cli model: --text runs the checkpoint's own tokenizer, with its special tokens unless told not to") {

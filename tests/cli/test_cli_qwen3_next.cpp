@@ -19,6 +19,8 @@
 #include "attnscope/figure/text_raster.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
+#include "attnscope/analysis/model_layer.h"
+#include "attnscope/io/safetensors.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
@@ -131,6 +133,72 @@ TEST_CASE("cli qwen3_next: compute --layer N of a Gated DeltaNet layer writes it
   REQUIRE(run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --layer 3 --out " + quoted(soft)).exit_code == 0);
   CHECK(fs::exists(soft / "probs.npy"));
   CHECK_FALSE(fs::exists(soft / "matrix.npy"));
+}
+
+TEST_CASE("cli qwen3_next: compute --layer N writes that layer's trace.json, a Gated DeltaNet layer's and a softmax layer's") {
+  // The Shapes view's trace of the layer: every step's shape as the engine traces it, its settings from the
+  // file's config and its parameters equal to the layer's tensors in the file.
+  const std::string name = "qwen3_next_f32";
+  const fs::path dir = model_fixture(name);
+  const auto m = model::open(dir);
+  const model::ModelConfig& c = m->config;
+  const std::vector<int32_t> ids = fixture_ids(name);
+  const SafetensorsFile file(dir / "model.safetensors");
+  auto stored = [&](const std::string& prefix) {
+    int64_t n = 0;
+    for (const SafetensorsTensor& t : file.header().tensors)
+      if (t.name.rfind(prefix, 0) == 0) n += t.count();
+    return n;
+  };
+  for (const int layer : {0, 3}) {
+    CAPTURE(layer);
+    const bool linear = c.is_linear_layer(layer);
+    const fs::path out = fresh_dir("cli_qwen3_next_trace" + std::to_string(layer));
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const CliRun r = run_cli("compute --checkpoint " + quoted(dir) + " --ids " + ids_arg(ids) + " --layer " +
+                               std::to_string(layer) + " --language " + language + " --out " + quoted(out / language));
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+    }
+    auto read_json = [](const fs::path& p) { return nlohmann::json::parse(read_file(p, 1 << 24)); };
+    const nlohmann::json en = read_json(out / "en" / "trace.json"), zh = read_json(out / "zh" / "trace.json");
+    const nlohmann::json& settings = en.at("settings");
+    CHECK(settings.at("source").get<std::string>().find("layer " + std::to_string(layer)) != std::string::npos);
+    CHECK(settings.at("tokens") == ids.size());
+    CHECK(settings.at("d_model") == c.d_model);
+    model::ForwardOptions options;
+    options.detail_layer = layer;
+    const model::ForwardResult f = model::forward(*m, ids, options);
+    const Trace t = layer_analysis(*m, f, std::vector<std::string>(ids.size(), "x")).attention->trace;
+    REQUIRE(en.at("steps").size() == t.steps.size());
+    REQUIRE(zh.at("steps").size() == t.steps.size());
+    bool translated = false;
+    for (size_t i = 0; i < t.steps.size(); ++i) {
+      CHECK(en["steps"][i].at("shape").get<std::vector<int64_t>>() == t.steps[i].shape);
+      CHECK(zh["steps"][i].at("shape").get<std::vector<int64_t>>() == t.steps[i].shape);
+      translated |= zh["steps"][i].at("name") != en["steps"][i].at("name");
+    }
+    CHECK(translated);
+    if (linear) {
+      CHECK(settings.at("kind") == "gated-deltanet");
+      CHECK(settings.at("heads") == c.linear.value_heads);
+      CHECK(settings.at("groups") == c.linear.key_heads);
+      CHECK(settings.at("head_dim") == c.linear.key_dim);
+      CHECK(settings.at("v_head_dim") == c.linear.value_dim);
+      CHECK(settings.at("conv_kernel") == c.linear.conv_kernel);
+      CHECK(en.at("parameters").at("total") == stored("model.layers.0.linear_attn."));
+      CHECK(en.at("kv_cache_bytes_per_token_per_layer").at("fp32") == 0);
+      CHECK(en.at("state_bytes_per_layer").at("fp32").get<int64_t>() > 0);
+    } else {
+      CHECK(settings.at("heads") == c.heads);
+      CHECK(settings.at("groups") == c.kv_heads);
+      CHECK(settings.at("head_dim") == c.head_dim);
+      // 2 · G · d_k floats a token, 4 bytes each
+      CHECK(en.at("kv_cache_bytes_per_token_per_layer").at("fp32") == 2 * c.kv_heads * c.head_dim * 4);
+      CHECK(en.at("state_bytes_per_layer").at("fp32") == 0);
+    }
+  }
 }
 
 TEST_CASE("cli qwen3_next: export draws a Gated DeltaNet layer on the diverging colormap, an attention layer as "
