@@ -40,6 +40,9 @@ why_failed() {
       grep -E -A3 'ERROR|timed out|error:|Timeout|Sanitizer|runtime error' | tail -24
   done <"$failed"
 }
+# Every entry's scratch folder emptied before a run (the folders stay: ctest runs the entries in them), so
+# that a run here starts as CI's clean checkout does, with no settings or records left by an earlier run.
+fresh_scratch() { [[ -d $1/tests/tmp ]] && find "$1/tests/tmp" -mindepth 2 -delete; return 0; }
 
 if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   echo "== 1/4 sanitizers: ASan + UBSan build and suite"
@@ -47,6 +50,7 @@ if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   asan="$root/build-fuzz"
   "$root/scripts/fuzz.sh" --configure-only
   cmake --build "$asan" -j"$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log"; exit 1; }
+  fresh_scratch "$asan"
   (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure --timeout 1800 -j"$jobs" --schedule-random || { status=$?; why_failed; exit $status; })
   stage_done "1/4 sanitizers"
@@ -59,6 +63,7 @@ fi
 echo "== 3/4 Release build and the whole suite"
 "$root/scripts/build.sh" >"$root/build.log" 2>&1 || { tail -40 "$root/build.log"; exit 1; }
 release=${ATTNSCOPE_BUILD_DIR:-$root/build}
+fresh_scratch "$release"
 (cd "$release" && ctest --output-on-failure --timeout 900 -j4 --schedule-random || { status=$?; why_failed; exit $status; })
 stage_done "3/4 Release"
 
