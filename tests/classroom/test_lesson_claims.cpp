@@ -335,3 +335,106 @@ TEST_CASE("lesson 9 claims: base 100 turns faster and falls off sooner; YaRN slo
   CHECK(py.theta_scaled[0] == doctest::Approx(py.theta[0]));  // the fastest pair keeps its speed
   CHECK(py.attention_factor > 1);
 }
+
+namespace {
+
+// "0.16": the value written with two decimals, as a caption gives it.
+std::string two_decimals(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f", v);
+  return s;
+}
+
+// The mean over heads and rows (from row 1: row 0 has one key) of each row's largest weight.
+double mean_row_max(const std::vector<Mat>& maps) {
+  double sum = 0;
+  int n = 0;
+  for (const Mat& m : maps)
+    for (Eigen::Index i = 1; i < m.rows(); ++i, ++n) sum += m.row(i).maxCoeff();
+  return sum / n;
+}
+
+}  // namespace
+
+TEST_CASE("lesson 10 claims: rows of probabilities, flat linear rows, retention's decays, signed Mamba-2, state against cache") {
+  const Lesson& l = lesson(10);
+  REQUIRE(l.steps.size() == 7);
+  const Analysis soft = analyse(l.steps[0].scene), linear = analyse(l.steps[1].scene),
+                 retention = analyse(l.steps[2].scene), mamba = analyse(l.steps[3].scene),
+                 gated = analyse(l.steps[4].scene), shapes = analyse(l.steps[5].scene);
+  // step 1: distributions; 2 × 4 × 16 = 128 values a token
+  CHECK_FALSE(soft.attention->linear);
+  for (const Mat& p : soft.attention->result.probs) {
+    CHECK(p.minCoeff() >= 0);
+    for (Eigen::Index i = 0; i < p.rows(); ++i) CHECK(p.row(i).sum() == doctest::Approx(1).epsilon(1e-5));
+  }
+  const AttentionShape& s = soft.attention->shape;
+  CHECK(2 * s.groups * s.head_dim() == 128);
+  CHECK(soft.attention->trace.kv_bytes_per_token_fp32 == 128 * 4);
+  // step 2: rows still sum to 1, but flat: the mean row maximum, linear's against softmax's
+  REQUIRE(linear.attention->linear);
+  CHECK(linear.attention->linear_spec.kind == LinearLayerKind::linear);
+  for (const Mat& m : linear.attention->result.probs) {
+    CHECK(m.minCoeff() >= 0);
+    for (Eigen::Index i = 0; i < m.rows(); ++i) CHECK(m.row(i).sum() == doctest::Approx(1).epsilon(1e-4));
+  }
+  const double flat = mean_row_max(linear.attention->result.probs), sharp = mean_row_max(soft.attention->result.probs);
+  CAPTURE(flat);
+  CAPTURE(sharp);
+  CHECK(contains(l.steps[1].caption.en, "averages " + two_decimals(flat) + " here, against " + two_decimals(sharp)));
+  CHECK(contains(l.steps[1].caption.zh, two_decimals(flat) + "，而 softmax 是 " + two_decimals(sharp)));
+  // step 3: signed; head 0's γ = 0.5 forgets (every weight more than 5 back under a tenth of its row's
+  // largest magnitude), head 3's γ = 0.97 still weighs the first token
+  const int H = retention.attention->shape.heads;
+  REQUIRE(H == 4);
+  CHECK(retention.attention->result.probs[0].minCoeff() < 0);
+  CHECK(linear_decay_schedule(0, H) == 0.5);
+  CHECK(two_decimals(linear_decay_schedule(3, H)) == "0.97");
+  const Mat& fast = retention.attention->result.probs[0];
+  for (Eigen::Index i = 6; i < fast.rows(); ++i)
+    CHECK(fast.row(i).head(i - 5).cwiseAbs().maxCoeff() < 0.1 * fast.row(i).head(i + 1).cwiseAbs().maxCoeff());
+  const Mat& slow = retention.attention->result.probs[3];
+  const Eigen::Index last = slow.rows() - 1;
+  CHECK(std::abs(slow(last, 0)) > 0.1 * slow.row(last).cwiseAbs().maxCoeff());
+  // step 4: about half of Mamba-2's weights below the diagonal are negative
+  int negative = 0, below = 0;
+  for (const Mat& m : mamba.attention->result.probs)
+    for (Eigen::Index i = 1; i < m.rows(); ++i)
+      for (Eigen::Index j = 0; j < i; ++j, ++below) negative += m(i, j) < 0;
+  CAPTURE(negative);
+  CAPTURE(below);
+  CHECK(negative > 0.4 * below);
+  CHECK(negative < 0.6 * below);
+  // step 5: Gated DeltaNet's matrix is signed too
+  CHECK(gated.attention->linear_spec.kind == LinearLayerKind::gated_deltanet);
+  CHECK(gated.attention->result.probs[0].minCoeff() < 0);
+  // step 6: a state of 4 × 16 × 16 = 1024 values at any length; MHA's 128 a token, so the state is the
+  // smaller from 8 tokens on; this sentence's tokens at 128 each
+  CHECK(l.steps[5].scene.view.view == View::shapes);
+  const Trace& t = shapes.attention->trace;
+  CHECK(t.state_bytes_fp32 == 1024 * 4);
+  CHECK(t.kv_bytes_per_token_fp32 == 0);
+  CHECK(1024 / 128 == 8);
+  const int64_t T = shapes.attention->x.rows();
+  CHECK(contains(l.steps[5].caption.en, "this sentence's " + std::to_string(T) + " tokens would cache " + std::to_string(T * 128)));
+  CHECK(contains(l.steps[5].caption.zh, std::to_string(T) + " 个词元需要缓存 " + std::to_string(T * 128)));
+  // step 7: the calculator's Qwen3-Next at its full context
+  REQUIRE(l.kv_cache.has_value());
+  const KvCacheReport r = kv_cache_report(l.kv_cache->input);
+  REQUIRE(r.layer_types.size() == 2);
+  const KvLayerTypeRow& states = r.layer_types[0].group.kind == LayerKind::linear ? r.layer_types[0] : r.layer_types[1];
+  const KvLayerTypeRow& cached = &states == &r.layer_types[0] ? r.layer_types[1] : r.layer_types[0];
+  CHECK(states.group.kind == LayerKind::linear);
+  CHECK(cached.group.kind == LayerKind::full);
+  CHECK(states.group.layers == 36);
+  CHECK(cached.group.layers == 12);
+  CHECK(l.kv_cache->input.seq == 262144);
+  const double gib = double(int64_t(1) << 30);
+  CHECK(two_decimals(double(states.bytes) / gib) == "0.04");
+  CHECK(double(cached.bytes) / gib == 6.0);
+  CHECK(r.gqa.gib == 24.0);
+  for (const std::string& said : {std::string("0.04 GiB"), std::string("6 GiB"), std::string("24 GiB")}) {
+    CHECK(contains(l.steps[6].caption.en, said));
+    CHECK(contains(l.steps[6].caption.zh, said));
+  }
+}

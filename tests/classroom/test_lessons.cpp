@@ -10,6 +10,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/classroom/lessons.h"
+#include "attnscope/figure/color_scale.h"
 #include "run_cli.h"
 #include "analysis_helpers.h"
 
@@ -51,6 +52,8 @@ TEST_CASE("lessons: all load in order, in both languages, and every step analyse
       CHECK_FALSE(step.caption.zh.empty());
       const Analysis a = analyse(step.scene);
       CHECK((a.attention || a.relpos));
+      // the step's colour scale fits its maps (the window refuses the fixed 0–1 scale for signed ones)
+      if (a.attention) CHECK_NOTHROW(validate_color_scale(color_scale_of(step.scene.view), true, signed_maps(*a.attention)));
     }
     CHECK_NOTHROW(analyse(l.scene));
   }
