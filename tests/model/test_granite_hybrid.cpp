@@ -15,6 +15,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/io/safetensors.h"
 #include "attnscope/model/config.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
@@ -374,4 +375,52 @@ TEST_CASE("granite_hybrid: a layer as the views draw it — a Mamba-2 layer sign
       CHECK(export_figure(a, request).colorbars[0].colormap == Colormap::viridis);
     }
   }
+}
+
+TEST_CASE("granite_hybrid: a Mamba-2 layer's shape trace — each step's shape is its tensor's, the parameters the file's") {
+  // What the Shapes view and compute's trace.json show for a Mamba layer: in_proj's three parts, the short
+  // convolution over x, B and C, B and C per group, the state [H, P, N]; the parameters counted from the formulas
+  // equal the layer's tensors in the checkpoint, the state is S and the convolution's last K − 1 inputs.
+  const fs::path dir = attnscope::test::model_fixture("granite_hybrid_f32");
+  const auto model = model::open(dir);
+  const ModelConfig& c = model->config;
+  const Mamba2Config& mc = c.mamba;
+  const std::vector<int32_t> ids = fixture_ids("granite_hybrid_f32");
+  const int T = int(ids.size());
+  ForwardOptions options;
+  options.detail_layer = 0;
+  const ForwardResult r = forward(*model, ids, options);
+  const Analysis a = layer_analysis(*model, r, std::vector<std::string>(ids.size(), "x"));
+  const AttentionAnalysis& att = *a.attention;
+  const Trace& t = att.trace;
+  auto shape_of = [&](const std::string& key) {
+    for (const TraceStep& s : t.steps)
+      if (s.key == key) return s.shape;
+    FAIL("no step " << key);
+    return std::vector<int64_t>{};  // not reached: FAIL ends the case
+  };
+  CHECK(shape_of("input") == std::vector<int64_t>{T, c.d_model});
+  CHECK(shape_of("project_z_xbc_dt") == std::vector<int64_t>{T, mc.inner() + mc.conv_dim() + mc.heads});
+  CHECK(shape_of("short_conv") == std::vector<int64_t>{T, mc.conv_dim()});
+  CHECK(shape_of("split_heads_x") == std::vector<int64_t>{mc.heads, att.result.v[0].rows(), att.result.v[0].cols()});
+  CHECK(shape_of("split_groups_bc") == std::vector<int64_t>{mc.groups, T, att.result.k[0].cols()});
+  CHECK(shape_of("state") == std::vector<int64_t>{mc.heads, mc.head_dim, mc.state});
+  CHECK(shape_of("implicit_matrix") == std::vector<int64_t>{int64_t(att.result.probs.size()), T, T});
+  CHECK(shape_of("weighted_sum_linear") == std::vector<int64_t>{mc.heads, T, att.result.head_out[0].cols()});
+  CHECK(shape_of("concat_heads") == std::vector<int64_t>{T, att.result.concat.cols()});
+  CHECK(shape_of("output") == std::vector<int64_t>{att.result.output.rows(), att.result.output.cols()});
+  const SafetensorsFile file(dir / "model.safetensors");
+  int64_t stored = 0;
+  for (const SafetensorsTensor& tensor : file.header().tensors)
+    if (tensor.name.rfind("model.layers.0.mamba.", 0) == 0) stored += tensor.count();
+  CHECK(stored > 0);
+  CHECK(t.params.total() == stored);
+  CHECK(t.state_bytes_fp32 == 4 * (int64_t(mc.heads) * mc.head_dim * mc.state + int64_t(mc.conv_kernel - 1) * mc.conv_dim()));
+  CHECK(t.kv_bytes_per_token_fp32 == 0);
+  // Δ at each key and the decay factor a_t = exp(Δ_t·A) in (0, 1) at each query, as the Heads view's tooltip says
+  REQUIRE(att.linear_layer.step.rows() == mc.heads);
+  CHECK(att.linear_layer.step.minCoeff() > 0);
+  CHECK(att.linear_layer.decay.minCoeff() > 0);
+  CHECK(att.linear_layer.decay.maxCoeff() < 1);
+  CHECK(att.linear_layer.beta.size() == 0);
 }
