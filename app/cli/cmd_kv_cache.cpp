@@ -221,7 +221,7 @@ void add_kv_cache_command(CLI::App& root) {
   options->app = cmd;
   cmd->add_option("--model", options->model,
                   "A preset: gpt2-small | llama-2-7b | llama-2-70b | mistral-7b | falcon-7b | deepseek-v2 | deepseek-v3 | "
-                  "gemma-2-9b | gemma-3-12b | gpt-oss-20b | qwen3-next-80b-a3b (assets/models.json)");
+                  "gemma-2-9b | gemma-3-12b | gpt-oss-20b | qwen3-next-80b-a3b | granite-4.0-h-tiny (assets/models.json)");
   cmd->add_option("--layers", options->layers, "Layers L (custom model)");
   cmd->add_option("--heads", options->heads, "Query heads H (custom model)");
   cmd->add_option("--kv-heads", options->kv_heads, "Key/value heads G, dividing H (custom model)");

@@ -163,7 +163,8 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     if (d.linear) {  // a layer without a softmax, as `compute --kind gated-deltanet` writes the seeded one
       files.npy("matrix.npy", d.probs);
       files.npy("head_out.npy", d.head_out);
-      files.npy("beta.npy", d.beta);
+      if (d.beta.size() > 0) files.npy("beta.npy", d.beta);  // Gated DeltaNet's β_t
+      if (d.step.size() > 0) files.npy("step.npy", d.step);  // Mamba-2's Δ_t
       files.npy("decay.npy", d.decay);
     } else {
       files.npy("probs.npy", d.probs);

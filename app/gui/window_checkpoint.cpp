@@ -174,6 +174,7 @@ std::string FamilyText(const model::ModelConfig& cfg) {
   const std::string type = cfg.container.empty() || cfg.container == cfg.model_type
                                ? cfg.model_type
                                : cfg.container + " → " + cfg.model_type;
+  if (cfg.mamba.active()) return type + (cfg.moe.experts > 0 ? " (Mamba-2 + attention, MoE)" : " (Mamba-2 + attention)");
   if (cfg.moe.experts > 0) return type + " (Llama + MoE)";  // Qwen3-MoE, OLMoE, GraniteMoE
   if (cfg.model_type == "gpt_neox") return type + " (GPT-NeoX)";
   if (cfg.model_type == "olmo2") return type + " (OLMo 2)";

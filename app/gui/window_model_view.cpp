@@ -83,7 +83,8 @@ std::string LayerType(const ModelViewPictures& mv, int l) {
 std::string LayerTag(const ModelViewPictures& mv, const model::ModelConfig* c, int l) {
   std::string tag = LayerType(mv, l);
   if (LocalLayer(c, l)) tag += (tag.empty() ? "" : " ") + std::string(tr("local"));
-  if (NopeLayer(c, l)) tag += (tag.empty() ? "" : " ") + std::string(tr("NoPE"));
+  // NoPE is of attention layers (Granite 4.0-H's Mamba-2 layers have no positions by nature, not as an exception)
+  if (NopeLayer(c, l) && !mv.linear_layer(l)) tag += (tag.empty() ? "" : " ") + std::string(tr("NoPE"));
   return tag;
 }
 
@@ -439,7 +440,7 @@ void DrawModelViewWindow(AppState& state) {
       for (int l = 0; l < mv->layers && legend.empty(); ++l)
         if (LocalLayer(config, l)) legend = trf("local: a sliding-window layer, each token sees only the last %d tokens", config->sliding_window);
       for (int l = 0; l < mv->layers; ++l)
-        if (NopeLayer(config, l)) {
+        if (NopeLayer(config, l) && !mv->linear_layer(l)) {
           legend += (legend.empty() ? "" : " · ") + std::string(tr("NoPE: no rotary positions"));
           break;
         }

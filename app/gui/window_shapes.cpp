@@ -131,6 +131,23 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
     ImGui::EndTable();
     return;
   }
+  if (s.conv_kernel > 0 && s.linear == "mamba2") {  // a checkpoint's Mamba-2: in_proj's parts, groups of B and C
+    const std::string p = std::to_string(s.v_dim), K = std::to_string(s.conv_kernel);
+    const int64_t I = s.heads * s.v_dim, channels = I + 2 * s.groups * s.head_dim;
+    row("W_x", trace.params.wv, "C·H·P = " + c + "·" + h + "·" + p);
+    row("W_B, W_C", trace.params.wq + trace.params.wk, "2·C·G·N = 2·" + c + "·" + g + "·" + d);
+    row("W_z", s.d_model * I, "C·H·P = " + c + "·" + h + "·" + p);
+    row(tr("gates"), s.d_model * s.heads + 3 * s.heads, "C·H + 3·H  (W_dt, dt_bias, A_log, D)");
+    const int64_t conv = trace.params.other - s.d_model * I - s.d_model * s.heads - 3 * s.heads - I;
+    const bool bias = conv > channels * s.conv_kernel;  // conv1d.bias: one more number per channel
+    row(tr("convolution"), conv, bias ? "(H·P + 2·G·N)·(K + 1) = " + std::to_string(channels) + "·" + std::to_string(s.conv_kernel + 1)
+                                      : "(H·P + 2·G·N)·K = " + std::to_string(channels) + "·" + K);
+    row(tr("gated norm"), I, "H·P = " + std::to_string(I));
+    row("W_O", trace.params.wo, "H·P·C = " + h + "·" + p + "·" + c);
+    row(tr("total"), trace.params.total(), "");
+    ImGui::EndTable();
+    return;
+  }
   if (s.conv_kernel > 0) {  // a checkpoint's Gated DeltaNet: Hk key heads, Hv value heads, d_v, the convolution
     const std::string v = std::to_string(s.v_dim), K = std::to_string(s.conv_kernel);
     row("W_Q", trace.params.wq, "C·Hk·d_k = " + c + "·" + g + "·" + d);
@@ -172,6 +189,20 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
 // has layers of the other kind (softmax beside Gated DeltaNet).
 void DrawKvCache(const Trace& trace, int layers, bool hybrid) {
   const TraceShape& s = trace.shape;
+  if (s.conv_kernel > 0 && s.linear == "mamba2") {  // a checkpoint's Mamba-2: S per head and the conv's last inputs
+    SectionHeader(tr("State per layer (fixed size)"));
+    const int64_t channels = s.heads * s.v_dim + 2 * s.groups * s.head_dim;
+    ImGui::TextUnformatted(trf("H·P·N + (K − 1)·(H·P + 2·G·N) = %d·%d·%d + %d·%lld = %lld numbers, whatever the length",
+                               int(s.heads), int(s.v_dim), int(s.head_dim), int(s.conv_kernel - 1),
+                               static_cast<long long>(channels), static_cast<long long>(trace.state_bytes_fp32 / 4))
+                               .c_str());
+    ImGui::Text("fp32: %s   fp16: %s", Bytes(trace.state_bytes_fp32).c_str(), Bytes(trace.state_bytes_fp16).c_str());
+    if (layers > 0)
+      WrappedText(trf("All %d Mamba-2 layers: %s (fp32) at any length; only the attention layers keep a KV cache that "
+                      "grows with the input.",
+                      layers, Bytes(trace.state_bytes_fp32 * layers).c_str()));
+    return;
+  }
   if (s.conv_kernel > 0) {  // a checkpoint's Gated DeltaNet: S per value head and the convolution's last inputs
     SectionHeader(tr("State per layer (fixed size)"));
     const int64_t channels = 2 * s.groups * s.head_dim + s.heads * s.v_dim;
@@ -268,7 +299,11 @@ void DrawShapesWindow(AppState& state, bool floating) {
     std::string note = c.name();
     if (const ModelLayerRun* run = c.run.get()) note += " · " + trf("layer %d of %d", run->layer, run->layers);
     WrappedText(note);  // wrapped: Shapes beside the view is a narrow column
-    if (s.conv_kernel > 0)  // Gated DeltaNet: key heads serve value heads, keys and values have their own widths
+    if (s.conv_kernel > 0 && s.linear == "mamba2")  // Mamba-2: heads of width P, groups of B and C of the state's width N
+      WrappedText(trf("L = %d · T = %d tokens · C = %d · H = %d Mamba heads · P = %d · G = %d groups of B, C · N = %d · K = %d",
+                      c.layers(), int(s.tokens), int(s.d_model), int(s.heads), int(s.v_dim), int(s.groups),
+                      int(s.head_dim), int(s.conv_kernel)));
+    else if (s.conv_kernel > 0)  // Gated DeltaNet: key heads serve value heads, keys and values have their own widths
       WrappedText(trf("L = %d · T = %d tokens · C = %d · Hk = %d key heads · Hv = %d value heads · d_k = %d · d_v = %d · K = %d",
                       c.layers(), int(s.tokens), int(s.d_model), int(s.groups), int(s.heads), int(s.head_dim),
                       int(s.v_dim), int(s.conv_kernel)));

@@ -9,6 +9,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/attention/kv_cache.h"
+#include "attnscope/model/config.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -48,8 +49,9 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
                                  {"gemma-2-9b", 42, 16, 8, 256},
                                  {"gemma-3-12b", 48, 16, 8, 256},
                                  {"gpt-oss-20b", 24, 64, 8, 64},
-                                 {"qwen3-next-80b-a3b", 48, 16, 2, 256}};
-  REQUIRE(presets.size() == 11);
+                                 {"qwen3-next-80b-a3b", 48, 16, 2, 256},
+                                 {"granite-4.0-h-tiny", 40, 12, 4, 128}};
+  REQUIRE(presets.size() == 12);
   for (const Published& want : published) {
     CAPTURE(want.name);
     const ModelPreset& p = find_model_preset(presets, want.name);
@@ -64,7 +66,7 @@ TEST_CASE("kv cache: the presets carry the configurations the issue lists") {
   CHECK_THROWS_WITH_AS(find_model_preset(presets, "gpt-5"),
                        doctest::Contains("unknown model 'gpt-5' (valid: gpt2-small, llama-2-7b, llama-2-70b, "
                                          "mistral-7b, falcon-7b, deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, "
-                                         "gpt-oss-20b, qwen3-next-80b-a3b)"),
+                                         "gpt-oss-20b, qwen3-next-80b-a3b, granite-4.0-h-tiny)"),
                        InputError);
 }
 
@@ -226,7 +228,8 @@ TEST_CASE("cli kv-cache: bad input exits 2 with one clear line") {
   struct Bad { std::string args; const char* message; };
   const Bad cases[] = {
       {"--model gpt5 --seq 10", "unknown model 'gpt5' (valid: gpt2-small, llama-2-7b, llama-2-70b, mistral-7b, falcon-7b, "
-                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b, qwen3-next-80b-a3b)"},
+                                "deepseek-v2, deepseek-v3, gemma-2-9b, gemma-3-12b, gpt-oss-20b, qwen3-next-80b-a3b, "
+                                "granite-4.0-h-tiny)"},
       {"--layers 0 --heads 8 --kv-heads 8 --head-dim 64 --seq 10", "layers must be a whole number of at least 1, got 0"},
       {"--layers 4 --heads -8 --kv-heads 8 --head-dim 64 --seq 10", "heads must be a whole number of at least 1, got -8"},
       {"--layers 4 --heads 8 --kv-heads 3 --head-dim 64 --seq 10", "kv heads must divide heads"},
@@ -601,6 +604,43 @@ TEST_CASE("kv cache: Qwen3-Next's preset is its published config: 36 Gated Delta
   CHECK(gdn.conv_kernel == config["linear_conv_kernel_dim"].get<int64_t>());
   CHECK(p.layer_types[1].kind == LayerKind::full);
   CHECK(p.layer_types[1].layers == full_layers);
+}
+
+TEST_CASE("kv cache: the Granite-4.0-H-Tiny preset is its config.json, read by the checkpoint loader") {
+  // The preset against what model::parse_model_config reads from the real config (its Mamba-2 layers are the
+  // layer_types entries "mamba"), and one Mamba-2 layer's state: ssm_states [48, 64, 128] = 393 216 elements,
+  // conv_states [48 · 64 + 2 · 1 · 128 = 3328, 4] = 13 312; 406 528 elements = 813 056 B in fp16, at any length.
+  const fs::path path = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/real-configs/ibm-granite/granite-4.0-h-tiny.json";
+  const model::ModelConfig c = model::parse_model_config(read_file(path, 1 << 20), path.string());
+  const std::vector<ModelPreset> presets = load_model_presets();
+  const ModelPreset& p = find_model_preset(presets, "granite-4.0-h-tiny");
+  int64_t mamba_layers = 0;
+  for (int l = 0; l < c.layers; ++l) mamba_layers += c.is_linear_layer(l) ? 1 : 0;
+  CHECK(mamba_layers == 36);
+  CHECK(p.layers == c.layers);
+  CHECK(p.heads == c.heads);
+  CHECK(p.kv_heads == c.kv_heads);
+  CHECK(p.head_dim == c.head_dim);
+  CHECK(p.hidden == c.d_model);
+  CHECK(p.context == c.max_positions);
+  REQUIRE(p.layer_types.size() == 2);
+  const KvLayerGroup& m = p.layer_types[0];
+  CHECK(m.kind == LayerKind::mamba2);
+  CHECK(m.layers == mamba_layers);
+  CHECK(m.state_heads == c.mamba.heads);
+  CHECK(m.key_heads == c.mamba.groups);
+  CHECK(m.key_dim == c.mamba.state);
+  CHECK(m.value_dim == c.mamba.head_dim);
+  CHECK(m.conv_kernel == c.mamba.conv_kernel);
+  CHECK(p.layer_types[1].kind == LayerKind::full);
+  CHECK(p.layer_types[1].layers == c.layers - mamba_layers);
+  for (int64_t seq : {int64_t(1), int64_t(131072)}) {
+    const KvLayerTypeRow& row = row_of(preset_report("granite-4.0-h-tiny", seq), LayerKind::mamba2);
+    CHECK(row.recurrent_elements == 393216);
+    CHECK(row.conv_elements == 13312);
+    CHECK(row.state_bytes_per_layer == 813056);
+    CHECK(row.bytes == int64_t(813056) * 36);
+  }
 }
 
 TEST_CASE("kv cache: a Gated DeltaNet layer of Qwen3-Next keeps 32 × 128 × 128 + 8192 × 4 elements at any length") {

@@ -94,7 +94,7 @@ TEST_CASE("cli families --checkpoints: every real config, opening or refused as 
       CHECK(reason.find(config.value("model_type", "")) != std::string::npos);
     }
   }
-  CHECK(files == 49);
+  CHECK(files == 50);
   CHECK(int(rows.size()) == files);
   const CliRun md = run_cli("families --checkpoints " + shell_quote(dir.string()) + " --format md");
   REQUIRE(md.exit_code == 0);

@@ -140,6 +140,10 @@ TEST_SUITE("gui_chinese") {
     TraceShape deltanet{6, 64, 4, 2, 16, false, false, false, true};
     deltanet.linear = "gated-deltanet", deltanet.v_dim = 12, deltanet.conv_kernel = 4;
     for (const TraceStep& step : gated_deltanet_layer_trace(deltanet).steps) steps.push_back(step);
+    // A checkpoint's Mamba-2 layer (Granite 4.0-H): in_proj's three parts, B and C per group, the gated norm.
+    TraceShape mamba{6, 64, 4, 2, 16, false, false, false, true};
+    mamba.linear = "mamba2", mamba.v_dim = 12, mamba.conv_kernel = 4;
+    for (const TraceStep& step : granite_mamba2_layer_trace(mamba, true).steps) steps.push_back(step);
     for (const TraceStep& step : steps) {
       keys.insert(step.key);
       CHECK_MESSAGE(zh.trace_steps.count(step.key), "trace step \"" << step.key << "\" (" << step.name << ") has no translation");

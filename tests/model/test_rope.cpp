@@ -235,11 +235,11 @@ TEST_CASE("model rope: Gemma's √hidden_size stays float32 in a BF16 checkpoint
               [](ModelConfig& c) { c.embedding_scale = 4.25; }) > 1e-4);
 }
 
-TEST_CASE("model rope: the 49 real config.json files: the supported families open, the others are refused by name") {
+TEST_CASE("model rope: the 50 real config.json files: the supported families open, the others are refused by name") {
   // Accepted: every Llama 3.x (llama3 RoPE), Phi-3.5/4-mini (longrope, partial rotary), Qwen2.5/Qwen3
   // dense, Mistral, SmolLM2/3, TinyLlama, Gemma 2, Gemma 3 text, GPT-2, DeepSeek-V2-Lite, Qwen3-30B-A3B,
   // OLMoE-1B-7B, Granite 3.1 MoE, Pythia, OLMo 2, and the text towers of Gemma 3 4B+, Mistral Small 3.1 and
-  // Ministral 3, gpt-oss-20b.
+  // Ministral 3, gpt-oss-20b, Qwen3-Next, Granite 4.0-H.
   const std::map<std::string, RopeType> accepted{
       {"openai-community/gpt2", RopeType::plain},
       {"distilbert/distilgpt2", RopeType::plain},
@@ -291,10 +291,11 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       {"mistralai/Ministral-3-3B-Instruct-2512", RopeType::yarn},  // with llama_4_scaling_beta
       {"openai/gpt-oss-20b", RopeType::yarn},
       {"Qwen/Qwen3-Next-80B-A3B-Instruct", RopeType::plain},  // partial_rotary_factor 0.25 in its softmax layers
+      {"ibm-granite/granite-4.0-h-tiny", RopeType::plain},  // position_embedding_type "nope": no layer rotates
   };
   // Refused, each naming its model_type: new families not implemented yet (none today).
   const std::map<std::string, std::string> refused{};
-  CHECK(accepted.size() == 49);
+  CHECK(accepted.size() == 50);
   CHECK(refused.empty());
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(real_configs())) {
@@ -316,7 +317,7 @@ TEST_CASE("model rope: the 49 real config.json files: the supported families ope
       CHECK(contains(e, entry.path().string()));
     }
   }
-  CHECK(files == 49);
+  CHECK(files == 50);
   // Phi-4-mini rotates 96 of its 128 head values, Pythia 16 of its 64.
   CHECK(parse_model_config(real_config("microsoft/Phi-4-mini-instruct").dump(), "c").rotated_dim() == 96);
   CHECK(parse_model_config(real_config("EleutherAI/pythia-160m").dump(), "c").rotated_dim() == 16);

@@ -58,6 +58,26 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
   const model::LayerDetail& d = *forward.detail;
   const model::ModelConfig& c = model.config;
   const int heads = int(d.probs.size());
+  if (c.mamba.active()) {  // Granite 4.0-H's Mamba-2: each head's M on the scale named "Mamba-2 weight"
+    Analysis a;
+    a.scene = layer_scene(heads, heads, heads * c.mamba.head_dim, true);
+    a.request.attention = true;
+    auto att = attention_from_detail(d, labels, {heads * c.mamba.head_dim, heads, heads});
+    att->linear = true;
+    att->linear_spec.kind = LinearLayerKind::mamba2;
+    att->linear_layer.step = d.step;                  // Δ_t
+    att->linear_layer.decay = d.decay.array().exp();  // the factor a_t = exp(Δ_t·A) the state is multiplied by
+    att->linear_layer.head_kind = LinearKind::mamba2;
+    TraceShape shape{forward.tokens, c.d_model, heads, c.mamba.groups, c.mamba.state};
+    shape.causal = true;
+    shape.v_dim = c.mamba.head_dim;
+    shape.linear = "mamba2";
+    shape.conv_kernel = c.mamba.conv_kernel;
+    att->trace = granite_mamba2_layer_trace(shape, c.mamba.conv_bias);
+    att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
+    a.attention = std::move(att);
+    return a;
+  }
   Analysis a;
   a.scene = layer_scene(heads, heads, heads * c.linear.value_dim, true);
   a.request.attention = true;
@@ -143,9 +163,10 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
     att->x = Mat::Zero(T, 0);
     att->options.causal = true;
     att->linear = true;
-    att->linear_spec.kind = LinearLayerKind::gated_deltanet;
+    const bool mamba = stack.layer_kind[size_t(layer)] == "Mamba-2";  // model.json's layer type (Granite 4.0-H)
+    att->linear_spec.kind = mamba ? LinearLayerKind::mamba2 : LinearLayerKind::gated_deltanet;
     att->trace = probabilities_trace(heads, heads, T, true);
-    att->trace.shape.linear = "gated-deltanet";
+    att->trace.shape.linear = mamba ? "mamba2" : "gated-deltanet";
     att->trace.steps.clear();
     att->source_note = stack.source + " · " + of_layers(layer, stack.layers);
     a.attention = std::move(att);
@@ -169,6 +190,9 @@ Analysis layer_analysis(const model::AttentionStack& stack, int layer) {
 
 LayerPositions layer_positions(const model::ModelConfig& c, int layer, int tokens) {
   check_layer(layer, c.layers);
+  require(!c.is_linear_layer(layer) || !c.mamba.active(),
+          "layer " + std::to_string(layer) + " is a Mamba-2 layer (a state-space layer): it has no RoPE; the order of "
+          "its tokens comes from its recurrence and short convolution. The attention layers are where positions would be");
   require(!c.is_linear_layer(layer),
           "layer " + std::to_string(layer) + " is a Gated DeltaNet layer (linear attention): it has no RoPE; the order "
           "of its tokens comes from its recurrence and short convolution. The softmax attention layers have RoPE");

@@ -314,4 +314,41 @@ Trace gated_deltanet_layer_trace(const TraceShape& s) {
   return t;
 }
 
+// Granite 4.0-H's Mamba-2 layer as transformers 5.x runs it (modeling_granitemoehybrid.py
+// GraniteMoeHybridMambaLayer.torch_forward; the engine's forward_reference.cpp mamba2_reference): heads = H,
+// groups = G (B and C per group), head_dim = the state N, v_dim = each head's width P, conv_kernel K, I = H·P.
+Trace granite_mamba2_layer_trace(const TraceShape& s, bool conv_bias) {
+  const int64_t T = s.tokens, C = s.d_model, H = s.heads, G = s.groups, N = s.head_dim, P = s.v_dim, K = s.conv_kernel;
+  const int64_t I = H * P, conv = I + 2 * G * N;  // the convolution's channels: [x | B | C]
+  TraceWriter step(s);
+  Trace& t = step.t;
+  step("input", "input", "X", {"T", "C"}, {T, C});
+  step("project_z_xbc_dt", "project z, xBC, dt", "X·W_inᵀ = [z | xBC | dt], D_conv = H·P + 2·G·N", {"T", "H·P + D_conv + H"},
+       {T, I + conv + H});
+  step("short_conv", "short convolution", "each channel over its last K tokens (causal), then SiLU", {"T", "D_conv"},
+       {T, conv});
+  step("split_heads_x", "split x into heads", "x.view(T, H, P).transpose(0, 1)", {"H", "T", "P"}, {H, T, P});
+  step("split_groups_bc", "B and C per group", "B, C.view(T, G, N): each group serves H/G heads", {"G", "T", "N"},
+       {G, T, N});
+  step("ssm_step", "step Δ", "Δ_t = softplus(dt_t + dt_bias)", {"H", "T"}, {H, T});
+  step("ssm_decay", "decay a", "a_t = exp(Δ_t·A), A = −exp(A_log) < 0", {"H", "T"}, {H, T});
+  step("state", "state (fixed size)", "S_t = a_t·S_{t−1} + Δ_t·x_t·B_tᵀ", {"H", "P", "N"}, {H, P, N});
+  step("implicit_matrix", "matrix M (signed)", "M[t, s] = (C_t·B_s)·Δ_s·a_{s+1}⋯a_t, s ≤ t", {"H", "T", "T"}, {H, T, T});
+  step("weighted_sum_linear", "weighted sum", "Y = M·x + D·x", {"H", "T", "P"}, {H, T, P});
+  step("concat_heads", "concat heads", "Y.transpose(0, 1).reshape(T, H·P)", {"T", "H·P"}, {T, I});
+  step("gated_norm", "gated norm", "RMSNorm(Y·SiLU(z)) over H·P · w", {"T", "H·P"}, {T, I});
+  step("output", "output", "Y·W_outᵀ", {"T", "C"}, {T, C});
+  t.params.wq = C * G * N;  // C's rows of in_proj
+  t.params.wk = C * G * N;  // B's rows
+  t.params.wv = C * I;      // x's rows
+  t.params.wo = I * C;
+  // z's and dt's rows, the convolution (and its bias), dt_bias, A_log, D and the gated norm's weight
+  t.params.other = C * I + C * H + conv * K + (conv_bias ? conv : 0) + 3 * H + I;
+  // S, and the convolution's last K − 1 inputs
+  const int64_t numbers = H * P * N + (K - 1) * conv;
+  t.state_bytes_fp32 = numbers * 4;
+  t.state_bytes_fp16 = numbers * 2;
+  return t;
+}
+
 }  // namespace attnscope

@@ -706,6 +706,86 @@ ModelConfig read_qwen3_next(const json& j, const Reader& r, const std::string& n
   return c;
 }
 
+// Granite 4.0-H: transformers 5.x models/granitemoehybrid/configuration_granitemoehybrid.py and
+// modeling_granitemoehybrid.py. Granite's multipliers (embedding, attention = the score scale, residual,
+// logits ÷ logits_scaling); layer_types (layers_block_type, its alias) "mamba" or "attention", every layer Mamba
+// without it (GraniteMoeHybridConfig.layers_block_type); attention layers with RoPE only when
+// position_embedding_type is "rope" (GraniteMoeHybridModel builds no rotary embedding otherwise: Granite 4.0-H's
+// "nope"); every layer's MLP is block_sparse_moe (GraniteMoe's routing, num_local_experts of intermediate_size) plus
+// shared_mlp (shared_intermediate_size), or shared_mlp alone when num_local_experts is 0. The Mamba-2 sizes as
+// GraniteMoeHybridConfig checks them: mamba_d_head "auto" (absent) = mamba_expand·hidden_size / mamba_n_heads.
+ModelConfig read_granite_hybrid(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c = read_llama(j, r, name, type);
+  c.embedding_scale = r.number_or("embedding_multiplier", 1.0, 1e-6, 1e6);
+  c.attn_scale = r.number_or("attention_multiplier", 1.0, 1e-9, 1e6);
+  c.residual_scale = r.number_or("residual_multiplier", 1.0, 1e-9, 1e6);
+  c.logits_divisor = r.number_or("logits_scaling", 1.0, 1e-9, 1e9);
+  const std::string positions = r.has("position_embedding_type") && !j["position_embedding_type"].is_null()
+                                    ? r.string_or("position_embedding_type", "nope") : "nope";
+  if (positions != "nope" && positions != "rope")
+    fail(name, "\"position_embedding_type\" = \"" + positions + "\" is not supported for granitemoehybrid (supported: "
+               "\"nope\" or null, no positions in the attention layers, as Granite 4.0-H; \"rope\")");
+  if (positions == "nope") c.layer_rope_theta.assign(size_t(c.layers), 0.0);
+  const int shared = r.integer_or("shared_intermediate_size", 1024, 1, max_width);
+  MoeConfig& e = c.moe;
+  e.experts = r.integer_or("num_local_experts", 8, 0, 1 << 16);
+  if (e.experts == 0) {
+    c.ffn_dim = shared;  // GraniteMoeHybridDecoderLayer: shared_mlp alone
+  } else {
+    e.top_k = r.integer_or("num_experts_per_tok", 2, 1, 1 << 16);
+    if (e.top_k > e.experts)
+      fail(name, "\"num_experts_per_tok\" = " + std::to_string(e.top_k) + " is more than the " +
+                     std::to_string(e.experts) + " experts (\"num_local_experts\"); valid: 1 to " + std::to_string(e.experts));
+    e.expert_ffn = c.ffn_dim;
+    e.softmax_over_topk = true;
+    e.shared = 1;  // shared_mlp, beside the routed experts, on every token
+    e.shared_ffn = shared;
+  }
+  Mamba2Config& m = c.mamba;
+  const int expand = r.integer_or("mamba_expand", 2, 1, 64);
+  m.heads = r.integer_or("mamba_n_heads", 128, 1, limits::max_heads);
+  const int64_t inner = int64_t(expand) * c.d_model;
+  if (inner > max_width || inner % m.heads != 0)
+    fail(name, "\"mamba_n_heads\" = " + std::to_string(m.heads) + " does not divide mamba_expand × hidden_size = " +
+                   std::to_string(inner) + " (valid: a divisor of it)");
+  m.head_dim = r.has("mamba_d_head") && !j["mamba_d_head"].is_string() ? r.integer("mamba_d_head", 1, max_width)
+                                                                     : int(inner / m.heads);
+  if (int64_t(m.head_dim) * m.heads != inner)
+    fail(name, "\"mamba_d_head\" = " + std::to_string(m.head_dim) + " × \"mamba_n_heads\" = " + std::to_string(m.heads) +
+                   " is not mamba_expand × hidden_size = " + std::to_string(inner) + " (valid: \"mamba_d_head\": " +
+                   std::to_string(inner / m.heads) + ")");
+  m.groups = r.integer_or("mamba_n_groups", 1, 1, limits::max_heads);
+  if (m.heads % m.groups != 0)
+    fail(name, "\"mamba_n_groups\" = " + std::to_string(m.groups) + " does not divide \"mamba_n_heads\" = " +
+                   std::to_string(m.heads) + " (each group's B and C serve mamba_n_heads / mamba_n_groups heads)");
+  m.state = r.integer_or("mamba_d_state", 256, 1, max_width);
+  m.conv_kernel = r.integer_or("mamba_d_conv", 4, 1, 64);
+  m.conv_bias = r.boolean_or("mamba_conv_bias", true);
+  if (r.boolean_or("mamba_proj_bias", false))
+    fail(name, "\"mamba_proj_bias\" = true is not supported for granitemoehybrid (supported: false, the published "
+               "checkpoints' in_proj and out_proj have no biases)");
+  if (int64_t(m.conv_dim()) > max_width) fail(name, "the Mamba layers' width is above the limit of " + std::to_string(max_width));
+  const bool has_types = r.has("layer_types"), has_alias = r.has("layers_block_type");  // attribute_map's alias
+  const char* types_key = has_types ? "layer_types" : has_alias ? "layers_block_type" : nullptr;
+  if (types_key) {
+    const json& types = j[types_key];
+    if (!types.is_array() || types.size() != size_t(c.layers))
+      fail(name, "\"" + std::string(types_key) + "\" must be a list of " + std::to_string(c.layers) +
+                     " entries (one per layer, \"num_hidden_layers\"), got " +
+                     (types.is_array() ? std::to_string(types.size()) + " entries" : types.dump()));
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "mamba") c.layer_linear.push_back(true);
+      else if (types[i] == "attention") c.layer_linear.push_back(false);
+      else
+        fail(name, "\"" + std::string(types_key) + "\"[" + std::to_string(i) + "] = " + types[i].dump() +
+                       " is not supported for granitemoehybrid (supported: \"mamba\", \"attention\")");
+    }
+  } else {
+    c.layer_linear.assign(size_t(c.layers), true);
+  }
+  return c;
+}
+
 // GPT-NeoX (Pythia): transformers 5.x models/gpt_neox/configuration_gpt_neox.py and modeling_gpt_neox.py.
 // LayerNorm(layer_norm_eps) with biases, a fused per-head query_key_value, rotate-half RoPE on the leading
 // head_dim × rotary_pct values (base rotary_emb_base), q/k/v/o biases (attention_bias), the exact-erf GELU
@@ -1257,6 +1337,25 @@ const std::vector<FamilyEntry>& family_entries() {
                                "shared_expert_intermediate_size"}, {}),
         {"Qwen/Qwen3-Next-80B-A3B-Instruct"}},
        read_qwen3_next},
+      {{"granitemoehybrid", "Granite 4.0-H", "GraniteMoeHybridForCausalLM",
+        "Mamba-2 (state-space duality, mamba_n_heads heads over a mamba_d_state state) in the layers layer_types "
+        "names \"mamba\"; softmax attention (GQA, num_key_value_heads) in the others",
+        "none (position_embedding_type \"nope\", as published: the Mamba layers' convolution and decay order the "
+        "tokens); RoPE (rotate-half, rope_theta) in the attention layers with \"rope\"",
+        "",
+        "Granite's multipliers; Mamba-2 layers with their causal conv1d, Δ, A and D skip and gated RMSNorm, drawn as "
+        "each head's signed T×T matrix M; mixture of experts (top-k of the router's logits, softmax over those k) "
+        "plus a shared MLP in every layer, or the shared MLP alone. The Model and Heads views draw its Mamba layers' "
+        "matrices on the diverging scale, its attention layers' probabilities",
+        "model.layers.N.mamba.{in_proj, conv1d (weight, bias), dt_bias, A_log, D, norm, out_proj} or "
+        "self_attn.{q,k,v,o}_proj; block_sparse_moe.router.layer, input_linear [E, 2F, C], output_linear [E, C, F]; "
+        "shared_mlp.{input_linear, output_linear}",
+        with_keys(granite_keys, {"layer_types", "layers_block_type", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head",
+                                 "mamba_d_state", "mamba_expand", "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias",
+                                 "num_experts_per_tok", "num_local_experts", "position_embedding_type",
+                                 "shared_intermediate_size"}, {}),
+        {"ibm-granite/granite-4.0-h-tiny"}},
+       read_granite_hybrid},
   };
   return entries;
 }
@@ -1400,6 +1499,18 @@ int64_t ModelConfig::parameter_count() const {
     const int64_t attention = C * Q + 2 * C * KV + Q * C + (qkv_bias ? Q + 2 * KV : 0) + (o_bias ? C : 0) + heads;
     const int64_t experts = E * (C + 1) + E * (C * 2 * F + 2 * F + F * C + C);
     return int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C + int64_t(layers) * (attention + experts + 2 * C);
+  }
+  if (mamba.active()) {  // Granite 4.0-H: Mamba-2 or attention, then the experts + shared MLP, or the shared MLP
+    const int64_t I = mamba.inner(), CD = mamba.conv_dim(), Hm = mamba.heads;
+    const int64_t mamba2 = C * (I + CD + Hm) + CD * mamba.conv_kernel + (mamba.conv_bias ? CD : 0) + 3 * Hm + I + I * C;
+    int64_t attention = C * Q + 2 * C * KV + Q * C;
+    if (qkv_bias) attention += Q + 2 * KV;
+    if (o_bias) attention += C;
+    const int64_t moe_mlp = int64_t(moe.experts) * (C + 3 * C * moe.expert_ffn) + 3 * C * moe.shared_ffn;
+    int64_t total = int64_t(vocab) * C * (tied_embeddings ? 1 : 2) + C;
+    for (int l = 0; l < layers; ++l)
+      total += (is_linear_layer(l) ? mamba2 : attention) + 2 * C + (moe.is_moe_layer(l) ? moe_mlp : 3 * C * F);
+    return total;
   }
   if (linear.active()) {  // Qwen3-Next: Gated DeltaNet or gated attention, then a dense or MoE MLP
     const LinearAttentionConfig& a = linear;

@@ -340,6 +340,95 @@ void deltanet_layer_forward(const ModelConfig& c, const LayerWeights& lw, Activa
   add_residual(c, a, T);
 }
 
+// ---- Granite 4.0-H: the Mamba-2 layer ----------------------------------------------------------------
+// transformers 5.x models/granitemoehybrid/modeling_granitemoehybrid.py, GraniteMoeHybridMambaLayer.torch_forward
+// without a cache, in float32: x ← x + residual_multiplier·out_proj(gated_norm(ssd(conv(h)), z)), h = norm1(x).
+// Each head's SSD (recurrence and explicit matrix M) comes from attention/linear_attention.h (mamba2: q = C,
+// k = B, v = x, Δ, A and the D skip; y = M·x + D·x). maps [heads, T, T] receives M.
+void mamba2_layer_forward(const ModelConfig& c, const LayerWeights& lw, Activations& a, float* maps, int T,
+                          std::optional<LayerDetail>* detail, int layer) {
+  const Mamba2Config& mc = c.mamba;
+  const Mamba2Weights& w = lw.mamba;
+  const int C = c.d_model, Hm = mc.heads, P = mc.head_dim, N = mc.state, I = mc.inner(), CD = mc.conv_dim();
+  const int K = mc.conv_kernel, per_group = Hm / mc.groups;
+  apply_norm(c, a.h.data(), a.x.data(), lw.norm1_weight, lw.norm1_bias, T);
+  // in_proj (split at load): z [T, I], xBC [T, CD], dt [T, Hm]
+  std::vector<float> z(size_t(T) * I), xbc(size_t(T) * CD), dt(size_t(T) * Hm), conv(xbc.size());
+  linear_forward_packed(z.data(), a.h.data(), w.wz, nullptr, T);
+  linear_forward_packed(xbc.data(), a.h.data(), w.wxbc, nullptr, T);
+  linear_forward_packed(dt.data(), a.h.data(), w.wdt, nullptr, T);
+  // The causal depthwise conv1d (padding K − 1, the first T outputs) with its bias, then SiLU.
+#pragma omp parallel for schedule(static) if (int64_t(T) * CD * K >= (1 << 18))
+  for (int t = 0; t < T; ++t)
+    for (int ch = 0; ch < CD; ++ch) {
+      float s = w.conv_bias.size() > 0 ? w.conv_bias[ch] : 0.0f;
+      for (int j = 0; j < K; ++j) {
+        const int src = t + j - (K - 1);
+        if (src >= 0) s += w.conv(ch, j) * xbc[size_t(int64_t(src) * CD + ch)];
+      }
+      conv[size_t(int64_t(t) * CD + ch)] = s / (1.0f + std::exp(-s));
+    }
+  std::vector<float> y(size_t(T) * I);
+  if (detail) {
+    LayerDetail d;
+    d.layer = layer;
+    d.linear = true;
+    d.input = Eigen::Map<const Mat>(a.h.data(), T, C);
+    d.q.resize(size_t(Hm)), d.k.resize(size_t(Hm)), d.v.resize(size_t(Hm)), d.probs.resize(size_t(Hm)),
+        d.head_out.resize(size_t(Hm));
+    d.step.resize(Hm, T), d.decay.resize(Hm, T);
+    *detail = std::move(d);
+  }
+  // Head j: x its P values of the first I channels, B and C those of its group j / (Hm / groups);
+  // Δ = softplus(dt + dt_bias) (torch's, threshold 20; time_step_limit (0, ∞) clamps nothing), A = −exp(A_log).
+#pragma omp parallel for schedule(dynamic) if (int64_t(Hm) * T * T * N >= (1 << 16))
+  for (int j = 0; j < Hm; ++j) {
+    const int g = j / per_group;
+    LinearHeadInput in;
+    in.q.resize(T, N), in.k.resize(T, N), in.v.resize(T, P);
+    in.dt.resize(size_t(T)), in.log_decay.assign(size_t(T), -std::exp(w.a_log[j]));
+    in.d_skip = w.d_skip[j];
+    for (int t = 0; t < T; ++t) {
+      const float* row = conv.data() + int64_t(t) * CD;
+      std::copy_n(row + int64_t(j) * P, P, in.v.row(t).data());
+      std::copy_n(row + I + int64_t(g) * N, N, in.k.row(t).data());                    // B
+      std::copy_n(row + I + int64_t(mc.groups) * N + int64_t(g) * N, N, in.q.row(t).data());  // C
+      const float x = dt[size_t(int64_t(t) * Hm + j)] + w.dt_bias[j];
+      in.dt[size_t(t)] = x > 20.0f ? x : std::log1p(std::exp(x));
+    }
+    const LinearHeadResult res = linear_head_recurrent(LinearKind::mamba2, in);
+    const Mat M = linear_head_matrix(LinearKind::mamba2, in);
+    std::copy_n(M.data(), int64_t(T) * T, maps + int64_t(j) * T * T);
+    for (int t = 0; t < T; ++t) std::copy_n(res.output.row(t).data(), P, y.data() + int64_t(t) * I + int64_t(j) * P);
+    if (detail) {
+      LayerDetail& d = **detail;
+      d.q[size_t(j)] = in.q, d.k[size_t(j)] = in.k, d.v[size_t(j)] = in.v, d.probs[size_t(j)] = M;
+      d.head_out[size_t(j)] = res.output;
+      // Δ_t, the step a token writes with (B_t·Δ_t·x_t), and the log decay Δ_t·A its state carries over
+      for (int t = 0; t < T; ++t) d.step(j, t) = in.dt[size_t(t)], d.decay(j, t) = in.dt[size_t(t)] * in.log_decay[size_t(t)];
+    }
+  }
+  // GraniteMoeHybridRMSNormGated: y·silu(z) first, then x·rsqrt(mean(x²) + eps)·w over all I values.
+  const float eps = float(c.norm_eps);
+  for (int t = 0; t < T; ++t) {
+    float* x = y.data() + int64_t(t) * I;
+    const float* zt = z.data() + int64_t(t) * I;
+    float ss = 0;
+    for (int e = 0; e < I; ++e) {
+      x[e] *= zt[e] / (1.0f + std::exp(-zt[e]));
+      ss += x[e] * x[e];
+    }
+    const float inv = 1.0f / std::sqrt(ss / float(I) + eps);
+    for (int e = 0; e < I; ++e) x[e] = w.norm[e] * (x[e] * inv);
+  }
+  linear_forward_packed(a.proj.data(), y.data(), w.out, nullptr, T);
+  if (detail) {
+    (*detail)->concat = Eigen::Map<const Mat>(y.data(), T, I);
+    (*detail)->output = Eigen::Map<const Mat>(a.proj.data(), T, C);
+  }
+  add_residual(c, a, T);
+}
+
 // `input` is the residual stream the MLP's norm reads: x after the attention block, or (GPT-NeoX's parallel
 // residual) x before it.
 void mlp_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, int T, const float* input) {
@@ -658,6 +747,15 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
+    if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2
+      r.layer_maps[size_t(l)] = {true, "Mamba-2", c.mamba.heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);
+      mamba2_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
+                           options.detail_layer == l ? &r.detail : nullptr, l);
+      if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
+      else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      continue;
+    }
     if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet
       r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
       r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);

@@ -25,8 +25,8 @@ void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
               " positions (max_position_embeddings)");
   int64_t cells = int64_t(c.layers) * c.heads * T * T;
   for (int l = 0; l < c.layers; ++l)  // a linear layer's matrices beside its zero slot (Qwen3-Next)
-    if (c.is_linear_layer(l)) cells += int64_t(c.linear.value_heads) * T * T;
-  const int widest = std::max(c.heads, c.linear.active() ? c.linear.value_heads : 0);
+    if (c.is_linear_layer(l)) cells += int64_t(c.mamba.active() ? c.mamba.heads : c.linear.value_heads) * T * T;
+  const int widest = std::max({c.heads, c.linear.active() ? c.linear.value_heads : 0, c.mamba.heads});
   require(int64_t(widest) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
           "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
               std::to_string(widest) + " heads × T²) exceed attnscope's limit of " +
@@ -454,11 +454,104 @@ void add_residual(Rows& x, const Rows& y, double scale = 1.0) {
 
 // What follows a Gated DeltaNet or MLA mixer: its output's residual add, then norm2 and the dense SwiGLU
 // or MoE MLP with its residual add.
+// Granite 4.0-H's Mamba-2 block [T, C] on h = norm1(x) (modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer,
+// its cached step token by token), as loops in double: in_proj's z, xBC, dt; the conv over xBC with its bias,
+// SiLU; Δ = softplus(dt + dt_bias), a = exp(Δ·A), A = −exp(A_log); per head j (B, C of group j / (Hm / groups))
+// the state S [P, N]: S ← a·S + Δ·x·Bᵀ, y = S·C + D·x; then y·silu(z), RMSNorm over all I values ·w, out_proj.
+// Each head's matrix M is the same recurrence run on the identity as values with D = 0 (the SSD is linear in x),
+// not linear_attention.h's construction. maps [Hm, T, T] receives M.
+Rows mamba2_reference(const ModelConfig& c, const LayerWeights& lw, const Rows& h, float* maps, LayerDetail* detail) {
+  const Mamba2Config& mc = c.mamba;
+  const Mamba2Weights& w = lw.mamba;
+  const int T = int(h.size()), Hm = mc.heads, P = mc.head_dim, N = mc.state, I = mc.inner(), CD = mc.conv_dim();
+  const int K = mc.conv_kernel, per_group = Hm / mc.groups;
+  const Rows z = linear(h, w.wz, Vec()), xbc = linear(h, w.wxbc, Vec()), dt = linear(h, w.wdt, Vec());
+  Rows conv(size_t(T), std::vector<double>(size_t(CD), 0.0));
+  for (int t = 0; t < T; ++t)
+    for (int ch = 0; ch < CD; ++ch) {
+      double s = w.conv_bias.size() > 0 ? double(w.conv_bias[ch]) : 0.0;
+      for (int j = 0; j < K; ++j)
+        if (t + j - (K - 1) >= 0) s += double(w.conv(ch, j)) * xbc[size_t(t + j - (K - 1))][size_t(ch)];
+      conv[size_t(t)][size_t(ch)] = silu(s);
+    }
+  Rows y(size_t(T), std::vector<double>(size_t(I), 0.0));
+  if (detail) {
+    detail->linear = true;
+    detail->step.resize(Hm, T), detail->decay.resize(Hm, T);
+  }
+  for (int j = 0; j < Hm; ++j) {
+    const int g = j / per_group;
+    const double A = -std::exp(double(w.a_log[j]));
+    std::vector<double> delta(size_t(T), 0.0);
+    for (int t = 0; t < T; ++t) {
+      const double x = dt[size_t(t)][size_t(j)] + double(w.dt_bias[j]);
+      delta[size_t(t)] = x > 20 ? x : std::log1p(std::exp(x));
+    }
+    auto B = [&](int t, int n) { return conv[size_t(t)][size_t(I + g * N + n)]; };
+    auto Cq = [&](int t, int n) { return conv[size_t(t)][size_t(I + mc.groups * N + g * N + n)]; };
+    // the scan with values of width n, value(t, e) and skip d: outputs [T, n]
+    auto run = [&](int n, const std::function<double(int, int)>& value, double d) {
+      std::vector<double> S(size_t(n) * N, 0.0);
+      Rows out(size_t(T), std::vector<double>(size_t(n), 0.0));
+      for (int t = 0; t < T; ++t) {
+        const double a = std::exp(delta[size_t(t)] * A);
+        for (int e = 0; e < n; ++e) {
+          const double v = value(t, e);
+          double o = 0;
+          for (int i = 0; i < N; ++i) {
+            double& s = S[size_t(e) * N + size_t(i)];
+            s = a * s + delta[size_t(t)] * v * B(t, i);
+            o += s * Cq(t, i);
+          }
+          out[size_t(t)][size_t(e)] = o + d * v;
+        }
+      }
+      return out;
+    };
+    const Rows o = run(P, [&](int t, int e) { return conv[size_t(t)][size_t(j * P + e)]; }, double(w.d_skip[j]));
+    const Rows M = run(T, [](int t, int e) { return t == e ? 1.0 : 0.0; }, 0.0);
+    for (int t = 0; t < T; ++t) {
+      for (int s = 0; s < T; ++s) maps[(int64_t(j) * T + t) * T + s] = float(M[size_t(t)][size_t(s)]);
+      for (int e = 0; e < P; ++e) y[size_t(t)][size_t(j * P + e)] = o[size_t(t)][size_t(e)];
+    }
+    if (detail) {
+      Rows q(size_t(T), std::vector<double>(size_t(N), 0.0)), k = q;
+      for (int t = 0; t < T; ++t)
+        for (int i = 0; i < N; ++i) q[size_t(t)][size_t(i)] = Cq(t, i), k[size_t(t)][size_t(i)] = B(t, i);
+      detail->q.push_back(to_mat(q)), detail->k.push_back(to_mat(k));
+      detail->v.push_back(head_of(columns(conv, 0, size_t(I)), j, P));
+      detail->probs.push_back(to_mat(M)), detail->head_out.push_back(head_of(y, j, P));
+      for (int t = 0; t < T; ++t)
+        detail->step(j, t) = float(delta[size_t(t)]), detail->decay(j, t) = float(delta[size_t(t)] * A);
+    }
+  }
+  // GraniteMoeHybridRMSNormGated: y·silu(z), then the RMS over all I values ·w
+  for (int t = 0; t < T; ++t) {
+    std::vector<double>& row = y[size_t(t)];
+    double ms = 0;
+    for (int e = 0; e < I; ++e) {
+      row[size_t(e)] *= silu(z[size_t(t)][size_t(e)]);
+      ms += row[size_t(e)] * row[size_t(e)];
+    }
+    const double inv = 1.0 / std::sqrt(ms / I + c.norm_eps);
+    for (int e = 0; e < I; ++e) row[size_t(e)] *= inv * double(w.norm[e]);
+  }
+  const Rows out = linear(y, w.out, Vec());
+  if (detail) {
+    detail->input = to_mat(h);
+    detail->concat = to_mat(y);
+    detail->output = to_mat(out);
+  }
+  return out;
+}
+
 void add_mixer_and_swiglu_mlp(const ModelConfig& c, const LayerWeights& lw, int l, const Rows& mixer, Rows& x) {
-  add_residual(x, mixer);
+  add_residual(x, mixer, c.residual_scale);
   const Rows h2 = norm(x, lw.norm2_weight, lw.norm2_bias, c.norm, c.norm_eps);
-  add_residual(x, c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
-                                        : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down}));
+  add_residual(x,
+               c.moe.is_moe_layer(l) ? moe_reference(c, lw, h2)
+                                     : swiglu_reference(h2, SwigluWeights{lw.w_gate, lw.w_up, lw.w_down}),
+               c.residual_scale);
 }
 
 }  // namespace
@@ -485,6 +578,17 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     const LayerWeights& lw = w.layers[size_t(l)];
+    if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2, then the MoE + shared or shared MLP
+      r.layer_maps[size_t(l)] = {true, "Mamba-2", c.mamba.heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);
+      LayerDetail detail;
+      detail.layer = l;
+      const Rows out = mamba2_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps),
+                                        r.linear_maps[size_t(l)].data(), options.detail_layer == l ? &detail : nullptr);
+      if (options.detail_layer == l) r.detail = std::move(detail);
+      add_mixer_and_swiglu_mlp(c, lw, l, out, x);
+      continue;
+    }
     if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet, then the dense or MoE MLP
       r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
       r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);

@@ -148,7 +148,7 @@ void plan_experts(std::vector<Load>& plan, const ModelConfig& c, const std::stri
   const MoeConfig& e = c.moe;
   const int64_t C = c.d_model, F = e.expert_ffn, E = e.experts;
   m.experts.resize(size_t(E));
-  if (c.model_type != "granitemoe") {
+  if (c.model_type != "granitemoe" && c.model_type != "granitemoehybrid") {
     plan_fused(plan, h + "mlp.gate.weight", {{&m.router, E}}, C,
                "the router's rows, one per expert (num_experts " + std::to_string(E) + "),");
     for (int x = 0; x < E; ++x) plan_swiglu(plan, h + "mlp.experts." + std::to_string(x) + ".", m.experts[size_t(x)], C, F);
@@ -222,12 +222,44 @@ void plan_deltanet(std::vector<Load>& plan, const ModelConfig& c, const std::str
   plan_packed(plan, a + "out_proj.weight", g.out, C, Hv * dv);
 }
 
+// Granite 4.0-H's Mamba-2 tensors under `m` ("model.layers.N.mamba."), transformers 5.x
+// modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer: in_proj.weight [I + conv_dim + heads, C] (the rows of
+// the gate z, then xBC, then dt: torch_forward's split), conv1d.weight [conv_dim, 1, K] and conv1d.bias
+// [conv_dim] (mamba_conv_bias), dt_bias, A_log and D [heads], norm.weight [I], out_proj.weight [C, I].
+void plan_mamba(std::vector<Load>& plan, const ModelConfig& c, const std::string& m, Mamba2Weights& w) {
+  const Mamba2Config& mc = c.mamba;
+  const int64_t C = c.d_model, I = mc.inner(), CD = mc.conv_dim(), Hm = mc.heads;
+  plan_fused(plan, m + "in_proj.weight", {{&w.wz, I}, {&w.wxbc, CD}, {&w.wdt, Hm}}, C,
+             "the rows of the gate z (mamba_n_heads × mamba_d_head = " + std::to_string(I) + "), then x, B and C (" +
+                 std::to_string(I) + " + 2 × mamba_n_groups × mamba_d_state = " + std::to_string(CD) +
+                 "), then dt (mamba_n_heads " + std::to_string(Hm) + "),");
+  w.conv.resize(CD, mc.conv_kernel);
+  plan.push_back({m + "conv1d.weight", {CD, 1, mc.conv_kernel}, w.conv.data(), {}, {},
+                  "mamba_n_heads × mamba_d_head + 2 × mamba_n_groups × mamba_d_state = " + std::to_string(CD) +
+                      " channels (x, B, C), 1, mamba_d_conv " + std::to_string(mc.conv_kernel) + ":"});
+  if (mc.conv_bias) plan_vector(plan, m + "conv1d.bias", w.conv_bias, CD);
+  plan_vector(plan, m + "dt_bias", w.dt_bias, Hm);
+  plan_vector(plan, m + "A_log", w.a_log, Hm);
+  plan_vector(plan, m + "D", w.d_skip, Hm);
+  plan_vector(plan, m + "norm.weight", w.norm, I);
+  plan_packed(plan, m + "out_proj.weight", w.out, C, I);
+}
+
+// GraniteMoeHybridMLP (shared_mlp): input_linear [2F, C] chunked into the SiLU half (gate) and the linear half
+// (up), output_linear [C, F] (down).
+void plan_shared_mlp(std::vector<Load>& plan, const std::string& p, PackedMatrix& gate, PackedMatrix& up,
+                     PackedMatrix& down, int64_t C, int64_t F) {
+  plan_fused(plan, p + "input_linear.weight", {{&gate, F}, {&up, F}}, C,
+             "the rows of the SiLU half, then the linear half (shared_intermediate_size " + std::to_string(F) + " each),");
+  plan_packed(plan, p + "output_linear.weight", down, C, F);
+}
+
 // A mixture layer's expert count in config.json must be the files' (the router's rows, and for
 // per-expert tensors no expert numbered E or above): refused naming config.json, the key and the count
 // the files hold.
 void check_expert_count(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& config_path) {
   const MoeConfig& e = c.moe;
-  const bool granite = c.model_type == "granitemoe";
+  const bool granite = c.model_type == "granitemoe" || c.model_type == "granitemoehybrid";
   const bool deepseek = c.is_mla();
   const std::string key = granite ? "num_local_experts" : deepseek ? "n_routed_experts" : "num_experts";
   for (int i = 0; i < c.layers; ++i) {
@@ -266,7 +298,9 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
     LayerWeights& l = w.layers[size_t(i)];
     const std::string h = p + "layers." + std::to_string(i) + ".";
     if (c.pre_norms) plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
-    if (c.is_linear_layer(i)) {
+    if (c.is_linear_layer(i) && c.mamba.active()) {
+      plan_mamba(plan, c, h + "mamba.", l.mamba);
+    } else if (c.is_linear_layer(i)) {
       plan_deltanet(plan, c, h + "linear_attn.", l.deltanet);
     } else if (c.attn_output_gate) {
       // Qwen3NextAttention: q_proj [H·2D, C] viewed [H, 2D] and chunked: head h's query rows, then its gate rows.
@@ -310,6 +344,16 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
       plan_vector(plan, h + "post_feedforward_layernorm.weight", l.post_mlp_norm, C);
     } else {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.norm2_weight, C);
+    }
+    if (c.model_type == "granitemoehybrid") {  // block_sparse_moe (when it has experts) + shared_mlp
+      if (c.moe.is_moe_layer(i)) {
+        plan_experts(plan, c, h, l.moe);
+        plan_shared_mlp(plan, h + "shared_mlp.", l.moe.shared.gate, l.moe.shared.up, l.moe.shared.down, C,
+                        c.moe.shared_ffn);
+      } else {
+        plan_shared_mlp(plan, h + "shared_mlp.", l.w_gate, l.w_up, l.w_down, C, F);
+      }
+      continue;
     }
     if (c.moe.is_moe_layer(i)) {
       plan_experts(plan, c, h, l.moe);

@@ -51,7 +51,8 @@ struct TraceShape {
   // "gated-deltanet"; empty for softmax attention) and whether linear attention divides by its normaliser.
   std::string linear = {};
   bool linear_normalize = false;
-  // A checkpoint's Gated DeltaNet layer (Qwen3-Next) when conv_kernel > 0: heads = the value heads Hv,
+  // A checkpoint's Mamba-2 layer (Granite 4.0-H) when linear is "mamba2" and conv_kernel > 0: granite_mamba2_layer_trace.
+  // A checkpoint's Gated DeltaNet layer (Qwen3-Next) when linear is "gated-deltanet" and conv_kernel > 0: heads = the value heads Hv,
   // groups = the key heads Hk (each serving Hv/Hk value heads), head_dim = d_k, v_dim = d_v, and the short
   // convolution's kernel K over [q | k | v].
   int64_t conv_kernel = 0;
@@ -95,6 +96,10 @@ Trace linear_layer_trace(const TraceShape& shape);
 // heads (Hk key heads, Hv value heads); q, k L2-normalised; β, α; the state S [Hv, d_k, d_v]; M [Hv, T, T];
 // O = M·V; the gated RMSNorm; the output projection. Its state: S and the convolution's last K − 1 inputs.
 Trace gated_deltanet_layer_trace(const TraceShape& shape);
+// A checkpoint's Mamba-2 layer (Granite 4.0-H; shape.linear "mamba2" with conv_kernel > 0): heads H, groups G of
+// B and C, head_dim = the state N, v_dim = each head's width P; its in_proj, short convolution of width
+// conv_kernel (with a bias when conv_bias), Δ, decay, state and gated norm.
+Trace granite_mamba2_layer_trace(const TraceShape& shape, bool conv_bias);
 // Attentions computed elsewhere: the probabilities P [H, T, T] and nothing before them.
 Trace probabilities_trace(int heads, int groups, int tokens, bool causal);
 

@@ -149,6 +149,27 @@ struct LinearAttentionConfig {
   int conv_dim() const { return 2 * key_heads * key_dim + value_heads * value_dim; }
 };
 
+// Granite 4.0-H's Mamba-2 layers (transformers 5.x models/granitemoehybrid/modeling_granitemoehybrid.py,
+// GraniteMoeHybridMambaLayer.torch_forward; SPEC / linear_attention.h "mamba2"). Per token t of a Mamba layer,
+// h = norm1(x), I = heads·head_dim:
+//   [z ; xBC ; dt] = h·W_inᵀ (in_proj [I + conv_dim + heads, C]), xBC = SiLU(causal depthwise conv1d of width
+//   conv_kernel over xBC, + conv1d.bias), split into x [I], B [groups·state], C [groups·state];
+//   Δ = softplus(dt + dt_bias), A = −exp(A_log) per head; head j (its B, C group j / (heads / groups)) runs the
+//   SSD over S [head_dim, state]: y = M·x + D·x; out = out_proj(RMSNorm(y·SiLU(z)) over all I values ·w).
+// Its drawn "attention" is each head's implicit matrix M (linear_head_matrix mamba2, M_ts = C_t·B_s·Δ_s·
+// Π_{r=s+1..t} exp(Δ_r·A)): signed, rows not summing to 1; the D skip is outside M, as the engine's kind has it.
+struct Mamba2Config {
+  int heads = 0;        // mamba_n_heads (0: no Mamba layers)
+  int head_dim = 0;     // mamba_d_head (heads × head_dim = mamba_expand × hidden_size)
+  int groups = 1;       // mamba_n_groups: B and C per group, shared by heads / groups heads
+  int state = 0;        // mamba_d_state N
+  int conv_kernel = 0;  // mamba_d_conv
+  bool conv_bias = true;  // mamba_conv_bias
+  bool active() const { return heads > 0; }
+  int inner() const { return heads * head_dim; }
+  int conv_dim() const { return inner() + 2 * groups * state; }
+};
+
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
 // rotate-half families (transformers 5.x modeling_rope_utils.py, ROPE_INIT_FUNCTIONS; the float32
 // frequencies of a float32-loaded model). d = rotary_dim, θ_k = base^(−2k/d) in float32, L = original:
@@ -191,7 +212,7 @@ RopeFrequencies rope_frequencies(const RopeScalingConfig& scaling, double base, 
 struct ModelConfig {
   std::string model_type;  // gpt2 | llama | mistral | qwen2 | qwen3 | phi3 | smollm3 | gemma2 | gemma3_text |
                            // deepseek_v2 | deepseek_v3 | qwen3_moe | olmoe | granite | granitemoe | gpt_neox |
-                           // olmo2 | ministral3 | gpt_oss; a multimodal container's text tower's (text_config.model_type)
+                           // olmo2 | ministral3 | gpt_oss | qwen3_next | granitemoehybrid; a multimodal container's text tower's (text_config.model_type)
   std::string container;   // gemma3 | mistral3 | ministral3 when config.json is a multimodal container whose
                            // text_config was read (its vision tower is not), else empty
   Family family = Family::llama;
@@ -254,7 +275,8 @@ struct ModelConfig {
   // Qwen3-Next: layer_linear[l] marks its Gated DeltaNet layers (the others are gated softmax attention:
   // q_proj [H·2D, C] gives each head's query and then its gate, output·σ(gate) before o_proj).
   LinearAttentionConfig linear;
-  std::vector<bool> layer_linear;   // [L], empty when no layer is linear
+  std::vector<bool> layer_linear;   // [L], empty when no layer is linear (Gated DeltaNet or Mamba-2 layers)
+  Mamba2Config mamba;               // granitemoehybrid: layer_linear marks its Mamba-2 layers
   bool attn_output_gate = false;
   bool is_linear_layer(int layer) const { return !layer_linear.empty() && layer_linear[size_t(layer)]; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }

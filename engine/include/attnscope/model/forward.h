@@ -66,8 +66,10 @@ struct LayerDetail {
   // × 1/√dk), each value head's key head repeated; v [Hv, T, dv]; probs [Hv, T, T] its signed matrices M;
   // head_out [Hv, T, dv] = M·v (the recurrence's output, before the gated norm); concat [T, Hv·dv] after the
   // gated norm (what out_proj reads); output; beta and decay [Hv, T] (β_t and g_t = log α_t). scores is empty.
+  // A Mamba-2 layer (Granite 4.0-H): q = C, k = B, v = x per head, head_out the SSD's output with the D skip,
+  // concat the gated norm's output; step [H, T] its Δ_t and decay [H, T] Δ_t·A (the log of the factor a_t); beta empty.
   bool linear = false;
-  Mat beta, decay;
+  Mat beta, decay, step;
 };
 
 // What a layer's maps are: softmax probabilities (rows sum to 1; gpt-oss's sinks take a share), or the signed

@@ -73,6 +73,16 @@ struct GatedDeltaNetWeights {
   PackedMatrix out;      // [C, Hv·dv] out_proj
 };
 
+// A Granite 4.0-H Mamba-2 layer's tensors (mamba.*), in_proj split at load into its three parts.
+struct Mamba2Weights {
+  PackedMatrix wz, wxbc, wdt;  // [I, C], [conv_dim, C], [heads, C]: in_proj's rows gate, xBC, dt
+  Mat conv;                    // [conv_dim, K] conv1d.weight [conv_dim, 1, K]; channels x, B, C
+  Vec conv_bias;               // [conv_dim] (empty without mamba_conv_bias)
+  Vec dt_bias, a_log, d_skip;  // [heads] dt_bias, A_log, D
+  Vec norm;                    // [I] the gated RMSNorm's weight
+  PackedMatrix out;            // [C, I] out_proj
+};
+
 // One gpt-oss expert matrix in nn.Linear layout [out, in]: MXFP4 in place, or packed float32 (the
 // dequantised layout, stored [in, out] per expert).
 struct ExpertMatrix {
@@ -126,6 +136,7 @@ struct LayerWeights {
   GptOssMoeWeights oss;          // config.oss.active() (the dense MLP matrices are empty)
   PackedMatrix attn_gate;        // [H·D, C] config.attn_output_gate: q_proj's gate rows (wq holds its query rows)
   GatedDeltaNetWeights deltanet; // config.is_linear_layer(layer) (the attention matrices are empty)
+  Mamba2Weights mamba;           // config.is_linear_layer(layer) of a granitemoehybrid model
 };
 
 struct ModelWeights {
