@@ -114,7 +114,7 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
   const bool states = AnyWithoutSoftmax(t);
   const char* x_name = nullptr;
   if (states) {
-    x_name = tr("KV or state ÷ T, bytes/token");
+    x_name = tr("KV or state ÷ T per token");
     ImGui::TextUnformatted(tr("Loss against memory (?)"));
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s\n%s", tr("Each run's loss (the mean over its last tenth of steps) against the memory a token "

@@ -214,7 +214,7 @@ TEST_SUITE("gui_training") {
     CHECK(any_text(w.layout, "Gated DeltaNet (state 2.00 KiB)"));
     CHECK(any_text(w.layout, "state ÷ T: 144 B per token"));  // linear attention: 2304 B ÷ 16
     CHECK(any_text(w.layout, "Loss against memory"));
-    CHECK(any_text(w.layout, "KV or state ÷ T, bytes/token"));
+    CHECK(any_text(w.layout, "KV or state ÷ T per token"));
     CHECK(any_text(w.layout, "M ÷ max|M|"));  // the signed runs' shared bar beside the probability one
     REQUIRE(w.layout["widgets"].contains("training.loss_vs_cache"));
     CHECK(inside(w.layout["widgets"]["training.loss_vs_cache"], training_window(w.layout)));
