@@ -381,7 +381,8 @@ TEST_SUITE("gui_training") {
     struct Case {
       std::string task, english, chinese;
     };
-    for (const Case& c : {Case{"induction", "induction", "归纳"}, Case{"sort", "sort", "排序"}}) {
+    for (const Case& c : {Case{"induction", "induction", "归纳"}, Case{"sort", "sort", "排序"},
+                         Case{"recall", "recall", "联想回忆"}}) {
       CAPTURE(c.task);
       const WindowRun en = run_window("training_task_en_" + c.task, small + ",task=" + c.task + " --language en");
       bool shown = false;  // the combo's preview, exactly
