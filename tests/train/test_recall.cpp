@@ -5,9 +5,13 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
 #include "attnscope/train/trainer.h"
 #include "check.h"
+#include "run_cli.h"
 
 using namespace attnscope;
 using namespace attnscope::train;
@@ -88,6 +92,25 @@ TEST_CASE("recall: too few symbols for two halves are refused, and the refusals 
   ts.kind = TaskKind::recall, ts.seq_len = 64, ts.symbols = 3;
   CHECK(contains(error_of([&] { Task t(ts); }), "at least 4, got 3"));
   CHECK(contains(error_of([] { parse_task("recal"); }), "recall"));
+}
+
+TEST_CASE("recall: train --task recall runs; the checkpoint's vocab.json names the task and its symbols") {
+  TrainSettings s = default_train_settings();
+  s.task.kind = TaskKind::recall, s.task.seq_len = 16, s.steps = 2, s.batch = 2, s.threads = 1;
+  s.model.d_model = 16;
+  Trainer trainer(s);
+  while (!trainer.finished()) trainer.step();
+  const float accuracy = trainer.accuracy(8);
+  CHECK(accuracy >= 0.0f);
+  CHECK(accuracy <= 1.0f);
+  const std::filesystem::path dir = attnscope::test::fresh_dir("train_recall_ckpt");
+  trainer.save(dir);
+  const auto vocab = nlohmann::json::parse(read_file(dir / "vocab.json", 1 << 20));
+  CHECK(vocab["task"] == "recall");
+  CHECK(vocab["level"] == "symbols");
+  REQUIRE(vocab["tokens"].size() == 32);  // 16 keys A…P, 16 values Q…f, no separator
+  CHECK(vocab["tokens"][0] == "A");
+  CHECK(vocab["tokens"][16] == "Q");
 }
 
 // 4000 steps at batch 32 take ~30 s alone in Release (~90 s beside another run on the 2-core machine) and
