@@ -964,6 +964,9 @@ void DrawTrainingWindow(AppState& state) {
     HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "
                 "and plots their loss against their KV cache. The induction task repeats random tokens with a period "
                 "that changes from sequence to sequence: induction heads form after a plateau of a few hundred steps."));
+    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet "
+                "and plots their loss against the memory a token costs. The recall task (key-value pairs, then "
+                "queries) needs more steps: see README."));
     ImGui::End();
     return;
   }
