@@ -1,6 +1,6 @@
 // cmd_train.cpp — `attnscope train`: train a small Llama-layout transformer and save it as a checkpoint.
 //
-//   attnscope train [--task induction|copy|reverse|sort|text [--text-file F --text-level chars|words]]
+//   attnscope train [--task induction|copy|reverse|sort|recall|text [--text-file F --text-level chars|words]]
 //                   [--layers L] [--d-model C] [--heads H] [--groups G] [--mlp | --no-mlp] [--ffn F]
 //                   [--attention grouped|mla [--kv-rank R] [--q-rank R] [--rope-dim D]
 //                               |linear|retention|mamba2|deltanet|gated-deltanet]
@@ -9,7 +9,8 @@
 //                   [--min-lr-ratio R] [--weight-decay WD] [--clip N] [--seed S] [--threads N]
 //                   [--print-every N] --out DIR
 // Prints progress (loss, learning rate, the best induction score of each layer — L0, L1, … counted from 0
-// as everywhere in attnscope — steps/s) and at the end
+// as everywhere in attnscope — steps/s), then the accuracy on 256 held-out examples (Trainer::accuracy) and
+// the memory a token costs at T (KV cache per token, or the fixed state ÷ T), and at the end
 // writes DIR/config.json, DIR/model.safetensors (Llama names, F32), DIR/loss.csv (step,loss) and
 // DIR/vocab.json. Every setting is checked, and the output folder tested, before the first step;
 // a failed run leaves no file behind.
@@ -145,7 +146,11 @@ void run(TrainOptions& o) {
     }
   }
 
-  // 3. Save.
+  // 3. Accuracy on held-out examples and the memory per token, then save.
+  const float accuracy = trainer.accuracy(256);
+  std::printf("accuracy %.4f on 256 held-out sequences (arg-max next token at the scored positions); "
+              "state or KV cache %.1f bytes per token at T = %d\n",
+              double(accuracy), memory_bytes_per_token_at(c, s.task.seq_len), s.task.seq_len);
   trainer.save(o.out);
   const fs::path out(o.out);
   std::printf("trained %d steps in %.1f s; wrote %s, %s, %s and %s\n", s.steps, seconds(),
@@ -158,7 +163,7 @@ void add_train_command(CLI::App& root) {
   TrainSettings& s = o->settings;
   CLI::App* cmd = root.add_subcommand(
       "train", "Train a small Llama-layout transformer on a built-in task; save it as a Hugging Face checkpoint");
-  cmd->add_option("--task", o->task, "induction (default) | copy | reverse | sort | text");
+  cmd->add_option("--task", o->task, "induction (default) | copy | reverse | sort | recall (key-value pairs, then queries) | text");
   cmd->add_option("--text-file", o->text_file, "UTF-8 text for --task text (Chinese works)");
   cmd->add_option("--text-level", o->text_level, "Tokens of --task text: chars (default) | words");
   cmd->add_option("--layers", s.model.layers, "Layers L, 1 to 4 (default 2)");

@@ -31,7 +31,7 @@ int ParseInt(const std::string& key, const std::string& value) {
 }  // namespace
 
 const std::vector<const char*>& training_task_names() {
-  static const std::vector<const char*> names = {"induction", "copy", "reverse", "sort", "text"};
+  static const std::vector<const char*> names = {"induction", "copy", "reverse", "sort", "recall", "text"};
   return names;
 }
 

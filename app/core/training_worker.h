@@ -66,7 +66,7 @@ struct TrainingForm {
   int speed = 0;
 };
 
-// "induction", "copy", "reverse", "sort", "text" — the order of TrainingForm::task.
+// "induction", "copy", "reverse", "sort", "recall", "text" — the order of TrainingForm::task (text last).
 const std::vector<const char*>& training_task_names();
 
 // The engine's settings for the form: reads the text file (io/file_io.h) for the text task and

@@ -36,6 +36,7 @@ struct TrainingWindowState {
   int heads_step = -1;               // the step of the shown run's heads on screen
   int heads_refreshes = 0;           // snapshots uploaded so far (tests: the heads refresh)
   ColorBarCache bar;
+  ColorBarCache bar_signed;          // a comparison with runs without a softmax: the shared bar of M ÷ max|M|
   bool collapse_settings = false;    // a run just started: fold the settings away (once)
   bool open_settings = false;        // Reset: unfold them again (once)
   // Scripted runs (--train-actions): done one by one, each once the runs are idle again.

@@ -126,7 +126,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "seq_len, batch, steps, lr, warmup, seed, threads, snapshot_every, speed)")
       ->delimiter(',');
   group->add_option("--train-actions", o.train_actions,
-                    "Scripted runs: Training window buttons in order (start, compare, pause, step, reset, save:DIR, "
+                    "Scripted runs: Training window buttons in order (start, compare, compare-no-softmax, pause, step, reset, save:DIR, "
                     "show:N), each once the runs are idle")
       ->delimiter(',')
       ->group("");
@@ -426,9 +426,9 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   TrainingForm form;  // unknown keys and non-numbers are usage errors; bad values show in the window
   for (const std::string& kv : options.train_settings) apply_training_setting(form, kv);
   for (const std::string& a : options.train_actions)
-    require(a == "start" || a == "compare" || a == "pause" || a == "step" || a == "reset" || a.rfind("save:", 0) == 0 ||
+    require(a == "start" || a == "compare" || a == "compare-no-softmax" || a == "pause" || a == "step" || a == "reset" || a.rfind("save:", 0) == 0 ||
                 a.rfind("show:", 0) == 0,
-            "--train-actions takes start, compare, pause, step, reset, save:DIR and show:N; got '" + a + "'");
+            "--train-actions takes start, compare, compare-no-softmax, pause, step, reset, save:DIR and show:N; got '" + a + "'");
   require(options.train_actions.empty() || mode.scripted, "--train-actions needs --screenshot FILE.png");
   // "X,Y" or "X1,Y1;X2,Y2;…": the n-th position from two frames after the (n−1)-th click on.
   for (size_t start = 0; !options.pointer.empty() && start <= options.pointer.size();) {

@@ -6,8 +6,10 @@
 // 1280×720 without scrolling. "Compare MHA / GQA / MQA / MLA" trains models that differ only in how they
 // make keys and values (G for the grouped three, a latent for MLA; a windowed GQA run when a window is
 // set) from the same seed and data: their loss curves together, each run's loss against its KV-cache
-// bytes per token as a dot, and each run's heads in a band of its own under its name. Save writes a Hugging Face checkpoint
-// folder. Layers and heads are counted from 0, as everywhere in attnscope.
+// bytes per token as a dot, and each run's heads in a band of its own under its name. "Compare without a
+// softmax" trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet the same way, their
+// dots at the memory a token costs (the fixed state ÷ T where there is no cache). Save writes a Hugging Face
+// checkpoint folder. Layers and heads are counted from 0, as everywhere in attnscope.
 //
 // Sections: line plot · settings · runs · scripted actions · heads · window
 #include <algorithm>
@@ -93,16 +95,42 @@ float RecentLoss(const std::vector<float>& losses) {
   return float(sum / double(n));
 }
 
-// A comparison's runs as dots: x = KV-cache bytes per token (the L layers, windows counted at the task's
-// T), y = recent loss, each dot named beside it. Lower left keeps quality at the least cache.
+// The memory one token of the run's T costs (train::memory_bytes_per_token_at): its KV cache per token
+// (the L layers, windows counted at T), or without a softmax its fixed state divided by T.
+double MemoryPerToken(const TrainingRun& run) {
+  return train::memory_bytes_per_token_at(run.settings().model, run.settings().task.seq_len);
+}
+
+bool AnyWithoutSoftmax(const TrainingWindowState& t) {
+  for (const auto& r : t.runs)
+    if (r->settings().model.softmax_free()) return true;
+  return false;
+}
+
+// A comparison's runs as dots: x = memory per token (MemoryPerToken), y = recent loss, each dot named
+// beside it. Lower left keeps quality at the least memory.
 void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
                           const std::vector<std::shared_ptr<const TrainingView>>& views, ImVec2 size) {
-  ImGui::TextUnformatted(tr("Loss against KV cache (?)"));
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s\n%s", tr("Each run's loss (the mean over its last tenth of steps) against the KV-cache bytes it "
-                                   "keeps per token over all layers. Lower left: good quality at a small cache."),
-                      tr("KV bytes per token (float32): 2 · L · G · d_head · 4 for MHA/GQA/MQA, L · (r_kv + d_rope) · 4 "
-                         "for MLA; a window keeps W of T tokens."));
+  const bool states = AnyWithoutSoftmax(t);
+  const char* x_name = nullptr;
+  if (states) {
+    x_name = tr("KV or state ÷ T per token");
+    ImGui::TextUnformatted(tr("Loss against memory (?)"));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s\n%s", tr("Each run's loss (the mean over its last tenth of steps) against the memory a token "
+                                     "costs at the run's T. Lower left: good quality at a small memory."),
+                        tr("MHA keeps K and V of every token: 2 · L · H · d_head · 4 bytes per token (float32). Without "
+                           "a softmax a layer keeps a fixed state whatever T (L · H · d_head² floats; linear attention "
+                           "adds its normaliser), plotted divided by T: it shrinks per token as T grows."));
+  } else {
+    x_name = tr("KV-cache bytes per token");
+    ImGui::TextUnformatted(tr("Loss against KV cache (?)"));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s\n%s", tr("Each run's loss (the mean over its last tenth of steps) against the KV-cache bytes it "
+                                     "keeps per token over all layers. Lower left: good quality at a small cache."),
+                        tr("KV bytes per token (float32): 2 · L · G · d_head · 4 for MHA/GQA/MQA, L · (r_kv + d_rope) · 4 "
+                           "for MLA; a window keeps W of T tokens."));
+  }
   const float line = ImGui::GetTextLineHeight();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float height = std::max(size.y - ImGui::GetTextLineHeightWithSpacing(), line * 5);
@@ -110,7 +138,7 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
   float lo = FLT_MAX, hi = -FLT_MAX;
   std::vector<float> loss(views.size());
   for (size_t i = 0; i < views.size(); ++i) {
-    x_max = std::max(x_max, views[i]->snapshot.kv_cache_bytes_per_token_at_T);
+    x_max = std::max(x_max, MemoryPerToken(*t.runs[i]));
     loss[i] = RecentLoss(views[i]->snapshot.losses);
     if (std::isfinite(loss[i])) lo = std::min(lo, loss[i]), hi = std::max(hi, loss[i]);
   }
@@ -144,7 +172,6 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
     draw->AddText(ImVec2(std::clamp(p.x - tw * 0.5f, area_min.x, area_max.x - tw), area_max.y + 2), text, s.c_str());
   }
   draw->AddRect(area_min, area_max, text);
-  const char* x_name = tr("KV-cache bytes per token");
   draw->AddText(ImVec2(area_min.x + (w - ImGui::CalcTextSize(x_name).x) * 0.5f, area_max.y + line + 4), text, x_name);
   const char* y_name = tr("loss");
   AddTextRotated(draw, ImVec2(origin.x, area_min.y + (h + ImGui::CalcTextSize(y_name).x) * 0.5f), text, y_name);
@@ -154,7 +181,7 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
   std::vector<ImVec2> dots(views.size(), ImVec2(NAN, NAN));
   for (size_t i = 0; i < views.size(); ++i) {
     if (!std::isfinite(loss[i])) continue;
-    dots[i] = to_screen(views[i]->snapshot.kv_cache_bytes_per_token_at_T, loss[i]);
+    dots[i] = to_screen(MemoryPerToken(*t.runs[i]), loss[i]);
     draw->AddCircleFilled(dots[i], line * 0.35f, SeriesColor(int(i)));
   }
   std::vector<ImRect> taken;
@@ -202,7 +229,8 @@ void DrawLossAgainstCache(AppState& state, const TrainingWindowState& t,
 
 // A task id of training_task_names() in the window's language (the ids stay the engine's and the CLI's).
 const char* TaskLabel(const char* id) {
-  static constexpr const char* keys[] = {TrKey("induction"), TrKey("copy"), TrKey("reverse"), TrKey("sort"), TrKey("text")};
+  static constexpr const char* keys[] = {TrKey("induction"), TrKey("copy"), TrKey("reverse"), TrKey("sort"), TrKey("recall"),
+                                         TrKey("text")};
   for (const char* key : keys)
     if (std::strcmp(key, id) == 0) return tr(key);
   return id;
@@ -368,19 +396,26 @@ std::string RunLabel(const train::ModelConfig& c) {
   return label;
 }
 
+// What Start, Compare and Compare without a softmax train.
+enum class Runs { one, softmax_kinds, without_softmax };
+
 // Builds the run(s) from the form; bad settings land in t.error and nothing starts.
-void StartRuns(TrainingWindowState& t, bool compare) {
+void StartRuns(TrainingWindowState& t, Runs which) {
   Reset(t);
   t.open_settings = false;
   try {
     train::TrainSettings s = training_settings(t.form);
-    if (compare) {
+    if (which != Runs::one) {
       // One OpenMP thread each: the runs share the cores evenly, and each stays deterministic.
-      for (train::TrainSettings v : train::attention_variants(s, s.model.window > 0)) {
+      const std::vector<train::TrainSettings> variants = which == Runs::softmax_kinds
+                                                             ? train::attention_variants(s, s.model.window > 0)
+                                                             : train::no_softmax_variants(s);
+      for (train::TrainSettings v : variants) {
         v.threads = 1;
         t.runs.push_back(std::make_unique<TrainingRun>(v, RunLabel(v.model), WakeWindow()));
-        t.run_kinds.push_back(v.model.window > 0 ? trf("%s + window", train::attention_kind_name(v.model))
-                                                 : std::string(train::attention_kind_name(v.model)));
+        t.run_kinds.push_back(v.model.window > 0         ? trf("%s + window", train::attention_kind_name(v.model))
+                              : v.model.softmax_free() ? std::string(AttentionKindLabel(v.model.attention))
+                                                       : std::string(train::attention_kind_name(v.model)));
       }
       t.comparing = true;
     } else {
@@ -417,15 +452,15 @@ const char* StateName(RunState s) {
 // reads the runs, so a Reset never leaves a reference to a run behind.
 void Act(TrainingWindowState& t, const std::string& a) {
   if (a == "start") {
-    if (t.runs.empty()) StartRuns(t, false);
+    if (t.runs.empty()) StartRuns(t, Runs::one);
     for (auto& r : t.runs) r->start();
-  } else if (a == "compare") {
-    StartRuns(t, true);
+  } else if (a == "compare" || a == "compare-no-softmax") {
+    StartRuns(t, a == "compare" ? Runs::softmax_kinds : Runs::without_softmax);
     for (auto& r : t.runs) r->start();
   } else if (a == "pause") {
     for (auto& r : t.runs) r->pause();
   } else if (a == "step") {
-    if (t.runs.empty()) StartRuns(t, false);
+    if (t.runs.empty()) StartRuns(t, Runs::one);
     for (auto& r : t.runs) r->step_once();
   } else if (a == "reset") {
     Reset(t);
@@ -487,7 +522,7 @@ void UploadHeads(TrainingWindowState& t, const std::vector<std::shared_ptr<const
 // The heads of layer l of one run on the probe sequence, filling a region of `size`; returns the
 // rectangle their images cover.
 ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, const TrainingView& view, int l,
-                      ImVec2 size, const char* id, bool shared_bar, bool one_row) {
+                      ImVec2 size, const char* id, bool shared_bar, bool one_row, bool own_bar) {
   TrainingWindowState& t = state.training;
   const train::TrainSnapshot& s = view.snapshot;
   ImRect images(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
@@ -529,7 +564,7 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
   spec.shared_range = view.range;
   if (probe_signed(s)) spec.colormap = Colormap::diverging, spec.value_name = "M, signed (no softmax)";
   spec.masked = true;
-  spec.color_bar = !shared_bar;  // a comparison's bands share one bar, drawn beside them
+  spec.color_bar = own_bar;  // a comparison's bands of one kind of value share one bar, drawn beside them
   // bands stacked in one column: one row of tiles per run; else as large as they fit
   spec.columns = one_row && H <= 8 ? H : 0;
   const HeatmapGridResult r = DrawHeatmapGrid(spec, t.bar, state.ui_scale, nullptr);
@@ -647,6 +682,13 @@ void DrawButtons(AppState& state) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", tr("Trains MHA, GQA, MQA and MLA (and GQA with the window, when one is set) from the same "
                                "seed on the same data, and plots each run's loss against its KV cache per token."));
+  SameLineIfFits(button_w(tr("Compare without a softmax")));
+  if (ImGui::Button(tr("Compare without a softmax"))) pressed = "compare-no-softmax";
+  RecordLastItem(state, "training.compare_no_softmax");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Trains MHA, linear attention, retention, Mamba-2 and Gated DeltaNet from the same seed on "
+                               "the same data, everything else equal, and plots each run's loss against the memory a "
+                               "token costs: MHA's KV cache per token, the others' fixed state divided by T."));
   ImGui::EndDisabled();
   // The speed: not a training setting, so it can change while the runs train.
   const char* speed_label = tr("steps per second");
@@ -689,9 +731,14 @@ void DrawRunLines(TrainingWindowState& t, const std::vector<std::shared_ptr<cons
       if (ImGui::RadioButton(("##show" + std::to_string(i)).c_str(), t.shown_run == int(i))) t.shown_run = int(i);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("The run Save checkpoint writes"));
       ImGui::SameLine();
-      WrappedText(trf("%s: %s · step %d / %d · loss %.3f · KV cache %s per token", r.label().c_str(),
-                      tr(StateName(r.state())), s.step, s.total_steps, double(loss),
-                      HumanBytes(std::llround(s.kv_cache_bytes_per_token_at_T)).c_str()));
+      if (r.settings().model.softmax_free())  // no cache: its fixed state (in its label) over the T tokens
+        WrappedText(trf("%s: %s · step %d / %d · loss %.3f · state ÷ T: %s per token", r.label().c_str(),
+                        tr(StateName(r.state())), s.step, s.total_steps, double(loss),
+                        HumanBytes(std::llround(MemoryPerToken(r))).c_str()));
+      else
+        WrappedText(trf("%s: %s · step %d / %d · loss %.3f · KV cache %s per token", r.label().c_str(),
+                        tr(StateName(r.state())), s.step, s.total_steps, double(loss),
+                        HumanBytes(std::llround(s.kv_cache_bytes_per_token_at_T)).c_str()));
     } else {
       WrappedText(trf("%s: %s · step %d / %d · loss %.3f · %.1f steps/s", r.label().c_str(), tr(StateName(r.state())),
                       s.step, s.total_steps, double(loss), s.steps_per_second));
@@ -829,12 +876,17 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   const int rows = (int(t.runs.size()) + columns - 1) / columns;
   const float band_h = std::floor(heads_h / float(rows));
   // Several bands share one colour bar on their right (each of its own would not fit a band's height).
+  // Beside runs without a softmax (Compare without a softmax) a second bar under it: each such run's signed
+  // M is coloured on the diverging map over its own ±max|M|, so that bar reads M ÷ max|M|, −1 … 1.
   const bool one_bar = t.runs.size() > 1;
-  const ValueRange range = views[0]->range;
+  const bool signed_bar = one_bar && AnyWithoutSoftmax(t);
+  const ValueRange range = views[0]->range, unit{-1.0f, 1.0f};
   const float bar_w =
-      one_bar ? std::max(font * 1.4f + ColorBarLabelWidth(range, 5) + font * 0.5f,
-                         font * 0.8f + std::max(ImGui::CalcTextSize(tr("probability")).x,
-                                                font * 1.2f + ImGui::CalcTextSize(tr("masked")).x) + font * 0.3f)
+      one_bar ? std::max({font * 1.4f + ColorBarLabelWidth(range, 5) + font * 0.5f,
+                          font * 1.4f + (signed_bar ? ColorBarLabelWidth(unit, 5) : 0.0f) + font * 0.5f,
+                          font * 0.8f + std::max({ImGui::CalcTextSize(tr("probability")).x,
+                                                  signed_bar ? ImGui::CalcTextSize(tr("M ÷ max|M|")).x : 0.0f,
+                                                  font * 1.2f + ImGui::CalcTextSize(tr("masked")).x}) + font * 0.3f})
               : 0.0f;
   const float band_w = std::floor((heads_w - bar_w - gap * float(columns - 1)) / float(columns));
   for (size_t i = 0; i < t.runs.size(); ++i) {
@@ -850,7 +902,7 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
     if (!fits && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", full.c_str());
     const ImVec2 size(band_w, band_h - line - ImGui::GetStyle().ItemSpacing.y);
     const ImRect r = DrawLayerHeads(state, t.heads[i], *views[i], t.layer, size, ("heads" + std::to_string(i)).c_str(),
-                                    t.runs.size() > 1, t.runs.size() > 1 && columns == 1);
+                                    t.runs.size() > 1, t.runs.size() > 1 && columns == 1, !one_bar);
     ImGui::EndGroup();
     if (r.Min.x <= r.Max.x) {
       RecordRect(state, "training.heads." + std::to_string(i), r.Min, r.Max);
@@ -865,10 +917,19 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
     if (one_bar) {  // beside the bands, from the first band's heads to the last's, the masked swatch under it
       ImDrawList* draw = ImGui::GetWindowDrawList();
       const float x = heads_origin.x + heads_w - bar_w + font * 0.8f, top = all.Min.y;
-      const float bar_h = std::max(all.Max.y - top - font * 2.0f, font * 3.0f);
+      const float both_h = std::max(all.Max.y - top - font * 2.0f, font * 3.0f);
+      // with a second bar: each takes half the height, the second's name in the gap between them
+      const float bar_h = signed_bar ? std::max((both_h - font * 2.2f) * 0.5f, font * 3.0f) : both_h;
       draw->AddText(ImVec2(x, top - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("probability"));
       DrawColorBar(draw, t.bar, Colormap::viridis, ImVec2(x, top), ImVec2(x + font * 0.9f, top + bar_h), range, 5);
-      const ImVec2 swatch(x, top + bar_h + font * 0.8f);
+      float bottom = top + bar_h;
+      if (signed_bar) {
+        const float top2 = bottom + font * 2.2f;
+        draw->AddText(ImVec2(x, top2 - font * 1.6f), ImGui::GetColorU32(ImGuiCol_TextDisabled), tr("M ÷ max|M|"));
+        DrawColorBar(draw, t.bar_signed, Colormap::diverging, ImVec2(x, top2), ImVec2(x + font * 0.9f, top2 + bar_h), unit, 5);
+        bottom = top2 + bar_h;
+      }
+      const ImVec2 swatch(x, bottom + font * 0.8f);
       const Rgba c = masked_color(Colormap::viridis);
       draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
       draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
@@ -903,6 +964,9 @@ void DrawTrainingWindow(AppState& state) {
     HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "
                 "and plots their loss against their KV cache. The induction task repeats random tokens with a period "
                 "that changes from sequence to sequence: induction heads form after a plateau of a few hundred steps."));
+    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet "
+                "and plots their loss against the memory a token costs. The recall task (key-value pairs, then "
+                "queries) needs more steps: see README."));
     ImGui::End();
     return;
   }
@@ -955,6 +1019,7 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
                          {"groups", s.groups},
                          {"kv_cache_bytes_per_token", s.kv_cache_bytes_per_token},
                          {"kv_cache_bytes_per_token_at_T", s.kv_cache_bytes_per_token_at_T},
+                         {"memory_bytes_per_token_at_T", MemoryPerToken(*r)},  // the loss-against-memory plot's x
                          {"mla", s.mla},
                          {"attention", s.attention},
                          {"probe_range", {view->range.lo, view->range.hi}},

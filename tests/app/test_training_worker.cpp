@@ -90,7 +90,7 @@ TEST_CASE("training form: bad settings say what is wrong instead of starting") {
   f.lr = std::numeric_limits<float>::quiet_NaN();
   CHECK(contains(error_of([&] { training_settings(f); }), "learning rate must be a number above 0"));
   f = small_form();
-  f.task = 4;
+  f.task = int(training_task_names().size()) - 1;  // text, the last
   CHECK(contains(error_of([&] { training_settings(f); }), "needs a text file"));
   f.text_path = "/nonexistent/poem.txt";
   CHECK(contains(error_of([&] { training_settings(f); }), "/nonexistent/poem.txt"));

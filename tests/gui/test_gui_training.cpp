@@ -183,6 +183,103 @@ TEST_SUITE("gui_training") {
     CHECK(any_text(w.layout, "GQA (G = 2), window 4 on local,global"));
   }
 
+  TEST_CASE("training window: Compare without a softmax trains MHA, linear, retention, Mamba-2, Gated DeltaNet; memory per token") {
+    const WindowRun w = run_window("training_compare_no_softmax",
+                                   small + ",heads=4,groups=2,steps=10 --train-actions compare-no-softmax");
+    const json& t = w.layout["training"];
+    CHECK(t["comparing"] == true);
+    REQUIRE(t["runs"].size() == 5);
+    const char* kinds[] = {"grouped", "linear", "retention", "mamba2", "gated-deltanet"};
+    // MHA: 2 (K and V) · L 2 · H 4 · d_head 8 · 4 bytes per token; the others their state ÷ T 16:
+    // L 2 · H 4 · 8·8 floats (linear attention + its normaliser of 8 per head) · 4 bytes
+    const double memory[] = {2 * 2 * 4 * 8 * 4, 2 * 4 * (64 + 8) * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0,
+                             2 * 4 * 64 * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0};
+    train::TrainSettings s = small_settings(10);
+    s.model.groups = 2;  // the form's G: MHA's run takes G = H whatever it says
+    const std::vector<train::TrainSettings> variants = train::no_softmax_variants(s);
+    REQUIRE(variants.size() == 5);
+    for (size_t i = 0; i < 5; ++i) {
+      const json& run = t["runs"][i];
+      CAPTURE(i);
+      CHECK(run["attention"] == kinds[i]);
+      CHECK(run["groups"] == 4);
+      CHECK(run["state"] == "finished");
+      REQUIRE(run["losses"].size() == 10);
+      CHECK(run["memory_bytes_per_token_at_T"].get<double>() == doctest::Approx(memory[i]));
+      // everything else equal: each curve is the one training that kind alone gives, same seed and data
+      train::Trainer trainer(variants[i]);
+      for (int k = 0; k < 10; ++k) CHECK(run["losses"][size_t(k)].get<float>() == trainer.step());
+    }
+    CHECK(any_text(w.layout, "MHA (G = 4)"));
+    CHECK(any_text(w.layout, "Gated DeltaNet (state 2.00 KiB)"));
+    CHECK(any_text(w.layout, "state ÷ T: 144 B per token"));  // linear attention: 2304 B ÷ 16
+    CHECK(any_text(w.layout, "Loss against memory"));
+    CHECK(any_text(w.layout, "KV or state ÷ T per token"));
+    CHECK(any_text(w.layout, "M ÷ max|M|"));  // the signed runs' shared bar beside the probability one
+    REQUIRE(w.layout["widgets"].contains("training.loss_vs_cache"));
+    CHECK(inside(w.layout["widgets"]["training.loss_vs_cache"], training_window(w.layout)));
+    CHECK(w.layout["untranslated"].empty());
+  }
+
+  TEST_CASE("training window: with the five runs without a softmax no text is cut, EN and ZH, 1280x720 and 1920x1080") {
+    for (const std::string language : {"en", "zh"})
+      for (const std::string size : {"1280x720", "1920x1080"}) {
+        CAPTURE(language);
+        CAPTURE(size);
+        const WindowRun w = run_window("training_layout_no_softmax_" + language + "_" + size,
+                                       small + ",steps=5 --train-actions compare-no-softmax --language " + language +
+                                           " --size " + size);
+        REQUIRE(w.layout["training"]["runs"].size() == 5);
+        int texts = 0;
+        for (const json& t : w.layout["texts"]) {
+          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
+          ++texts;
+          const json& c = t["clip"];
+          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
+          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
+          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
+          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
+          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
+          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
+        }
+        CHECK(texts > 50);
+        // every band of heads and the plots inside the window, none over another
+        const json window = training_window(w.layout);
+        std::vector<std::string> parts = {"training.loss", "training.loss_vs_cache", "training.induction"};
+        for (int i = 0; i < 5; ++i) parts.push_back("training.heads." + std::to_string(i));
+        for (size_t a = 0; a < parts.size(); ++a) {
+          REQUIRE_MESSAGE(w.layout["widgets"].contains(parts[a]), parts[a]);
+          CHECK_MESSAGE(inside(w.layout["widgets"][parts[a]], window), parts[a]);
+          for (size_t b = a + 1; b < parts.size(); ++b) {
+            const std::string pair = parts[a] + " / " + parts[b];
+            CHECK_MESSAGE(!overlap(w.layout["widgets"][parts[a]], w.layout["widgets"][parts[b]]), pair);
+          }
+        }
+        CHECK(w.layout["untranslated"].empty());
+      }
+  }
+
+  TEST_CASE("training window through the X server: a real click on Compare without a softmax trains the five kinds") {
+    const std::string base = small + ",steps=6 --size 1280x720";
+    const auto dir = test_tmp() / "training_no_softmax_click";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // a real click where the window drew the button, then a wait until the five runs have all finished
+    const json shown = drive_window(
+        dir, base + " --layout-live",
+        "click_on training.compare_no_softmax\n"
+        "await '\"attention\": \"gated-deltanet\"'\n"
+        "n=0; until [ \"$(grep -o '\"state\": \"finished\"' " + shell_quote((dir / "layout.json").string()) +
+            " | wc -l)\" -ge 5 ]; do n=$((n+1)); [ $n -ge 300 ] && break; sleep 0.2; done\n");
+    CHECK(shown.at("error") == "");
+    const json& runs = shown.at("training").at("runs");
+    REQUIRE(runs.size() == 5);
+    const char* labels[] = {"MHA (G = 4)", "linear attention (state 2.25 KiB)", "retention (state 2.00 KiB)",
+                            "Mamba-2 (state 2.00 KiB)", "Gated DeltaNet (state 2.00 KiB)"};
+    for (size_t i = 0; i < 5; ++i) CHECK(runs[i]["label"] == labels[i]);
+    CHECK(shown.at("training").at("comparing") == true);
+  }
+
   TEST_CASE("training window: Save writes a checkpoint that model::open reads to the same logits") {
     const fs::path dir = attnscope::test::test_tmp() / "gui" / "training_ckpt";
     fs::remove_all(dir);
@@ -284,7 +381,8 @@ TEST_SUITE("gui_training") {
     struct Case {
       std::string task, english, chinese;
     };
-    for (const Case& c : {Case{"induction", "induction", "归纳"}, Case{"sort", "sort", "排序"}}) {
+    for (const Case& c : {Case{"induction", "induction", "归纳"}, Case{"sort", "sort", "排序"},
+                         Case{"recall", "recall", "联想回忆"}}) {
       CAPTURE(c.task);
       const WindowRun en = run_window("training_task_en_" + c.task, small + ",task=" + c.task + " --language en");
       bool shown = false;  // the combo's preview, exactly

@@ -156,7 +156,7 @@ TEST_CASE("tasks: the text task reads Chinese by character and by SPEC's words; 
   CHECK(contains(error_of([&] { Task t(ts); }), "needs at least 5"));
   ts.kind = TaskKind::induction, ts.seq_len = 7;
   CHECK(contains(error_of([&] { Task t(ts); }), "must be even"));
-  CHECK(contains(error_of([] { parse_task("sorting"); }), "use induction, copy, reverse, sort or text"));
+  CHECK(contains(error_of([] { parse_task("sorting"); }), "use induction, copy, reverse, sort, recall or text"));
 }
 
 TEST_CASE("tasks: the induction score is the mean attention to the token after the earlier occurrence") {

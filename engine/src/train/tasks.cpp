@@ -28,8 +28,9 @@ TaskKind parse_task(std::string_view name) {
   if (name == "copy") return TaskKind::copy;
   if (name == "reverse") return TaskKind::reverse;
   if (name == "sort") return TaskKind::sort;
+  if (name == "recall") return TaskKind::recall;
   if (name == "text") return TaskKind::text;
-  throw InputError("unknown task '" + std::string(name) + "': use induction, copy, reverse, sort or text");
+  throw InputError("unknown task '" + std::string(name) + "': use induction, copy, reverse, sort, recall or text");
 }
 
 const char* task_name(TaskKind kind) {
@@ -38,6 +39,7 @@ const char* task_name(TaskKind kind) {
     case TaskKind::copy: return "copy";
     case TaskKind::reverse: return "reverse";
     case TaskKind::sort: return "sort";
+    case TaskKind::recall: return "recall";
     case TaskKind::text: return "text";
   }
   return "?";
@@ -62,6 +64,9 @@ Task::Task(const TaskSettings& settings) : s_(settings) {
     for (int i = 0; i < s_.symbols; ++i) vocab_.push_back(symbol_name(i));
     if (s_.kind == TaskKind::induction) {
       require(s_.seq_len % 2 == 0, "the induction task's longest period is half the sequence (its induction score repeats a half): its sequence length must be even, got " + T);
+    } else if (s_.kind == TaskKind::recall) {
+      require(s_.symbols >= 4, "the recall task draws keys and values from two halves of the symbols: it needs at least 4, got " +
+                                   std::to_string(s_.symbols));
     } else {
       separator_ = int32_t(vocab_.size());
       vocab_.push_back("|");
@@ -131,6 +136,21 @@ void Task::one_example(Rng& rng, int32_t* ids, int32_t* targets) const {
     for (int t = p; t + 1 < T; ++t) targets[t] = ids[t + 1];  // every token from the first repeat on
     return;
   }
+  if (s_.kind == TaskKind::recall) {
+    // p pairs of distinct keys (a partial shuffle of the key range) and free values, then queries
+    const int keys = s_.symbols / 2, values = s_.symbols - keys, p = recall_pairs(T, s_.symbols);
+    std::vector<int32_t> key(keys);
+    for (int i = 0; i < keys; ++i) key[i] = i;
+    for (int i = 0; i < p; ++i) std::swap(key[i], key[i + draw(rng, keys - i)]);
+    for (int i = 0; i < p; ++i) ids[2 * i] = key[i], ids[2 * i + 1] = keys + draw(rng, values);
+    for (int t = 2 * p; t + 1 < T; t += 2) {
+      const int pair = int(draw(rng, p));
+      ids[t] = ids[2 * pair], ids[t + 1] = ids[2 * pair + 1];
+      targets[t] = ids[t + 1];
+    }
+    if ((T - 2 * p) % 2) ids[T - 1] = ids[2 * draw(rng, p)];  // an odd T: one last key, not scored
+    return;
+  }
   // copy / reverse / sort: x₁…xₙ | y₁…yₙ in 2n + 1 ≤ T tokens; a spare last slot holds the separator
   const int n = (T - 1) / 2;
   std::vector<int32_t> x(n);
@@ -172,6 +192,8 @@ std::vector<int32_t> Task::induction_probe(int n) const {
 }
 
 int induction_min_period(int T) { return std::max(2, T / 3); }
+
+int recall_pairs(int T, int symbols) { return std::max(1, std::min(T / 8, symbols / 2)); }
 
 std::vector<float> induction_scores(const float* probs, int H, int T, int n) {
   std::vector<float> scores(H, 0.0f);

@@ -19,6 +19,7 @@ namespace attnscope::train {
 namespace {
 
 constexpr uint64_t data_stream = 0xDA7A'5EED'0000'0001ull;  // data draws apart from the weights' draws
+constexpr uint64_t eval_seed = 0xE7A1'5EED'0000'0002ull;    // accuracy(): one fixed set for every run
 
 ModelConfig model_for(const TrainSettings& s, const Task& task) {
   ModelConfig c = s.model;
@@ -127,6 +128,10 @@ int64_t state_bytes(const ModelConfig& c) {
   return int64_t(c.layers) * c.heads * (d * d + (c.attention == AttentionKind::linear ? d : 0)) * int64_t(sizeof(float));
 }
 
+double memory_bytes_per_token_at(const ModelConfig& c, int context) {
+  return kv_cache_bytes_per_token_at(c, context) + double(state_bytes(c)) / double(std::max(context, 1));
+}
+
 const char* attention_kind_name(const ModelConfig& c) {
   if (c.softmax_free()) {
     for (const AttentionKindEntry& e : attention_kinds())
@@ -155,6 +160,20 @@ std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool windo
     w.model.window = s.model.window > 0 ? s.model.window : std::max(1, s.task.seq_len / 4);
     w.model.local_layers = s.model.window > 0 ? s.model.local_layers : std::vector<bool>{};
     out.push_back(w);
+  }
+  return out;
+}
+
+std::vector<TrainSettings> no_softmax_variants(const TrainSettings& s) {
+  std::vector<TrainSettings> out;
+  for (AttentionKind kind : {AttentionKind::grouped, AttentionKind::linear, AttentionKind::retention,
+                             AttentionKind::mamba2, AttentionKind::gated_deltanet}) {
+    TrainSettings v = s;
+    v.model.attention = kind;
+    v.model.groups = v.model.heads;  // MHA; without a softmax every head keeps its own state
+    v.model.window = 0;
+    v.model.local_layers.clear();
+    out.push_back(v);
   }
   return out;
 }
@@ -315,6 +334,28 @@ TrainSnapshot Trainer::snapshot() {
   snap.attention = attention_kind_word(c.attention);
   for (int l = 0; l < c.layers; ++l) snap.layer_windows.push_back(c.window_of(l));
   return snap;
+}
+
+float Trainer::accuracy(int sequences) {
+  require(sequences >= 1, "accuracy needs at least 1 sequence, got " + std::to_string(sequences));
+  const int T = s_.task.seq_len, V = model_.config().vocab_size, per = std::min(sequences, 32);
+  Rng rng(eval_seed);
+  Activations acts = model_.make_activations(per, T);
+  std::vector<int32_t> ids(size_t(per) * T), targets(ids.size());
+  int64_t scored = 0, right = 0;
+  for (int done = 0; done < sequences; done += per) {
+    const int B = std::min(per, sequences - done);
+    task_.sample(rng, per, ids.data(), targets.data());  // a whole batch drawn, its first B used
+    std::fill(targets.begin() + ptrdiff_t(B) * T, targets.end(), -1);
+    model_.forward(acts, ids.data(), targets.data());
+    for (size_t i = 0; i < size_t(B) * T; ++i) {
+      if (targets[i] < 0) continue;
+      const float* row = acts.logits + i * size_t(V);
+      ++scored;
+      right += int32_t(std::max_element(row, row + V) - row) == targets[i];
+    }
+  }
+  return scored ? float(double(right) / double(scored)) : NAN;
 }
 
 void Trainer::save(const std::filesystem::path& dir) const {

@@ -13,6 +13,16 @@
 //   copy       x₁ … xₙ | x₁ … xₙ            scored: from the separator on (T = 2n + 1)
 //   reverse    x₁ … xₙ | xₙ … x₁            scored: from the separator on
 //   sort       x₁ … xₙ | sorted(x)           scored: from the separator on
+//   recall     k₁ v₁ k₂ v₂ … k_p v_p  q₁ v(q₁) q₂ v(q₂) …
+//              multi-query associative recall (after Zoology's MQAR, Arora et al. 2023): p key–value
+//              pairs, then queries, each a key of those pairs followed by its value. Keys are the
+//              first ⌊S/2⌋ symbols, values the rest (disjoint ranges: a value is never mistaken for
+//              a key); the p keys of an example are distinct, values drawn freely; p = min(⌊T/8⌋,
+//              ⌊S/2⌋) (8 pairs at T = 64, S = 32), the other T − 2p tokens are ⌊(T − 2p)/2⌋
+//              queries drawn from the p keys (with repeats; an odd T ends with one unscored key).
+//              Scored: each query's position, whose next token is the value that key was paired
+//              with — found only by looking the key up among the pairs (its position is random).
+//              Needs S ≥ 4 symbols.
 //   text       windows of a UTF-8 text, every position scored (next-token language modelling);
 //              tokens are characters (code points) or the words, punctuation marks and CJK
 //              ideographs of SPEC's tokenizer (text/tokenizer.h) — Chinese works either way
@@ -28,7 +38,7 @@
 
 namespace attnscope::train {
 
-enum class TaskKind { induction, copy, reverse, sort, text };
+enum class TaskKind { induction, copy, reverse, sort, recall, text };
 enum class TextLevel { chars, words };
 
 TaskKind parse_task(std::string_view name);  // InputError listing the valid names
@@ -81,6 +91,9 @@ class Task {
 // The shortest period of the induction task's examples for sequence length T: max(2, ⌊T/3⌋); the
 // longest is T/2, so every example repeats its first period at least once.
 int induction_min_period(int T);
+
+// The recall task's pairs per example for sequence length T and S symbols: min(⌊T/8⌋, ⌊S/2⌋) (≥ 1).
+int recall_pairs(int T, int symbols);
 
 // Induction score of each head on a sequence made of a random half of length n repeated (SPEC
 // "Training"): the mean over queries i ≥ n + 1 (0-based) of P[i, i − n + 1], the attention to the

@@ -72,9 +72,17 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context);
 // a window; then, with `window_run`, the GQA model (MHA when H has no middle divisor) again with the
 // settings' window and pattern (or a window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
 std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run);
+// What "Compare without a softmax" trains: the settings' model as MHA (G = H, softmax), then linear attention,
+// retention, Mamba-2 and Gated DeltaNet (every head its own state), all without a window; everything else
+// (sizes, task, steps, learning rate, seed, so the data too) equal.
+std::vector<TrainSettings> no_softmax_variants(const TrainSettings& s);
 // Without a softmax a model keeps no KV cache (0 bytes per token above) but a state of a fixed size:
 // L · H · d·d floats (linear attention adds its normaliser, d per head); 0 for the softmax kinds.
 int64_t state_bytes(const ModelConfig& c);
+// What one token of a sequence of `context` tokens costs in memory, over all layers, in float32: the KV
+// cache per token (kv_cache_bytes_per_token_at) with a softmax, the fixed state ÷ context without one
+// (state_bytes / context). The x of "Compare without a softmax"'s loss-against-memory plot.
+double memory_bytes_per_token_at(const ModelConfig& c, int context);
 // "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head); without a softmax
 // the kind's title ("linear attention", "retention", "Mamba-2", "DeltaNet", "Gated DeltaNet").
 const char* attention_kind_name(const ModelConfig& c);
@@ -134,6 +142,12 @@ class Trainer {
   TrainSnapshot snapshot();
   // Induction scores [L][H] on the induction probe now.
   std::vector<std::vector<float>> induction_scores_now();
+
+  // Accuracy of the model now on `sequences` fresh examples of the task, drawn from a fixed seed apart
+  // from the training data and the same for every run: the share of the scored positions whose most
+  // likely next token (the arg-max of the logits; the lower id on a tie) is the target. Recall: the share
+  // of queries answered with their key's value. NAN when the examples score no position.
+  float accuracy(int sequences = 256);
 
   // Saves the checkpoint folder with loss.csv (checkpoint.h).
   void save(const std::filesystem::path& dir) const;
