@@ -358,7 +358,7 @@ double mean_row_max(const std::vector<Mat>& maps) {
 
 TEST_CASE("lesson 10 claims: rows of probabilities, flat linear rows, retention's decays, signed Mamba-2, state against cache") {
   const Lesson& l = lesson(10);
-  REQUIRE(l.steps.size() == 7);
+  REQUIRE(l.steps.size() == 8);
   const Analysis soft = analyse(l.steps[0].scene), linear = analyse(l.steps[1].scene),
                  retention = analyse(l.steps[2].scene), mamba = analyse(l.steps[3].scene),
                  gated = analyse(l.steps[4].scene), shapes = analyse(l.steps[5].scene);
@@ -436,5 +436,24 @@ TEST_CASE("lesson 10 claims: rows of probabilities, flat linear rows, retention'
   for (const std::string& said : {std::string("0.04 GiB"), std::string("6 GiB"), std::string("24 GiB")}) {
     CHECK(contains(l.steps[6].caption.en, said));
     CHECK(contains(l.steps[6].caption.zh, said));
+  }
+  // step 8: the recall task; Compare without a softmax trains the five kinds it names, MHA at 1 KiB a token,
+  // the others 8 KiB of state (linear attention 8.5 KiB), 256 B a token at T = 32
+  const LessonStep& recall = l.steps[7];
+  REQUIRE(recall.training.has_value());
+  CHECK(recall.training->task.kind == train::TaskKind::recall);
+  CHECK(recall.training->task.seq_len == 32);
+  const std::vector<train::TrainSettings> runs = train::no_softmax_variants(*recall.training);
+  REQUIRE(runs.size() == 5);
+  const int context = recall.training->task.seq_len;
+  CHECK(train::memory_bytes_per_token_at(runs[0].model, context) == 1024);
+  CHECK(train::state_bytes(runs[0].model) == 0);
+  for (size_t k = 1; k < runs.size(); ++k) {
+    CAPTURE(k);
+    for (const train::AttentionKindEntry& e : train::attention_kinds())
+      if (e.kind == runs[k].model.attention) CHECK(contains(recall.caption.en, e.title));
+    const bool linear_attention = runs[k].model.attention == train::AttentionKind::linear;
+    CHECK(train::state_bytes(runs[k].model) == (linear_attention ? 8704 : 8192));  // 8.5 KiB, 8 KiB
+    if (!linear_attention) CHECK(train::memory_bytes_per_token_at(runs[k].model, context) == 256);
   }
 }
