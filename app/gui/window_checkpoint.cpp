@@ -360,6 +360,11 @@ void DrawConversion(AppState& state) {
                 "are made from one shared latent, and that latent is what the model caches."));
     return;
   }
+  if (cfg.trained.active) {  // attnscope_linear (model::convert_kv_heads refuses it)
+    HintText(tr("Not for a model without a softmax: each head keeps its own state of keys and values, not a cache "
+                "that heads could share."));
+    return;
+  }
   if (cfg.qk_norm_whole) {  // OLMoE (model::convert_kv_heads refuses it)
     HintText(tr("Not for this model: its k_norm normalises all K/V heads together (one RMSNorm over the whole "
                 "key projection), so pooled heads would change what that norm divides by."));

@@ -446,11 +446,17 @@ void DrawModelViewWindow(AppState& state) {
         }
       if (!legend.empty()) WrappedText(legend);
     }
-    // Layers without a softmax (Qwen3-Next): what their thumbnails are.
+    // Layers without a softmax (Qwen3-Next): what their thumbnails are, and the softmax layers' when there are any.
+    bool softmax_layers = false;
+    for (int l = 0; l < mv->layers; ++l) softmax_layers |= !mv->linear_layer(l);
     for (int l = 0; l < mv->layers; ++l)
       if (mv->linear_layer(l)) {
-        WrappedText(trf("%s: no softmax, each head is its signed matrix M (diverging colours, white at 0); "
-                        "attention: softmax probabilities", mv->layer_kind[size_t(l)].c_str()));
+        if (softmax_layers)
+          WrappedText(trf("%s: no softmax, each head is its signed matrix M (diverging colours, white at 0); "
+                          "attention: softmax probabilities", mv->layer_kind[size_t(l)].c_str()));
+        else
+          WrappedText(trf("%s: no softmax, each head is its signed matrix M (diverging colours, white at 0)",
+                          mv->layer_kind[size_t(l)].c_str()));
         break;
       }
   }

@@ -175,10 +175,15 @@ void DrawParameters(const Trace& trace, ImGuiTableFlags flags) {
   if (trace.params.other > 0) {
     // Heads without a softmax: their gates' weights (linear_layer.h); differential attention: its λ vectors and norm.
     const std::string& k = s.linear;
-    const std::string formula = k == "deltanet"         ? "H·C = " + h + "·" + c + "  (w_β)"
-                                : k == "gated-deltanet" ? "2·H·C + H = 2·" + h + "·" + c + " + " + h + "  (w_β, w_a, b_a)"
-                                : k == "mamba2"         ? "H·C + 2·H = " + h + "·" + c + " + 2·" + h + "  (w_Δ, b_Δ, D)"
-                                                        : "";
+    // a trained layer's A_log [H] beside them (TraceShape::trained_a_log)
+    const bool a_log = s.trained_a_log;
+    const std::string formula =
+        k == "deltanet"         ? "H·C = " + h + "·" + c + "  (w_β)"
+        : k == "gated-deltanet" ? (a_log ? "2·H·C + 2·H = 2·" + h + "·" + c + " + 2·" + h + "  (w_β, w_a, b_a, A_log)"
+                                         : "2·H·C + H = 2·" + h + "·" + c + " + " + h + "  (w_β, w_a, b_a)")
+        : k == "mamba2"         ? (a_log ? "H·C + 3·H = " + h + "·" + c + " + 3·" + h + "  (w_Δ, b_Δ, A_log, D)"
+                                         : "H·C + 2·H = " + h + "·" + c + " + 2·" + h + "  (w_Δ, b_Δ, D)")
+                                : "";
     row(k.empty() ? tr("λ vectors and the norm") : tr("gates"), trace.params.other, formula);
   }
   row(tr("total"), trace.params.total(), "");

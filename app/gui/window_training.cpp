@@ -790,18 +790,13 @@ void DrawSaveRow(AppState& state) {
         HintText(trf("Offered as a download: %s, the folder as one zip file. Unzip it to open the folder in attnscope.",
                      t.save_download.c_str()));
       if (!t.save_download_error.empty()) ErrorText(std::string(tr("Error: ")) + t.save_download_error);
-      if (run->settings().model.softmax_free()) {
-        // No checkpoint reader has these layers' formulas yet (attnscope_linear is this window's own
-        // layout): say so rather than offer a button that only refuses.
-        HintText(tr("The Checkpoint window opens models with softmax attention only: this run's layers have none."));
-      } else {
-        // The saved folder opens like any real model (the Heads view's layers, the Model view).
-        if (ImGui::Button(tr("Open in the Checkpoint window"))) {
-          OpenCheckpoint(state, saved);
-          state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
-        }
-        RecordLastItem(state, "training.open_saved");
+      // The saved folder opens like any real model (the Heads view's layers, the Model view); a model without a
+      // softmax as attnscope_linear, its layers drawn as their signed matrices.
+      if (ImGui::Button(tr("Open in the Checkpoint window"))) {
+        OpenCheckpoint(state, saved);
+        state.show_training = false;  // the view's place goes back to the Heads view, which draws the opened model
       }
+      RecordLastItem(state, "training.open_saved");
     } else {
       ErrorText(std::string(tr("Error: ")) + saved);
     }

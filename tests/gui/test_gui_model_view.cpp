@@ -200,6 +200,31 @@ TEST_SUITE("gui_model_view") {
     CHECK(int(opened.layout.at("heads").size()) == model::open(dir / "run_b")->config.heads);
   }
 
+  TEST_CASE("training window: a model trained without a softmax opens in the Checkpoint window, drawn as its signed M") {
+    const fs::path dir = attnscope::test::test_tmp() / "gui" / "model_view_trained_linear";
+    fs::remove_all(dir);
+    const std::string args = "--show-training --train-settings attention=gated-deltanet,d_model=32,seq_len=16,batch=4,"
+                             "threads=1,snapshot_every=5,steps=8 --text " + shell_quote("ids: 1 2 3 4 1 2 3 4") +
+                             " --train-actions start,save:";
+    const WindowRun saved = run_window("model_view_trained_linear_saved", args + shell_quote((dir / "run_a").string()));
+    REQUIRE(saved.layout.at("widgets").contains("training.open_saved"));
+    const auto& button = saved.layout["widgets"]["training.open_saved"];
+    const std::string pointer = pointer_at(button["x"].get<double>() + button["w"].get<double>() / 2,
+                                           button["y"].get<double>() + button["h"].get<double>() / 2);
+    const WindowRun opened = run_window("model_view_trained_linear_open", args + shell_quote((dir / "run_b").string()) +
+                                                                              " --pointer " + pointer +
+                                                                              " --clicks 10,12,14,16,18,20,22,24,26,28 --frames 40");
+    REQUIRE(has_window(opened, "Checkpoint###checkpoint"));
+    CHECK(opened.layout.at("error").get<std::string>().empty());
+    const auto m = model::open(dir / "run_b");
+    CHECK(m->config.model_type == "attnscope_linear");
+    // The Heads view draws the saved model's heads as signed matrices: the diverging colormap, each head's
+    // range symmetric about 0.
+    REQUIRE(int(opened.layout.at("heads").size()) == m->config.heads);
+    CHECK(opened.layout.at("colormap") == "diverging");
+    for (const auto& h : opened.layout.at("heads")) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());
+  }
+
   TEST_CASE("model view: a Gemma 3 checkpoint marks its local layers, whose heads never look past the window") {
     const std::string name = "gemma3_local_global_bf16";  // layers 0, 1 local (window 4), layer 2 global
     const std::string input = "ids: 5 17 42 9 33 60 5 17 42 9 33 60 5 17 42 9";  // 16 tokens > 4

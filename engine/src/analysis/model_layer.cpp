@@ -58,6 +58,28 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
   const model::LayerDetail& d = *forward.detail;
   const model::ModelConfig& c = model.config;
   const int heads = int(d.probs.size());
+  if (c.trained.active) {  // a model attnscope trained without a softmax: the seeded layer's kind and trace
+    Analysis a;
+    a.scene = layer_scene(heads, heads, heads * c.head_dim, true);
+    a.request.attention = true;
+    auto att = attention_from_detail(d, labels, {heads * c.head_dim, heads, heads});
+    att->linear = true;
+    att->linear_spec.kind = c.trained.kind;
+    att->linear_spec.normalize = c.trained.normalize;
+    att->linear_layer.beta = d.beta;
+    att->linear_layer.step = d.step;
+    if (d.decay.size()) att->linear_layer.decay = d.decay.array().exp();  // the factor, as the seeded layer's
+    att->linear_layer.head_kind = linear_kind_of(att->linear_spec);
+    TraceShape shape{forward.tokens, c.d_model, heads, heads, c.head_dim};
+    shape.causal = true;
+    shape.linear = to_string(c.trained.kind);
+    shape.linear_normalize = c.trained.normalize;
+    shape.trained_a_log = true;
+    att->trace = linear_layer_trace(shape);
+    att->source_note = model.name + " · " + of_layers(d.layer, c.layers);
+    a.attention = std::move(att);
+    return a;
+  }
   if (c.mamba.active()) {  // Granite 4.0-H's Mamba-2: each head's M on the scale named "Mamba-2 weight"
     Analysis a;
     a.scene = layer_scene(heads, heads, heads * c.mamba.head_dim, true);

@@ -83,17 +83,35 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
                                const std::atomic<bool>* cancel) {
   validate_shape(shape);
   validate_weights(w, shape);
-  const int T = int(x.rows()), C = shape.d_model, H = shape.heads, d = shape.head_dim();
+  const int T = int(x.rows()), C = shape.d_model, H = shape.heads;
   require(shape.groups == H, "attention without a softmax runs every head with its own keys and values (G = H = " +
                                  std::to_string(H) + "), got G = " + std::to_string(shape.groups));
   require(x.cols() == C, "the input has " + std::to_string(x.cols()) + " columns but d_model is " + std::to_string(C));
   require(T >= 1, "attention without a softmax needs at least one token");
   require(gates.w_beta.rows() == H && gates.w_beta.cols() == C && gates.w_step.rows() == H &&
-              gates.w_step.cols() == C && gates.step_bias.size() == H && gates.d_skip.size() == H,
+              gates.w_step.cols() == C,
           "the gates' weights are not [H, C] = [" + std::to_string(H) + ", " + std::to_string(C) + "]");
+  const Mat Q = project(x, w.wq, w.bq), K = project(x, w.wk, w.bk), V = project(x, w.wv, w.bv);
+  const Mat beta_in = x * gates.w_beta.transpose(), step_in = x * gates.w_step.transpose();  // [T, H]
+  LinearLayerResult r = linear_layer_heads(Q, K, V, beta_in, step_in, gates, spec, H, cancel);
+  r.attention.output = project(r.attention.concat, w.wo, w.bo);
+  return r;
+}
+
+LinearLayerResult linear_layer_heads(const Mat& Q, const Mat& K, const Mat& V, const Mat& beta_in, const Mat& step_in,
+                                     const LinearGates& gates, const LinearLayerSpec& spec, int H,
+                                     const std::atomic<bool>* cancel) {
+  const int T = int(Q.rows());
+  require(H >= 1 && Q.cols() % H == 0 && K.rows() == T && V.rows() == T && K.cols() == Q.cols() &&
+              V.cols() == Q.cols() && beta_in.rows() == T && beta_in.cols() == H && step_in.rows() == T &&
+              step_in.cols() == H,
+          "the heads' inputs are not Q, K, V [T, H·d] and the gates' inputs [T, H] for H = " + std::to_string(H));
+  require(gates.step_bias.size() == H && gates.d_skip.size() == H && (gates.a_log.size() == 0 || gates.a_log.size() == H),
+          "the gates' vectors are not [H] = [" + std::to_string(H) + "]");
   require(spec.kind != LinearLayerKind::retention || spec.decay == 0 || (spec.decay > 0 && spec.decay <= 1),
           "the retention decay gamma must be in (0, 1] (0 = the per-head schedule from 0.5 to 0.97), got " +
               std::to_string(spec.decay));
+  const int d = int(Q.cols()) / H;
   const LinearKind kind = linear_kind_of(spec);
   const bool delta = spec.kind == LinearLayerKind::deltanet || spec.kind == LinearLayerKind::gated_deltanet;
   const bool scaled = spec.scale_q && (delta || spec.kind == LinearLayerKind::retention);
@@ -102,8 +120,6 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
   LinearLayerResult r;
   r.head_kind = kind;
   AttentionResult& a = r.attention;
-  const Mat Q = project(x, w.wq, w.bq), K = project(x, w.wk, w.bk), V = project(x, w.wv, w.bv);
-  const Mat beta_in = x * gates.w_beta.transpose(), step_in = x * gates.w_step.transpose();  // [T, H]
   if (delta) r.beta.resize(H, T);
   if (spec.kind == LinearLayerKind::mamba2) r.step.resize(H, T);
   if (spec.kind != LinearLayerKind::linear && spec.kind != LinearLayerKind::deltanet) r.decay.resize(H, T);
@@ -118,6 +134,8 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
     if (q_scale != 1.0) in.q *= float(q_scale);
     const double gamma = spec.kind == LinearLayerKind::retention && spec.decay > 0 ? spec.decay
                                                                                     : linear_decay_schedule(h, H);
+    // A = −exp(A_log_h) where the gates carry a trained A_log, else log γ_h (exp(A_log) = −log γ_h)
+    const double log_decay = gates.a_log.size() ? -std::exp(double(gates.a_log[h])) : std::log(gamma);
     for (int t = 0; t < T; ++t) {
       const double step = softplus(double(step_in(t, h)) + double(gates.step_bias[h]));
       switch (spec.kind) {
@@ -127,7 +145,7 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
           r.decay(h, t) = float(gamma);
           break;
         case LinearLayerKind::mamba2: {
-          const float A = float(std::log(gamma));  // < 0
+          const float A = float(log_decay);  // < 0
           in.log_decay.push_back(A);
           in.dt.push_back(float(step));
           r.step(h, t) = float(step);
@@ -140,7 +158,7 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
           in.beta.push_back(b);
           r.beta(h, t) = b;
           if (spec.kind == LinearLayerKind::gated_deltanet) {
-            const double g = std::log(gamma) * step;  // −exp(A_log)·softplus(…) with exp(A_log) = −log γ
+            const double g = log_decay * step;  // −exp(A_log)·softplus(…)
             in.log_decay.push_back(float(g));
             r.decay(h, t) = float(std::exp(double(float(g))));
           }
@@ -157,7 +175,6 @@ LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const Li
     a.q.push_back(in.q), a.k.push_back(in.k), a.v.push_back(in.v);
     r.inputs.push_back(std::move(in));
   }
-  a.output = project(a.concat, w.wo, w.bo);
   return r;
 }
 

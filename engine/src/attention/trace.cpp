@@ -270,7 +270,8 @@ Trace linear_layer_trace(const TraceShape& s) {
   step("output", "output", "concat·W_Oᵀ" + o_bias, {"T", "C"}, {T, C});
   t.params.wq = t.params.wk = t.params.wv = t.params.wo = C * H * d;
   t.params.biases = (s.qkv_bias ? 3 * H * d : 0) + (s.o_bias ? C : 0);
-  t.params.other = (delta ? H * C : 0) + (mamba || kind == "gated-deltanet" ? H * C + H : 0) + (mamba ? H : 0);
+  t.params.other = (delta ? H * C : 0) + (mamba || kind == "gated-deltanet" ? H * C + H : 0) + (mamba ? H : 0) +
+                   (s.trained_a_log && (mamba || kind == "gated-deltanet") ? H : 0);
   t.state_bytes_fp32 = H * d * d * 4;
   t.state_bytes_fp16 = H * d * d * 2;
   return t;

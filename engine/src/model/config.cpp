@@ -408,7 +408,7 @@ ModelConfig read_llama(const json& j, const Reader& r, const std::string& name, 
                      std::to_string(c.d_model) + " and there is no \"head_dim\"");
     c.head_dim = c.d_model / c.heads;
   }
-  if (c.head_dim % 2 != 0)
+  if (c.head_dim % 2 != 0 && type != "attnscope_linear")  // (a layer without a softmax has no rotary pairs)
     fail(name, "the head width " + std::to_string(c.head_dim) + " is odd; rotary positions pair dimension i with i + d/2");
   // Phi3Config, OlmoeConfig, Olmo2Config and Ministral3Config default to 1e-5, the others to 1e-6.
   c.norm_eps = r.number_or("rms_norm_eps",
@@ -790,6 +790,42 @@ ModelConfig read_granite_hybrid(const json& j, const Reader& r, const std::strin
 // LayerNorm(layer_norm_eps) with biases, a fused per-head query_key_value, rotate-half RoPE on the leading
 // head_dim × rotary_pct values (base rotary_emb_base), q/k/v/o biases (attention_bias), the exact-erf GELU
 // MLP with biases, use_parallel_residual, an untied embed_out.
+// attnscope's own checkpoint of a model trained without a softmax (train/checkpoint.h llama_config_json): the
+// Llama sizes, every layer the kind attention_kind names, G = H, no rotary positions. The formulas' fixed
+// choices are written out in the file (feature_map, decay, q_scale); a file that says otherwise is refused.
+ModelConfig read_attnscope_linear(const json& j, const Reader& r, const std::string& name, const std::string& type) {
+  ModelConfig c = read_llama(j, r, name, type);
+  if (!r.has("attention_kind"))
+    fail(name, "config.json has no \"attention_kind\" (needed to build the attnscope_linear network: linear, retention, "
+               "mamba2, deltanet or gated-deltanet)");
+  const std::string kind = r.string_or("attention_kind", "");
+  bool found = false;
+  for (const LinearLayerKind k : {LinearLayerKind::linear, LinearLayerKind::retention, LinearLayerKind::mamba2,
+                                  LinearLayerKind::deltanet, LinearLayerKind::gated_deltanet})
+    if (kind == to_string(k)) c.trained.kind = k, found = true;
+  if (!found)
+    fail(name, "\"attention_kind\" = \"" + kind +
+                   "\" is not a kind without a softmax (supported: linear, retention, mamba2, deltanet, gated-deltanet)");
+  c.trained.active = true;
+  if (c.kv_heads != c.heads)
+    fail(name, "\"num_key_value_heads\" = " + std::to_string(c.kv_heads) + " must equal \"num_attention_heads\" = " +
+                   std::to_string(c.heads) + ": attention without a softmax gives every head its own keys and values");
+  if (c.head_dim * c.heads != c.d_model)
+    fail(name, "\"head_dim\" × \"num_attention_heads\" = " + std::to_string(c.head_dim * c.heads) +
+                   " must equal \"hidden_size\" = " + std::to_string(c.d_model) + " (d = C / H, as attnscope trains it)");
+  const std::string feature = r.string_or("feature_map", "elu+1");
+  if (feature != "elu+1") fail(name, "\"feature_map\" = \"" + feature + "\" is not supported (supported: \"elu+1\")");
+  c.trained.normalize = r.boolean_or("normalize", true);
+  const std::string decay = r.string_or("decay", "1 - 2^(-1 - 4h/(H-1))");
+  if (decay != "1 - 2^(-1 - 4h/(H-1))")
+    fail(name, "\"decay\" = \"" + decay + "\" is not supported (supported: \"1 - 2^(-1 - 4h/(H-1))\", the per-head schedule)");
+  const std::string q_scale = r.string_or("q_scale", "1/sqrt(head_dim)");
+  if (q_scale != "1/sqrt(head_dim)")
+    fail(name, "\"q_scale\" = \"" + q_scale + "\" is not supported (supported: \"1/sqrt(head_dim)\")");
+  c.layer_linear.assign(size_t(c.layers), true);
+  return c;
+}
+
 ModelConfig read_gpt_neox(const json& j, const Reader& r, const std::string& name, const std::string& type) {
   ModelConfig c;
   c.family = Family::llama;
@@ -1337,6 +1373,18 @@ const std::vector<FamilyEntry>& family_entries() {
                                "shared_expert_intermediate_size"}, {}),
         {"Qwen/Qwen3-Next-80B-A3B-Instruct"}},
        read_qwen3_next},
+      {{"attnscope_linear", "attnscope (trained without a softmax)", "AttnscopeLinearForCausalLM",
+        "one kind without a softmax in every layer (attention_kind: linear, retention, mamba2, deltanet, "
+        "gated-deltanet), every head its own keys and values",
+        "none (the causal recurrence orders the tokens)",
+        "",
+        "a model the Training window or `attnscope train --attention KIND` saved: the Llama layout with the kind's "
+        "gates; each layer drawn as its heads' signed T×T matrices M (docs/math.md, \"Attention without a softmax\")",
+        "model.layers.N.self_attn.{q,k,v,o}_proj and, as the kind has them, self_attn.{b_proj, a_proj, dt_proj}.weight, "
+        "dt_bias, A_log, D; the Llama norms and MLP",
+        with_keys(llama_keys, {"attention_kind", "decay", "feature_map", "normalize", "q_scale"}, {}),
+        {"attnscope train --attention gated-deltanet --save DIR"}},
+       read_attnscope_linear},
       {{"granitemoehybrid", "Granite 4.0-H", "GraniteMoeHybridForCausalLM",
         "Mamba-2 (state-space duality, mamba_n_heads heads over a mamba_d_state state) in the layers layer_types "
         "names \"mamba\"; softmax attention (GQA, num_key_value_heads) in the others",

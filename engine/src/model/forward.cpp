@@ -340,6 +340,62 @@ void deltanet_layer_forward(const ModelConfig& c, const LayerWeights& lw, Activa
   add_residual(c, a, T);
 }
 
+// A trained layer's kind as the Model view names a layer type (as "Gated DeltaNet", "Mamba-2").
+const char* trained_kind_title(LinearLayerKind kind) {
+  switch (kind) {
+    case LinearLayerKind::linear: return "linear attention";
+    case LinearLayerKind::retention: return "retention";
+    case LinearLayerKind::mamba2: return "Mamba-2";
+    case LinearLayerKind::deltanet: return "DeltaNet";
+    case LinearLayerKind::gated_deltanet: return "Gated DeltaNet";
+  }
+  return "?";
+}
+
+// ---- a layer attnscope trained without a softmax (attnscope_linear) -----------------------------------
+// x ← x + W_o·heads(h·W_qᵀ, h·W_kᵀ, h·W_vᵀ, the gates), h = norm1(x): the heads are the seeded layer's
+// (attention/linear_layer.h linear_layer_heads, which the trainer's linear_ops.h mirrors) with the file's gates
+// and its A_log. maps [H, T, T] receives each head's explicit matrix M.
+void trained_linear_layer_forward(const ModelConfig& c, const LayerWeights& lw, Activations& a, float* maps, int T,
+                                  std::optional<LayerDetail>* detail, int layer, const std::atomic<bool>* cancel) {
+  const int C = c.d_model, H = c.heads, D = c.head_dim;
+  const TrainedLinearWeights& g = lw.trained;
+  apply_norm(c, a.h.data(), a.x.data(), lw.norm1_weight, lw.norm1_bias, T);
+  linear_forward_packed(a.q.data(), a.h.data(), lw.wq, nullptr, T);
+  linear_forward_packed(a.k.data(), a.h.data(), lw.kv.wk, nullptr, T);
+  linear_forward_packed(a.v.data(), a.h.data(), lw.kv.wv, nullptr, T);
+  const Eigen::Map<const Mat> h(a.h.data(), T, C), Q(a.q.data(), T, int64_t(H) * D), K(a.k.data(), T, int64_t(H) * D),
+      V(a.v.data(), T, int64_t(H) * D);
+  const Mat beta_in = g.b_proj.size() ? Mat(h * g.b_proj.transpose()) : Mat(Mat::Zero(T, H));
+  const Mat step_in = g.step_proj.size() ? Mat(h * g.step_proj.transpose()) : Mat(Mat::Zero(T, H));
+  LinearGates gates;
+  gates.step_bias = g.dt_bias.size() ? g.dt_bias : Vec(Vec::Zero(H));
+  gates.d_skip = g.d_skip.size() ? g.d_skip : Vec(Vec::Ones(H));
+  gates.a_log = g.a_log;
+  LinearLayerSpec spec;
+  spec.kind = c.trained.kind;
+  spec.normalize = c.trained.normalize;
+  LinearLayerResult r = linear_layer_heads(Q, K, V, beta_in, step_in, gates, spec, H, cancel);
+  AttentionResult& att = r.attention;
+  for (int j = 0; j < H; ++j) std::copy_n(att.probs[size_t(j)].data(), int64_t(T) * T, maps + int64_t(j) * T * T);
+  linear_forward_packed(a.proj.data(), att.concat.data(), lw.wo, nullptr, T);
+  if (detail) {
+    LayerDetail d;
+    d.layer = layer;
+    d.linear = true;
+    d.input = h;
+    d.q = std::move(att.q), d.k = std::move(att.k), d.v = std::move(att.v), d.probs = std::move(att.probs);
+    d.head_out = std::move(att.head_out);
+    d.concat = att.concat;
+    d.output = Eigen::Map<const Mat>(a.proj.data(), T, C);
+    d.beta = std::move(r.beta), d.step = std::move(r.step);
+    // decay as the other linear layers give it: the log of the factor the state is multiplied by
+    if (r.decay.size()) d.decay = r.decay.array().log().matrix();
+    *detail = std::move(d);
+  }
+  add_residual(c, a, T);
+}
+
 // ---- Granite 4.0-H: the Mamba-2 layer ----------------------------------------------------------------
 // transformers 5.x models/granitemoehybrid/modeling_granitemoehybrid.py, GraniteMoeHybridMambaLayer.torch_forward
 // without a cache, in float32: x ← x + residual_multiplier·out_proj(gated_norm(ssd(conv(h)), z)), h = norm1(x).
@@ -747,6 +803,14 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
+    if (c.trained.active) {  // a model attnscope trained without a softmax
+      r.layer_maps[size_t(l)] = {true, trained_kind_title(c.trained.kind), H};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(H) * T * T), 0.0f);
+      trained_linear_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
+                                   options.detail_layer == l ? &r.detail : nullptr, l, options.cancel);
+      mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      continue;
+    }
     if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2
       r.layer_maps[size_t(l)] = {true, "Mamba-2", c.mamba.heads};
       r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);

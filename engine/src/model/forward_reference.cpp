@@ -558,6 +558,10 @@ void add_mixer_and_swiglu_mlp(const ModelConfig& c, const LayerWeights& lw, int 
 
 // ---- the pass ----------------------------------------------------------------------------------------
 ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options) {
+  // A model attnscope trained without a softmax has its reference in the trainer (train::Model::forward, checked
+  // against PyTorch autograd), not here.
+  require(!model.config.trained.active,
+          "the plain-loop reference has no layers of attnscope_linear; its reference is the trainer's forward");
   const ModelConfig& c = model.config;
   check_forward_input(c, ids);
   const ModelWeights& w = *model.weights;

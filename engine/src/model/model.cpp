@@ -300,7 +300,7 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
     if (c.pre_norms) plan_vector(plan, h + "input_layernorm.weight", l.norm1_weight, C);
     if (c.is_linear_layer(i) && c.mamba.active()) {
       plan_mamba(plan, c, h + "mamba.", l.mamba);
-    } else if (c.is_linear_layer(i)) {
+    } else if (c.is_linear_layer(i) && !c.trained.active) {
       plan_deltanet(plan, c, h + "linear_attn.", l.deltanet);
     } else if (c.attn_output_gate) {
       // Qwen3NextAttention: q_proj [H·2D, C] viewed [H, 2D] and chunked: head h's query rows, then its gate rows.
@@ -336,7 +336,21 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
       plan_vector(plan, h + "self_attn.q_norm.weight", l.q_norm, c.qk_norm_whole ? Q : D);
       plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, c.qk_norm_whole ? KV : D);
     }
-    if (!c.is_linear_layer(i)) plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    if (!c.is_linear_layer(i) || c.trained.active) plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
+    if (c.trained.active) {  // the kind's gates (train/model.h)
+      const LinearLayerKind k = c.trained.kind;
+      const int64_t H = c.heads;
+      TrainedLinearWeights& g = l.trained;
+      if (k == LinearLayerKind::deltanet || k == LinearLayerKind::gated_deltanet)
+        plan_matrix(plan, h + "self_attn.b_proj.weight", g.b_proj, H, C);
+      if (k == LinearLayerKind::mamba2) plan_matrix(plan, h + "self_attn.dt_proj.weight", g.step_proj, H, C);
+      if (k == LinearLayerKind::gated_deltanet) plan_matrix(plan, h + "self_attn.a_proj.weight", g.step_proj, H, C);
+      if (k == LinearLayerKind::mamba2 || k == LinearLayerKind::gated_deltanet) {
+        plan_vector(plan, h + "self_attn.dt_bias", g.dt_bias, H);
+        plan_vector(plan, h + "self_attn.A_log", g.a_log, H);
+      }
+      if (k == LinearLayerKind::mamba2) plan_vector(plan, h + "self_attn.D", g.d_skip, H);
+    }
     if (c.o_bias) plan_vector(plan, h + "self_attn.o_proj.bias", l.bo, C);
     if (c.sandwich_norms) {
       plan_vector(plan, h + "post_attention_layernorm.weight", l.post_attn_norm, C);
@@ -766,6 +780,9 @@ std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) 
   const int original = model.original_kv_heads;
   require(!c.is_mla(), c.model_type + " uses multi-head latent attention: it has no K/V heads to pool, every head's "
                        "keys and values are made from one shared latent, and that latent is what it caches");
+  require(!c.trained.active || kv_heads == original,
+          "a model without a softmax (attnscope_linear) has no KV cache to share: each head keeps its own state of "
+          "keys and values, so it opens with its own " + std::to_string(original) + " heads only");
   require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
           "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
   require(!c.qk_norm_whole || kv_heads == original,

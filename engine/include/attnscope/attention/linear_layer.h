@@ -43,6 +43,9 @@ struct LinearGates {
   Mat w_step;     // [H, C]  Mamba-2's Δ and Gated DeltaNet's a: x_t·w_step[h] + step_bias[h]
   Vec step_bias;  // [H]     softplus⁻¹(1): Δ ≈ 1 for an input the weights do not react to
   Vec d_skip;     // [H]     Mamba-2's D (ones)
+  // [H] a trained model's A_log (A_h = −exp(A_log_h), Mamba-2's and Gated DeltaNet's decay); empty: the
+  // schedule's log γ_h (the seeded layer)
+  Vec a_log;
 };
 
 // Deterministic for (C, H, seed); w_beta and w_step are Xavier-uniform like the projections.
@@ -75,5 +78,13 @@ struct LinearLayerResult {
 LinearLayerResult linear_layer(const Mat& x, const AttentionWeights& w, const LinearGates& gates,
                                const LinearLayerSpec& spec, const AttentionShape& shape,
                                const std::atomic<bool>* cancel = nullptr);
+
+// The heads alone, from their projections: Q, K, V [T, H·d] (before the L2 norm and the scale), the gates'
+// inputs beta_in = x·w_betaᵀ and step_in = x·w_stepᵀ [T, H]; the result's output is left empty (the caller
+// projects attention.concat). A checkpoint's trained layer (model/forward.cpp) runs these with its own
+// tensors. Throws InputError for shapes that do not agree.
+LinearLayerResult linear_layer_heads(const Mat& Q, const Mat& K, const Mat& V, const Mat& beta_in, const Mat& step_in,
+                                     const LinearGates& gates, const LinearLayerSpec& spec, int H,
+                                     const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnscope

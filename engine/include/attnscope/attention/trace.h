@@ -51,6 +51,9 @@ struct TraceShape {
   // "gated-deltanet"; empty for softmax attention) and whether linear attention divides by its normaliser.
   std::string linear = {};
   bool linear_normalize = false;
+  // A trained layer (a checkpoint of attnscope_linear): Mamba-2's and Gated DeltaNet's A_log [H] is a tensor
+  // of the layer (the seeded layer takes it from the decay schedule), counted with the gates.
+  bool trained_a_log = false;
   // A checkpoint's Mamba-2 layer (Granite 4.0-H) when linear is "mamba2" and conv_kernel > 0: granite_mamba2_layer_trace.
   // A checkpoint's Gated DeltaNet layer (Qwen3-Next) when linear is "gated-deltanet" and conv_kernel > 0: heads = the value heads Hv,
   // groups = the key heads Hk (each serving Hv/Hk value heads), head_dim = d_k, v_dim = d_v, and the short

@@ -49,6 +49,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attnscope/attention/linear_layer.h"
+
 namespace attnscope::model {
 
 enum class Family { gpt2, llama };
@@ -170,6 +172,17 @@ struct Mamba2Config {
   int conv_dim() const { return inner() + 2 * groups * state; }
 };
 
+// A model attnscope trained without a softmax (model_type "attnscope_linear", train/checkpoint.h): the
+// Llama layout with every layer's attention one of the seeded layer's kinds (attention/linear_layer.h, the
+// trainer's linear_ops.h), G = H, no rotary positions, and the gates' tensors self_attn.{b_proj.weight,
+// a_proj.weight, dt_proj.weight, dt_bias, A_log, D} as the kind has them; A = −exp(A_log) where the kind
+// has one (retention's γ_h is the fixed schedule). Every layer is linear (layer_linear all true).
+struct TrainedLinearConfig {
+  bool active = false;
+  LinearLayerKind kind = LinearLayerKind::linear;
+  bool normalize = true;  // linear: rows divided by their normaliser
+};
+
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the
 // rotate-half families (transformers 5.x modeling_rope_utils.py, ROPE_INIT_FUNCTIONS; the float32
 // frequencies of a float32-loaded model). d = rotary_dim, θ_k = base^(−2k/d) in float32, L = original:
@@ -277,6 +290,7 @@ struct ModelConfig {
   LinearAttentionConfig linear;
   std::vector<bool> layer_linear;   // [L], empty when no layer is linear (Gated DeltaNet or Mamba-2 layers)
   Mamba2Config mamba;               // granitemoehybrid: layer_linear marks its Mamba-2 layers
+  TrainedLinearConfig trained;       // attnscope_linear: every layer one kind without a softmax
   bool attn_output_gate = false;
   bool is_linear_layer(int layer) const { return !layer_linear.empty() && layer_linear[size_t(layer)]; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }

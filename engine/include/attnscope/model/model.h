@@ -83,6 +83,14 @@ struct Mamba2Weights {
   PackedMatrix out;            // [C, I] out_proj
 };
 
+// The gates of a layer attnscope trained without a softmax (config.trained; train/model.h's legend), as the
+// kind has them (the others empty): b_proj [H, C] (deltanet, gated-deltanet), step_proj [H, C] (Mamba-2's
+// dt_proj or Gated DeltaNet's a_proj), dt_bias and A_log [H] (mamba2, gated-deltanet), D [H] (mamba2).
+struct TrainedLinearWeights {
+  Mat b_proj, step_proj;
+  Vec dt_bias, a_log, d_skip;
+};
+
 // One gpt-oss expert matrix in nn.Linear layout [out, in]: MXFP4 in place, or packed float32 (the
 // dequantised layout, stored [in, out] per expert).
 struct ExpertMatrix {
@@ -137,6 +145,7 @@ struct LayerWeights {
   PackedMatrix attn_gate;        // [H·D, C] config.attn_output_gate: q_proj's gate rows (wq holds its query rows)
   GatedDeltaNetWeights deltanet; // config.is_linear_layer(layer) (the attention matrices are empty)
   Mamba2Weights mamba;           // config.is_linear_layer(layer) of a granitemoehybrid model
+  TrainedLinearWeights trained;  // config.trained.active: the gates (q/k/v/o are wq, kv and wo above)
 };
 
 struct ModelWeights {
