@@ -54,7 +54,9 @@ int check_example(const int32_t* ids, const int32_t* targets, int T, int symbols
 }  // namespace
 
 TEST_CASE("recall: pairs of distinct keys and free values, then queries scored at the key with its value") {
-  for (const auto& [T, symbols] : std::vector<std::pair<int, int>>{{64, 32}, {65, 32}, {24, 8}, {4, 4}, {128, 1024}}) {
+  // (no structured binding: clang's INFO cannot capture one)
+  for (const std::pair<int, int>& sizes : std::vector<std::pair<int, int>>{{64, 32}, {65, 32}, {24, 8}, {4, 4}, {128, 1024}}) {
+    const int T = sizes.first, symbols = sizes.second;
     INFO("T " << T << ", symbols " << symbols);
     TaskSettings ts;
     ts.kind = TaskKind::recall, ts.seq_len = T, ts.symbols = symbols;
