@@ -635,7 +635,8 @@ TEST_CASE("kv cache: the Granite-4.0-H-Tiny preset is its config.json, read by t
   CHECK(p.layer_types[1].kind == LayerKind::full);
   CHECK(p.layer_types[1].layers == c.layers - mamba_layers);
   for (int64_t seq : {int64_t(1), int64_t(131072)}) {
-    const KvLayerTypeRow& row = row_of(preset_report("granite-4.0-h-tiny", seq), LayerKind::mamba2);
+    const KvCacheReport report = preset_report("granite-4.0-h-tiny", seq);  // kept: row_of returns a row of it
+    const KvLayerTypeRow& row = row_of(report, LayerKind::mamba2);
     CHECK(row.recurrent_elements == 393216);
     CHECK(row.conv_elements == 13312);
     CHECK(row.state_bytes_per_layer == 813056);
