@@ -448,7 +448,10 @@ void DrawKvCacheWindow(AppState& state) {
   const std::string current = k.preset < 0                        ? checkpoint_label
                               : k.preset < int(k.presets.size()) ? k.presets[size_t(k.preset)].label
                                                                  : tr("custom");
-  const bool combo_open = ImGui::BeginCombo(labelled(tr("model")), current.c_str(), ImGuiComboFlags_HeightLarge);
+  const char* model_label = labelled(tr("model"));
+  // The preview fits the frame beside the arrow (a checkpoint's long folder name is shortened with "…").
+  const float preview_w = ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2;
+  const bool combo_open = ImGui::BeginCombo(model_label, Ellipsize(current, preview_w).c_str(), ImGuiComboFlags_HeightLarge);
   RecordLastItem(state, "kv.model");
   if (combo_open) {
     if (c.model && ImGui::Selectable(checkpoint_label.c_str(), k.preset < 0)) UseCheckpoint(k, c);

@@ -370,6 +370,23 @@ TEST_SUITE("gui_layout") {
     }
   }
 
+  TEST_CASE("a Mamba-2 hybrid checkpoint (Granite 4.0-H): the layout rule holds on every screen, in both languages") {
+    // Its Model view's per-layer types (Mamba-2 beside attention NoPE) and two colour bars, the Heads view of a
+    // Mamba-2 layer's signed M, the Shapes view's Mamba-2 steps, the calculator's checkpoint row: every view and
+    // panel of the sweep with it open.
+    const std::string model =
+        shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/granite_hybrid_f32").string());
+    for (const auto& [language, size] : {std::pair{"en", "1280x720"}, std::pair{"zh", "1920x1080"}}) {
+      const std::string name = std::string("granite_") + language + "_" + size;
+      const json layout = sweep(name, fresh_config(name),
+                                std::string("--size ") + size + " --language " + language + " --checkpoint " + model +
+                                    " --text " + shell_quote("ids: 1 8 30 44 19 2 57 8 30 44 19 2"));
+      const double w = std::string(size) == "1280x720" ? 1280 : 1920, h = w == 1280 ? 720 : 1080;
+      check_start(layout, name, w, h);
+      CHECK(layout.at("checkpoint") != "");
+    }
+  }
+
   TEST_CASE("saved layout from 1920×1080 opened at 1280×720: laid out afresh below the menu bar, no text cut") {
     // English keeps the scale fitted to 1080p (1.2), which the next start refits to 720p (1); Chinese
     // has a scale the user chose (1.2), which is kept: the more crowded case.

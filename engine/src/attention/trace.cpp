@@ -324,7 +324,9 @@ Trace granite_mamba2_layer_trace(const TraceShape& s, bool conv_bias) {
   TraceWriter step(s);
   Trace& t = step.t;
   step("input", "input", "X", {"T", "C"}, {T, C});
-  step("project_z_xbc_dt", "project z, xBC, dt", "X·W_inᵀ = [z | xBC | dt], D_conv = H·P + 2·G·N", {"T", "H·P + D_conv + H"},
+  // D_in names in_proj's width, so the fixed shape column stays narrow enough for the step names beside it
+  step("project_z_xbc_dt", "project z, xBC, dt", "X·W_inᵀ = [z | xBC | dt], D_in = H·P + D_conv + H, D_conv = H·P + 2·G·N",
+       {"T", "D_in"},
        {T, I + conv + H});
   step("short_conv", "short convolution", "each channel over its last K tokens (causal), then SiLU", {"T", "D_conv"},
        {T, conv});
