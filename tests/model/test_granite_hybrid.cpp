@@ -21,6 +21,7 @@
 #include "attnscope/model/model.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "model/hybrid_checks.h"
 
 using namespace attnscope;
 using namespace attnscope::model;
@@ -46,12 +47,6 @@ nlohmann::json granite_h_tiny() {
 }
 
 // Matrix `index` [rows, cols] of a reference tensor [n, rows, cols].
-Mat ref_slice(const ReferenceTensor& t, int index) {
-  REQUIRE(t.shape.size() == 3);
-  const int64_t rows = t.shape[1], cols = t.shape[2];
-  return Eigen::Map<const Mat>(t.values.data() + index * rows * cols, rows, cols);
-}
-
 }  // namespace
 
 TEST_CASE("granite_hybrid: granite-4.0-h-tiny's config is read as GraniteMoeHybridConfig reads it") {
@@ -148,52 +143,15 @@ TEST_CASE("granite_hybrid: layer_types, its alias and every refusal name the key
 TEST_CASE("granite_hybrid fixtures: every layer's maps and the logits equal transformers', F32 and BF16 sharded") {
   for (const char* name : fixtures) {
     CAPTURE(name);
-    const auto model = model::open(attnscope::test::model_fixture(name));
-    const ModelConfig& c = model->config;
-    const std::vector<int32_t> ids = fixture_ids(name);
-    const int T = int(ids.size());
-    REQUIRE(T > 2 * 8);  // longer than two of the reference's SSD chunks (mamba_chunk_size 8)
-    const ForwardResult r = forward(*model, ids);
-    REQUIRE(r.layer_maps.size() == size_t(c.layers));
-    int mamba_layers = 0, softmax_layers = 0;
-    for (int l = 0; l < c.layers; ++l) {
-      CAPTURE(l);
-      if (c.is_linear_layer(l)) {
-        ++mamba_layers;
-        CHECK(r.signed_layer(l));
-        CHECK(r.layer_maps[size_t(l)].kind == "Mamba-2");
-        CHECK(r.layer_maps[size_t(l)].heads == c.mamba.heads);
-        const ReferenceTensor maps = fixture_reference(name, "linear." + std::to_string(l) + ".maps");
-        REQUIRE(maps.shape == std::vector<int64_t>{c.mamba.heads, T, T});
-        for (int h = 0; h < c.mamba.heads; ++h)
-          check_close(Mat(r.linear_map(l, h)), ref_slice(maps, h), 1e-5, "M of head " + std::to_string(h));
-        // Signed (C·B of either sign) and lower triangular, rows not probabilities.
-        const Mat m0 = r.linear_map(l, 0);
-        CHECK(m0.minCoeff() < 0);
-        CHECK(m0.maxCoeff() > 0);
-        CHECK(m0.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().cwiseAbs().maxCoeff() == 0.0f);
-        CHECK(r.attention(l, 0).cwiseAbs().maxCoeff() == 0.0f);
-      } else {
-        ++softmax_layers;
-        CHECK(!r.signed_layer(l));
-        CHECK(r.linear_maps[size_t(l)].empty());
-        const ReferenceTensor probs = fixture_reference(name, "attention." + std::to_string(l));
-        REQUIRE(probs.shape == std::vector<int64_t>{c.heads, T, T});
-        for (int h = 0; h < c.heads; ++h)
-          check_close(Mat(r.attention(l, h)), ref_slice(probs, h), 1e-5, "probabilities of head " + std::to_string(h));
-      }
-    }
+    const ModelConfig c = model::open(attnscope::test::model_fixture(name))->config;
+    REQUIRE(int(fixture_ids(name).size()) > 2 * 8);  // longer than two of the reference's SSD chunks (mamba_chunk_size 8)
+    // Signed (C·B of either sign) and lower triangular, rows not probabilities.
+    const int mamba_layers = attnscope::test::check_layers_against_reference(name, "Mamba-2", c.mamba.heads, [](const Mat& m0, int) {
+      CHECK(m0.maxCoeff() > 0);
+      CHECK(m0.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().cwiseAbs().maxCoeff() == 0.0f);
+    });
     CHECK(mamba_layers == 3);
-    CHECK(softmax_layers == 1);
-    const ReferenceTensor logits = fixture_reference(name, "logits");
-    REQUIRE(logits.values.size() == size_t(T) * c.vocab);
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < logits.values.size(); ++i) {
-      scale = std::max(scale, std::abs(double(logits.values[i])));
-      worst = std::max(worst, std::abs(double(r.logits.data()[i]) - double(logits.values[i])));
-    }
-    INFO("largest logit difference " << worst << " of " << scale);
-    CHECK(worst <= 1e-4 * scale);
+    CHECK(c.layers - mamba_layers == 1);
   }
 }
 
@@ -249,28 +207,9 @@ TEST_CASE("granite_hybrid: a Mamba layer's detail — M·x + D·x is the SSD's o
 TEST_CASE("granite_hybrid: the plain-loop reference pass equals the fast one") {
   for (const char* name : fixtures) {
     CAPTURE(name);
-    const auto model = model::open(attnscope::test::model_fixture(name));
-    const std::vector<int32_t> ids = fixture_ids(name);
     ForwardOptions o;
-    o.detail_layer = 0;
-    const ForwardResult fast = forward(*model, ids, o), plain = forward_reference(*model, ids, o);
-    REQUIRE(plain.layer_maps.size() == fast.layer_maps.size());
-    for (int l = 0; l < model->config.layers; ++l) {
-      CAPTURE(l);
-      CHECK(plain.signed_layer(l) == fast.signed_layer(l));
-      CHECK(plain.layer_maps[size_t(l)].kind == fast.layer_maps[size_t(l)].kind);
-      const int heads = fast.layer_maps[size_t(l)].heads;
-      for (int h = 0; h < heads; ++h) {
-        if (fast.signed_layer(l)) check_close(Mat(plain.linear_map(l, h)), Mat(fast.linear_map(l, h)), 1e-5, "M");
-        else check_close(Mat(plain.attention(l, h)), Mat(fast.attention(l, h)), 1e-5, "probabilities");
-      }
-    }
-    REQUIRE(plain.detail);
-    REQUIRE(fast.detail);
-    for (size_t h = 0; h < fast.detail->head_out.size(); ++h)
-      check_close(plain.detail->head_out[h], fast.detail->head_out[h], 1e-4, "the SSD's output");
-    const float scale = fast.logits.cwiseAbs().maxCoeff();
-    check_close(plain.logits, fast.logits, 1e-4 * std::max(1.0f, scale), "logits");
+    o.detail_layer = 0;  // a Mamba layer: the SSD's output too
+    attnscope::test::check_reference_pass_equals_fast(name, o);
   }
 }
 

@@ -22,6 +22,7 @@
 #include "attnscope/model/model.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "model/hybrid_checks.h"
 
 using namespace attnscope;
 using namespace attnscope::model;
@@ -47,12 +48,6 @@ nlohmann::json qwen3_next_80b() {
 }
 
 // Matrix `index` [rows, cols] of a reference tensor [n, rows, cols].
-Mat ref_slice(const ReferenceTensor& t, int index) {
-  REQUIRE(t.shape.size() == 3);
-  const int64_t rows = t.shape[1], cols = t.shape[2];
-  return Eigen::Map<const Mat>(t.values.data() + index * rows * cols, rows, cols);
-}
-
 }  // namespace
 
 TEST_CASE("qwen3_next: the published config is read as Qwen3NextConfig reads it") {
@@ -126,51 +121,13 @@ TEST_CASE("qwen3_next: layer_types, its legacy names and every refusal name the 
 TEST_CASE("qwen3_next fixtures: every layer's maps and the logits equal transformers', F32 and BF16 sharded") {
   for (const char* name : fixtures) {
     CAPTURE(name);
-    const auto model = model::open(attnscope::test::model_fixture(name));
-    const ModelConfig& c = model->config;
-    const std::vector<int32_t> ids = fixture_ids(name);
-    const int T = int(ids.size());
-    const ForwardResult r = forward(*model, ids);
-    REQUIRE(r.layer_maps.size() == size_t(c.layers));
-    int linear_layers = 0, softmax_layers = 0;
-    for (int l = 0; l < c.layers; ++l) {
-      CAPTURE(l);
-      if (c.is_linear_layer(l)) {
-        ++linear_layers;
-        CHECK(r.signed_layer(l));
-        CHECK(r.layer_maps[size_t(l)].kind == "Gated DeltaNet");
-        CHECK(r.layer_maps[size_t(l)].heads == c.linear.value_heads);
-        const ReferenceTensor maps = fixture_reference(name, "linear." + std::to_string(l) + ".maps");
-        REQUIRE(maps.shape == std::vector<int64_t>{c.linear.value_heads, T, T});
-        for (int h = 0; h < c.linear.value_heads; ++h)
-          check_close(Mat(r.linear_map(l, h)), ref_slice(maps, h), 1e-5, "M of value head " + std::to_string(h));
-        // Signed, and rows that are not probabilities: at least one negative entry and a row sum away from 1.
-        const Mat m0 = r.linear_map(l, 0);
-        CHECK(m0.minCoeff() < 0);
-        CHECK(std::abs(m0.row(T - 1).sum() - 1.0f) > 0.05f);
-        // Its slot of the probability stack holds no probability.
-        CHECK(r.attention(l, 0).cwiseAbs().maxCoeff() == 0.0f);
-      } else {
-        ++softmax_layers;
-        CHECK(!r.signed_layer(l));
-        CHECK(r.linear_maps[size_t(l)].empty());
-        const ReferenceTensor probs = fixture_reference(name, "attention." + std::to_string(l));
-        REQUIRE(probs.shape == std::vector<int64_t>{c.heads, T, T});
-        for (int h = 0; h < c.heads; ++h)
-          check_close(Mat(r.attention(l, h)), ref_slice(probs, h), 1e-5, "probabilities of head " + std::to_string(h));
-      }
-    }
-    CHECK(linear_layers == 2 + (std::string(name) == "qwen3_next_f32" ? 1 : 0));
-    CHECK(softmax_layers == c.layers - linear_layers);
-    const ReferenceTensor logits = fixture_reference(name, "logits");
-    REQUIRE(logits.values.size() == size_t(T) * c.vocab);
-    double scale = 0, worst = 0;
-    for (size_t i = 0; i < logits.values.size(); ++i) {
-      scale = std::max(scale, std::abs(double(logits.values[i])));
-      worst = std::max(worst, std::abs(double(r.logits.data()[i]) - double(logits.values[i])));
-    }
-    INFO("largest logit difference " << worst << " of " << scale);
-    CHECK(worst <= 1e-4 * scale);
+    const ModelConfig c = model::open(attnscope::test::model_fixture(name))->config;
+    // Rows that are not probabilities: a row sum away from 1.
+    const int linear = attnscope::test::check_layers_against_reference(
+        name, "Gated DeltaNet", c.linear.value_heads,
+        [](const Mat& m0, int T) { CHECK(std::abs(m0.row(T - 1).sum() - 1.0f) > 0.05f); });
+    CHECK(linear == 2 + (std::string(name) == "qwen3_next_f32" ? 1 : 0));
+    CHECK(linear < c.layers);
   }
 }
 
@@ -215,21 +172,7 @@ TEST_CASE("qwen3_next: a linear layer's detail — M·v is the recurrence's outp
 TEST_CASE("qwen3_next: the plain-loop reference pass equals the fast one") {
   for (const char* name : fixtures) {
     CAPTURE(name);
-    const auto model = model::open(attnscope::test::model_fixture(name));
-    const std::vector<int32_t> ids = fixture_ids(name);
-    const ForwardResult fast = forward(*model, ids), plain = forward_reference(*model, ids);
-    REQUIRE(plain.layer_maps.size() == fast.layer_maps.size());
-    for (int l = 0; l < model->config.layers; ++l) {
-      CAPTURE(l);
-      CHECK(plain.signed_layer(l) == fast.signed_layer(l));
-      CHECK(plain.layer_maps[size_t(l)].kind == fast.layer_maps[size_t(l)].kind);
-      const int heads = fast.layer_maps[size_t(l)].heads;
-      for (int h = 0; h < heads; ++h) {
-        if (fast.signed_layer(l)) check_close(Mat(plain.linear_map(l, h)), Mat(fast.linear_map(l, h)), 1e-5, "M");
-        else check_close(Mat(plain.attention(l, h)), Mat(fast.attention(l, h)), 1e-5, "probabilities");
-      }
-    }
-    check_close(plain.logits, fast.logits, 1e-4, "logits");
+    attnscope::test::check_reference_pass_equals_fast(name, {});
   }
 }
 
