@@ -20,129 +20,30 @@
 #include "attnscope/model/forward.h"
 #include "core/model_input.h"
 #include "gui_run.h"
+#include "hybrid_gui_checks.h"
 
 namespace attnscope::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path source_dir(ATTNSCOPE_SOURCE_DIR);
 const std::string name = "qwen3_next_f32";  // layers 0–2 Gated DeltaNet, layer 3 attention
 const std::string input = "ids: 5 17 42 9 33 60 5 17 42 9";
 
-fs::path fixture() { return source_dir / "tests/fixtures/models" / name; }
-
-std::string in(const std::string& language, const std::string& english) {
-  if (language == "en") return english;
-  static const nlohmann::json zh = read_json(source_dir / "assets" / "i18n" / "zh.json");
-  REQUIRE_MESSAGE(zh.at("strings").contains(english), "zh.json lacks \"" << english << "\"");
-  return zh["strings"][english].get<std::string>();
-}
-
-// Every text of the view's window (its ImGui name ends with `title`) lies inside the screen, but for texts in a
-// part that scrolls (they can be scrolled to).
-void check_inside(const WindowRun& w, const std::string& title) {
-  const double width = w.layout.at("width"), height = w.layout.at("height");
-  int checked = 0;
-  for (const auto& t : w.layout.at("texts")) {
-    if (!t.at("window").get<std::string>().ends_with(title) || t.at("scroll_y").get<bool>() || t.at("scroll_x").get<bool>())
-      continue;
-    ++checked;
-    CAPTURE(t.dump());
-    CHECK(t["x"].get<double>() >= -0.5);
-    CHECK(t["y"].get<double>() >= -0.5);
-    CHECK(t["x"].get<double>() + t["w"].get<double>() <= width + 0.5);
-    CHECK(t["y"].get<double>() + t["h"].get<double>() <= height + 0.5);
-  }
-  CHECK(checked > 0);
-}
+fs::path fixture() { return hybrid_fixture(name); }
 
 }  // namespace
 
 TEST_SUITE("gui_qwen3_next") {
   TEST_CASE("qwen3_next: the Model view draws every layer as what it is, in both languages and sizes") {
-    const auto m = model::open(fixture());
-    const model::ModelConfig& c = m->config;
-    const ModelTokens tokens = model_tokens_from_input(m->dir, input);
-    const model::AttentionStack stack = attention_stack(model::forward(*m, tokens.ids), tokens, name, c.layer_window);
-    ExportRequest request;
-    request.what = ExportWhat::model;
-    const FigureSpec figure = model_view_figure(stack, request);
-    const int T = stack.tokens, columns = stack.most_heads();
-    int linear_layers = 0;
-    for (int l = 0; l < c.layers; ++l) linear_layers += c.is_linear_layer(l);
-    REQUIRE(linear_layers == 3);
-    for (const char* size : {"1280x720", "1920x1080"})
-      for (const char* language : {"en", "zh"}) {
-        CAPTURE(size);
-        CAPTURE(language);
-        const WindowRun w = run_window(std::string("qwen3_next_model_view_") + size + language,
-                                       "--checkpoint " + shell_quote(fixture().string()) + " --show-model-view --size " +
-                                           size + " --language " + language + " --text " + shell_quote(input));
-        CHECK(w.layout.at("error") == "");
-        CHECK(w.layout.at("untranslated").empty());
-        const auto& thumbs = w.layout.at("thumbs");
-        REQUIRE(int(thumbs.size()) == c.layers * c.heads);  // every layer, each with its own heads
-        int mismatches = 0, signed_thumbs = 0;
-        for (const auto& t : thumbs) {
-          const int l = t.at("layer"), h = t.at("head");
-          CHECK(t.at("kind") == (c.is_linear_layer(l) ? "Gated DeltaNet" : ""));
-          signed_thumbs += c.is_linear_layer(l);
-          // every cell's centre in the engine's figure colour: the diverging one for a linear layer
-          const std::vector<Rgba> colors = panel_colors(figure, size_t(l * columns + h));
-          const double x = t.at("x"), y = t.at("y"), side = t.at("w");
-          for (int i = 0; i < T; ++i)
-            for (int j = 0; j < T; ++j)
-              mismatches += channel_distance(w.png.at(int(x + (j + 0.5) * side / T), int(y + (i + 0.5) * side / T)),
-                                             colors[size_t(i * T + j)]) > 2;
-        }
-        CHECK(mismatches == 0);
-        CHECK(signed_thumbs == linear_layers * c.linear.value_heads);
-        const std::vector<std::string> texts = texts_of(w, "###model_view");
-        INFO(joined(texts));
-        // each layer labelled with its type, beside its number
-        CHECK(std::count(texts.begin(), texts.end(), "Gated DeltaNet") == linear_layers);
-        CHECK(std::count(texts.begin(), texts.end(), in(language, "attention")) == c.layers - linear_layers);
-        // two colour bars, named for their values
-        CHECK(shows(texts, in(language, "Gated DeltaNet weight")));
-        CHECK(shows(texts, in(language, "probability")));
-        CHECK(shows(texts, in(language, "masked")));
-        check_inside(w, "###model_view");
-      }
+    const model::ModelConfig c = model::open(fixture())->config;
+    check_model_view_draws_every_layer(name, input, "Gated DeltaNet", c.linear.value_heads,
+                                       [](const std::string& language) { return in_language(language, "attention"); });
   }
 
   TEST_CASE("qwen3_next: the Heads view of a Gated DeltaNet layer is signed, of an attention layer probabilities") {
-    const auto m = model::open(fixture());
-    for (const char* size : {"1280x720", "1920x1080"})
-      for (const char* language : {"en", "zh"})
-        for (const int layer : {0, 3}) {
-          CAPTURE(size);
-          CAPTURE(language);
-          CAPTURE(layer);
-          const bool linear = m->config.is_linear_layer(layer);
-          const WindowRun w = run_window("qwen3_next_heads_" + std::to_string(layer) + size + language,
-                                         "--checkpoint " + shell_quote(fixture().string()) + " --layer " +
-                                             std::to_string(layer) + " --size " + size + " --language " + language +
-                                             " --text " + shell_quote(input));
-          CHECK(w.layout.at("error") == "");
-          CHECK(w.layout.at("untranslated").empty());
-          const auto& heads = w.layout.at("heads");
-          REQUIRE(int(heads.size()) == (linear ? m->config.linear.value_heads : m->config.heads));
-          CHECK(w.layout.at("colormap") == (linear ? "diverging" : "viridis"));
-          for (const auto& h : heads)
-            if (linear) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());
-            else CHECK(h.at("range")[0].get<double>() >= 0.0);
-          const std::vector<std::string> texts = texts_of(w, "###heads");
-          INFO(joined(texts));
-          CHECK(shows(texts, in(language, linear ? "Gated DeltaNet weight" : "probability")));
-          // the values button: "matrix M" for a linear layer, "probabilities" for an attention layer
-          CHECK((std::count(texts.begin(), texts.end(), in(language, "matrix M")) >= 1) == linear);
-          CHECK((std::count(texts.begin(), texts.end(), in(language, "probabilities")) >= 1) == !linear);
-          char note[256];
-          std::snprintf(note, sizeof note, in(language, "layer %d of %d").c_str(), layer, m->config.layers);
-          CHECK(shows(texts, name + " · " + note));
-          check_inside(w, "###heads");
-        }
+    const model::ModelConfig c = model::open(fixture())->config;
+    check_heads_view_of_each_kind(name, input, "Gated DeltaNet", c.linear.value_heads, 0, 3);
   }
 
   TEST_CASE("qwen3_next: the Positions view refuses a Gated DeltaNet layer by name, and draws an attention layer's RoPE") {
@@ -152,7 +53,7 @@ TEST_SUITE("gui_qwen3_next") {
     const std::vector<std::string> texts = texts_of(linear, "###positions");
     INFO(joined(texts));
     CHECK(shows(texts, "layer 0 is a Gated DeltaNet layer (linear attention): it has no RoPE"));
-    check_inside(linear, "###positions");
+    check_texts_inside(linear, "###positions");
     const WindowRun soft = run_window("qwen3_next_positions_3", "--checkpoint " + shell_quote(fixture().string()) +
                                                                     " --layer 3 --view positions --size 1280x720 --text " +
                                                                     shell_quote(input));
@@ -187,7 +88,7 @@ TEST_SUITE("gui_qwen3_next") {
         const bool zh = std::string(language) == "zh";
         char line[512];
         std::snprintf(line, sizeof line,
-                      in(language, "L = %d · T = %d tokens · C = %d · Hk = %d key heads · Hv = %d value heads · d_k = %d · "
+                      in_language(language, "L = %d · T = %d tokens · C = %d · Hk = %d key heads · Hv = %d value heads · d_k = %d · "
                                    "d_v = %d · K = %d").c_str(),
                       c.layers, T, c.d_model, la.key_heads, la.value_heads, la.key_dim, la.value_dim, la.conv_kernel);
         CHECK(shows(texts, line));
@@ -205,7 +106,7 @@ TEST_SUITE("gui_qwen3_next") {
                                std::to_string(la.value_dim) + "]"));
         const int64_t numbers = int64_t(la.value_heads) * la.key_dim * la.value_dim + int64_t(la.conv_kernel - 1) * la.conv_dim();
         std::snprintf(line, sizeof line,
-                      in(language, "Hv·d_k·d_v + (K − 1)·(2·Hk·d_k + Hv·d_v) = %d·%d·%d + %d·%lld = %lld numbers, whatever "
+                      in_language(language, "Hv·d_k·d_v + (K − 1)·(2·Hk·d_k + Hv·d_v) = %d·%d·%d + %d·%lld = %lld numbers, whatever "
                                    "the length").c_str(),
                       la.value_heads, la.key_dim, la.value_dim, la.conv_kernel - 1, static_cast<long long>(la.conv_dim()),
                       static_cast<long long>(numbers));
@@ -213,7 +114,7 @@ TEST_SUITE("gui_qwen3_next") {
         CHECK(shows(texts, zh ? "全部 " + std::to_string(linear_layers) + " 个 Gated DeltaNet 层"
                               : "All " + std::to_string(linear_layers) + " Gated DeltaNet layers"));
         CHECK_FALSE(shows(texts, zh ? "每个词元、每层的 KV 缓存" : "KV cache per token, per layer"));
-        check_inside(w, "###shapes");
+        check_texts_inside(w, "###shapes");
       }
     // the attention layer of the same model: its KV cache, counted over the softmax layers only
     const WindowRun soft = run_window("qwen3_next_shapes_3", "--checkpoint " + shell_quote(fixture().string()) +
