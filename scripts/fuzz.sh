@@ -34,21 +34,37 @@ fi
 fuzzer="$build/tests/fuzz/fuzz_attnscope"
 # Every target of tests/fuzz/fuzz_entries.h unless some are named.
 [[ ${#targets[@]} -gt 0 ]] || mapfile -t targets < <(ATTNSCOPE_FUZZ_TARGET=list "$fuzzer")
-status=0
-for t in "${targets[@]}"; do
-  work="$build/corpus/$t"
+# The targets run side by side, one per core (ATTNSCOPE_FUZZ_JOBS overrides): each is single-threaded, so on the
+# 2-core machine this halves the smoke run of scripts/test.sh. Each target's report is printed in the list's order.
+parallel=${ATTNSCOPE_FUZZ_JOBS:-$(nproc)}
+fuzz_one() {
+  local t=$1 work="$build/corpus/$1" log="$build/fuzz_$1.log"
   mkdir -p "$work" "$build/artifacts/$t"
   cp -n "$root/tests/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
-  seeds=("$work")
+  local seeds=("$work")
   [[ -d "$root/tests/fuzz/regressions/$t" ]] && seeds+=("$root/tests/fuzz/regressions/$t")
-  log="$build/fuzz_$t.log"
   if ATTNSCOPE_FUZZ_TARGET="$t" "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$build/artifacts/$t/" -print_final_stats=1 "${seeds[@]}" >"$log" 2>&1; then
+    local execs
     execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-    echo "fuzz_$t: ${seconds}s, ${execs:-?} executions, no crash"
+    echo "fuzz_$t: ${seconds}s, ${execs:-?} executions, no crash" >"$build/fuzz_$t.result"
   else
-    echo "fuzz_$t: FAILED — see $log and $build/artifacts/$t/" >&2
-    tail -30 "$log" >&2
+    rm -f "$build/fuzz_$t.result"
+  fi
+}
+for t in "${targets[@]}"; do
+  rm -f "$build/fuzz_$t.result"
+  while (( $(jobs -rp | wc -l) >= parallel )); do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+status=0
+for t in "${targets[@]}"; do
+  if [[ -f "$build/fuzz_$t.result" ]]; then
+    cat "$build/fuzz_$t.result"
+  else
+    echo "fuzz_$t: FAILED — see $build/fuzz_$t.log and $build/artifacts/$t/" >&2
+    tail -30 "$build/fuzz_$t.log" >&2
     status=1
   fi
 done
