@@ -90,7 +90,7 @@ TEST_CASE("logit lens: the last layer's lens is the model's own logits on every 
 }
 
 TEST_CASE("logit lens: the taps change nothing in the forward pass") {
-  for (const std::string& name : {"gpt2_prefix_f32", "deepseek_v2_mla_moe_bf16", "qwen3_next_f32"}) {
+  for (const std::string& name : std::vector<std::string>{"gpt2_prefix_f32", "deepseek_v2_mla_moe_bf16", "qwen3_next_f32"}) {
     INFO(name);
     const auto model = model::open(model_fixture(name));
     const auto ids = fixture_ids(name);
@@ -176,7 +176,8 @@ TEST_CASE("direct logit attribution: the parts sum to the chosen token's logit o
     CHECK(mlps == c.layers);
     CHECK(positions == (c.positions == PositionKind::learned));
     if (c.layers > linear) {
-      const int l = 0 + (c.is_linear_layer(0) ? 1 : 0);
+      int l = 0;  // the first softmax layer
+      while (c.is_linear_layer(l)) ++l;
       CHECK(a.head_part(l, c.heads - 1) >= 0);
       CHECK(part_label(a.parts[size_t(a.head_part(l, c.heads - 1))]) ==
             "L" + std::to_string(l) + "H" + std::to_string(c.heads - 1));
@@ -189,7 +190,7 @@ TEST_CASE("direct logit attribution: a head's part is its output, as switching i
   // layers before it are unchanged). That difference, taken from two forward passes, through the final norm
   // with its scale frozen at the unablated x_L (written out here: w_f ⊙ E_v / σ_t, centred for LayerNorm) is
   // the head's part.
-  for (const std::string& name : {"qwen2_gqa", "gpt2_prefix_f32", "deepseek_v2_mla_moe_bf16", "mistral_mha_f32"}) {
+  for (const std::string& name : std::vector<std::string>{"qwen2_gqa", "gpt2_prefix_f32", "deepseek_v2_mla_moe_bf16", "mistral_mha_f32"}) {
     INFO(name);
     const auto model = model::open(model_fixture(name));
     const ModelConfig& c = model->config;
@@ -286,7 +287,7 @@ TEST_CASE("head ablation: no heads changes nothing; bad heads are refused with a
   CHECK(contains(refusal({AblationMode::zero, {{0, 4}}}), "its heads are 0 to 3"));
   CHECK(contains(refusal({AblationMode::mean, {{0, 1}, {0, 1}}}), "head 1 of layer 0 is listed twice"));
   // a Mamba-2 / Gated DeltaNet layer has no softmax heads to switch off
-  for (const std::string& name : {"granite_hybrid_f32", "qwen3_next_f32"}) {
+  for (const std::string& name : std::vector<std::string>{"granite_hybrid_f32", "qwen3_next_f32"}) {
     const auto hybrid = model::open(model_fixture(name));
     int linear = 0;
     while (!hybrid->config.is_linear_layer(linear)) ++linear;
