@@ -29,6 +29,9 @@ struct Activations {
   std::vector<float> gate;    // [T, F]
   std::vector<float> up;      // [T, F]
   std::vector<float> sink_share;  // [H, T] gpt-oss: each row's share of its head's sink (else empty)
+  const HeadAblation* ablation = nullptr;  // the heads switched off (ForwardOptions::ablation)
+  bool keep_heads = false;                 // ForwardTaps::parts: keep what W_O reads in heads_in
+  std::vector<float> heads_in;             // [T, H·Dh] the last softmax layer's W_O input
   Activations(int T, int C, int Q, int KV, int F)
       : x(size_t(T) * C), h(x.size()), q(size_t(T) * Q), k(size_t(T) * KV), v(k.size()), att(q.size()),
         proj(x.size()), gate(size_t(T) * F), up(gate.size()) {}
@@ -70,6 +73,22 @@ void apply_norm(const ModelConfig& c, float* out, const float* x, const Vec& wei
     ops::layernorm_forward(out, nullptr, nullptr, x, weight.data(), data_or_null(bias), T, c.d_model, float(c.norm_eps));
   else
     ops::rmsnorm_forward(out, nullptr, x, weight.data(), T, c.d_model, float(c.norm_eps));
+}
+
+// buf [T, H·Dh], what layer `layer`'s W_O reads: the ablated heads' slices replaced (zeros, or each
+// column's mean over the T positions), then kept in a.heads_in when the trace asks for the parts.
+void heads_before_output(Activations& a, float* buf, int T, int H, int Dh, int layer) {
+  if (a.ablation)
+    for (const HeadRef& r : a.ablation->heads) {
+      if (r.layer != layer) continue;
+      std::vector<double> mean(size_t(Dh), 0.0);
+      if (a.ablation->mode == AblationMode::mean)
+        for (int t = 0; t < T; ++t)
+          for (int e = 0; e < Dh; ++e) mean[size_t(e)] += buf[(int64_t(t) * H + r.head) * Dh + e];
+      for (int t = 0; t < T; ++t)
+        for (int e = 0; e < Dh; ++e) buf[(int64_t(t) * H + r.head) * Dh + e] = float(mean[size_t(e)] / T);
+    }
+  if (a.keep_heads) a.heads_in.assign(buf, buf + int64_t(T) * H * Dh);
 }
 
 // Head `head` of a [T, heads·D] buffer as [T, D].
@@ -227,8 +246,10 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
     std::vector<float> gated(size_t(T) * H * D);
     linear_forward_packed(gated.data(), a.h.data(), w.attn_gate, nullptr, T);
     for (size_t i = 0; i < gated.size(); ++i) gated[i] = a.att[i] * (1.0f / (1.0f + std::exp(-gated[i])));
+    heads_before_output(a, gated.data(), T, H, D, layer);
     linear_forward_packed(a.proj.data(), gated.data(), w.wo, data_or_null(w.bo), T);
   } else {
+    heads_before_output(a, a.att.data(), T, H, D, layer);
     linear_forward_packed(a.proj.data(), a.att.data(), w.wo, data_or_null(w.bo), T);
   }
   if (c.sandwich_norms) ops::rmsnorm_forward(a.proj.data(), nullptr, a.proj.data(), w.post_attn_norm.data(), T, C, float(c.norm_eps));
@@ -588,6 +609,7 @@ void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations&
     if (detail) queries[size_t(h)] = std::move(Q), keys[size_t(h)] = std::move(K), values[size_t(h)] = std::move(V),
                 scores[size_t(h)] = std::move(S);
   }
+  heads_before_output(a, att.data(), T, H, Dv, layer);
   linear_forward_packed(a.proj.data(), att.data(), w.wo, nullptr, T);
   if (detail) {
     LayerDetail d;
@@ -791,13 +813,39 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   r.layer_maps.assign(size_t(L), LayerMaps{false, "", H});
   r.linear_maps.resize(size_t(L));
   Activations a(T, C, H * c.head_dim, c.kv_heads * c.head_dim, c.ffn_dim);
+  if (options.ablation) {
+    check_head_ablation(c, *options.ablation);
+    a.ablation = options.ablation;
+  }
+  a.keep_heads = options.taps.parts;
+  ForwardTrace& trace = r.trace;
+  // The trace's taps after each block: a.proj is the branch the block added (× the residual multiplier).
+  const auto branch = [&] {
+    Mat b = Eigen::Map<const Mat>(a.proj.data(), T, C);
+    if (c.residual_scale != 1.0) b *= float(c.residual_scale);
+    return b;
+  };
+  const auto after_mixer = [&](int l, bool softmax) {
+    if (!options.taps.parts) return;
+    trace.block[size_t(l)] = branch();
+    if (softmax) trace.head_input[size_t(l)] = Eigen::Map<const Mat>(a.heads_in.data(), T, int64_t(a.heads_in.size()) / T);
+  };
+  const auto after_mlp = [&](int l) {
+    if (options.taps.parts) trace.mlp[size_t(l)] = branch();
+    if (options.taps.residual) trace.residual[size_t(l)] = Eigen::Map<const Mat>(a.x.data(), T, C);
+  };
+  if (options.taps.residual) trace.residual.resize(size_t(L));
+  if (options.taps.parts) trace.block.resize(size_t(L)), trace.mlp.resize(size_t(L)), trace.head_input.resize(size_t(L));
 
   // x₀ = E[ids] (+ wpe[0..T))
   for (int t = 0; t < T; ++t) w.token_embedding.row(ids[size_t(t)], a.x.data() + int64_t(t) * C);
   if (c.embedding_scale != 1.0)  // Gemma: × √hidden_size (in the embedding's dtype), a float32 product
     Eigen::Map<Eigen::ArrayXf>(a.x.data(), int64_t(T) * C) *= float(c.embedding_scale);
-  if (c.positions == PositionKind::learned)
+  if (options.taps.parts) trace.embedding = Eigen::Map<const Mat>(a.x.data(), T, C);
+  if (c.positions == PositionKind::learned) {
     ops::residual_forward(a.x.data(), a.x.data(), w.position_embedding.data(), T * C);
+    if (options.taps.parts) trace.positions = w.position_embedding.topRows(T);
+  }
 
   std::vector<float> x_in;  // the layer's input stream (parallel residual)
   for (int l = 0; l < L; ++l) {
@@ -808,7 +856,9 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
       r.linear_maps[size_t(l)].assign(size_t(int64_t(H) * T * T), 0.0f);
       trained_linear_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
                                    options.detail_layer == l ? &r.detail : nullptr, l, options.cancel);
+      after_mixer(l, false);
       mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      after_mlp(l);
       continue;
     }
     if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2
@@ -816,8 +866,10 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
       r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);
       mamba2_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
                            options.detail_layer == l ? &r.detail : nullptr, l);
+      after_mixer(l, false);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
       else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      after_mlp(l);
       continue;
     }
     if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet
@@ -825,22 +877,28 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
       r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);
       deltanet_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
                              options.detail_layer == l ? &r.detail : nullptr, l);
+      after_mixer(l, false);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
       else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      after_mlp(l);
       continue;
     }
     if (c.is_mla()) {  // DeepSeek
       mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l);
+      after_mixer(l, true);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
       else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
+      after_mlp(l);
       continue;
     }
     if (c.parallel_residual) x_in = a.x;  // GPT-NeoX: x + attn(norm1(x)) + mlp(norm2(x))
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
+    after_mixer(l, true);
     if (c.oss.active()) gpt_oss_mlp_forward(c, w.layers[size_t(l)], a, T);
     else if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
     else mlp_forward(c, w.layers[size_t(l)], a, T, c.parallel_residual ? x_in.data() : a.x.data());
+    after_mlp(l);
   }
   check_cancel(options.cancel);
   apply_norm(c, a.h.data(), a.x.data(), w.final_norm_weight, w.final_norm_bias, T);

@@ -37,12 +37,49 @@ namespace attnscope::model {
 // The largest [L, H, T, T] attention stack a forward pass keeps: 2^28 floats = 1 GiB.
 inline constexpr int64_t max_model_attention_cells = int64_t(1) << 28;
 
+// Head ablation (issue 38): the heads switched off in a forward pass. A head's output — its slice of what the
+// attention's output projection W_O reads, P_h·v_g (after Qwen3-Next's output gate) — is replaced before W_O
+// by zeros (`zero`) or, at every position, by its mean over the input's positions (`mean`); W_O's bias is
+// kept. Only softmax-attention heads (dense, GQA, MLA, windowed, sinks) can be switched off: a linear/mixer
+// layer (Gated DeltaNet, Mamba-2, a trained linear model) is refused by check_head_ablation.
+enum class AblationMode { zero, mean };
+struct HeadRef {
+  int layer = 0, head = 0;  // from 0, as everywhere
+  friend bool operator==(const HeadRef&, const HeadRef&) = default;
+};
+struct HeadAblation {
+  AblationMode mode = AblationMode::zero;
+  std::vector<HeadRef> heads;
+  bool contains(int layer, int head) const;
+};
+
+// What a forward pass keeps for the analyses of model/lens.h (ForwardTrace): `residual` the stream after
+// each layer; `parts` the pieces it is the sum of (embedding, learned positions, each block's branch, each
+// softmax layer's head outputs before W_O).
+struct ForwardTaps {
+  bool residual = false;
+  bool parts = false;
+};
+
 struct ForwardOptions {
   // Checked between layers; a set flag throws Cancelled (the window's worker: a newer setting).
   const std::atomic<bool>* cancel = nullptr;
   // ≥ 0: also keep this layer's inputs and intermediates (LayerDetail), as `compute --layer N` writes.
   int detail_layer = -1;
   int top_k = 5;  // next tokens kept per position (at most V)
+  ForwardTaps taps;                         // forward() only (forward_reference ignores it)
+  const HeadAblation* ablation = nullptr;   // forward() only; checked by check_head_ablation
+};
+
+// The residual stream and its parts, as ForwardTaps asks (else the vectors stay empty). Legend as above;
+// W the width W_O reads (H·D, MLA H·Dv). x_L = embedding + positions + Σ_l (block[l] + mlp[l]) to float rounding.
+struct ForwardTrace {
+  std::vector<Mat> residual;    // [L] [T, C] x after layer l (the last one is what the final norm reads)
+  Mat embedding;                // [T, C] the token embedding (× Gemma's √C)
+  Mat positions;                // [T, C] learned positions wpe[0..T) (empty for the other families)
+  std::vector<Mat> block;       // [L] [T, C] the attention/mixer branch as added to x (after Gemma's post-norm, × Granite's residual multiplier)
+  std::vector<Mat> mlp;         // [L] [T, C] the MLP/MoE branch as added to x
+  std::vector<Mat> head_input;  // [L] [T, W] what W_O read (after the ablation); empty for a linear/mixer layer
 };
 
 // One layer's attention in the shapes of grouped_attention.h's AttentionResult.
@@ -93,6 +130,7 @@ struct ForwardResult {
   std::optional<LayerDetail> detail;        // when ForwardOptions::detail_layer ≥ 0
   std::vector<LayerMaps> layer_maps;        // [L]
   std::vector<std::vector<float>> linear_maps;  // [L]: [Hv, T, T] for a linear layer, else empty
+  ForwardTrace trace;                           // what ForwardOptions::taps asked for
   // Head h of layer l: [T, T] rows are queries, columns keys.
   Eigen::Map<const Mat> attention(int layer, int head) const {
     return {attentions.data() + (int64_t(layer) * heads + head) * tokens * tokens, tokens, tokens};
@@ -108,6 +146,10 @@ struct ForwardResult {
 // model's max_position_embeddings, its sliding window, attnscope's T limit (2048) or an attention stack
 // above max_model_attention_cells; Cancelled when *cancel becomes true between layers.
 void check_forward_input(const ModelConfig& config, std::span<const int32_t> ids);
+
+// Throws InputError naming the head for a layer or head outside the model, a repeated head, or a head of a
+// linear/mixer layer (no softmax head to switch off there).
+void check_head_ablation(const ModelConfig& config, const HeadAblation& ablation);
 
 // The fast pass (Eigen products through model/ops.h, OpenMP).
 ForwardResult forward(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options = {});
