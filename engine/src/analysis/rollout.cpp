@@ -45,6 +45,13 @@ MatD augmented(const MatD& mean) {
   return a;
 }
 
+bool lower_triangular(const MatD& a) {
+  for (int i = 0; i < a.rows(); ++i)
+    for (int j = i + 1; j < a.cols(); ++j)
+      if (a(i, j) != 0) return false;
+  return true;
+}
+
 void check_stack(const model::AttentionStack& stack) {
   const int L = stack.layers, T = stack.tokens;
   require(L >= 1 && T >= 1 && stack.heads >= 1,
@@ -214,7 +221,10 @@ Rollout attention_rollout(const model::AttentionStack& stack, const RolloutOptio
     check_cancel(options.cancel);
     r.absolute_layers.push_back(stack.linear_layer(l));
     const MatD a = augmented(head_mean(stack, l));
-    joint = l == 0 ? a : MatD(a * joint);  // Ã_l = Â_l · Ã_{l−1}
+    // Ã_l = Â_l · Ã_{l−1}; when Â_l is lower triangular (a causal layer) the product skips its upper zeros.
+    if (l == 0) joint = a;
+    else if (lower_triangular(a)) joint = MatD(a.triangularView<Eigen::Lower>() * joint);
+    else joint = MatD(a * joint);
     Eigen::Map<Mat>(r.capacities.data() + size_t(l) * cells, T, T) = a.cast<float>();
     Eigen::Map<Mat>(r.joint.data() + size_t(l) * cells, T, T) = joint.cast<float>();
     if (options.progress) options.progress(double(l + 1) / double(L));
