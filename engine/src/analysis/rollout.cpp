@@ -70,6 +70,9 @@ void check_stack(const model::AttentionStack& stack) {
   }
 }
 
+// Â_0 … Â_l as the Rollout stores them (float [T, T] each), read in place.
+using Capacities = std::vector<Eigen::Map<const Mat>>;
+
 // ---- 2. one max-flow -------------------------------------------------------------------------------------
 
 // The sub-graph of one (source j, target (l, i)) pair: levels 0 … l + 1, level k's nodes `nodes[k]` (token
@@ -83,8 +86,8 @@ class LayeredMaxFlow {
  public:
   static constexpr double eps = 1e-12;  // a residual below this is saturated (capacities are ≤ 1)
 
-  // capacities[k] = Â_k [T, T] (double). `nodes` as above; nodes[0] = {j}, nodes.back() = {i}.
-  double run(const std::vector<MatD>& capacities, const std::vector<std::vector<int>>& nodes) {
+  // capacities[k] = Â_k [T, T]. `nodes` as above; nodes[0] = {j}, nodes.back() = {i}.
+  double run(const Capacities& capacities, const std::vector<std::vector<int>>& nodes) {
     levels_ = int(nodes.size());
     nodes_ = &nodes;
     cap_.resize(size_t(levels_ - 1));
@@ -95,7 +98,7 @@ class LayeredMaxFlow {
       MatD& c = cap_[size_t(k)];
       c.resize(Eigen::Index(upper.size()), Eigen::Index(lower.size()));
       for (size_t a = 0; a < upper.size(); ++a)
-        for (size_t b = 0; b < lower.size(); ++b) c(Eigen::Index(a), Eigen::Index(b)) = capacities[size_t(k)](upper[a], lower[b]);
+        for (size_t b = 0; b < lower.size(); ++b) c(Eigen::Index(a), Eigen::Index(b)) = double(capacities[size_t(k)](upper[a], lower[b]));
       flow_[size_t(k)].setZero(c.rows(), c.cols());
     }
     dist_.resize(size_t(levels_));
@@ -172,7 +175,7 @@ class LayeredMaxFlow {
 };
 
 // Which positions at each level 0 … l + 1 reach position i after layer l along positive capacities.
-std::vector<std::vector<char>> reaching(const std::vector<MatD>& capacities, int layer, int position, int T) {
+std::vector<std::vector<char>> reaching(const Capacities& capacities, int layer, int position, int T) {
   std::vector<std::vector<char>> reach(size_t(layer + 2), std::vector<char>(size_t(T), 0));
   reach[size_t(layer + 1)][size_t(position)] = 1;
   for (int k = layer; k >= 0; --k)
@@ -186,7 +189,7 @@ std::vector<std::vector<char>> reaching(const std::vector<MatD>& capacities, int
 
 // The nodes on some path from input token j to the target: level 0 {j}, then the positions reached from the
 // level below that also reach the target. Empty when the target is out of j's reach.
-std::vector<std::vector<int>> path_nodes(const std::vector<MatD>& capacities, const std::vector<std::vector<char>>& reach,
+std::vector<std::vector<int>> path_nodes(const Capacities& capacities, const std::vector<std::vector<char>>& reach,
                                          int source, int T) {
   const int levels = int(reach.size());
   auto nodes = std::vector<std::vector<int>>(size_t(levels));
@@ -248,44 +251,40 @@ AttentionFlow attention_flow(const Rollout& rollout, const FlowOptions& options)
   for (int i = 0; i < T; ++i)
     if (options.position < 0 || options.position == i) out.positions.push_back(i);
   const int last_layer = out.layers.back();
-  std::vector<MatD> capacities;
-  for (int l = 0; l <= last_layer; ++l) capacities.push_back(rollout.capacity(l).cast<double>());
+  Capacities capacities;
+  for (int l = 0; l <= last_layer; ++l) capacities.push_back(rollout.capacity(l));
 
-  // Every (target, input token) pair, targets in order; an input token that cannot reach the target is left at 0.
-  struct Pair {
-    int target, source;
-  };
+  // Target by target (a target's reach is (l + 2)·T flags, made when its turn comes), its input tokens in
+  // batches on every core; cancel and progress between batches (OpenMP regions cannot throw). An input token
+  // that cannot reach the target is left at 0.
   const int P = int(out.positions.size());
   const int targets = int(out.layers.size()) * P;
-  auto reach = std::vector<std::vector<std::vector<char>>>(size_t(targets));
-  std::vector<Pair> pairs;
-  for (int t = 0; t < targets; ++t) {
-    reach[size_t(t)] = reaching(capacities, out.layers[size_t(t / P)], out.positions[size_t(t % P)], T);
-    for (int j = 0; j < T; ++j)
-      if (reach[size_t(t)][0][size_t(j)]) pairs.push_back({t, j});
-  }
   out.flow.assign(size_t(targets) * size_t(T), 0.0f);
-
-  // Batches of pairs on every core; cancel and progress between batches (OpenMP regions cannot throw).
-  const int n = int(pairs.size());
   const int batch = 64;
-  for (int begin = 0; begin < n; begin += batch) {
+  for (int t = 0; t < targets; ++t) {
     check_cancel(options.cancel);
-    const int end = std::min(n, begin + batch);
+    const auto reach = reaching(capacities, out.layers[size_t(t / P)], out.positions[size_t(t % P)], T);
+    std::vector<int> sources;
+    for (int j = 0; j < T; ++j)
+      if (reach[0][size_t(j)]) sources.push_back(j);
+    const int n = int(sources.size());
+    for (int begin = 0; begin < n; begin += batch) {
+      check_cancel(options.cancel);
+      const int end = std::min(n, begin + batch);
 #pragma omp parallel
-    {
-      LayeredMaxFlow solver;
+      {
+        LayeredMaxFlow solver;
 #pragma omp for schedule(dynamic, 1)
-      for (int q = begin; q < end; ++q) {
-        const Pair& pair = pairs[size_t(q)];
-        const auto nodes = path_nodes(capacities, reach[size_t(pair.target)], pair.source, T);
-        if (nodes.empty()) continue;
-        out.flow[size_t(pair.target) * size_t(T) + size_t(pair.source)] = float(solver.run(capacities, nodes));
+        for (int q = begin; q < end; ++q) {
+          const int source = sources[size_t(q)];
+          const auto nodes = path_nodes(capacities, reach, source, T);
+          if (!nodes.empty()) out.flow[size_t(t) * size_t(T) + size_t(source)] = float(solver.run(capacities, nodes));
+        }
       }
+      if (options.progress && end < n) options.progress((double(t) + double(end) / double(n)) / double(targets));
     }
-    if (options.progress) options.progress(double(end) / double(n));
+    if (options.progress) options.progress(double(t + 1) / double(targets));
   }
-  if (n == 0 && options.progress) options.progress(1.0);
 
   out.share.resize(out.flow.size());
   for (int t = 0; t < targets; ++t) {

@@ -60,8 +60,10 @@ Rollout attention_rollout(const model::AttentionStack& stack, const RolloutOptio
 struct FlowOptions {
   int layer = -1;     // the layer whose output positions receive the flow; −1: every layer
   int position = -1;  // the receiving position i; −1: every position
-  std::function<void(double)> progress;       // fraction of the (target, input token) max-flows done
-  const std::atomic<bool>* cancel = nullptr;  // checked between batches of max-flows: throws Cancelled
+  // Fraction done: targets (layer, position) done, and within a target its input tokens' max-flows
+  // (increasing, the last call 1).
+  std::function<void(double)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // checked between batches of ≤ 64 max-flows: throws Cancelled
 };
 
 using FlowRow = Eigen::Matrix<float, 1, Eigen::Dynamic>;  // [T]
