@@ -71,7 +71,9 @@ struct Row {
 
 Row measure(int T, int L, int reps, bool every_position) {
   const model::AttentionStack stack = random_stack(L, 12, T, 2020 + uint64_t(T));
-  Row row{T, L};
+  Row row;
+  row.T = T;
+  row.L = L;
   Rollout r;
   row.rollout = median_time(reps, [&] { r = attention_rollout(stack); });
   FlowOptions one;
