@@ -87,7 +87,8 @@ struct AttentionFlow {
 // the graph that lies on some path from the input token to the position (with a causal mask: positions
 // j … i at every level); input tokens with no path get 0 without one. Cost: for one position after
 // layer l, T max-flows on at most (l + 1)·T² edges (bench/bench_rollout.cpp measures it); "every
-// position" is T times that, "every layer" about L/2 times. Runs on every core (OpenMP). Throws
+// position" at most T times that (earlier positions have smaller graphs: ≈ T/4 times at T = 128), "every
+// layer" about L/2 times. Runs on every core (OpenMP). Throws
 // InputError for a layer outside [0, L) or a position outside [0, T); Cancelled when *cancel is set.
 AttentionFlow attention_flow(const Rollout& rollout, const FlowOptions& options = {});
 
