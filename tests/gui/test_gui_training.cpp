@@ -183,22 +183,26 @@ TEST_SUITE("gui_training") {
     CHECK(any_text(w.layout, "GQA (G = 2), window 4 on local,global"));
   }
 
-  TEST_CASE("training window: Compare without a softmax trains MHA, linear, retention, Mamba-2, Gated DeltaNet; memory per token") {
+  TEST_CASE("training window: Compare without a softmax trains MHA, linear, retention, Mamba-2, Gated DeltaNet and a "
+            "hybrid; memory per token") {
     const WindowRun w = run_window("training_compare_no_softmax",
                                    small + ",heads=4,groups=2,steps=10 --train-actions compare-no-softmax");
     const json& t = w.layout["training"];
     CHECK(t["comparing"] == true);
-    REQUIRE(t["runs"].size() == 5);
-    const char* kinds[] = {"grouped", "linear", "retention", "mamba2", "gated-deltanet"};
+    REQUIRE(t["runs"].size() == 6);
+    const char* kinds[] = {"grouped", "linear", "retention", "mamba2", "gated-deltanet", "gated-deltanet"};
     // MHA: 2 (K and V) · L 2 · H 4 · d_head 8 · 4 bytes per token; the others their state ÷ T 16:
-    // L 2 · H 4 · 8·8 floats (linear attention + its normaliser of 8 per head) · 4 bytes
+    // L 2 · H 4 · 8·8 floats (linear attention + its normaliser of 8 per head) · 4 bytes; the hybrid one
+    // layer of each: half MHA's cache plus half Gated DeltaNet's state ÷ T
     const double memory[] = {2 * 2 * 4 * 8 * 4, 2 * 4 * (64 + 8) * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0,
-                             2 * 4 * 64 * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0};
+                             2 * 4 * 64 * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0, 2 * 4 * 8 * 4 + 4 * 64 * 4 / 16.0};
     train::TrainSettings s = small_settings(10);
     s.model.groups = 2;  // the form's G: MHA's run takes G = H whatever it says
     const std::vector<train::TrainSettings> variants = train::no_softmax_variants(s);
-    REQUIRE(variants.size() == 5);
-    for (size_t i = 0; i < 5; ++i) {
+    REQUIRE(variants.size() == 6);
+    CHECK(t["runs"][5]["layer_kinds"] == "gated-deltanet,grouped");
+    CHECK(t["runs"][4]["layer_kinds"] == "");
+    for (size_t i = 0; i < 6; ++i) {
       const json& run = t["runs"][i];
       CAPTURE(i);
       CHECK(run["attention"] == kinds[i]);
@@ -212,6 +216,8 @@ TEST_SUITE("gui_training") {
     }
     CHECK(any_text(w.layout, "MHA (G = 4)"));
     CHECK(any_text(w.layout, "Gated DeltaNet (state 2.00 KiB)"));
+    CHECK(any_text(w.layout, "Gated DeltaNet + softmax (softmax in layer 1, state 1.00 KiB)"));
+    CHECK(any_text(w.layout, "KV cache + state ÷ T: 320 B per token"));  // 256 B + 1 KiB ÷ 16
     CHECK(any_text(w.layout, "state ÷ T: 144 B per token"));  // linear attention: 2304 B ÷ 16
     CHECK(any_text(w.layout, "Loss against memory"));
     CHECK(any_text(w.layout, "KV or state ÷ T per token"));
@@ -221,7 +227,7 @@ TEST_SUITE("gui_training") {
     CHECK(w.layout["untranslated"].empty());
   }
 
-  TEST_CASE("training window: with the five runs without a softmax no text is cut, EN and ZH, 1280x720 and 1920x1080") {
+  TEST_CASE("training window: with the six runs of Compare without a softmax no text is cut, EN and ZH, 1280x720 and 1920x1080") {
     for (const std::string language : {"en", "zh"})
       for (const std::string size : {"1280x720", "1920x1080"}) {
         CAPTURE(language);
@@ -229,7 +235,7 @@ TEST_SUITE("gui_training") {
         const WindowRun w = run_window("training_layout_no_softmax_" + language + "_" + size,
                                        small + ",steps=5 --train-actions compare-no-softmax --language " + language +
                                            " --size " + size);
-        REQUIRE(w.layout["training"]["runs"].size() == 5);
+        REQUIRE(w.layout["training"]["runs"].size() == 6);
         int texts = 0;
         for (const json& t : w.layout["texts"]) {
           if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
@@ -246,7 +252,7 @@ TEST_SUITE("gui_training") {
         // every band of heads and the plots inside the window, none over another
         const json window = training_window(w.layout);
         std::vector<std::string> parts = {"training.loss", "training.loss_vs_cache", "training.induction"};
-        for (int i = 0; i < 5; ++i) parts.push_back("training.heads." + std::to_string(i));
+        for (int i = 0; i < 6; ++i) parts.push_back("training.heads." + std::to_string(i));
         for (size_t a = 0; a < parts.size(); ++a) {
           REQUIRE_MESSAGE(w.layout["widgets"].contains(parts[a]), parts[a]);
           CHECK_MESSAGE(inside(w.layout["widgets"][parts[a]], window), parts[a]);
@@ -259,7 +265,8 @@ TEST_SUITE("gui_training") {
       }
   }
 
-  TEST_CASE("training window through the X server: a real click on Compare without a softmax trains the five kinds") {
+  TEST_CASE("training window through the X server: a real click on Compare without a softmax trains the five kinds and "
+            "the hybrid") {
     const std::string base = small + ",steps=6 --size 1280x720";
     const auto dir = test_tmp() / "training_no_softmax_click";
     fs::remove_all(dir);
@@ -270,13 +277,14 @@ TEST_SUITE("gui_training") {
         "click_on training.compare_no_softmax\n"
         "await '\"attention\": \"gated-deltanet\"'\n"
         "n=0; until [ \"$(grep -o '\"state\": \"finished\"' " + shell_quote((dir / "layout.json").string()) +
-            " | wc -l)\" -ge 5 ]; do n=$((n+1)); [ $n -ge 300 ] && break; sleep 0.2; done\n");
+            " | wc -l)\" -ge 6 ]; do n=$((n+1)); [ $n -ge 300 ] && break; sleep 0.2; done\n");
     CHECK(shown.at("error") == "");
     const json& runs = shown.at("training").at("runs");
-    REQUIRE(runs.size() == 5);
+    REQUIRE(runs.size() == 6);
     const char* labels[] = {"MHA (G = 4)", "linear attention (state 2.25 KiB)", "retention (state 2.00 KiB)",
-                            "Mamba-2 (state 2.00 KiB)", "Gated DeltaNet (state 2.00 KiB)"};
-    for (size_t i = 0; i < 5; ++i) CHECK(runs[i]["label"] == labels[i]);
+                            "Mamba-2 (state 2.00 KiB)", "Gated DeltaNet (state 2.00 KiB)",
+                            "Gated DeltaNet + softmax (softmax in layer 1, state 1.00 KiB)"};
+    for (size_t i = 0; i < 6; ++i) CHECK(runs[i]["label"] == labels[i]);
     CHECK(shown.at("training").at("comparing") == true);
   }
 

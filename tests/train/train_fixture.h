@@ -15,7 +15,8 @@
 namespace attnscope::test {
 
 // The keys every model fixture writes, and those only some write: `attention` (a kind word of
-// attention_kinds(); grouped when absent), `rope_theta`, MLA's ranks, `window` and `window_pattern`.
+// attention_kinds(); grouped when absent), `rope_theta`, MLA's ranks, `window` and `window_pattern`, a hybrid's
+// `layer_kinds` (make_train_hybrid_fixtures.py).
 inline train::ModelConfig train_config_of(const Fixture& f) {
   train::ModelConfig c;
   c.vocab_size = f.size("vocab_size");
@@ -36,6 +37,8 @@ inline train::ModelConfig train_config_of(const Fixture& f) {
   if (f.meta.contains("window")) c.window = f.size("window");
   if (f.meta.contains("window_pattern"))
     c.local_layers = train::parse_window_pattern(f.meta.at("window_pattern").get<std::string>(), c.layers);
+  if (f.meta.contains("layer_kinds"))
+    c.layer_kinds = train::parse_layer_kinds(f.meta.at("layer_kinds").get<std::string>(), c.layers);
   return c;
 }
 
