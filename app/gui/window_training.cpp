@@ -325,7 +325,10 @@ void DrawSettings(AppState& state, bool locked) {
     ImGui::SetNextItemWidth(w);
     if (ImGui::BeginCombo(tr("attention"), AttentionKindLabel(f.attention))) {
       for (const train::AttentionKindEntry& e : kinds) {
-        if (ImGui::Selectable(AttentionKindLabel(e.kind), e.kind == f.attention)) f.attention = e.kind;
+        if (ImGui::Selectable(AttentionKindLabel(e.kind), e.kind == f.attention)) {
+          f.attention = e.kind;
+          if (!train::ModelConfig::softmax_free_kind(e.kind)) f.softmax_every = 0;  // a softmax kind: no hybrid
+        }
         RecordLastItem(state, std::string("training.attention.") + e.name);
       }
       ImGui::EndCombo();

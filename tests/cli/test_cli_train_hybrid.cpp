@@ -3,6 +3,7 @@
 // and the others as their signed matrices M; a bad list exits 2 naming what is valid and leaves nothing behind.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numeric>

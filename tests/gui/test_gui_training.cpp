@@ -62,6 +62,24 @@ bool overlap(const json& a, const json& b) {
          b["y"].get<double>() < a["y"].get<double>() + a["h"].get<double>();
 }
 
+// Checks that no text of the Training window passes an edge of its clip rectangle that cannot be scrolled
+// past (as gui_layout checks every window); returns how many texts it checked.
+int training_texts_uncut(const WindowRun& w) {
+  int texts = 0;
+  for (const json& t : w.layout["texts"]) {
+    if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
+    ++texts;
+    const json& c = t["clip"];
+    const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
+    const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
+    const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
+    INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
+    CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
+    CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
+  }
+  return texts;
+}
+
 train::TrainSettings small_settings(int steps) {
   train::TrainSettings s = train::default_train_settings();
   s.model.d_model = 32, s.task.seq_len = 16, s.batch = 4, s.threads = 1, s.snapshot_every = 5, s.steps = steps;
@@ -236,19 +254,7 @@ TEST_SUITE("gui_training") {
                                        small + ",steps=5 --train-actions compare-no-softmax --language " + language +
                                            " --size " + size);
         REQUIRE(w.layout["training"]["runs"].size() == 6);
-        int texts = 0;
-        for (const json& t : w.layout["texts"]) {
-          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
-          ++texts;
-          const json& c = t["clip"];
-          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
-          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
-          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
-          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
-          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
-          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
-        }
-        CHECK(texts > 50);
+        CHECK(training_texts_uncut(w) > 50);
         // every band of heads and the plots inside the window, none over another
         const json window = training_window(w.layout);
         std::vector<std::string> parts = {"training.loss", "training.loss_vs_cache", "training.induction"};
@@ -325,19 +331,7 @@ TEST_SUITE("gui_training") {
         const WindowRun w = run_window("training_layout", small + ",steps=5 --train-actions compare --language " + language +
                                                               " --size " + size);
         REQUIRE(w.layout["training"]["runs"].size() == 4);
-        int texts = 0;
-        for (const json& t : w.layout["texts"]) {
-          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
-          ++texts;
-          const json& c = t["clip"];
-          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
-          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
-          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
-          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
-          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
-          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
-        }
-        CHECK(texts > 50);
+        CHECK(training_texts_uncut(w) > 50);
         CHECK(w.layout["untranslated"].empty());
       }
   }
