@@ -7,7 +7,7 @@
 // make keys and values (G for the grouped three, a latent for MLA; a windowed GQA run when a window is
 // set) from the same seed and data: their loss curves together, each run's loss against its KV-cache
 // bytes per token as a dot, and each run's heads in a band of its own under its name. "Compare without a
-// softmax" trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet the same way, their
+// softmax" trains MHA beside linear attention, retention, Mamba-2, Gated DeltaNet and a hybrid the same way, their
 // dots at the memory a token costs (the fixed state ÷ T where there is no cache). Save writes a Hugging Face
 // checkpoint folder. Layers and heads are counted from 0, as everywhere in attnscope.
 //
@@ -742,9 +742,10 @@ void DrawButtons(AppState& state) {
   if (ImGui::Button(tr("Compare without a softmax"))) pressed = "compare-no-softmax";
   RecordLastItem(state, "training.compare_no_softmax");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Trains MHA, linear attention, retention, Mamba-2 and Gated DeltaNet from the same seed on "
-                               "the same data, everything else equal, and plots each run's loss against the memory a "
-                               "token costs: MHA's KV cache per token, the others' fixed state divided by T."));
+    ImGui::SetTooltip("%s", tr("Trains MHA, linear attention, retention, Mamba-2, Gated DeltaNet and a hybrid (Gated "
+                               "DeltaNet with a softmax layer every 2nd layer) from the same seed on the same data, "
+                               "everything else equal, and plots each run's loss against the memory a token costs: MHA's "
+                               "KV cache per token, the others' fixed state divided by T (the hybrid: both)."));
   ImGui::EndDisabled();
   // The speed: not a training setting, so it can change while the runs train.
   const char* speed_label = tr("steps per second");
@@ -895,7 +896,10 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   ImGui::BeginChild("##loss", ImVec2(left_w, loss_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   std::vector<Series> loss_series;
   for (size_t i = 0; i < t.runs.size(); ++i)
-    loss_series.push_back(LossSeries(views[i]->snapshot.losses, t.comparing ? RunKind(t, i) : t.runs[i]->label(),
+    // a comparison's runs, and a hybrid, by their short names (a hybrid's full one, with its softmax layers and
+    // state, is longer than the plot: it stands on the run line above)
+    const bool short_name = t.comparing || t.runs[i]->settings().model.hybrid();
+    loss_series.push_back(LossSeries(views[i]->snapshot.losses, short_name ? RunKind(t, i) : t.runs[i]->label(),
                                      SeriesColor(int(i)), left_w));
   ImGui::TextUnformatted(tr("Loss"));
   DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), loss_h - line);
@@ -1019,9 +1023,9 @@ void DrawTrainingWindow(AppState& state) {
     HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "
                 "and plots their loss against their KV cache. The induction task repeats random tokens with a period "
                 "that changes from sequence to sequence: induction heads form after a plateau of a few hundred steps."));
-    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet "
-                "and plots their loss against the memory a token costs. The recall task (key-value pairs, then "
-                "queries) needs more steps: see README."));
+    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2, Gated DeltaNet "
+                "and a hybrid of Gated DeltaNet and softmax layers, and plots their loss against the memory a token "
+                "costs. The recall task (key-value pairs, then queries) needs more steps: see README."));
     ImGui::End();
     return;
   }
