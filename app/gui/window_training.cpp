@@ -466,7 +466,7 @@ void StartRuns(TrainingWindowState& t, Runs which) {
         v.threads = 1;
         t.runs.push_back(std::make_unique<TrainingRun>(v, RunLabel(v.model), WakeWindow()));
         t.run_kinds.push_back(v.model.window > 0         ? trf("%s + window", train::attention_kind_name(v.model))
-                              : v.model.hybrid()       ? HybridKindLabel(v.model)
+                              : v.model.hybrid()       ? std::string(tr("hybrid"))  // the plots' room is short
                               : v.model.softmax_free() ? std::string(AttentionKindLabel(v.model.attention))
                                                        : std::string(train::attention_kind_name(v.model)));
       }
@@ -895,12 +895,13 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   const ImVec2 loss_min = ImGui::GetCursorScreenPos();
   ImGui::BeginChild("##loss", ImVec2(left_w, loss_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   std::vector<Series> loss_series;
-  for (size_t i = 0; i < t.runs.size(); ++i)
+  for (size_t i = 0; i < t.runs.size(); ++i) {
     // a comparison's runs, and a hybrid, by their short names (a hybrid's full one, with its softmax layers and
     // state, is longer than the plot: it stands on the run line above)
     const bool short_name = t.comparing || t.runs[i]->settings().model.hybrid();
     loss_series.push_back(LossSeries(views[i]->snapshot.losses, short_name ? RunKind(t, i) : t.runs[i]->label(),
                                      SeriesColor(int(i)), left_w));
+  }
   ImGui::TextUnformatted(tr("Loss"));
   DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), loss_h - line);
   ImGui::EndChild();
