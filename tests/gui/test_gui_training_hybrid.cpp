@@ -107,8 +107,9 @@ TEST_SUITE("gui_training_hybrid") {
     CHECK(m->config.is_linear_layer(0));
     CHECK_FALSE(m->config.is_linear_layer(1));
     REQUIRE(texts_of(opened, "###checkpoint").size() > 0);  // the Checkpoint window is open
-    // the Heads view draws the last layer, the softmax one: probabilities
-    CHECK(opened.layout.at("colormap") == "viridis");
+    // the Heads view draws layer 0, Gated DeltaNet's: signed, each head's range symmetric about 0
+    CHECK(opened.layout.at("colormap") == "diverging");
+    for (const json& h : opened.layout.at("heads")) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());
     // the Model view: every layer, Gated DeltaNet's heads labelled and signed, the softmax layer's not
     for (const std::string language : {"en", "zh"}) {
       CAPTURE(language);
@@ -124,7 +125,8 @@ TEST_SUITE("gui_training_hybrid") {
       const std::vector<std::string> texts = texts_of(w, "###model_view");
       INFO(joined(texts));
       CHECK(std::count(texts.begin(), texts.end(), "Gated DeltaNet") == 1);
-      CHECK(shows(texts, "Gated DeltaNet weight"));
+      CHECK(shows(texts, language == "zh" ? "Gated DeltaNet 权重" : "Gated DeltaNet weight"));
+      CHECK(shows(texts, language == "zh" ? "概率" : "probability"));  // the softmax layer's bar beside it
     }
   }
 }
