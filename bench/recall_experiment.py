@@ -2,7 +2,8 @@
 """Recall without a softmax: which attention kinds learn associative recall and induction at these sizes.
 
 Trains every kind of `attnscope train --attention` that README's question is about -- softmax MHA, linear
-attention, retention, Mamba-2, DeltaNet and Gated DeltaNet -- on `--task recall` (multi-query associative
+attention, retention, Mamba-2, DeltaNet and Gated DeltaNet, and the hybrid of Gated DeltaNet with a softmax
+layer (`train --layer-kinds gated-deltanet,grouped`, kind `hybrid`) -- on `--task recall` (multi-query associative
 recall, tasks.h) and on `--task induction`, each with 3 seeds, everything else equal (L 2, d_model 64, H 4,
 attention-only, T 64, 32 symbols, batch 16, the same steps and learning rate), one thread per run. Prints,
 per kind and task, the accuracy on 256 held-out sequences (the arg-max next token at the scored positions,
@@ -27,7 +28,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 KINDS = [("grouped", "MHA (softmax)"), ("linear", "linear attention"), ("retention", "retention"),
-         ("mamba2", "Mamba-2"), ("deltanet", "DeltaNet"), ("gated-deltanet", "Gated DeltaNet")]
+         ("mamba2", "Mamba-2"), ("deltanet", "DeltaNet"), ("gated-deltanet", "Gated DeltaNet"),
+         ("hybrid", "hybrid: Gated DeltaNet, softmax in layer 1")]
+# Kinds trained by a layer list rather than one --attention word (train --layer-kinds, repeated over the layers).
+LAYER_KINDS = {"hybrid": "gated-deltanet,grouped"}
 
 
 # Per task: T, batch, steps, learning rate, warm-up. Induction: the Training window's defaults (docs/training.md).
@@ -40,7 +44,8 @@ SETTINGS = {"induction": (64, 16, 1500, 5e-3, 300), "recall": (32, 32, 4000, 1e-
 def train(binary, kind, task, seed, out_root):
     out = os.path.join(out_root, f"{task}-{kind}-{seed}")
     T, batch, steps, lr, warmup = SETTINGS[task]
-    cmd = [binary, "train", "--task", task, "--attention", kind, "--seed", str(seed), "--steps", str(steps),
+    which = ["--layer-kinds", LAYER_KINDS[kind]] if kind in LAYER_KINDS else ["--attention", kind]
+    cmd = [binary, "train", "--task", task] + which + ["--seed", str(seed), "--steps", str(steps),
            "--seq-len", str(T), "--batch", str(batch), "--lr", str(lr), "--warmup", str(warmup), "--threads", "1",
            "--print-every", str(steps), "--out", out]
     if kind == "grouped":

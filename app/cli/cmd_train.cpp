@@ -4,6 +4,7 @@
 //                   [--layers L] [--d-model C] [--heads H] [--groups G] [--mlp | --no-mlp] [--ffn F]
 //                   [--attention grouped|mla [--kv-rank R] [--q-rank R] [--rope-dim D]
 //                               |linear|retention|mamba2|deltanet|gated-deltanet]
+//                   [--layer-kinds KIND,KIND,… (a hybrid: e.g. gated-deltanet,grouped, repeated over the layers)]
 //                   [--window W [--window-pattern local,global]]
 //                   [--steps N] [--batch B] [--seq-len T] [--symbols S] [--lr LR] [--warmup W]
 //                   [--min-lr-ratio R] [--weight-decay WD] [--clip N] [--seed S] [--threads N]
@@ -38,8 +39,9 @@ constexpr int64_t max_text_file_bytes = int64_t(16) << 20;
 
 struct TrainOptions {
   TrainSettings settings = default_train_settings();
-  std::string task = "induction", text_file, text_level = "chars", out, attention = "grouped", window_pattern;
-  bool mlp = false, no_mlp = false;
+  std::string task = "induction", text_file, text_level = "chars", out, attention = "grouped", window_pattern,
+      layer_kinds;
+  bool mlp = false, no_mlp = false, attention_given = false;
   int print_every = 0;
   bool window_given = false;
 };
@@ -93,7 +95,11 @@ void run(TrainOptions& o) {
                                       " (grouped: MHA/GQA/MQA by --groups), got '" + o.attention + "'");
     s.model.attention = entry->kind;
   }
-  if (s.model.mla() || s.model.softmax_free()) s.model.groups = s.model.heads;
+  if (!o.layer_kinds.empty()) {  // a hybrid: each layer's kind, the list repeated over the layers
+    require(!o.attention_given, "--layer-kinds names every layer's kind: leave --attention out");
+    s.model.layer_kinds = parse_layer_kinds(o.layer_kinds, s.model.layers);
+  }
+  if (s.model.mla() || s.model.softmax_free() || s.model.hybrid()) s.model.groups = s.model.heads;
   require(o.window_pattern.empty() || s.model.window > 0, "--window-pattern needs --window W");
   if (s.model.window > 0) s.model.local_layers = parse_window_pattern(o.window_pattern, s.model.layers);
   require(!o.window_given || s.model.window >= 1,
@@ -113,7 +119,8 @@ void run(TrainOptions& o) {
               s.task.seq_len, c.vocab_size, s.batch, s.steps);
   std::string kind = c.mla() ? "MLA r_kv=" + std::to_string(c.kv_lora_rank) + " r_q=" + std::to_string(c.q_lora_rank) +
                                    " d_rope=" + std::to_string(c.rope_head_dim)
-                             : std::string(attention_kind_name(c));
+                             : hybrid_title(c);
+  if (c.hybrid()) kind += " [" + layer_kinds_text(c.layer_kinds) + "]";
   if (c.window > 0) kind += " window=" + std::to_string(c.window) + " on " + window_pattern_text(c.local_layers, c.layers);
   std::printf("model: %s L=%d d_model=%d H=%d G=%d head_dim=%d %s, %zu parameters, %s %lld bytes%s\n",
               kind.c_str(), c.layers, c.d_model, c.heads, c.kv_heads(), c.head_dim(),
@@ -125,6 +132,9 @@ void run(TrainOptions& o) {
               c.softmax_free() ? "no KV cache: a fixed state of" : "KV cache",
               (long long)(c.softmax_free() ? state_bytes(c) : kv_cache_bytes_per_token(c)),
               c.softmax_free() ? "" : "/token");
+  if (c.hybrid())
+    std::printf("hybrid: the layers without a softmax keep a fixed state of %lld bytes beside the softmax layers' "
+                "cache\n", (long long)state_bytes(c));
   std::fflush(stdout);
 
   // 2. Train, printing progress.
@@ -175,7 +185,11 @@ void add_train_command(CLI::App& root) {
   cmd->add_option("--ffn", s.model.intermediate_size, "MLP width (default 4 x d_model)");
   cmd->add_option("--attention", o->attention,
                   "grouped (default: MHA/GQA/MQA by --groups) | mla (DeepSeek-V2 multi-head latent attention) | "
-                  "without a softmax: linear | retention | mamba2 | deltanet | gated-deltanet");
+                  "without a softmax: linear | retention | mamba2 | deltanet | gated-deltanet")
+      ->each([o](const std::string&) { o->attention_given = true; });
+  cmd->add_option("--layer-kinds", o->layer_kinds,
+                  "A hybrid: each layer's kind, repeated over the layers, e.g. gated-deltanet,grouped (softmax every "
+                  "2nd layer, as Qwen3-Next every 4th); mixes grouped with kinds without a softmax (G = H)");
   cmd->add_option("--kv-rank", s.model.kv_lora_rank, "MLA latent width kv_lora_rank, 1 to d_model (default 16)");
   cmd->add_option("--q-rank", s.model.q_lora_rank, "MLA query latent q_lora_rank, 0 = q_proj (default 0)");
   cmd->add_option("--rope-dim", s.model.rope_head_dim, "MLA rotary part qk_rope_head_dim, even (default 8)");

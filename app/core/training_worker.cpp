@@ -51,8 +51,21 @@ train::TrainSettings training_settings(const TrainingForm& form) {
   s.model.heads = form.heads, s.model.groups = form.groups;
   s.model.mlp = form.mlp;
   s.model.attention = form.attention;
-  // every head its own keys: from the one latent (MLA), or its own state (without a softmax)
-  if (s.model.mla() || s.model.softmax_free()) s.model.groups = s.model.heads;
+  if (form.softmax_every > 0) {
+    require(train::ModelConfig::softmax_free_kind(form.attention),
+            std::string("a hybrid puts a kind without a softmax between its softmax layers: choose linear, retention, "
+                        "mamba2, deltanet or gated-deltanet as the attention, got ") +
+                train::attention_kind_word(form.attention));
+    require(form.softmax_every >= 2 && form.softmax_every <= train::max_layers,
+            "softmax every k-th layer needs k from 2 to " + std::to_string(train::max_layers) + ", got " +
+                std::to_string(form.softmax_every));
+    require(form.layers >= form.softmax_every,
+            "softmax every " + std::to_string(form.softmax_every) + " layers needs at least " +
+                std::to_string(form.softmax_every) + " layers, got " + std::to_string(form.layers));
+    s.model.layer_kinds = train::every_kth_softmax(form.attention, form.softmax_every, form.layers);
+  }
+  // every head its own keys: from the one latent (MLA), or its own state (without a softmax; a hybrid too)
+  if (s.model.mla() || s.model.softmax_free() || s.model.hybrid()) s.model.groups = s.model.heads;
   s.model.kv_lora_rank = form.kv_rank, s.model.rope_head_dim = form.rope_dim;
   s.model.window = form.window;
   s.model.local_layers = form.window > 0 ? train::parse_window_pattern(form.window_pattern, form.layers) : std::vector<bool>{};
@@ -80,6 +93,14 @@ TrainingForm training_form(const train::TrainSettings& s, const TrainingForm& ba
   f.layers = s.model.layers, f.d_model = s.model.d_model, f.heads = s.model.heads, f.groups = s.model.groups;
   f.mlp = s.model.mlp;
   f.attention = s.model.attention;
+  f.softmax_every = 0;
+  for (int k = 2; k <= s.model.layers && s.model.hybrid(); ++k)
+    if (train::every_kth_softmax(s.model.attention, k, s.model.layers) == s.model.layer_kinds) f.softmax_every = k;
+  if (s.model.hybrid() && f.softmax_every == 0)  // a list the pattern choice cannot say: its first kind, every 2nd
+    for (const train::AttentionKind k : s.model.layer_kinds)
+      if (train::ModelConfig::softmax_free_kind(k)) f.attention = k, f.softmax_every = 2;
+  for (int k = 2; k <= s.model.layers && s.model.hybrid(); ++k)
+    if (train::every_kth_softmax(f.attention, k, s.model.layers) == s.model.layer_kinds) f.softmax_every = k;
   f.kv_rank = s.model.kv_lora_rank, f.rope_dim = s.model.rope_head_dim;
   f.window = s.model.window;
   f.window_pattern = train::window_pattern_text(s.model.local_layers, s.model.layers);
@@ -94,7 +115,7 @@ bool same_training(const TrainingForm& a, const TrainingForm& b) {
   return a.task == b.task && a.text_path == b.text_path && a.words == b.words && a.layers == b.layers &&
          a.d_model == b.d_model && a.heads == b.heads && a.groups == b.groups && a.mlp == b.mlp &&
          a.attention == b.attention && a.kv_rank == b.kv_rank && a.rope_dim == b.rope_dim && a.window == b.window &&
-         a.window_pattern == b.window_pattern &&
+         a.window_pattern == b.window_pattern && a.softmax_every == b.softmax_every &&
          a.seq_len == b.seq_len && a.batch == b.batch && a.steps == b.steps && a.lr == b.lr && a.warmup == b.warmup && a.seed == b.seed &&
          a.threads == b.threads && a.snapshot_every == b.snapshot_every;
 }
@@ -149,6 +170,7 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
                  : key == "kv_rank"        ? &form.kv_rank
                  : key == "rope_dim"       ? &form.rope_dim
                  : key == "window"         ? &form.window
+                 : key == "softmax_every"  ? &form.softmax_every
                                            : nullptr;
     if (key == "mlp") {
       form.mlp = ParseInt(key, value) != 0;
@@ -156,8 +178,8 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
     }
     require(field != nullptr, "unknown training setting '" + key +
                                   "': use task, text, level, layers, d_model, heads, groups, mlp, attention, kv_rank, "
-                                  "rope_dim, window, window_pattern, seq_len, batch, steps, lr, warmup, seed, threads, "
-                                  "snapshot_every or speed");
+                                  "rope_dim, window, window_pattern, softmax_every, seq_len, batch, steps, lr, warmup, "
+                                  "seed, threads, snapshot_every or speed");
     *field = ParseInt(key, value);
     require(key != "speed" || (form.speed >= 0 && form.speed <= max_training_speed),
             "training setting speed is steps per second, 0 (no limit) to " + std::to_string(max_training_speed) +
@@ -167,17 +189,27 @@ void apply_training_setting(TrainingForm& form, const std::string& key_value) {
 
 // ---- probe pictures ----------------------------------------------------------------------------
 
+bool probe_layer_signed(const train::TrainSnapshot& snapshot, int layer) {
+  if (snapshot.layer_kinds.empty())
+    return train::ModelConfig::softmax_free_kind(train::parse_attention_kind(snapshot.attention));
+  const std::vector<train::AttentionKind> kinds = train::parse_layer_kinds(snapshot.layer_kinds, snapshot.layers);
+  return layer >= 0 && layer < int(kinds.size()) && train::ModelConfig::softmax_free_kind(kinds[size_t(layer)]);
+}
+
 bool probe_signed(const train::TrainSnapshot& snapshot) {
-  return train::parse_attention_kind(snapshot.attention) != train::AttentionKind::grouped &&
-         train::parse_attention_kind(snapshot.attention) != train::AttentionKind::mla;
+  for (int l = 0; l < std::max(snapshot.layers, 1); ++l)
+    if (probe_layer_signed(snapshot, l)) return true;
+  return false;
 }
 
 ValueRange probe_range(const train::TrainSnapshot& snapshot) {
   if (!probe_signed(snapshot)) return ValueRange{0.0f, 1.0f};
   float m = 0;  // symmetric about 0, as the Heads view draws signed matrices
-  for (const Tensor3& layer : snapshot.probe_probs)
-    for (const Mat& probs : layer)
+  for (size_t l = 0; l < snapshot.probe_probs.size(); ++l) {
+    if (!probe_layer_signed(snapshot, int(l))) continue;  // a hybrid's softmax layers keep 0 … 1
+    for (const Mat& probs : snapshot.probe_probs[l])
       if (probs.size() && probs.allFinite()) m = std::max(m, probs.cwiseAbs().maxCoeff());
+  }
   m = m > 0 ? m : 1.0f;
   return ValueRange{-m, m};
 }
@@ -186,15 +218,17 @@ std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& sna
   // One figure panel per head with the Heads view's conventions: probabilities on 0 … 1 through
   // viridis, the cells a causal query cannot see (key > query, or outside its layer's window) masked;
   // without a softmax each head's signed M on the diverging colormap, white at 0, symmetric about it.
+  // A hybrid's layers each as their kind: its softmax layers' probabilities, the others' signed M.
   std::vector<std::vector<Picture>> out(snapshot.probe_probs.size());
-  FigureSpec figure;
-  if (probe_signed(snapshot))
-    figure.colorbars.push_back({probe_range(snapshot), Colormap::diverging, "M", true});
-  else
-    figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
-  figure.panels.resize(1);
-  PanelSpec& panel = figure.panels[0];
+  const ValueRange signed_range = probe_range(snapshot);
   for (size_t l = 0; l < snapshot.probe_probs.size(); ++l) {
+    FigureSpec figure;
+    if (probe_layer_signed(snapshot, int(l)))
+      figure.colorbars.push_back({signed_range, Colormap::diverging, "M", true});
+    else
+      figure.colorbars.push_back({ValueRange{0.0f, 1.0f}, Colormap::viridis, "probability", true});
+    figure.panels.resize(1);
+    PanelSpec& panel = figure.panels[0];
     const int window = l < snapshot.layer_windows.size() ? snapshot.layer_windows[l] : 0;
     for (const Mat& probs : snapshot.probe_probs[l]) {  // probs [T, T]
       const int T = int(probs.rows());

@@ -48,6 +48,9 @@ struct TrainingForm {
   int rope_dim = 8;         // MLA: the decoupled rotary part d_rope
   int window = 0;           // sliding window W (0: none); the comparison adds a windowed GQA run when set
   std::string window_pattern = "all";  // which layers use it: all, or local/global repeated (local,global)
+  // A hybrid: a grouped softmax layer every softmax_every-th layer, `attention` (a kind without a softmax) in the
+  // others (train::every_kth_softmax; Qwen3-Next has one every 4th). 0: every layer is `attention`.
+  int softmax_every = 0;
   int seq_len = 64;
   int batch = 16;
   // 1500 steps at lr 5e-3 after 300 warm-up steps: the settings under which Compare MHA / GQA / MQA
@@ -172,9 +175,11 @@ class TrainingRun {
 // The probe heads of a snapshot as pictures: every head coloured by the figure layer (panel_colors,
 // viridis, 0 … 1, masked cells above the diagonal), as the Heads view colours a causal head.
 std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& snapshot);
-// True for a run without a softmax: its probe matrices are signed (drawn on the diverging colormap).
+// True for a run with a layer without a softmax: its probe matrices are signed (drawn on the diverging colormap).
 bool probe_signed(const train::TrainSnapshot& snapshot);
-// The colour range of the probe pictures: 0 … 1, or ±max|M| without a softmax.
+// True when layer l of the run has no softmax (a hybrid's layers differ: its softmax layers draw probabilities).
+bool probe_layer_signed(const train::TrainSnapshot& snapshot, int layer);
+// The colour range of the probe pictures: 0 … 1, or ±max|M| over the layers without a softmax.
 ValueRange probe_range(const train::TrainSnapshot& snapshot);
 
 }  // namespace attnscope::gui

@@ -123,7 +123,8 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-training", o.show_training, "Open the Training window (Classroom → Training)");
   group->add_option("--train-settings", o.train_settings,
                     "Training window fields, key=value (task, text, level, layers, d_model, heads, groups, mlp, "
-                    "seq_len, batch, steps, lr, warmup, seed, threads, snapshot_every, speed)")
+                    "attention, softmax_every, seq_len, batch, steps, lr, warmup, seed, threads, snapshot_every, "
+                    "speed)")
       ->delimiter(',');
   group->add_option("--train-actions", o.train_actions,
                     "Scripted runs: Training window buttons in order (start, compare, compare-no-softmax, pause, step, reset, save:DIR, "

@@ -7,7 +7,7 @@
 // make keys and values (G for the grouped three, a latent for MLA; a windowed GQA run when a window is
 // set) from the same seed and data: their loss curves together, each run's loss against its KV-cache
 // bytes per token as a dot, and each run's heads in a band of its own under its name. "Compare without a
-// softmax" trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet the same way, their
+// softmax" trains MHA beside linear attention, retention, Mamba-2, Gated DeltaNet and a hybrid the same way, their
 // dots at the memory a token costs (the fixed state ÷ T where there is no cache). Save writes a Hugging Face
 // checkpoint folder. Layers and heads are counted from 0, as everywhere in attnscope.
 //
@@ -72,6 +72,33 @@ const char* AttentionKindLabel(train::AttentionKind kind) {
   return "?";
 }
 
+// A hybrid's kinds: "Gated DeltaNet + softmax" (the kinds without a softmax by their labels).
+std::string HybridKindLabel(const train::ModelConfig& c) {
+  std::string kinds;
+  for (int l = 0; l < c.layers; ++l)
+    if (c.layer_softmax_free(l) && kinds.find(AttentionKindLabel(c.kind_of(l))) == std::string::npos)
+      kinds += (kinds.empty() ? "" : " + ") + std::string(AttentionKindLabel(c.kind_of(l)));
+  return trf("%s + softmax", kinds.c_str());
+}
+
+// The softmax layers of a hybrid, numbered from 0 ("1, 3").
+std::string SoftmaxLayers(const train::ModelConfig& c) {
+  std::string out;
+  for (int l = 0; l < c.layers; ++l)
+    if (!c.layer_softmax_free(l)) out += (out.empty() ? "" : ", ") + std::to_string(l);
+  return out;
+}
+
+// The pattern choice's items: 0 every layer the attention kind, k ≥ 2 a softmax layer every k-th layer.
+std::string SoftmaxEveryLabel(int k) {
+  switch (k) {
+    case 0: return tr("none (every layer this kind)");
+    case 2: return tr("every 2nd layer");
+    case 3: return tr("every 3rd layer");
+    default: return tr("every 4th layer");
+  }
+}
+
 // A run's short name ("MHA", "MLA", "GQA + window"): the legends of a comparison, whose full names
 // stand on the run lines and over the heads.
 std::string RunKind(const TrainingWindowState& t, size_t i) {
@@ -103,7 +130,7 @@ double MemoryPerToken(const TrainingRun& run) {
 
 bool AnyWithoutSoftmax(const TrainingWindowState& t) {
   for (const auto& r : t.runs)
-    if (r->settings().model.softmax_free()) return true;
+    if (r->settings().model.softmax_free() || r->settings().model.hybrid()) return true;
   return false;
 }
 
@@ -298,7 +325,10 @@ void DrawSettings(AppState& state, bool locked) {
     ImGui::SetNextItemWidth(w);
     if (ImGui::BeginCombo(tr("attention"), AttentionKindLabel(f.attention))) {
       for (const train::AttentionKindEntry& e : kinds) {
-        if (ImGui::Selectable(AttentionKindLabel(e.kind), e.kind == f.attention)) f.attention = e.kind;
+        if (ImGui::Selectable(AttentionKindLabel(e.kind), e.kind == f.attention)) {
+          f.attention = e.kind;
+          if (!train::ModelConfig::softmax_free_kind(e.kind)) f.softmax_every = 0;  // a softmax kind: no hybrid
+        }
         RecordLastItem(state, std::string("training.attention.") + e.name);
       }
       ImGui::EndCombo();
@@ -309,6 +339,25 @@ void DrawSettings(AppState& state, bool locked) {
     ImGui::SetTooltip("%s\n%s", tr("Start trains this kind; Compare trains MHA, GQA, MQA and MLA side by side."),
                       tr("Without a softmax (linear attention, retention, Mamba-2, DeltaNet, Gated DeltaNet) every head "
                          "keeps a state of a fixed size and is drawn as its signed matrix M."));
+  {  // a hybrid: softmax layers between layers of the kind above (Qwen3-Next: every 4th; Granite 4.0-H)
+    const int choices[] = {0, 2, 3, 4};
+    const float w = combo_width({SoftmaxEveryLabel(0), SoftmaxEveryLabel(2), SoftmaxEveryLabel(3), SoftmaxEveryLabel(4)});
+    SameLineIfFits(w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(tr("softmax layers")).x);
+    ImGui::SetNextItemWidth(w);
+    ImGui::BeginDisabled(!train::ModelConfig::softmax_free_kind(f.attention));
+    if (ImGui::BeginCombo(tr("softmax layers"), SoftmaxEveryLabel(f.softmax_every).c_str())) {
+      for (const int k : choices) {
+        if (ImGui::Selectable(SoftmaxEveryLabel(k).c_str(), f.softmax_every == k)) f.softmax_every = k;
+        RecordLastItem(state, "training.softmax_every." + std::to_string(k));
+      }
+      ImGui::EndCombo();
+    }
+    RecordLastItem(state, "training.softmax_every");
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", tr("A hybrid, as Qwen3-Next and Granite 4.0-H are built: a softmax layer every k-th layer, "
+                                 "the kind above in the others (every head its own keys and values, G = H)."));
+  }
   next_labeled(tr("MLA latent r_kv"));
   IntField(tr("MLA latent r_kv"), &f.kv_rank, 1, train::max_d_model);
   if (ImGui::IsItemHovered())
@@ -385,6 +434,9 @@ std::function<void()> WakeWindow() {
 // A run's name: its kind and what sets its KV cache ("GQA (G = 2)", "MLA (r_kv = 16, d_rope = 8)") or,
 // without a softmax, its state ("Mamba-2 (state 2.0 KB)"), with its window when it has one.
 std::string RunLabel(const train::ModelConfig& c) {
+  if (c.hybrid())
+    return trf("%s (softmax in layer %s, state %s)", HybridKindLabel(c).c_str(), SoftmaxLayers(c).c_str(),
+               HumanBytes(train::state_bytes(c)).c_str());
   std::string label =
       c.softmax_free() ? trf("%s (state %s)", AttentionKindLabel(c.attention), HumanBytes(train::state_bytes(c)).c_str())
       : c.mla()        ? trf("MLA (r_kv = %d, d_rope = %d)", c.kv_lora_rank, c.rope_head_dim)
@@ -414,14 +466,16 @@ void StartRuns(TrainingWindowState& t, Runs which) {
         v.threads = 1;
         t.runs.push_back(std::make_unique<TrainingRun>(v, RunLabel(v.model), WakeWindow()));
         t.run_kinds.push_back(v.model.window > 0         ? trf("%s + window", train::attention_kind_name(v.model))
+                              : v.model.hybrid()       ? std::string(tr("hybrid"))  // the plots' room is short
                               : v.model.softmax_free() ? std::string(AttentionKindLabel(v.model.attention))
                                                        : std::string(train::attention_kind_name(v.model)));
       }
       t.comparing = true;
     } else {
       t.runs.push_back(std::make_unique<TrainingRun>(s, RunLabel(s.model), WakeWindow()));
-      t.run_kinds.push_back(s.model.softmax_free() ? AttentionKindLabel(s.model.attention)
-                                                   : train::attention_kind_name(s.model));
+      t.run_kinds.push_back(s.model.hybrid()         ? HybridKindLabel(s.model)
+                            : s.model.softmax_free() ? AttentionKindLabel(s.model.attention)
+                                                     : train::attention_kind_name(s.model));
     }
     for (auto& r : t.runs) r->set_speed(t.form.speed);
     t.collapse_settings = true;  // the curve and the heads take the room now
@@ -561,8 +615,10 @@ ImRect DrawLayerHeads(AppState& state, const TrainingWindowState::RunHeads& u, c
     spec.col_labels = &s.probe_tokens;
     spec.labels_extent = LabelExtent(s.probe_tokens, ImGui::GetFontSize() * 2);
   }
-  spec.shared_range = view.range;
-  if (probe_signed(s)) spec.colormap = Colormap::diverging, spec.value_name = "M, signed (no softmax)";
+  // a hybrid's softmax layers draw probabilities (0 … 1), its other layers their signed M (view.range)
+  const bool signed_layer = probe_layer_signed(s, l);
+  spec.shared_range = signed_layer ? view.range : ValueRange{0.0f, 1.0f};
+  if (signed_layer) spec.colormap = Colormap::diverging, spec.value_name = "M, signed (no softmax)";
   spec.masked = true;
   spec.color_bar = own_bar;  // a comparison's bands of one kind of value share one bar, drawn beside them
   // bands stacked in one column: one row of tiles per run; else as large as they fit
@@ -686,9 +742,10 @@ void DrawButtons(AppState& state) {
   if (ImGui::Button(tr("Compare without a softmax"))) pressed = "compare-no-softmax";
   RecordLastItem(state, "training.compare_no_softmax");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Trains MHA, linear attention, retention, Mamba-2 and Gated DeltaNet from the same seed on "
-                               "the same data, everything else equal, and plots each run's loss against the memory a "
-                               "token costs: MHA's KV cache per token, the others' fixed state divided by T."));
+    ImGui::SetTooltip("%s", tr("Trains MHA, linear attention, retention, Mamba-2, Gated DeltaNet and a hybrid (Gated "
+                               "DeltaNet with a softmax layer every 2nd layer) from the same seed on the same data, "
+                               "everything else equal, and plots each run's loss against the memory a token costs: MHA's "
+                               "KV cache per token, the others' fixed state divided by T (the hybrid: both)."));
   ImGui::EndDisabled();
   // The speed: not a training setting, so it can change while the runs train.
   const char* speed_label = tr("steps per second");
@@ -731,7 +788,11 @@ void DrawRunLines(TrainingWindowState& t, const std::vector<std::shared_ptr<cons
       if (ImGui::RadioButton(("##show" + std::to_string(i)).c_str(), t.shown_run == int(i))) t.shown_run = int(i);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("The run Save checkpoint writes"));
       ImGui::SameLine();
-      if (r.settings().model.softmax_free())  // no cache: its fixed state (in its label) over the T tokens
+      if (r.settings().model.hybrid())  // its softmax layers' cache and the others' state ÷ T
+        WrappedText(trf("%s: %s · step %d / %d · loss %.3f · KV cache + state ÷ T: %s per token", r.label().c_str(),
+                        tr(StateName(r.state())), s.step, s.total_steps, double(loss),
+                        HumanBytes(std::llround(MemoryPerToken(r))).c_str()));
+      else if (r.settings().model.softmax_free())  // no cache: its fixed state (in its label) over the T tokens
         WrappedText(trf("%s: %s · step %d / %d · loss %.3f · state ÷ T: %s per token", r.label().c_str(),
                         tr(StateName(r.state())), s.step, s.total_steps, double(loss),
                         HumanBytes(std::llround(MemoryPerToken(r))).c_str()));
@@ -834,9 +895,13 @@ void DrawCurvesAndHeads(AppState& state, const std::vector<std::shared_ptr<const
   const ImVec2 loss_min = ImGui::GetCursorScreenPos();
   ImGui::BeginChild("##loss", ImVec2(left_w, loss_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   std::vector<Series> loss_series;
-  for (size_t i = 0; i < t.runs.size(); ++i)
-    loss_series.push_back(LossSeries(views[i]->snapshot.losses, t.comparing ? RunKind(t, i) : t.runs[i]->label(),
+  for (size_t i = 0; i < t.runs.size(); ++i) {
+    // a comparison's runs, and a hybrid, by their short names (a hybrid's full one, with its softmax layers and
+    // state, is longer than the plot: it stands on the run line above)
+    const bool short_name = t.comparing || t.runs[i]->settings().model.hybrid();
+    loss_series.push_back(LossSeries(views[i]->snapshot.losses, short_name ? RunKind(t, i) : t.runs[i]->label(),
                                      SeriesColor(int(i)), left_w));
+  }
   ImGui::TextUnformatted(tr("Loss"));
   DrawLinePlot("loss", loss_series, tr("step"), tr("loss"), loss_h - line);
   ImGui::EndChild();
@@ -959,9 +1024,9 @@ void DrawTrainingWindow(AppState& state) {
     HintText(tr("Start trains one model; Step does one step; Compare trains MHA, GQA, MQA and MLA on the same data "
                 "and plots their loss against their KV cache. The induction task repeats random tokens with a period "
                 "that changes from sequence to sequence: induction heads form after a plateau of a few hundred steps."));
-    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2 and Gated DeltaNet "
-                "and plots their loss against the memory a token costs. The recall task (key-value pairs, then "
-                "queries) needs more steps: see README."));
+    HintText(tr("Compare without a softmax trains MHA beside linear attention, retention, Mamba-2, Gated DeltaNet "
+                "and a hybrid of Gated DeltaNet and softmax layers, and plots their loss against the memory a token "
+                "costs. The recall task (key-value pairs, then queries) needs more steps: see README."));
     ImGui::End();
     return;
   }
@@ -993,7 +1058,7 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
   j["form"] = {{"layers", f.layers}, {"d_model", f.d_model}, {"heads", f.heads},  {"groups", f.groups},
                {"mla", f.attention == train::AttentionKind::mla},
                {"attention", train::attention_kind_word(f.attention)}, {"kv_rank", f.kv_rank}, {"rope_dim", f.rope_dim}, {"window", f.window},
-               {"window_pattern", f.window_pattern},
+               {"window_pattern", f.window_pattern}, {"softmax_every", f.softmax_every},
                {"seq_len", f.seq_len}, {"batch", f.batch},   {"steps", f.steps},  {"lr", f.lr}, {"warmup", f.warmup},
                {"seed", f.seed},     {"snapshot_every", f.snapshot_every}};
   for (const auto& r : t.runs) {
@@ -1017,6 +1082,7 @@ nlohmann::json TrainingLayoutJson(const AppState& state) {
                          {"memory_bytes_per_token_at_T", MemoryPerToken(*r)},  // the loss-against-memory plot's x
                          {"mla", s.mla},
                          {"attention", s.attention},
+                         {"layer_kinds", s.layer_kinds},
                          {"probe_range", {view->range.lo, view->range.hi}},
                          {"steps_per_second", s.steps_per_second},
                          {"induction", s.induction},

@@ -438,17 +438,27 @@ TEST_CASE("lesson 10 claims: rows of probabilities, flat linear rows, retention'
     CHECK(contains(l.steps[6].caption.zh, said));
   }
   // step 8: the recall task; Compare without a softmax trains the five kinds it names, MHA at 1 KiB a token,
-  // the others 8 KiB of state (linear attention 8.5 KiB), 256 B a token at T = 32
+  // the others 8 KiB of state (linear attention 8.5 KiB), 256 B a token at T = 32; then the hybrid (Gated
+  // DeltaNet, softmax in layer 1): 512 B a token cached beside 4 KiB of state, 640 B a token
   const LessonStep& recall = l.steps[7];
   REQUIRE(recall.training.has_value());
   CHECK(recall.training->task.kind == train::TaskKind::recall);
   CHECK(recall.training->task.seq_len == 32);
   const std::vector<train::TrainSettings> runs = train::no_softmax_variants(*recall.training);
-  REQUIRE(runs.size() == 5);
+  REQUIRE(runs.size() == 6);
   const int context = recall.training->task.seq_len;
   CHECK(train::memory_bytes_per_token_at(runs[0].model, context) == 1024);
   CHECK(train::state_bytes(runs[0].model) == 0);
-  for (size_t k = 1; k < runs.size(); ++k) {
+  const train::ModelConfig& hybrid = runs[5].model;
+  REQUIRE(hybrid.hybrid());
+  CHECK(train::kv_cache_bytes_per_token(hybrid) == 512);
+  CHECK(train::state_bytes(hybrid) == 4096);
+  CHECK(train::memory_bytes_per_token_at(hybrid, context) == 640);
+  for (const std::string& said : {std::string("hybrid"), std::string("512 B"), std::string("4 KiB"), std::string("640 B")})
+    CHECK(contains(recall.caption.en, said));
+  for (const std::string& said : {std::string("512 B"), std::string("4 KiB"), std::string("640 B")})
+    CHECK(contains(recall.caption.zh, said));
+  for (size_t k = 1; k < 5; ++k) {
     CAPTURE(k);
     for (const train::AttentionKindEntry& e : train::attention_kinds())
       if (e.kind == runs[k].model.attention) CHECK(contains(recall.caption.en, e.title));

@@ -342,14 +342,17 @@ TEST_SUITE("gui_labels") {
     // One start per (size, language, checkpoint or not) that shows every view, every panel beside the
     // view and every lesson step (--layout-sweep) and records each screen's labels, captions and texts.
     const std::string model = shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
-    // A third start: the heads without a softmax (Gated DeltaNet's signed maps), at the crowded size.
-    for (const int start : {0, 1, 2})
+    // A third start: the heads without a softmax (Gated DeltaNet's signed maps), at the crowded size; a fourth:
+    // a Granite 4.0-H checkpoint (Mamba-2 layers beside an attention layer, 4 layers), at the crowded size.
+    const std::string granite =
+        shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/granite_hybrid_f32").string());
+    for (const int start : {0, 1, 2, 3})
       for (const char* language : {"en", "zh"})
         for (const char* size : {"1280x720", "1920x1080"}) {
-          const bool checkpoint = start == 1, linear = start == 2;
+          const bool checkpoint = start == 1 || start == 3, linear = start == 2, hybrid = start == 3;
           if (start > 0 && std::string(size) == "1920x1080") continue;  // the crowded size is the one that shortens
           const std::string name = std::string("labels_sweep_") + language + "_" + size + (checkpoint ? "_checkpoint" : "") +
-                                   (linear ? "_linear" : "");
+                                   (linear ? "_linear" : "") + (hybrid ? "_granite" : "");
           CAPTURE(name);
           const auto dir = test_tmp() / "gui" / name;
           std::filesystem::remove_all(dir);
@@ -357,7 +360,7 @@ TEST_SUITE("gui_labels") {
           const auto out = dir / "layout.json";
           const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
                                      std::string("--size ") + size + " --language " + language +
-                                         (checkpoint ? " --checkpoint " + model : "") +
+                                         (checkpoint ? " --checkpoint " + (hybrid ? granite : model) : "") +
                                          (linear ? " --kind gated-deltanet" : "") +
                                          " --frames 3 --layout-sweep --layout-json " + shell_quote(out.string()));
           INFO(run.err);
@@ -375,7 +378,7 @@ TEST_SUITE("gui_labels") {
             ++screens;
             with_captions += !s.at("captions").empty();
             demos += !s.at("heads").empty() && s.at("heads").size() <= 4;
-            layer_screens += check_labels_screen(s, name + ", " + screen, checkpoint ? 2 : 0, problems);
+            layer_screens += check_labels_screen(s, name + ", " + screen, hybrid ? 4 : checkpoint ? 2 : 0, problems);
           }
           CHECK(screens > 20);       // the views and the lessons' steps
           CHECK(presented > 20);     // every lesson step in presentation mode too

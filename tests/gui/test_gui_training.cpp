@@ -62,6 +62,24 @@ bool overlap(const json& a, const json& b) {
          b["y"].get<double>() < a["y"].get<double>() + a["h"].get<double>();
 }
 
+// Checks that no text of the Training window passes an edge of its clip rectangle that cannot be scrolled
+// past (as gui_layout checks every window); returns how many texts it checked.
+int training_texts_uncut(const WindowRun& w) {
+  int texts = 0;
+  for (const json& t : w.layout["texts"]) {
+    if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
+    ++texts;
+    const json& c = t["clip"];
+    const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
+    const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
+    const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
+    INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
+    CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
+    CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
+  }
+  return texts;
+}
+
 train::TrainSettings small_settings(int steps) {
   train::TrainSettings s = train::default_train_settings();
   s.model.d_model = 32, s.task.seq_len = 16, s.batch = 4, s.threads = 1, s.snapshot_every = 5, s.steps = steps;
@@ -183,22 +201,26 @@ TEST_SUITE("gui_training") {
     CHECK(any_text(w.layout, "GQA (G = 2), window 4 on local,global"));
   }
 
-  TEST_CASE("training window: Compare without a softmax trains MHA, linear, retention, Mamba-2, Gated DeltaNet; memory per token") {
+  TEST_CASE("training window: Compare without a softmax trains MHA, linear, retention, Mamba-2, Gated DeltaNet and a "
+            "hybrid; memory per token") {
     const WindowRun w = run_window("training_compare_no_softmax",
                                    small + ",heads=4,groups=2,steps=10 --train-actions compare-no-softmax");
     const json& t = w.layout["training"];
     CHECK(t["comparing"] == true);
-    REQUIRE(t["runs"].size() == 5);
-    const char* kinds[] = {"grouped", "linear", "retention", "mamba2", "gated-deltanet"};
+    REQUIRE(t["runs"].size() == 6);
+    const char* kinds[] = {"grouped", "linear", "retention", "mamba2", "gated-deltanet", "gated-deltanet"};
     // MHA: 2 (K and V) · L 2 · H 4 · d_head 8 · 4 bytes per token; the others their state ÷ T 16:
-    // L 2 · H 4 · 8·8 floats (linear attention + its normaliser of 8 per head) · 4 bytes
+    // L 2 · H 4 · 8·8 floats (linear attention + its normaliser of 8 per head) · 4 bytes; the hybrid one
+    // layer of each: half MHA's cache plus half Gated DeltaNet's state ÷ T
     const double memory[] = {2 * 2 * 4 * 8 * 4, 2 * 4 * (64 + 8) * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0,
-                             2 * 4 * 64 * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0};
+                             2 * 4 * 64 * 4 / 16.0, 2 * 4 * 64 * 4 / 16.0, 2 * 4 * 8 * 4 + 4 * 64 * 4 / 16.0};
     train::TrainSettings s = small_settings(10);
     s.model.groups = 2;  // the form's G: MHA's run takes G = H whatever it says
     const std::vector<train::TrainSettings> variants = train::no_softmax_variants(s);
-    REQUIRE(variants.size() == 5);
-    for (size_t i = 0; i < 5; ++i) {
+    REQUIRE(variants.size() == 6);
+    CHECK(t["runs"][5]["layer_kinds"] == "gated-deltanet,grouped");
+    CHECK(t["runs"][4]["layer_kinds"] == "");
+    for (size_t i = 0; i < 6; ++i) {
       const json& run = t["runs"][i];
       CAPTURE(i);
       CHECK(run["attention"] == kinds[i]);
@@ -212,6 +234,8 @@ TEST_SUITE("gui_training") {
     }
     CHECK(any_text(w.layout, "MHA (G = 4)"));
     CHECK(any_text(w.layout, "Gated DeltaNet (state 2.00 KiB)"));
+    CHECK(any_text(w.layout, "Gated DeltaNet + softmax (softmax in layer 1, state 1.00 KiB)"));
+    CHECK(any_text(w.layout, "KV cache + state ÷ T: 320 B"));  // 256 B + 1 KiB ÷ 16 (the line may wrap after it)
     CHECK(any_text(w.layout, "state ÷ T: 144 B per token"));  // linear attention: 2304 B ÷ 16
     CHECK(any_text(w.layout, "Loss against memory"));
     CHECK(any_text(w.layout, "KV or state ÷ T per token"));
@@ -221,7 +245,7 @@ TEST_SUITE("gui_training") {
     CHECK(w.layout["untranslated"].empty());
   }
 
-  TEST_CASE("training window: with the five runs without a softmax no text is cut, EN and ZH, 1280x720 and 1920x1080") {
+  TEST_CASE("training window: with the six runs of Compare without a softmax no text is cut, EN and ZH, 1280x720 and 1920x1080") {
     for (const std::string language : {"en", "zh"})
       for (const std::string size : {"1280x720", "1920x1080"}) {
         CAPTURE(language);
@@ -229,24 +253,12 @@ TEST_SUITE("gui_training") {
         const WindowRun w = run_window("training_layout_no_softmax_" + language + "_" + size,
                                        small + ",steps=5 --train-actions compare-no-softmax --language " + language +
                                            " --size " + size);
-        REQUIRE(w.layout["training"]["runs"].size() == 5);
-        int texts = 0;
-        for (const json& t : w.layout["texts"]) {
-          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
-          ++texts;
-          const json& c = t["clip"];
-          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
-          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
-          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
-          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
-          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
-          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
-        }
-        CHECK(texts > 50);
+        REQUIRE(w.layout["training"]["runs"].size() == 6);
+        CHECK(training_texts_uncut(w) > 50);
         // every band of heads and the plots inside the window, none over another
         const json window = training_window(w.layout);
         std::vector<std::string> parts = {"training.loss", "training.loss_vs_cache", "training.induction"};
-        for (int i = 0; i < 5; ++i) parts.push_back("training.heads." + std::to_string(i));
+        for (int i = 0; i < 6; ++i) parts.push_back("training.heads." + std::to_string(i));
         for (size_t a = 0; a < parts.size(); ++a) {
           REQUIRE_MESSAGE(w.layout["widgets"].contains(parts[a]), parts[a]);
           CHECK_MESSAGE(inside(w.layout["widgets"][parts[a]], window), parts[a]);
@@ -259,7 +271,8 @@ TEST_SUITE("gui_training") {
       }
   }
 
-  TEST_CASE("training window through the X server: a real click on Compare without a softmax trains the five kinds") {
+  TEST_CASE("training window through the X server: a real click on Compare without a softmax trains the five kinds and "
+            "the hybrid") {
     const std::string base = small + ",steps=6 --size 1280x720";
     const auto dir = test_tmp() / "training_no_softmax_click";
     fs::remove_all(dir);
@@ -270,13 +283,14 @@ TEST_SUITE("gui_training") {
         "click_on training.compare_no_softmax\n"
         "await '\"attention\": \"gated-deltanet\"'\n"
         "n=0; until [ \"$(grep -o '\"state\": \"finished\"' " + shell_quote((dir / "layout.json").string()) +
-            " | wc -l)\" -ge 5 ]; do n=$((n+1)); [ $n -ge 300 ] && break; sleep 0.2; done\n");
+            " | wc -l)\" -ge 6 ]; do n=$((n+1)); [ $n -ge 300 ] && break; sleep 0.2; done\n");
     CHECK(shown.at("error") == "");
     const json& runs = shown.at("training").at("runs");
-    REQUIRE(runs.size() == 5);
+    REQUIRE(runs.size() == 6);
     const char* labels[] = {"MHA (G = 4)", "linear attention (state 2.25 KiB)", "retention (state 2.00 KiB)",
-                            "Mamba-2 (state 2.00 KiB)", "Gated DeltaNet (state 2.00 KiB)"};
-    for (size_t i = 0; i < 5; ++i) CHECK(runs[i]["label"] == labels[i]);
+                            "Mamba-2 (state 2.00 KiB)", "Gated DeltaNet (state 2.00 KiB)",
+                            "Gated DeltaNet + softmax (softmax in layer 1, state 1.00 KiB)"};
+    for (size_t i = 0; i < 6; ++i) CHECK(runs[i]["label"] == labels[i]);
     CHECK(shown.at("training").at("comparing") == true);
   }
 
@@ -317,19 +331,7 @@ TEST_SUITE("gui_training") {
         const WindowRun w = run_window("training_layout", small + ",steps=5 --train-actions compare --language " + language +
                                                               " --size " + size);
         REQUIRE(w.layout["training"]["runs"].size() == 4);
-        int texts = 0;
-        for (const json& t : w.layout["texts"]) {
-          if (t["window"].get<std::string>().find("###training") == std::string::npos) continue;
-          ++texts;
-          const json& c = t["clip"];
-          const double x = t["x"], y = t["y"], tw = t["w"], th = t["h"];
-          const double cx = c["x"], cy = c["y"], cw = c["w"], ch = c["h"];
-          const bool cut_x = x < cx - 1 || x + tw > cx + cw + 1, cut_y = y < cy - 1 || y + th > cy + ch + 1;
-          INFO("text '" << t["text"].get<std::string>() << "' at " << x << ", " << y);
-          CHECK_FALSE((cut_x && !t["scroll_x"].get<bool>()));
-          CHECK_FALSE((cut_y && !t["scroll_y"].get<bool>()));
-        }
-        CHECK(texts > 50);
+        CHECK(training_texts_uncut(w) > 50);
         CHECK(w.layout["untranslated"].empty());
       }
   }

@@ -33,6 +33,7 @@ using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::Fixture;
 using attnscope::test::check_against_fixture;
+using attnscope::test::induction_settings;
 using attnscope::test::train_config_of;
 using V = std::vector<float>;
 namespace fs = std::filesystem;
@@ -120,21 +121,6 @@ TEST_CASE("train without a softmax: a layer at its initial gates equals the engi
 // ================================ training =======================================================
 
 namespace {
-
-// The induction task at T = 32 with 32 symbols: uniform over the symbols (a loss of ln 32) is the best a
-// model does without reading its context; every kind must get below it. q·k starts near 0 with nothing
-// (no softmax, no bias) to make it positive on average, so the kinds leave that plateau at different
-// speeds: retention, linear and DeltaNet with two heads of 16, Mamba-2 and Gated DeltaNet with four of 8
-// (measured with `attnscope train`; the other width stays on the plateau past 400 steps).
-TrainSettings induction_settings(AttentionKind kind, int steps) {
-  TrainSettings s = default_train_settings();
-  s.steps = steps, s.batch = 8, s.task.seq_len = 32, s.task.symbols = 32;
-  const bool four = kind == AttentionKind::mamba2 || kind == AttentionKind::gated_deltanet;
-  s.model.d_model = 32, s.model.heads = four ? 4 : 2, s.model.groups = s.model.heads, s.model.attention = kind;
-  s.optimizer.lr = 1e-2f;
-  s.threads = 1;
-  return s;
-}
 
 double mean(const std::vector<float>& v, size_t begin, size_t end) {
   return std::accumulate(v.begin() + long(begin), v.begin() + long(end), 0.0) / double(end - begin);

@@ -1,7 +1,8 @@
 // A model attnscope trained without a softmax, saved (attnscope_linear) and opened again by the model reader
 // (engine/src/model, family attnscope_linear): every kind's layers give the trainer's matrices M and logits, the
 // Shapes trace counts the file's tensors, and a file whose kind, heads or gates are wrong is refused by name.
-// (A file of its own: the analysis headers' AttentionKind would clash with the trainer's in test_linear_kinds.cpp.)
+// (A file of its own: the analysis headers' AttentionKind would clash with the trainer's in test_linear_kinds.cpp;
+// the two share the run's settings, train_fixture.h induction_settings.)
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -20,11 +21,13 @@
 #include "check.h"
 #include "model/fixtures.h"
 #include "run_cli.h"
+#include "train/train_fixture.h"
 
 using namespace attnscope::train;
 using attnscope::test::check_rel;
 using attnscope::test::contains;
 using attnscope::test::error_of;
+using attnscope::test::induction_settings;
 using V = std::vector<float>;
 namespace fs = std::filesystem;
 
@@ -35,23 +38,13 @@ constexpr double out_tol = 1e-5;  // as test_linear_kinds.cpp: relative to the l
 const AttentionKind softmax_free_kinds[] = {AttentionKind::linear, AttentionKind::retention, AttentionKind::mamba2,
                                             AttentionKind::deltanet, AttentionKind::gated_deltanet};
 
-// A small induction run of `kind` (d_model 32, one thread).
-TrainSettings small_settings(AttentionKind kind, int steps) {
-  TrainSettings s = default_train_settings();
-  s.steps = steps, s.batch = 8, s.task.seq_len = 32, s.task.symbols = 32;
-  s.model.d_model = 32, s.model.heads = 4, s.model.groups = 4, s.model.attention = kind;
-  s.optimizer.lr = 1e-2f;
-  s.threads = 1;
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("train without a softmax: every kind's checkpoint reopens with attnscope's model reader, each layer's "
           "matrices M and the logits the trainer's") {
   for (const AttentionKind kind : softmax_free_kinds) {
     CAPTURE(attention_kind_word(kind));
-    TrainSettings s = small_settings(kind, 3);
+    TrainSettings s = induction_settings(kind, 3);
     s.model.mlp = kind == AttentionKind::mamba2;  // one kind with the MLP the others leave out
     Trainer trainer(s);
     for (int i = 0; i < s.steps; ++i) trainer.step();  // the gates move away from their initial values
@@ -99,7 +92,7 @@ TEST_CASE("train without a softmax: every kind's checkpoint reopens with attnsco
 }
 
 TEST_CASE("train without a softmax: a checkpoint whose kind, gates or heads are wrong is refused by name") {
-  Trainer trainer(small_settings(AttentionKind::mamba2, 1));
+  Trainer trainer(induction_settings(AttentionKind::mamba2, 1));
   const fs::path dir = attnscope::test::fresh_dir("linear_kinds_refused");
   trainer.save(dir);
   const nlohmann::json good = nlohmann::json::parse(attnscope::read_file(dir / "config.json", 1 << 20));

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "attnscope/train/model.h"
+#include "attnscope/train/trainer.h"
 #include "model/fixtures.h"
 
 namespace attnscope::test {
 
 // The keys every model fixture writes, and those only some write: `attention` (a kind word of
-// attention_kinds(); grouped when absent), `rope_theta`, MLA's ranks, `window` and `window_pattern`.
+// attention_kinds(); grouped when absent), `rope_theta`, MLA's ranks, `window` and `window_pattern`, a hybrid's
+// `layer_kinds` (make_train_hybrid_fixtures.py).
 inline train::ModelConfig train_config_of(const Fixture& f) {
   train::ModelConfig c;
   c.vocab_size = f.size("vocab_size");
@@ -36,7 +38,25 @@ inline train::ModelConfig train_config_of(const Fixture& f) {
   if (f.meta.contains("window")) c.window = f.size("window");
   if (f.meta.contains("window_pattern"))
     c.local_layers = train::parse_window_pattern(f.meta.at("window_pattern").get<std::string>(), c.layers);
+  if (f.meta.contains("layer_kinds"))
+    c.layer_kinds = train::parse_layer_kinds(f.meta.at("layer_kinds").get<std::string>(), c.layers);
   return c;
+}
+
+// The induction task at T = 32 with 32 symbols: uniform over the symbols (a loss of ln 32) is the best a
+// model does without reading its context; every kind must get below it. q·k starts near 0 with nothing
+// (no softmax, no bias) to make it positive on average, so the kinds leave that plateau at different
+// speeds: retention, linear and DeltaNet with two heads of 16, Mamba-2 and Gated DeltaNet with four of 8
+// (measured with `attnscope train`; the other width stays on the plateau past 400 steps). One thread, lr 1e-2:
+// test_linear_kinds.cpp trains it, test_trained_linear_reopen.cpp saves it and opens it again.
+inline train::TrainSettings induction_settings(train::AttentionKind kind, int steps) {
+  train::TrainSettings s = train::default_train_settings();
+  s.steps = steps, s.batch = 8, s.task.seq_len = 32, s.task.symbols = 32;
+  const bool four = kind == train::AttentionKind::mamba2 || kind == train::AttentionKind::gated_deltanet;
+  s.model.d_model = 32, s.model.heads = four ? 4 : 2, s.model.groups = s.model.heads, s.model.attention = kind;
+  s.optimizer.lr = 1e-2f;
+  s.threads = 1;
+  return s;
 }
 
 // Copies the fixture's tensors into `model` (the fixture names every tensor as the checkpoint does),

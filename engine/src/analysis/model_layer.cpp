@@ -64,7 +64,7 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
     a.request.attention = true;
     auto att = attention_from_detail(d, labels, {heads * c.head_dim, heads, heads});
     att->linear = true;
-    att->linear_spec.kind = c.trained.kind;
+    att->linear_spec.kind = c.trained.kind_of(d.layer);
     att->linear_spec.normalize = c.trained.normalize;
     att->linear_layer.beta = d.beta;
     att->linear_layer.step = d.step;
@@ -72,7 +72,7 @@ Analysis linear_layer_analysis(const model::Model& model, const model::ForwardRe
     att->linear_layer.head_kind = linear_kind_of(att->linear_spec);
     TraceShape shape{forward.tokens, c.d_model, heads, heads, c.head_dim};
     shape.causal = true;
-    shape.linear = to_string(c.trained.kind);
+    shape.linear = to_string(c.trained.kind_of(d.layer));
     shape.linear_normalize = c.trained.normalize;
     shape.trained_a_log = true;
     att->trace = linear_layer_trace(shape);

@@ -791,7 +791,8 @@ ModelConfig read_granite_hybrid(const json& j, const Reader& r, const std::strin
 // head_dim × rotary_pct values (base rotary_emb_base), q/k/v/o biases (attention_bias), the exact-erf GELU
 // MLP with biases, use_parallel_residual, an untied embed_out.
 // attnscope's own checkpoint of a model trained without a softmax (train/checkpoint.h llama_config_json): the
-// Llama sizes, every layer the kind attention_kind names, G = H, no rotary positions. The formulas' fixed
+// Llama sizes, every layer the kind attention_kind names (or, "hybrid", the kind layer_types names per layer,
+// "grouped" for Llama's softmax attention with RoPE), G = H, no rotary positions elsewhere. The formulas' fixed
 // choices are written out in the file (feature_map, decay, q_scale); a file that says otherwise is refused.
 ModelConfig read_attnscope_linear(const json& j, const Reader& r, const std::string& name, const std::string& type) {
   ModelConfig c = read_llama(j, r, name, type);
@@ -799,14 +800,53 @@ ModelConfig read_attnscope_linear(const json& j, const Reader& r, const std::str
     fail(name, "config.json has no \"attention_kind\" (needed to build the attnscope_linear network: linear, retention, "
                "mamba2, deltanet or gated-deltanet)");
   const std::string kind = r.string_or("attention_kind", "");
+  const LinearLayerKind linear_kinds[] = {LinearLayerKind::linear, LinearLayerKind::retention, LinearLayerKind::mamba2,
+                                          LinearLayerKind::deltanet, LinearLayerKind::gated_deltanet};
   bool found = false;
-  for (const LinearLayerKind k : {LinearLayerKind::linear, LinearLayerKind::retention, LinearLayerKind::mamba2,
-                                  LinearLayerKind::deltanet, LinearLayerKind::gated_deltanet})
+  for (const LinearLayerKind k : linear_kinds)
     if (kind == to_string(k)) c.trained.kind = k, found = true;
-  if (!found)
-    fail(name, "\"attention_kind\" = \"" + kind +
-                   "\" is not a kind without a softmax (supported: linear, retention, mamba2, deltanet, gated-deltanet)");
+  const bool hybrid = kind == "hybrid";
+  if (!found && !hybrid)
+    fail(name, "\"attention_kind\" = \"" + kind + "\" is not a kind without a softmax or \"hybrid\" (supported: "
+               "linear, retention, mamba2, deltanet, gated-deltanet, hybrid with layer_types)");
   c.trained.active = true;
+  // A hybrid (train/checkpoint.h): layer_types names each layer's kind, "grouped" for softmax attention.
+  if (hybrid && !r.has("layer_types"))
+    fail(name, "\"attention_kind\" = \"hybrid\" needs \"layer_types\": one kind per layer (linear, retention, "
+               "mamba2, deltanet, gated-deltanet or grouped)");
+  if (!hybrid && r.has("layer_types"))
+    fail(name, "\"layer_types\" is for \"attention_kind\" = \"hybrid\"; this file says \"" + kind +
+                   "\" for every layer: leave layer_types out or write \"hybrid\"");
+  c.layer_linear.assign(size_t(c.layers), true);
+  if (hybrid) {
+    const json& types = j["layer_types"];
+    if (!types.is_array() || types.size() != size_t(c.layers))
+      fail(name, "\"layer_types\" must be a list of " + std::to_string(c.layers) +
+                     " entries (one per layer, \"num_hidden_layers\"), got " +
+                     (types.is_array() ? std::to_string(types.size()) + " entries" : types.dump()));
+    bool first = true, softmax = false, linear = false;
+    for (size_t i = 0; i < types.size(); ++i) {
+      const std::string word = types[i].is_string() ? types[i].get<std::string>() : types[i].dump();
+      bool known = word == "grouped";
+      LinearLayerKind layer_kind = c.trained.kind;
+      for (const LinearLayerKind k : linear_kinds)
+        if (word == to_string(k)) layer_kind = k, known = true;
+      if (!known)
+        fail(name, "\"layer_types\"[" + std::to_string(i) + "] = " + types[i].dump() +
+                       " is not supported for attnscope_linear (supported: \"linear\", \"retention\", \"mamba2\", "
+                       "\"deltanet\", \"gated-deltanet\", \"grouped\")");
+      c.layer_linear[i] = word != "grouped";
+      (c.layer_linear[i] ? linear : softmax) = true;
+      if (c.layer_linear[i] && first) c.trained.kind = layer_kind, first = false;
+      c.trained.layer_kinds.push_back(layer_kind);
+    }
+    if (!softmax || !linear)
+      fail(name, "\"layer_types\" = " + types.dump() + " is not a hybrid (it needs \"grouped\" softmax layers and "
+                     "layers without a softmax); a model of one kind writes it as \"attention_kind\"");
+    if (c.head_dim % 2 != 0)
+      fail(name, "the head width " + std::to_string(c.head_dim) +
+                     " is odd; the hybrid's softmax layers rotate pairs of dimensions (rotary positions)");
+  }
   if (c.kv_heads != c.heads)
     fail(name, "\"num_key_value_heads\" = " + std::to_string(c.kv_heads) + " must equal \"num_attention_heads\" = " +
                    std::to_string(c.heads) + ": attention without a softmax gives every head its own keys and values");
@@ -822,7 +862,6 @@ ModelConfig read_attnscope_linear(const json& j, const Reader& r, const std::str
   const std::string q_scale = r.string_or("q_scale", "1/sqrt(head_dim)");
   if (q_scale != "1/sqrt(head_dim)")
     fail(name, "\"q_scale\" = \"" + q_scale + "\" is not supported (supported: \"1/sqrt(head_dim)\")");
-  c.layer_linear.assign(size_t(c.layers), true);
   return c;
 }
 
@@ -1375,14 +1414,15 @@ const std::vector<FamilyEntry>& family_entries() {
        read_qwen3_next},
       {{"attnscope_linear", "attnscope (trained without a softmax)", "AttnscopeLinearForCausalLM",
         "one kind without a softmax in every layer (attention_kind: linear, retention, mamba2, deltanet, "
-        "gated-deltanet), every head its own keys and values",
-        "none (the causal recurrence orders the tokens)",
+        "gated-deltanet), or a hybrid (attention_kind hybrid: layer_types names each layer's kind, grouped for "
+        "softmax attention), every head its own keys and values",
+        "none (the causal recurrence orders the tokens); RoPE in a hybrid's softmax layers",
         "",
         "a model the Training window or `attnscope train --attention KIND` saved: the Llama layout with the kind's "
         "gates; each layer drawn as its heads' signed T×T matrices M (docs/math.md, \"Attention without a softmax\")",
         "model.layers.N.self_attn.{q,k,v,o}_proj and, as the kind has them, self_attn.{b_proj, a_proj, dt_proj}.weight, "
         "dt_bias, A_log, D; the Llama norms and MLP",
-        with_keys(llama_keys, {"attention_kind", "decay", "feature_map", "normalize", "q_scale"}, {}),
+        with_keys(llama_keys, {"attention_kind", "decay", "feature_map", "layer_types", "normalize", "q_scale"}, {}),
         {"attnscope train --attention gated-deltanet --save DIR"}},
        read_attnscope_linear},
       {{"granitemoehybrid", "Granite 4.0-H", "GraniteMoeHybridForCausalLM",

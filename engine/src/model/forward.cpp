@@ -394,7 +394,7 @@ void trained_linear_layer_forward(const ModelConfig& c, const LayerWeights& lw, 
   gates.d_skip = g.d_skip.size() ? g.d_skip : Vec(Vec::Ones(H));
   gates.a_log = g.a_log;
   LinearLayerSpec spec;
-  spec.kind = c.trained.kind;
+  spec.kind = c.trained.kind_of(layer);
   spec.normalize = c.trained.normalize;
   LinearLayerResult r = linear_layer_heads(Q, K, V, beta_in, step_in, gates, spec, H, cancel);
   AttentionResult& att = r.attention;
@@ -851,8 +851,8 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     float* probs = r.attentions.data() + int64_t(l) * H * T * T;
-    if (c.trained.active) {  // a model attnscope trained without a softmax
-      r.layer_maps[size_t(l)] = {true, trained_kind_title(c.trained.kind), H};
+    if (c.trained.active && c.is_linear_layer(l)) {  // a layer attnscope trained without a softmax
+      r.layer_maps[size_t(l)] = {true, trained_kind_title(c.trained.kind_of(l)), H};
       r.linear_maps[size_t(l)].assign(size_t(int64_t(H) * T * T), 0.0f);
       trained_linear_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
                                    options.detail_layer == l ? &r.detail : nullptr, l, options.cancel);

@@ -337,8 +337,8 @@ std::vector<Load> plan_llama(const ModelConfig& c, ModelWeights& w, const std::s
       plan_vector(plan, h + "self_attn.k_norm.weight", l.k_norm, c.qk_norm_whole ? KV : D);
     }
     if (!c.is_linear_layer(i) || c.trained.active) plan_packed(plan, h + "self_attn.o_proj.weight", l.wo, C, Q);
-    if (c.trained.active) {  // the kind's gates (train/model.h)
-      const LinearLayerKind k = c.trained.kind;
+    if (c.trained.active && c.is_linear_layer(i)) {  // the kind's gates (train/model.h)
+      const LinearLayerKind k = c.trained.kind_of(i);
       const int64_t H = c.heads;
       TrainedLinearWeights& g = l.trained;
       if (k == LinearLayerKind::deltanet || k == LinearLayerKind::gated_deltanet)

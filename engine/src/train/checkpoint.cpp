@@ -62,12 +62,14 @@ std::string checkpoint_refusal(const ModelConfig& c) {
 }
 
 nlohmann::json llama_config_json(const ModelConfig& c) {
-  if (c.softmax_free()) {
+  if (c.softmax_free() || c.hybrid()) {
     // No Hugging Face family trains these formulas: attnscope's own model_type, with every setting the
-    // formulas need (linear_ops.h) and the gates' tensors in model.safetensors beside Llama's
+    // formulas need (linear_ops.h) and the gates' tensors in model.safetensors beside Llama's. A hybrid says
+    // "hybrid" and lists each layer's kind in layer_types (its grouped layers are Llama's softmax attention
+    // with rotary positions, G = H).
     nlohmann::json j = {{"architectures", {"AttnscopeLinearForCausalLM"}},
                         {"model_type", "attnscope_linear"},
-                        {"attention_kind", attention_kind_word(c.attention)},
+                        {"attention_kind", c.hybrid() ? "hybrid" : attention_kind_word(c.attention)},
                         {"hidden_size", c.d_model},
                         {"num_hidden_layers", c.layers},
                         {"num_attention_heads", c.heads},
@@ -80,9 +82,21 @@ nlohmann::json llama_config_json(const ModelConfig& c) {
                         {"max_position_embeddings", c.max_positions},
                         {"tie_word_embeddings", true},
                         {"torch_dtype", "float32"}};
-    if (c.attention == AttentionKind::linear) j["feature_map"] = "elu+1", j["normalize"] = true;
-    if (c.attention == AttentionKind::retention) j["decay"] = "1 - 2^(-1 - 4h/(H-1))";
-    if (c.attention != AttentionKind::linear && c.attention != AttentionKind::mamba2) j["q_scale"] = "1/sqrt(head_dim)";
+    bool linear = false, retention = false, q_scaled = false;
+    for (int l = 0; l < c.layers; ++l) {
+      const AttentionKind k = c.kind_of(l);
+      linear = linear || k == AttentionKind::linear, retention = retention || k == AttentionKind::retention;
+      q_scaled = q_scaled || (c.layer_softmax_free(l) && k != AttentionKind::linear && k != AttentionKind::mamba2);
+    }
+    if (linear) j["feature_map"] = "elu+1", j["normalize"] = true;
+    if (retention) j["decay"] = "1 - 2^(-1 - 4h/(H-1))";
+    if (q_scaled) j["q_scale"] = "1/sqrt(head_dim)";
+    if (c.hybrid()) {
+      nlohmann::json types = nlohmann::json::array();
+      for (const AttentionKind k : c.layer_kinds) types.push_back(attention_kind_word(k));
+      j["layer_types"] = types;
+      j["rope_theta"] = shortest_decimal(c.rope_theta);
+    }
     return j;
   }
   if (c.mla()) {

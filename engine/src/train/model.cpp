@@ -87,6 +87,23 @@ void validate_model_config(const ModelConfig& c) {
   require(!c.softmax_free() || c.window == 0,
           std::string("a sliding window is for softmax attention; ") + attention_kind_word(c.attention) +
               " attention keeps a state of a fixed size instead: leave the window out");
+  if (c.hybrid()) {
+    require(int(c.layer_kinds.size()) == c.layers, "the layer kinds list " + layer_kinds_text(c.layer_kinds) +
+                                                       " must name one kind for each of the " + s(c.layers) + " layers");
+    bool softmax = false, without = false;
+    for (const AttentionKind k : c.layer_kinds) {
+      require(k != AttentionKind::mla, "a hybrid mixes grouped softmax attention with kinds without a softmax; MLA "
+                                       "is not one of its layer kinds (valid: " + attention_kind_words() + " but mla)");
+      (k == AttentionKind::grouped ? softmax : without) = true;
+    }
+    require(softmax && without, "the layer kinds " + layer_kinds_text(c.layer_kinds) + " over " + s(c.layers) +
+                                    " layers are not a hybrid: it needs grouped (softmax) layers and layers without a "
+                                    "softmax; for one kind in every layer choose the attention kind alone");
+    require(c.groups == c.heads, "in a hybrid every head has its own keys and values: groups must equal heads (" +
+                                     s(c.heads) + "), got " + s(c.groups));
+    require(c.window == 0, "a hybrid has no sliding window (its layers without a softmax keep a state of a fixed "
+                           "size): leave the window out");
+  }
   if (!c.mla()) return;
   require(c.kv_lora_rank >= 1 && c.kv_lora_rank <= c.d_model,
           "kv_lora_rank (the latent width) must be 1 to d_model (" + s(c.d_model) + "), got " + s(c.kv_lora_rank));
@@ -125,6 +142,37 @@ std::string window_pattern_text(const std::vector<bool>& local_layers, int layer
   return out;
 }
 
+std::vector<AttentionKind> parse_layer_kinds(const std::string& list, int layers) {
+  std::vector<AttentionKind> cycle;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string word = list.substr(begin, end - begin);
+    bool found = false;
+    for (const AttentionKindEntry& e : attention_kinds())
+      if (word == e.name) cycle.push_back(e.kind), found = true;
+    if (!found)
+      throw InputError("the layer kinds \"" + list + "\" have \"" + word + "\"; write attention kinds (" +
+                       attention_kind_words() + ") separated by commas, e.g. gated-deltanet,grouped");
+    begin = end + 1;
+  }
+  std::vector<AttentionKind> out;
+  for (int l = 0; l < layers; ++l) out.push_back(cycle[size_t(l) % cycle.size()]);
+  return out;
+}
+
+std::string layer_kinds_text(const std::vector<AttentionKind>& kinds) {
+  std::string out;
+  for (const AttentionKind k : kinds) out += (out.empty() ? "" : ",") + std::string(attention_kind_word(k));
+  return out;
+}
+
+std::vector<AttentionKind> every_kth_softmax(AttentionKind kind, int k, int layers) {
+  std::vector<AttentionKind> out;
+  for (int l = 0; l < layers; ++l) out.push_back(k > 0 && (l + 1) % k == 0 ? AttentionKind::grouped : kind);
+  return out;
+}
+
 // ================================ arenas =========================================================
 
 FloatArena::FloatArena(size_t n) : size_(n) {
@@ -144,6 +192,11 @@ void FloatArena::Free::operator()(float* p) const { std::free(p); }
 
 namespace {
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+// The layer of a tensor named "model.layers.N.…" (0 for the others, which no caller asks about).
+int layer_of(const std::string& name) {
+  const std::string prefix = "model.layers.";
+  return name.compare(0, prefix.size(), prefix) == 0 ? std::atoi(name.c_str() + prefix.size()) : 0;
+}
 }  // namespace
 
 Model::Model(const ModelConfig& config) : config_(config) {
@@ -173,7 +226,7 @@ Model::Model(const ModelConfig& config) : config_(config) {
       add(p + "self_attn.kv_a_proj_with_mqa.weight", {r + R, C}, true);
       add(p + "self_attn.kv_a_layernorm.weight", {r}, false);
       add(p + "self_attn.kv_b_proj.weight", {2 * HD, r}, true);
-    } else if (config_.softmax_free()) {  // every head its own keys (G = H); the gates after o_proj
+    } else if (config_.layer_softmax_free(l)) {  // every head its own keys (G = H); the gates after o_proj
       add(p + "self_attn.q_proj.weight", {HD, C}, true);
       add(p + "self_attn.k_proj.weight", {HD, C}, true);
       add(p + "self_attn.v_proj.weight", {HD, C}, true);
@@ -184,7 +237,7 @@ Model::Model(const ModelConfig& config) : config_(config) {
     }
     add(p + "self_attn.o_proj.weight", {C, HD}, true);
     const int64_t H = config_.heads;
-    switch (config_.attention) {  // the gates (linear_ops.h's legend)
+    switch (config_.kind_of(l)) {  // the gates (linear_ops.h's legend)
       case AttentionKind::mamba2:
         add(p + "self_attn.dt_proj.weight", {H, C}, true);
         add(p + "self_attn.dt_bias", {H}, false);
@@ -235,7 +288,7 @@ ModelTensors Model::tensors_of(float* base) const {
                         at(p + "self_attn.q_b_proj.weight"), at(p + "self_attn.kv_a_proj_with_mqa.weight"),
                         at(p + "self_attn.kv_a_layernorm.weight"), at(p + "self_attn.kv_b_proj.weight"),
                         at(p + "self_attn.b_proj.weight"),
-                        config_.attention == AttentionKind::mamba2 ? at(p + "self_attn.dt_proj.weight")
+                        config_.kind_of(l) == AttentionKind::mamba2 ? at(p + "self_attn.dt_proj.weight")
                                                                    : at(p + "self_attn.a_proj.weight"),
                         at(p + "self_attn.dt_bias"), at(p + "self_attn.A_log"), at(p + "self_attn.D")});
   }
@@ -285,7 +338,7 @@ void Model::init_weights(uint64_t seed) {
                      v.name.find("self_attn.k_proj") != std::string::npos ||
                      v.name.find("self_attn.v_proj") != std::string::npos;
     const double s = output_proj ? out_std
-                     : config_.softmax_free() && qkv ? 1.0 / std::sqrt(double(config_.d_model))
+                     : qkv && config_.layer_softmax_free(layer_of(v.name)) ? 1.0 / std::sqrt(double(config_.d_model))
                                                       : std_dev;
     for (size_t i = 0; i < v.size; ++i) w[i] = float(s * normal());
   }
@@ -316,10 +369,16 @@ Activations Model::make_activations(int B, int T) const {
       a.swi.assign(L, nullptr);
   for (auto* m : {&a.cq_raw, &a.cq, &a.rstd_q, &a.ckv_raw, &a.ckv, &a.rstd_kv, &a.kpe, &a.kvb, &a.gate_b, &a.gate_s})
     m->assign(L, nullptr);
-  const bool gate_b = config_.attention == AttentionKind::deltanet ||
-                      config_.attention == AttentionKind::gated_deltanet,
-             gate_s = config_.attention == AttentionKind::mamba2 ||
-                      config_.attention == AttentionKind::gated_deltanet;
+  auto gate_b = [&](size_t l) {
+    const AttentionKind k = config_.kind_of(int(l));
+    return k == AttentionKind::deltanet || k == AttentionKind::gated_deltanet;
+  };
+  auto gate_s = [&](size_t l) {
+    const AttentionKind k = config_.kind_of(int(l));
+    return k == AttentionKind::mamba2 || k == AttentionKind::gated_deltanet;
+  };
+  bool any_gate_b = false, any_gate_s = false;
+  for (size_t l = 0; l < L; ++l) any_gate_b = any_gate_b || gate_b(l), any_gate_s = any_gate_s || gate_s(l);
   const size_t H = config_.heads;
   for (size_t l = 0; l <= L; ++l) take(a.x[l], BT * C);
   for (size_t l = 0; l < L; ++l) {
@@ -330,8 +389,8 @@ Activations Model::make_activations(int B, int T) const {
       take(a.ckv_raw[l], BT * r), take(a.ckv[l], BT * r), take(a.rstd_kv[l], BT), take(a.kpe[l], BT * R);
       take(a.kvb[l], BT * 2 * HD);
     }
-    if (gate_b) take(a.gate_b[l], BT * H);
-    if (gate_s) take(a.gate_s[l], BT * H);
+    if (gate_b(l)) take(a.gate_b[l], BT * H);
+    if (gate_s(l)) take(a.gate_s[l], BT * H);
     if (config_.mlp) take(a.ln2[l], BT * C), take(a.rstd2[l], BT), take(a.gate[l], BT * F), take(a.up[l], BT * F),
         take(a.swi[l], BT * F);
   }
@@ -342,8 +401,8 @@ Activations Model::make_activations(int B, int T) const {
     if (rq > 0) take(a.dcq, BT * rq), take(a.dcq_raw, BT * rq);
     take(a.dckv, BT * r), take(a.dckv_raw, BT * r), take(a.dkpe, BT * R), take(a.dkvb, BT * 2 * HD);
   }
-  if (gate_b) take(a.dgate_b, BT * H);
-  if (gate_s) take(a.dgate_s, BT * H);
+  if (any_gate_b) take(a.dgate_b, BT * H);
+  if (any_gate_s) take(a.dgate_s, BT * H);
   if (config_.mlp) take(a.dgate, BT * F), take(a.dup, BT * F), take(a.dswi, BT * F);
   a.memory = FloatArena(total);
   size_t offset = 0;
@@ -422,13 +481,13 @@ void Model::linear_kind_forward(Activations& a, int l, const LayerTensors& lw) c
   linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, H * D);
   if (a.gate_b[l]) linear_forward(a.gate_b[l], a.ln1[l], lw.b_proj, nullptr, BT, C, H);
   if (a.gate_s[l]) linear_forward(a.gate_s[l], a.ln1[l], lw.step_proj, nullptr, BT, C, H);
-  linear_ops::layer_forward(config_.attention, a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], a.gate_b[l],
+  linear_ops::layer_forward(config_.kind_of(l), a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], a.gate_b[l],
                             a.gate_s[l], {lw.dt_bias, lw.a_log, lw.d_skip}, B, T, H, D);
 }
 
 void Model::linear_kind_backward(Activations& a, int l, const LayerTensors& lw, const LayerTensors& lg) const {
   const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, D = config_.head_dim();
-  linear_ops::layer_backward(config_.attention, a.dq, a.dk, a.dv, a.dgate_b, a.dgate_s,
+  linear_ops::layer_backward(config_.kind_of(l), a.dq, a.dk, a.dv, a.dgate_b, a.dgate_s,
                              {lg.dt_bias, lg.a_log, lg.d_skip}, a.datty, a.q[l], a.k[l], a.v[l], a.gate_b[l],
                              a.gate_s[l], {lw.dt_bias, lw.a_log, lw.d_skip}, B, T, H, D);
   linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
@@ -458,7 +517,7 @@ float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets)
     window.window = config_.window_of(l);
     if (config_.mla()) {
       mla_forward(a, l, lw);
-    } else if (config_.softmax_free()) {
+    } else if (config_.layer_softmax_free(l)) {
       linear_kind_forward(a, l, lw);
     } else {
       linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
@@ -527,7 +586,7 @@ void Model::backward(Activations& a, float* grad_arena) {
     zero(a.dln, size_t(BT) * C);
     if (config_.mla()) {
       mla_backward(a, l, lw, lg);
-    } else if (config_.softmax_free()) {
+    } else if (config_.layer_softmax_free(l)) {
       linear_kind_backward(a, l, lw, lg);
     } else {
       zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);

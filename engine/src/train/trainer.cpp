@@ -101,14 +101,17 @@ std::vector<TrainSettings> group_variants(const TrainSettings& s) {
 namespace {
 // Values one layer caches per token: K and V of G heads, or MLA's latent and rotary key.
 // Without a softmax nothing grows with the tokens: 0 per token (the fixed state: state_bytes).
-int64_t kv_values_per_layer(const ModelConfig& c) {
-  if (c.softmax_free()) return 0;
-  return c.mla() ? int64_t(c.kv_lora_rank) + c.rope_head_dim : int64_t(2) * c.groups * c.head_dim();
+// A hybrid counts its softmax layers only.
+int64_t kv_values_per_layer(const ModelConfig& c, int l) {
+  if (c.layer_softmax_free(l)) return 0;
+  return c.mla() ? int64_t(c.kv_lora_rank) + c.rope_head_dim : int64_t(2) * c.kv_heads() * c.head_dim();
 }
 }  // namespace
 
 int64_t kv_cache_bytes_per_token(const ModelConfig& c) {
-  return int64_t(c.layers) * kv_values_per_layer(c) * int64_t(sizeof(float));
+  int64_t values = 0;
+  for (int l = 0; l < c.layers; ++l) values += kv_values_per_layer(c, l);
+  return values * int64_t(sizeof(float));
 }
 
 double kv_cache_bytes_per_token_at(const ModelConfig& c, int context) {
@@ -116,16 +119,17 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context) {
   for (int l = 0; l < c.layers; ++l) {
     const int w = c.window_of(l);
     const double share = w > 0 && context > 0 ? double(std::min(w, context)) / double(context) : 1.0;
-    bytes += double(kv_values_per_layer(c) * int64_t(sizeof(float))) * share;
+    bytes += double(kv_values_per_layer(c, l) * int64_t(sizeof(float))) * share;
   }
   return bytes;
 }
 
 int64_t state_bytes(const ModelConfig& c) {
-  if (!c.softmax_free()) return 0;
   const int64_t d = c.head_dim();
-  // S [d, d] per head; linear attention's normaliser z [d] beside it
-  return int64_t(c.layers) * c.heads * (d * d + (c.attention == AttentionKind::linear ? d : 0)) * int64_t(sizeof(float));
+  int64_t values = 0;
+  for (int l = 0; l < c.layers; ++l)  // S [d, d] per head; linear attention's normaliser z [d] beside it
+    if (c.layer_softmax_free(l)) values += c.heads * (d * d + (c.kind_of(l) == AttentionKind::linear ? d : 0));
+  return values * int64_t(sizeof(float));
 }
 
 double memory_bytes_per_token_at(const ModelConfig& c, int context) {
@@ -133,6 +137,7 @@ double memory_bytes_per_token_at(const ModelConfig& c, int context) {
 }
 
 const char* attention_kind_name(const ModelConfig& c) {
+  if (c.hybrid()) return "hybrid";
   if (c.softmax_free()) {
     for (const AttentionKindEntry& e : attention_kinds())
       if (e.kind == c.attention) return e.title;
@@ -140,6 +145,21 @@ const char* attention_kind_name(const ModelConfig& c) {
   if (c.mla()) return "MLA";
   if (c.groups == c.heads) return "MHA";
   return c.groups == 1 ? "MQA" : "GQA";
+}
+
+std::string hybrid_title(const ModelConfig& c) {
+  if (!c.hybrid()) return attention_kind_name(c);
+  std::string kinds, softmax_layers;
+  for (int l = 0; l < c.layers; ++l) {
+    const AttentionKind k = c.kind_of(l);
+    if (k == AttentionKind::grouped) {
+      softmax_layers += (softmax_layers.empty() ? "" : ", ") + std::to_string(l);
+      continue;
+    }
+    for (const AttentionKindEntry& e : attention_kinds())
+      if (e.kind == k && kinds.find(e.title) == std::string::npos) kinds += std::string(e.title) + " + ";
+  }
+  return kinds + "softmax (layer" + (softmax_layers.find(',') != std::string::npos ? "s " : " ") + softmax_layers + ")";
 }
 
 std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run) {
@@ -173,6 +193,12 @@ std::vector<TrainSettings> no_softmax_variants(const TrainSettings& s) {
     v.model.groups = v.model.heads;  // MHA; without a softmax every head keeps its own state
     v.model.window = 0;
     v.model.local_layers.clear();
+    v.model.layer_kinds.clear();
+    out.push_back(v);
+  }
+  if (s.model.layers >= 2) {  // Qwen3-Next's idea at this size: Gated DeltaNet with a softmax layer every 2nd
+    TrainSettings v = out.back();
+    v.model.layer_kinds = every_kth_softmax(AttentionKind::gated_deltanet, 2, v.model.layers);
     out.push_back(v);
   }
   return out;
@@ -332,6 +358,7 @@ TrainSnapshot Trainer::snapshot() {
   for (const ParamView& v : model_.params()) snap.parameters += int64_t(v.size);
   snap.layers = c.layers, snap.heads = c.heads, snap.groups = c.kv_heads(), snap.mla = c.mla();
   snap.attention = attention_kind_word(c.attention);
+  snap.layer_kinds = c.hybrid() ? layer_kinds_text(c.layer_kinds) : "";
   for (int l = 0; l < c.layers; ++l) snap.layer_windows.push_back(c.window_of(l));
   return snap;
 }

@@ -12,9 +12,10 @@ model by typing its path, lesson Next/Previous, Export into a scratch folder, Di
 language). At the end it closes the window (SIGTERM closes it as its close button does) and fails when
 the window died, hung, exited non-zero, or wrote a sanitizer report or an ImGui assertion.
 
-It starts in one of six states (--start): the first start, the Training window open, the Training
+It starts in one of seven states (--start): the first start, the Training window open, the Training
 window with a run training (from the Training window it first plays REGRESSIONS, the sequences that once
-broke the window), a lesson presented (F11), a checkpoint open with its Model view, or Gated DeltaNet heads.
+broke the window), a lesson presented (F11), a checkpoint open with its Model view, Gated DeltaNet heads,
+or the Granite 4.0-H fixture (a Mamba-2 hybrid) open with its Model view.
 
 Every action is logged (JSON lines) with its low-level steps, so a failure names its seed and the
 action sequence that led to it; --replay LOG plays a log's steps again.
@@ -47,10 +48,12 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
 # goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
 # shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view; "linear"
-# starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings).
+# starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings);
+# "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view.
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
                "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"],
-               "linear": ["--kind", "gated-deltanet"]}
+               "linear": ["--kind", "gated-deltanet"], "granite": ["--show-model-view"]}
+GRANITE = "tests/fixtures/models/granite_hybrid_f32"  # under --source
 
 # Regressions: action sequences that once broke the window, played at the start of every run from the
 # Training window (aimed at the live controls, so they follow the layout).
@@ -136,7 +139,9 @@ class Monkey:
         with open(self.app_log, "wb") as out:
             self.app = subprocess.Popen([self.args.app, "--size", self.args.size, "--layout-json", self.layout_path,
                                          "--layout-live"] + START_FLAGS[self.args.start] +
-                                        (["--checkpoint", self.args.model] if self.args.start == "checkpoint" else []),
+                                        (["--checkpoint", self.args.model] if self.args.start == "checkpoint" else
+                                         ["--checkpoint", os.path.join(self.args.source, GRANITE)]
+                                         if self.args.start == "granite" else []),
                                         cwd=self.scratch, env=env,
                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         layout = self.wait_frame(0, timeout=self.args.start_timeout)
@@ -563,7 +568,8 @@ def main():
     p.add_argument("--start", default="default", choices=sorted(START_FLAGS),
                    help="start state: default, training (the Training window open), training-run (and a run "
                         "started; the Training starts play the regressions first), presenting (lesson 6 from step 2, "
-                        "F11), checkpoint (--model open, with the Model view) or linear (Gated DeltaNet heads)")
+                        "F11), checkpoint (--model open, with the Model view), linear (Gated DeltaNet heads) or granite "
+                        "(the Granite 4.0-H fixture open, with the Model view)")
     p.add_argument("--model", default=os.path.join(source, "assets/models/induction"),
                    help="the checkpoint folder the monkey types into the Checkpoint window")
     p.add_argument("--source", default=source, help=argparse.SUPPRESS)

@@ -176,11 +176,15 @@ struct Mamba2Config {
 // Llama layout with every layer's attention one of the seeded layer's kinds (attention/linear_layer.h, the
 // trainer's linear_ops.h), G = H, no rotary positions, and the gates' tensors self_attn.{b_proj.weight,
 // a_proj.weight, dt_proj.weight, dt_bias, A_log, D} as the kind has them; A = −exp(A_log) where the kind
-// has one (retention's γ_h is the fixed schedule). Every layer is linear (layer_linear all true).
+// has one (retention's γ_h is the fixed schedule). Every layer is linear (layer_linear all true), or, in a
+// hybrid (attention_kind "hybrid", layer_types), the layers layer_linear marks; the others are Llama's softmax
+// attention (rotary, G = H).
 struct TrainedLinearConfig {
   bool active = false;
-  LinearLayerKind kind = LinearLayerKind::linear;
+  LinearLayerKind kind = LinearLayerKind::linear;  // every layer's (a hybrid: its first linear layer's)
+  std::vector<LinearLayerKind> layer_kinds;        // a hybrid: [L], each linear layer's kind (empty: `kind`)
   bool normalize = true;  // linear: rows divided by their normaliser
+  LinearLayerKind kind_of(int layer) const { return layer_kinds.empty() ? kind : layer_kinds[size_t(layer)]; }
 };
 
 // RoPE as config.json's rope_scaling (or transformers 5's rope_parameters) says it, for the

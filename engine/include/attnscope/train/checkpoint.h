@@ -45,7 +45,9 @@ std::string safetensors_bytes(const std::vector<TensorToWrite>& tensors,
 // qk_nope_head_dim = v_head_dim = d_model/heads, qk_rope_head_dim, n_routed_experts null: dense layers);
 // without a softmax attnscope's own "attnscope_linear" (attention_kind linear | retention | mamba2 |
 // deltanet | gated-deltanet, the Llama sizes, and the gates' tensors self_attn.{b_proj.weight,
-// a_proj.weight, dt_proj.weight, dt_bias, A_log, D} as the kind has them; model.h's legend).
+// a_proj.weight, dt_proj.weight, dt_bias, A_log, D} as the kind has them; model.h's legend); a hybrid is
+// attnscope_linear too, attention_kind "hybrid" with layer_types (each layer's kind word, "grouped" for its
+// softmax layers, which have rotary positions: rope_theta).
 nlohmann::json llama_config_json(const ModelConfig& config);
 
 // Why this model cannot be saved ("" when it can): MLA with a sliding window, which DeepSeek's format

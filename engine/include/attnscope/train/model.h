@@ -76,13 +76,22 @@ struct ModelConfig {
   int rope_head_dim = 8;     // qk_rope_head_dim, the decoupled rotary part (MLA); even
   int window = 0;            // sliding window W in tokens; 0: every layer sees all earlier tokens
   std::vector<bool> local_layers;  // with a window: the layers that use it (empty: every layer)
+  // A hybrid (Qwen3-Next, Granite 4.0-H, Kimi Linear): each layer's kind, grouped softmax attention or a kind
+  // without a softmax, one per layer; empty: every layer is `attention` (which a hybrid ignores). In a
+  // hybrid every head has its own keys and values (groups = heads), so every layer's k_proj is [H·D, C].
+  std::vector<AttentionKind> layer_kinds;
 
-  bool mla() const { return attention == AttentionKind::mla; }
-  // No softmax: the state of a fixed size instead of a KV cache.
-  bool softmax_free() const { return attention != AttentionKind::grouped && attention != AttentionKind::mla; }
+  bool hybrid() const { return !layer_kinds.empty(); }
+  AttentionKind kind_of(int l) const { return hybrid() ? layer_kinds[size_t(l)] : attention; }
+  bool mla() const { return !hybrid() && attention == AttentionKind::mla; }
+  // No softmax in any layer: the state of a fixed size instead of a KV cache.
+  bool softmax_free() const { return !hybrid() && softmax_free_kind(attention); }
+  // Layer l has no softmax (a uniform model's kind, or a hybrid's layer).
+  bool layer_softmax_free(int l) const { return softmax_free_kind(kind_of(l)); }
+  static bool softmax_free_kind(AttentionKind k) { return k != AttentionKind::grouped && k != AttentionKind::mla; }
   int head_dim() const { return d_model / heads; }  // grouped: D; MLA: d_nope = d_v
   int qk_head_dim() const { return mla() ? head_dim() + rope_head_dim : head_dim(); }
-  int kv_heads() const { return mla() || softmax_free() ? heads : groups; }  // K/V heads the attention op sees
+  int kv_heads() const { return mla() || softmax_free() || hybrid() ? heads : groups; }  // K/V heads the op sees
   // The window of layer l (0: none).
   int window_of(int l) const {
     return window > 0 && (local_layers.empty() || (size_t(l) < local_layers.size() && local_layers[size_t(l)]))
@@ -107,6 +116,16 @@ void validate_model_config(const ModelConfig& c);
 std::vector<bool> parse_window_pattern(const std::string& pattern, int layers);
 // The pattern back as text ("local,global,…" per layer; "all" when every layer is local or the list empty).
 std::string window_pattern_text(const std::vector<bool>& local_layers, int layers);
+
+// A hybrid's layer kinds from a list such as "gated-deltanet,grouped" (attention kind words separated by
+// commas) repeated over `layers` layers, as the window pattern is. Throws InputError naming the bad word and
+// every valid one. validate_model_config checks the mix (softmax and a kind without one, no MLA).
+std::vector<AttentionKind> parse_layer_kinds(const std::string& list, int layers);
+// The list back as text: "gated-deltanet,grouped,gated-deltanet,grouped".
+std::string layer_kinds_text(const std::vector<AttentionKind>& kinds);
+// "softmax every k-th layer" (the Training window's pattern choice): layer l is grouped softmax attention
+// when (l + 1) % k == 0, `kind` otherwise.
+std::vector<AttentionKind> every_kth_softmax(AttentionKind kind, int k, int layers);
 
 
 

@@ -73,19 +73,25 @@ double kv_cache_bytes_per_token_at(const ModelConfig& c, int context);
 // settings' window and pattern (or a window of T/4 on every layer when none is set). Same seed, so the same data in the same order.
 std::vector<TrainSettings> attention_variants(const TrainSettings& s, bool window_run);
 // What "Compare without a softmax" trains: the settings' model as MHA (G = H, softmax), then linear attention,
-// retention, Mamba-2 and Gated DeltaNet (every head its own state), all without a window; everything else
+// retention, Mamba-2 and Gated DeltaNet (every head its own state), then (with 2 layers or more) the hybrid
+// Gated DeltaNet + softmax every 2nd layer (every_kth_softmax), all without a window; everything else
 // (sizes, task, steps, learning rate, seed, so the data too) equal.
 std::vector<TrainSettings> no_softmax_variants(const TrainSettings& s);
 // Without a softmax a model keeps no KV cache (0 bytes per token above) but a state of a fixed size:
-// L · H · d·d floats (linear attention adds its normaliser, d per head); 0 for the softmax kinds.
+// L · H · d·d floats (linear attention adds its normaliser, d per head); 0 for the softmax kinds. A hybrid
+// counts each of its layers as its kind does: the cache of its softmax layers, the state of the others.
 int64_t state_bytes(const ModelConfig& c);
 // What one token of a sequence of `context` tokens costs in memory, over all layers, in float32: the KV
 // cache per token (kv_cache_bytes_per_token_at) with a softmax, the fixed state ÷ context without one
 // (state_bytes / context). The x of "Compare without a softmax"'s loss-against-memory plot.
 double memory_bytes_per_token_at(const ModelConfig& c, int context);
 // "MHA", "GQA", "MQA" or "MLA" for a model (grouping_name's words; "MHA" for one head); without a softmax
-// the kind's title ("linear attention", "retention", "Mamba-2", "DeltaNet", "Gated DeltaNet").
+// the kind's title ("linear attention", "retention", "Mamba-2", "DeltaNet", "Gated DeltaNet"); "hybrid" for a
+// model whose layers mix them (hybrid_title says which).
 const char* attention_kind_name(const ModelConfig& c);
+// A hybrid in words: "Gated DeltaNet + softmax (layers 1, 3)" — the kinds' titles and the softmax layers
+// numbered from 0. attention_kind_name's word for a model of one kind.
+std::string hybrid_title(const ModelConfig& c);
 
 struct InductionPoint {
   int step = 0;
@@ -115,6 +121,8 @@ struct TrainSnapshot {
   std::string attention = "grouped";         // the kind's word (attention_kinds()); without a softmax the
                                              // probe_probs are each head's signed matrix M, not probabilities
   std::vector<int> layer_windows;            // [L] each layer's sliding window (0: none)
+  std::string layer_kinds;                   // a hybrid's kinds, layer_kinds_text ("gated-deltanet,grouped");
+                                             // empty when every layer is `attention`
 };
 
 // Largest induction score among the heads of `layer` (0-based) in a snapshot.
