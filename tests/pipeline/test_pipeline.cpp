@@ -44,7 +44,7 @@ TEST_CASE("pipeline: every step has one entry, in the enum's order, with a name 
   std::set<std::string> names;
   for (size_t i = 0; i < steps.size(); ++i) {
     CHECK(size_t(steps[i].step) == i);
-    CHECK(steps[i].run != nullptr);
+    CHECK(static_cast<bool>(steps[i].run));
     names.insert(steps[i].name);
   }
   CHECK(names == std::set<std::string>{"head_patterns", "head_statistics"});
