@@ -23,6 +23,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "cli/output_files.h"
@@ -95,7 +96,10 @@ void run(const ComputeOptions& o) {
   }
   const Scene scene = build_scene(o.scene);
   require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
-  const Analysis a = analyse(scene);  // every check happens before anything is written
+  pipeline::Request request;  // the engine's pipeline, as the window's worker runs it
+  request.scene = scene;
+  const pipeline::Result result = pipeline::run(request);  // every check happens before anything is written
+  const Analysis& a = *result.analysis;
   const AttentionAnalysis& att = *a.attention;
   const auto& r = att.result;
 

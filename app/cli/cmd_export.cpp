@@ -18,6 +18,7 @@
 #include "attnscope/figure/compare.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/figure/export.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "core/scene_options.h"
@@ -87,7 +88,7 @@ void run_compare(const ExportOptions& o) {
 
 // What an export needs computed: only the part it draws (an export of the heads computes no relative
 // position, one of relpos no grouped attention unless mixed mode needs the content scores).
-Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptions& options) {
+std::shared_ptr<const Analysis> analyse_for(const ExportRequest& request, Scene scene, const SceneOptions& options) {
   const bool grid = scene.input.source == InputSource::grid;
   AnalysisRequest what{.attention = false};
   switch (request.what) {
@@ -111,7 +112,10 @@ Analysis analyse_for(const ExportRequest& request, Scene scene, const SceneOptio
       throw InputError("--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) "
                        "or --attentions FILE --tokens tokens.json");
   }
-  return analyse(scene, what);
+  pipeline::Request seeded;  // the engine's pipeline, as the window's worker runs it
+  seeded.scene = std::move(scene);
+  seeded.what = what;
+  return pipeline::run(seeded).analysis;
 }
 
 void run(const ExportOptions& o) {
@@ -143,7 +147,8 @@ void run(const ExportOptions& o) {
   if (request.what == ExportWhat::model) {
     require(real, "--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) or "
                   "--attentions FILE --tokens tokens.json");
-    const model::AttentionStack stack = model_stack_for_export(o.model, o.scene);
+    const std::shared_ptr<const model::AttentionStack> made = model_stack_for_export(o.model, o.scene);
+    const model::AttentionStack& stack = *made;
     const ExportedFile file = export_model_view(stack, request, o.out);
     const std::string size = file.layout ? std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
                                          : "[" + std::to_string(stack.layers) + ", " + std::to_string(stack.heads) + ", " +
@@ -154,8 +159,9 @@ void run(const ExportOptions& o) {
   }
   require(!real || request.what == ExportWhat::heads || request.what == ExportWhat::head,
           "with --checkpoint or --attentions, --what is heads or head:N (a model layer's heads)");
-  const Analysis analysis = real ? model_layer_for_export(o.model, o.scene) : analyse_for(request, scene, o.scene);
-  const ExportedFile file = export_to_file(analysis, request, o.out);
+  const std::shared_ptr<const Analysis> analysis =
+      real ? model_layer_for_export(o.model, o.scene) : analyse_for(request, scene, o.scene);
+  const ExportedFile file = export_to_file(*analysis, request, o.out);
 
   std::string size;
   if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";

@@ -15,7 +15,7 @@
 #include "attnscope/text/tokenizer_interface.h"
 #include "cli/output_files.h"
 #include "cli/trace_json.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/pipeline.h"
 
 namespace attnscope::cli {
 
@@ -58,22 +58,24 @@ void refuse_scene_model_flags(const SceneOptions& scene, const char* instead) {
                                               ": the model fixes its own layers, heads and K/V groups");
 }
 
-// The checkpoint's ids and labels (core/model_input.h, shared with the window): --ids as given, or
-// --text through the folder's own tokenizer, special tokens as its files say.
-ModelTokens tokens_for(const ModelOptions& o, const SceneOptions& scene) {
+// The checkpoint's input as a pipeline request gives it (pipeline.h: tokens once per request): --ids as
+// given, or --text through the folder's own tokenizer, special tokens as its files say.
+pipeline::TokenInput token_input(const ModelOptions& o, const SceneOptions& scene) {
   const bool text = flag_given(scene.app, "--text");
   require(text != !o.ids.empty(), "--checkpoint needs the input as --text \"…\" or as token ids --ids 1,2,3 (one of "
                                   "the two)");
+  pipeline::TokenInput input;
   if (!text) {
     require(!o.no_special_tokens, "--no-special-tokens applies to --text; --ids are used exactly as given");
-    return model_tokens_from_ids(o.checkpoint, parse_token_ids(o.ids, "--ids"));
+    input.form = pipeline::TokenInput::Form::ids;
+    input.ids = parse_token_ids(o.ids, "--ids");
+    return input;
   }
-  try {
-    load_tokenizer_cached(o.checkpoint);  // cached: model_tokens_from_text reuses it
-  } catch (const InputError& e) {
-    throw InputError(std::string("--text needs the checkpoint's own tokenizer files (or give --ids): ") + e.what());
-  }
-  return model_tokens_from_text(o.checkpoint, scene.text, !o.no_special_tokens);
+  input.form = pipeline::TokenInput::Form::text;
+  input.text = scene.text;
+  input.add_special_tokens = !o.no_special_tokens;
+  input.no_tokenizer = "--text needs the checkpoint's own tokenizer files (or give --ids): {}";
+  return input;
 }
 
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
@@ -102,15 +104,19 @@ void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
 void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out,
                        const Translations& words) {
   check_model_flags(o, scene);
-  const auto m = open_model(o);
-  const ModelTokens tokens = tokens_for(o, scene);
-  if (flag_given(o.app, "--layer")) check_layer(o.layer, m->config.layers);
-  model::ForwardOptions options;
-  options.detail_layer = flag_given(o.app, "--layer") ? o.layer : -1;
-  const model::ForwardResult r = model::forward(*m, tokens.ids, options);  // every check before any file
+  pipeline::Request request;
+  request.model = open_model(o);
+  request.input = token_input(o, scene);
+  request.layer = flag_given(o.app, "--layer") ? o.layer : -1;
+  request.keep_logits = true;
+  request.keep_detail = true;
+  const pipeline::Result result = pipeline::run(request);  // every check before any file
+  const auto& m = result.ran_model;
+  const ModelTokens& tokens = *result.tokens;
+  const model::AttentionStack& stack = *result.run->stack;
 
   nlohmann::json next = nlohmann::json::array();  // per position: the top-5 next tokens
-  for (const auto& top : r.top) {
+  for (const auto& top : result.run->next) {
     nlohmann::json row = nlohmann::json::array();
     for (const model::NextToken& n : top) {
       nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
@@ -132,16 +138,16 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   nlohmann::json layers = nlohmann::json::array();
   std::vector<float> linear_maps;
   int linear_layers = 0, linear_heads = 0;
-  for (int l = 0; l < r.layers; ++l) {
-    const model::LayerMaps& maps = r.layer_maps[size_t(l)];
+  for (int l = 0; l < stack.layers; ++l) {
+    const model::LayerMaps& maps = result.layer_maps[size_t(l)];
     if (!maps.signed_weights) {
-      layers.push_back({{"layer", l}, {"type", "attention"}, {"heads", r.heads}, {"values", "probabilities"},
+      layers.push_back({{"layer", l}, {"type", "attention"}, {"heads", stack.heads}, {"values", "probabilities"},
                         {"file", "attentions.npy"}});
       continue;
     }
     layers.push_back({{"layer", l}, {"type", maps.kind}, {"heads", maps.heads}, {"values", "signed matrices M"},
                       {"file", "linear_maps.npy"}, {"linear_index", linear_layers}});
-    const std::vector<float>& m = r.linear_maps[size_t(l)];
+    const std::vector<float>& m = stack.linear_maps[size_t(l)];
     linear_maps.insert(linear_maps.end(), m.begin(), m.end());
     linear_heads = maps.heads;
     ++linear_layers;
@@ -153,13 +159,14 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   }
 
   OutputFiles files(out);
-  files.npy("attentions.npy", r.attentions.data(), {r.layers, r.heads, r.tokens, r.tokens});
-  if (linear_layers > 0) files.npy("linear_maps.npy", linear_maps.data(), {linear_layers, linear_heads, r.tokens, r.tokens});
-  files.npy("logits.npy", r.logits);
+  const int T = stack.tokens;
+  files.npy("attentions.npy", stack.attentions.data(), {stack.layers, stack.heads, T, T});
+  if (linear_layers > 0) files.npy("linear_maps.npy", linear_maps.data(), {linear_layers, linear_heads, T, T});
+  files.npy("logits.npy", *result.logits);
   files.text("tokens.json", tokens_json.dump(2) + "\n");
   files.text("model.json", model_json.dump(2) + "\n");
-  if (r.detail) {
-    const model::LayerDetail& d = *r.detail;
+  if (result.detail) {
+    const model::LayerDetail& d = *result.detail;
     if (d.linear) {  // a layer without a softmax, as `compute --kind gated-deltanet` writes the seeded one
       files.npy("matrix.npy", d.probs);
       files.npy("head_out.npy", d.head_out);
@@ -175,38 +182,43 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     files.npy("v.npy", d.v);
     files.npy("output.npy", d.output);
     // The layer's trace, as the Shapes view draws it (every step's shape, parameters, cache or state).
-    files.text("trace.json", trace_json(layer_analysis(*m, r, tokens.labels), words).dump(2) + "\n");
+    files.text("trace.json", trace_json(*result.analysis, words).dump(2) + "\n");
   }
   files.commit();
   const std::string vision = c.container.empty() ? ""
                              : " (" + c.container + "'s text tower; vision tower not drawn: " +
                                    std::to_string(m->skipped_tensors) + " tensors skipped)";
   std::printf("%s (%s%s, %d layers, %d heads, %d kv heads): %d tokens; wrote %zu files to %s\n", m->name.c_str(),
-              c.model_type.c_str(), vision.c_str(), c.layers, c.heads, c.kv_heads, r.tokens, files.written().size(),
+              c.model_type.c_str(), vision.c_str(), c.layers, c.heads, c.kv_heads, T, files.written().size(),
               out.c_str());
 }
 
-Analysis model_layer_for_export(const ModelOptions& o, const SceneOptions& scene) {
+std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& o, const SceneOptions& scene) {
   check_model_flags(o, scene);
   require(flag_given(o.app, "--layer"), "give the model layer to export with --layer N (0 = the first)");
+  pipeline::Request request;
+  request.layer = o.layer;
   if (!o.attentions.empty()) {
-    const model::AttentionStack s = model::open_attentions(o.attentions, o.tokens, o.config);
-    return layer_analysis(s, o.layer);
+    request.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
+  } else {
+    request.model = open_model(o);
+    check_layer(o.layer, request.model->config.layers);
+    request.input = token_input(o, scene);
   }
-  const auto m = open_model(o);
-  check_layer(o.layer, m->config.layers);
-  const ModelTokens tokens = tokens_for(o, scene);
-  return run_model_layer(*m, tokens, o.layer).analysis;
+  return pipeline::run(request).analysis;
 }
 
-model::AttentionStack model_stack_for_export(const ModelOptions& o, const SceneOptions& scene) {
+std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelOptions& o, const SceneOptions& scene) {
   check_model_flags(o, scene);
   require(!flag_given(o.app, "--layer"), "--what model shows every layer: leave out --layer (or export one layer "
                                          "with --what heads --layer N)");
-  if (!o.attentions.empty()) return model::open_attentions(o.attentions, o.tokens, o.config);
-  const auto m = open_model(o);
-  const ModelTokens tokens = tokens_for(o, scene);
-  return attention_stack(model::forward(*m, tokens.ids), tokens, m->name, m->config.layer_window);
+  if (!o.attentions.empty())
+    return std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
+  pipeline::Request request;
+  request.model = open_model(o);
+  request.input = token_input(o, scene);
+  request.layer = -1;  // every layer, none in detail
+  return pipeline::run(request).run->stack;
 }
 
 }  // namespace attnscope::cli

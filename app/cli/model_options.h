@@ -13,6 +13,7 @@
 //   export  --attentions FILE.npy|.safetensors --tokens tokens.json [--config config.json] --layer N …
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "attnscope/analysis/analysis.h"
@@ -36,16 +37,18 @@ void add_model_options(CLI::App& cmd, ModelOptions& options, bool exporting);
 // True when --checkpoint or --attentions was given: the command works on a real model.
 bool wants_model(const ModelOptions& options);
 
+// compute --checkpoint and export --checkpoint/--attentions run one request of the engine's pipeline
+// (attnscope/pipeline/pipeline.h), as the window's worker does: tokens once, the forward once.
 // compute --checkpoint: runs the forward pass and writes the files above (trace.json's step names in
 // `words`' language). Throws InputError before writing anything when an input is wrong.
 void run_model_compute(const ModelOptions& options, const SceneOptions& scene, const std::string& out,
                        const Translations& words);
 
 // export --checkpoint / --attentions: layer N of the model as an Analysis for the figure/array code.
-Analysis model_layer_for_export(const ModelOptions& options, const SceneOptions& scene);
+std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 // export --what model: every layer's attentions (the forward pass of --checkpoint, or the file of
 // --attentions). Refuses --layer.
-model::AttentionStack model_stack_for_export(const ModelOptions& options, const SceneOptions& scene);
+std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 }  // namespace attnscope::cli

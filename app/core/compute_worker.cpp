@@ -3,7 +3,6 @@
 #include <exception>
 #include <new>
 
-#include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 
 namespace attnscope::gui {
@@ -110,6 +109,41 @@ bool ComputeWorker::wait_for_result(std::chrono::microseconds timeout) {
                         [this] { return result_.has_value(); });
 }
 
+namespace {
+
+// The job's request: its scene (what the view asks analysed) or its model source, with the steps of the
+// first delivery.
+pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
+  pipeline::Request r;
+  if (const std::optional<ModelSource>& source = key.model) {
+    r.model = source->model;
+    r.attentions = source->attentions;
+    if (r.attentions) r.model = nullptr;  // the file's layer: no model runs
+    r.input.text = source->input;  // the input box's rule: "ids: 1 2 3" or text
+    r.layer = source->layer;
+    r.kv_heads = source->kv_heads;
+  } else {
+    r.scene = scene;
+    r.what = key.request;
+  }
+  r.steps = {pipeline::Step::head_patterns};
+  return r;
+}
+
+// The parts of a pipeline result the views read.
+void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Result>& r) {
+  out.pipeline_result = r;
+  out.analysis = r->analysis;
+  out.model_run = r->run;
+  out.original_run = r->original_run;
+  out.head_patterns = r->head_patterns;
+  out.head_patterns_error = r->head_patterns_error;
+  out.stats = r->head_stats;
+  out.stats_error = r->head_stats_error;
+}
+
+}  // namespace
+
 ComputeResult ComputeWorker::compute(const Job& job) {
   ComputeResult out;
   out.generation = job.generation;
@@ -117,43 +151,23 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   if (const std::optional<ModelSource>& source = job.analysis_key.model)
     out.of_model = source->model ? static_cast<const void*>(source->model.get()) : source->attentions.get();
   try {
-    std::shared_ptr<const Analysis> analysis;
-    if (last_analysis_ && last_key_ == job.analysis_key) {
-      analysis = last_analysis_;
-    } else {
-      // What is made from every layer (the model view, the pattern scores) stays while the stack does:
-      // another layer of an attentions file is the same stack.
-      const std::shared_ptr<const model::AttentionStack> previous_stack =
-          last_model_run_ ? last_model_run_->stack : nullptr;
-      last_analysis_.reset();
-      last_model_run_.reset();
-      last_stats_.reset();
-      if (const std::optional<ModelSource>& source = job.analysis_key.model) {
-        last_model_run_ = model_layer(*source);
-        analysis = std::shared_ptr<const Analysis>(last_model_run_, &last_model_run_->analysis);
-        if (!previous_stack || last_model_run_->stack != previous_stack) {
-          last_model_view_.reset();
-          score_head_patterns(*last_model_run_);
-        }
-      } else {
-        last_model_view_.reset();
-        last_head_patterns_.reset();
-        last_head_patterns_error_.clear();
-        analysis = std::make_shared<const Analysis>(analyse(job.scene, job.analysis_key.request, &cancel_));
-      }
-      last_analysis_ = analysis;
+    if (!last_ || last_key_ != job.analysis_key) {
+      // What is made from every layer (the model view) stays while the stack does: another layer of an
+      // attentions file is the same stack.
+      const std::shared_ptr<const model::AttentionStack> previous_stack = last_ && last_->run ? last_->run->stack : nullptr;
+      last_.reset();  // its memory goes before the next request takes more
+      last_key_.reset();
+      auto made = std::make_shared<const pipeline::Result>(
+          pipeline::run(request_of(job.scene, job.analysis_key), &cancel_, &cache_));
+      forward_passes_ += made->counters.forwards + made->counters.original_forwards;
+      if (!made->run || !previous_stack || made->run->stack != previous_stack) last_model_view_.reset();
+      last_ = std::move(made);
       last_key_ = job.analysis_key;
     }
-    out.analysis = analysis;
-    out.model_run = last_model_run_;
-    out.head_patterns = last_head_patterns_;
-    out.head_patterns_error = last_head_patterns_error_;
-    if (job.analysis_key.model && job.analysis_key.model->kv_heads > 0)
-      out.original_run = cached_original(*job.analysis_key.model);
-    out.stats = last_stats_;
-    out.pictures = std::make_shared<const Pictures>(make_pictures(*analysis, job.scene.view));
+    read_result(out, last_);
+    out.pictures = std::make_shared<const Pictures>(make_pictures(*out.analysis, job.scene.view));
     // The Model view's atlas of this pass and colormap, when made already (else in the second delivery).
-    if (last_model_run_ && last_model_view_ && last_model_view_->stack == last_model_run_->stack &&
+    if (out.model_run && last_model_view_ && last_model_view_->stack == out.model_run->stack &&
         last_model_view_->colormap == parse_colormap(job.scene.view.colormap))
       out.model_view = last_model_view_;
   } catch (const InputError& e) {
@@ -168,53 +182,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   return out;
 }
 
-void ComputeWorker::score_head_patterns(const ModelLayerRun& run) {
-  last_head_patterns_.reset();
-  last_head_patterns_error_.clear();
-  if (!run.stack) return;
-  try {
-    last_head_patterns_ = std::make_shared<const HeadPatternScores>(head_pattern_scores(*run.stack));
-  } catch (const InputError& e) {
-    last_head_patterns_error_ = e.what();  // e.g. one token: no query after the first
-  }
-}
-
-std::shared_ptr<const ModelLayerRun> ComputeWorker::cached_original(const ModelSource& source) const {
-  ModelSource key = source;
-  key.kv_heads = 0;
-  return original_run_ && original_key_ == key ? original_run_ : nullptr;
-}
-
-std::shared_ptr<const ModelLayerRun> ComputeWorker::original_layer(const ModelSource& source) {
-  if (std::shared_ptr<const ModelLayerRun> cached = cached_original(source)) return cached;
-  original_run_.reset();  // its memory goes before the next pass takes more
-  original_key_.reset();
-  const ModelTokens tokens = model_tokens_from_input(source.model->dir, source.input);
-  ++forward_passes_;
-  auto run = std::make_shared<const ModelLayerRun>(run_model_layer(*source.model, tokens, source.layer, &cancel_));
-  original_key_ = source;
-  original_key_->kv_heads = 0;
-  original_run_ = run;
-  return run;
-}
-
-std::shared_ptr<const ModelLayerRun> ComputeWorker::model_layer(const ModelSource& source) {
-  if (source.attentions) return std::make_shared<const ModelLayerRun>(attention_file_layer(source.attentions, source.layer));
-  const model::Model& m = *source.model;
-  if (source.kv_heads == 0 || source.kv_heads == m.original_kv_heads) return original_layer(source);  // nothing pooled
-  if (converted_from_ != source.model || converted_kv_heads_ != source.kv_heads) {
-    converted_.reset();
-    converted_ = model::convert_kv_heads(m, source.kv_heads);  // InputError unless kv_heads divides G
-    converted_from_ = source.model;
-    converted_kv_heads_ = source.kv_heads;
-  }
-  const ModelTokens tokens = model_tokens_from_input(m.dir, source.input);
-  ++forward_passes_;
-  return std::make_shared<const ModelLayerRun>(run_model_layer(*converted_, tokens, source.layer, &cancel_));
-}
-
-std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first,
-                                                           const std::optional<ModelSource>& source) {
+std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& first) {
   ComputeResult out = first;
   if (model_view_wanted(first)) {
     try {
@@ -232,30 +200,21 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
       out.model_view_error = e.what();
     }
   }
-  if (first.stats) return out;
+  if (first.stats || !first.pipeline_result) return out;
+  pipeline::Result more = *first.pipeline_result;  // a copy: a cancelled step leaves the delivered result as it was
   try {
-    const AttentionAnalysis& attention = *first.analysis->attention;
-    const ModelSettings& model = first.analysis->scene.model;  // the effective one
-    HeadStats stats = attention_statistics(attention, model, &cancel_);
-    if (source && source->kv_heads > 0) {  // converted: each head against the same head unconverted
-      std::shared_ptr<const ModelLayerRun> original = original_layer(*source);
-      // A Gated DeltaNet layer (Qwen3-Next) is signed: it drifts by its weight distribution |M| per row, as
-      // Compare A/B measures a side without a softmax (JS of signed rows is no drift).
-      const Tensor3& before = original->analysis.attention->result.probs;
-      stats.drift_from_mha = attention.linear
-                                 ? head_drift(weight_distribution(attention.result.probs), weight_distribution(before), &cancel_)
-                                 : head_drift(attention.result.probs, before, &cancel_);
-      out.original_run = std::move(original);
-    }
-    last_stats_ = std::make_shared<const HeadStats>(std::move(stats));
-    out.stats = last_stats_;
+    pipeline::run_steps(more, {pipeline::Step::head_statistics}, &cancel_, &cache_);
   } catch (const Cancelled&) {
     return std::nullopt;
-  } catch (const std::bad_alloc&) {
-    out.stats_error = "not enough memory for the head statistics of these settings; try fewer tokens or heads";
-  } catch (const std::exception& e) {
-    out.stats_error = e.what();
   }
+  forward_passes_ += more.counters.original_forwards - first.pipeline_result->counters.original_forwards;
+  auto shared = std::make_shared<const pipeline::Result>(std::move(more));
+  if (last_ == first.pipeline_result) last_ = shared;  // reused when only view settings change
+  const std::shared_ptr<const ModelViewPictures> model_view = out.model_view;
+  const std::string model_view_error = out.model_view_error;
+  read_result(out, shared);
+  out.model_view = model_view;
+  out.model_view_error = model_view_error;
   return out;
 }
 
@@ -292,7 +251,7 @@ Work ComputeWorker::work(bool wait) {
     const StatisticsJob job = std::move(*statistics_);
     statistics_.reset();
     if (go) {
-      if (std::optional<ComputeResult> second = add_statistics(job.first, job.source)) deliver(std::move(*second), true);
+      if (std::optional<ComputeResult> second = add_statistics(job.first)) deliver(std::move(*second), true);
     }
     finish_job();
     return Work::did_some;
@@ -320,7 +279,7 @@ Work ComputeWorker::work(bool wait) {
                                  (!result->stats || model_view_wanted(*result));
   if (result) deliver(*result, statistics_wanted);
   if (statistics_wanted) {
-    statistics_ = StatisticsJob{*result, job.analysis_key.model, job.generation, Clock::now() + statistics_wait_};
+    statistics_ = StatisticsJob{*result, job.generation, Clock::now() + statistics_wait_};
     return Work::did_some;
   }
   finish_job();

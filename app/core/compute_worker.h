@@ -27,6 +27,11 @@
 // only for a new forward pass or another colormap (otherwise the first delivery has it).
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
+// Everything above that is not a picture is the engine's request pipeline (attnscope/pipeline/pipeline.h):
+// the worker makes one pipeline::Request per job, runs it with the first delivery's steps (head_patterns),
+// and runs the same Result's remaining steps (head_statistics) for the second; the conversion, the
+// unconverted run, the tokens and the pattern scores it reuses live in its pipeline::Cache. The worker
+// itself only schedules, cancels, caches and colours.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -42,7 +47,8 @@
 #include "attnscope/analysis/head_patterns.h"
 #include "attnscope/scene/scene.h"
 #include "attnscope/model/model.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "core/model_view.h"
 #include "core/pictures.h"
 #include "core/worker_thread.h"
@@ -96,6 +102,9 @@ struct ComputeResult {
   // (model_view_error says why).
   std::shared_ptr<const ModelViewPictures> model_view;
   std::string model_view_error;
+  // The pipeline's result everything above (but the pictures) was read from: null on error. Its counters say
+  // what the request made (tokens, forwards, steps).
+  std::shared_ptr<const pipeline::Result> pipeline_result;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -139,7 +148,6 @@ class ComputeWorker {
   // Heatmaps whose head statistics come next.
   struct StatisticsJob {
     ComputeResult first;
-    std::optional<ModelSource> source;
     uint64_t generation = 0;
     Clock::time_point due;  // when they start even if the UI has not presented the heatmaps
   };
@@ -148,14 +156,7 @@ class ComputeWorker {
   ComputeResult compute(const Job& job);
   // The second delivery: `first` with its head statistics (and, for a converted model, the original's
   // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
-  std::optional<ComputeResult> add_statistics(const ComputeResult& first, const std::optional<ModelSource>& source);
-  // Sets last_head_patterns_ (or its error) from the run's stack: once per forward pass.
-  void score_head_patterns(const ModelLayerRun& run);
-  // A checkpoint's layer: the converted model's, or the cached original's when nothing is pooled.
-  std::shared_ptr<const ModelLayerRun> model_layer(const ModelSource& source);
-  // The unconverted model's run for `source` (model, input, layer), from the cache or run now.
-  std::shared_ptr<const ModelLayerRun> original_layer(const ModelSource& source);
-  std::shared_ptr<const ModelLayerRun> cached_original(const ModelSource& source) const;
+  std::optional<ComputeResult> add_statistics(const ComputeResult& first);
   static bool model_view_wanted(const ComputeResult& result);
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
   void deliver(ComputeResult result, bool statistics_follow);
@@ -176,20 +177,14 @@ class ComputeWorker {
   std::atomic<bool> cancel_{false};
   std::optional<ComputeResult> result_;
   uint64_t next_generation_ = 1;
-  // Worker-thread only: the last analysis and its statistics, reused when only view settings change.
-  std::shared_ptr<const Analysis> last_analysis_;
-  std::shared_ptr<const ModelLayerRun> last_model_run_;
-  std::shared_ptr<const ModelViewPictures> last_model_view_;  // of last_model_run_
-  std::shared_ptr<const HeadPatternScores> last_head_patterns_;  // of last_model_run_
-  std::string last_head_patterns_error_;
-  std::shared_ptr<const HeadStats> last_stats_;
+  // Worker-thread only: the last pipeline result (with its statistics once made), reused when only view
+  // settings change, and the Model view's atlas of its stack.
+  std::shared_ptr<const pipeline::Result> last_;
   std::optional<AnalysisKey> last_key_;
-  // Worker-thread only: the last K/V conversion (source model and kv_heads → converted model) and the
-  // last unconverted run (its ModelSource with kv_heads 0 → run).
-  std::shared_ptr<const model::Model> converted_from_, converted_;
-  int converted_kv_heads_ = 0;
-  std::optional<ModelSource> original_key_;
-  std::shared_ptr<const ModelLayerRun> original_run_;
+  std::shared_ptr<const ModelViewPictures> last_model_view_;
+  // Worker-thread only: what the pipeline reuses between requests (the last K/V conversion, the last
+  // unconverted run, the last tokens and head pattern scores).
+  pipeline::Cache cache_;
   std::atomic<int> forward_passes_{0};
   std::optional<StatisticsJob> statistics_;  // only work() reads and writes it
   WorkerThread thread_;  // last: its thread starts once everything above exists

@@ -1,7 +1,7 @@
 #include "gui/app_state.h"
 
 #include "attnscope/core/error.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "gui/i18n.h"
 #include "gui/windows.h"
 

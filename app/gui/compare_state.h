@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attnscope/figure/compare.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "gui/app_state.h"
 #include "gui/gl_texture.h"
 #include "gui/heatmap_grid.h"

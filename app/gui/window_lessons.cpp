@@ -22,7 +22,7 @@
 
 #include "attnscope/analysis/head_patterns.h"
 #include "attnscope/core/error.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "gui/classroom_windows.h"
 #include "gui/i18n.h"
 #include "gui/training_windows.h"

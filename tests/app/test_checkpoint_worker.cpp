@@ -27,7 +27,7 @@
 #include "check.h"
 #include "core/checkpoint_loader.h"
 #include "core/compute_worker.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "model/checkpoint_fixtures.h"
 #include "test_tmp.h"
 

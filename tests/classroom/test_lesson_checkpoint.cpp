@@ -13,7 +13,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/model.h"
 #include "check.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "run_cli.h"
 
 using namespace attnscope;

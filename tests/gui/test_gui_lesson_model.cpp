@@ -13,7 +13,7 @@
 #include "attnscope/classroom/lessons.h"
 #include "attnscope/io/assets.h"
 #include "attnscope/model/model.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "gui_run.h"
 
 namespace attnscope::test {

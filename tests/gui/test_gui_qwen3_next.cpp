@@ -18,7 +18,7 @@
 #include "attnscope/figure/export.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 #include "gui_run.h"
 #include "hybrid_gui_checks.h"
 

@@ -1,5 +1,5 @@
 // model_input.cpp — text or ids → the checkpoint's tokens → one layer of the forward pass.
-#include "core/model_input.h"
+#include "attnscope/pipeline/model_input.h"
 
 #include <algorithm>
 
@@ -48,10 +48,10 @@ void label_tokens(ModelTokens& t) {
 
 }  // namespace
 
-ModelTokens model_tokens_from_text(const std::filesystem::path& checkpoint, const std::string& text,
-                                   bool add_special_tokens) {
+ModelTokens tokens_from_text(std::shared_ptr<const Tokenizer> tokenizer, const std::string& text,
+                             bool add_special_tokens) {
   ModelTokens t;
-  t.tokenizer = load_tokenizer_cached(checkpoint);
+  t.tokenizer = std::move(tokenizer);
   t.ids = t.tokenizer->encode_ids(text, add_special_tokens);
   require(!t.ids.empty(),
           "the text gives no tokens" + std::string(add_special_tokens ? "" : " (and the tokenizer adds no special token)"));
@@ -59,16 +59,27 @@ ModelTokens model_tokens_from_text(const std::filesystem::path& checkpoint, cons
   return t;
 }
 
-ModelTokens model_tokens_from_ids(const std::filesystem::path& checkpoint, std::vector<int32_t> ids) {
+ModelTokens tokens_from_ids(std::shared_ptr<const Tokenizer> tokenizer, std::vector<int32_t> ids) {
   ModelTokens t;
   t.ids = std::move(ids);
-  try {
-    t.tokenizer = load_tokenizer_cached(checkpoint);
-  } catch (const InputError&) {
-    t.tokenizer = nullptr;  // no tokenizer files: the ids label themselves
-  }
+  t.tokenizer = std::move(tokenizer);
   label_tokens(t);
   return t;
+}
+
+ModelTokens model_tokens_from_text(const std::filesystem::path& checkpoint, const std::string& text,
+                                   bool add_special_tokens) {
+  return tokens_from_text(load_tokenizer_cached(checkpoint), text, add_special_tokens);
+}
+
+ModelTokens model_tokens_from_ids(const std::filesystem::path& checkpoint, std::vector<int32_t> ids) {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  try {
+    tokenizer = load_tokenizer_cached(checkpoint);
+  } catch (const InputError&) {
+    tokenizer = nullptr;  // no tokenizer files: the ids label themselves
+  }
+  return tokens_from_ids(std::move(tokenizer), std::move(ids));
 }
 
 ModelTokens model_tokens_from_input(const std::filesystem::path& checkpoint, const std::string& input) {
@@ -163,14 +174,16 @@ model::AttentionStack attention_stack(model::ForwardResult&& forward, const Mode
   return s;
 }
 
-ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
-                              const std::atomic<bool>* cancel) {
-  check_layer(layer, model.config.layers);
-  model::ForwardOptions options;
-  options.detail_layer = layer;
-  options.cancel = cancel;
-  model::ForwardResult forward = model::forward(model, tokens.ids, options);
-  ModelLayerRun run{layer_analysis(model, forward, tokens.labels), forward.top, {}, layer, model.config.layers, {}};
+ModelLayerRun model_layer_run(const model::Model& model, const ModelTokens& tokens, model::ForwardResult&& forward) {
+  ModelLayerRun run;
+  if (forward.detail) {
+    run.analysis = layer_analysis(model, forward, tokens.labels);
+    run.layer = forward.detail->layer;
+  } else {
+    run.layer = -1;
+  }
+  run.layers = model.config.layers;
+  run.next = forward.top;
   for (const auto& top : forward.top) {
     std::vector<std::string> labels;
     for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
@@ -179,6 +192,15 @@ ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& toke
   run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name,
                                                                             model.config.layer_window));
   return run;
+}
+
+ModelLayerRun run_model_layer(const model::Model& model, const ModelTokens& tokens, int layer,
+                              const std::atomic<bool>* cancel) {
+  check_layer(layer, model.config.layers);
+  model::ForwardOptions options;
+  options.detail_layer = layer;
+  options.cancel = cancel;
+  return model_layer_run(model, tokens, model::forward(model, tokens.ids, options));
 }
 
 ModelLayerRun attention_file_layer(std::shared_ptr<const model::AttentionStack> stack, int layer) {

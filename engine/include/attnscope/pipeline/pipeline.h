@@ -1,0 +1,166 @@
+// pipeline.h — one request → one engine pipeline → one result that every view reads
+// (engine/src/pipeline/README.md; ARCHITECTURE.md's Scene → engine → Analysis → views).
+//
+//   Request ──source──► seeded scene:      analyse(scene, what)                        ─┐
+//                       checkpoint:        tokens (once) → K/V conversion → forward (once) ├─► Result
+//                       attentions file:   the file's layer                              ─┘     │
+//           ──steps───► each step the request lists, in the order of pipeline_steps(), ◄───────┘
+//                       reading the Result and adding its own part (head_patterns, head_statistics, …)
+// Cancellation is checked inside the forward (between layers) and between steps: a cancelled run
+// throws Cancelled and returns nothing, never a partial Result.
+// The callers only schedule and cache: the window's compute worker (app/core/compute_worker.h) runs a
+// request's first steps for the heatmaps and the rest later with run_steps() on the same Result; the
+// command line (`compute`/`export --checkpoint`) runs one request with every step it writes. Both keep a
+// Cache if they want pieces of an earlier request reused (the converted model, the unconverted run, the
+// tokens, the head pattern scores of the same stack).
+//
+// A new analysis is one new step: a value in Step, an entry in pipeline_steps() (its name, what it
+// needs, its function) and its part in Result; no caller changes besides asking for it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnscope/analysis/analysis.h"
+#include "attnscope/analysis/head_patterns.h"
+#include "attnscope/attention/head_stats.h"
+#include "attnscope/model/attention_file.h"
+#include "attnscope/model/forward.h"
+#include "attnscope/model/model.h"
+#include "attnscope/pipeline/model_input.h"
+#include "attnscope/scene/scene.h"
+
+namespace attnscope::pipeline {
+
+// How a request gives a checkpoint its tokens.
+struct TokenInput {
+  enum class Form {
+    window,  // the window's input box: "ids: 1 2 3" gives ids, other text goes through the tokenizer
+    text,    // text through the checkpoint's tokenizer (add_special_tokens as asked)
+    ids,     // ids as given, labelled by the tokenizer when the folder has one
+  };
+  Form form = Form::window;
+  std::string text;             // window and text
+  std::vector<int32_t> ids;     // ids
+  bool add_special_tokens = true;
+  // The message when text needs a tokenizer the folder lacks: "{}" is replaced by the loader's reason.
+  std::string no_tokenizer = "this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" ({})";
+  bool operator==(const TokenInput&) const = default;
+};
+
+// The analyses a request may ask for after its forward pass (or its scene's analysis). Each is one entry
+// of pipeline_steps(); they run in that order whatever order a request lists them in.
+enum class Step : uint8_t {
+  // Every head's attention-sink, previous-token and induction score (head_patterns.h; lesson 6's table),
+  // of the checkpoint's or the attentions file's stack. Needs a stack (skipped for a seeded scene).
+  head_patterns,
+  // The analysed layer's head statistics (entropy, JS similarity, drift from MHA: attention_statistics);
+  // with Request::kv_heads > 0 also each head's drift from the unconverted model's same layer, whose run
+  // (Result::original_run) this step makes or takes from the Cache.
+  head_statistics,
+};
+
+struct Request {
+  // The source, one of three: a seeded scene, a checkpoint, an attentions file.
+  std::optional<Scene> scene;
+  AnalysisRequest what;  // with a scene: the parts analyse() makes
+  std::shared_ptr<const model::Model> model;
+  std::shared_ptr<const model::AttentionStack> attentions;
+  // A checkpoint's input, and the layer analysed in detail (the Heads view's; −1: none, e.g. `compute`
+  // without --layer and `export --what model`). An attentions file's layer must be ≥ 0.
+  TokenInput input;
+  int layer = 0;
+  // > 0: pool the checkpoint's K/V to this many heads per layer first (convert_kv_heads; at the
+  // checkpoint's own count nothing is pooled and the drift is exactly 0); 0: as trained, no drift.
+  int kv_heads = 0;
+  // Parts of the forward pass the views do not need but `compute --checkpoint` writes.
+  bool keep_logits = false;  // Result::logits [T, V]
+  bool keep_detail = false;  // Result::detail (the layer's q, k, v, scores, … for the .npy files)
+  std::vector<Step> steps;
+};
+
+// What a request made, counted (tests check that tokens and the forward are made once per request).
+struct Counters {
+  int tokenizer_loads = 0;      // load_tokenizer_cached() calls
+  int tokenizations = 0;        // texts encoded to ids (0 for ids given as ids)
+  int forwards = 0;             // forward passes of the requested (possibly converted) model
+  int original_forwards = 0;    // forward passes of the unconverted model (head_statistics' drift)
+  int conversions = 0;          // convert_kv_heads calls
+  std::vector<Step> steps_run;  // the steps that ran, in order
+};
+
+struct Result {
+  Request request;
+  // What the Heads views, the statistics and export read: the scene's analysis, or the checkpoint's or
+  // file's detail layer (then it points into `run`).
+  std::shared_ptr<const Analysis> analysis;
+  // A checkpoint or attentions file: its tokens (null for a file), the model that ran (the converted one
+  // with kv_heads), and the run: the layer's analysis, every position's top-5, every layer's stack.
+  std::shared_ptr<const ModelTokens> tokens;
+  std::shared_ptr<const model::Model> ran_model;
+  std::shared_ptr<const ModelLayerRun> run;
+  // With keep_logits / keep_detail.
+  std::shared_ptr<const Mat> logits;
+  std::shared_ptr<const model::LayerDetail> detail;
+  std::vector<model::LayerMaps> layer_maps;  // [L] of the forward (checkpoint only)
+  // With kv_heads > 0: the unconverted model's run of the same input and layer; run() attaches it when
+  // the Cache has it already, head_statistics makes it otherwise.
+  std::shared_ptr<const ModelLayerRun> original_run;
+  // Step head_patterns (null with head_patterns_error when the stack cannot be scored, e.g. one token).
+  std::shared_ptr<const HeadPatternScores> head_patterns;
+  std::string head_patterns_error;
+  // Step head_statistics (null with head_stats_error when they cannot be made).
+  std::shared_ptr<const HeadStats> head_stats;
+  std::string head_stats_error;
+  Counters counters;
+  bool done(Step step) const;
+};
+
+// What a caller keeps between requests to reuse pieces of an earlier one. Worker-thread only.
+struct Cache {
+  std::shared_ptr<const model::Model> converted_from, converted;  // the last K/V conversion
+  int converted_kv_heads = 0;
+  // The last unconverted run: its model, input and layer, and the run.
+  std::shared_ptr<const model::Model> original_model;
+  TokenInput original_input;
+  int original_layer = 0;
+  std::shared_ptr<const ModelLayerRun> original_run;
+  // The last tokens: the checkpoint folder and input they are of.
+  std::string tokens_dir;
+  TokenInput tokens_input;
+  std::shared_ptr<const ModelTokens> tokens;
+  // The last head pattern scores and the stack they are of (another layer of a file is the same stack).
+  std::shared_ptr<const model::AttentionStack> patterns_stack;
+  std::shared_ptr<const HeadPatternScores> head_patterns;
+  std::string head_patterns_error;
+};
+
+struct StepInfo {
+  Step step;
+  const char* name;  // "head_patterns", as README and tests name it
+  bool needs_stack;  // runs only with a checkpoint or an attentions file (skipped for a seeded scene)
+  // Adds the step's part to `result`. Throws Cancelled; a step whose input does not allow it records its
+  // own error in `result` instead of throwing.
+  void (*run)(Result& result, const std::atomic<bool>* cancel, Cache* cache);
+};
+// Every step, in the order they run.
+const std::vector<StepInfo>& pipeline_steps();
+
+// Runs the request: its source (for a checkpoint: tokens, conversion, forward), then its steps. Throws
+// InputError for a request the engine refuses (bad layer, ids, K/V count; the message names it) and
+// Cancelled once *cancel is set (checked between layers and between steps).
+Result run(const Request& request, const std::atomic<bool>* cancel = nullptr, Cache* cache = nullptr);
+
+// Runs the steps of `steps` that `result` has not run yet (in pipeline_steps() order), adding their parts.
+// Throws Cancelled (result then holds no part of the cancelled step; the parts of the steps before it
+// may be there, so a caller that must not show a partial result runs this on a copy).
+void run_steps(Result& result, const std::vector<Step>& steps, const std::atomic<bool>* cancel = nullptr,
+               Cache* cache = nullptr);
+
+// The tokens of a checkpoint's input (one tokenizer load, one encoding at most), counted in `counters`.
+ModelTokens request_tokens(const std::filesystem::path& checkpoint, const TokenInput& input, Counters* counters = nullptr);
+
+}  // namespace attnscope::pipeline

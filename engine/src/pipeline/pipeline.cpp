@@ -1,0 +1,242 @@
+// pipeline.cpp — one request through the engine: its source, then its steps (pipeline.h).
+#include "attnscope/pipeline/pipeline.h"
+
+#include <algorithm>
+#include <exception>
+#include <new>
+
+#include "attnscope/analysis/model_layer.h"
+#include "attnscope/core/error.h"
+#include "attnscope/text/tokenizer_interface.h"
+
+namespace attnscope::pipeline {
+namespace {
+
+std::shared_ptr<const Tokenizer> load_counted(const std::filesystem::path& checkpoint, Counters* counters) {
+  if (counters) ++counters->tokenizer_loads;
+  return load_tokenizer_cached(checkpoint);
+}
+
+std::string replace_reason(std::string message, const std::string& reason) {
+  const size_t at = message.find("{}");
+  return at == std::string::npos ? message + reason : message.replace(at, 2, reason);
+}
+
+// The unconverted checkpoint's run of the request's input and layer: the Cache's when it is of the same
+// model, input and layer, else one forward pass (counted as `forwards` or `original_forwards`).
+std::shared_ptr<const ModelLayerRun> unconverted_run(const Request& request, const ModelTokens& tokens,
+                                                     const std::atomic<bool>* cancel, Cache* cache, int& forwards) {
+  if (cache && cache->original_run && cache->original_model == request.model && cache->original_input == request.input &&
+      cache->original_layer == request.layer)
+    return cache->original_run;
+  if (cache) cache->original_run.reset();  // its memory goes before the next pass takes more
+  ++forwards;
+  auto run = std::make_shared<const ModelLayerRun>(run_model_layer(*request.model, tokens, request.layer, cancel));
+  if (cache) {
+    cache->original_model = request.model;
+    cache->original_input = request.input;
+    cache->original_layer = request.layer;
+    cache->original_run = run;
+  }
+  return run;
+}
+
+bool converts(const Request& request) {
+  return request.model && request.kv_heads > 0 && request.kv_heads != request.model->original_kv_heads;
+}
+
+std::shared_ptr<const ModelTokens> tokens_of(const Request& request, Counters& counters, Cache* cache) {
+  const std::string dir = request.model->dir.string();
+  if (cache && cache->tokens && cache->tokens_dir == dir && cache->tokens_input == request.input) return cache->tokens;
+  auto tokens = std::make_shared<const ModelTokens>(request_tokens(request.model->dir, request.input, &counters));
+  if (cache) {
+    cache->tokens_dir = dir;
+    cache->tokens_input = request.input;
+    cache->tokens = tokens;
+  }
+  return tokens;
+}
+
+// A checkpoint's part of run(): tokens once, the conversion, the forward once.
+void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) {
+  const Request& request = out.request;
+  const model::Model& m = *request.model;
+  if (request.layer >= 0) check_layer(request.layer, m.config.layers);
+  std::shared_ptr<const model::Model> ran = request.model;
+  if (converts(request)) {
+    if (cache && cache->converted && cache->converted_from == request.model && cache->converted_kv_heads == request.kv_heads) {
+      ran = cache->converted;
+    } else {
+      if (cache) cache->converted.reset();
+      ++out.counters.conversions;
+      ran = model::convert_kv_heads(m, request.kv_heads);  // InputError unless kv_heads divides G
+      if (cache) {
+        cache->converted_from = request.model;
+        cache->converted_kv_heads = request.kv_heads;
+        cache->converted = ran;
+      }
+    }
+  }
+  out.ran_model = ran;
+  out.tokens = tokens_of(request, out.counters, cache);
+  const bool plain = !request.keep_logits && !request.keep_detail && request.layer >= 0;
+  if (!converts(request) && plain) {
+    // The unconverted run is what a K/V conversion's drift is measured against: cached as that.
+    out.run = unconverted_run(request, *out.tokens, cancel, cache, out.counters.forwards);
+    if (request.kv_heads > 0) out.original_run = out.run;
+  } else {
+    model::ForwardOptions options;
+    options.detail_layer = request.layer;
+    options.cancel = cancel;
+    ++out.counters.forwards;
+    model::ForwardResult forward = model::forward(*ran, out.tokens->ids, options);
+    out.layer_maps = forward.layer_maps;
+    if (request.keep_logits) out.logits = std::make_shared<const Mat>(std::move(forward.logits));
+    Analysis analysis;
+    std::shared_ptr<const model::LayerDetail> detail;
+    if (request.keep_detail && forward.detail) detail = std::make_shared<const model::LayerDetail>(*forward.detail);
+    out.run = std::make_shared<const ModelLayerRun>(model_layer_run(*ran, *out.tokens, std::move(forward)));
+    out.detail = std::move(detail);
+    if (request.kv_heads > 0 && cache && cache->original_run && cache->original_model == request.model &&
+        cache->original_input == request.input && cache->original_layer == request.layer)
+      out.original_run = cache->original_run;  // the drift's reference is there already
+  }
+  if (out.layer_maps.empty() && out.run->stack) {  // a cached run: its maps from its stack
+    const model::AttentionStack& s = *out.run->stack;
+    for (int l = 0; l < s.layers; ++l)
+      out.layer_maps.push_back({s.linear_layer(l), s.linear_layer(l) ? s.layer_kind[size_t(l)] : "", s.layer_heads(l)});
+  }
+  if (request.layer >= 0) out.analysis = std::shared_ptr<const Analysis>(out.run, &out.run->analysis);
+}
+
+// Step head_patterns: once per stack (the Cache keeps the last stack's).
+void step_head_patterns(Result& result, const std::atomic<bool>*, Cache* cache) {
+  const std::shared_ptr<const model::AttentionStack>& stack = result.run->stack;
+  if (cache && cache->patterns_stack == stack && (cache->head_patterns || !cache->head_patterns_error.empty())) {
+    result.head_patterns = cache->head_patterns;
+    result.head_patterns_error = cache->head_patterns_error;
+    return;
+  }
+  std::shared_ptr<const HeadPatternScores> scores;
+  std::string error;
+  try {
+    scores = std::make_shared<const HeadPatternScores>(head_pattern_scores(*stack));
+  } catch (const InputError& e) {
+    error = e.what();  // e.g. one token: no query after the first
+  }
+  if (cache) {
+    cache->patterns_stack = stack;
+    cache->head_patterns = scores;
+    cache->head_patterns_error = error;
+  }
+  result.head_patterns = std::move(scores);
+  result.head_patterns_error = std::move(error);
+}
+
+// Step head_statistics: attention_statistics of the analysed layer, and with a K/V count the drift of each
+// head from the unconverted model's same head.
+void step_head_statistics(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
+  if (!result.analysis || !result.analysis->attention) return;
+  std::shared_ptr<const HeadStats> made;
+  std::shared_ptr<const ModelLayerRun> original = result.original_run;
+  std::string error;
+  Counters counters = result.counters;
+  try {
+    const AttentionAnalysis& attention = *result.analysis->attention;
+    const ModelSettings& model = result.analysis->scene.model;  // the effective one
+    HeadStats stats = attention_statistics(attention, model, cancel);
+    if (result.request.model && result.request.kv_heads > 0) {  // converted: each head against the same head unconverted
+      if (!original) original = unconverted_run(result.request, *result.tokens, cancel, cache, counters.original_forwards);
+      // A Gated DeltaNet layer (Qwen3-Next) is signed: it drifts by its weight distribution |M| per row, as
+      // Compare A/B measures a side without a softmax (JS of signed rows is no drift).
+      const Tensor3& before = original->analysis.attention->result.probs;
+      stats.drift_from_mha = attention.linear
+                                 ? head_drift(weight_distribution(attention.result.probs), weight_distribution(before), cancel)
+                                 : head_drift(attention.result.probs, before, cancel);
+    }
+    made = std::make_shared<const HeadStats>(std::move(stats));
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    error = "not enough memory for the head statistics of these settings; try fewer tokens or heads";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  result.counters = std::move(counters);
+  if (made && result.request.model && result.request.kv_heads > 0) result.original_run = std::move(original);
+  result.head_stats = std::move(made);
+  result.head_stats_error = std::move(error);
+}
+
+}  // namespace
+
+bool Result::done(Step step) const {
+  return std::find(counters.steps_run.begin(), counters.steps_run.end(), step) != counters.steps_run.end();
+}
+
+const std::vector<StepInfo>& pipeline_steps() {
+  static const std::vector<StepInfo> steps{
+      {Step::head_patterns, "head_patterns", true, step_head_patterns},
+      {Step::head_statistics, "head_statistics", false, step_head_statistics},
+  };
+  return steps;
+}
+
+ModelTokens request_tokens(const std::filesystem::path& checkpoint, const TokenInput& input, Counters* counters) {
+  TokenInput::Form form = input.form;
+  std::vector<int32_t> ids = input.ids;
+  if (form == TokenInput::Form::window) {
+    const size_t start = input.text.find_first_not_of(" \t\n");
+    if (start != std::string::npos && input.text.compare(start, 4, "ids:") == 0) {
+      ids = parse_token_ids(input.text.substr(start + 4), "ids:");
+      form = TokenInput::Form::ids;
+    } else {
+      form = TokenInput::Form::text;
+    }
+  }
+  if (form == TokenInput::Form::ids) {
+    std::shared_ptr<const Tokenizer> tokenizer;
+    try {
+      tokenizer = load_counted(checkpoint, counters);
+    } catch (const InputError&) {
+      tokenizer = nullptr;  // no tokenizer files: the ids label themselves
+    }
+    return tokens_from_ids(std::move(tokenizer), std::move(ids));
+  }
+  std::shared_ptr<const Tokenizer> tokenizer;
+  try {
+    tokenizer = load_counted(checkpoint, counters);
+  } catch (const InputError& e) {
+    throw InputError(replace_reason(input.no_tokenizer, e.what()));
+  }
+  if (counters) ++counters->tokenizations;
+  return tokens_from_text(std::move(tokenizer), input.text, input.add_special_tokens);
+}
+
+Result run(const Request& request, const std::atomic<bool>* cancel, Cache* cache) {
+  Result out;
+  out.request = request;
+  require(int(request.scene.has_value()) + int(request.model != nullptr) + int(request.attentions != nullptr) == 1,
+          "a pipeline request has one source: a scene, a checkpoint or an attentions file");
+  if (request.scene) {
+    out.analysis = std::make_shared<const Analysis>(analyse(*request.scene, request.what, cancel));
+  } else if (request.attentions) {
+    out.run = std::make_shared<const ModelLayerRun>(attention_file_layer(request.attentions, request.layer));
+    out.analysis = std::shared_ptr<const Analysis>(out.run, &out.run->analysis);
+  } else {
+    run_checkpoint(out, cancel, cache);
+  }
+  run_steps(out, request.steps, cancel, cache);
+  return out;
+}
+
+void run_steps(Result& result, const std::vector<Step>& steps, const std::atomic<bool>* cancel, Cache* cache) {
+  for (const StepInfo& info : pipeline_steps()) {
+    if (std::find(steps.begin(), steps.end(), info.step) == steps.end() || result.done(info.step)) continue;
+    check_cancel(cancel);  // between steps
+    if (!info.needs_stack || (result.run && result.run->stack)) info.run(result, cancel, cache);
+    result.counters.steps_run.push_back(info.step);
+  }
+}
+
+}  // namespace attnscope::pipeline
