@@ -6,7 +6,8 @@
 #    bench_engine with OMP_NUM_THREADS=1 and the same source built by emscripten, run by node
 # 2. the site's size: each file of build-web/site gzipped (-9), as a static host serves it compressed
 # 3. the first frame in headless Chromium (bench/web_first_frame.mjs, five fresh visits)
-# Run it on a quiet machine: the load average is printed first.
+# Run it on a quiet machine: the load average is printed first. The engine's ratio is also given in CPU time
+# (/usr/bin/time), which holds on a loaded machine too.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 native=${1:-$root/build}
@@ -28,6 +29,20 @@ figure() { sed -E "s/.*\"$1\": ([0-9.]+).*/\1/" <<<"$2"; }
 awk -v n="$(figure median_ms "$native_json")" -v w="$(figure median_ms "$wasm_json")" \
     -v nb="$(figure best_ms "$native_json")" -v wb="$(figure best_ms "$wasm_json")" \
   'BEGIN { printf "WebAssembly / native: %.1fx (medians), %.1fx (best runs); issue 37 asks within 3x\n", w / n, wb / nb }'
+# The same ratio in CPU time (user + system), which a loaded machine does not inflate as it does wall time:
+# a run of 1 + reps calls less a run of 1 call, over reps, for each (node's start and compile cancel out).
+[[ -x /usr/bin/time ]] || { echo "error: no /usr/bin/time for the CPU-time figure (apt-get install time)" >&2; exit 2; }
+cpu_seconds() { /usr/bin/time -f "%U %S" "$@" 2>&1 >/dev/null | tail -1 | awk '{ print $1 + $2 }'; }
+per_call_ms() {  # command… : CPU ms per call
+  local one many
+  one=$(cpu_seconds "$@" 1)
+  many=$(cpu_seconds "$@" $((reps + 1)))
+  awk -v a="$one" -v b="$many" -v n="$reps" 'BEGIN { printf "%.2f", (b - a) * 1000 / n }'
+}
+native_cpu=$(OMP_NUM_THREADS=1 per_call_ms "$native/bench/bench_engine" "${shape[@]}")
+wasm_cpu=$(per_call_ms node --no-experimental-fetch "$web/bench/bench_engine.js" "${shape[@]}")
+awk -v n="$native_cpu" -v w="$wasm_cpu" \
+  'BEGIN { printf "CPU time per call: native %.2f ms, WebAssembly %.2f ms: %.1fx\n", n, w, w / n }'
 
 echo "== 2/3 the site, gzipped (-9) as a static host serves it"
 total=0

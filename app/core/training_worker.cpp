@@ -250,7 +250,8 @@ std::vector<std::vector<Picture>> probe_pictures(const train::TrainSnapshot& sna
 // ---- a run -------------------------------------------------------------------------------------
 
 TrainingRun::TrainingRun(train::TrainSettings settings, std::string label, std::function<void()> on_update)
-    : settings_(settings), label_(std::move(label)), on_update_(std::move(on_update)), trainer_(settings) {
+    : settings_(settings), label_(std::move(label)), on_update_(std::move(on_update)), trainer_(settings),
+      in_pieces_(!threads_available()) {
   publish();  // step 0: the untrained heads
   thread_.emplace([this](bool wait) { return work(wait); });
 }
@@ -362,11 +363,19 @@ void TrainingRun::publish() {
 
 // One step or one save (worker_thread.h: wait = false answers at once when there is nothing to do now,
 // e.g. the next step's time has not come).
+// Pumped (the browser's frame, worker_thread.h), a call does one piece of a step (Trainer::advance), so
+// that a frame's budget is kept even when a whole step is longer; the step goes on at the next call,
+// before anything else (a save or a pause waits for it, as they wait for step() on a thread).
 Work TrainingRun::work(bool wait) {
+  const bool continuing = trainer_.mid_step();
+  if (continuing) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cancel_) return Work::stop;
+  }
   {
     std::string save_dir;
     bool saving = false;
-    {
+    if (!continuing) {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto asked = [&] {
         return cancel_ || save_pending_ || (!finished_ && !failed_ && (running_ || steps_asked_ > 0));
@@ -412,7 +421,11 @@ Work TrainingRun::work(bool wait) {
     }
     std::string failure;
     try {
-      trainer_.step();
+      if (!in_pieces_) {
+        trainer_.step();
+      } else if (!trainer_.advance()) {
+        return Work::did_some;  // the step goes on at the next call (working_ stays set)
+      }
     } catch (const InputError& e) {  // diverged: the message says to lower the learning rate
       failure = e.what();
     }

@@ -156,6 +156,7 @@ class TrainingRun {
   const std::string label_;
   std::function<void()> on_update_;
   train::Trainer trainer_;  // the worker's own once the thread runs
+  const bool in_pieces_;    // pumped: a step is done a piece a call (Trainer::advance)
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool running_ = false, cancel_ = false;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -164,6 +165,41 @@ TEST_CASE("pumped: the checkpoint loader opens a fixture through the frame's pum
   REQUIRE(r);
   CHECK(r->error == "");
   CHECK(r->model);
+}
+
+TEST_CASE("pumped: a step is cut into pieces across pumps, and the loss curve is the thread's bit for bit") {
+  TrainingForm f;
+  f.d_model = 32, f.seq_len = 16, f.batch = 4, f.steps = 6, f.threads = 1, f.snapshot_every = 1, f.layers = 2;
+  const train::TrainSettings settings = training_settings(f);
+  train::Trainer reference(settings);  // step() on this thread: what a run on its own thread does
+  for (int i = 0; i < f.steps; ++i) reference.step();
+  TrainingRun run(settings, "run", [] {});
+  run.start();
+  if (threads_available()) {  // the desktop: the run has its thread, steps whole
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    while (run.state() != RunState::finished) {
+      REQUIRE(std::chrono::steady_clock::now() < until);
+      std::this_thread::sleep_for(1ms);
+    }
+  } else {
+    // A zero budget is one pass a pump: one piece, so a step takes exactly pieces_per_step() pumps,
+    // and the window sees no step finish before its last piece.
+    const int per_step = train::Trainer(settings).pieces_per_step();
+    CHECK(per_step == 2 * f.layers + 2 + 1);
+    for (int step = 1; step <= f.steps; ++step) {
+      for (int piece = 1; piece < per_step; ++piece) {
+        CHECK(pump_workers(0ms));
+        CHECK(run.view()->snapshot.step == step - 1);
+        CHECK(run.busy());
+      }
+      CHECK(pump_workers(0ms));
+      CHECK(run.view()->snapshot.step == step);
+    }
+    CHECK(run.state() == RunState::finished);
+  }
+  const std::vector<float>& losses = run.view()->snapshot.losses;
+  REQUIRE(losses.size() == reference.losses().size());
+  CHECK(std::memcmp(losses.data(), reference.losses().data(), losses.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("pumped: a training run steps through the frame's pumping, each pump within its budget") {

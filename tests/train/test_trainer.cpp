@@ -188,6 +188,44 @@ TEST_CASE("trainer: one seed gives the same loss curve and weights bit for bit; 
   CHECK(c.losses() != a.losses());
 }
 
+TEST_CASE("trainer: a step in pieces (advance, the browser's frames) gives step()'s losses and weights bit for bit") {
+  // Attention only and with the MLP, GQA and MLA, one chunk (the browser: one thread) and two; step()
+  // between pieces finishes the step begun, and a step on either side of it continues the same run.
+  for (const bool mlp : {false, true})
+    for (const int threads : {1, 2}) {
+      CAPTURE(mlp);
+      CAPTURE(threads);
+      TrainSettings s = small_settings();
+      s.model.mlp = mlp;
+      s.model.layers = 3;
+      s.threads = threads;
+      if (mlp) s.model.attention = AttentionKind::mla, s.model.groups = s.model.heads;
+      Trainer whole(s), pieces(s);
+      for (int i = 0; i < s.steps; ++i) whole.step();
+      const int per_step = pieces.pieces_per_step();
+      CHECK(per_step == threads * (2 * s.model.layers + 2) + 1);
+      for (int i = 0; i < s.steps - 2; ++i) {
+        int calls = 1;
+        while (!pieces.advance()) {
+          CHECK(pieces.mid_step());
+          ++calls;
+        }
+        CHECK_FALSE(pieces.mid_step());
+        CHECK(calls == per_step);
+        CHECK(pieces.steps_done() == i + 1);
+      }
+      pieces.advance(), pieces.advance();  // a step begun …
+      CHECK(pieces.mid_step());
+      pieces.step();  // … and finished by step()
+      CHECK(pieces.steps_done() == s.steps - 1);
+      pieces.step();
+      check_identical(whole.losses(), pieces.losses(), "loss curves");
+      check_identical(std::vector<float>(whole.model().weights(), whole.model().weights() + whole.model().arena_size()),
+                      std::vector<float>(pieces.model().weights(), pieces.model().weights() + pieces.model().arena_size()),
+                      "weights");
+    }
+}
+
 TEST_CASE("trainer: MHA, GQA and MQA variants see the same data and differ only in G") {
   TrainSettings s = small_settings();
   s.model.heads = 4, s.model.groups = 2;

@@ -1,5 +1,6 @@
 // attention_kernel.cpp — the fused per-head kernel of attention_kernel.h: score tiles, the row passes
-// (bias, mask, max, exp, sum, normalise) and the weighted-sum tiles, on Eigen's vector packets.
+// (bias, mask, max, exp, sum, normalise) and the weighted-sum tiles, on Eigen's vector packets
+// (on wasm_packet.h's SIMD128 packets in the browser build).
 //
 // Sections: packets and sizes · Kᵀ and V layouts · score tiles · row softmax · weighted-sum tiles · driver
 #include "attention_kernel.h"
@@ -9,6 +10,8 @@
 #include <limits>
 
 #include <Eigen/Core>
+
+#include "wasm_packet.h"
 
 // Eigen's packet types carry vector attributes that GCC drops (and warns about) when they are template
 // arguments; nothing here depends on those attributes.
@@ -21,9 +24,16 @@ namespace attnscope::detail {
 
 // ---- packets and sizes -------------------------------------------------------------------------------
 namespace {
+#if defined(__wasm_simd128__)
+// Eigen 3.4 has no WebAssembly packets (its float "packet" there is one float): the browser build's own
+namespace ei = wasm;  // four-float SIMD128 packets with the same operations (wasm_packet.h)
+using Packet = wasm::Packet4f;
+constexpr int L = 4;
+#else
 namespace ei = Eigen::internal;
 using Packet = ei::packet_traits<float>::type;
 constexpr int L = ei::unpacket_traits<Packet>::size;  // floats per register
+#endif
 constexpr int KP = 2 * L;                             // keys per score tile
 constexpr int score_rows = 8;                         // rows per score tile: 16 accumulators with 2 loads
 constexpr int strip_rows = 24;                        // rows per strip: a multiple of every tile height below
@@ -191,6 +201,21 @@ inline void weigh_tile(const float* p, Eigen::Index ldp, int keys, const float* 
   Packet acc[R][NP];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < NP; ++c) acc[r][c] = ei::pset1<Packet>(0.0f);
+#if defined(__wasm_simd128__)
+  // Each row's pointer steps by one float and V's by its stride, so that every load's address is a
+  // pointer and no index arithmetic (the browser's compiler keeps the index sums otherwise: 5% slower).
+  const float* pr[R];
+  for (int r = 0; r < R; ++r) pr[r] = p + r * ldp;
+  const float* vj = v;
+  for (int j = 0; j < keys; ++j, vj += ldv) {
+    Packet b[NP];
+    for (int c = 0; c < NP; ++c) b[c] = ei::ploadu<Packet>(vj + c * L);
+    for (int r = 0; r < R; ++r) {
+      const Packet a = ei::pset1<Packet>(*pr[r]++);
+      for (int c = 0; c < NP; ++c) acc[r][c] = ei::pmadd(a, b[c], acc[r][c]);
+    }
+  }
+#else
   for (int j = 0; j < keys; ++j) {
     Packet b[NP];
     for (int c = 0; c < NP; ++c) b[c] = ei::ploadu<Packet>(v + j * ldv + c * L);
@@ -199,6 +224,7 @@ inline void weigh_tile(const float* p, Eigen::Index ldp, int keys, const float* 
       for (int c = 0; c < NP; ++c) acc[r][c] = ei::pmadd(a, b[c], acc[r][c]);
     }
   }
+#endif
   if (scale != 1.0f) {
     const Packet sc = ei::pset1<Packet>(scale);
     for (int r = 0; r < R; ++r)
@@ -218,7 +244,14 @@ inline void weigh_tile(const float* p, Eigen::Index ldp, int keys, const float* 
 
 template <int NP>
 constexpr int weigh_rows() {
+#if defined(__wasm_simd128__)
+  // The browser's engines keep 16 vector registers (x86-64's xmm): about 12 accumulators with the NP
+  // loads of V and the broadcast; 24 would be spilled on every step. Measured on bench_engine's T 256
+  // shape in node (CPU time per call): 7 rows of 2 registers 19.9 ms, 6 rows 20.7, 8 rows 21.0.
+  return NP == 1 ? 12 : NP == 2 ? 7 : 12 / NP;
+#else
   return NP <= 2 ? 12 : NP == 3 ? 8 : 6;  // 24 accumulators (12 with one register per row)
+#endif
 }
 
 template <int NP, int R = weigh_rows<NP>()>
@@ -264,7 +297,7 @@ void PackedWeights::pack(const Mat& w, int p0, int p1) {
     if (width == KP)  // L × L blocks transposed in registers
       for (; k0 + L <= in; k0 += L)
         for (int j0 = 0; j0 < KP; j0 += L) {
-          Eigen::internal::PacketBlock<Packet, L> block;
+          ei::PacketBlock<Packet, L> block;
           for (int j = 0; j < L; ++j) block.packet[j] = ei::ploadu<Packet>(src + Eigen::Index(j0 + j) * in + k0);
           ei::ptranspose(block);
           for (int k = 0; k < L; ++k) ei::pstoreu(dst + Eigen::Index(k0 + k) * KP + j0, block.packet[k]);

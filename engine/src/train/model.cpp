@@ -500,109 +500,137 @@ void Model::linear_kind_backward(Activations& a, int l, const LayerTensors& lw, 
 // ================================ forward ========================================================
 
 float Model::forward(Activations& a, const int32_t* ids, const int32_t* targets) const {
-  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
-            D = config_.head_dim(), F = config_.ffn(), V = config_.vocab_size;
-  const float eps = config_.rms_norm_eps, theta = config_.rope_theta;
+  forward_begin(a, ids, targets);
+  for (int l = 0; l < config_.layers; ++l) forward_layer(a, l);
+  return forward_end(a, targets != nullptr);
+}
+
+void Model::forward_begin(Activations& a, const int32_t* ids, const int32_t* targets) const {
+  const int BT = a.B * a.T, C = config_.d_model;
   const ModelTensors w = tensors_of(const_cast<float*>(weights_.data()));
   std::copy(ids, ids + BT, a.ids.begin());
   if (targets) std::copy(targets, targets + BT, a.targets.begin());
   else std::fill(a.targets.begin(), a.targets.end(), -1);
-
   ops::embedding_forward(a.x[0], a.ids.data(), w.embed, BT, C);
-  for (int l = 0; l < config_.layers; ++l) {
-    const LayerTensors& lw = w.layers[l];
-    // attention block
-    ops::rmsnorm_forward(a.ln1[l], a.rstd1[l], a.x[l], lw.attn_norm, BT, C, eps);
-    ops::AttentionOptions window;
-    window.window = config_.window_of(l);
-    if (config_.mla()) {
-      mla_forward(a, l, lw);
-    } else if (config_.layer_softmax_free(l)) {
-      linear_kind_forward(a, l, lw);
-    } else {
-      linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
-      linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
-      linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
-      ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
-      ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
-      if (window.window > 0) ops::attention_forward_general(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D, window);
-      else ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
-    }
-    linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
-    ops::residual_forward(a.x_mid[l], a.x_mid[l], a.x[l], BT * C);
-    if (!config_.mlp) {
-      std::copy(a.x_mid[l], a.x_mid[l] + size_t(BT) * C, a.x[l + 1]);
-      continue;
-    }
-    // MLP block
-    ops::rmsnorm_forward(a.ln2[l], a.rstd2[l], a.x_mid[l], lw.mlp_norm, BT, C, eps);
-    linear_forward(a.gate[l], a.ln2[l], lw.gate, nullptr, BT, C, F);
-    linear_forward(a.up[l], a.ln2[l], lw.up, nullptr, BT, C, F);
-    ops::swiglu_forward(a.swi[l], a.gate[l], a.up[l], BT, F);
-    linear_forward(a.x[l + 1], a.swi[l], lw.down, nullptr, BT, F, C);
-    ops::residual_forward(a.x[l + 1], a.x[l + 1], a.x_mid[l], BT * C);
+}
+
+void Model::forward_layer(Activations& a, int l) const {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
+            D = config_.head_dim(), F = config_.ffn();
+  const float eps = config_.rms_norm_eps, theta = config_.rope_theta;
+  const ModelTensors w = tensors_of(const_cast<float*>(weights_.data()));
+  const LayerTensors& lw = w.layers[l];
+  // attention block
+  ops::rmsnorm_forward(a.ln1[l], a.rstd1[l], a.x[l], lw.attn_norm, BT, C, eps);
+  ops::AttentionOptions window;
+  window.window = config_.window_of(l);
+  if (config_.mla()) {
+    mla_forward(a, l, lw);
+  } else if (config_.layer_softmax_free(l)) {
+    linear_kind_forward(a, l, lw);
+  } else {
+    linear_forward(a.q[l], a.ln1[l], lw.wq, nullptr, BT, C, H * D);
+    linear_forward(a.k[l], a.ln1[l], lw.wk, nullptr, BT, C, G * D);
+    linear_forward(a.v[l], a.ln1[l], lw.wv, nullptr, BT, C, G * D);
+    ops::rope_forward(a.q[l], B, T, H, D, theta, 0);
+    ops::rope_forward(a.k[l], B, T, G, D, theta, 0);
+    if (window.window > 0) ops::attention_forward_general(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D, window);
+    else ops::attention_forward(a.atty[l], a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D);
   }
-  ops::rmsnorm_forward(a.lnf, a.rstdf, a.x[config_.layers], w.final_norm, BT, C, eps);
+  linear_forward(a.x_mid[l], a.atty[l], lw.wo, nullptr, BT, H * D, C);
+  ops::residual_forward(a.x_mid[l], a.x_mid[l], a.x[l], BT * C);
+  if (!config_.mlp) {
+    std::copy(a.x_mid[l], a.x_mid[l] + size_t(BT) * C, a.x[l + 1]);
+    return;
+  }
+  // MLP block
+  ops::rmsnorm_forward(a.ln2[l], a.rstd2[l], a.x_mid[l], lw.mlp_norm, BT, C, eps);
+  linear_forward(a.gate[l], a.ln2[l], lw.gate, nullptr, BT, C, F);
+  linear_forward(a.up[l], a.ln2[l], lw.up, nullptr, BT, C, F);
+  ops::swiglu_forward(a.swi[l], a.gate[l], a.up[l], BT, F);
+  linear_forward(a.x[l + 1], a.swi[l], lw.down, nullptr, BT, F, C);
+  ops::residual_forward(a.x[l + 1], a.x[l + 1], a.x_mid[l], BT * C);
+}
+
+float Model::forward_end(Activations& a, bool scored) const {
+  const int BT = a.B * a.T, C = config_.d_model, V = config_.vocab_size;
+  const ModelTensors w = tensors_of(const_cast<float*>(weights_.data()));
+  ops::rmsnorm_forward(a.lnf, a.rstdf, a.x[config_.layers], w.final_norm, BT, C, config_.rms_norm_eps);
   linear_forward(a.logits, a.lnf, w.embed, nullptr, BT, C, V);  // tied output embedding
-  if (!targets) return 0.0f;
+  if (!scored) return 0.0f;
   return ops::crossentropy_forward(a.out_probs, a.logits, a.targets.data(), BT, V);
 }
 
 // ================================ backward =======================================================
 
+namespace {
+void zero(float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); }
+}  // namespace
+
 void Model::backward(Activations& a, float* grad_arena) {
-  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
-            D = config_.head_dim(), F = config_.ffn(), V = config_.vocab_size;
-  const float theta = config_.rope_theta;
+  backward_begin(a, grad_arena);
+  for (int l = config_.layers - 1; l >= 0; --l) backward_layer(a, l, grad_arena);
+  backward_end(a, grad_arena);
+}
+
+// loss → logits → final norm; dresid carries the residual stream's gradient down the blocks
+void Model::backward_begin(Activations& a, float* grad_arena) {
+  const int BT = a.B * a.T, C = config_.d_model, V = config_.vocab_size;
   const ModelTensors w = weight_tensors();
   const ModelTensors g = tensors_of(grad_arena ? grad_arena : grads_.data());
-  auto zero = [](float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); };
-
-  // loss → logits → final norm; dresid carries the residual stream's gradient down the blocks
   zero(a.dlogits, size_t(BT) * V);
   ops::crossentropy_backward(a.dlogits, a.out_probs, a.targets.data(), BT, V);
   zero(a.dln, size_t(BT) * C);
   linear_backward(a.dln, g.embed, nullptr, a.dlogits, a.lnf, w.embed, BT, C, V);
   zero(a.dresid, size_t(BT) * C);
   ops::rmsnorm_backward(a.dresid, g.final_norm, a.dln, a.x[config_.layers], w.final_norm, a.rstdf, BT, C);
+}
 
-  for (int l = config_.layers - 1; l >= 0; --l) {
-    const LayerTensors& lw = w.layers[l];
-    const LayerTensors& lg = g.layers[l];
-    if (config_.mlp) {
-      // x[l+1] = x_mid + down(swi): the residual passes dresid through unchanged, the branch gets it too
-      zero(a.dswi, size_t(BT) * F);
-      linear_backward(a.dswi, lg.down, nullptr, a.dresid, a.swi[l], lw.down, BT, F, C);
-      zero(a.dgate, size_t(BT) * F), zero(a.dup, size_t(BT) * F);
-      ops::swiglu_backward(a.dgate, a.dup, a.dswi, a.gate[l], a.up[l], BT, F);
-      zero(a.dln, size_t(BT) * C);
-      linear_backward(a.dln, lg.gate, nullptr, a.dgate, a.ln2[l], lw.gate, BT, C, F);
-      linear_backward(a.dln, lg.up, nullptr, a.dup, a.ln2[l], lw.up, BT, C, F);
-      ops::rmsnorm_backward(a.dresid, lg.mlp_norm, a.dln, a.x_mid[l], lw.mlp_norm, a.rstd2[l], BT, C);
-    }
-    // x_mid = x[l] + o_proj(attention(...))
-    zero(a.datty, size_t(BT) * H * D);
-    linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
+void Model::backward_layer(Activations& a, int l, float* grad_arena) {
+  const int B = a.B, T = a.T, BT = B * T, C = config_.d_model, H = config_.heads, G = config_.groups,
+            D = config_.head_dim(), F = config_.ffn();
+  const float theta = config_.rope_theta;
+  const ModelTensors w = weight_tensors();
+  const ModelTensors g = tensors_of(grad_arena ? grad_arena : grads_.data());
+  const LayerTensors& lw = w.layers[l];
+  const LayerTensors& lg = g.layers[l];
+  if (config_.mlp) {
+    // x[l+1] = x_mid + down(swi): the residual passes dresid through unchanged, the branch gets it too
+    zero(a.dswi, size_t(BT) * F);
+    linear_backward(a.dswi, lg.down, nullptr, a.dresid, a.swi[l], lw.down, BT, F, C);
+    zero(a.dgate, size_t(BT) * F), zero(a.dup, size_t(BT) * F);
+    ops::swiglu_backward(a.dgate, a.dup, a.dswi, a.gate[l], a.up[l], BT, F);
     zero(a.dln, size_t(BT) * C);
-    if (config_.mla()) {
-      mla_backward(a, l, lw, lg);
-    } else if (config_.layer_softmax_free(l)) {
-      linear_kind_backward(a, l, lw, lg);
-    } else {
-      zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
-      ops::AttentionOptions window;
-      window.window = config_.window_of(l);
-      ops::attention_backward_general(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D,
-                                      window);
-      ops::rope_backward(a.dq, B, T, H, D, theta, 0);
-      ops::rope_backward(a.dk, B, T, G, D, theta, 0);
-      linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
-      linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
-      linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
-    }
-    ops::rmsnorm_backward(a.dresid, lg.attn_norm, a.dln, a.x[l], lw.attn_norm, a.rstd1[l], BT, C);
+    linear_backward(a.dln, lg.gate, nullptr, a.dgate, a.ln2[l], lw.gate, BT, C, F);
+    linear_backward(a.dln, lg.up, nullptr, a.dup, a.ln2[l], lw.up, BT, C, F);
+    ops::rmsnorm_backward(a.dresid, lg.mlp_norm, a.dln, a.x_mid[l], lw.mlp_norm, a.rstd2[l], BT, C);
   }
-  ops::embedding_backward(g.embed, a.dresid, a.ids.data(), BT, C);
+  // x_mid = x[l] + o_proj(attention(...))
+  zero(a.datty, size_t(BT) * H * D);
+  linear_backward(a.datty, lg.wo, nullptr, a.dresid, a.atty[l], lw.wo, BT, H * D, C);
+  zero(a.dln, size_t(BT) * C);
+  if (config_.mla()) {
+    mla_backward(a, l, lw, lg);
+  } else if (config_.layer_softmax_free(l)) {
+    linear_kind_backward(a, l, lw, lg);
+  } else {
+    zero(a.dq, size_t(BT) * H * D), zero(a.dk, size_t(BT) * G * D), zero(a.dv, size_t(BT) * G * D);
+    ops::AttentionOptions window;
+    window.window = config_.window_of(l);
+    ops::attention_backward_general(a.dq, a.dk, a.dv, a.datty, a.probs[l], a.q[l], a.k[l], a.v[l], B, T, H, G, D, D,
+                                    window);
+    ops::rope_backward(a.dq, B, T, H, D, theta, 0);
+    ops::rope_backward(a.dk, B, T, G, D, theta, 0);
+    linear_backward(a.dln, lg.wq, nullptr, a.dq, a.ln1[l], lw.wq, BT, C, H * D);
+    linear_backward(a.dln, lg.wk, nullptr, a.dk, a.ln1[l], lw.wk, BT, C, G * D);
+    linear_backward(a.dln, lg.wv, nullptr, a.dv, a.ln1[l], lw.wv, BT, C, G * D);
+  }
+  ops::rmsnorm_backward(a.dresid, lg.attn_norm, a.dln, a.x[l], lw.attn_norm, a.rstd1[l], BT, C);
+}
+
+void Model::backward_end(Activations& a, float* grad_arena) {
+  const ModelTensors g = tensors_of(grad_arena ? grad_arena : grads_.data());
+  ops::embedding_backward(g.embed, a.dresid, a.ids.data(), a.B * a.T, config_.d_model);
 }
 
 }  // namespace attnscope::train

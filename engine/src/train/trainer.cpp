@@ -248,28 +248,87 @@ Trainer::~Trainer() = default;
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 
-float Trainer::step() {
-  const int T = s_.task.seq_len;
+void Trainer::begin_step() {
   task_.sample(data_rng_, s_.batch, ids_.data(), targets_.data());
+  chunk_loss_.assign(size_t(chunks_), 0.0f);
+  chunk_scored_.assign(size_t(chunks_), 0);
+  clear_ = !grads_zero_;
+  grads_zero_ = false;
+}
+
+float Trainer::step() {
+  if (piece_ > 0) {  // finish the step advance() began
+    while (!advance()) {
+    }
+    return losses_.back();
+  }
+  const int T = s_.task.seq_len;
+  begin_step();
   // 1. Each chunk of the batch: forward and backward on one thread, gradients into its own arena (all
   //    zero: the previous step's optimizer left them so).
-  std::vector<float> chunk_loss(chunks_);
-  std::vector<int> chunk_scored(chunks_, 0);
-  const bool clear = !grads_zero_;
-  grads_zero_ = false;
   team_->run([&](int c) {
     const size_t row0 = size_t(chunk_begin_[c]) * T, rows = size_t(chunk_begin_[c + 1] - chunk_begin_[c]) * T;
-    for (size_t i = row0; i < row0 + rows; ++i) chunk_scored[c] += targets_[i] >= 0;
+    for (size_t i = row0; i < row0 + rows; ++i) chunk_scored_[c] += targets_[i] >= 0;
     float* grads = c == 0 ? model_.grads() : chunk_grads_[c - 1].data();
-    if (clear) std::fill(grads, grads + model_.arena_size(), 0.0f);
-    chunk_loss[c] = model_.forward(chunk_acts_[c], ids_.data() + row0, targets_.data() + row0);
+    if (clear_) std::fill(grads, grads + model_.arena_size(), 0.0f);
+    chunk_loss_[c] = model_.forward(chunk_acts_[c], ids_.data() + row0, targets_.data() + row0);
     model_.backward(chunk_acts_[c], grads);
   });
+  return finish_step();
+}
+
+int Trainer::pieces_per_step() const { return chunks_ * (2 * s_.model.layers + 2) + 1; }
+
+// Chunk c's forward and backward of step() as 2L + 2 pieces: the embedding and layer 0, layers 1 … L − 1,
+// the logits and the loss; their backward, layers L − 1 … 1, layer 0 and the embedding.
+void Trainer::run_chunk_piece(int c, int k) {
+  const int T = s_.task.seq_len, L = s_.model.layers;
+  const size_t row0 = size_t(chunk_begin_[c]) * T, rows = size_t(chunk_begin_[c + 1] - chunk_begin_[c]) * T;
+  float* grads = c == 0 ? model_.grads() : chunk_grads_[c - 1].data();
+  Activations& acts = chunk_acts_[c];
+  const detail::SingleThreadScope serial(true);  // as a chunk runs in step() (team.h)
+  if (k == 0) {
+    for (size_t i = row0; i < row0 + rows; ++i) chunk_scored_[c] += targets_[i] >= 0;
+    if (clear_) std::fill(grads, grads + model_.arena_size(), 0.0f);
+    model_.forward_begin(acts, ids_.data() + row0, targets_.data() + row0);
+    model_.forward_layer(acts, 0);
+  } else if (k < L) {
+    model_.forward_layer(acts, k);
+  } else if (k == L) {
+    chunk_loss_[c] = model_.forward_end(acts, true);
+  } else if (k == L + 1) {
+    model_.backward_begin(acts, grads);
+  } else {
+    const int l = 2 * L + 1 - k;  // k = L + 2 … 2L + 1: layers L − 1 … 0
+    model_.backward_layer(acts, l, grads);
+    if (l == 0) model_.backward_end(acts, grads);
+  }
+}
+
+bool Trainer::advance() {
+  const int per_chunk = 2 * s_.model.layers + 2;
+  try {
+    if (piece_ == 0) begin_step();
+    if (piece_ < chunks_ * per_chunk) {
+      run_chunk_piece(piece_ / per_chunk, piece_ % per_chunk);
+      ++piece_;
+      return false;
+    }
+    piece_ = 0;
+    finish_step();
+    return true;
+  } catch (...) {
+    piece_ = 0;  // grads_zero_ is false: the next step clears the arenas
+    throw;
+  }
+}
+
+float Trainer::finish_step() {
   // 2. The batch's mean loss: chunk means weighted by their scored positions, in order.
   int scored = 0;
-  for (int n : chunk_scored) scored += n;
+  for (int n : chunk_scored_) scored += n;
   double loss_sum = 0;
-  for (int c = 0; c < chunks_; ++c) loss_sum += double(chunk_loss[c]) * chunk_scored[c];
+  for (int c = 0; c < chunks_; ++c) loss_sum += double(chunk_loss_[c]) * chunk_scored_[c];
   const float loss = scored ? float(loss_sum / scored) : 0.0f;
   if (!std::isfinite(loss))
     throw InputError("training diverged at step " + std::to_string(losses_.size() + 1) +
@@ -280,7 +339,7 @@ float Trainer::step() {
   std::vector<float> share(chunks_, 1.0f);
   for (int c = 1; c < chunks_; ++c) arenas.push_back(chunk_grads_[c - 1].data());
   if (chunks_ > 1)
-    for (int c = 0; c < chunks_; ++c) share[c] = scored ? float(chunk_scored[c]) / float(scored) : 0.0f;
+    for (int c = 0; c < chunks_; ++c) share[c] = scored ? float(chunk_scored_[c]) / float(scored) : 0.0f;
   last_grad_norm_ = optimizer_.step_summed(model_.weights(), arenas, share, model_.params(), team_.get());
   grads_zero_ = true;
   losses_.push_back(loss);

@@ -233,6 +233,17 @@ class Model {
   // into `grad_arena` [arena_size()] when given (the trainer's per-thread share of a batch).
   void backward(Activations& a, float* grad_arena = nullptr);
   void zero_grads() { grads_.zero(); }
+  // The same two passes in pieces, which forward() and backward() are made of (so the result is the same
+  // bit for bit): the trainer runs a step piece by piece where a frame must not wait for a whole step
+  // (the browser, Trainer::advance):
+  //   forward  = forward_begin, forward_layer(l) for l = 0 … L − 1, forward_end (returns forward's value)
+  //   backward = backward_begin, backward_layer(l) for l = L − 1 … 0, backward_end
+  void forward_begin(Activations& a, const int32_t* ids, const int32_t* targets) const;
+  void forward_layer(Activations& a, int l) const;
+  float forward_end(Activations& a, bool scored) const;
+  void backward_begin(Activations& a, float* grad_arena = nullptr);
+  void backward_layer(Activations& a, int l, float* grad_arena = nullptr);
+  void backward_end(Activations& a, float* grad_arena = nullptr);
 
   static constexpr float latent_norm_eps = 1e-6f;  // q_a_layernorm, kv_a_layernorm (SPEC, DeepSeek-V2)
 

@@ -138,6 +138,15 @@ class Trainer {
   // One optimizer step on a fresh batch; returns its loss (before the update). Throws InputError
   // when the loss stops being finite ("training diverged … lower the learning rate").
   float step();
+  // The same step in pieces, for a caller that must not wait for a whole step (the browser's frame,
+  // app/core/training_worker.cpp): each call does one piece — about one layer's forward or backward of
+  // one chunk of the batch (Model::forward_layer …), then the loss and AdamW — and returns true when
+  // the piece ended a step (its loss is losses().back()). The steps are step()'s, bit for bit: the same
+  // data, the same operations in the same order. Throws as step() does (the step is then dropped:
+  // the next call begins a new one). step() in the middle of a step finishes that step.
+  bool advance();
+  bool mid_step() const { return piece_ > 0; }
+  int pieces_per_step() const;
   bool finished() const { return int(losses_.size()) >= s_.steps; }
   int steps_done() const { return int(losses_.size()); }
 
@@ -184,6 +193,15 @@ class Trainer {
   // The optimizer leaves every gradient arena zero after its update, so a step does not clear them
   // before the backward; false only after a step stopped half-way (an exception), then they are cleared.
   bool grads_zero_ = true;
+  // The step under way: the next piece (advance(); 0 = none begun), whether its chunks clear their
+  // arenas first, and each chunk's loss and scored positions.
+  int piece_ = 0;
+  bool clear_ = false;
+  std::vector<float> chunk_loss_;
+  std::vector<int> chunk_scored_;
+  void begin_step();              // samples the batch
+  void run_chunk_piece(int c, int k);  // piece k of chunk c (k < 2L + 2)
+  float finish_step();            // the batch's loss, AdamW
   Activations probe_acts_;
   std::vector<int32_t> ids_, targets_, probe_ids_, induction_ids_;
   std::vector<float> losses_;
