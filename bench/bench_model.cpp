@@ -1,11 +1,17 @@
 // bench_model — opening a checkpoint and its forward pass with every layer's attentions kept.
 // Not a test: it prints figures (one JSON line), read by bench/compare_model_torch.py.
 //
-//   bench_model DIR T [reps] [--out OUT] [--open-only]
+//   bench_model DIR T [reps] [--out OUT] [--open-only] [--packed]
 // DIR is a checkpoint folder, opened once (run it twice for a warm-cache figure: compare_model_torch.py
-// does); T tokens of ids (t·7919 + 11) mod V are run `reps` times (default 5). --out writes the last
-// pass's attentions [L·H, T, T] and logits [T, V] as .npy, for the comparison with PyTorch.
-// Peak RSS is VmHWM (the whole process: mapped file pages still resident count too).
+// does); T tokens of ids (t·7919 + 11) mod V are run `reps` times (default 5) with the lazy packing
+// turned off (PackingState::enabled): every product reads the mapped file, as the one forward of
+// `attnscope compute` does (forward_median_ms, forward_best_ms). --packed then times the forwards the
+// window repeats (every slider change, every ablation) in the same process, the lazy packing on (model.h
+// WeightPacking): a forward whose products read in place (each matrix's first use), the forward that
+// packs each matrix (packing_forward_ms), then `reps` on the packed copies (packed_median_ms,
+// packed_best_ms). --out writes the last pass's attentions [L·H, T, T] and logits [T, V] as .npy, for the
+// comparison with PyTorch. Peak RSS is VmHWM (the whole process: mapped file pages still resident count
+// too): peak_rss_mb after the in-place passes, peak_rss_packed_mb at the end, with the packed copies.
 #include <malloc.h>
 
 #include <algorithm>
@@ -44,16 +50,17 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);  // as app/main.cpp: freed tensors are reused
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (argc < 3) {
-    std::fprintf(stderr, "usage: bench_model DIR T [reps] [--out OUT]\n");
+    std::fprintf(stderr, "usage: bench_model DIR T [reps] [--out OUT] [--open-only] [--packed]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int T = std::atoi(argv[2]);
   int reps = 5;
   std::string out;
-  bool open_only = false;
+  bool open_only = false, packed = false;
   for (int i = 3; i < argc; ++i) {
     if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+    else if (std::strcmp(argv[i], "--packed") == 0) packed = true;
     else if (std::strcmp(argv[i], "--open-only") == 0) open_only = true;
     else reps = std::max(1, std::atoi(argv[i]));
   }
@@ -69,15 +76,35 @@ int main(int argc, char** argv) {
 
     std::vector<int32_t> ids(size_t(std::max(T, 0)));
     for (int t = 0; t < T; ++t) ids[size_t(t)] = int32_t((int64_t(t) * 7919 + 11) % c.vocab);
-    (void)model::forward(*m, ids);  // warm-up: threads, first-touch pages
-    std::vector<double> ms;
+    const model::WeightPacking& packing = m->weights->packing;
     model::ForwardResult r;
-    for (int i = 0; i < reps; ++i) {
-      t0 = std::chrono::steady_clock::now();
-      r = model::forward(*m, ids);
-      ms.push_back(seconds_since(t0) * 1e3);
+    auto timed = [&](int n) {  // the median and the best of n passes, ms
+      std::vector<double> ms;
+      for (int i = 0; i < n; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        r = model::forward(*m, ids);
+        ms.push_back(seconds_since(start) * 1e3);
+      }
+      std::sort(ms.begin(), ms.end());
+      return std::pair{ms[ms.size() / 2], ms.front()};
+    };
+    if (packing.state) packing.state->enabled = false;  // as a single forward: every product in place
+    (void)model::forward(*m, ids);  // warm-up: threads, first-touch pages
+    const auto [in_place_median, in_place_best] = timed(reps);
+    const double peak_in_place = peak_rss_mb();
+    std::string packed_json;
+    if (packed && packing.state) {
+      packing.state->enabled = true;
+      (void)model::forward(*m, ids);  // each matrix's first use reads in place
+      const double packing_ms = timed(1).first;  // its second packs it
+      const auto [median, best] = timed(reps);
+      char text[320];
+      std::snprintf(text, sizeof text,
+                    ", \"packed_median_ms\": %.2f, \"packed_best_ms\": %.2f, \"packing_forward_ms\": %.2f, "
+                    "\"packed_mb\": %.0f, \"peak_rss_packed_mb\": %.0f",
+                    median, best, packing_ms, double(packing.state->bytes.load()) / (1 << 20), peak_rss_mb());
+      packed_json = text;
     }
-    std::sort(ms.begin(), ms.end());
     if (!out.empty()) {
       write_npy(out + "/attentions.npy", r.attentions.data(), {int64_t(r.layers) * r.heads, r.tokens, r.tokens});
       write_npy(out + "/logits.npy", r.logits);
@@ -87,9 +114,9 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"model\": \"%s\", \"tokens\": %d, \"open_s\": %.3f, \"forward_median_ms\": %.2f, "
         "\"forward_best_ms\": %.2f, \"peak_rss_mb\": %.0f, \"weights_f32_mb\": %.0f, \"attentions_mb\": %.1f, "
-        "\"parameters\": %lld}\n",
-        m->name.c_str(), T, open_s, ms[ms.size() / 2], ms.front(), peak_rss_mb(), weights_mb,
-        attentions_mb, static_cast<long long>(c.parameter_count()));
+        "\"parameters\": %lld, \"packing\": \"%s\"%s}\n",
+        m->name.c_str(), T, open_s, in_place_median, in_place_best, peak_in_place, weights_mb, attentions_mb,
+        static_cast<long long>(c.parameter_count()), model::packing_text(packing).c_str(), packed_json.c_str());
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
