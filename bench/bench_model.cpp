@@ -9,9 +9,11 @@
 // window repeats (every slider change, every ablation) in the same process, the lazy packing on (model.h
 // WeightPacking): a forward whose products read in place (each matrix's first use), the forward that
 // packs each matrix (packing_forward_ms), then `reps` on the packed copies (packed_median_ms,
-// packed_best_ms). --out writes the last pass's attentions [L·H, T, T] and logits [T, V] as .npy, for the
-// comparison with PyTorch. Peak RSS is VmHWM (the whole process: mapped file pages still resident count
-// too): peak_rss_mb after the in-place passes, peak_rss_packed_mb at the end, with the packed copies.
+// packed_best_ms), each after an in-place one (the in-place figures then come from those: both see the
+// same load on a shared machine). --out writes the last pass's attentions [L·H, T, T] and logits [T, V]
+// as .npy (the packed pass's with --packed), for the comparison with PyTorch. Peak RSS is VmHWM (the whole
+// process: mapped file pages still resident count too): peak_rss_mb at the end, and with --packed
+// peak_rss_in_place_mb before the packing forward (what a single forward holds).
 #include <malloc.h>
 
 #include <algorithm>
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
     for (int t = 0; t < T; ++t) ids[size_t(t)] = int32_t((int64_t(t) * 7919 + 11) % c.vocab);
     const model::WeightPacking& packing = m->weights->packing;
     model::ForwardResult r;
-    auto timed = [&](int n) {  // the median and the best of n passes, ms
+    auto timed = [&](int n) {  // n passes, ms, sorted
       std::vector<double> ms;
       for (int i = 0; i < n; ++i) {
         const auto start = std::chrono::steady_clock::now();
@@ -86,25 +88,38 @@ int main(int argc, char** argv) {
         ms.push_back(seconds_since(start) * 1e3);
       }
       std::sort(ms.begin(), ms.end());
-      return std::pair{ms[ms.size() / 2], ms.front()};
+      return ms;
     };
     if (packing.state) packing.state->enabled = false;  // as a single forward: every product in place
     (void)model::forward(*m, ids);  // warm-up: threads, first-touch pages
-    const auto [in_place_median, in_place_best] = timed(reps);
-    const double peak_in_place = peak_rss_mb();
     std::string packed_json;
-    if (packed && packing.state) {
+    std::vector<double> in_place_ms, packed_ms;
+    if (!packed || !packing.state) {
+      in_place_ms = timed(reps);
+    } else {
+      (void)model::forward(*m, ids);
+      const double peak_in_place = peak_rss_mb();
       packing.state->enabled = true;
       (void)model::forward(*m, ids);  // each matrix's first use reads in place
-      const double packing_ms = timed(1).first;  // its second packs it
-      const auto [median, best] = timed(reps);
-      char text[320];
+      const double packing_ms = timed(1).front();  // its second packs it
+      // In place and packed in turns, so that both see the same load on a shared machine.
+      for (int i = 0; i < reps; ++i) {
+        packing.state->enabled = false;
+        in_place_ms.push_back(timed(1).front());
+        packing.state->enabled = true;
+        packed_ms.push_back(timed(1).front());
+      }
+      std::sort(in_place_ms.begin(), in_place_ms.end());
+      std::sort(packed_ms.begin(), packed_ms.end());
+      char text[360];
       std::snprintf(text, sizeof text,
                     ", \"packed_median_ms\": %.2f, \"packed_best_ms\": %.2f, \"packing_forward_ms\": %.2f, "
-                    "\"packed_mb\": %.0f, \"peak_rss_packed_mb\": %.0f",
-                    median, best, packing_ms, double(packing.state->bytes.load()) / (1 << 20), peak_rss_mb());
+                    "\"packed_mb\": %.0f, \"peak_rss_in_place_mb\": %.0f, \"peak_rss_packed_mb\": %.0f",
+                    packed_ms[packed_ms.size() / 2], packed_ms.front(), packing_ms,
+                    double(packing.state->bytes.load()) / (1 << 20), peak_in_place, peak_rss_mb());
       packed_json = text;
     }
+    const double in_place_median = in_place_ms[in_place_ms.size() / 2], in_place_best = in_place_ms.front();
     if (!out.empty()) {
       write_npy(out + "/attentions.npy", r.attentions.data(), {int64_t(r.layers) * r.heads, r.tokens, r.tokens});
       write_npy(out + "/logits.npy", r.logits);
@@ -115,7 +130,7 @@ int main(int argc, char** argv) {
         "{\"model\": \"%s\", \"tokens\": %d, \"open_s\": %.3f, \"forward_median_ms\": %.2f, "
         "\"forward_best_ms\": %.2f, \"peak_rss_mb\": %.0f, \"weights_f32_mb\": %.0f, \"attentions_mb\": %.1f, "
         "\"parameters\": %lld, \"packing\": \"%s\"%s}\n",
-        m->name.c_str(), T, open_s, in_place_median, in_place_best, peak_in_place, weights_mb, attentions_mb,
+        m->name.c_str(), T, open_s, in_place_median, in_place_best, peak_rss_mb(), weights_mb, attentions_mb,
         static_cast<long long>(c.parameter_count()), model::packing_text(packing).c_str(), packed_json.c_str());
   } catch (const InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

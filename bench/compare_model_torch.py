@@ -133,7 +133,7 @@ def run(name, spec, build, tmp, rate):
         # The window's repeated forward (issue 38 item 8: goal ≥ 90% of sgemm), best times of the same process.
         in_place, packed = ours["forward_best_ms"] / 1e3, ours["packed_best_ms"] / 1e3
         repeated = 100 * work / packed / rate
-        print(f"repeated forward (best): in place {in_place * 1e3:.0f} ms ({anchor.share(work, in_place, rate)}), packed "
+        print(f"repeated forward (best, in turns): in place {in_place * 1e3:.0f} ms ({anchor.share(work, in_place, rate)}), packed "
               f"{packed * 1e3:.0f} ms ({anchor.share(work, packed, rate)}; median {ours['packed_median_ms']:.0f} ms); "
               f"PyTorch {anchor.share(work, torch_best, rate)} at its best ({torch_best * 1e3:.0f} ms); the forward "
               f"that packs {ours['packing_forward_ms']:.0f} ms; packed copies {ours['packed_mb']:.0f} MB, peak RSS "
@@ -150,11 +150,12 @@ def run(name, spec, build, tmp, rate):
     goal = spec.get("goal", 0.2 if name == "gpt2" else 0.5)
     print(f"attnscope compute --checkpoint end to end: {cli_s:.2f} s (best of 3; goal ≤ {goal} s), peak RSS {cli_rss:.0f} MB")
     budget = ours["weights_f32_mb"] + ours["attentions_mb"] + 300
+    single_peak = ours.get("peak_rss_in_place_mb", ours["peak_rss_mb"])  # before the packing forward
     print(f"attnscope open: {first['open_s']:.2f} s first (peak RSS {first['peak_rss_mb']:.0f} MB), {ours['open_s']:.2f} s warm; peak RSS "
-          f"{ours['peak_rss_mb']:.0f} MB (budget: float32 weights {ours['weights_f32_mb']:.0f} + attentions "
+          f"{single_peak:.0f} MB (budget: float32 weights {ours['weights_f32_mb']:.0f} + attentions "
           f"{ours['attentions_mb']:.1f} + 300 = {budget:.0f} MB)")
     exact = d_att <= 1e-4 and d_logits <= 1e-3
-    goals = cli_s <= goal and ours["peak_rss_mb"] <= budget
+    goals = cli_s <= goal and single_peak <= budget and (repeated is None or repeated >= 90)
     print(("exact" if exact else "NOT EXACT") + "; " + ("goals met" if goals else "GOALS MISSED"))
     return exact
 

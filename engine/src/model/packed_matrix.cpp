@@ -159,12 +159,18 @@ void PackedMatrix::pack_copy(Lazy& lazy) const {
       }
       continue;
     }
-    thread_local std::vector<float> row;
-    row.resize(size_t(K));
-    for (int64_t j = 0; j < P; ++j) {
-      if (j < width) widen_run(source_, storage_, (p * P + j) * ld_, K, row.data());
-      else std::fill(row.begin(), row.end(), 0.0f);
-      for (int64_t k = 0; k < K; ++k) panel[k * P + j] = row[size_t(k)];
+    // W's 32 rows in blocks of 64 values of k: each block widened into an L1-resident [32][64] buffer, then
+    // written out as 64 whole panel rows [k][0..32) (each written once, in order, not 32 times a line).
+    constexpr int64_t kb = 64;
+    alignas(64) float block[P][kb];
+    for (int64_t k0 = 0; k0 < K; k0 += kb) {
+      const int64_t n = std::min(kb, K - k0);
+      for (int64_t j = 0; j < P; ++j) {
+        if (j < width) widen_run(source_, storage_, (p * P + j) * ld_ + k0, n, block[j]);
+        else std::fill(block[j], block[j] + n, 0.0f);
+      }
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < P; ++j) panel[(k0 + k) * P + j] = block[j][k];
     }
   }
   lazy.data = std::move(copy);
