@@ -4,16 +4,16 @@
 //   bench_model DIR T [reps] [--out OUT] [--open-only] [--packed]
 // DIR is a checkpoint folder, opened once (run it twice for a warm-cache figure: compare_model_torch.py
 // does); T tokens of ids (t·7919 + 11) mod V are run `reps` times (default 5) with the lazy packing
-// turned off (PackingState::enabled): every product reads the mapped file, as the one forward of
-// `attnscope compute` does (forward_median_ms, forward_best_ms). --packed then times the forwards the
+// turned off (PackingState::enabled): every product reads the mapped file, as a model whose packed
+// copies do not fit in memory does (forward_median_ms, forward_best_ms). --packed then times the forwards the
 // window repeats (every slider change, every ablation) in the same process, the lazy packing on (model.h
-// WeightPacking): a forward whose products read in place (each matrix's first use), the forward that
-// packs each matrix (packing_forward_ms), then `reps` on the packed copies (packed_median_ms,
+// WeightPacking): the forward that packs each matrix (packing_forward_ms: what the first forward of
+// the window or of `compute` costs), then `reps` on the packed copies (packed_median_ms,
 // packed_best_ms), each after an in-place one (the in-place figures then come from those: both see the
 // same load on a shared machine). --out writes the last pass's attentions [L·H, T, T] and logits [T, V]
 // as .npy (the packed pass's with --packed), for the comparison with PyTorch. Peak RSS is VmHWM (the whole
 // process: mapped file pages still resident count too): peak_rss_mb at the end, and with --packed
-// peak_rss_in_place_mb before the packing forward (what a single forward holds).
+// peak_rss_in_place_mb before the packing forward (what the model holds unpacked).
 #include <malloc.h>
 
 #include <algorithm>
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       std::sort(ms.begin(), ms.end());
       return ms;
     };
-    if (packing.state) packing.state->enabled = false;  // as a single forward: every product in place
+    if (packing.state) packing.state->enabled = false;  // unpacked: every product in place
     (void)model::forward(*m, ids);  // warm-up: threads, first-touch pages
     std::string packed_json;
     std::vector<double> in_place_ms, packed_ms;
@@ -100,8 +100,7 @@ int main(int argc, char** argv) {
       (void)model::forward(*m, ids);
       const double peak_in_place = peak_rss_mb();
       packing.state->enabled = true;
-      (void)model::forward(*m, ids);  // each matrix's first use reads in place
-      const double packing_ms = timed(1).front();  // its second packs it
+      const double packing_ms = timed(1).front();  // the first forward packs each matrix
       // In place and packed in turns, so that both see the same load on a shared machine.
       for (int i = 0; i < reps; ++i) {
         packing.state->enabled = false;

@@ -13,11 +13,11 @@ speed-up, attnscope's open times and its peak memory, and `attnscope compute --c
 PyTorch runs at its best (bench/anchor.py: 2 threads, OMP_WAIT_POLICY=PASSIVE, OpenBLAS choosing its
 own kernel), and each forward is also given as a share of the same run's float32 GEMM rate (OpenBLAS
 sgemm 2048³), its flops counted below (forward_gflop). bench_model times attnscope's forward two ways in
-one process (bench_model --packed): with every product reading the mapped file, as the one forward of
-`compute` does, and repeated as the window repeats it, on the copies packed lazily by the second forward
-(packed_matrix.h); PyTorch's best time is the same share beside them. The goals (issue "Honest speed"):
+one process (bench_model --packed): with every product reading the mapped file (packing off), and
+repeated as the window repeats it, on the copies packed lazily by the first forward (packed_matrix.h); PyTorch's best time is the same share beside them. The goals (issue "Honest speed"):
   compute end to end with a warm page cache: gpt2 ≤ 0.2 s, qwen ≤ 0.5 s, qwen3 ≤ 2 s (issue 25)
-  peak RSS ≤ float32 weights + attentions + 300 MB (the in-place passes: a single forward's memory)
+  peak RSS ≤ float32 weights + attentions + 300 MB (bench_model before packing; `compute` packs: its own
+  peak is printed beside)
   the repeated forward ≥ 90% of sgemm (issue 38 item 8)
 
 Run with Debian's python3 (python3-torch, python3-numpy; libopenblas0-pthread installed, or PyTorch

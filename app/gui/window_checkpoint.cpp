@@ -210,12 +210,12 @@ void DrawViewButtons(AppState& state) {
 }
 
 // How the linear weights are held (model.h WeightPacking): read in place from the mapped files, packed into
-// float32 copies by the second forward when open()'s memory check left room for them.
+// float32 copies by the first forward when open()'s memory check left room for them.
 std::string PackingText(const model::WeightPacking& p) {
   if (p.bytes <= 0) return tr("float32 copies made at load");
   const std::string size = model::packing_size(p);
   if (!p.fits) return trf("read in place: float32 copies (%s) would not fit in memory", size.c_str());
-  return trf("read in place; float32 copies (%s) from the second forward on", size.c_str());
+  return trf("read in place; float32 copies (%s) made by the first forward", size.c_str());
 }
 
 void DrawModelInfo(AppState& state) {

@@ -641,14 +641,15 @@ bool packing_fits(const WeightMemory& opened, double packed_bytes, double memory
 std::string packing_size(const WeightPacking& p) {
   char size[32];
   if (p.bytes >= 1e9) std::snprintf(size, sizeof size, "%.1f GB", p.bytes / 1e9);
-  else std::snprintf(size, sizeof size, "%.0f MB", p.bytes / 1e6);
+  else if (p.bytes >= 1e6) std::snprintf(size, sizeof size, "%.0f MB", p.bytes / 1e6);
+  else std::snprintf(size, sizeof size, "%.0f kB", p.bytes / 1e3);
   return size;
 }
 
 std::string packing_text(const WeightPacking& p) {
   if (p.bytes <= 0) return "float32 copies made at load";
   if (!p.fits) return "read in place: float32 copies (" + packing_size(p) + ") would not fit in memory";
-  return "read in place; float32 copies (" + packing_size(p) + ") from the second forward on";
+  return "read in place; float32 copies (" + packing_size(p) + ") made by the first forward";
 }
 
 // ---- open ----------------------------------------------------------------------------------------

@@ -104,8 +104,6 @@ const float* PackedMatrix::panels_for_product() const {
   Lazy* lazy = lazy_.get();
   if (!lazy || !lazy->state->enabled.load(std::memory_order_relaxed)) return nullptr;
   if (const float* p = lazy->panels.load(std::memory_order_acquire)) return p;
-  if (lazy->uses.fetch_add(1, std::memory_order_relaxed) < lazy->state->uses_before_pack.load(std::memory_order_relaxed))
-    return nullptr;
   // Once per matrix: a second caller arriving meanwhile waits here for the copy, then reads it.
   std::call_once(lazy->once, [&] { pack_copy(*lazy); });
   return lazy->panels.load(std::memory_order_acquire);

@@ -17,11 +17,12 @@
 //                        summing each product's 16 lanes at the end.
 //
 // Packed lazily: an in-place matrix may be given a PackingState (model::open does, when the packed
-// copies fit the memory check, model.h): its first product reads in place, its second packs it once
-// (std::call_once: two forwards starting at once pack it once, the other waits) into the float32
-// panels of a packed matrix, and every later product reads those. A one-shot `compute` so costs
-// nothing more, and the window's repeated forwards (every slider change, every ablation) run at the
-// packed kernel's speed (docs/speed.md "Repeated forwards"). A copy shares the packed copy.
+// copies fit the memory check, model.h): its first product packs it once (std::call_once: two forwards
+// starting at once pack it once, the other waits) into the float32 panels of a packed matrix, and
+// every product reads those, so the window's repeated forwards (every slider change, every ablation)
+// run at the packed kernel's speed (docs/speed.md "Checkpoint forward"), and every forward of a model
+// gives bitwise the same result (an ablation's unchanged layers stay exactly unchanged). A matrix no
+// forward uses (an expert no token is routed to) is never packed. A copy shares the packed copy.
 // Legend: BT rows of x, OC = rows (outputs), IC = cols (inputs).
 #pragma once
 #include <atomic>
@@ -40,7 +41,6 @@ enum class WeightStorage { f32, bf16, f16 };
 // The lazy packing of one opened model's in-place matrices, shared by all of them.
 struct PackingState {
   std::atomic<bool> enabled{true};     // false: every product reads in place (packed copies kept, unused)
-  std::atomic<int> uses_before_pack{1};  // products that read in place before the matrix is packed
   std::atomic<int64_t> matrices{0};    // matrices packed so far
   std::atomic<int64_t> bytes{0};       // their float32 panels' bytes
   std::atomic<int64_t> failed{0};      // matrices whose copy could not be allocated (they stay in place)
@@ -94,8 +94,8 @@ class PackedMatrix {
   void pack_lazily(std::shared_ptr<PackingState> state);
   bool packs_lazily() const { return lazy_ != nullptr; }
   bool packed_copy_made() const { return lazy_ && lazy_->panels.load(std::memory_order_acquire) != nullptr; }
-  // The panels the product reads: a packed matrix's own, an in-place one's lazy copy once it is made
-  // (counting this call as a use, and packing on the use that calls for it), else null (read in place).
+  // The panels the product reads: a packed matrix's own, an in-place one's lazy copy (made by the first
+  // call), else null (read in place: no PackingState, packing turned off, or no memory for the copy).
   const float* panels_for_product() const;
   // The lazy copy's bytes when made (4 a value, the last panel zero-padded): storage_size()·4.
   int64_t packed_bytes() const { return storage_size() * int64_t(sizeof(float)); }
@@ -103,7 +103,6 @@ class PackedMatrix {
  private:
   struct Lazy {
     std::shared_ptr<PackingState> state;
-    std::atomic<int> uses{0};
     std::once_flag once;
     std::atomic<const float*> panels{nullptr};
     std::unique_ptr<float[]> data;
