@@ -209,15 +209,6 @@ void DrawViewButtons(AppState& state) {
   ErrorText(ErrorFor(state, Panel::checkpoint));
 }
 
-// How the linear weights are held (model.h WeightPacking): read in place from the mapped files, packed into
-// float32 copies by the first forward when open()'s memory check left room for them.
-std::string PackingText(const model::WeightPacking& p) {
-  if (p.bytes <= 0) return tr("float32 copies made at load");
-  const std::string size = model::packing_size(p);
-  if (!p.fits) return trf("read in place: float32 copies (%s) would not fit in memory", size.c_str());
-  return trf("read in place; float32 copies (%s) made by the first forward", size.c_str());
-}
-
 void DrawModelInfo(AppState& state) {
   const model::Model& m = *state.checkpoint.model;
   const model::ModelConfig& cfg = m.config;
@@ -231,7 +222,6 @@ void DrawModelInfo(AppState& state) {
     InfoRow(tr("d_head"), std::to_string(cfg.head_dim));
     InfoRow(tr("parameters"), Thousands(m.parameter_count()));
     InfoRow(tr("weights"), m.source_dtypes);
-    InfoRow(tr("weights in memory"), PackingText(m.weights->packing));
     if (!cfg.container.empty())  // the text tower is drawn; the vision tower's tensors stay unread
       InfoRow(tr("vision tower"), trf("not drawn: %d tensors skipped", m.skipped_tensors));
     char seconds[32];

@@ -200,7 +200,7 @@ bool weights_fit(const WeightMemory& m, double memory_bytes);
 // Whether the lazily packed float32 copies (`packed_bytes`) fit beside the opened weights `opened`:
 // weights_fit with them added to the resident bytes (the file's pages they are read from stay counted).
 bool packing_fits(const WeightMemory& opened, double packed_bytes, double memory_bytes);
-// What `compute` says of it (the Checkpoint window the same words, translated), e.g. "read in place; float32
+// What `compute` says of it in model.json ("weights_in_memory"), e.g. "read in place; float32
 // copies (476 MB) made by the first forward", "read in place: float32 copies (9.1 GB) would not fit in
 // memory", "float32 copies made at load" (nothing read in place); packing_size the "476 MB" part.
 std::string packing_size(const WeightPacking& p);
