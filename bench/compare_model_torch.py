@@ -12,9 +12,13 @@ speed-up, attnscope's open times and its peak memory, and `attnscope compute --c
 (the command a user runs: start-up, open, forward, top-k, writing every file), with its peak memory.
 PyTorch runs at its best (bench/anchor.py: 2 threads, OMP_WAIT_POLICY=PASSIVE, OpenBLAS choosing its
 own kernel), and each forward is also given as a share of the same run's float32 GEMM rate (OpenBLAS
-sgemm 2048³), its flops counted below (forward_gflop). The goals (issue "Honest speed"):
+sgemm 2048³), its flops counted below (forward_gflop). bench_model times attnscope's forward two ways in
+one process (bench_model --packed): with every product reading the mapped file (packing off), and
+repeated as the window repeats it, on the copies packed lazily by the first forward (packed_matrix.h); PyTorch's best time is the same share beside them. The goals (issue "Honest speed"):
   compute end to end with a warm page cache: gpt2 ≤ 0.2 s, qwen ≤ 0.5 s, qwen3 ≤ 2 s (issue 25)
-  peak RSS ≤ float32 weights + attentions + 300 MB
+  peak RSS ≤ float32 weights + attentions + 300 MB (bench_model before packing; `compute` packs: its own
+  peak is printed beside)
+  the repeated forward ≥ 90% of sgemm (issue 38 item 8)
 
 Run with Debian's python3 (python3-torch, python3-numpy; libopenblas0-pthread installed, or PyTorch
 falls back to the reference BLAS and is 50× slower), after building with -DATTNSCOPE_BUILD_BENCH=ON:
@@ -82,17 +86,6 @@ def ids_for(T, V):
     return [(t * 7919 + 11) % V for t in range(T)]
 
 
-def median_s(fn, reps):
-    fn()  # warm-up
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def run(name, spec, build, tmp, rate):
     cfg, dtype, T = spec["cfg"], spec["dtype"], spec["tokens"]
     family, L, C, H, G, D, F, V, P = fx.dims(cfg)
@@ -113,12 +106,14 @@ def run(name, spec, build, tmp, rate):
     bench = os.path.join(build, "bench", "bench_model")
     first = json.loads(subprocess.run([bench, folder, str(T), "--open-only"], check=True, capture_output=True,
                                       text=True).stdout)  # also warms the page cache for the run below
-    line = subprocess.run([bench, folder, str(T), str(spec["reps"]), "--out", out], check=True,
+    line = subprocess.run([bench, folder, str(T), str(spec["reps"]), "--out", out, "--packed"], check=True,
                           capture_output=True, text=True).stdout
     ours = json.loads(line)
 
     with torch.no_grad():
-        torch_s = median_s(lambda: fx.hf_forward(cfg, weights, ids, dtype=None), spec["reps"])
+        torch_ms, torch_best_ms = anchor.median_and_best_ms(lambda: fx.hf_forward(cfg, weights, ids, dtype=None),
+                                                            spec["reps"])
+        torch_s, torch_best = torch_ms / 1e3, torch_best_ms / 1e3
         logits, attentions, _ = fx.hf_forward(cfg, weights, ids, dtype=None)
     ours_att = np.load(os.path.join(out, "attentions.npy")).reshape(L, H, T, T)
     ours_logits = np.load(os.path.join(out, "logits.npy"))
@@ -133,6 +128,18 @@ def run(name, spec, build, tmp, rate):
     print(f"forward with every layer's attentions ({work:.1f} GFLOP): PyTorch eager {torch_s * 1e3:.0f} ms "
           f"({anchor.share(work, torch_s, rate)}), attnscope {ours_ms:.0f} ms ({anchor.share(work, ours_ms / 1e3, rate)}; "
           f"best {ours['forward_best_ms']:.0f} ms): {torch_s * 1e3 / ours_ms:.2f}× PyTorch")
+    repeated = None
+    if "packed_best_ms" in ours:
+        # The window's repeated forward (issue 38 item 8: goal ≥ 90% of sgemm), best times of the same process.
+        in_place, packed = ours["forward_best_ms"] / 1e3, ours["packed_best_ms"] / 1e3
+        repeated = 100 * work / packed / rate
+        print(f"repeated forward (best, in turns): in place {in_place * 1e3:.0f} ms ({anchor.share(work, in_place, rate)}), packed "
+              f"{packed * 1e3:.0f} ms ({anchor.share(work, packed, rate)}; median {ours['packed_median_ms']:.0f} ms); "
+              f"PyTorch {anchor.share(work, torch_best, rate)} at its best ({torch_best * 1e3:.0f} ms); the forward "
+              f"that packs {ours['packing_forward_ms']:.0f} ms; packed copies {ours['packed_mb']:.0f} MB, peak RSS "
+              f"{ours['peak_rss_packed_mb']:.0f} MB with them; goal ≥ 90%: {'met' if repeated >= 90 else 'MISSED'}")
+    else:
+        print(f"repeated forward: nothing packed lazily ({ours['packing']})")
     # The user's command, end to end, warm page cache: the best of 3 and its peak memory.
     attnscope = os.path.join(build, "app", "attnscope")
     cli_out = os.path.join(tmp, name + "_cli")
@@ -143,11 +150,12 @@ def run(name, spec, build, tmp, rate):
     goal = spec.get("goal", 0.2 if name == "gpt2" else 0.5)
     print(f"attnscope compute --checkpoint end to end: {cli_s:.2f} s (best of 3; goal ≤ {goal} s), peak RSS {cli_rss:.0f} MB")
     budget = ours["weights_f32_mb"] + ours["attentions_mb"] + 300
+    single_peak = ours.get("peak_rss_in_place_mb", ours["peak_rss_mb"])  # before the packing forward
     print(f"attnscope open: {first['open_s']:.2f} s first (peak RSS {first['peak_rss_mb']:.0f} MB), {ours['open_s']:.2f} s warm; peak RSS "
-          f"{ours['peak_rss_mb']:.0f} MB (budget: float32 weights {ours['weights_f32_mb']:.0f} + attentions "
+          f"{single_peak:.0f} MB (budget: float32 weights {ours['weights_f32_mb']:.0f} + attentions "
           f"{ours['attentions_mb']:.1f} + 300 = {budget:.0f} MB)")
     exact = d_att <= 1e-4 and d_logits <= 1e-3
-    goals = cli_s <= goal and ours["peak_rss_mb"] <= budget
+    goals = cli_s <= goal and single_peak <= budget and (repeated is None or repeated >= 90)
     print(("exact" if exact else "NOT EXACT") + "; " + ("goals met" if goals else "GOALS MISSED"))
     return exact
 

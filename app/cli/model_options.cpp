@@ -131,7 +131,8 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
       {"name", m->name},         {"model_type", c.model_type}, {"layers", c.layers},   {"heads", c.heads},
       {"kv_heads", c.kv_heads},  {"checkpoint_kv_heads", m->original_kv_heads},      {"head_dim", c.head_dim},
       {"d_model", c.d_model},    {"vocab", c.vocab},           {"parameters", m->parameter_count()},
-      {"weights_dtype", m->source_dtypes}};
+      {"weights_dtype", m->source_dtypes},
+      {"weights_in_memory", model::packing_text(m->weights->packing)}};
   // Every layer's type and where its maps are (docs/real-models.md "Layers of two kinds (Qwen3-Next)"): a softmax
   // layer's probabilities in attentions.npy [L, H, T, T]; a layer without a softmax (Qwen3-Next's Gated DeltaNet)
   // has zeros there and its signed matrices M in linear_maps.npy [L_linear, H_linear, T, T], at "linear_index".

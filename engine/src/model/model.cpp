@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -594,7 +595,9 @@ void load_gpt_oss_mxfp4(const ModelConfig& c, const std::shared_ptr<const detail
 // Refuses a model whose weights would not fit in this machine's memory, before allocating: the matrices
 // read in place from the mapped files at their own width (16-bit stays 16-bit), the rest as float32.
 // `prefix` (a container's text tower) limits the count to the tensors under it and its output.
-void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& dir, const TextTower& tower) {
+// Returns what the opened weights hold (resident, routed) and the machine's memory (0 when unknown).
+std::pair<WeightMemory, double> check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs::path& dir,
+                                             const TextTower& tower) {
   const bool gpt2 = c.family == Family::gpt2;
   const double need = ckpt.memory_needed([gpt2](TensorDtype d) {
     // as open() below: GPT-2's F32 Conv1D weights, and F32/BF16/F16 nn.Linear weights with the fast kernel
@@ -611,6 +614,7 @@ void check_memory(const ModelConfig& c, const detail::Checkpoint& ckpt, const fs
           "'" + dir.string() + "': this model's weights need " + need_gb + " GB of memory, but this machine has " +
               have_gb + " GB; compute its attentions where it fits (transformers, output_attentions=True) "
               "and open the attentions file instead (docs/real-models.md, \"Attentions computed elsewhere\")");
+  return {{need - ckpt.u8_bytes(), ckpt.u8_bytes()}, have};
 }
 
 // Gemma's RMSNorm computes x̂·(1 + w) in float32: adding 1 to w here, in float32, gives the same
@@ -628,6 +632,24 @@ void add_one_to_norms(ModelWeights& w) {
 
 bool weights_fit(const WeightMemory& m, double memory_bytes) {
   return m.resident <= 0.8 * memory_bytes && m.resident + m.routed <= 0.9 * memory_bytes;
+}
+
+bool packing_fits(const WeightMemory& opened, double packed_bytes, double memory_bytes) {
+  return weights_fit({opened.resident + packed_bytes, opened.routed}, memory_bytes);
+}
+
+std::string packing_size(const WeightPacking& p) {
+  char size[32];
+  if (p.bytes >= 1e9) std::snprintf(size, sizeof size, "%.1f GB", p.bytes / 1e9);
+  else if (p.bytes >= 1e6) std::snprintf(size, sizeof size, "%.0f MB", p.bytes / 1e6);
+  else std::snprintf(size, sizeof size, "%.0f kB", p.bytes / 1e3);
+  return size;
+}
+
+std::string packing_text(const WeightPacking& p) {
+  if (p.bytes <= 0) return "float32 copies made at load";
+  if (!p.fits) return "read in place: float32 copies (" + packing_size(p) + ") would not fit in memory";
+  return "read in place; float32 copies (" + packing_size(p) + ") made by the first forward";
 }
 
 // ---- open ----------------------------------------------------------------------------------------
@@ -648,7 +670,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   const auto shared_ckpt = std::make_shared<const detail::Checkpoint>(dir);
   const detail::Checkpoint& ckpt = *shared_ckpt;
   const TextTower tower = c.container.empty() ? TextTower{} : find_text_tower(c, ckpt);
-  check_memory(c, ckpt, dir, tower);
+  const auto [opened_memory, machine_memory] = check_memory(c, ckpt, dir, tower);
   check_expert_count(c, ckpt, config_path);
   auto weights = std::make_shared<ModelWeights>();
   ModelWeights& w = *weights;
@@ -675,6 +697,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   }
   double done = 0;
   std::vector<float> staging;
+  std::vector<PackedMatrix*> in_place;  // the matrices read in place: packed lazily if their copies fit
   for (const Load& l : plan) {
     check_cancel(cancel);
     const TensorDtype dtype = ckpt.tensor(l.name).dtype;
@@ -686,6 +709,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
       int64_t at = 0;
       for (const auto& [m, rows] : l.packed) {
         *m = PackedMatrix::in_place_transposed(t + at, rows, l.shape[0], l.shape[1], shared_ckpt);
+        in_place.push_back(m);
         at += rows;
       }
     } else if (!l.packed.empty() && !l.transposed && PackedMatrix::fast_in_place &&
@@ -701,6 +725,7 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
       for (const auto& [m, rows] : l.packed) {
         *m = PackedMatrix::in_place_rows(static_cast<const char*>(src.data) + first * cols * bytes, storage, rows, cols,
                                          cols, shared_ckpt);
+        in_place.push_back(m);
         first += rows;
       }
     } else if (!l.packed.empty() && !l.transposed) {
@@ -735,6 +760,15 @@ std::shared_ptr<const Model> open(const fs::path& dir, const Progress& progress,
   if (c.oss.active() && c.oss.mxfp4) {
     check_cancel(cancel);
     load_gpt_oss_mxfp4(c, shared_ckpt, w);
+  }
+  // The lazy packing (packed_matrix.h), within the memory check: the copies of every matrix read in place
+  // that enters a product (an untied model's token embedding is only looked up by rows: never packed).
+  if (!w.lm_head.empty()) std::erase(in_place, &w.token_embedding);
+  for (const PackedMatrix* m : in_place) w.packing.bytes += double(m->packed_bytes());
+  w.packing.fits = machine_memory <= 0 || packing_fits(opened_memory, w.packing.bytes, machine_memory);
+  if (w.packing.fits && !in_place.empty()) {
+    w.packing.state = std::make_shared<PackingState>();
+    for (PackedMatrix* m : in_place) m->pack_lazily(w.packing.state);
   }
   if (c.norm_plus_one) add_one_to_norms(w);
   // Gemma's √hidden_size stays the float32 of config.cpp whatever the file's dtype: a float32-loaded

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -61,7 +62,7 @@ PackedMatrix::PackedMatrix(int64_t rows, int64_t cols)
 
 PackedMatrix::PackedMatrix(const PackedMatrix& other)
     : rows_(other.rows_), cols_(other.cols_), layout_(other.layout_), storage_(other.storage_),
-      source_(other.source_), ld_(other.ld_), tail_(other.tail_), keep_(other.keep_) {
+      source_(other.source_), ld_(other.ld_), tail_(other.tail_), keep_(other.keep_), lazy_(other.lazy_) {
   if (layout_ == Layout::packed && other.data_) {  // in place: the copy shares the source
     data_.reset(new float[size_t(storage_size())]);
     std::copy(other.data_.get(), other.data_.get() + other.storage_size(), data_.get());
@@ -87,6 +88,93 @@ PackedMatrix PackedMatrix::in_place_rows(const void* w, WeightStorage storage, i
   m.rows_ = rows, m.cols_ = cols, m.layout_ = Layout::rows, m.storage_ = storage, m.source_ = w, m.ld_ = ld;
   m.keep_ = std::move(keep);
   return m;
+}
+
+void PackedMatrix::pack_lazily(std::shared_ptr<PackingState> state) {
+  if (layout_ == Layout::packed || !state) {
+    lazy_.reset();
+    return;
+  }
+  lazy_ = std::make_shared<Lazy>();
+  lazy_->state = std::move(state);
+}
+
+const float* PackedMatrix::panels_for_product() const {
+  if (layout_ == Layout::packed) return data_.get();
+  Lazy* lazy = lazy_.get();
+  if (!lazy || !lazy->state->enabled.load(std::memory_order_relaxed)) return nullptr;
+  if (const float* p = lazy->panels.load(std::memory_order_acquire)) return p;
+  // Once per matrix: a second caller arriving meanwhile waits here for the copy, then reads it.
+  std::call_once(lazy->once, [&] { pack_copy(*lazy); });
+  return lazy->panels.load(std::memory_order_acquire);
+}
+
+namespace {
+// W's row [n values from element `at` of base] widened to float32 (exact for BF16 and F16).
+void widen_run(const void* base, WeightStorage s, int64_t at, int64_t n, float* dst) {
+  if (s == WeightStorage::f32) {
+    std::memcpy(dst, static_cast<const float*>(base) + at, size_t(n) * sizeof(float));
+    return;
+  }
+  const auto* h = static_cast<const uint16_t*>(base) + at;
+  if (s == WeightStorage::bf16) {
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t bits = uint32_t(h[i]) << 16;
+      std::memcpy(dst + i, &bits, 4);
+    }
+    return;
+  }
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
+#endif
+  for (; i < n; ++i) dst[i] = half_to_float(h[i]);
+}
+}  // namespace
+
+// The lazy copy: W's panels as a packed matrix holds them, [panels][cols][32], the last zero-padded.
+// Each panel is one thread's, read from the mapped file once. Without memory for it, the matrix stays
+// read in place (counted in PackingState::failed).
+void PackedMatrix::pack_copy(Lazy& lazy) const {
+  std::unique_ptr<float[]> copy(new (std::nothrow) float[size_t(storage_size())]);
+  if (!copy) {
+    lazy.state->failed.fetch_add(1);
+    return;
+  }
+  float* dst = copy.get();
+  const int64_t panels = (rows_ + P - 1) / P, K = cols_;
+  const bool transposed = layout_ == Layout::transposed;
+#pragma omp parallel for schedule(static) if (rows_ * cols_ >= (int64_t(1) << 18))
+  for (int64_t p = 0; p < panels; ++p) {
+    float* panel = dst + p * K * P;
+    const int64_t width = std::min(P, rows_ - p * P);
+    if (transposed) {  // Wᵀ's row k holds the panel's [k][0..32) contiguously
+      const auto* t = static_cast<const float*>(source_);
+      for (int64_t k = 0; k < K; ++k) {
+        std::memcpy(panel + k * P, t + k * ld_ + p * P, size_t(width) * sizeof(float));
+        std::fill(panel + k * P + width, panel + (k + 1) * P, 0.0f);
+      }
+      continue;
+    }
+    // W's 32 rows in blocks of 64 values of k: each block widened into an L1-resident [32][64] buffer, then
+    // written out as 64 whole panel rows [k][0..32) (each written once, in order, not 32 times a line).
+    constexpr int64_t kb = 64;
+    alignas(64) float block[P][kb];
+    for (int64_t k0 = 0; k0 < K; k0 += kb) {
+      const int64_t n = std::min(kb, K - k0);
+      for (int64_t j = 0; j < P; ++j) {
+        if (j < width) widen_run(source_, storage_, (p * P + j) * ld_ + k0, n, block[j]);
+        else std::fill(block[j], block[j] + n, 0.0f);
+      }
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < P; ++j) panel[(k0 + k) * P + j] = block[j][k];
+    }
+  }
+  lazy.data = std::move(copy);
+  lazy.panels.store(lazy.data.get(), std::memory_order_release);
+  lazy.state->matrices.fetch_add(1);
+  lazy.state->bytes.fetch_add(packed_bytes());
 }
 
 float PackedMatrix::operator()(int64_t r, int64_t c) const {
@@ -368,7 +456,9 @@ void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, co
   const int64_t K = w.cols(), N = w.rows(), panels = (N + P - 1) / P;
   const bool serial = int64_t(BT) * K * N < detail::serial_work_limit;
   if (N == 0 || BT == 0) return;
-  if (w.layout() == PackedMatrix::Layout::rows) {
+  // A packed matrix's panels, or an in-place matrix's lazy copy (made on the use that calls for it).
+  const float* packed = w.panels_for_product();
+  if (!packed && w.layout() == PackedMatrix::Layout::rows) {
     switch (w.storage()) {
       case WeightStorage::f32: return linear_forward_rows<WeightStorage::f32>(out, x, w, bias, BT, serial);
       case WeightStorage::bf16: return linear_forward_rows<WeightStorage::bf16>(out, x, w, bias, BT, serial);
@@ -377,9 +467,9 @@ void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, co
   }
   // Panel p starts at data + p·K·32 (packed) or at Wᵀ + 32p with a k stride of ld (in place; a partial
   // last panel from its zero-padded copy).
-  const bool transposed = w.layout() == PackedMatrix::Layout::transposed;
+  const bool transposed = !packed;
   auto panel_at = [&](int64_t p, int64_t& ldp) -> const float* {
-    if (!transposed) return ldp = P, w.data() + p * K * P;
+    if (!transposed) return ldp = P, packed + p * K * P;
     if (w.tail_panel() && p == panels - 1) return ldp = P, w.tail_panel();
     return ldp = w.ld(), static_cast<const float*>(w.source()) + p * P;
   };

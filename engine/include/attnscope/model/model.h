@@ -148,7 +148,18 @@ struct LayerWeights {
   TrainedLinearWeights trained;  // config.trained.active: the gates (q/k/v/o are wq, kv and wo above)
 };
 
+// The lazy packing of the matrices read in place (packed_matrix.h "Packed lazily"), decided by open()'s
+// memory check: their float32 copies (`bytes`: every such matrix, an MoE's experts all counted though
+// only the routed ones get packed) on top of what open() holds must pass weights_fit (model.h below);
+// else `fits` is false, `state` null, and every product keeps reading in place.
+struct WeightPacking {
+  std::shared_ptr<PackingState> state;  // shared by the matrices; null when nothing is packed lazily
+  double bytes = 0;                     // the copies' bytes, were every matrix packed
+  bool fits = true;
+};
+
 struct ModelWeights {
+  WeightPacking packing;
   PackedMatrix token_embedding;  // [V, C] (rows looked up by id; also the output when tied)
   Mat position_embedding;        // [P, C] learned positions only
   std::vector<LayerWeights> layers;  // [L]
@@ -186,6 +197,14 @@ struct WeightMemory {
   double resident = 0, routed = 0;  // bytes
 };
 bool weights_fit(const WeightMemory& m, double memory_bytes);
+// Whether the lazily packed float32 copies (`packed_bytes`) fit beside the opened weights `opened`:
+// weights_fit with them added to the resident bytes (the file's pages they are read from stay counted).
+bool packing_fits(const WeightMemory& opened, double packed_bytes, double memory_bytes);
+// What `compute` says of it in model.json ("weights_in_memory"), e.g. "read in place; float32
+// copies (476 MB) made by the first forward", "read in place: float32 copies (9.1 GB) would not fit in
+// memory", "float32 copies made at load" (nothing read in place); packing_size the "476 MB" part.
+std::string packing_size(const WeightPacking& p);
+std::string packing_text(const WeightPacking& p);
 
 // progress(fraction) is called from the opening thread as the weights load (0 < fraction ≤ 1,
 // increasing; the last call is 1). It must not throw.

@@ -15,10 +15,20 @@
 //                        kernel that walks R rows of x and 4 rows of W along k, widening BF16 (a
 //                        16-bit shift) and F16 (vcvtph2ps) to float32 in registers — both exact — and
 //                        summing each product's 16 lanes at the end.
+//
+// Packed lazily: an in-place matrix may be given a PackingState (model::open does, when the packed
+// copies fit the memory check, model.h): its first product packs it once (std::call_once: two forwards
+// starting at once pack it once, the other waits) into the float32 panels of a packed matrix, and
+// every product reads those, so the window's repeated forwards (every slider change, every ablation)
+// run at the packed kernel's speed (docs/speed.md "Checkpoint forward"), and every forward of a model
+// gives bitwise the same result (an ablation's unchanged layers stay exactly unchanged). A matrix no
+// forward uses (an expert no token is routed to) is never packed. A copy shares the packed copy.
 // Legend: BT rows of x, OC = rows (outputs), IC = cols (inputs).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "attnscope/core/types.h"
@@ -27,6 +37,14 @@ namespace attnscope::model {
 
 // How an in-place W stores its numbers.
 enum class WeightStorage { f32, bf16, f16 };
+
+// The lazy packing of one opened model's in-place matrices, shared by all of them.
+struct PackingState {
+  std::atomic<bool> enabled{true};     // false: every product reads in place (packed copies kept, unused)
+  std::atomic<int64_t> matrices{0};    // matrices packed so far
+  std::atomic<int64_t> bytes{0};       // their float32 panels' bytes
+  std::atomic<int64_t> failed{0};      // matrices whose copy could not be allocated (they stay in place)
+};
 
 class PackedMatrix {
  public:
@@ -72,7 +90,24 @@ class PackedMatrix {
   Mat to_mat() const;                     // [rows, cols]
   const float* data() const { return data_.get(); }  // packed: the panels; in place: null
 
+  // In place only: packs lazily under `state` (see the top of this file); a null state stops it.
+  void pack_lazily(std::shared_ptr<PackingState> state);
+  bool packs_lazily() const { return lazy_ != nullptr; }
+  bool packed_copy_made() const { return lazy_ && lazy_->panels.load(std::memory_order_acquire) != nullptr; }
+  // The panels the product reads: a packed matrix's own, an in-place one's lazy copy (made by the first
+  // call), else null (read in place: no PackingState, packing turned off, or no memory for the copy).
+  const float* panels_for_product() const;
+  // The lazy copy's bytes when made (4 a value, the last panel zero-padded): storage_size()·4.
+  int64_t packed_bytes() const { return storage_size() * int64_t(sizeof(float)); }
+
  private:
+  struct Lazy {
+    std::shared_ptr<PackingState> state;
+    std::once_flag once;
+    std::atomic<const float*> panels{nullptr};
+    std::unique_ptr<float[]> data;
+  };
+  void pack_copy(Lazy& lazy) const;
   int64_t rows_ = 0, cols_ = 0;
   std::unique_ptr<float[]> data_;  // packed: [ceil(rows / 32)][cols][32]
   Layout layout_ = Layout::packed;
@@ -81,6 +116,7 @@ class PackedMatrix {
   int64_t ld_ = 0;
   std::shared_ptr<const float[]> tail_;  // transposed with rows % 32 ≠ 0: [cols][32], zero-padded
   std::shared_ptr<const void> keep_;     // owns source_ (a copy shares it)
+  std::shared_ptr<Lazy> lazy_;           // in place, packed lazily: the copy (a copy shares it)
 };
 
 // out [BT, OC] = x [BT, IC]·Wᵀ + bias [OC] (bias may be null). Vectorised (AVX-512 or AVX2 when the
