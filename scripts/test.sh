@@ -6,7 +6,8 @@
 #   2. fuzz smoke run: every libFuzzer target for a few seconds (scripts/fuzz.sh), on stage 1's build
 #   3. the Release build and the whole suite through ctest, GUI tests under Xvfb, and the install
 #      tests: an install into a temporary prefix, and the .deb made from that build (tests/install/)
-#   4. the browser build (scripts/build-web.sh, emscripten) and its tests in headless Chromium
+#   4. the browser build (scripts/build-web.sh, emscripten) and its tests: the engine's attention tests in
+#      WebAssembly under node (tests/web/engine/run.sh), then the page in headless Chromium
 #      (tests/web/run.sh), the page's heatmap checked against stage 3's desktop export
 # Stages 1 and 2 share one build: each source is compiled once per configuration (three in all, the
 # browser's included; ccache makes a fresh clone's rebuild of unchanged sources nearly free).
@@ -72,6 +73,11 @@ if [[ "${ATTNSCOPE_QUICK:-0}" != 1 ]]; then
   web=${ATTNSCOPE_WEB_BUILD_DIR:-$root/build-web}
   ATTNSCOPE_WEB_BUILD_DIR="$web" "$root/scripts/build-web.sh" >"$root/build-web.log" 2>&1 ||
     { tail -40 "$root/build-web.log"; exit 1; }
+  # the engine's attention tests compiled to WebAssembly and run under node (the SIMD128 kernel against the
+  # plain-loop references), then the page in headless Chromium
+  "$root/tests/web/engine/run.sh" "$web" >"$root/build-web-engine-tests.log" 2>&1 ||
+    { tail -40 "$root/build-web-engine-tests.log"; echo "error: the engine's tests in WebAssembly failed (log: build-web-engine-tests.log)" >&2; exit 1; }
+  tail -3 "$root/build-web-engine-tests.log"
   "$root/tests/web/run.sh" "$web/site" "$release/app/attnscope"
   stage_done "4/4 browser"
 fi

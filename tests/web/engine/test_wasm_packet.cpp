@@ -1,5 +1,5 @@
 // The browser build's SIMD128 packets (engine/src/attention/wasm_packet.h), compiled to WebAssembly and
-// run under node (tests/web/engine/CMakeLists.txt: target engine_tests_wasm, tests/web/run_engine_tests.sh),
+// run under node (tests/web/engine/CMakeLists.txt: target engine_tests_wasm, tests/web/engine/run.sh, run by scripts/test.sh's browser stage),
 // each operation against the plain float computation; the fused kernel that uses them is checked by the
 // engine's own kernel tests in the same executable (tests/attention/test_attention_kernel.cpp and the
 // grouped, latent and differential attention tests: odd sizes, transposes, strides, masks, padding).
