@@ -1,5 +1,5 @@
 // Tests of Granite 4.0-H (transformers 5.x models/granitemoehybrid): granite-4.0-h-tiny's config read as
-// GraniteMoeHybridConfig reads it, both fixture checkpoints (F32 in one file with experts and no positions; BF16 in
+// GraniteMoeHybridConfig reads it, the three fixture checkpoints (F32 and F16 in one file with experts and no positions; BF16 in
 // two shards with RoPE, two B/C groups and the shared MLP alone) equal to their PyTorch reference
 // (make_granite_hybrid_fixtures.py) on every layer's maps — softmax probabilities, and the Mamba-2 layers' signed
 // matrices M with M·x + D·x = the SSD's output — and on the logits, the plain-loop reference pass equal to the
@@ -39,7 +39,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const fixtures[] = {"granite_hybrid_f32", "granite_hybrid_bf16_sharded"};
+const char* const fixtures[] = {"granite_hybrid_f32", "granite_hybrid_f16", "granite_hybrid_bf16_sharded"};
 
 nlohmann::json granite_h_tiny() {
   return nlohmann::json::parse(
@@ -140,7 +140,7 @@ TEST_CASE("granite_hybrid: layer_types, its alias and every refusal name the key
   CHECK(c.layer_rope_theta[5] == 10000.0);
 }
 
-TEST_CASE("granite_hybrid fixtures: every layer's maps and the logits equal transformers', F32 and BF16 sharded") {
+TEST_CASE("granite_hybrid fixtures: every layer's maps and the logits equal transformers', F32, F16 and BF16 sharded") {
   for (const char* name : fixtures) {
     CAPTURE(name);
     const ModelConfig c = model::open(attnscope::test::model_fixture(name))->config;
