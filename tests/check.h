@@ -3,10 +3,12 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
@@ -72,6 +74,28 @@ inline Mat random_x(int T, int C, uint64_t seed) {
   for (int i = 0; i < T; ++i)
     for (int j = 0; j < C; ++j) x(i, j) = rng.uniform(-1.5f, 1.5f);
   return x;
+}
+
+// Largest |a − b| over the flat arrays, and where; checks it ≤ tol · scale, scale = max(1, max |b|)
+// when `relative`, else 1.
+inline void check_flat(const float* a, const std::vector<float>& b, double tol, bool relative, const std::string& what) {
+  double worst = 0, scale = 1;
+  size_t at = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    scale = std::max(scale, relative ? std::abs(double(b[i])) : 1.0);
+    const double d = std::isfinite(a[i]) ? std::abs(double(a[i]) - double(b[i])) : INFINITY;
+    if (d > worst || i == 0) worst = d, at = i;
+  }
+  INFO(what << ": largest difference " << worst << " at flat index " << at << " (scale " << scale << ")");
+  CHECK(worst <= tol * scale);
+}
+
+// A rows × cols matrix of uniform values in [−1, 1) from `seed`.
+inline Mat random_mat(int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  Mat m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = float(rng.uniform(-1, 1));
+  return m;
 }
 
 }  // namespace attnscope::test

@@ -183,7 +183,7 @@ TEST_CASE("rollout: capacities and rollout equal the paper's code (numpy) on the
 }
 
 TEST_CASE("rollout: equals the product of 0.5·Ā + 0.5·I, renormalised, computed with plain loops the other way round") {
-  for (const std::pair<int, int> sizes : {std::pair{9, 0}, std::pair{13, 4}}) {
+  for (const auto& sizes : {std::pair{9, 0}, std::pair{13, 4}}) {
     const int T = sizes.first, window = sizes.second;  // not a structured binding: clang cannot capture one
     CAPTURE(T);
     const int L = 4, H = 3;

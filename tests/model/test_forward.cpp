@@ -14,25 +14,12 @@
 
 using namespace attnscope;
 using namespace attnscope::model;
+using attnscope::test::check_flat;
 using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::model_fixture;
 
 namespace {
-
-// Largest |a − b| over the flat arrays, and where; checks it ≤ tol · scale, scale = max(1, max |b|)
-// when `relative`, else 1.
-void check_flat(const float* a, const std::vector<float>& b, double tol, bool relative, const std::string& what) {
-  double worst = 0, scale = 1;
-  size_t at = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    scale = std::max(scale, relative ? std::abs(double(b[i])) : 1.0);
-    const double d = std::isfinite(a[i]) ? std::abs(double(a[i]) - double(b[i])) : INFINITY;
-    if (d > worst || i == 0) worst = d, at = i;
-  }
-  INFO(what << ": largest difference " << worst << " at flat index " << at << " (scale " << scale << ")");
-  CHECK(worst <= tol * scale);
-}
 
 void check_same_result(const ForwardResult& a, const ForwardResult& b, double att_tol, double logit_tol,
                        const std::string& what) {

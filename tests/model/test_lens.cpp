@@ -16,6 +16,7 @@
 
 using namespace attnscope;
 using namespace attnscope::model;
+using attnscope::test::check_flat;
 using attnscope::test::contains;
 using attnscope::test::error_of;
 using attnscope::test::fixture_ids;
@@ -53,19 +54,6 @@ std::vector<std::string> every_checkpoint() {
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
-}
-
-// max |a − b| ≤ tol · max(1, max |b|) (relative) or ≤ tol (absolute), with where it is largest.
-void check_flat(const float* a, const std::vector<float>& b, double tol, bool relative, const std::string& what) {
-  double worst = 0, scale = 1;
-  size_t at = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    scale = std::max(scale, relative ? std::abs(double(b[i])) : 1.0);
-    const double d = std::isfinite(a[i]) ? std::abs(double(a[i]) - double(b[i])) : INFINITY;
-    if (d > worst || i == 0) worst = d, at = i;
-  }
-  INFO(what << ": largest difference " << worst << " at flat index " << at << " (scale " << scale << ")");
-  CHECK(worst <= tol * scale);
 }
 
 }  // namespace

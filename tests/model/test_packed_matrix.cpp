@@ -10,15 +10,9 @@
 
 using namespace attnscope;
 using namespace attnscope::model;
+using attnscope::test::random_mat;
 
 namespace {
-
-Mat random_mat(int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
-  Mat m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = float(rng.uniform(-1, 1));
-  return m;
-}
 
 }  // namespace
 

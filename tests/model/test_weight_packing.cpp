@@ -25,15 +25,9 @@
 
 using namespace attnscope;
 using namespace attnscope::model;
+using attnscope::test::random_mat;
 
 namespace {
-
-Mat random_mat(int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
-  Mat m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = float(rng.uniform(-1, 1));
-  return m;
-}
 
 // A float's BF16 (its top 16 bits) and F16 (Eigen's rounding) patterns: any values serve here.
 uint16_t bf16_bits(float f) {
