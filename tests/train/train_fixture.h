@@ -6,11 +6,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "attnscope/io/file_io.h"
+#include "attnscope/model/model.h"
 #include "attnscope/train/model.h"
 #include "attnscope/train/trainer.h"
+#include "check.h"
 #include "model/fixtures.h"
 
 namespace attnscope::test {
@@ -81,6 +87,22 @@ inline void check_against_fixture(const Fixture& f, train::Model& model, double 
   for (const train::ParamView& v : model.params())
     check_rel(V(model.grads() + v.offset, model.grads() + v.offset + v.size), f.tensor("grad." + v.name), grad_tol,
               "gradient of " + v.name);
+}
+
+// Saves `trainer`'s model into `dir` and returns a function that sets one key of the saved config.json to
+// a value (null: removes the key), writes it and returns model::open's refusal ("" when the folder opens):
+// each call starts again from the config as saved.
+inline std::function<std::string(const std::string&, const nlohmann::json&)> config_refusal(
+    const train::Trainer& trainer, const std::filesystem::path& dir) {
+  trainer.save(dir);
+  const nlohmann::json good = nlohmann::json::parse(read_file(dir / "config.json", 1 << 20));
+  return [good, dir](const std::string& key, const nlohmann::json& value) {
+    nlohmann::json c = good;
+    if (value.is_null()) c.erase(key);
+    else c[key] = value;
+    write_file_atomic(dir / "config.json", c.dump());
+    return error_of([&] { model::open(dir); });
+  };
 }
 
 }  // namespace attnscope::test
