@@ -34,8 +34,8 @@ TEST_SUITE("gui_granite_click") {
     for (const json& t : first.layout.at("thumbs"))
       if (t.at("layer") == 0 && t.at("head") == 1) {
         CHECK(t.at("kind") == "Mamba-2");
-        at = std::to_string(int(t.at("x").get<double>() + t.at("w").get<double>() / 2)) + " " +
-             std::to_string(int(t.at("y").get<double>() + t.at("h").get<double>() / 2));
+        at = centre_of(t);
+        at[at.find(',')] = ' ';  // xdotool mousemove takes "x y"
       }
     REQUIRE_FALSE(at.empty());
     const auto dir = test_tmp() / "granite_click";

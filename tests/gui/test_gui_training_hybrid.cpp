@@ -20,11 +20,6 @@ using nlohmann::json;
 const std::string small = "--show-training --train-settings d_model=32,seq_len=16,batch=4,lr=0.003,warmup=50,threads=1,"
                           "snapshot_every=5";
 
-std::string pointer_of(const json& widget) {
-  return std::to_string(int(widget.at("x").get<double>() + widget.at("w").get<double>() / 2)) + "," +
-         std::to_string(int(widget.at("y").get<double>() + widget.at("h").get<double>() / 2));
-}
-
 }  // namespace
 
 TEST_SUITE("gui_training_hybrid") {
@@ -98,7 +93,7 @@ TEST_SUITE("gui_training_hybrid") {
     REQUIRE(saved.layout.at("widgets").contains("training.open_saved"));
     const WindowRun opened =
         run_window("training_hybrid_opened", args + shell_quote((dir / "run_b").string()) + " --pointer " +
-                                                 pointer_of(saved.layout["widgets"]["training.open_saved"]) +
+                                                 centre_of(saved.layout["widgets"]["training.open_saved"]) +
                                                  " --clicks 10,12,14,16,18,20,22,24,26,28 --frames 40");
     CHECK(opened.layout.at("error").get<std::string>().empty());
     const auto m = model::open(dir / "run_b");
