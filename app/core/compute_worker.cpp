@@ -120,6 +120,7 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     r.attentions = source->attentions;
     if (r.attentions) r.model = nullptr;  // the file's layer: no model runs
     r.input.text = source->input;  // the input box's rule: "ids: 1 2 3" or text
+    if (!source->no_tokenizer.empty()) r.input.no_tokenizer = source->no_tokenizer;
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
   } else {

@@ -63,6 +63,9 @@ struct ModelSource {
   int layer = 0;
   int kv_heads = 0;   // pool each layer's K/V to this many heads first (must divide G); 0: as trained, no drift
   std::shared_ptr<const model::AttentionStack> attentions = nullptr;  // an attentions file instead of a checkpoint
+  // The message when the input is text and the folder has no tokenizer, in the window's language ("{}": the
+  // loader's reason); empty: the engine's English (pipeline::TokenInput::no_tokenizer).
+  std::string no_tokenizer = {};
   bool operator==(const ModelSource&) const = default;
 };
 

@@ -37,7 +37,8 @@ void SubmitIfEdited(AppState& state) {
   const CheckpointWindowState& c = state.checkpoint;
   const bool model_views = ViewDrawsModel(state);  // they draw the open checkpoint's layer
   if (c.model && model_views)
-    source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr};
+    source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr,
+                         tr("this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" ({})")};
   else if (c.attentions && model_views)
     source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
   state.submitted_generation = state.worker->submit(state.scene, source);

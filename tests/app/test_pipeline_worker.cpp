@@ -106,3 +106,18 @@ TEST_CASE("compute worker and `attnscope compute --checkpoint` give the same res
       }
   }
 }
+
+TEST_CASE("compute worker: text for a checkpoint without a tokenizer is refused in the words the window gives") {
+  // The window passes its translation of the message (app_state.cpp); "{}" becomes the loader's reason.
+  const auto m = model::open(model_fixture("mistral_mha_f32"));  // no tokenizer files in the folder
+  ComputeWorker worker([] {});
+  ModelSource source{m, "the cat sat", 0, 0};
+  const ComputeResult english = settled_result(worker, source);
+  CHECK(english.error.find("this checkpoint has no tokenizer") != std::string::npos);
+  source.no_tokenizer = "此检查点没有分词器（{}）";
+  const ComputeResult chinese = settled_result(worker, source);
+  CHECK(chinese.error.find("此检查点没有分词器（") == 0);
+  CHECK(chinese.error.find("{}") == std::string::npos);
+  CHECK(chinese.error.find("tokenizer.json") != std::string::npos);  // the reason names the files looked for
+  CHECK_FALSE(chinese.analysis);
+}
