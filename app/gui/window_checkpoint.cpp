@@ -361,8 +361,12 @@ void DrawConversion(AppState& state) {
     return;
   }
   if (cfg.trained.active) {  // attnscope_linear (model::convert_kv_heads refuses it)
-    HintText(tr("Not for a model without a softmax: each head keeps its own state of keys and values, not a cache "
-                "that heads could share."));
+    if (!cfg.trained.layer_kinds.empty())  // a trained hybrid: softmax layers beside layers with a state
+      HintText(tr("Not for a trained hybrid: its layers without a softmax keep a state per head, not a cache that "
+                  "heads could share, and its softmax layers open with their own K/V heads."));
+    else
+      HintText(tr("Not for a model without a softmax: each head keeps its own state of keys and values, not a cache "
+                  "that heads could share."));
     return;
   }
   if (cfg.qk_norm_whole) {  // OLMoE (model::convert_kv_heads refuses it)

@@ -102,6 +102,7 @@ TEST_SUITE("gui_training_hybrid") {
     CHECK(m->config.is_linear_layer(0));
     CHECK_FALSE(m->config.is_linear_layer(1));
     REQUIRE(texts_of(opened, "###checkpoint").size() > 0);  // the Checkpoint window is open
+    CHECK(shows(texts_of(opened, "###model"), "Not for a trained hybrid"));  // the card's Convert to GQA / MQA says why not
     // the Heads view draws layer 0, Gated DeltaNet's: signed, each head's range symmetric about 0
     CHECK(opened.layout.at("colormap") == "diverging");
     for (const json& h : opened.layout.at("heads")) CHECK(h.at("range")[0].get<double>() == -h.at("range")[1].get<double>());

@@ -139,6 +139,11 @@ TEST_CASE("train a hybrid: a checkpoint whose layer_types is malformed is refuse
   CHECK(refused("layer_types", {"gated-deltanet", "grouped"}).empty());  // the list as saved opens
   // the list says mamba2 where the tensors are Gated DeltaNet's: its dt_proj is not in the file
   CHECK(contains(refused("layer_types", {"mamba2", "grouped"}), "dt_proj"));
+  // no K/V pooling: the window's Convert to GQA / MQA and `--kv-heads` say so for a hybrid in its own words
+  REQUIRE(refused("layer_types", {"gated-deltanet", "grouped"}).empty());
+  const std::string pooled = error_of([&] { (void)attnscope::model::convert_kv_heads(*attnscope::model::open(dir), 1); });
+  CHECK(contains(pooled, "trained hybrid"));
+  CHECK(contains(pooled, "heads only"));
 }
 
 TEST_CASE("train a hybrid: the layer kinds list and the settings are refused in words") {

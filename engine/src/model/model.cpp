@@ -815,8 +815,12 @@ std::shared_ptr<const Model> convert_kv_heads(const Model& model, int kv_heads) 
   require(!c.is_mla(), c.model_type + " uses multi-head latent attention: it has no K/V heads to pool, every head's "
                        "keys and values are made from one shared latent, and that latent is what it caches");
   require(!c.trained.active || kv_heads == original,
-          "a model without a softmax (attnscope_linear) has no KV cache to share: each head keeps its own state of "
-          "keys and values, so it opens with its own " + std::to_string(original) + " heads only");
+          (c.trained.layer_kinds.empty()
+               ? "a model without a softmax (attnscope_linear) has no KV cache to share: each head keeps its own state of "
+                 "keys and values, so it opens with its own "
+               : "a trained hybrid (attnscope_linear with layer_types) is not converted: its layers without a softmax "
+                 "keep a state per head, not a cache to share, so it opens with its own ") +
+              std::to_string(original) + " heads only");
   require(kv_heads >= 1 && kv_heads <= c.heads && c.heads % kv_heads == 0,
           "kv heads must divide the " + std::to_string(c.heads) + " query heads, got " + std::to_string(kv_heads));
   require(!c.qk_norm_whole || kv_heads == original,
