@@ -861,22 +861,13 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
       after_mlp(l);
       continue;
     }
-    if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2
-      r.layer_maps[size_t(l)] = {true, "Mamba-2", c.mamba.heads};
-      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);
-      mamba2_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
-                           options.detail_layer == l ? &r.detail : nullptr, l);
-      after_mixer(l, false);
-      if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
-      else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
-      after_mlp(l);
-      continue;
-    }
-    if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet
-      r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
-      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);
-      deltanet_layer_forward(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
-                             options.detail_layer == l ? &r.detail : nullptr, l);
+    if (c.is_linear_layer(l)) {  // Granite 4.0-H's Mamba-2 or Qwen3-Next's Gated DeltaNet, then the dense or MoE MLP
+      const bool mamba = c.mamba.active();
+      const int heads = mamba ? c.mamba.heads : c.linear.value_heads;
+      r.layer_maps[size_t(l)] = {true, mamba ? "Mamba-2" : "Gated DeltaNet", heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(heads) * T * T), 0.0f);
+      (mamba ? mamba2_layer_forward : deltanet_layer_forward)(c, w.layers[size_t(l)], a, r.linear_maps[size_t(l)].data(), T,
+                                                              options.detail_layer == l ? &r.detail : nullptr, l);
       after_mixer(l, false);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
       else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());

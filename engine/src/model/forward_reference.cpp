@@ -582,24 +582,17 @@ ForwardResult forward_reference(const Model& model, std::span<const int32_t> ids
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     const LayerWeights& lw = w.layers[size_t(l)];
-    if (c.is_linear_layer(l) && c.mamba.active()) {  // Granite 4.0-H's Mamba-2, then the MoE + shared or shared MLP
-      r.layer_maps[size_t(l)] = {true, "Mamba-2", c.mamba.heads};
-      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.mamba.heads) * T * T), 0.0f);
+    if (c.is_linear_layer(l)) {  // Granite 4.0-H's Mamba-2 (then its MoE + shared or shared MLP) or Qwen3-Next's
+                                 // Gated DeltaNet (then its dense or MoE MLP)
+      const bool mamba = c.mamba.active();
+      const int heads = mamba ? c.mamba.heads : c.linear.value_heads;
+      r.layer_maps[size_t(l)] = {true, mamba ? "Mamba-2" : "Gated DeltaNet", heads};
+      r.linear_maps[size_t(l)].assign(size_t(int64_t(heads) * T * T), 0.0f);
       LayerDetail detail;
       detail.layer = l;
-      const Rows out = mamba2_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps),
-                                        r.linear_maps[size_t(l)].data(), options.detail_layer == l ? &detail : nullptr);
-      if (options.detail_layer == l) r.detail = std::move(detail);
-      add_mixer_and_swiglu_mlp(c, lw, l, out, x);
-      continue;
-    }
-    if (c.is_linear_layer(l)) {  // Qwen3-Next's Gated DeltaNet, then the dense or MoE MLP
-      r.layer_maps[size_t(l)] = {true, "Gated DeltaNet", c.linear.value_heads};
-      r.linear_maps[size_t(l)].assign(size_t(int64_t(c.linear.value_heads) * T * T), 0.0f);
-      LayerDetail detail;
-      detail.layer = l;
-      const Rows out = deltanet_reference(c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps),
-                                          r.linear_maps[size_t(l)].data(), options.detail_layer == l ? &detail : nullptr);
+      const Rows out = (mamba ? mamba2_reference : deltanet_reference)(
+          c, lw, norm(x, lw.norm1_weight, lw.norm1_bias, c.norm, c.norm_eps), r.linear_maps[size_t(l)].data(),
+          options.detail_layer == l ? &detail : nullptr);
       if (options.detail_layer == l) r.detail = std::move(detail);
       add_mixer_and_swiglu_mlp(c, lw, l, out, x);
       continue;
