@@ -1,12 +1,16 @@
-// gemm.cpp — packed AVX-512 matrix product for training's linear layers (see gemm.h).
+// gemm.cpp — packed AVX-512 matrix product for training's linear layers (see gemm.h), a SIMD128 one for the
+// browser build, Eigen's elsewhere.
 #include "train/gemm.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
-#ifdef __AVX512F__
+#if defined(__AVX512F__)
 #include <immintrin.h>
+#elif defined(__wasm_simd128__)
+#include <wasm_simd128.h>
 #else
 #include <Eigen/Core>
 #endif
@@ -188,7 +192,78 @@ void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, con
   }
 }
 
-#else  // without AVX-512: Eigen, the same contract
+#elif defined(__wasm_simd128__)  // the browser build (-msimd128): Eigen 3.4 has no SIMD128 packets
+
+namespace {
+
+constexpr int MR = 4;    // rows of the register kernel
+constexpr int NR = 8;    // columns: two vectors of 4 (8 accumulators, the pair of B and A's broadcast: 11 of 16 registers)
+constexpr int KC = 256;  // depth of one block, as the AVX-512 path's
+
+// B(k0.., j0..) kc × cols (cols ≤ 8) into one panel: for each k, 8 columns (zero past cols).
+void pack_b(float* out, const float* b, int64_t b_row, int64_t b_col, int kc, int cols) {
+  for (int k = 0; k < kc; ++k) {
+    const float* src = b + k * b_row;
+    float* dst = out + k * NR;
+    for (int j = 0; j < NR; ++j) dst[j] = j < cols ? src[j * b_col] : 0.0f;
+  }
+}
+
+// C (rows ≤ 4, cols ≤ 8) (+)= A's rows (read in place by their strides) · one B panel over kc. Each entry is
+// a multiply then an add per k, in k's order (SIMD128 has no fused multiply–add).
+inline void kernel(int kc, const float* a, int64_t a_row, int64_t a_col, const float* __restrict b, float* c, int64_t ldc,
+                   int rows, int cols, bool add) {
+  const float* ar[MR];
+  for (int r = 0; r < MR; ++r) ar[r] = a + std::min(r, rows - 1) * a_row;  // past the end: the last row again, not stored
+  v128_t acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+  for (int k = 0; k < kc; ++k) {
+    const v128_t b0 = wasm_v128_load(b + k * NR), b1 = wasm_v128_load(b + k * NR + 4);
+    for (int r = 0; r < MR; ++r) {
+      const v128_t av = wasm_f32x4_splat(ar[r][k * a_col]);
+      acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(av, b0));
+      acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(av, b1));
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    alignas(16) float v[NR];
+    wasm_v128_store(v, acc[r][0]);
+    wasm_v128_store(v + 4, acc[r][1]);
+    for (int j = 0; j < cols; ++j) cr[j] = add ? cr[j] + v[j] : v[j];
+  }
+}
+
+}  // namespace
+
+void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
+          int64_t b_col, float* c, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
+    return;
+  }
+  thread_local std::vector<float> b_buf;
+  const int n_panels = (N + NR - 1) / NR;
+  b_buf.resize(size_t(n_panels) * KC * NR);
+  float* bp = b_buf.data();
+  for (int k0 = 0; k0 < K; k0 += KC) {
+    const int kc = std::min(KC, K - k0);
+    const bool add = accumulate || k0 > 0;
+    for (int p = 0; p < n_panels; ++p)
+      pack_b(bp + size_t(p) * kc * NR, b + k0 * b_row + int64_t(p) * NR * b_col, b_row, b_col, kc,
+             std::min(NR, N - p * NR));
+    for (int i0 = 0; i0 < M; i0 += MR)  // four rows of A (4 KB at most) stay in L1 while every panel passes
+      for (int p = 0; p < n_panels; ++p) {
+        const int j0 = p * NR;
+        kernel(kc, a + i0 * a_row + k0 * a_col, a_row, a_col, bp + size_t(p) * kc * NR, c + i0 * ldc + j0, ldc,
+               std::min(MR, M - i0), std::min(NR, N - j0), add);
+      }
+  }
+}
+
+#else  // without AVX-512 or SIMD128: Eigen, the same contract
 
 void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
           int64_t b_col, float* c, int64_t ldc, bool accumulate) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine's attention tests in WebAssembly (tests/web/engine/CMakeLists.txt), built in the browser
+# The engine's attention and training-gemm tests in WebAssembly (tests/web/engine/CMakeLists.txt), built in the browser
 # build's folder and run by node: the fused kernel on SIMD128 packets against the plain-loop references.
 #   tests/web/engine/run.sh [web-build-dir]      default: build-web/ (scripts/build-web.sh configures it)
 # Extra doctest options after the folder, e.g. -tc='*packets*'. The exit code is doctest's.
