@@ -106,3 +106,19 @@ TEST_CASE("pipeline qk_attribution: a refused cell is the step's error, with the
   CHECK_FALSE(fr.qk_attribution);
   CHECK(contains(fr.qk_attribution_error, "needs a checkpoint"));
 }
+
+TEST_CASE("pipeline qk_attribution: a K/V-converted model's cell sums to its own score") {
+  const auto m = model::open(model_fixture("llama_gqa_bf16_sharded"));  // H = 4, G = 2
+  const auto ids = fixture_ids("llama_gqa_bf16_sharded");
+  const int T = int(ids.size());
+  pipeline::Request request = ids_request(m, ids, 1);
+  request.kv_heads = 1;  // MQA: every head reads the pooled K
+  request.head = 3, request.query = T - 1, request.key = 1;
+  const pipeline::Result r = pipeline::run(request);
+  INFO(r.qk_attribution_error);
+  REQUIRE(r.qk_attribution);
+  CHECK(r.ran_model->config.kv_heads == 1);
+  const model::ForwardResult f = model::forward(*r.ran_model, ids, model::qk_forward_options(1));
+  CHECK(std::abs(r.qk_attribution->score - f.detail->scores[3](T - 1, 1)) <= 1e-5 * std::max(1.0, std::abs(double(r.qk_attribution->score))));
+  CHECK(std::abs(r.qk_attribution->sum() - r.qk_attribution->score) <= 1e-4 * std::max(1e-2, std::abs(double(r.qk_attribution->score))));
+}
