@@ -150,6 +150,14 @@ void run_qk_attribution(const ExportOptions& o) {
               o.out.c_str(), a.cell.layer, a.cell.head, a.cell.query, token(a.cell.query).c_str(), a.cell.key,
               token(a.cell.key).c_str(), a.query_parts.size(), a.key_parts.size(), a.sum(), double(a.score),
               a.before_softcap ? (", before the soft-cap; drawn " + std::to_string(a.drawn)).c_str() : "");
+  std::string largest;  // the five entries of largest size, as the table's "query part x key part"
+  for (const model::QkEntry& e : model::largest_entries(a, 5)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.4g", e.value);
+    largest += (largest.empty() ? "" : "; ") + model::qk_part_label(a.query_parts[size_t(e.query_part)], true) + " x " +
+               model::qk_part_label(a.key_parts[size_t(e.key_part)], false) + " " + value;
+  }
+  std::printf("largest (query part x key part): %s\n", largest.c_str());
 }
 
 void run(const ExportOptions& o) {

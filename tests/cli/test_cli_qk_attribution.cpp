@@ -105,6 +105,13 @@ TEST_CASE("cli qk-attribution: the CSV's table sums to the score compute writes"
     INFO("total " << total << ", compute's score " << drawn);
     CHECK(std::abs(score - drawn) <= 1e-4 * std::max(1e-2, std::abs(drawn)));
     CHECK(contains(r.out, "before the soft-cap") == (cap > 0));
+    // the printed largest entry is the CSV's entry of largest size
+    double largest = 0;
+    size_t lp = 0, lk = 0;
+    for (size_t p = 0; p + 1 < csv.rows.size(); ++p)
+      for (size_t c = 0; c + 1 < columns; ++c)
+        if (std::abs(csv.values[p][c]) > std::abs(largest)) largest = csv.values[p][c], lp = p, lk = c;
+    CHECK(contains(r.out, "largest (query part x key part): " + csv.rows[lp] + " x " + csv.header[lk + 1] + " "));
   }
 }
 
