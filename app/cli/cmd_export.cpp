@@ -18,6 +18,8 @@
 #include "attnscope/figure/compare.h"
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/figure/export.h"
+#include "attnscope/io/file_io.h"
+#include "attnscope/model/qk_attribution.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
@@ -37,6 +39,7 @@ struct ExportOptions {
   std::string token_range;  // "I-J": heads/head keep those queries and keys
   std::vector<std::string> compare;  // SCENE_A SCENE_B
   std::string compare_view = "side-by-side";
+  int head = -1, key = -1;  // --what qk-attribution (with --layer and --query)
 };
 
 // A scene file of --compare, analysed for its heads. Throws InputError naming the file.
@@ -118,8 +121,50 @@ std::shared_ptr<const Analysis> analyse_for(const ExportRequest& request, Scene 
   return pipeline::run(seeded).analysis;
 }
 
+// export --what qk-attribution: why head --head of --layer attends from --query to --key (model/qk_attribution.h),
+// the whole query-part × key-part table as CSV.
+void run_qk_attribution(const ExportOptions& o) {
+  require(!o.model.checkpoint.empty(), "--what qk-attribution needs --checkpoint DIR (with --text or --ids): the "
+                                       "attribution goes through the model's weights");
+  require(parse_export_format(o.format) == ExportFormat::csv,
+          "--what qk-attribution writes its table as CSV: --format csv, not " + o.format);
+  for (const char* flag : {"--layer", "--head", "--query", "--key"})
+    require(flag_given(o.model.app, flag), std::string("--what qk-attribution needs --layer, --head, --query and --key "
+                                                       "(positions and numbers from 0); ") + flag + " is missing");
+  int query = -1;
+  try {
+    size_t used = 0;
+    query = std::stoi(o.scene.query, &used);
+    require(used == o.scene.query.size(), "");
+  } catch (const std::exception&) {
+    throw InputError("--query is the query's token position (a whole number from 0), got '" + o.scene.query + "'");
+  }
+  check_export_path(o.out, ExportFormat::csv);
+  const pipeline::Result result = model_qk_attribution_for_export(o.model, o.scene, o.head, query, o.key);
+  const model::QkAttribution& a = *result.qk_attribution;
+  write_file_atomic(o.out, model::qk_attribution_csv(a));
+  const std::vector<std::string>& labels = result.tokens->labels;
+  const auto token = [&](int t) { return size_t(t) < labels.size() ? " '" + labels[size_t(t)] + "'" : std::string(); };
+  std::printf("wrote %s (QK attribution of layer %d head %d, query %d%s, key %d%s: %zu x %zu parts summing to %.6g; "
+              "the forward's score %.6g%s)\n",
+              o.out.c_str(), a.cell.layer, a.cell.head, a.cell.query, token(a.cell.query).c_str(), a.cell.key,
+              token(a.cell.key).c_str(), a.query_parts.size(), a.key_parts.size(), a.sum(), double(a.score),
+              a.before_softcap ? (", before the soft-cap; drawn " + std::to_string(a.drawn)).c_str() : "");
+  std::string largest;  // the five entries of largest size, as the table's "query part x key part"
+  for (const model::QkEntry& e : model::largest_entries(a, 5)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.4g", e.value);
+    largest += (largest.empty() ? "" : "; ") + model::qk_part_label(a.query_parts[size_t(e.query_part)], true) + " x " +
+               model::qk_part_label(a.key_parts[size_t(e.key_part)], false) + " " + value;
+  }
+  std::printf("largest (query part x key part): %s\n", largest.c_str());
+}
+
 void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
+  if (o.what == "qk-attribution") return run_qk_attribution(o);
+  for (const char* flag : {"--head", "--key"})
+    require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");
   require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model (or --compare SCENE_A SCENE_B)");
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
@@ -177,7 +222,7 @@ void add_export_command(CLI::App& root) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
-  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model (required but with --compare)");
+  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model | qk-attribution (required but with --compare)");
   cmd->add_option("--compare", options->compare,
                   "Two scene files A and B: their heads side by side on one locked scale (or B - A), one figure")
       ->expected(2);
@@ -191,6 +236,8 @@ void add_export_command(CLI::App& root) {
   cmd->add_option("--language", options->language,
                   "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
+  cmd->add_option("--head", options->head, "qk-attribution: the head of --layer whose score to split (0 = first)");
+  cmd->add_option("--key", options->key, "qk-attribution: the key's token position (from 0; --query is the query's)");
   add_scene_options(*cmd, options->scene, flags_all);
   add_model_options(*cmd, options->model, true);
   cmd->footer(
@@ -200,6 +247,11 @@ void add_export_command(CLI::App& root) {
       "difference, with the error figures in the caption (gray images, diverging difference).\n"
       "model: with --checkpoint or --attentions, every layer's heads as an L x H grid of thumbnails 'l.h',\n"
       "framed by K/V group (PNG, SVG; .npy is the attentions [L,H,T,T]).\n"
+      "qk-attribution: with --checkpoint, why head --head of --layer attends from --query to --key: its score\n"
+      "q.k*scale split into query part x key part (the token embedding, learned positions, each earlier layer's\n"
+      "heads 'L2.H3 attn', attention bias and MLP, the norm's and the projections' biases), norms frozen at their\n"
+      "actual scale, so the table sums to the score (Gemma 2: before the soft-cap). CSV only: one row per query\n"
+      "part, one column per key part, totals in the last row and column.\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Colour scale (--scale-mode): shared (one range for every head, the default), per-head (each head its own\n"
@@ -212,6 +264,8 @@ void add_export_command(CLI::App& root) {
       "--format png --out layer5.png\n"
       "Its model view: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what model "
       "--format png --out gpt2-model.png\n"
+      "Why a head attends: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what qk-attribution "
+      "--layer 5 --head 1 --query 6 --key 2 --format csv --out why.csv\n"
       "Compare A/B: attnscope export --compare mha.json mqa.json --format png --out mha-vs-mqa.png "
       "(--compare-view difference: B - A on a diverging scale)");
   cmd->callback([options] { run(*options); });

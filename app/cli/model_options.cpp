@@ -223,3 +223,25 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
 }
 
 }  // namespace attnscope::cli
+
+namespace attnscope::cli {
+
+pipeline::Result model_qk_attribution_for_export(const ModelOptions& o, const SceneOptions& scene, int head, int query,
+                                                 int key) {
+  check_model_flags(o, scene);
+  require(!o.checkpoint.empty(), "--what qk-attribution needs --checkpoint DIR: the attribution goes through the "
+                                 "model's weights (an attentions file has only its maps)");
+  require(flag_given(o.app, "--layer"), "give the layer of the head to attribute with --layer N (0 = the first)");
+  pipeline::Request request;
+  request.model = open_model(o);
+  check_layer(o.layer, request.model->config.layers);
+  request.input = token_input(o, scene);
+  request.layer = o.layer;
+  request.head = head, request.query = query, request.key = key;
+  request.steps = {pipeline::Step::qk_attribution};
+  pipeline::Result result = pipeline::run(request);
+  if (!result.qk_attribution) throw InputError(result.qk_attribution_error);
+  return result;
+}
+
+}  // namespace attnscope::cli

@@ -18,6 +18,7 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/model/attention_file.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
 
@@ -50,5 +51,10 @@ std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& optio
 // export --what model: every layer's attentions (the forward pass of --checkpoint, or the file of
 // --attentions). Refuses --layer.
 std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelOptions& options, const SceneOptions& scene);
+
+// export --what qk-attribution: the pipeline's step qk_attribution for head `head` of --layer at (query, key) over
+// --checkpoint's input. Throws InputError naming the valid range for a bad index, a masked key or a linear layer.
+pipeline::Result model_qk_attribution_for_export(const ModelOptions& options, const SceneOptions& scene, int head,
+                                                 int query, int key);
 
 }  // namespace attnscope::cli

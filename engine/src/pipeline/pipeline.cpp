@@ -168,6 +168,46 @@ void step_head_statistics(Result& result, const std::atomic<bool>* cancel, Cache
   result.head_stats_error = std::move(error);
 }
 
+// Step qk_attribution: the cell's split (model/qk_attribution.h) over a forward pass with the trace's parts,
+// the Cache's when it is of the same model, input and layer.
+void step_qk_attribution(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
+  const Request& request = result.request;
+  try {
+    require(result.ran_model && result.tokens,
+            "why a head attends needs a checkpoint (its weights): an attentions file has only the maps");
+    const model::Model& m = *result.ran_model;
+    const model::QkCell cell{request.layer, request.head, request.query, request.key};
+    model::check_qk_cell(m.config, result.layer_maps, int(result.tokens->ids.size()), cell);
+    std::shared_ptr<const model::ForwardResult> forward;
+    if (cache && cache->qk_forward && cache->qk_model == result.ran_model && cache->qk_input == request.input &&
+        cache->qk_layer == request.layer) {
+      forward = cache->qk_forward;
+    } else {
+      if (cache) cache->qk_forward.reset();  // its memory goes before the next pass takes more
+      model::ForwardOptions options = model::qk_forward_options(request.layer);
+      options.cancel = cancel;
+      ++result.counters.forwards;
+      forward = std::make_shared<const model::ForwardResult>(model::forward(m, result.tokens->ids, options));
+      if (cache) {
+        cache->qk_model = result.ran_model;
+        cache->qk_input = request.input;
+        cache->qk_layer = request.layer;
+        cache->qk_forward = forward;
+      }
+    }
+    result.qk_attribution = std::make_shared<const model::QkAttribution>(model::qk_attribution(m, *forward, cell));
+    result.qk_attribution_error.clear();
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    result.qk_attribution.reset();
+    result.qk_attribution_error = "not enough memory for the attribution's forward pass; try fewer tokens";
+  } catch (const std::exception& e) {
+    result.qk_attribution.reset();
+    result.qk_attribution_error = e.what();
+  }
+}
+
 }  // namespace
 
 bool Result::done(Step step) const {
@@ -178,6 +218,7 @@ const std::vector<StepInfo>& pipeline_steps() {
   static const std::vector<StepInfo> steps{
       {Step::head_patterns, "head_patterns", true, step_head_patterns},
       {Step::head_statistics, "head_statistics", false, step_head_statistics},
+      {Step::qk_attribution, "qk_attribution", true, step_qk_attribution},
   };
   return steps;
 }

@@ -30,6 +30,7 @@
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
+#include "attnscope/model/qk_attribution.h"
 #include "attnscope/pipeline/model_input.h"
 #include "attnscope/scene/scene.h"
 
@@ -61,6 +62,12 @@ enum class Step : uint8_t {
   // with Request::kv_heads > 0 also each head's drift from the unconverted model's same layer, whose run
   // (Result::original_run) this step makes or takes from the Cache.
   head_statistics,
+  // Why a head attends (model/qk_attribution.h): the score of head Request::head of Request::layer at
+  // (Request::query, Request::key) split into query-part × key-part contributions. Needs a checkpoint: its own
+  // forward pass with the trace's parts and the layer's detail (counted in `forwards`; the Cache keeps it, so
+  // another cell of the same model, input and layer costs only the attribution). A cell the model refuses
+  // (bad index, a masked key, a linear layer) is recorded in Result::qk_attribution_error.
+  qk_attribution,
 };
 
 struct Request {
@@ -80,6 +87,8 @@ struct Request {
   bool keep_logits = false;  // Result::logits [T, V]
   bool keep_detail = false;  // Result::detail (the layer's q, k, v, scores, … for the .npy files)
   std::vector<Step> steps;
+  // Step qk_attribution's cell (with `layer`): the head and the query and key positions, from 0.
+  int head = 0, query = 0, key = 0;
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -115,6 +124,9 @@ struct Result {
   // Step head_statistics (null with head_stats_error when they cannot be made).
   std::shared_ptr<const HeadStats> head_stats;
   std::string head_stats_error;
+  // Step qk_attribution (null with qk_attribution_error when the cell is refused or the source has no model).
+  std::shared_ptr<const model::QkAttribution> qk_attribution;
+  std::string qk_attribution_error;
   Counters counters;
   bool done(Step step) const;
 };
@@ -136,6 +148,11 @@ struct Cache {
   std::shared_ptr<const model::AttentionStack> patterns_stack;
   std::shared_ptr<const HeadPatternScores> head_patterns;
   std::string head_patterns_error;
+  // Step qk_attribution's forward pass (parts and the layer's detail) and the model, input and layer it is of.
+  std::shared_ptr<const model::Model> qk_model;
+  TokenInput qk_input;
+  int qk_layer = -1;
+  std::shared_ptr<const model::ForwardResult> qk_forward;
 };
 
 struct StepInfo {
