@@ -19,6 +19,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/analysis/head_patterns.h"
+#include "attnscope/analysis/rollout.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
@@ -61,7 +63,17 @@ enum class Step : uint8_t {
   // with Request::kv_heads > 0 also each head's drift from the unconverted model's same layer, whose run
   // (Result::original_run) this step makes or takes from the Cache.
   head_statistics,
+  // Attention rollout of every layer of the stack (analysis/rollout.h: Ā_l, Â_l, Ã_l). Needs a stack.
+  rollout,
+  // Attention flow into Request::flow_position (−1: every position) after every layer, from the rollout's
+  // capacities (made here when the rollout step did not run). Needs a stack; refused (Result::flow_error)
+  // above flow_max_tokens tokens. Reports Request::progress.
+  flow,
 };
+
+// The longest input the flow step takes: one position after every layer costs ≈ 0.5 s of CPU at T = 128
+// with 12 layers (bench/bench_rollout.cpp), every position ≈ T/4 times that, and it grows as T³.
+inline constexpr int flow_max_tokens = 128;
 
 struct Request {
   // The source, one of three: a seeded scene, a checkpoint, an attentions file.
@@ -80,6 +92,10 @@ struct Request {
   bool keep_logits = false;  // Result::logits [T, V]
   bool keep_detail = false;  // Result::detail (the layer's q, k, v, scores, … for the .npy files)
   std::vector<Step> steps;
+  // Step flow: the receiving position (−1: every position), and the fraction done (called on the thread
+  // that runs the step; may be empty).
+  int flow_position = -1;
+  std::function<void(double)> progress;
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -115,6 +131,12 @@ struct Result {
   // Step head_statistics (null with head_stats_error when they cannot be made).
   std::shared_ptr<const HeadStats> head_stats;
   std::string head_stats_error;
+  // Steps rollout and flow (null with rollout_error / flow_error when they cannot be made: a stack the
+  // rollout refuses, a flow position outside the input, an input longer than flow_max_tokens).
+  std::shared_ptr<const Rollout> rollout;
+  std::string rollout_error;
+  std::shared_ptr<const AttentionFlow> flow;
+  std::string flow_error;
   Counters counters;
   bool done(Step step) const;
 };
