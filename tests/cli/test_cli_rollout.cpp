@@ -132,8 +132,10 @@ TEST_CASE("cli rollout: bad values exit 2 with the reason and leave no file") {
 TEST_CASE("cli rollout: the flow above the limit is refused by name; the rollout of a windowed model keeps its mask") {
   const fs::path out = fresh_dir("cli_rollout_limit");
   std::string ids;
-  for (int i = 0; i <= pipeline::flow_max_tokens; ++i) ids += (ids.empty() ? "" : ",") + std::to_string(1 + i % 40);
-  const CliRun r = run_cli("compute --checkpoint " + quoted(model_fixture(fixture)) + " --ids " + ids +
+  for (int i = 0; i <= pipeline::flow_max_tokens; ++i) ids += (ids.empty() ? "" : ",") + std::to_string(1 + i % 30);
+  // The shipped induction model takes 256 positions (the GPT-2 fixture 32).
+  const fs::path induction = fs::path(ATTNSCOPE_SOURCE_DIR) / "assets" / "models" / "induction";
+  const CliRun r = run_cli("compute --checkpoint " + quoted(induction) + " --ids " + ids +
                            " --rollout --flow --position 0 --out " + quoted(out / "x"));
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "limited to " + std::to_string(pipeline::flow_max_tokens) + " tokens"));

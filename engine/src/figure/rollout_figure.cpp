@@ -117,7 +117,9 @@ FigureSpec rollout_figure(const RolloutFigureInput& in, const ExportRequest& r) 
   const model::AttentionStack& s = *in.stack;
   const std::vector<Panel> panels = panels_of(in, r.words);
   FigureSpec f;
-  f.grid_columns = int(panels.size());
+  // Panels of L rows × T columns: one under the other when they are wider than tall (most inputs), side by
+  // side when they are taller (a deep model on a short input).
+  f.grid_columns = s.tokens >= s.layers ? 1 : int(panels.size());
   f.matrix_side = std::clamp(18 * s.tokens, 240, 520);
   float hi = 0;
   for (const Panel& p : panels)

@@ -1,6 +1,6 @@
 // rollout_figure.h — the Rollout view's figure (the window's view, `export --what rollout`): for one query
 // position i, one row per layer (from 0, the first, at the top) of the input tokens' shares, in two or
-// three panels side by side on one colour bar:
+// three panels on one colour bar (one under the other when T ≥ L, else side by side):
 //   attention   Ā_l[i, :]  the head mean of layer l (rollout.h; a layer without a softmax: |M| rows
 //               normalised, named in the caption)
 //   rollout     Ã_l[i, :]  the share of each input token in position i after layer l
