@@ -233,7 +233,10 @@ void DrawFigure(AppState& state, RolloutViewState& v) {
         draw->AddText(ImVec2(min.x - font * 0.3f - sz.x, min.y + (float(l) + 0.5f) * ch - sz.y * 0.5f), text, layers[size_t(l)].c_str());
       }
     const std::string title = Ellipsize(f.panels[size_t(p)].title, float(T) * cw);
-    draw->AddText(ImVec2(min.x, max.y + font * 0.25f), text, title.c_str());
+    const ImVec2 at(min.x, max.y + font * 0.25f), title_size = ImGui::CalcTextSize(title.c_str());
+    draw->AddText(at, text, title.c_str());
+    // Each panel's title as the caption of a grid of its own (the layout record's captions: one format per grid).
+    state.layout.captions.push_back({state.layout.grids++, 0, 0, title, at, ImVec2(at.x + title_size.x, at.y + title_size.y)});
     record.image_min.push_back(min);
     if (hovered && m.x >= min.x && m.x < max.x && m.y >= min.y && m.y < max.y) {
       hover_j = std::clamp(int((m.x - min.x) / cw), 0, T - 1);
