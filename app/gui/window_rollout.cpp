@@ -358,12 +358,15 @@ void DrawRolloutWindow(AppState& state) {
     HintText(trf("Attention flow is limited to %d tokens (its cost grows as T³); this input has %d.", pipeline::flow_max_tokens, T));
   if (!v.error.empty()) ErrorText(std::string(tr("Error: ")) + v.error);
   if (!v.flow_note.empty()) NoticeText(v.flow_note);
+  std::string linear, kind;  // the layers without a softmax, "0, 2, 3", and their kind
   for (int l = 0; l < s.layers; ++l)
     if (s.linear_layer(l)) {
-      HintText(trf("%s layers have no softmax: rollout reads each as the head mean of |M| with every row divided by its sum "
-                   "(not probabilities).", s.layer_kind[size_t(l)].c_str()));
-      break;
+      linear += (linear.empty() ? "" : ", ") + std::to_string(l);
+      kind = s.layer_kind[size_t(l)];
     }
+  if (!linear.empty())
+    HintText(trf("%s layers (%s) have no softmax: rollout reads each as the head mean of |M| with every row divided by its "
+                 "sum (not probabilities).", kind.c_str(), linear.c_str()));
   HintText(tr("rows: layers from 0, columns: input tokens"));
   DrawFigure(state, v);
   ImGui::End();
