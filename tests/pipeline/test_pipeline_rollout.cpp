@@ -4,7 +4,9 @@
 // by a message naming the limit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 
 #include "attnscope/analysis/rollout.h"
 #include "attnscope/core/error.h"
@@ -17,6 +19,13 @@ using namespace attnscope;
 using namespace attnscope::test;
 
 namespace {
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
 
 pipeline::Request ids_request(std::shared_ptr<const model::Model> m, const std::vector<int32_t>& ids) {
   pipeline::Request r;
@@ -48,11 +57,11 @@ TEST_CASE("pipeline rollout/flow: the steps equal rollout.h on the forward's sta
     REQUIRE_MESSAGE(r.rollout, r.rollout_error);
     REQUIRE_MESSAGE(r.flow, r.flow_error);
 
-    // The same numbers from the engine's functions on a forward of the same ids.
-    const ModelTokens tokens = model_tokens_from_ids(m->dir, ids);
-    const model::AttentionStack stack =
-        attention_stack(model::forward(*m, ids), tokens, name, m->config.layer_window);
-    const Rollout direct = attention_rollout(stack);
+    // The same numbers from rollout.h called directly on the request's forward pass (its stack), and that stack
+    // is the model's forward of the same ids.
+    REQUIRE(r.run->stack);
+    const Rollout direct = attention_rollout(*r.run->stack);
+    CHECK(max_abs_diff(r.run->stack->attentions, model::forward(*m, ids).attentions) <= 1e-6);
     CHECK(r.rollout->means == direct.means);
     CHECK(r.rollout->capacities == direct.capacities);
     CHECK(r.rollout->joint == direct.joint);
