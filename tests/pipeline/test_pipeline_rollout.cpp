@@ -139,6 +139,7 @@ TEST_CASE("pipeline rollout/flow: flow refuses an input above flow_max_tokens, n
   const int T = pipeline::flow_max_tokens + 1;
   stack->layers = 2, stack->heads = stack->kv_heads = 1, stack->tokens = T, stack->causal = true;
   stack->attentions.assign(size_t(2) * T * T, 0.0f);
+  for (int j = 0; j < T; ++j) stack->labels.push_back("t" + std::to_string(j));
   for (int l = 0; l < 2; ++l)
     for (int i = 0; i < T; ++i)
       for (int j = 0; j <= i; ++j) stack->attentions[(size_t(l) * T + i) * T + j] = 1.0f / float(i + 1);
@@ -156,6 +157,7 @@ TEST_CASE("pipeline rollout/flow: flow refuses an input above flow_max_tokens, n
   auto at_limit = std::make_shared<model::AttentionStack>(*stack);
   const int U = pipeline::flow_max_tokens;
   at_limit->tokens = U;
+  at_limit->labels.resize(size_t(U));
   at_limit->attentions.assign(size_t(2) * U * U, 0.0f);
   for (int l = 0; l < 2; ++l)
     for (int i = 0; i < U; ++i)
