@@ -20,6 +20,7 @@
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/qk_attribution.h"
+#include "attnscope/figure/rollout_figure.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
@@ -158,6 +159,36 @@ void run_qk_attribution(const ExportOptions& o) {
                model::qk_part_label(a.key_parts[size_t(e.key_part)], false) + " " + value;
   }
   std::printf("largest (query part x key part): %s\n", largest.c_str());
+// export --what rollout: the Rollout view's figure of --checkpoint or --attentions (rollout_figure.h).
+void run_rollout(const ExportOptions& o) {
+  require(wants_model(o.model), "--what rollout needs a model's layers: give --checkpoint DIR (with --text or --ids) or "
+                                "--attentions FILE --tokens tokens.json (a seeded layer has no layers below it to roll out)");
+  ExportRequest request;
+  request.words = figure_words(parse_language_option(o.language));
+  request.format = parse_export_format(o.format);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  request.scale = float(o.scale);
+  request.caption = !o.no_caption;
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N");
+  const Scene scene = build_scene(o.scene);
+  request.colormap = parse_colormap(scene.view.colormap);
+  request.color_scale = color_scale_of(scene.view);
+  require(!scene.view.show_scores, "--what rollout shows shares of the input tokens: leave out --scores");
+  require(request.color_scale.mode != ScaleMode::per_head,
+          "--what rollout has one colour bar for its panels (valid scale modes here: shared, fixed, locked)");
+  check_export_path(o.out, request.format);
+  const std::shared_ptr<const pipeline::Result> result = model_rollout_for_export(o.model, o.scene);
+  const RolloutFigureInput in{result->run->stack.get(), result->rollout.get(), result->flow.get(),
+                              result->request.flow_position};
+  const ExportedFile file = export_rollout(in, request, o.out);
+  std::string size;
+  if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";
+  else {
+    for (int64_t d : file.shape) size += (size.empty() ? "[" : ", ") + std::to_string(d);
+    size += "]";
+  }
+  std::printf("wrote %s (rollout%s of query %d, %s, %s)\n", o.out.c_str(), result->flow ? " and flow" : "",
+              in.position, to_string(request.format), size.c_str());
 }
 
 void run(const ExportOptions& o) {
@@ -165,7 +196,10 @@ void run(const ExportOptions& o) {
   if (o.what == "qk-attribution") return run_qk_attribution(o);
   for (const char* flag : {"--head", "--key"})
     require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");
-  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model (or --compare SCENE_A SCENE_B)");
+  if (o.what == "rollout") return run_rollout(o);
+  require(!o.model.flow && !flag_given(o.model.app, "--position"), "--flow and --position go with --what rollout");
+  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model | rollout | qk-attribution (or "
+                           "--compare SCENE_A SCENE_B)");
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
   request.words = figure_words(parse_language_option(o.language));
@@ -222,7 +256,8 @@ void add_export_command(CLI::App& root) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
-  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model | qk-attribution (required but with --compare)");
+  cmd->add_option("--what", options->what,
+                  "heads | head:N | relpos | conv | model | rollout | qk-attribution (required but with --compare)");
   cmd->add_option("--compare", options->compare,
                   "Two scene files A and B: their heads side by side on one locked scale (or B - A), one figure")
       ->expected(2);
@@ -252,6 +287,9 @@ void add_export_command(CLI::App& root) {
       "heads 'L2.H3 attn', attention bias and MLP, the norm's and the projections' biases), norms frozen at their\n"
       "actual scale, so the table sums to the score (Gemma 2: before the soft-cap). CSV only: one row per query\n"
       "part, one column per key part, totals in the last row and column.\n"
+      "rollout: with --checkpoint or --attentions, the Rollout view for the query --position (default the last\n"
+      "token): one row per layer (from 0) of each input token's share, panels attention (head mean of the layer),\n"
+      "rollout and, with --flow, flow (share); CSV/.npy [panels, L, T].\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Colour scale (--scale-mode): shared (one range for every head, the default), per-head (each head its own\n"
@@ -266,6 +304,8 @@ void add_export_command(CLI::App& root) {
       "--format png --out gpt2-model.png\n"
       "Why a head attends: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what qk-attribution "
       "--layer 5 --head 1 --query 6 --key 2 --format csv --out why.csv\n"
+      "Rollout and flow: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what rollout --flow "
+      "--format png --out rollout.png\n"
       "Compare A/B: attnscope export --compare mha.json mqa.json --format png --out mha-vs-mqa.png "
       "(--compare-view difference: B - A on a diverging scale)");
   cmd->callback([options] { run(*options); });

@@ -37,6 +37,23 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
                                                : "Also write this layer's probs/scores/q/k/v/output .npy");
   cmd.add_option("--kv-heads", o.kv_heads,
                  "With --checkpoint: pool each layer's K/V heads to this many first (MHA → GQA/MQA, SPEC's conversion)");
+  const std::string flow_cost = "refused above " + std::to_string(pipeline::flow_max_tokens) + " tokens";
+  if (!exporting) {
+    cmd.add_flag("--rollout", o.rollout,
+                 "With --checkpoint: also write attention rollout: rollout.npy [L,T,T] (row i of layer l: each input "
+                 "token's share in position i after layer l) and rollout_mean.npy [L,T,T] (each layer's head mean)");
+    cmd.add_flag("--flow", o.flow,
+                 "With --rollout: also write attention flow: flow.npy [L,P,T] (max flow from each input token into each "
+                 "position after each layer) and flow_share.npy [L,P,T] (each row divided by its sum); P = T, or 1 "
+                 "with --position; " + flow_cost);
+    cmd.add_option("--position", o.position, "With --flow: only the flow into this position (0 = first token; default: "
+                                             "every position)");
+  } else {
+    cmd.add_flag("--flow", o.flow, "With --what rollout: add the attention flow panel (" + flow_cost + ")");
+    cmd.add_option("--position", o.position,
+                   "With --what rollout: the query position whose input-token shares are drawn (0 = first token; "
+                   "default: the last)");
+  }
   if (exporting) {
     cmd.add_option("--attentions", o.attentions,
                    "Attentions computed elsewhere: [L,H,T,T] .npy or .safetensors (docs/real-models.md, \"Attentions computed elsewhere\")");
@@ -110,7 +127,18 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   request.layer = flag_given(o.app, "--layer") ? o.layer : -1;
   request.keep_logits = true;
   request.keep_detail = true;
+  require(!o.flow || o.rollout, "--flow goes with --rollout (the flow's capacities are the rollout's): add --rollout");
+  require(flag_given(o.app, "--position") <= o.flow, "--position chooses the flow's receiving position: add --flow");
+  if (o.rollout) request.steps.push_back(pipeline::Step::rollout);
+  if (o.flow) {
+    request.steps.push_back(pipeline::Step::flow);
+    request.flow_position = o.position;
+    require(o.position >= 0 || !flag_given(o.app, "--position"),
+            "--position must be a token position, 0 or more, got " + std::to_string(o.position));
+  }
   const pipeline::Result result = pipeline::run(request);  // every check before any file
+  if (o.rollout) require(result.rollout != nullptr, "--rollout: " + result.rollout_error);
+  if (o.flow) require(result.flow != nullptr, "--flow: " + result.flow_error);
   const auto& m = result.ran_model;
   const ModelTokens& tokens = *result.tokens;
   const model::AttentionStack& stack = *result.run->stack;
@@ -185,6 +213,23 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     // The layer's trace, as the Shapes view draws it (every step's shape, parameters, cache or state).
     files.text("trace.json", trace_json(*result.analysis, words).dump(2) + "\n");
   }
+  if (result.rollout) {
+    const Rollout& r = *result.rollout;
+    files.npy("rollout.npy", r.joint.data(), {r.layers, T, T});
+    files.npy("rollout_mean.npy", r.means.data(), {r.layers, T, T});
+    for (int l = 0; l < r.layers; ++l)
+      if (r.absolute_layers[size_t(l)]) {  // said once: what the rollout made of a layer without a softmax
+        std::printf("rollout: %s layers have no softmax; their head mean is of |M| with each row divided by its sum "
+                    "(analysis/rollout.h)\n", stack.layer_kind[size_t(l)].c_str());
+        break;
+      }
+  }
+  if (result.flow) {
+    const AttentionFlow& f = *result.flow;
+    const int64_t P = int64_t(f.positions.size());
+    files.npy("flow.npy", f.flow.data(), {int64_t(f.layers.size()), P, T});
+    files.npy("flow_share.npy", f.share.data(), {int64_t(f.layers.size()), P, T});
+  }
   files.commit();
   const std::string vision = c.container.empty() ? ""
                              : " (" + c.container + "'s text tower; vision tower not drawn: " +
@@ -220,6 +265,34 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
   request.input = token_input(o, scene);
   request.layer = -1;  // every layer, none in detail
   return pipeline::run(request).run->stack;
+}
+
+std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& o, const SceneOptions& scene) {
+  check_model_flags(o, scene);
+  require(!flag_given(o.app, "--layer"), "--what rollout shows every layer: leave out --layer");
+  pipeline::Request request;
+  request.layer = -1;  // every layer, none in detail
+  if (!o.attentions.empty()) {
+    request.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
+    request.layer = 0;  // a file's request names a layer; the rollout reads every one
+  } else {
+    request.model = open_model(o);
+    request.input = token_input(o, scene);
+  }
+  request.steps = {pipeline::Step::rollout};
+  auto result = std::make_shared<pipeline::Result>(pipeline::run(request));
+  require(result->rollout != nullptr, "--what rollout: " + result->rollout_error);
+  // The query: --position, else the last token; the flow is computed into it alone (every layer).
+  const int T = result->run->stack->tokens;
+  require(!flag_given(o.app, "--position") || (o.position >= 0 && o.position < T),
+          "--position " + std::to_string(o.position) + " does not exist: the input has " + std::to_string(T) +
+              " tokens (0–" + std::to_string(T - 1) + ")");
+  result->request.flow_position = flag_given(o.app, "--position") ? o.position : T - 1;
+  if (o.flow) {
+    pipeline::run_steps(*result, {pipeline::Step::flow});
+    require(result->flow != nullptr, "--flow: " + result->flow_error);
+  }
+  return result;
 }
 
 }  // namespace attnscope::cli

@@ -29,6 +29,10 @@ struct ModelOptions {
   int layer = -1;
   int kv_heads = 0;  // > 0: pool K/V to this many heads per layer first (SPEC's conversion)
   bool no_special_tokens = false;
+  // Attention rollout and flow (compute: --rollout [--flow] [--position I]; export --what rollout: --position I
+  // [--flow]). position −1: compute's flow into every position, export's query the last token.
+  bool rollout = false, flow = false;
+  int position = -1;
   CLI::App* app = nullptr;
 };
 
@@ -56,5 +60,9 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
 // --checkpoint's input. Throws InputError naming the valid range for a bad index, a masked key or a linear layer.
 pipeline::Result model_qk_attribution_for_export(const ModelOptions& options, const SceneOptions& scene, int head,
                                                  int query, int key);
+// export --what rollout: the run of --checkpoint or --attentions with the rollout (and with --flow the flow into
+// --position, every layer) made; its request's flow_position is the query drawn (--position, else the last token). Refuses --layer; throws InputError with the step's reason (e.g. the flow's
+// token limit).
+std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 }  // namespace attnscope::cli

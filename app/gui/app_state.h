@@ -327,6 +327,9 @@ struct LayoutRecord {
 
 // ---- AppState ----------------------------------------------------------------------------------
 
+// The Rollout view's state (window_rollout.cpp), made when the view first opens.
+struct RolloutViewState;
+
 struct AppState {
   // The settings the widgets edit, and who edited them last.
   Scene scene;
@@ -387,6 +390,8 @@ struct AppState {
   bool show_training = false;  // Classroom → Training (window_training.cpp)
   bool show_checkpoint = false;  // Windows → Checkpoint
   bool show_model_view = false;  // Windows → Model view
+  bool show_rollout = false;     // Windows → Rollout (window_rollout.cpp), in the Model view's place
+  std::shared_ptr<RolloutViewState> rollout;
 
   InputWindowState input;
   ModelWindowState model;

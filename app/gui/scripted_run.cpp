@@ -225,8 +225,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_checkpoint = false;
                      state.show_model_view = true;
                    }});
-  plan_.push_back({"lessons panel", [](AppState& state) {
+  plan_.push_back({"window rollout", [](AppState& state) {
                      state.show_model_view = false;
+                     state.show_rollout = true;
+                   }});
+  plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.show_rollout = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

@@ -70,7 +70,7 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
-                                         "--layout-live", "--compare-a", "--compare-view", "--site-url"};
+                                         "--layout-live", "--show-rollout", "--compare-a", "--compare-view", "--site-url"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -135,6 +135,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "Open this Hugging Face checkpoint folder (or attentions computed elsewhere: attentions.npy or .safetensors with tokens.json beside it) in the Checkpoint window; the Heads view draws its layer");
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
+  group->add_flag("--show-rollout", o.show_rollout, "Open the Rollout view (Windows → Rollout): attention rollout and flow of --checkpoint");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
   group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
@@ -584,6 +585,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.show_kv_cache = options.show_kv_cache;
   state.show_training = options.show_training;
   state.show_model_view = options.show_model_view;
+  state.show_rollout = options.show_rollout;
   state.training.actions = options.train_actions;
   for (const std::string& kv : options.train_settings) apply_training_setting(state.training.form, kv);
   // A missing assets folder is said at once, in the About box that names the folders tried.
@@ -627,7 +629,8 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // column — with Getting started over it saying where the lessons are and how to present them.
   // A window asked for by name (--show-training, …) is something asked for too.
   const bool window_asked = options.show_export || options.show_analysis || options.show_kv_cache ||
-                            options.show_training || options.show_model_view || options.show_about;
+                            options.show_training || options.show_model_view || options.show_about ||
+                            options.show_rollout;
   if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.scene_link.empty() &&
       options.compare_a.empty() &&
       options.checkpoint.empty() && !window_asked) {
@@ -836,6 +839,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawGettingStartedWindow(state);
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
+  DrawRolloutWindow(state);
   DrawLessonBanner(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);
@@ -884,7 +888,7 @@ bool ScriptedRunDone(const FrameLoop& loop, const AppState& state) {
   ScriptedTrainingPause(state);
   return loop.mode.scripted && !loop.mode.bench && loop.frame >= loop.frames_wanted && loop.settled(*state.worker) &&
          !ExportRunning(state) && !FigureCopyRunning(state) && !TrainingBusy(state) && !state.checkpoint.loader->loading() &&
-         state.checkpoint.loading.empty() && !state.scene_edited;
+         state.checkpoint.loading.empty() && !state.scene_edited && !RolloutBusy(state);
 }
 
 // Writes the screenshot of the back buffer, the scene and the layout JSON. Returns the exit code.
@@ -931,7 +935,8 @@ int FinishBench(FrameLoop& loop, const AppState& state) {
 // --layout-sweep: records the screen once the newest edit's result is on it, then shows the next.
 void SweepLayouts(FrameLoop& loop, AppState& state) {
   if (!loop.sweep) return;
-  loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation);
+  loop.sweep->after_frame(state, loop.settled(*state.worker) && state.result_generation >= state.submitted_generation &&
+                                     !RolloutBusy(state));
 }
 
 // --layout-live: the layout JSON of each frame shown (about 40 kB; a failed write goes to stderr: the test

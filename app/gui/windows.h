@@ -70,6 +70,10 @@ void DrawCheckpointWindow(AppState& state);
 // heads conversion) in place of the synthetic settings (window_checkpoint.cpp).
 void DrawCheckpointCard(AppState& state);
 void DrawModelViewWindow(AppState& state);
+// Windows → Rollout (window_rollout.cpp): attention rollout and flow of the open checkpoint, in the Model
+// view's place. RolloutBusy: its rollout or flow is being computed (scripted runs wait for it).
+void DrawRolloutWindow(AppState& state);
+bool RolloutBusy(const AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
 // missing assets folder shows as the Checkpoint window's error.
 void OpenShippedInductionModel(AppState& state);

@@ -40,14 +40,14 @@ pipeline::Request text_request(std::shared_ptr<const model::Model> m, const std:
 
 TEST_CASE("pipeline: every step has one entry, in the enum's order, with a name of its own") {
   const std::vector<pipeline::StepInfo>& steps = pipeline::pipeline_steps();
-  REQUIRE(steps.size() == 3);
+  REQUIRE(steps.size() == 5);
   std::set<std::string> names;
   for (size_t i = 0; i < steps.size(); ++i) {
     CHECK(size_t(steps[i].step) == i);
     CHECK(static_cast<bool>(steps[i].run));
     names.insert(steps[i].name);
   }
-  CHECK(names == std::set<std::string>{"head_patterns", "head_statistics", "qk_attribution"});
+  CHECK(names == std::set<std::string>{"head_patterns", "head_statistics", "qk_attribution", "rollout", "flow"});
 }
 
 TEST_CASE("pipeline: a converted checkpoint's request loads the tokenizer once, tokenizes once, runs each forward once") {

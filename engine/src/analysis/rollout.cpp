@@ -217,13 +217,16 @@ Rollout attention_rollout(const model::AttentionStack& stack, const RolloutOptio
   r.layers = L;
   r.tokens = T;
   const size_t cells = size_t(T) * size_t(T);
+  r.means.resize(size_t(L) * cells);
   r.capacities.resize(size_t(L) * cells);
   r.joint.resize(size_t(L) * cells);
   MatD joint;
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
     r.absolute_layers.push_back(stack.linear_layer(l));
-    const MatD a = augmented(head_mean(stack, l));
+    const MatD mean = head_mean(stack, l);
+    Eigen::Map<Mat>(r.means.data() + size_t(l) * cells, T, T) = mean.cast<float>();
+    const MatD a = augmented(mean);
     // Ã_l = Â_l · Ã_{l−1}; when Â_l is lower triangular (a causal layer) the product skips its upper zeros.
     if (l == 0) joint = a;
     else if (lower_triangular(a)) joint = MatD(a.triangularView<Eigen::Lower>() * joint);

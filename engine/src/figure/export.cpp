@@ -65,7 +65,12 @@ const std::vector<std::string>& figure_word_keys() {
       "A · head %d", "B · head %d · JS %s", "B − A · head %d · JS %s", "probability B − A", "A: %s", "B: %s",
       "A → B: %s", "A and B have the same settings", "one scale for A and B: %s",
       // windows, sinks and positions (SPEC "Variants after GQA")
-      "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s"};
+      "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s",
+      // attention rollout and flow (rollout_figure.h)
+      "attention (head mean)", "rollout", "flow (share)", "layer %d", "query %d «%s»",
+      "rows: layers from 0, columns: input tokens", "rollout Ã_l = Â_l···Â_0, Â = 0.5·Ā + 0.5·I, rows renormalised",
+      "flow: maximum flow, each row divided by its sum", "%s layers: |M| rows normalised (no softmax)",
+      "share of the input token"};
   return keys;
 }
 

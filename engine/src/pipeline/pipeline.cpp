@@ -208,6 +208,46 @@ void step_qk_attribution(Result& result, const std::atomic<bool>* cancel, Cache*
   }
 }
 
+// Step rollout: attention_rollout of the run's stack (every layer; masked keys stay exactly 0).
+void step_rollout(Result& result, const std::atomic<bool>* cancel, Cache*) {
+  if (result.rollout) return;  // the flow step made it already
+  RolloutOptions options;
+  options.cancel = cancel;
+  try {
+    result.rollout = std::make_shared<const Rollout>(attention_rollout(*result.run->stack, options));
+  } catch (const InputError& e) {
+    result.rollout_error = e.what();
+  } catch (const std::bad_alloc&) {
+    result.rollout_error = "not enough memory for the rollout of this input; try fewer tokens";
+  }
+}
+
+// Step flow: attention_flow into Request::flow_position after every layer, within flow_max_tokens.
+void step_flow(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
+  const int T = result.run->stack->tokens;
+  if (T > flow_max_tokens) {
+    result.flow_error = "attention flow is limited to " + std::to_string(flow_max_tokens) + " tokens (its cost grows as T³); "
+                        "this input has " + std::to_string(T) + ": shorten it, or use the rollout, which has no limit";
+    return;
+  }
+  if (!result.rollout && result.rollout_error.empty()) step_rollout(result, cancel, cache);
+  if (!result.rollout) {
+    result.flow_error = result.rollout_error;
+    return;
+  }
+  FlowOptions options;
+  options.position = result.request.flow_position;
+  options.progress = result.request.progress;
+  options.cancel = cancel;
+  try {
+    result.flow = std::make_shared<const AttentionFlow>(attention_flow(*result.rollout, options));
+  } catch (const InputError& e) {
+    result.flow_error = e.what();
+  } catch (const std::bad_alloc&) {
+    result.flow_error = "not enough memory for the attention flow of this input; try fewer tokens";
+  }
+}
+
 }  // namespace
 
 bool Result::done(Step step) const {
@@ -219,6 +259,8 @@ const std::vector<StepInfo>& pipeline_steps() {
       {Step::head_patterns, "head_patterns", true, step_head_patterns},
       {Step::head_statistics, "head_statistics", false, step_head_statistics},
       {Step::qk_attribution, "qk_attribution", true, step_qk_attribution},
+      {Step::rollout, "rollout", true, step_rollout},
+      {Step::flow, "flow", true, step_flow},
   };
   return steps;
 }

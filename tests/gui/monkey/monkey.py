@@ -309,6 +309,11 @@ class Monkey:
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             [("view", v) for v in ("Shapes", "Rel. position 1D", "Rel. position 2D", "Convolution", "Heads")] +
             menu("menu_windows", "Model view") + [("any", None), ("any", None)],
+            # The Rollout view: the flow started, cancelled or finished, the figure saved.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Rollout") + [("press", "rollout", "Compute flow"), ("any", "rollout"),
+                                               ("press", "rollout", "Cancel"), ("press", "rollout", "Save CSV"),
+                                               ("any", "rollout")],
             open_window["Training"] + [("press", "training", "Compare MHA / GQA / MQA")] +
             menu("menu_language", "中文") + [("any", "training"), ("press", "training", "Reset")] +
             menu("menu_language", "English"),

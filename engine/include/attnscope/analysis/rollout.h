@@ -40,10 +40,14 @@ struct RolloutOptions {
 
 struct Rollout {
   int layers = 0, tokens = 0;             // L, T
+  std::vector<float> means;               // [L, T, T]  Ā_l: the head mean the rollout starts from
   std::vector<float> capacities;          // [L, T, T]  Â_l: the flow graph's edge capacities
   std::vector<float> joint;               // [L, T, T]  Ã_l
   std::vector<bool> absolute_layers;      // [L] layers read as |M| (no softmax; legend above)
   // Â_l and Ã_l: [T, T], rows are positions (queries), columns input tokens (keys).
+  Eigen::Map<const Mat> mean(int layer) const {
+    return {means.data() + int64_t(layer) * tokens * tokens, tokens, tokens};
+  }
   Eigen::Map<const Mat> capacity(int layer) const {
     return {capacities.data() + int64_t(layer) * tokens * tokens, tokens, tokens};
   }

@@ -19,6 +19,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/analysis/head_patterns.h"
+#include "attnscope/analysis/rollout.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
@@ -68,7 +70,17 @@ enum class Step : uint8_t {
   // another cell of the same model, input and layer costs only the attribution). A cell the model refuses
   // (bad index, a masked key, a linear layer) is recorded in Result::qk_attribution_error.
   qk_attribution,
+  // Attention rollout of every layer of the stack (analysis/rollout.h: Ā_l, Â_l, Ã_l). Needs a stack.
+  rollout,
+  // Attention flow into Request::flow_position (−1: every position) after every layer, from the rollout's
+  // capacities (made here when the rollout step did not run). Needs a stack; refused (Result::flow_error)
+  // above flow_max_tokens tokens. Reports Request::progress.
+  flow,
 };
+
+// The longest input the flow step takes: one position after every layer costs ≈ 0.5 s of CPU at T = 128
+// with 12 layers (bench/bench_rollout.cpp), every position ≈ T/4 times that, and it grows as T³.
+inline constexpr int flow_max_tokens = 128;
 
 struct Request {
   // The source, one of three: a seeded scene, a checkpoint, an attentions file.
@@ -89,6 +101,10 @@ struct Request {
   std::vector<Step> steps;
   // Step qk_attribution's cell (with `layer`): the head and the query and key positions, from 0.
   int head = 0, query = 0, key = 0;
+  // Step flow: the receiving position (−1: every position), and the fraction done (called on the thread
+  // that runs the step; may be empty).
+  int flow_position = -1;
+  std::function<void(double)> progress;
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -127,6 +143,12 @@ struct Result {
   // Step qk_attribution (null with qk_attribution_error when the cell is refused or the source has no model).
   std::shared_ptr<const model::QkAttribution> qk_attribution;
   std::string qk_attribution_error;
+  // Steps rollout and flow (null with rollout_error / flow_error when they cannot be made: a stack the
+  // rollout refuses, a flow position outside the input, an input longer than flow_max_tokens).
+  std::shared_ptr<const Rollout> rollout;
+  std::string rollout_error;
+  std::shared_ptr<const AttentionFlow> flow;
+  std::string flow_error;
   Counters counters;
   bool done(Step step) const;
 };
