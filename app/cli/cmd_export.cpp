@@ -159,6 +159,8 @@ void run_qk_attribution(const ExportOptions& o) {
                model::qk_part_label(a.key_parts[size_t(e.key_part)], false) + " " + value;
   }
   std::printf("largest (query part x key part): %s\n", largest.c_str());
+}
+
 // export --what rollout: the Rollout view's figure of --checkpoint or --attentions (rollout_figure.h).
 void run_rollout(const ExportOptions& o) {
   require(wants_model(o.model), "--what rollout needs a model's layers: give --checkpoint DIR (with --text or --ids) or "
