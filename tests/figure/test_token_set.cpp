@@ -81,8 +81,10 @@ TEST_CASE("token set: parsing and range checks name the flag, the form and the v
   CHECK(error_of([&] { check_token_set(set_of(TokenSetAxis::keys, {0, 6}), 7, "--key-set"); }).empty());
   CHECK(parse_set_reduce("mean") == SetReduce::mean);
   CHECK(contains(error_of([&] { parse_set_reduce("max"); }), "valid: sum, mean"));
-  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::queries, {1}))) == "Σ of %d queries");
-  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::keys, {1}, SetReduce::mean))) == "mean of %d keys");
+  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::queries, {1, 2}))) == "Σ of %d queries");
+  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::queries, {1}))) == "Σ of %d query");
+  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::keys, {1, 5}, SetReduce::mean))) == "mean of %d keys");
+  CHECK(std::string(token_set_label_key(set_of(TokenSetAxis::keys, {1}, SetReduce::mean))) == "mean of %d key");
   CHECK(token_set_list(set_of(TokenSetAxis::keys, {1, 2, 3, 4}), 2) == "1, 2, …");
 }
 
