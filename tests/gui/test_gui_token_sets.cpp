@@ -2,7 +2,7 @@
 // Heads view makes a token set of those queries; every head then draws their summed row as a strip under its
 // heatmap, labelled "Σ of 2 queries", and the Export panel's CSV (a real click on csv, then on Export) carries
 // one more row per head that equals the sum of those two rows of the command line's plain export of the same
-// scene. A Ctrl+click on a key label then starts a set of keys.
+// scene. A Ctrl+click on a key label then starts a set of keys; undo and redo move between the two sets.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -64,6 +64,11 @@ std::string label_at(const json& layout, const std::string& axis, int index) {
       return std::to_string(int(l.at("x").get<double>() + l.at("w").get<double>() / 2)) + " " +
              std::to_string(int(l.at("y").get<double>() + l.at("h").get<double>() / 2));
   return "";
+}
+
+// A key press through the X server, as tests/gui/test_gui_keys.cpp sends it.
+std::string key(const std::string& k) {
+  return "kill -STOP $pid\nxdotool key --delay 0 " + k + "\nsleep 0.3\nkill -CONT $pid\nsleep 1\n";
 }
 
 std::string ctrl_click(const std::string& at) {
@@ -148,13 +153,20 @@ TEST_SUITE("gui_token_sets") {
     }
     CHECK(compared == 4 * 7);
 
-    // A Ctrl+click on a key label starts a set of keys in place of the queries'.
+    // A Ctrl+click on a key label starts a set of keys in place of the queries'; Ctrl+Z brings the set of queries
+    // back (the set is the scene's: one undo step), Ctrl+Shift+Z the keys' again.
     const auto keys_dir = test_tmp() / "token_sets_keys";
     fs::remove_all(keys_dir);
     fs::create_directories(keys_dir);
     const json keys = drive_window(keys_dir, args + " --layout-live",
                                    "await '\"settled\": true'\n" + ctrl_click(q1) + "await 'heads.token_set_strip.0'\n" +
-                                       ctrl_click_label(keys_dir, "key", 2) + "await 'Σ of 1 key: 2'\nawait '\"settled\": true'\n");
+                                       ctrl_click_label(keys_dir, "key", 2) + "await 'Σ of 1 key: 2'\nawait '\"settled\": true'\n" +
+                                       key("ctrl+z") + "await 'Σ of 1 query: 1'\ncp " + shell_quote((keys_dir / "layout.json").string()) + " " +
+                                       shell_quote((keys_dir / "undone.json").string()) + "\n" + key("ctrl+shift+z") +
+                                       "await 'Σ of 1 key: 2'\nawait '\"settled\": true'\n");
+    const json undone = read_json(keys_dir / "undone.json");  // the record right after Ctrl+Z
+    CHECK(undone.at("token_set").at("axis") == "queries");
+    CHECK(undone.at("token_set").at("tokens") == json::array({1}));
     CHECK(keys.at("token_set").at("axis") == "keys");
     CHECK(keys.at("token_set").at("tokens") == json::array({2}));
     const json& strip = keys.at("widgets").at("heads.token_set_strip.0");
