@@ -7,8 +7,10 @@
 // turned off (PackingState::enabled): every product reads the mapped file, as a model whose packed
 // copies do not fit in memory does (forward_median_ms, forward_best_ms). --packed then times the forwards the
 // window repeats (every slider change, every ablation) in the same process, the lazy packing on (model.h
-// WeightPacking): the forward that packs each matrix (packing_forward_ms: what the first forward of
-// the window or of `compute` costs), then `reps` on the packed copies (packed_median_ms,
+// WeightPacking): the first forward with it on, which still reads in place and copies nothing (what a
+// one-shot `compute` runs; first_forward_ms, with first_forward_packed_mb the copies it made: 0), the
+// second, which packs each matrix (packing_forward_ms: what the window's second forward costs), then
+// `reps` on the packed copies (packed_median_ms,
 // packed_best_ms), each after an in-place one (the in-place figures then come from those: both see the
 // same load on a shared machine). --out writes the last pass's attentions [L·H, T, T] and logits [T, V]
 // as .npy (the packed pass's with --packed), for the comparison with PyTorch. Peak RSS is VmHWM (the whole
@@ -100,7 +102,10 @@ int main(int argc, char** argv) {
       (void)model::forward(*m, ids);
       const double peak_in_place = peak_rss_mb();
       packing.state->enabled = true;
-      const double packing_ms = timed(1).front();  // the first forward packs each matrix
+      const double first_ms = timed(1).front();  // the first use of each matrix reads in place
+      const double first_packed_mb = double(packing.state->bytes.load()) / (1 << 20);
+      const double peak_first = peak_rss_mb();
+      const double packing_ms = timed(1).front();  // the second packs each matrix
       // In place and packed in turns, so that both see the same load on a shared machine.
       for (int i = 0; i < reps; ++i) {
         packing.state->enabled = false;
@@ -110,11 +115,12 @@ int main(int argc, char** argv) {
       }
       std::sort(in_place_ms.begin(), in_place_ms.end());
       std::sort(packed_ms.begin(), packed_ms.end());
-      char text[360];
+      char text[512];
       std::snprintf(text, sizeof text,
-                    ", \"packed_median_ms\": %.2f, \"packed_best_ms\": %.2f, \"packing_forward_ms\": %.2f, "
+                    ", \"packed_median_ms\": %.2f, \"packed_best_ms\": %.2f, \"first_forward_ms\": %.2f, "
+                    "\"first_forward_packed_mb\": %.0f, \"peak_rss_first_forward_mb\": %.0f, \"packing_forward_ms\": %.2f, "
                     "\"packed_mb\": %.0f, \"peak_rss_in_place_mb\": %.0f, \"peak_rss_packed_mb\": %.0f",
-                    packed_ms[packed_ms.size() / 2], packed_ms.front(), packing_ms,
+                    packed_ms[packed_ms.size() / 2], packed_ms.front(), first_ms, first_packed_mb, peak_first, packing_ms,
                     double(packing.state->bytes.load()) / (1 << 20), peak_in_place, peak_rss_mb());
       packed_json = text;
     }

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/compare.h"
 #include "attnscope/scene/scene_json.h"
@@ -41,6 +42,7 @@ struct ExportOptions {
   std::vector<std::string> compare;  // SCENE_A SCENE_B
   std::string compare_view = "side-by-side";
   int head = -1, key = -1;  // --what qk-attribution (with --layer and --query)
+  std::string query_set, key_set, set_reduce;  // a token set (token_set.h): "3,5,7", and sum | mean
 };
 
 // A scene file of --compare, analysed for its heads. Throws InputError naming the file.
@@ -59,6 +61,7 @@ Analysis compare_side(const std::string& path, const char* side) {
 // export --compare A B: one figure of A and B.
 void run_compare(const ExportOptions& o) {
   require(o.compare.size() == 2, "--compare takes two scene files: --compare SCENE_A SCENE_B");
+  require(o.query_set.empty() && o.key_set.empty(), "--compare draws whole heads: leave out --query-set and --key-set");
   require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
   require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
                                  "the command line (use Keep as A in the window)");
@@ -215,6 +218,20 @@ void run(const ExportOptions& o) {
     require(request.what == ExportWhat::heads || request.what == ExportWhat::head,
             "--token-range applies to --what heads or head:N");
   }
+  // A token set: its tokens' range is checked against the input once the tokens are known (validate_export).
+  require(o.query_set.empty() || o.key_set.empty(), "--query-set and --key-set make one token set: give one of them");
+  if (!o.query_set.empty() || !o.key_set.empty()) {
+    const bool queries = !o.query_set.empty();
+    request.token_set.axis = queries ? TokenSetAxis::queries : TokenSetAxis::keys;
+    request.token_set.tokens = parse_token_list(queries ? o.query_set : o.key_set, queries ? "--query-set" : "--key-set");
+    require(request.what == ExportWhat::heads || request.what == ExportWhat::head,
+            std::string(queries ? "--query-set" : "--key-set") + " applies to --what heads or head:N");
+  }
+  if (!o.set_reduce.empty()) {
+    require(request.token_set.active(), "--set-reduce applies to a token set: give --query-set or --key-set");
+    require(o.set_reduce == "sum" || o.set_reduce == "mean", "--set-reduce takes sum or mean, got '" + o.set_reduce + "'");
+    request.token_set.reduce = parse_set_reduce(o.set_reduce);
+  }
   const Scene scene = build_scene(o.scene);
   request.colormap = parse_colormap(scene.view.colormap);
   request.scores = scene.view.show_scores;
@@ -270,6 +287,13 @@ void add_export_command(CLI::App& root) {
   cmd->add_option("--token-range", options->token_range,
                   "heads, head:N and --compare: only queries and keys I to J (tokens from 0, e.g. 2-9); colours keep the whole "
                   "input's range");
+  cmd->add_option("--query-set", options->query_set,
+                  "heads, head:N: a token set of queries, e.g. 3,5,7 (tokens from 0): their attention summed (or "
+                  "averaged) as one more row under each head; CSV/.npy get that row");
+  cmd->add_option("--key-set", options->key_set,
+                  "heads, head:N: a token set of keys, e.g. 2,4: the attention each query gives them, summed (or "
+                  "averaged), as one more column after each head; CSV/.npy get that column");
+  cmd->add_option("--set-reduce", options->set_reduce, "With --query-set or --key-set: sum (default) | mean");
   cmd->add_option("--language", options->language,
                   "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
@@ -298,6 +322,9 @@ void add_export_command(CLI::App& root) {
       "range and bar), fixed (0 to 1: a probability p sits at p on the colormap; not with --scores), locked (the\n"
       "range of --scale-range LO,HI; values beyond it take the end colours). conv keeps its own three scales;\n"
       "model takes shared, fixed or locked.\n"
+      "Token sets: --query-set 3,5,7 adds to each head one more row, 'Σ of 3 queries' (--set-reduce mean: 'mean\n"
+      "of 3 queries'), their rows summed; --key-set 2,4 one more column, each query's attention to those keys\n"
+      "summed. The colour ranges include it; CSV/.npy hold it as the last row [H,T+1,T] or column [H,T,T+1].\n"
       "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
       "--kind gqa --heads 8 --groups 2 --out heads.png\n"
       "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "

@@ -17,6 +17,10 @@ FigureSpec figure_of(const Analysis& analysis, const ViewSettings& view, ExportW
   request.what = what;
   request.caption = false;
   request.sink_column = false;  // the pictures' cells are the tokens' (row, key) cells
+  // A token set of other tokens (the input changed under it, the pictures not yet remade) draws nothing.
+  const int tokens = analysis.attention ? int(analysis.attention->labels.size()) : 0;
+  if (std::any_of(request.token_set.tokens.begin(), request.token_set.tokens.end(), [tokens](int t) { return t >= tokens; }))
+    request.token_set = TokenSet{};
   return export_figure(analysis, request);
 }
 
@@ -58,6 +62,36 @@ void make_attention(Pictures& out, const Analysis& analysis, const ViewSettings&
   const bool big = int64_t(heads) * int64_t(f.panels[0].values.size()) >= (int64_t(1) << 20);
 #pragma omp parallel for schedule(static) if (big)
   for (int h = 0; h < heads; ++h) out.heads[size_t(h)] = picture_of(f, size_t(h));
+  // A token set: the figure's last row (queries) or column (keys) of each panel is its strip; the pictures
+  // keep the T × T cells of the tokens.
+  const TokenSet& set = view.token_set;
+  const int T = analysis.attention ? int(analysis.attention->labels.size()) : 0;
+  const bool rows = set.active() && set.axis == TokenSetAxis::queries && heads > 0 && f.panels[0].rows == T + 1;
+  const bool cols = set.active() && set.axis == TokenSetAxis::keys && heads > 0 && f.panels[0].cols == T + 1;
+  if (!rows && !cols) return;
+  out.strip_axis = set.axis;
+  out.strips.resize(size_t(heads));
+  out.strip_values.resize(size_t(heads));
+  for (int h = 0; h < heads; ++h) {
+    Picture& p = out.heads[size_t(h)];
+    const std::vector<float>& values = f.panels[size_t(h)].values;
+    std::vector<Rgba> cells;
+    cells.reserve(size_t(T) * size_t(T));
+    std::vector<Rgba>& strip = out.strips[size_t(h)];
+    std::vector<float>& strip_values = out.strip_values[size_t(h)];
+    for (int i = 0; i < p.height; ++i)
+      for (int j = 0; j < p.width; ++j) {
+        const size_t k = size_t(i) * size_t(p.width) + size_t(j);
+        if ((rows && i == T) || (cols && j == T)) {
+          strip.push_back(p.pixels[k]);
+          strip_values.push_back(values[k]);
+        } else {
+          cells.push_back(p.pixels[k]);
+        }
+      }
+    p.pixels = std::move(cells);
+    p.width = p.height = T;
+  }
 }
 
 void make_relpos(Pictures& out, const Analysis& analysis, const ViewSettings& view) {

@@ -41,6 +41,12 @@ struct Pictures {
   ValueRange heads_range;  // the shared range
   bool masked = false;     // causal: cells after the query are masked (the colour bar shows the swatch)
   std::vector<Picture> heads;
+  // A token set (ViewSettings::token_set, token_set.h): per head its reduced row (queries: [T] over the keys)
+  // or column (keys: [T] over the queries), coloured as the exported figure colours it (the heads' colour
+  // ranges include it); empty without one.
+  TokenSetAxis strip_axis = TokenSetAxis::none;
+  std::vector<std::vector<Rgba>> strips;
+  std::vector<std::vector<float>> strip_values;
 
   // Relative position. Sentence: [H] T × T probabilities (1 × T, the query's row, when the engine
   // kept no full tensor). Grid: [H] R × C overlays of the query's attention, and their mean.

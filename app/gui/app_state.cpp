@@ -28,6 +28,11 @@ const char* panel_title(Panel panel) {
 void NoteEdit(AppState& state, Panel panel) {
   state.scene_edited = true;
   state.edited_by = panel;
+  // An edit of the input makes new tokens: a token set named the old ones (token_sets.h).
+  if (panel == Panel::input) {
+    state.scene.view.token_set.axis = TokenSetAxis::none;
+    state.scene.view.token_set.tokens.clear();
+  }
 }
 
 void SubmitIfEdited(AppState& state) {

@@ -20,6 +20,8 @@ struct GridLayout {
   float gap = 0;
   float head_bar = 0;   // per-heatmap colour bar with its numbers
   float bar = 0;        // shared colour bar with its numbers
+  float strip = 0;      // a token set's strip: its thickness; strip_gap between it and the frame
+  float strip_gap = 0;
   bool cols_rotated = true;
 };
 
@@ -40,6 +42,11 @@ GridLayout Fit(const HeatmapGridSpec& spec, ImVec2 avail, float ui_scale) {
   if (!spec.shared_scale)
     for (int i = 0; i < spec.count; ++i) head_numbers = std::max(head_numbers, ColorBarLabelWidth(spec.range(i), 5));
   g.head_bar = spec.shared_scale ? 0.0f : font * 0.9f + head_numbers;
+  if (spec.strip != GridStrip::none) {
+    g.strip = std::round(font * 0.9f);
+    g.strip_gap = std::round(font * 0.25f);
+    (spec.strip == GridStrip::row ? g.caption_h : g.head_bar) += g.strip + g.strip_gap;
+  }
   const bool bar = spec.shared_scale && spec.color_bar;
   g.bar = bar ? font * 1.4f + ColorBarLabelWidth(spec.shared_range, 5) + font * 0.5f : 0.0f;
   // As wide as the bar's title and its "masked" swatch too: a grid that fills the width (the Training
@@ -201,6 +208,49 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     };
     if (spec.selected_row >= 0 && spec.selected_row < spec.rows)
       outline(ImVec2(min.x, min.y + float(spec.selected_row) * g.cell), ImVec2(max.x, min.y + float(spec.selected_row + 1) * g.cell));
+    // A token set's rows or columns: an orange line inside a black one, on every colormap.
+    auto set_outline = [&](ImVec2 a, ImVec2 b) {
+      draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 255), 0, 0, 3.0f);
+      draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 150, 0, 255), 0, 0, 1.5f);
+    };
+    for (const int r : spec.set_rows)
+      if (r >= 0 && r < spec.rows) set_outline(ImVec2(min.x, min.y + float(r) * g.cell), ImVec2(max.x, min.y + float(r + 1) * g.cell));
+    for (const int c : spec.set_cols)
+      if (c >= 0 && c < spec.cols) set_outline(ImVec2(min.x + float(c) * g.cell, min.y), ImVec2(min.x + float(c + 1) * g.cell, max.y));
+    // The token set's strip: one more row under the heatmap or column right of it, in its frame's colour.
+    if (spec.strip != GridStrip::none && spec.strip_color) {
+      const bool row = spec.strip == GridStrip::row;
+      const ImVec2 s0 = row ? ImVec2(min.x, max.y + g.frame + g.strip_gap) : ImVec2(max.x + g.frame + g.strip_gap, min.y);
+      const ImVec2 s1 = row ? ImVec2(max.x, s0.y + g.strip) : ImVec2(s0.x + g.strip, max.y);
+      draw->AddRectFilled(ImVec2(s0.x - g.frame, s0.y - g.frame), ImVec2(s1.x + g.frame, s1.y + g.frame), frame_color);
+      const int n = row ? spec.cols : spec.rows;
+      for (int k = 0; k < n; ++k) {
+        const ImVec2 a = row ? ImVec2(min.x + float(k) * g.cell, s0.y) : ImVec2(s0.x, min.y + float(k) * g.cell);
+        const ImVec2 b = row ? ImVec2(min.x + float(k + 1) * g.cell, s1.y) : ImVec2(s1.x, min.y + float(k + 1) * g.cell);
+        draw->AddRectFilled(a, b, spec.strip_color(i, k));
+      }
+      out.strip_min.push_back(s0);
+      out.strip_max.push_back(s1);
+      if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(s0, s1)) {
+        const ImVec2 mouse = ImGui::GetIO().MousePos;
+        out.strip_hovered = i;
+        out.strip_cell = std::clamp(int(((row ? mouse.x - min.x : mouse.y - min.y)) / g.cell), 0, n - 1);
+      }
+      // Its name: left of the first column's row strips, above the first row's column strips.
+      const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+      if (row && across == 0 && g.label_w > font) {
+        const float room = g.label_w - font * 0.4f;
+        const std::string text = ImGui::CalcTextSize(spec.strip_label.c_str()).x <= room ? spec.strip_label
+                                                                                          : Ellipsize(spec.strip_symbol, room);
+        const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+        const ImVec2 at(min.x - g.frame - font * 0.3f - size.x, s0.y + (g.strip - size.y) * 0.5f);
+        draw->AddText(at, ink, text.c_str());
+      } else if (!row && down == 0 && g.label_h > font) {
+        const ImVec2 size = ImGui::CalcTextSize(spec.strip_symbol.c_str());
+        const ImVec2 at(s0.x + (g.strip - size.x) * 0.5f, min.y - g.frame - font * 0.2f - size.y);
+        draw->AddText(at, ink, spec.strip_symbol.c_str());
+      }
+    }
     // Columns being picked on the key axis: shaded down the heatmap and across the labels' band.
     const bool highlight = spec.highlight_first >= 0 && spec.highlight_last >= spec.highlight_first;
     const float band_top = min.y - g.frame - (g.label_h - font * 0.4f);
@@ -231,7 +281,8 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
       // than being cut or drawn over its neighbour.
       const std::string title = Ellipsize(spec.captions(i, caption_form), block_w - 2 * caption_pad);
       const ImVec2 size = ImGui::CalcTextSize(title.c_str());
-      const ImVec2 at(min.x - g.frame, max.y + g.frame + font * 0.2f);
+      const float below = spec.strip == GridStrip::row ? g.strip + g.strip_gap : 0.0f;  // under a token set's strip
+      const ImVec2 at(min.x - g.frame, max.y + g.frame + below + font * 0.2f);
       const ImVec2 end(at.x + size.x + 2 * caption_pad, at.y + size.y + caption_pad);
       draw->PushClipRect(at, ImVec2(at.x + block_w, at.y + size.y + caption_pad), true);
       draw->AddRectFilled(at, end, frame_color, caption_pad);
@@ -254,11 +305,22 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     if (labels)
       for (size_t k = recorded_rows; k < labels->labels.size(); ++k) labels->labels[k].index += spec.first_col;
     if (!spec.shared_scale) {
-      const ImVec2 bar_min(max.x + g.frame + font * 0.3f, min.y);
+      const float beside = spec.strip == GridStrip::column ? g.strip + g.strip_gap : 0.0f;  // right of a token set's strip
+      const ImVec2 bar_min(max.x + g.frame + beside + font * 0.3f, min.y);
       std::vector<float> ticks;
       DrawColorBar(draw, bar, spec.colormap, bar_min, ImVec2(bar_min.x + font * 0.45f, max.y), spec.range(i), 5, &ticks);
       RecordTicks(labels, grid_id, i, ticks);
       RecordBar(labels, grid_id, i, spec.range(i), "");
+    }
+
+    // The token labels under the pointer (a Ctrl+click adds that token to a token set): the row labels left
+    // of the first column, the key labels above the first row.
+    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem)) {
+      const ImVec2 mouse = ImGui::GetIO().MousePos;
+      if (across == 0 && spec.row_labels && mouse.x >= origin.x && mouse.x < min.x - g.frame && mouse.y >= min.y && mouse.y < max.y)
+        out.label_row = std::clamp(int((mouse.y - min.y) / g.cell), 0, spec.rows - 1) + spec.first_row;
+      if (down == 0 && spec.col_labels && mouse.y >= origin.y && mouse.y < min.y - g.frame && mouse.x >= min.x && mouse.x < max.x)
+        out.label_col = std::clamp(int((mouse.x - min.x) / g.cell), 0, spec.cols - 1) + spec.first_col;
     }
 
     // Pointer: one invisible button per heatmap, never one per cell.
@@ -303,6 +365,8 @@ HeatmapGridResult DrawHeatmapGrid(const HeatmapGridSpec& spec, ColorBarCache& ba
     }
   }
 
+  out.label_ctrl_clicked = (out.label_row >= 0 || out.label_col >= 0) && ImGui::GetIO().KeyCtrl &&
+                           ImGui::IsMouseClicked(ImGuiMouseButton_Left);
   if (spec.shared_scale && spec.color_bar) {
     const float top = origin.y + g.label_h + g.frame;
     const float grid_h = float(g.grid_rows) * block_h + float(g.grid_rows - 1) * g.gap - g.caption_h - 2 * g.frame;

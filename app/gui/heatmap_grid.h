@@ -25,6 +25,10 @@ struct ColorBarCache {
   int map = -1;
 };
 
+// A strip of one more row under every heatmap or one more column right of it (a token set's reduced row
+// or column, token_set.h).
+enum class GridStrip { none, row, column };
+
 struct HeatmapGridSpec {
   int count = 0;               // heatmaps
   int rows = 0, cols = 0;      // cells in each: queries × keys, or grid rows × columns
@@ -68,6 +72,14 @@ struct HeatmapGridSpec {
   // drawn); drawn when cells are at least min_number_cell pixels and every text fits its cell.
   std::function<bool(int i, int row, int col, std::string& text, ImU32& color)> cell_number;
   float min_number_cell = 28;
+  // A token set: its rows (queries) or columns (keys), as drawn, outlined in every heatmap; `strip` one more
+  // row under each heatmap (its cells the columns as drawn) or column right of it (its cells the rows), cell k
+  // of heatmap i coloured strip_color(i, k), named strip_label left of the first column's row strips (or
+  // strip_symbol when the label does not fit) and strip_symbol above the first row's column strips.
+  std::vector<int> set_rows, set_cols;
+  GridStrip strip = GridStrip::none;
+  std::function<ImU32(int i, int k)> strip_color;
+  std::string strip_label, strip_symbol;
 };
 
 struct HeatmapGridResult {
@@ -93,6 +105,13 @@ struct HeatmapGridResult {
   int axis_col = -1;
   bool axis_pressed = false, axis_held = false, axis_released = false;
   ImVec2 axis_min, axis_max;      // the first heatmap's band (screen pixels), for the layout record
+  // The token label under the pointer (whole-picture index: first_row/first_col added; −1: none) and a
+  // Ctrl+click on it this frame (a token set's selection).
+  int label_row = -1, label_col = -1;
+  bool label_ctrl_clicked = false;
+  // The strip cell under the pointer: heatmap and cell as drawn (−1: none).
+  int strip_hovered = -1, strip_cell = -1;
+  std::vector<ImVec2> strip_min, strip_max;  // each heatmap's strip (screen pixels), for the layout record
 };
 
 // Fills the available region from the cursor. Records drawn labels in `labels` when not null.

@@ -69,6 +69,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["error"] = state.error;
   j["font_notice"] = state.fonts ? state.fonts->notice() : "";
   j["selected_query"] = state.scene.view.selected_query;
+  j["token_set"] = {{"axis", to_string(state.scene.view.token_set.axis)}, {"tokens", state.scene.view.token_set.tokens},
+                    {"reduce", to_string(state.scene.view.token_set.reduce)}};
   j["status"] = state.status;
   j["language"] = to_string(state.language);
   j["ui_scale"] = state.ui_scale;

@@ -53,6 +53,7 @@ ExportRequest RequestFor(const AppState& state) {
     r.what = ExportWhat::model;
     // One colour bar for every thumbnail: per head is drawn shared, as the Model view draws it.
     if (r.color_scale.mode == ScaleMode::per_head) r.color_scale.mode = ScaleMode::shared;
+    r.token_set = TokenSet{};  // the model view's thumbnails draw no token set
   }
   r.format = ExportFormat(e.format);
   r.scale = e.scale;
@@ -193,6 +194,7 @@ void DrawExportWindow(AppState& state) {
   for (int i = 0; i < 4; ++i) {
     if (i > 0) SameLineIfFits(RadioWidth(format_names[i]));
     ImGui::RadioButton(format_names[i], &e.format, i);
+    RecordLastItem(state, std::string("export.format.") + std::to_string(i));
   }
   const bool picture = e.format == int(ExportFormat::png) || e.format == int(ExportFormat::svg);
   ImGui::BeginDisabled(!picture);

@@ -22,6 +22,7 @@
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -131,6 +132,7 @@ void DrawToolbar(AppState& state, const std::vector<std::string>* labels) {
     SameLineIfFits(ImGui::GetFontSize() * 9);
     BusyIndicator(state);
   }
+  DrawTokenSetBar(state);  // token_sets.h: while a set is chosen
 }
 
 // ---- token range and zoom ------------------------------------------------------------------------
@@ -591,7 +593,9 @@ void DrawHeadsWindow(AppState& state) {
   HeatmapGridSpec spec = HeadsSpec(state, *att, pictures, *labels);
   std::vector<std::string> row_labels, col_labels;
   ApplyHeadsShown(spec, shown, state.heads.zoom, pictures, *att, row_labels, col_labels, [](int i) { return i; });
+  ApplyTokenSet(spec, state, pictures, shown);
   HeatmapGridResult grid = DrawHeatmapGrid(spec, state.heads.bar, state.ui_scale, &state.layout);
+  HandleTokenSetHit(state, grid, labels->labels, shown);
   RecordOutlines(state, grid);
   RecordKeyAxis(state, grid, "heads");
   ZoomAndPan(state.heads.zoom, shown, grid, false);  // a double-click opens the head large

@@ -11,6 +11,7 @@
 #include "core/user_path.h"
 #include "gui/persistence.h"
 #include "gui/i18n.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -501,11 +502,18 @@ void DrawTokenList(AppState& state) {
     const bool is_selected = i == selected;
     const int32_t id = size_t(i) < ids->size() ? (*ids)[size_t(i)] : kNoTokenId;
     ImGui::PushID(i);
-    if (TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id, is_selected, right))
-      SelectQuery(state, is_selected ? -1 : i);
+    // A chip of a token set (token_sets.h) looks selected too; Ctrl+click adds a chip to the set (queries
+    // unless the set is of keys) or takes it out.
+    const TokenSet& set = state.scene.view.token_set;
+    const bool in_set = set.active() && std::binary_search(set.tokens.begin(), set.tokens.end(), i);
+    if (TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id, is_selected || in_set, right)) {
+      if (ImGui::GetIO().KeyCtrl) ToggleTokenInSet(state, set.axis == TokenSetAxis::keys ? TokenSetAxis::keys : TokenSetAxis::queries, i);
+      else SelectQuery(state, is_selected ? -1 : i);
+    }
     if (ImGui::IsItemHovered()) {
       const std::string detail = TokenDetail(att, i);
-      ImGui::SetTooltip("%s", (trf("token %d", i) + (detail.empty() ? "" : " · " + detail)).c_str());
+      ImGui::SetTooltip("%s", (trf("token %d", i) + (detail.empty() ? "" : " · " + detail) + "\n" +
+                               tr("Ctrl+click: add to the token set (again: take it out)")).c_str());
     }
     ImGui::PopID();
   }

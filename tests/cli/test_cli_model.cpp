@@ -63,11 +63,11 @@ TEST_CASE("cli model: compute --checkpoint --ids writes the attentions, logits a
   const auto model = read_json(out / "model.json");
   CHECK(model["kv_heads"] == 2);
   CHECK(model["weights_dtype"] == "BF16");
-  // how the weights are held (model.h WeightPacking): read in place, packed by the first forward
+  // how the weights are held (model.h WeightPacking): read in place, packed by the second forward
   const auto opened = attnscope::model::open(model_fixture("llama_gqa_bf16_sharded"));
   CHECK(model["weights_in_memory"] == attnscope::model::packing_text(opened->weights->packing));
   CHECK(contains(model["weights_in_memory"].get<std::string>(),
-                 attnscope::model::PackedMatrix::fast_in_place ? "made by the first forward" : "made at load"));
+                 attnscope::model::PackedMatrix::fast_in_place ? "made by the second forward" : "made at load"));
   CHECK(!fs::exists(out / "probs.npy"));
 }
 

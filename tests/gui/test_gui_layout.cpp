@@ -635,4 +635,37 @@ TEST_SUITE("gui_lesson_sweep") {
   }
 }
 
+TEST_SUITE("gui_layout") {
+  // Token sets (issue 38 item 5): the Heads view with a set of queries (a strip under each head) and with one of
+  // keys (a strip right of each head), its toolbar line and labels, whole, in both languages and sizes.
+  TEST_CASE("token sets: the Heads view's strips, toolbar and labels inside the window, EN and 中文, 1280x720 and 1920x1080") {
+    for (const char* axis : {"queries", "keys"}) {
+      const fs::path scene = test_tmp() / "gui" / (std::string("token_set_scene_") + axis + ".json");
+      fs::create_directories(scene.parent_path());
+      std::ofstream(scene) << R"({"attnscope_scene": 1, "input": {"text": "The cat sat on the mat because it was tired."},
+        "model": {"kind": "gqa", "heads": 8, "groups": 2, "causal": true},
+        "view": {"token_set": {"axis": ")" << axis << R"(", "tokens": [1, 4, 6], "reduce": "mean"}}})";
+      for (const char* language : {"en", "zh"})
+        for (const char* size : {"1280x720", "1920x1080"}) {
+          const std::string name = std::string("token_set_") + axis + "_" + language + "_" + size;
+          const WindowRun w = run_window(name, std::string("--size ") + size + " --language " + language + " --scene " +
+                                                   shell_quote(scene.string()));
+          INFO(name);
+          CHECK(w.layout.at("error") == "");
+          CHECK(w.layout.at("untranslated").empty());
+          for (int h = 0; h < 8; ++h) CHECK(w.layout.at("widgets").contains("heads.token_set_strip." + std::to_string(h)));
+          Problems problems;
+          const int width = std::stoi(size), height = std::stoi(std::string(size).substr(5));
+          check_screen(w.layout, width, height, name, problems);
+          CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " layout problems");
+          const std::string label = std::string(language) == "zh" ? (std::string(axis) == "queries" ? "3 个查询的均值" : "3 个键的均值")
+                                                                  : (std::string(axis) == "queries" ? "mean of 3 queries" : "mean of 3 keys");
+          bool named = false;
+          for (const json& t : w.layout.at("texts")) named = named || t.at("text").get<std::string>().find(label) != std::string::npos;
+          CHECK_MESSAGE(named, "the toolbar names the set: " << label);
+        }
+    }
+  }
+}
+
 }  // namespace attnscope::test

@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/core/error.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/core/printf_conversions.h"
@@ -70,7 +71,10 @@ const std::vector<std::string>& figure_word_keys() {
       "attention (head mean)", "rollout", "flow (share)", "layer %d", "query %d «%s»",
       "rows: layers from 0, columns: input tokens", "rollout Ã_l = Â_l···Â_0, Â = 0.5·Ā + 0.5·I, rows renormalised",
       "flow: maximum flow, each row divided by its sum", "%s layers: |M| rows normalised (no softmax)",
-      "share of the input token"};
+      "share of the input token",
+      // token sets (token_set.h)
+      "Σ of %d queries", "mean of %d queries", "Σ of %d keys", "mean of %d keys", "Σ of %d query", "mean of %d query",
+      "Σ of %d key", "mean of %d key"};
   return keys;
 }
 
@@ -159,6 +163,7 @@ ExportRequest export_request_for_view(const ViewSettings& view) {
   r.colormap = parse_colormap(view.colormap);
   r.scores = view.show_scores;
   r.color_scale = color_scale_of(view);
+  if (r.what == ExportWhat::heads) r.token_set = view.token_set;
   if (r.what == ExportWhat::conv || (r.scores && r.color_scale.mode == ScaleMode::fixed)) r.color_scale.mode = ScaleMode::shared;
   return r;
 }
@@ -175,6 +180,9 @@ std::string scale_bar_title(const std::string& values, const ColorScale& scale, 
 
 // ---- validation ----------------------------------------------------------------------------------
 namespace {
+
+// The command line's flag of a token set, named in its errors.
+std::string token_set_flag(const TokenSet& set) { return set.axis == TokenSetAxis::keys ? "--key-set" : "--query-set"; }
 
 std::string kind_name(AttentionKind k, const FigureWords& w = {}) {
   switch (k) {
@@ -245,9 +253,11 @@ void validate_export(const Analysis& a, const ExportRequest& r) {
                 "token range " + std::to_string(r.token_first) + "-" + std::to_string(r.token_last) +
                     " does not fit this input of " + std::to_string(t) + " tokens: valid range 0.." + std::to_string(t - 1));
       }
+      check_token_set(r.token_set, int(a.attention->labels.size()), token_set_flag(r.token_set));
       break;
     }
     case ExportWhat::relpos:
+      require(!r.token_set.active(), token_set_flag(r.token_set) + " applies to --what heads or head:N");
       require(a.relpos != nullptr && !a.relpos->heads.empty(),
               "this analysis has no relative-position heads: use a grid (--grid/--pattern/--image) or the relpos1d "
               "view of a sentence");
@@ -318,9 +328,12 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
     const ModelSettings& m = a.scene.model;
     const AttentionShape& s = a.attention->shape;
     // A token range: which of the input's tokens the panels show.
-    const std::string range = r.token_first < 0 ? std::string()
-                                                : sep + w.format("tokens %d–%d of %d", r.token_first, r.token_last,
-                                                                 int(a.attention->labels.size()));
+    std::string range = r.token_first < 0 ? std::string()
+                                          : sep + w.format("tokens %d–%d of %d", r.token_first, r.token_last,
+                                                           int(a.attention->labels.size()));
+    // A token set: its strip's label and its tokens.
+    if (r.token_set.active())
+      range += sep + w.format(token_set_label_key(r.token_set), int(r.token_set.tokens.size())) + ": " + token_set_list(r.token_set);
     if (!a.attention->source_note.empty()) {  // a real model's layer: its own name, not seeded settings
       if (linear_heads(a))  // a checkpoint's Gated DeltaNet layer: its signed matrices, each head its own
         return a.attention->source_note + sep + w.word(map_value_word(*a.attention)) + sep + "H=" +
@@ -447,6 +460,32 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
       p.cols += 1;
       p.col_labels.insert(p.col_labels.begin(), r.words.word("sink"));
     }
+    // A token set: the selected queries' reduced row under the rows (its sink cell, the same reduction of the
+    // sink's shares), or the selected keys' reduced column after the columns.
+    if (r.token_set.active()) {
+      const std::vector<float> strip = reduce_token_set(m, r.token_set);
+      const std::string label = r.words.format(token_set_label_key(r.token_set), int(r.token_set.tokens.size()));
+      if (r.token_set.axis == TokenSetAxis::queries) {
+        if (sink_column) {
+          Mat sinks(p.rows, 1);
+          for (int i = 0; i < p.rows; ++i) sinks(i, 0) = r.scores ? float(att.options.sink_logits[size_t(h)]) : att.result.sink_share(h, i);
+          p.values.push_back(reduce_token_set(sinks, r.token_set)[0]);
+        }
+        p.values.insert(p.values.end(), strip.begin(), strip.end());
+        p.rows += 1;
+        p.row_labels.push_back(label);
+      } else {
+        std::vector<float> with_strip;
+        with_strip.reserve(size_t(p.rows) * size_t(p.cols + 1));
+        for (int i = 0; i < p.rows; ++i) {
+          with_strip.insert(with_strip.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
+          with_strip.push_back(strip[size_t(i)]);
+        }
+        p.values = std::move(with_strip);
+        p.cols += 1;
+        p.col_labels.push_back(label);
+      }
+    }
     p.frame = kv_group_color(g);
     f.panels.push_back(std::move(p));
   }
@@ -457,23 +496,29 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   assign_colorbars(f, scale, signed_map ? Colormap::diverging : r.colormap,
                    r.words.word(r.scores ? "score" : map_value_word(*a.attention)), masking, r.words);
   // A token range: the panels keep those queries and keys only; the bars keep the whole input's ranges.
-  // The sink column, when there is one, stays first.
+  // The sink column, when there is one, stays first; a token set's row or column stays last.
   if (r.token_first >= 0) {
     const int lo = r.token_first, n = r.token_last - r.token_first + 1, extra = sink_column ? 1 : 0;
+    const int tokens = int(att.labels.size());
+    std::vector<int> rows, cols;  // the kept rows and columns of each panel
+    for (int i = 0; i < n; ++i) rows.push_back(lo + i);
+    if (extra) cols.push_back(0);
+    for (int j = 0; j < n; ++j) cols.push_back(extra + lo + j);
+    if (r.token_set.active() && r.token_set.axis == TokenSetAxis::queries) rows.push_back(tokens);
+    if (r.token_set.active() && r.token_set.axis == TokenSetAxis::keys) cols.push_back(extra + tokens);
     for (PanelSpec& p : f.panels) {
-      const int cols = n + extra;
-      std::vector<float> kept(size_t(n) * size_t(cols));
-      for (int i = 0; i < n; ++i) {
-        if (extra) kept[size_t(i) * size_t(cols)] = p.values[size_t(lo + i) * size_t(p.cols)];
-        for (int j = 0; j < n; ++j)
-          kept[size_t(i) * size_t(cols) + size_t(extra + j)] = p.values[size_t(lo + i) * size_t(p.cols) + size_t(extra + lo + j)];
-      }
+      std::vector<float> kept;
+      kept.reserve(rows.size() * cols.size());
+      for (const int i : rows)
+        for (const int j : cols) kept.push_back(p.values[size_t(i) * size_t(p.cols) + size_t(j)]);
+      std::vector<std::string> row_labels, col_labels;
+      for (const int i : rows) row_labels.push_back(p.row_labels[size_t(i)]);
+      for (const int j : cols) col_labels.push_back(p.col_labels[size_t(j)]);
       p.values = std::move(kept);
-      p.rows = n;
-      p.cols = cols;
-      p.row_labels.assign(att.labels.begin() + lo, att.labels.begin() + lo + n);
-      p.col_labels = p.row_labels;
-      if (extra) p.col_labels.insert(p.col_labels.begin(), r.words.word("sink"));
+      p.rows = int(rows.size());
+      p.cols = int(cols.size());
+      p.row_labels = std::move(row_labels);
+      p.col_labels = std::move(col_labels);
     }
   }
   return f;
@@ -596,15 +641,29 @@ ExportArray export_array(const Analysis& a, const ExportRequest& r) {
       const int64_t t = r.token_first >= 0 ? r.token_last - r.token_first + 1 : all;
       out.row_labels.assign(att.labels.begin() + lo, att.labels.begin() + lo + t);
       out.col_labels = out.row_labels;
+      // A token set: its reduced row after the rows (queries) or its reduced column after the columns (keys).
+      const TokenSetAxis set = r.token_set.active() ? r.token_set.axis : TokenSetAxis::none;
+      const std::string set_label = set == TokenSetAxis::none ? std::string()
+                                                              : r.words.format(token_set_label_key(r.token_set),
+                                                                               int(r.token_set.tokens.size())) +
+                                                                    " (" + token_set_list(r.token_set, r.token_set.tokens.size()) + ")";
+      if (set == TokenSetAxis::queries) out.row_labels.push_back(set_label);
+      if (set == TokenSetAxis::keys) out.col_labels.push_back(set_label);
+      const int64_t rows = t + (set == TokenSetAxis::queries ? 1 : 0), cols = t + (set == TokenSetAxis::keys ? 1 : 0);
       auto append_head = [&](int h) {
         const Mat& m = values[size_t(h)];
-        for (int64_t i = lo; i < lo + t; ++i) append(m.data() + i * all + lo, t);
+        const std::vector<float> strip = reduce_token_set(m, r.token_set);
+        for (int64_t i = lo; i < lo + t; ++i) {
+          append(m.data() + i * all + lo, t);
+          if (set == TokenSetAxis::keys) out.values.push_back(strip[size_t(i)]);
+        }
+        if (set == TokenSetAxis::queries) append(strip.data() + lo, t);
       };
       if (r.what == ExportWhat::head) {
-        out.shape = {t, t};
+        out.shape = {rows, cols};
         append_head(r.head);
       } else {
-        out.shape = {heads, t, t};
+        out.shape = {heads, rows, cols};
         for (int h = 0; h < heads; ++h) {
           append_head(h);
           out.block_names.push_back("head " + std::to_string(h) + " (kv group " +

@@ -649,7 +649,7 @@ std::string packing_size(const WeightPacking& p) {
 std::string packing_text(const WeightPacking& p) {
   if (p.bytes <= 0) return "float32 copies made at load";
   if (!p.fits) return "read in place: float32 copies (" + packing_size(p) + ") would not fit in memory";
-  return "read in place; float32 copies (" + packing_size(p) + ") made by the first forward";
+  return "read in place; float32 copies (" + packing_size(p) + ") made by the second forward (a one-shot forward reads in place)";
 }
 
 // ---- open ----------------------------------------------------------------------------------------

@@ -6,9 +6,12 @@
 // accumulators of 32 registers), 3 with AVX2 (12 of 16), 1 in the portable loop. The same kernel
 // reads an in-place Wᵀ with the panel's k stride ld instead of 32.
 //
-// In-place W [rows, cols] (nn.Linear layout, F32/BF16/F16): R = 6 rows of x × 4 rows of W, 16 values
-// of k at a time (24 accumulators); W's values are widened to float32 in registers (exact for BF16
-// and F16) and each accumulator's 16 lanes are summed once at the end.
+// In-place W [rows, cols] (nn.Linear layout, F32/BF16/F16): each panel of 32 rows is widened to float32
+// (exact for BF16 and F16) and transposed, 16×16 values at a time in registers, into this thread's
+// cache-resident buffer [cols][32] — exactly the panel its lazy packed copy holds — and the same panel
+// kernel runs on it: every output is summed along k in the same order whether W is read in place or from
+// its packed copy, so the two give bitwise the same product (the window, which packs, and the command
+// line, which runs one forward and does not, agree exactly).
 #include "attnscope/model/packed_matrix.h"
 
 #include <algorithm>
@@ -104,14 +107,21 @@ const float* PackedMatrix::panels_for_product() const {
   Lazy* lazy = lazy_.get();
   if (!lazy || !lazy->state->enabled.load(std::memory_order_relaxed)) return nullptr;
   if (const float* p = lazy->panels.load(std::memory_order_acquire)) return p;
-  // Once per matrix: a second caller arriving meanwhile waits here for the copy, then reads it.
+  // The first product reads in place: a one-shot forward (`attnscope compute`) uses each matrix once and
+  // would pay for a copy it never reads again. Bitwise the same product either way (the top of this file).
+  if (lazy->uses.fetch_add(1, std::memory_order_relaxed) == 0) return nullptr;
+  // From the second on, once per matrix: a second caller arriving meanwhile waits here for the copy, then reads it.
   std::call_once(lazy->once, [&] { pack_copy(*lazy); });
   return lazy->panels.load(std::memory_order_acquire);
 }
 
 namespace {
+// Panel p of an in-place W [rows, cols] (Layout::rows) widened to float32 into dst [cols][32], the rows past
+// W's end zero: the panel a packed matrix holds (defined with the product below).
+void widen_panel(const PackedMatrix& w, int64_t p, float* dst);
+
 // W's row [n values from element `at` of base] widened to float32 (exact for BF16 and F16).
-void widen_run(const void* base, WeightStorage s, int64_t at, int64_t n, float* dst) {
+[[maybe_unused]] void widen_run(const void* base, WeightStorage s, int64_t at, int64_t n, float* dst) {  // without AVX-512
   if (s == WeightStorage::f32) {
     std::memcpy(dst, static_cast<const float*>(base) + at, size_t(n) * sizeof(float));
     return;
@@ -157,19 +167,7 @@ void PackedMatrix::pack_copy(Lazy& lazy) const {
       }
       continue;
     }
-    // W's 32 rows in blocks of 64 values of k: each block widened into an L1-resident [32][64] buffer, then
-    // written out as 64 whole panel rows [k][0..32) (each written once, in order, not 32 times a line).
-    constexpr int64_t kb = 64;
-    alignas(64) float block[P][kb];
-    for (int64_t k0 = 0; k0 < K; k0 += kb) {
-      const int64_t n = std::min(kb, K - k0);
-      for (int64_t j = 0; j < P; ++j) {
-        if (j < width) widen_run(source_, storage_, (p * P + j) * ld_ + k0, n, block[j]);
-        else std::fill(block[j], block[j] + n, 0.0f);
-      }
-      for (int64_t k = 0; k < n; ++k)
-        for (int64_t j = 0; j < P; ++j) panel[(k0 + k) * P + j] = block[j][k];
-    }
+    widen_panel(*this, p, panel);  // the panel the in-place product widens for itself
   }
   lazy.data = std::move(copy);
   lazy.panels.store(lazy.data.get(), std::memory_order_release);
@@ -322,16 +320,8 @@ void rows_against_panel(const float* x, int64_t K, int64_t m0, int64_t m1, const
 }
 
 // ---- in-place W [rows, cols] ------------------------------------------------------------------------
-constexpr int dot_cols = 4;  // rows of W per kernel call
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
-constexpr int dot_rows = 6;  // rows of x per kernel call: 6 × 4 accumulators + 4 weights + 1 input
-template <WeightStorage S>
-inline __m512 load16(const void* base, int64_t i) {
-  if constexpr (S == WeightStorage::f32) return _mm512_loadu_ps(static_cast<const float*>(base) + i);
-  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + i));
-  if constexpr (S == WeightStorage::f16) return _mm512_cvtph_ps(h);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
+// 16 values of W from element i of base (those of mask m; the others 0), widened to float32.
 template <WeightStorage S>
 inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
   if constexpr (S == WeightStorage::f32) return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + i);
@@ -340,114 +330,93 @@ inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-// GCC 12's unmasked unpack and 512→256 cast intrinsics start from an "undefined" register and warn
-// that it is uninitialised (GCC bug 105593): the all-lanes masked forms are the same instructions.
-inline __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(__mmask16(0xFFFF), a, b); }
-inline __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(__mmask16(0xFFFF), a, b); }
+// GCC 12's unmasked unpack, shuffle and 512→256 cast intrinsics start from an "undefined" register and
+// warn that it is uninitialised (GCC bug 105593): the all-lanes masked forms are the same instructions.
+constexpr __mmask16 all = 0xFFFF;
+inline __m512 unpacklo(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(all, a, b); }
+inline __m512 unpackhi(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(all, a, b); }
+template <int imm>
+inline __m512 shuffle(__m512 a, __m512 b) { return _mm512_maskz_shuffle_ps(all, a, b, imm); }
+template <int imm>
+inline __m512 shuffle128(__m512 a, __m512 b) { return _mm512_maskz_shuffle_f32x4(all, a, b, imm); }
 
-template <int R, int CN, WeightStorage S>
-void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* out, int64_t ldo, const float* bias) {
-  __m512 acc[R][CN];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_setzero_ps();
-  int64_t k = 0;
-  for (; k + 16 <= K; k += 16) {
-    __m512 wv[CN];
-    for (int c = 0; c < CN; ++c) wv[c] = load16<S>(w, c * ldw + k);
-    for (int r = 0; r < R; ++r) {
-      __m512 xv = _mm512_loadu_ps(x + r * K + k);
-      // Loaded once into a register: left alone, GCC folds the load into each of the CN products,
-      // and the loads, not the multiplies, then set the pace (half the speed).
-      asm("" : "+v"(xv));
-      for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
-    }
+// r[j] holds 16 values of row j; afterwards r[i] holds column i (r[i][j] = old r[j][i]).
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) t[i] = unpacklo(r[i], r[i + 1]), t[i + 1] = unpackhi(r[i], r[i + 1]);
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = shuffle<0x44>(t[i], t[i + 2]);
+    r[i + 1] = shuffle<0xEE>(t[i], t[i + 2]);
+    r[i + 2] = shuffle<0x44>(t[i + 1], t[i + 3]);
+    r[i + 3] = shuffle<0xEE>(t[i + 1], t[i + 3]);
   }
-  if (k < K) {
-    const __mmask16 m = __mmask16((1u << (K - k)) - 1);
-    __m512 wv[CN];
-    for (int c = 0; c < CN; ++c) wv[c] = load16<S>(w, c * ldw + k, m);
-    for (int r = 0; r < R; ++r) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * K + k);
-      for (int c = 0; c < CN; ++c) acc[r][c] = _mm512_fmadd_ps(xv, wv[c], acc[r][c]);
+  for (int h = 0; h < 16; h += 8)
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = shuffle128<0x88>(r[h + i], r[h + i + 4]);
+      t[h + i + 4] = shuffle128<0xDD>(r[h + i], r[h + i + 4]);
     }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = shuffle128<0x88>(t[i], t[i + 8]);
+    r[i + 8] = shuffle128<0xDD>(t[i], t[i + 8]);
   }
-  if constexpr (CN == 4) {
-    // The four sums of a row of x at once: lanes interleaved and added in three steps, then the four
-    // 128-bit quarters added.
-    const __m128 b = bias ? _mm_loadu_ps(bias) : _mm_setzero_ps();
-    for (int r = 0; r < R; ++r) {
-      const __m512 ab = _mm512_add_ps(unpacklo(acc[r][0], acc[r][1]), unpackhi(acc[r][0], acc[r][1]));
-      const __m512 cd = _mm512_add_ps(unpacklo(acc[r][2], acc[r][3]), unpackhi(acc[r][2], acc[r][3]));
-      const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
-                                     _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
-      const __m256 h = _mm256_add_ps(_mm512_extractf32x8_ps(s, 0), _mm512_extractf32x8_ps(s, 1));
-      const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-      _mm_storeu_ps(out + r * ldo, _mm_add_ps(q, b));
-    }
-  } else {
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < CN; ++c) {
-        // the 16 lanes added as halves, quarters, pairs
-        const __m512 a = acc[r][c];
-        const __m256 h = _mm256_add_ps(_mm512_extractf32x8_ps(a, 0), _mm512_extractf32x8_ps(a, 1));
-        __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-        q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-        q = _mm_add_ss(q, _mm_movehdup_ps(q));
-        out[r * ldo + c] = _mm_cvtss_f32(q) + (bias ? bias[c] : 0.0f);
-      }
-  }
-}
-#else
-constexpr int dot_rows = 1;
-template <int R, int CN, WeightStorage S>
-void dot_kernel(const float* x, int64_t K, const void* w, int64_t ldw, float* out, int64_t ldo, const float* bias) {
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < CN; ++c) {
-      float s = 0;
-      for (int64_t k = 0; k < K; ++k) s += x[r * K + k] * widen(w, S, c * ldw + k);
-      out[r * ldo + c] = s + (bias ? bias[c] : 0.0f);
-    }
-}
-#endif
-
-// Rows [m0, m0 + R) of x against rows [n0, n1) of W.
-template <int R, WeightStorage S>
-void block_against_rows(const float* x, int64_t K, int64_t m0, const void* w, int64_t ldw, int64_t n0, int64_t n1,
-                        float* out, int64_t ldo, const float* bias) {
-  const int elem = S == WeightStorage::f32 ? 4 : 2;
-  const auto* base = static_cast<const char*>(w);
-  auto call = [&](auto cn, int64_t n) {
-    dot_kernel<R, decltype(cn)::value, S>(x + m0 * K, K, base + n * ldw * elem, ldw, out + m0 * ldo + n, ldo,
-                                          bias ? bias + n : nullptr);
-  };
-  int64_t n = n0;
-  for (; n + dot_cols <= n1; n += dot_cols) call(std::integral_constant<int, dot_cols>{}, n);
-  switch (n1 - n) {
-    case 3: call(std::integral_constant<int, 3>{}, n); break;
-    case 2: call(std::integral_constant<int, 2>{}, n); break;
-    case 1: call(std::integral_constant<int, 1>{}, n); break;
-    default: break;
-  }
-}
-
-template <int R, WeightStorage S>
-void rows_against_rows(const float* x, int64_t K, int64_t m0, int64_t m1, const void* w, int64_t ldw, int64_t n0,
-                       int64_t n1, float* out, int64_t ldo, const float* bias) {
-  int64_t m = m0;
-  for (; m + R <= m1; m += R) block_against_rows<R, S>(x, K, m, w, ldw, n0, n1, out, ldo, bias);
-  if constexpr (R > 1)
-    if (m < m1) rows_against_rows<R - 1, S>(x, K, m, m1, w, ldw, n0, n1, out, ldo, bias);
 }
 
 template <WeightStorage S>
+void widen_panel_rows(const void* w, int64_t ld, int64_t width, int64_t K, float* dst) {
+  for (int64_t k = 0; k < K; k += 16) {
+    const int64_t n = std::min<int64_t>(16, K - k);
+    const __mmask16 m = n == 16 ? all : __mmask16((1u << n) - 1);
+    for (int64_t half = 0; half < P; half += 16) {
+      __m512 r[16];
+      for (int64_t j = 0; j < 16; ++j)
+        r[j] = half + j < width ? load16<S>(w, (half + j) * ld + k, m) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int64_t i = 0; i < n; ++i) _mm512_storeu_ps(dst + (k + i) * P + half, r[i]);
+    }
+  }
+}
+#else
+template <WeightStorage S>
+void widen_panel_rows(const void* w, int64_t ld, int64_t width, int64_t K, float* dst) {
+  // W's 32 rows in blocks of 64 values of k: each block widened into an L1-resident [32][64] buffer, then
+  // written out as 64 whole panel rows [k][0..32).
+  constexpr int64_t kb = 64;
+  alignas(64) float block[P][kb];
+  for (int64_t k0 = 0; k0 < K; k0 += kb) {
+    const int64_t n = std::min(kb, K - k0);
+    for (int64_t j = 0; j < P; ++j) {
+      if (j < width) widen_run(w, S, j * ld + k0, n, block[j]);
+      else std::fill(block[j], block[j] + n, 0.0f);
+    }
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = 0; j < P; ++j) dst[(k0 + k) * P + j] = block[j][k];
+  }
+}
+#endif
+
+void widen_panel(const PackedMatrix& w, int64_t p, float* dst) {
+  const int64_t width = std::min(P, w.rows() - p * P), ld = w.ld();
+  const int elem = w.storage() == WeightStorage::f32 ? 4 : 2;
+  const void* first = static_cast<const char*>(w.source()) + p * P * ld * elem;
+  switch (w.storage()) {
+    case WeightStorage::f32: return widen_panel_rows<WeightStorage::f32>(first, ld, width, w.cols(), dst);
+    case WeightStorage::bf16: return widen_panel_rows<WeightStorage::bf16>(first, ld, width, w.cols(), dst);
+    case WeightStorage::f16: return widen_panel_rows<WeightStorage::f16>(first, ld, width, w.cols(), dst);
+  }
+}
+
+// In-place W [rows, cols]: each panel widened into this thread's buffer, then the panel kernel over every row
+// of x (see the top of this file).
 void linear_forward_rows(float* out, const float* x, const PackedMatrix& w, const float* bias, int BT, bool serial) {
-  const int64_t K = w.cols(), N = w.rows();
-  constexpr int64_t chunk = 32;  // rows of W per task: its values stay in cache while x's rows pass
-  const int64_t tasks = (N + chunk - 1) / chunk;
+  const int64_t K = w.cols(), N = w.rows(), panels = (N + P - 1) / P;
 #pragma omp parallel for schedule(static) if (!serial)
-  for (int64_t t = 0; t < tasks; ++t)
-    rows_against_rows<dot_rows, S>(x, K, 0, BT, w.source(), w.ld(), t * chunk, std::min(N, (t + 1) * chunk), out, N,
-                                   bias);
+  for (int64_t p = 0; p < panels; ++p) {
+    thread_local std::vector<float> buffer;
+    buffer.resize(size_t(K * P));
+    widen_panel(w, p, buffer.data());
+    rows_against_panel(x, K, 0, BT, buffer.data(), P, out + p * P, N, std::min(P, N - p * P),
+                       bias ? bias + p * P : nullptr);
+  }
 }
 
 }  // namespace
@@ -458,13 +427,7 @@ void linear_forward_packed(float* out, const float* x, const PackedMatrix& w, co
   if (N == 0 || BT == 0) return;
   // A packed matrix's panels, or an in-place matrix's lazy copy (made on the use that calls for it).
   const float* packed = w.panels_for_product();
-  if (!packed && w.layout() == PackedMatrix::Layout::rows) {
-    switch (w.storage()) {
-      case WeightStorage::f32: return linear_forward_rows<WeightStorage::f32>(out, x, w, bias, BT, serial);
-      case WeightStorage::bf16: return linear_forward_rows<WeightStorage::bf16>(out, x, w, bias, BT, serial);
-      case WeightStorage::f16: return linear_forward_rows<WeightStorage::f16>(out, x, w, bias, BT, serial);
-    }
-  }
+  if (!packed && w.layout() == PackedMatrix::Layout::rows) return linear_forward_rows(out, x, w, bias, BT, serial);
   // Panel p starts at data + p·K·32 (packed) or at Wᵀ + 32p with a k stride of ld (in place; a partial
   // last panel from its zero-padded copy).
   const bool transposed = !packed;

@@ -92,6 +92,30 @@ const char* to_string(ScaleMode m) {
   return "?";
 }
 
+const char* to_string(TokenSetAxis axis) {
+  switch (axis) {
+    case TokenSetAxis::queries: return "queries";
+    case TokenSetAxis::keys: return "keys";
+    case TokenSetAxis::none: break;
+  }
+  return "none";
+}
+
+const char* to_string(SetReduce reduce) { return reduce == SetReduce::mean ? "mean" : "sum"; }
+
+TokenSetAxis parse_token_set_axis(const std::string& text) {
+  if (text == "none") return TokenSetAxis::none;
+  if (text == "queries") return TokenSetAxis::queries;
+  if (text == "keys") return TokenSetAxis::keys;
+  throw InputError("a token set's axis is none, queries or keys, got '" + text + "'");
+}
+
+SetReduce parse_set_reduce(const std::string& text) {
+  if (text == "sum") return SetReduce::sum;
+  if (text == "mean") return SetReduce::mean;
+  throw InputError("unknown token set reduction '" + text + "' (valid: sum, mean)");
+}
+
 ScaleMode parse_scale_mode(const std::string& name) {
   for (ScaleMode m : {ScaleMode::shared, ScaleMode::per_head, ScaleMode::fixed, ScaleMode::locked})
     if (name == to_string(m)) return m;

@@ -42,10 +42,12 @@ template <class F> void fields(RelposSettings& r, F&& f) {
   f("lambda", r.lambda);
 }
 template <class F> void fields(ConvSettings& c, F&& f) { f("kernel", c.kernel), f("custom", c.custom), f("alpha", c.alpha); }
+template <class F> void fields(TokenSet& t, F&& f) { f("axis", t.axis), f("tokens", t.tokens), f("reduce", t.reduce); }
 template <class F> void fields(ViewSettings& v, F&& f) {
   f("view", v.view), f("colormap", v.colormap), f("show_scores", v.show_scores), f("scale", v.scale);
   f("locked_lo", v.locked_lo), f("locked_hi", v.locked_hi);
   f("selected_query", v.selected_query);
+  f("token_set", v.token_set);
 }
 template <class F> void fields(Scene& s, F&& f) {
   f("input", s.input), f("model", s.model), f("relpos", s.relpos), f("conv", s.conv), f("view", s.view);
@@ -63,6 +65,8 @@ ScaleMode parse_enum(const std::string& s, ScaleMode*) { return parse_scale_mode
 PositionScheme parse_enum(const std::string& s, PositionScheme*) { return parse_position_scheme(s); }
 RopeLayout parse_enum(const std::string& s, RopeLayout*) { return parse_rope_layout(s); }
 RopeScaling parse_enum(const std::string& s, RopeScaling*) { return parse_rope_scaling(s); }
+TokenSetAxis parse_enum(const std::string& s, TokenSetAxis*) { return parse_token_set_axis(s); }
+SetReduce parse_enum(const std::string& s, SetReduce*) { return parse_set_reduce(s); }
 
 struct Writer {
   json& out;
@@ -142,6 +146,14 @@ struct Reader {
       for (const auto& item : v) {
         require(item.is_string(), "scene key '" + where + "' must hold strings only");
         out.push_back(item.get<std::string>());
+      }
+    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+      require(v.is_array() && v.size() <= 65536, "scene key '" + where + "' must be a list of whole numbers");
+      out.clear();
+      for (const auto& item : v) {
+        require(item.is_number_integer() && item.get<int64_t>() >= 0 && item.get<int64_t>() < (int64_t(1) << 30),
+                "scene key '" + where + "' must hold whole numbers ≥ 0 only");
+        out.push_back(int(item.get<int64_t>()));
       }
     } else if constexpr (std::is_same_v<T, std::vector<double>>) {
       require(v.is_array() && v.size() <= 4096, "scene key '" + where + "' must be a list of numbers");

@@ -69,6 +69,10 @@ struct ExportRequest {
   // heads/head with learned sinks: a first column titled "sink" holding the sink's share of each row (its
   // logit s_h when drawing scores). The window's live heads leave it out (their cells are the tokens').
   bool sink_column = true;
+  // heads/head: a token set (token_set.h) drawn as one more row under each panel (its queries' sum or mean,
+  // titled "Σ of 3 queries") or one more column after it (its keys'); in CSV/.npy one more row or column
+  // of each block ([H, T+1, T] or [H, T, T+1]). The colour ranges include it.
+  TokenSet token_set;
 };
 
 // "heads", "head:N" (N a whole number ≥ 0), "relpos", "conv", "model". Sets what (and head). Throws

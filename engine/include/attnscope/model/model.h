@@ -150,7 +150,7 @@ struct LayerWeights {
 
 // The lazy packing of the matrices read in place (packed_matrix.h "Packed lazily"), decided by open()'s
 // memory check: their float32 copies (`bytes`: every such matrix, an MoE's experts all counted though
-// only the routed ones get packed) on top of what open() holds must pass weights_fit (model.h below);
+// only those used twice get packed) on top of what open() holds must pass weights_fit (model.h below);
 // else `fits` is false, `state` null, and every product keeps reading in place.
 struct WeightPacking {
   std::shared_ptr<PackingState> state;  // shared by the matrices; null when nothing is packed lazily
@@ -201,8 +201,8 @@ bool weights_fit(const WeightMemory& m, double memory_bytes);
 // weights_fit with them added to the resident bytes (the file's pages they are read from stay counted).
 bool packing_fits(const WeightMemory& opened, double packed_bytes, double memory_bytes);
 // What `compute` says of it in model.json ("weights_in_memory"), e.g. "read in place; float32
-// copies (476 MB) made by the first forward", "read in place: float32 copies (9.1 GB) would not fit in
-// memory", "float32 copies made at load" (nothing read in place); packing_size the "476 MB" part.
+// copies (476 MB) made by the second forward (a one-shot forward reads in place)", "read in place: float32
+// copies (9.1 GB) would not fit in memory", "float32 copies made at load" (nothing read in place); packing_size the "476 MB" part.
 std::string packing_size(const WeightPacking& p);
 std::string packing_text(const WeightPacking& p);
 

@@ -11,18 +11,22 @@
 //   in_place_transposed  F32 Wᵀ [cols, rows] with row stride ld (GPT-2's Conv1D): panel p at k is the
 //                        contiguous run Wᵀ[k, 32p .. 32p+32), read by the same panel kernel with a k
 //                        stride of ld instead of 32 (a last, partial panel is copied, zero-padded);
-//   in_place_rows        W [rows, cols] with row stride ld, stored F32, BF16 or F16 (nn.Linear): a
-//                        kernel that walks R rows of x and 4 rows of W along k, widening BF16 (a
-//                        16-bit shift) and F16 (vcvtph2ps) to float32 in registers — both exact — and
-//                        summing each product's 16 lanes at the end.
+//   in_place_rows        W [rows, cols] with row stride ld, stored F32, BF16 or F16 (nn.Linear): each
+//                        product widens W panel by panel to float32 (a 16-bit shift for BF16, vcvtph2ps
+//                        for F16: both exact) into a cache-resident panel, exactly as a packed matrix
+//                        holds it, and runs the same panel kernel on it.
+// Every output is therefore summed in the same order however W is held: in place, packed at load or
+// packed lazily, the product is bitwise the same.
 //
 // Packed lazily: an in-place matrix may be given a PackingState (model::open does, when the packed
-// copies fit the memory check, model.h): its first product packs it once (std::call_once: two forwards
-// starting at once pack it once, the other waits) into the float32 panels of a packed matrix, and
-// every product reads those, so the window's repeated forwards (every slider change, every ablation)
-// run at the packed kernel's speed (docs/speed.md "Checkpoint forward"), and every forward of a model
-// gives bitwise the same result (an ablation's unchanged layers stay exactly unchanged). A matrix no
-// forward uses (an expert no token is routed to) is never packed. A copy shares the packed copy.
+// copies fit the memory check, model.h). Its first product reads in place; its second packs it once
+// (std::call_once: two forwards arriving at once pack it once, the other waits) into the float32 panels
+// of a packed matrix, which that product and every later one read. So a one-shot forward (`attnscope
+// compute`/`export`) makes no copy (no time faulting in fresh pages, no extra memory), and the window's
+// repeated forwards (every slider change, every ablation) run at the packed kernel's speed from the
+// second on (docs/speed.md "Checkpoint forward"), all giving bitwise the same result (the window and the
+// command line agree exactly; an ablation's unchanged layers stay exactly unchanged). A matrix no forward
+// uses twice (an expert tokens were routed to once) is never packed. A copy shares the packed copy.
 // Legend: BT rows of x, OC = rows (outputs), IC = cols (inputs).
 #pragma once
 #include <atomic>
@@ -41,7 +45,7 @@ enum class WeightStorage { f32, bf16, f16 };
 // The lazy packing of one opened model's in-place matrices, shared by all of them.
 struct PackingState {
   std::atomic<bool> enabled{true};     // false: every product reads in place (packed copies kept, unused)
-  std::atomic<int64_t> matrices{0};    // matrices packed so far
+  std::atomic<int64_t> matrices{0};    // matrices packed so far (by their second product)
   std::atomic<int64_t> bytes{0};       // their float32 panels' bytes
   std::atomic<int64_t> failed{0};      // matrices whose copy could not be allocated (they stay in place)
 };
@@ -94,8 +98,9 @@ class PackedMatrix {
   void pack_lazily(std::shared_ptr<PackingState> state);
   bool packs_lazily() const { return lazy_ != nullptr; }
   bool packed_copy_made() const { return lazy_ && lazy_->panels.load(std::memory_order_acquire) != nullptr; }
-  // The panels the product reads: a packed matrix's own, an in-place one's lazy copy (made by the first
-  // call), else null (read in place: no PackingState, packing turned off, or no memory for the copy).
+  // The panels the product reads: a packed matrix's own, an in-place one's lazy copy (made by the second
+  // call while packing is on), else null (read in place: the first call, no PackingState, packing turned off,
+  // or no memory for the copy).
   const float* panels_for_product() const;
   // The lazy copy's bytes when made (4 a value, the last panel zero-padded): storage_size()·4.
   int64_t packed_bytes() const { return storage_size() * int64_t(sizeof(float)); }
@@ -103,6 +108,7 @@ class PackedMatrix {
  private:
   struct Lazy {
     std::shared_ptr<PackingState> state;
+    std::atomic<int64_t> uses{0};  // calls of panels_for_product while packing was on
     std::once_flag once;
     std::atomic<const float*> panels{nullptr};
     std::unique_ptr<float[]> data;

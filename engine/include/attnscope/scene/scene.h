@@ -137,6 +137,18 @@ enum class View { heads, shapes, relpos1d, relpos2d, conv, positions };
 //   locked    a range frozen by the user (ViewSettings::locked_lo/hi); values beyond it clamp to the ends
 enum class ScaleMode { shared, per_head, fixed, locked };
 
+// A token set (token_set.h): several tokens selected as queries or as keys, whose attention the views show
+// summed or averaged beside every head. Cleared when the tokens change.
+enum class TokenSetAxis { none, queries, keys };
+enum class SetReduce { sum, mean };
+struct TokenSet {
+  TokenSetAxis axis = TokenSetAxis::none;
+  std::vector<int> tokens;  // sorted, each once, from 0
+  SetReduce reduce = SetReduce::sum;
+  bool active() const { return axis != TokenSetAxis::none && !tokens.empty(); }
+  bool operator==(const TokenSet&) const = default;
+};
+
 struct ViewSettings {
   View view = View::heads;
   std::string colormap = "viridis";  // viridis | magma | grayscale | diverging
@@ -144,6 +156,7 @@ struct ViewSettings {
   ScaleMode scale = ScaleMode::shared;  // how the colours span the values
   double locked_lo = 0, locked_hi = 1;  // the range of ScaleMode::locked (lo < hi)
   int selected_query = -1;           // highlighted query row; −1 → none
+  TokenSet token_set;                // selected queries or keys, summed or averaged (token_set.h)
   bool operator==(const ViewSettings&) const = default;
 };
 
@@ -167,12 +180,16 @@ const char* to_string(AttentionKind kind);
 const char* to_string(WeightSource source);
 const char* to_string(InputSource source);
 const char* to_string(View view);  // "heads" | "shapes" | "relpos1d" | "relpos2d" | "conv" | "positions"
+const char* to_string(TokenSetAxis axis);  // "none" | "queries" | "keys"
+const char* to_string(SetReduce reduce);   // "sum" | "mean"
 const char* to_string(ScaleMode mode);  // "shared" | "per-head" | "fixed" | "locked"
 // Each throws InputError listing the valid names.
 AttentionKind parse_attention_kind(const std::string& name);
 WeightSource parse_weight_source(const std::string& name);
 InputSource parse_input_source(const std::string& name);
 View parse_view(const std::string& name);
+TokenSetAxis parse_token_set_axis(const std::string& name);  // "none" | "queries" | "keys"
+SetReduce parse_set_reduce(const std::string& name);          // "sum" | "mean"
 ScaleMode parse_scale_mode(const std::string& name);
 // Every attention kind, in menu order.
 inline constexpr AttentionKind all_attention_kinds[] = {
