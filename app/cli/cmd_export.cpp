@@ -198,6 +198,9 @@ void run_rollout(const ExportOptions& o) {
 
 void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
+  if (o.what == "qk-attribution" || o.what == "rollout")
+    require(o.query_set.empty() && o.key_set.empty() && o.set_reduce.empty(),
+            "--query-set, --key-set and --set-reduce apply to --what heads or head:N");
   if (o.what == "qk-attribution") return run_qk_attribution(o);
   for (const char* flag : {"--head", "--key"})
     require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");

@@ -83,6 +83,8 @@ TEST_CASE("cli export token set: bad sets exit 2 naming the valid tokens, and wr
       {"--what heads --query-set 1 --set-reduce max", "--set-reduce takes sum or mean"},
       {"--what heads --set-reduce mean", "give --query-set or --key-set"},
       {"--what relpos --query-set 1", "applies to --what heads or head:N"},
+      {"--what rollout --query-set 1", "apply to --what heads or head:N"},
+      {"--what qk-attribution --key-set 1", "apply to --what heads or head:N"},
   };
   for (const Case& c : cases) {
     const fs::path out = dir / "x.png";
