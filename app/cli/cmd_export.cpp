@@ -21,6 +21,7 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
+#include "core/lens_export.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
 
@@ -118,9 +119,37 @@ std::shared_ptr<const Analysis> analyse_for(const ExportRequest& request, Scene 
   return pipeline::run(seeded).analysis;
 }
 
+// export --what lens|attribution (core/lens_export.h): the same figures and CSV as the Logit lens window's.
+void run_lens(const ExportOptions& o) {
+  LensExportRequest request;
+  request.attribution = o.what == "attribution";
+  request.format = parse_export_format(o.format);
+  request.scale = float(o.scale);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  require(request.format != ExportFormat::npy, "--what " + o.what + " exports as png, svg or csv; `attnscope compute "
+                                               "--checkpoint DIR --lens` writes its arrays as .npy");
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N");
+  request.caption = !o.no_caption;
+  request.words = figure_words(parse_language_option(o.language));
+  request.position = o.model.lens.position;
+  check_export_path(o.out, request.format);
+  const pipeline::Result result = model_lens_for_export(o.model, o.scene);
+  const ExportedFile file = export_lens_to_file(result, request, o.out);
+  const int p = lens_position(result, request.position);
+  const std::string size = file.layout ? std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
+                                       : std::string("csv");
+  std::printf("wrote %s (%s of %s at position %d, %s, %s)\n", o.out.c_str(),
+              request.attribution ? "direct logit attribution" : "logit lens", result.ran_model->name.c_str(), p,
+              to_string(request.format), size.c_str());
+}
+
 void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
-  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model (or --compare SCENE_A SCENE_B)");
+  if (o.what == "lens" || o.what == "attribution") return run_lens(o);
+  require(!flag_given(o.model.lens.app, "--lens-top-k") && !flag_given(o.model.lens.app, "--attribute-token") &&
+              !flag_given(o.model.lens.app, "--attribute-position"),
+          "--lens-top-k, --attribute-token and --attribute-position go with --what lens or --what attribution");
+  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model | lens | attribution (or --compare SCENE_A SCENE_B)");
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
   request.words = figure_words(parse_language_option(o.language));
@@ -177,7 +206,7 @@ void add_export_command(CLI::App& root) {
   auto options = std::make_shared<ExportOptions>();
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
-  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model (required but with --compare)");
+  cmd->add_option("--what", options->what, "heads | head:N | relpos | conv | model | lens | attribution (required but with --compare)");
   cmd->add_option("--compare", options->compare,
                   "Two scene files A and B: their heads side by side on one locked scale (or B - A), one figure")
       ->expected(2);
@@ -200,6 +229,12 @@ void add_export_command(CLI::App& root) {
       "difference, with the error figures in the caption (gray images, diverging difference).\n"
       "model: with --checkpoint or --attentions, every layer's heads as an L x H grid of thumbnails 'l.h',\n"
       "framed by K/V group (PNG, SVG; .npy is the attentions [L,H,T,T]).\n"
+      "lens: with --checkpoint, the logit lens: layers x positions, each cell its top next token, coloured by its\n"
+      "probability, beside the chosen position's KL to the final distribution and the rank of the final top-1 per\n"
+      "layer (PNG, SVG; CSV: one row per layer and position with the top --lens-top-k tokens). attribution: with\n"
+      "--checkpoint, each head's direct logit attribution at --attribute-position (default the last) as layers x heads\n"
+      "on a diverging scale, the other parts (embedding, MLPs, biases, mixers) beside it (PNG, SVG; CSV: one row per\n"
+      "part, then the logit they sum to); --attribute-token ID|TEXT (default the model's top-1).\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Colour scale (--scale-mode): shared (one range for every head, the default), per-head (each head its own\n"

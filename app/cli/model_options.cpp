@@ -43,6 +43,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
     cmd.add_option("--tokens", o.tokens, "With --attentions: tokens.json with \"ids\" and/or \"labels\"");
     cmd.add_option("--config", o.config, "With --attentions: the model's config.json, for its K/V groups");
   }
+  add_lens_options(cmd, o.lens, exporting);
 }
 
 bool wants_model(const ModelOptions& o) { return !o.checkpoint.empty() || !o.attentions.empty(); }
@@ -110,7 +111,13 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   request.layer = flag_given(o.app, "--layer") ? o.layer : -1;
   request.keep_logits = true;
   request.keep_detail = true;
+  const bool lens = lens_flags_given(o.lens);
+  if (lens) {
+    require(o.lens.lens, "--lens-top-k, --attribute-token and --attribute-position go with --lens");
+    apply_lens_options(o.lens, request);
+  }
   const pipeline::Result result = pipeline::run(request);  // every check before any file
+  if (lens) check_lens_result(o.lens, result);
   const auto& m = result.ran_model;
   const ModelTokens& tokens = *result.tokens;
   const model::AttentionStack& stack = *result.run->stack;
@@ -185,7 +192,9 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     // The layer's trace, as the Shapes view draws it (every step's shape, parameters, cache or state).
     files.text("trace.json", trace_json(*result.analysis, words).dump(2) + "\n");
   }
+  if (lens) write_lens_files(o.lens, result, files);
   files.commit();
+  if (lens) std::printf("%s\n", lens_summary(o.lens, result).c_str());
   const std::string vision = c.container.empty() ? ""
                              : " (" + c.container + "'s text tower; vision tower not drawn: " +
                                    std::to_string(m->skipped_tensors) + " tensors skipped)";
@@ -220,6 +229,21 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
   request.input = token_input(o, scene);
   request.layer = -1;  // every layer, none in detail
   return pipeline::run(request).run->stack;
+}
+
+pipeline::Result model_lens_for_export(const ModelOptions& o, const SceneOptions& scene) {
+  require(!o.checkpoint.empty(), "--what lens and --what attribution need a checkpoint's forward pass: give --checkpoint DIR "
+                                 "(with --text or --ids); an attentions file holds no residual stream");
+  check_model_flags(o, scene);
+  require(!flag_given(o.app, "--layer"), "--what lens and attribution show every layer: leave out --layer");
+  pipeline::Request request;
+  request.model = open_model(o);
+  request.input = token_input(o, scene);
+  request.layer = -1;
+  apply_lens_options(o.lens, request);
+  pipeline::Result result = pipeline::run(request);
+  check_lens_result(o.lens, result);
+  return result;
 }
 
 }  // namespace attnscope::cli

@@ -18,6 +18,8 @@
 
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/model/attention_file.h"
+#include "attnscope/pipeline/pipeline.h"
+#include "cli/lens_options.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
 
@@ -29,6 +31,7 @@ struct ModelOptions {
   int kv_heads = 0;  // > 0: pool K/V to this many heads per layer first (SPEC's conversion)
   bool no_special_tokens = false;
   CLI::App* app = nullptr;
+  LensOptions lens;  // compute --lens, export --what lens|attribution (lens_options.h)
 };
 
 // exporting: also --attentions/--tokens/--config (a file computed elsewhere).
@@ -50,5 +53,8 @@ std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& optio
 // export --what model: every layer's attentions (the forward pass of --checkpoint, or the file of
 // --attentions). Refuses --layer.
 std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelOptions& options, const SceneOptions& scene);
+
+// export --what lens|attribution: the checkpoint's forward with both lens steps (--checkpoint only; refuses --layer).
+pipeline::Result model_lens_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 }  // namespace attnscope::cli

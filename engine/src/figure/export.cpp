@@ -65,7 +65,12 @@ const std::vector<std::string>& figure_word_keys() {
       "A · head %d", "B · head %d · JS %s", "B − A · head %d · JS %s", "probability B − A", "A: %s", "B: %s",
       "A → B: %s", "A and B have the same settings", "one scale for A and B: %s",
       // windows, sinks and positions (SPEC "Variants after GQA")
-      "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s"};
+      "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s",
+      // the logit lens and the direct logit attribution (app/core/lens_export.h)
+      "logit lens: top next token after each layer", "probability of the top token", "KL to the final (nats) · position %d",
+      "KL (nats)", "rank of the final top-1 · position %d", "rank", "direct logit attribution of %s at position %d",
+      "logit contribution", "other parts", "no heads", "logit %s = the sum of the parts", "before the soft-cap",
+      "%s · position %d: %s"};
   return keys;
 }
 
@@ -87,7 +92,7 @@ std::string scientific(double v) {
 
 void parse_export_what(const std::string& text, ExportRequest& request) {
   const std::string t = lower(text);
-  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv, model)";
+  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv, model, lens, attribution)";
   if (t == "heads") request.what = ExportWhat::heads;
   else if (t == "model") request.what = ExportWhat::model;
   else if (t == "relpos") request.what = ExportWhat::relpos;
