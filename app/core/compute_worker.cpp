@@ -122,6 +122,11 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     r.input.text = source->input;  // the input box's rule: "ids: 1 2 3" or text
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
+    if (source->lens) {  // the Logit lens window: both lens steps with the heatmaps, from the same forward
+      r.steps = {pipeline::Step::head_patterns, pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
+      r.attribute_token = source->attribute_token;
+      return r;
+    }
   } else {
     r.scene = scene;
     r.what = key.request;

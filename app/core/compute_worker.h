@@ -63,6 +63,10 @@ struct ModelSource {
   int layer = 0;
   int kv_heads = 0;   // pool each layer's K/V to this many heads first (must divide G); 0: as trained, no drift
   std::shared_ptr<const model::AttentionStack> attentions = nullptr;  // an attentions file instead of a checkpoint
+  // The Logit lens window is open: the request also asks for the logit lens and the direct logit attribution of
+  // this token (−1: each position's top-1), so the forward keeps the residual stream (pipeline.h).
+  bool lens = false;
+  int32_t attribute_token = -1;
   bool operator==(const ModelSource&) const = default;
 };
 

@@ -159,7 +159,7 @@ LayoutInput LayoutInputOf(const AppState& state) {
   open(Slot::export_panel, state.show_export);
   open(Slot::shapes_side, state.show_shapes_floating);
   open(Slot::training, state.show_training);
-  open(Slot::model_view, state.show_model_view);
+  open(Slot::model_view, state.show_model_view || state.show_lens);  // the Logit lens takes the same place
   in.presenting = state.presenting;
   if (state.presenting) in.banner_height = LessonBannerHeight(state, s.x);
   return in;

@@ -40,6 +40,7 @@ void ResetLayout(AppState& state) {
   state.show_input = state.show_model = true;
   state.show_lessons = state.show_checkpoint = state.show_analysis = state.show_kv_cache = false;
   state.show_export = state.show_shapes_floating = state.show_model_view = state.show_training = false;
+  state.show_lens = false;
   state.reset_layout = true;
 }
 
@@ -123,6 +124,8 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);
     ImGui::MenuItem(tr("Checkpoint"), nullptr, &state.show_checkpoint);
     ImGui::MenuItem(tr("Model view"), nullptr, &state.show_model_view);
+    ImGui::MenuItem(tr("Logit lens"), nullptr, &state.show_lens);
+    RecordLastItem(state, "menu.windows.lens");
     ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
     ImGui::MenuItem(tr("Export…"), shortcut_of("export_panel"), &state.show_export);
     if (ImGui::MenuItem(tr("Export again"), shortcut_of("export_again"))) ExportWithLastSettings(state);

@@ -70,6 +70,8 @@ void DrawCheckpointWindow(AppState& state);
 // heads conversion) in place of the synthetic settings (window_checkpoint.cpp).
 void DrawCheckpointCard(AppState& state);
 void DrawModelViewWindow(AppState& state);
+// Windows → Logit lens (window_lens.cpp): the open checkpoint's logit lens and direct logit attribution.
+void DrawLensWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
 // missing assets folder shows as the Checkpoint window's error.
 void OpenShippedInductionModel(AppState& state);
