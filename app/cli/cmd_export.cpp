@@ -136,11 +136,11 @@ void run_lens(const ExportOptions& o) {
   const pipeline::Result result = model_lens_for_export(o.model, o.scene);
   const ExportedFile file = export_lens_to_file(result, request, o.out);
   const int p = lens_position(result, request.position);
-  const std::string size = file.layout ? std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
-                                       : std::string("csv");
-  std::printf("wrote %s (%s of %s at position %d, %s, %s)\n", o.out.c_str(),
-              request.attribution ? "direct logit attribution" : "logit lens", result.ran_model->name.c_str(), p,
-              to_string(request.format), size.c_str());
+  const std::string size = file.layout ? ", " + std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
+                                       : std::string();
+  const std::string at = request.attribution ? " at position " + std::to_string(p) : "";
+  std::printf("wrote %s (%s of %s%s, %s%s)\n", o.out.c_str(), request.attribution ? "direct logit attribution" : "logit lens",
+              result.ran_model->name.c_str(), at.c_str(), to_string(request.format), size.c_str());
 }
 
 void run(const ExportOptions& o) {
@@ -230,8 +230,8 @@ void add_export_command(CLI::App& root) {
       "model: with --checkpoint or --attentions, every layer's heads as an L x H grid of thumbnails 'l.h',\n"
       "framed by K/V group (PNG, SVG; .npy is the attentions [L,H,T,T]).\n"
       "lens: with --checkpoint, the logit lens: layers x positions, each cell its top next token, coloured by its\n"
-      "probability, beside the chosen position's KL to the final distribution and the rank of the final top-1 per\n"
-      "layer (PNG, SVG; CSV: one row per layer and position with the top --lens-top-k tokens). attribution: with\n"
+      "probability, and under it each cell's KL to the final distribution and the rank of the model's top-1 (PNG,\n"
+      "SVG; CSV: one row per layer and position with the top --lens-top-k tokens). attribution: with\n"
       "--checkpoint, each head's direct logit attribution at --attribute-position (default the last) as layers x heads\n"
       "on a diverging scale, the other parts (embedding, MLPs, biases, mixers) beside it (PNG, SVG; CSV: one row per\n"
       "part, then the logit they sum to); --attribute-token ID|TEXT (default the model's top-1).\n"

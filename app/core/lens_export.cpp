@@ -65,7 +65,7 @@ std::string lens_token_label(const pipeline::Result& r, int32_t id) {
 
 FigureSpec lens_figure(const pipeline::Result& r, const LensExportRequest& q) {
   const model::LogitLens& lens = lens_of(r);
-  const int p = lens_position(r, q.position);
+  lens_position(r, q.position);  // a position outside the input is refused as for the attribution
   const FigureWords& w = q.words;
   const int L = lens.layers, T = lens.tokens;
   FigureSpec f;
@@ -82,38 +82,40 @@ FigureSpec lens_figure(const pipeline::Result& r, const LensExportRequest& q) {
     }
   }
   grid.col_labels = r.tokens->labels;
-  grid.marked_row = -1;
   grid.colorbar = 0;
   f.panels.push_back(grid);
   f.colorbars.push_back({ValueRange{0, 1}, Colormap::viridis, w.word("probability of the top token")});
+  // KL to the final distribution and the rank of the model's top-1, every layer and position, under the grid.
   PanelSpec kl, rank;
-  kl.title = w.format("KL to the final (nats) · position %d", p);
-  rank.title = w.format("rank of the final top-1 · position %d", p);
+  kl.title = w.word("KL to the final distribution (nats)");
+  rank.title = w.word("rank of the model's top-1 token (1 = the layer's top)");
   kl.rows = rank.rows = L;
-  kl.cols = rank.cols = 1;
+  kl.cols = rank.cols = T;
   float kl_hi = 0, rank_hi = 1;
-  for (int l = 0; l < L; ++l) {
-    const float d = lens.kl(l, p);
-    const int k = lens.final_rank(l, p);
-    kl.values.push_back(d);
-    kl.cell_text.push_back(number(d, "%.3g"));
-    rank.values.push_back(std::log10(float(k)));  // ranks span orders of magnitude: coloured by log10
-    rank.cell_text.push_back(std::to_string(k));
-    kl.row_labels.push_back(std::to_string(l));
-    rank.row_labels.push_back(std::to_string(l));
-    kl_hi = std::max(kl_hi, d);
-    rank_hi = std::max(rank_hi, float(k));
-  }
+  for (int l = 0; l < L; ++l)
+    for (int t = 0; t < T; ++t) {
+      const float d = lens.kl(l, t);
+      const int k = lens.final_rank(l, t);
+      kl.values.push_back(d);
+      kl.cell_text.push_back(number(d, "%.3g"));
+      rank.values.push_back(std::log10(float(k)));  // ranks span orders of magnitude: coloured by log10
+      rank.cell_text.push_back(std::to_string(k));
+      kl_hi = std::max(kl_hi, d);
+      rank_hi = std::max(rank_hi, float(k));
+    }
+  kl.row_labels = rank.row_labels = grid.row_labels;
+  kl.col_labels = rank.col_labels = grid.col_labels;
+  grid.marked_row = -1;
   kl.colorbar = 1;
   rank.colorbar = 2;
   f.panels.push_back(kl);
   f.panels.push_back(rank);
-  f.colorbars.push_back({ValueRange{0, std::max(kl_hi, 1e-6f)}, Colormap::magma, w.word("KL (nats)")});
-  f.colorbars.push_back({ValueRange{0, std::max(std::log10(rank_hi), 1e-6f)}, Colormap::magma, "log10 " + w.word("rank")});
-  f.grid_columns = 3;
+  f.colorbars.push_back({ValueRange{0, std::max(kl_hi, 0.1f)}, Colormap::magma, w.word("KL (nats)")});
+  f.colorbars.push_back({ValueRange{0, std::max(std::log10(rank_hi), 1.0f)}, Colormap::magma, w.word("log10 rank")});
+  f.grid_columns = 1;
   if (q.caption)
-    f.caption = w.format("%s · position %d: %s", layer_labels_name(r).c_str(), p, r.tokens->labels[size_t(p)].c_str()) +
-                " · " + w.format("%d layers × %d heads", L, r.ran_model->config.heads) + " · " + w.format("%d tokens", T);
+    f.caption = layer_labels_name(r) + " · " + w.format("%d layers × %d heads", L, r.ran_model->config.heads) + " · " +
+                w.format("%d tokens", T);
   return f;
 }
 

@@ -3,8 +3,8 @@
 // Save buttons and for `attnscope export --what lens|attribution`.
 //
 //   lens figure         L × T cells, each coloured by its top next token's probability (0–1) with the token in
-//                       it; beside it, for the chosen position, KL(P_final ‖ P_l) in nats and the rank of the
-//                       model's top-1 token in layer l's distribution (1 = its top), one cell per layer
+//                       it; under it, as L × T grids with their numbers, KL(P_final ‖ P_l) in nats and the rank of
+//                       the model's top-1 token in layer l's distribution (1 = its top; coloured by log10)
 //   lens CSV            one row per (layer, position): the input token, the rank, the KL, the top-k ids, tokens
 //                       and probabilities (every position; the position does not matter)
 //   attribution figure  for the chosen position: L × H cells, head h of layer l's contribution to the target

@@ -173,6 +173,14 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
         }
       }
     }
+    // A newly chosen position (the slider, a click, the first frame): its column scrolled into sight.
+    static int scrolled_to = -1;
+    if (scrolled_to != position) {
+      scrolled_to = position;
+      const float x = left + cw * float(position), shown = ImGui::GetWindowWidth();
+      if (x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown)
+        ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
+    }
     // The chosen position's column, outlined.
     const ImVec2 a(o.x + left + cw * float(position), o.y + top), b(a.x + cw - 1, a.y + ch * float(L) - 1);
     draw->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0, 0, 4.0f);

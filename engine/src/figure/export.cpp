@@ -67,8 +67,8 @@ const std::vector<std::string>& figure_word_keys() {
       // windows, sinks and positions (SPEC "Variants after GQA")
       "sink", "window %d", "sink tokens: %d", "sink logits", "positions %s",
       // the logit lens and the direct logit attribution (app/core/lens_export.h)
-      "logit lens: top next token after each layer", "probability of the top token", "KL to the final (nats) · position %d",
-      "KL (nats)", "rank of the final top-1 · position %d", "rank", "direct logit attribution of %s at position %d",
+      "logit lens: top next token after each layer", "probability of the top token", "KL to the final distribution (nats)",
+      "KL (nats)", "rank of the model's top-1 token (1 = the layer's top)", "log10 rank", "direct logit attribution of %s at position %d",
       "logit contribution", "other parts", "no heads", "logit %s = the sum of the parts", "before the soft-cap",
       "%s · position %d: %s"};
   return keys;
