@@ -139,10 +139,10 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
     if (ImGui::IsItemHovered()) {
       const ImVec2 m = ImGui::GetIO().MousePos;
       const int t = int(std::floor((m.x - o.x - left) / cw)), l = int(std::floor((m.y - o.y - top) / ch));
-      if (t >= 0 && t < T && l >= 0 && l < L) hl = l, ht = t;
+      const bool over_labels = m.x < std::max(o.x, ImGui::GetWindowPos().x) + left;
+      if (t >= 0 && t < T && l >= 0 && l < L && !over_labels) hl = l, ht = t;
     }
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    AddTextRotated(draw, ImVec2(o.x, o.y + top + ImGui::CalcTextSize(tr("layer")).x), dim, tr("layer"));
     for (int t = 0; t < T; ++t) {  // the input tokens over their columns
       const ImVec2 a(o.x + left + cw * float(t), o.y), b(a.x + cw, o.y + top - font * 0.3f);
       const std::string label = Ellipsize(Displayed(state, r.tokens->labels[size_t(t)]), cw - font * 0.3f);
@@ -153,9 +153,6 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
     }
     const bool record = int64_t(L) * T <= 4096;
     for (int l = 0; l < L; ++l) {
-      const std::string n = std::to_string(l);
-      draw->AddText(ImVec2(o.x + left - font * 0.4f - ImGui::CalcTextSize(n.c_str()).x, o.y + top + ch * float(l) + (ch - font) * 0.5f),
-                    l == state.lens.layer ? ImGui::GetColorU32(ImGuiCol_ButtonActive) : text, n.c_str());
       for (int t = 0; t < T; ++t) {
         const auto& cell = lens.top[size_t(l)][size_t(t)];
         const ImVec2 a(o.x + left + cw * float(t), o.y + top + ch * float(l)), b(a.x + cw - 1, a.y + ch - 1);
@@ -172,6 +169,15 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
           state.layout.widgets.push_back(wgt);
         }
       }
+    }
+    // The layer numbers stay at the left edge while the columns scroll under them.
+    const float lx = std::max(o.x, ImGui::GetWindowPos().x);
+    draw->AddRectFilled(ImVec2(lx, o.y), ImVec2(lx + left, o.y + size.y), ImGui::GetColorU32(ImGuiCol_WindowBg));
+    AddTextRotated(draw, ImVec2(lx, o.y + top + ImGui::CalcTextSize(tr("layer")).x), dim, tr("layer"));
+    for (int l = 0; l < L; ++l) {
+      const std::string n = std::to_string(l);
+      draw->AddText(ImVec2(lx + left - font * 0.4f - ImGui::CalcTextSize(n.c_str()).x, o.y + top + ch * float(l) + (ch - font) * 0.5f),
+                    l == state.lens.layer ? ImGui::GetColorU32(ImGuiCol_ButtonActive) : text, n.c_str());
     }
     // A newly chosen position (the slider, a click, the first frame): its column scrolled into sight.
     static int scrolled_to = -1;
@@ -353,8 +359,16 @@ void DrawAttribution(AppState& state, const pipeline::Result& r, int position) {
         const ImU32 fill = IM_COL32(gray.r, gray.g, gray.b, 255);
         draw->AddRectFilled(ma, mb, fill);
         const std::string kind = r.traced ? r.traced->layer_maps[size_t(l)].kind : std::string();
-        CellText(draw, trf("%s: no per-head attribution (the whole layer: %+.3g)", kind.c_str(), double(a.values(mixer, position))),
-                 ma, mb, fill);
+        CellText(draw, trf("%s: %+.3g (no heads)", kind.c_str(), double(a.values(mixer, position))), ma, mb, fill);
+        if (hl == l) {
+          ImGui::BeginTooltip();
+          ImGui::TextUnformatted(trf("layer %d is a %s layer: it has no softmax heads, so no per-head attribution; the "
+                                     "whole layer adds %+.4f to the logit of %s",
+                                     l, kind.c_str(), double(a.values(mixer, position)), target.c_str())
+                                     .c_str());
+          ImGui::EndTooltip();
+          hl = -1;
+        }
         continue;
       }
       for (int h = 0; h < H; ++h) {
@@ -364,7 +378,7 @@ void DrawAttribution(AppState& state, const pipeline::Result& r, int position) {
         const ImVec2 ca(o.x + left + cw * float(h), y), cb(ca.x + cw - 1, y + ch - 1);
         const ImU32 fill = DivergingColor(v, extent);
         draw->AddRectFilled(ca, cb, fill);
-        if (numbers) CellText(draw, Number(v, "%+.2f"), ca, cb, fill);
+        if (numbers) CellText(draw, Number(v, std::abs(v) < 0.01f ? "%+.2g" : "%+.2f"), ca, cb, fill);
         if (int64_t(L) * H <= 4096) {
           LayoutRecord::Widget wgt;
           wgt.name = "lens.head." + std::to_string(l) + "." + std::to_string(h);
