@@ -160,7 +160,8 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
         const ImU32 fill = CellColor(Colormap::viridis, p);
         draw->AddRectFilled(a, b, fill);
         if (!cell.empty()) CellText(draw, Displayed(state, lens_token_label(r, cell[0].id)), a, b, fill);
-        if (record) {
+        const float vx = ImGui::GetWindowPos().x;  // only cells in sight (not scrolled away or under the layer numbers)
+        if (record && a.x >= std::max(o.x, vx) + left - 1 && b.x <= vx + ImGui::GetWindowWidth() + 0.5f) {
           LayoutRecord::Widget wgt;
           wgt.name = "lens.cell." + std::to_string(l) + "." + std::to_string(t);
           const ImVec2 s = state.framebuffer_scale;

@@ -30,7 +30,7 @@ fs::path only_file(const fs::path& folder, const std::string& prefix) {
 }  // namespace
 
 TEST_SUITE("gui_lens") {
-  TEST_CASE("Logit lens through the X server: open from the menu, hover and click a cell, Save CSV equals the CLI's") {
+  TEST_CASE("Logit lens through the X server: open from the menu, hover and click a cell in sight, Save CSV equals the CLI's") {
     const std::string name = "qwen2_gqa";  // 2 layers, 4 heads, 12 tokens
     const fs::path fixture = model_fixture(name);
     const std::vector<int32_t> ids = fixture_ids(name);
@@ -40,18 +40,18 @@ TEST_SUITE("gui_lens") {
     fs::remove_all(dir);
     fs::create_directories(dir / "run");
     const std::string q = shell_quote(dir.string());
-    const std::string hover = "xy=$(python3 " + q + "/steady_rect.py " + q + "/layout.json lens.cell.1.2) && "
+    const std::string hover = "xy=$(python3 " + q + "/steady_rect.py " + q + "/layout.json lens.cell.1.10) && "
                               "xdotool mousemove --window $wid $xy\n";
     const json shown = drive_window(
         dir, "--checkpoint " + shell_quote(fixture.string()) + " --size 1280x720 --text " + shell_quote(input) + " --layout-live",
         "click_on menu.windows\n"
         "click_on menu.windows.lens\n"
-        "await 'lens\\.cell\\.1\\.2'\n" + hover +
+        "await 'lens\\.cell\\.1\\.10'\n" + hover +
         "sleep 0.5\n"
         "await 'most probable next tokens after this layer'\n"
-        "await 'layer 1 . position 2'\n"
+        "await 'layer 1 . position 10'\n"
         "xdotool click 1\n"
-        "await '\"lens_position\": 2'\n"
+        "await '\"lens_position\": 10'\n"
         "click_on lens.save_csv\n"
         "await 'attnscope-lens-[0-9-]+\\.csv'\n"
         "click_on lens.tab.attribution\n"
@@ -60,7 +60,7 @@ TEST_SUITE("gui_lens") {
         "await 'attnscope-attribution-[0-9-]+\\.csv'\n",
         "cd " + shell_quote((dir / "run").string()) + "\n");
     CHECK(shown.at("error") == "");
-    CHECK(shown.at("lens_position") == 2);
+    CHECK(shown.at("lens_position") == 10);
     bool lens_window = false;
     for (const json& w : shown.at("windows")) lens_window = lens_window || w.at("title").get<std::string>().ends_with("###lens");
     CHECK(lens_window);
@@ -73,13 +73,13 @@ TEST_SUITE("gui_lens") {
     const std::string args = "export --checkpoint " + shell_quote(fixture.string()) + " --ids " + ids_arg(ids);
     const CliRun l = run_cli(args + " --what lens --format csv --out " + shell_quote((dir / "cli_lens.csv").string()));
     REQUIRE(l.exit_code == 0);
-    const CliRun a = run_cli(args + " --what attribution --attribute-position 2 --format csv --out " +
+    const CliRun a = run_cli(args + " --what attribution --attribute-position 10 --format csv --out " +
                              shell_quote((dir / "cli_attribution.csv").string()));
     REQUIRE(a.exit_code == 0);
     CHECK(read_file(lens_csv, 1 << 24) == read_file(dir / "cli_lens.csv", 1 << 24));
     CHECK(read_file(attribution_csv, 1 << 24) == read_file(dir / "cli_attribution.csv", 1 << 24));
-    // The attribution of position 2: its rows name position 2 and the model's own top-1 there.
-    CHECK(read_file(attribution_csv, 1 << 24).find("\n2,") != std::string::npos);
+    // The attribution of position 10 (the clicked column, in sight beside the last one the view opens on).
+    CHECK(read_file(attribution_csv, 1 << 24).find("\n10,") != std::string::npos);
   }
 
   TEST_CASE("Logit lens without a checkpoint: one sentence says the lens needs one, with the ways to open one") {
