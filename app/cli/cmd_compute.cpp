@@ -94,6 +94,8 @@ void run(const ComputeOptions& o) {
     require(!o.table, "--table prints a seeded layer; with --checkpoint read attentions.npy instead");
     return run_model_compute(o.model, o.scene, o.out, words);
   }
+  require(!lens_flags_given(o.model.lens), "--lens needs --checkpoint DIR: the seeded layer has no unembedding to read "
+                                           "the residual stream with");
   const Scene scene = build_scene(o.scene);
   require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
   pipeline::Request request;  // the engine's pipeline, as the window's worker runs it

@@ -25,6 +25,7 @@
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
+#include "core/lens_export.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
 
@@ -196,18 +197,51 @@ void run_rollout(const ExportOptions& o) {
               in.position, to_string(request.format), size.c_str());
 }
 
+// export --what lens|attribution (core/lens_export.h): the same figures and CSV as the Logit lens window's.
+void run_lens(const ExportOptions& o) {
+  LensExportRequest request;
+  request.attribution = o.what == "attribution";
+  request.format = parse_export_format(o.format);
+  request.scale = float(o.scale);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  require(request.format != ExportFormat::npy, "--what " + o.what + " exports as png, svg or csv; `attnscope compute "
+                                               "--checkpoint DIR --lens` writes its arrays as .npy");
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N");
+  request.caption = !o.no_caption;
+  request.words = figure_words(parse_language_option(o.language));
+  request.position = o.model.lens.position;
+  check_export_path(o.out, request.format);
+  const pipeline::Result result = model_lens_for_export(o.model, o.scene);
+  const ExportedFile file = export_lens_to_file(result, request, o.out);
+  const int p = lens_position(result, request.position);
+  const std::string size = file.layout ? ", " + std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px"
+                                       : std::string();
+  const std::string at = request.attribution ? " at position " + std::to_string(p) : "";
+  std::printf("wrote %s (%s of %s%s, %s%s)\n", o.out.c_str(), request.attribution ? "direct logit attribution" : "logit lens",
+              result.ran_model->name.c_str(), at.c_str(), to_string(request.format), size.c_str());
+}
+
 void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
-  if (o.what == "qk-attribution" || o.what == "rollout")
+  // The figures of their own (rollout, lens, attribution, qk-attribution): each one's flags are refused elsewhere.
+  const bool lens = o.what == "lens" || o.what == "attribution";
+  if (o.what == "qk-attribution" || o.what == "rollout" || lens)
     require(o.query_set.empty() && o.key_set.empty() && o.set_reduce.empty(),
             "--query-set, --key-set and --set-reduce apply to --what heads or head:N");
+  if (o.what != "qk-attribution")
+    for (const char* flag : {"--head", "--key"})
+      require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");
+  if (o.what != "rollout")
+    require(!o.model.flow && !flag_given(o.model.app, "--position"), "--flow and --position go with --what rollout");
+  if (!lens)
+    require(!flag_given(o.model.lens.app, "--lens-top-k") && !flag_given(o.model.lens.app, "--attribute-token") &&
+                !flag_given(o.model.lens.app, "--attribute-position"),
+            "--lens-top-k, --attribute-token and --attribute-position go with --what lens or --what attribution");
   if (o.what == "qk-attribution") return run_qk_attribution(o);
-  for (const char* flag : {"--head", "--key"})
-    require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");
   if (o.what == "rollout") return run_rollout(o);
-  require(!o.model.flow && !flag_given(o.model.app, "--position"), "--flow and --position go with --what rollout");
-  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model | rollout | qk-attribution (or "
-                           "--compare SCENE_A SCENE_B)");
+  if (lens) return run_lens(o);
+  require(!o.what.empty(), "--what is required: heads | head:N | relpos | conv | model | rollout | lens | attribution | "
+                           "qk-attribution (or --compare SCENE_A SCENE_B)");
   // 1. The request, and the output path, checked before any computation.
   ExportRequest request;
   request.words = figure_words(parse_language_option(o.language));
@@ -279,7 +313,8 @@ void add_export_command(CLI::App& root) {
   CLI::App* cmd = root.add_subcommand(
       "export", "Export a heatmap figure (PNG, SVG) or its numbers (CSV, .npy) for slides and papers");
   cmd->add_option("--what", options->what,
-                  "heads | head:N | relpos | conv | model | rollout | qk-attribution (required but with --compare)");
+                  "heads | head:N | relpos | conv | model | rollout | lens | attribution | qk-attribution (required but "
+                  "with --compare)");
   cmd->add_option("--compare", options->compare,
                   "Two scene files A and B: their heads side by side on one locked scale (or B - A), one figure")
       ->expected(2);
@@ -319,6 +354,12 @@ void add_export_command(CLI::App& root) {
       "rollout: with --checkpoint or --attentions, the Rollout view for the query --position (default the last\n"
       "token): one row per layer (from 0) of each input token's share, panels attention (head mean of the layer),\n"
       "rollout and, with --flow, flow (share); CSV/.npy [panels, L, T].\n"
+      "lens: with --checkpoint, the logit lens: layers x positions, each cell its top next token, coloured by its\n"
+      "probability, and under it each cell's KL to the final distribution and the rank of the model's top-1 (PNG,\n"
+      "SVG; CSV: one row per layer and position with the top --lens-top-k tokens). attribution: with\n"
+      "--checkpoint, each head's direct logit attribution at --attribute-position (default the last) as layers x heads\n"
+      "on a diverging scale, the other parts (embedding, MLPs, biases, mixers) beside it (PNG, SVG; CSV: one row per\n"
+      "part, then the logit they sum to); --attribute-token ID|TEXT (default the model's top-1).\n"
       "CSV/.npy hold the raw numbers: heads [H,T,T], head [T,T], relpos [H,R,C] (sentence [H,T,T]),\n"
       "conv [4,R,C]; CSV has the tokens as headers.\n"
       "Colour scale (--scale-mode): shared (one range for every head, the default), per-head (each head its own\n"

@@ -60,6 +60,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
     cmd.add_option("--tokens", o.tokens, "With --attentions: tokens.json with \"ids\" and/or \"labels\"");
     cmd.add_option("--config", o.config, "With --attentions: the model's config.json, for its K/V groups");
   }
+  add_lens_options(cmd, o.lens, exporting);
 }
 
 bool wants_model(const ModelOptions& o) { return !o.checkpoint.empty() || !o.attentions.empty(); }
@@ -136,9 +137,15 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     require(o.position >= 0 || !flag_given(o.app, "--position"),
             "--position must be a token position, 0 or more, got " + std::to_string(o.position));
   }
+  const bool lens = lens_flags_given(o.lens);
+  if (lens) {
+    require(o.lens.lens, "--lens-top-k, --attribute-token and --attribute-position go with --lens");
+    apply_lens_options(o.lens, request);
+  }
   const pipeline::Result result = pipeline::run(request);  // every check before any file
   if (o.rollout) require(result.rollout != nullptr, "--rollout: " + result.rollout_error);
   if (o.flow) require(result.flow != nullptr, "--flow: " + result.flow_error);
+  if (lens) check_lens_result(o.lens, result);
   const auto& m = result.ran_model;
   const ModelTokens& tokens = *result.tokens;
   const model::AttentionStack& stack = *result.run->stack;
@@ -230,7 +237,9 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     files.npy("flow.npy", f.flow.data(), {int64_t(f.layers.size()), P, T});
     files.npy("flow_share.npy", f.share.data(), {int64_t(f.layers.size()), P, T});
   }
+  if (lens) write_lens_files(o.lens, result, files);
   files.commit();
+  if (lens) std::printf("%s\n", lens_summary(o.lens, result).c_str());
   const std::string vision = c.container.empty() ? ""
                              : " (" + c.container + "'s text tower; vision tower not drawn: " +
                                    std::to_string(m->skipped_tensors) + " tensors skipped)";
@@ -314,6 +323,21 @@ pipeline::Result model_qk_attribution_for_export(const ModelOptions& o, const Sc
   request.steps = {pipeline::Step::qk_attribution};
   pipeline::Result result = pipeline::run(request);
   if (!result.qk_attribution) throw InputError(result.qk_attribution_error);
+  return result;
+}
+
+pipeline::Result model_lens_for_export(const ModelOptions& o, const SceneOptions& scene) {
+  require(!o.checkpoint.empty(), "--what lens and --what attribution need a checkpoint's forward pass: give --checkpoint DIR "
+                                 "(with --text or --ids); an attentions file holds no residual stream");
+  check_model_flags(o, scene);
+  require(!flag_given(o.app, "--layer"), "--what lens and attribution show every layer: leave out --layer");
+  pipeline::Request request;
+  request.model = open_model(o);
+  request.input = token_input(o, scene);
+  request.layer = -1;
+  apply_lens_options(o.lens, request);
+  pipeline::Result result = pipeline::run(request);
+  check_lens_result(o.lens, result);
   return result;
 }
 

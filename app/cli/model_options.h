@@ -19,6 +19,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "cli/lens_options.h"
 #include "core/scene_options.h"
 #include "core/translations.h"
 
@@ -34,6 +35,7 @@ struct ModelOptions {
   bool rollout = false, flow = false;
   int position = -1;
   CLI::App* app = nullptr;
+  LensOptions lens;  // compute --lens, export --what lens|attribution (lens_options.h)
 };
 
 // exporting: also --attentions/--tokens/--config (a file computed elsewhere).
@@ -64,5 +66,7 @@ pipeline::Result model_qk_attribution_for_export(const ModelOptions& options, co
 // --position, every layer) made; its request's flow_position is the query drawn (--position, else the last token). Refuses --layer; throws InputError with the step's reason (e.g. the flow's
 // token limit).
 std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& options, const SceneOptions& scene);
+// export --what lens|attribution: the checkpoint's forward with both lens steps (--checkpoint only; refuses --layer).
+pipeline::Result model_lens_for_export(const ModelOptions& options, const SceneOptions& scene);
 
 }  // namespace attnscope::cli

@@ -123,6 +123,11 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     if (!source->no_tokenizer.empty()) r.input.no_tokenizer = source->no_tokenizer;
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
+    if (source->lens) {  // the Logit lens window: both lens steps with the heatmaps, from the same forward
+      r.steps = {pipeline::Step::head_patterns, pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
+      r.attribute_token = source->attribute_token;
+      return r;
+    }
   } else {
     r.scene = scene;
     r.what = key.request;

@@ -66,6 +66,10 @@ struct ModelSource {
   // The message when the input is text and the folder has no tokenizer, in the window's language ("{}": the
   // loader's reason); empty: the engine's English (pipeline::TokenInput::no_tokenizer).
   std::string no_tokenizer = {};
+  // The Logit lens window is open: the request also asks for the logit lens and the direct logit attribution of
+  // this token (−1: each position's top-1), so the forward keeps the residual stream (pipeline.h).
+  bool lens = false;
+  int32_t attribute_token = -1;
   bool operator==(const ModelSource&) const = default;
 };
 

@@ -46,6 +46,10 @@ void SubmitIfEdited(AppState& state) {
                          tr("this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" ({})")};
   else if (c.attentions && model_views)
     source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
+  if (source && source->model && state.show_lens) {  // the Logit lens window reads the same forward
+    source->lens = true;
+    source->attribute_token = state.lens.target;
+  }
   state.submitted_generation = state.worker->submit(state.scene, source);
   // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
   state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
@@ -70,6 +74,7 @@ void ForgetRun(AppState& state) {
   c.original.reset();
   state.model_view.pictures.reset();
   state.model_view.error.clear();
+  state.lens.result.reset();
 }
 
 // The Input window's text for a model just opened: the text on screen when the model reads it, else the
@@ -217,6 +222,7 @@ bool TakeResult(AppState& state) {
   if (result->model_view) state.model_view.pictures = result->model_view;
   else if (!result->model_run) state.model_view.pictures.reset();  // not a checkpoint's pass
   state.model_view.error = result->model_view_error;
+  state.lens.result = result->model_run ? result->pipeline_result : nullptr;
   return true;
 }
 

@@ -130,6 +130,18 @@ struct ModelViewWindowState {
   ColorBarCache signed_bar;                           // linear layers' signed matrices (Qwen3-Next)
 };
 
+// The Logit lens window (window_lens.cpp): the logit lens and the direct logit attribution of the open
+// checkpoint's forward pass (pipeline steps logit_lens, logit_attribution), from the worker's newest result.
+struct LensWindowState {
+  std::shared_ptr<const pipeline::Result> result;  // the newest checkpoint result (its lens may be null: lens_error)
+  int position = -1;            // the chosen position (−1: the last token)
+  int layer = -1;               // the clicked cell's layer (highlighted), −1: none
+  int32_t target = -1;          // the attributed token (−1: the model's top-1 at each position)
+  int tab = 0;                  // 0 the lens, 1 the attribution
+  const void* fonts_of = nullptr;  // the lens whose token labels were asked of the fonts
+  bool was_open = false, model_view_was_open = false;  // the one opened last takes the view's place
+};
+
 // Every picture of the current Pictures as a GL texture; re-sent only when its pixels changed.
 struct Textures {
   const Pictures* uploaded = nullptr;  // what the textures hold
@@ -392,6 +404,7 @@ struct AppState {
   bool show_model_view = false;  // Windows → Model view
   bool show_rollout = false;     // Windows → Rollout (window_rollout.cpp), in the Model view's place
   std::shared_ptr<RolloutViewState> rollout;
+  bool show_lens = false;        // Windows → Logit lens
 
   InputWindowState input;
   ModelWindowState model;
@@ -410,6 +423,7 @@ struct AppState {
   TrainingWindowState training;
   CheckpointWindowState checkpoint;
   ModelViewWindowState model_view;
+  LensWindowState lens;
   SceneDialogState scene_dialog;
   Textures textures;
 

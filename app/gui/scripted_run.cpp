@@ -81,6 +81,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["lesson_steps"] = state.lessons.lesson >= 0 ? int(state.lessons.lessons[size_t(state.lessons.lesson)].steps.size()) : 0;
   j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
   j["large_head"] = state.heads.large_head;
+  j["lens_position"] = state.lens.position;
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();
   for (const LayoutRecord::Head& h : state.layout.heads) {
@@ -231,8 +232,12 @@ LayoutSweep::LayoutSweep() {
                      state.show_model_view = false;
                      state.show_rollout = true;
                    }});
+  plan_.push_back({"window logit lens", [](AppState& state) {
+                     state.show_model_view = state.show_rollout = false;
+                     state.show_lens = true;
+                   }});
   plan_.push_back({"lessons panel", [](AppState& state) {
-                     state.show_rollout = false;
+                     state.show_rollout = state.show_lens = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
                    }});

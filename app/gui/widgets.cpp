@@ -159,7 +159,8 @@ LayoutInput LayoutInputOf(const AppState& state) {
   open(Slot::export_panel, state.show_export);
   open(Slot::shapes_side, state.show_shapes_floating);
   open(Slot::training, state.show_training);
-  open(Slot::model_view, state.show_model_view || state.show_rollout);  // the Rollout view takes the same place
+  // the Rollout view and the Logit lens take the Model view's place
+  open(Slot::model_view, state.show_model_view || state.show_rollout || state.show_lens);
   in.presenting = state.presenting;
   if (state.presenting) in.banner_height = LessonBannerHeight(state, s.x);
   return in;

@@ -134,6 +134,7 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_option("--checkpoint", o.checkpoint,
                     "Open this Hugging Face checkpoint folder (or attentions computed elsewhere: attentions.npy or .safetensors with tokens.json beside it) in the Checkpoint window; the Heads view draws its layer");
   group->add_flag("--show-model-view", o.show_model_view, "Open the Model view (Windows → Model view): every layer's heads of --checkpoint");
+  group->add_flag("--show-lens", o.show_lens, "Open the Logit lens (Windows → Logit lens): the logit lens and direct logit attribution of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_flag("--show-rollout", o.show_rollout, "Open the Rollout view (Windows → Rollout): attention rollout and flow of --checkpoint");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
@@ -586,6 +587,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.show_training = options.show_training;
   state.show_model_view = options.show_model_view;
   state.show_rollout = options.show_rollout;
+  state.show_lens = options.show_lens;
   state.training.actions = options.train_actions;
   for (const std::string& kv : options.train_settings) apply_training_setting(state.training.form, kv);
   // A missing assets folder is said at once, in the About box that names the folders tried.
@@ -630,7 +632,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   // A window asked for by name (--show-training, …) is something asked for too.
   const bool window_asked = options.show_export || options.show_analysis || options.show_kv_cache ||
                             options.show_training || options.show_model_view || options.show_about ||
-                            options.show_rollout;
+                            options.show_rollout || options.show_lens;
   if (startup.first_start && options.lesson <= 0 && options.open_scene.empty() && options.scene_link.empty() &&
       options.compare_a.empty() &&
       options.checkpoint.empty() && !window_asked) {
@@ -840,6 +842,7 @@ void DrawFrame(FrameLoop& loop, AppState& state) {
   DrawCheckpointWindow(state);
   DrawModelViewWindow(state);
   DrawRolloutWindow(state);
+  DrawLensWindow(state);
   DrawLessonBanner(state);
   DrawSceneDialogs(state);
   DrawTranslationNotice(state);

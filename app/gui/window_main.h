@@ -39,6 +39,7 @@ struct WindowOptions {
   bool show_training = false;  // open the Training window
   bool show_model_view = false;  // open the Model view
   bool show_rollout = false;     // open the Rollout view
+  bool show_lens = false;        // open the Logit lens
   std::string link_error;  // the browser build: why the page's link parameters were not used (the status line)
   std::string scene_link;  // open the scene of an attnscope link (?scene=…; core/scene_link.h)
   std::string site_url;    // the address of attnscope's web page, for File → Copy link on the desktop

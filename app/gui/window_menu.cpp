@@ -41,6 +41,7 @@ void ResetLayout(AppState& state) {
   state.show_lessons = state.show_checkpoint = state.show_analysis = state.show_kv_cache = false;
   state.show_export = state.show_shapes_floating = state.show_model_view = state.show_training = false;
   state.show_rollout = false;
+  state.show_lens = false;
   state.reset_layout = true;
 }
 
@@ -123,10 +124,15 @@ void DrawMenuBar(AppState& state) {
     ImGui::MenuItem(tr("Input"), nullptr, &state.show_input);
     ImGui::MenuItem(tr("Model"), nullptr, &state.show_model);
     ImGui::MenuItem(tr("Checkpoint"), nullptr, &state.show_checkpoint);
+    // The Model view, the Rollout view and the Logit lens take the same place: opening one closes the others.
     if (ImGui::MenuItem(tr("Model view"), nullptr, &state.show_model_view) && state.show_model_view)
-      state.show_rollout = false;  // the two take the same place
-    if (ImGui::MenuItem(tr("Rollout"), nullptr, &state.show_rollout) && state.show_rollout) state.show_model_view = false;
+      state.show_rollout = state.show_lens = false;
+    if (ImGui::MenuItem(tr("Rollout"), nullptr, &state.show_rollout) && state.show_rollout)
+      state.show_model_view = state.show_lens = false;
     RecordLastItem(state, "menu.windows.rollout");
+    if (ImGui::MenuItem(tr("Logit lens"), nullptr, &state.show_lens) && state.show_lens)
+      state.show_model_view = state.show_rollout = false;
+    RecordLastItem(state, "menu.windows.lens");
     ImGui::MenuItem(tr("Shapes beside the view"), nullptr, &state.show_shapes_floating);
     ImGui::MenuItem(tr("Export…"), shortcut_of("export_panel"), &state.show_export);
     if (ImGui::MenuItem(tr("Export again"), shortcut_of("export_again"))) ExportWithLastSettings(state);

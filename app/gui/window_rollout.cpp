@@ -270,7 +270,8 @@ bool RolloutBusy(const AppState& state) {
 }
 
 void DrawRolloutWindow(AppState& state) {
-  if (state.show_rollout && state.show_model_view) state.show_rollout = false;  // the Model view opened since: it has the place
+  // the Model view or the Logit lens opened since (the menu closes them when it opens this): it has the place
+  if (state.show_rollout && (state.show_model_view || state.show_lens)) state.show_rollout = false;
   if (!state.show_rollout) {
     if (state.rollout && state.rollout->worker.busy()) state.rollout->worker.cancel();
     return;

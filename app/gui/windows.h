@@ -74,6 +74,8 @@ void DrawModelViewWindow(AppState& state);
 // view's place. RolloutBusy: its rollout or flow is being computed (scripted runs wait for it).
 void DrawRolloutWindow(AppState& state);
 bool RolloutBusy(const AppState& state);
+// Windows → Logit lens (window_lens.cpp): the open checkpoint's logit lens and direct logit attribution.
+void DrawLensWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
 // missing assets folder shows as the Checkpoint window's error.
 void OpenShippedInductionModel(AppState& state);

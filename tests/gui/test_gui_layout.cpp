@@ -64,7 +64,7 @@ std::string slot_of(const std::string& title) {
       {"export", "export"},       {"shapes_floating", "shapes_side"}, {"training", "training"},
       {"model_view", "model_view"}, {"heads", "view"},          {"shapes", "view"},
       {"relpos1d", "view"},       {"relpos2d", "view"},         {"conv", "view"},  {"positions", "view"},
-      {"large_head", "view"},     {"rollout", "model_view"}};
+      {"large_head", "view"},     {"rollout", "model_view"}, {"lens", "model_view"}};
   const size_t hash = title.find("###");
   const auto it = slots.find(hash == std::string::npos ? title : title.substr(hash + 3));
   return it == slots.end() ? "" : it->second;

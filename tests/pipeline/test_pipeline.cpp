@@ -40,14 +40,15 @@ pipeline::Request text_request(std::shared_ptr<const model::Model> m, const std:
 
 TEST_CASE("pipeline: every step has one entry, in the enum's order, with a name of its own") {
   const std::vector<pipeline::StepInfo>& steps = pipeline::pipeline_steps();
-  REQUIRE(steps.size() == 5);
+  REQUIRE(steps.size() == 7);
   std::set<std::string> names;
   for (size_t i = 0; i < steps.size(); ++i) {
     CHECK(size_t(steps[i].step) == i);
     CHECK(static_cast<bool>(steps[i].run));
     names.insert(steps[i].name);
   }
-  CHECK(names == std::set<std::string>{"head_patterns", "head_statistics", "qk_attribution", "rollout", "flow"});
+  CHECK(names == std::set<std::string>{"head_patterns", "head_statistics", "qk_attribution", "rollout", "flow",
+                                       "logit_lens", "logit_attribution"});
 }
 
 TEST_CASE("pipeline: a converted checkpoint's request loads the tokenizer once, tokenizes once, runs each forward once") {
@@ -213,4 +214,132 @@ TEST_CASE("pipeline: without a detail layer the request gives every layer's stac
   // A layer the model lacks is refused before any forward.
   request.layer = 9;
   CHECK(contains(error_of([&] { pipeline::run(request); }), "layer 9"));
+}
+
+namespace {
+
+pipeline::Request ids_request(std::shared_ptr<const model::Model> m, std::vector<int32_t> ids, int layer) {
+  pipeline::Request r;
+  r.model = std::move(m);
+  r.input.form = pipeline::TokenInput::Form::ids;
+  r.input.ids = std::move(ids);
+  r.layer = layer;
+  return r;
+}
+
+void check_same_lens(const model::LogitLens& a, const model::LogitLens& b) {
+  REQUIRE(a.layers == b.layers);
+  REQUIRE(a.tokens == b.tokens);
+  CHECK(a.top_k == b.top_k);
+  CHECK(a.final_top == b.final_top);
+  CHECK(a.rank == b.rank);
+  CHECK(a.kl == b.kl);
+  for (int l = 0; l < a.layers; ++l)
+    for (int t = 0; t < a.tokens; ++t)
+      for (int k = 0; k < a.top_k; ++k) {
+        CHECK(a.top[size_t(l)][size_t(t)][size_t(k)].id == b.top[size_t(l)][size_t(t)][size_t(k)].id);
+        CHECK(a.top[size_t(l)][size_t(t)][size_t(k)].probability == b.top[size_t(l)][size_t(t)][size_t(k)].probability);
+      }
+}
+
+void check_same_attribution(const model::LogitAttribution& a, const model::LogitAttribution& b) {
+  CHECK(a.target == b.target);
+  CHECK(a.logit == b.logit);
+  CHECK(a.before_softcap == b.before_softcap);
+  REQUIRE(a.parts.size() == b.parts.size());
+  for (size_t p = 0; p < a.parts.size(); ++p) CHECK(model::part_label(a.parts[p]) == model::part_label(b.parts[p]));
+  CHECK(a.values == b.values);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: the logit lens and attribution steps are lens.h's, from one forward that keeps the taps") {
+  // Dense with learned positions, GQA, MLA with experts, a soft-capped model, a hybrid with Mamba-2 layers.
+  for (const std::string name : {"gpt2_prefix_f32", "qwen2_gqa", "deepseek_v2_mla_moe_bf16", "gemma2_softcap_f32",
+                                 "granite_hybrid_f32"}) {
+    CAPTURE(name);
+    const auto m = model::open(model_fixture(name));
+    const std::vector<int32_t> ids = fixture_ids(name);
+    pipeline::Request request = ids_request(m, ids, 0);
+    request.steps = {pipeline::Step::logit_attribution, pipeline::Step::head_patterns, pipeline::Step::logit_lens};
+    request.lens_top_k = 3;
+    const pipeline::Result r = pipeline::run(request);
+    CHECK(r.counters.forwards == 1);  // both steps read the same pass
+    CHECK(r.counters.traced_forwards == 1);
+    CHECK(r.counters.original_forwards == 0);
+    CHECK(r.counters.steps_run == std::vector<pipeline::Step>{pipeline::Step::head_patterns, pipeline::Step::logit_lens,
+                                                              pipeline::Step::logit_attribution});
+    REQUIRE(r.lens);
+    REQUIRE(r.attribution);
+    CHECK(r.lens_error.empty());
+    CHECK(r.attribution_error.empty());
+    const model::ForwardResult direct = model::forward(*m, ids, model::lens_forward_options());
+    check_same_lens(*r.lens, model::logit_lens(*m, direct, 3));
+    check_same_attribution(*r.attribution, model::direct_logit_attribution(*m, direct));
+    // The run's attentions are the same pass's.
+    CHECK(r.run->stack->attentions == direct.attentions);
+    CHECK(r.lens->top_k == 3);
+
+    // A chosen token: the request's attribute_token at every position, as lens.h's targets.
+    pipeline::Request chosen = request;
+    chosen.attribute_token = 1;
+    const pipeline::Result c = pipeline::run(chosen);
+    CHECK(c.counters.forwards == 1);
+    REQUIRE(c.attribution);
+    check_same_attribution(*c.attribution,
+                           model::direct_logit_attribution(*m, direct, std::vector<int32_t>(ids.size(), 1)));
+  }
+}
+
+TEST_CASE("pipeline: a request without the lens steps keeps no taps; run_steps adds them only from a traced pass") {
+  const auto m = model::open(model_fixture("llama_gqa_bf16_sharded"));
+  const std::vector<int32_t> ids = fixture_ids("llama_gqa_bf16_sharded");
+  for (const bool keep : {false, true}) {  // the window's plain run and the command line's kept logits
+    CAPTURE(keep);
+    pipeline::Request request = ids_request(m, ids, 1);
+    request.keep_logits = keep;
+    request.steps = {pipeline::Step::head_patterns, pipeline::Step::head_statistics};
+    pipeline::Result r = pipeline::run(request);
+    CHECK(r.counters.forwards == 1);
+    CHECK(r.counters.traced_forwards == 0);
+    CHECK(!r.traced);
+    CHECK(!r.lens);
+    // Asked later of a pass that kept no residual stream: each step says why instead of running a second forward.
+    pipeline::run_steps(r, {pipeline::Step::logit_lens, pipeline::Step::logit_attribution});
+    CHECK(r.counters.forwards == 1);
+    CHECK(!r.lens);
+    CHECK(!r.attribution);
+    CHECK(r.lens_error.find("needs a checkpoint's forward pass") != std::string::npos);
+    CHECK(r.attribution_error.find("needs a checkpoint's forward pass") != std::string::npos);
+  }
+}
+
+TEST_CASE("pipeline: a target outside the vocabulary is the attribution's error, the lens still made") {
+  const auto m = model::open(model_fixture("qwen2_gqa"));
+  pipeline::Request request = ids_request(m, fixture_ids("qwen2_gqa"), 0);
+  request.steps = {pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
+  request.attribute_token = m->config.vocab;
+  const pipeline::Result r = pipeline::run(request);
+  CHECK(r.lens);
+  CHECK(!r.attribution);
+  CHECK(r.attribution_error.find("outside the vocabulary") != std::string::npos);
+}
+
+TEST_CASE("pipeline: a seeded scene skips the lens steps; an attentions file says the lens needs a checkpoint") {
+  pipeline::Request seeded;
+  seeded.scene = Scene{};
+  seeded.what = AnalysisRequest{};
+  seeded.steps = {pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
+  const pipeline::Result s = pipeline::run(seeded);
+  CHECK(!s.lens);
+  CHECK(s.lens_error.empty());  // skipped: a seeded layer has no unembedding (the window says so itself)
+
+  const auto m = model::open(model_fixture("qwen2_gqa"));
+  pipeline::Request file;
+  file.attentions = pipeline::run(ids_request(m, fixture_ids("qwen2_gqa"), 0)).run->stack;
+  file.layer = 0;
+  file.steps = {pipeline::Step::logit_lens};
+  const pipeline::Result a = pipeline::run(file);
+  CHECK(!a.lens);
+  CHECK(a.lens_error.find("attentions file") != std::string::npos);
 }

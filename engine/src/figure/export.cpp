@@ -74,7 +74,12 @@ const std::vector<std::string>& figure_word_keys() {
       "share of the input token",
       // token sets (token_set.h)
       "Σ of %d queries", "mean of %d queries", "Σ of %d keys", "mean of %d keys", "Σ of %d query", "mean of %d query",
-      "Σ of %d key", "mean of %d key"};
+      "Σ of %d key", "mean of %d key",
+      // the logit lens and the direct logit attribution (app/core/lens_export.h)
+      "logit lens: top next token after each layer", "probability of the top token", "KL to the final distribution (nats)",
+      "KL (nats)", "rank of the model's top-1 token (1 = the layer's top)", "log10 rank", "direct logit attribution of %s at position %d",
+      "logit contribution", "other parts", "no heads", "logit %s = the sum of the parts", "before the soft-cap",
+      "%s · position %d: %s"};
   return keys;
 }
 
@@ -96,7 +101,7 @@ std::string scientific(double v) {
 
 void parse_export_what(const std::string& text, ExportRequest& request) {
   const std::string t = lower(text);
-  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv, model)";
+  const std::string valid = " (valid: heads, head:N with N a head index from 0, relpos, conv, model, lens, attribution)";
   if (t == "heads") request.what = ExportWhat::heads;
   else if (t == "model") request.what = ExportWhat::model;
   else if (t == "relpos") request.what = ExportWhat::relpos;

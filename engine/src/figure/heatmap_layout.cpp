@@ -55,6 +55,9 @@ void validate_figure(const FigureSpec& spec) {
     require(p.col_labels.empty() || p.col_labels.size() == size_t(p.cols),
             where + " has " + std::to_string(p.col_labels.size()) + " column labels for " +
                 std::to_string(p.cols) + " columns");
+    require(p.cell_text.empty() || p.cell_text.size() == p.values.size(),
+            where + " has " + std::to_string(p.cell_text.size()) + " cell texts for " + std::to_string(p.values.size()) +
+                " cells");
     require(p.colorbar >= 0 && size_t(p.colorbar) < spec.colorbars.size(),
             where + " names colour bar " + std::to_string(p.colorbar) + " of " +
                 std::to_string(spec.colorbars.size()));
@@ -65,6 +68,16 @@ void validate_figure(const FigureSpec& spec) {
                                     "x" + std::to_string(p.cols) + " cells");
   }
   require(spec.grid_columns >= 0, "grid columns must not be negative");
+}
+
+Rgba text_color_on(Rgba b) {
+  // WCAG relative luminance; black text wins above about 0.18.
+  const auto lin = [](uint8_t v) {
+    const double c = v / 255.0;
+    return c <= 0.03928 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  };
+  const double y = 0.2126 * lin(b.r) + 0.7152 * lin(b.g) + 0.0722 * lin(b.b);
+  return (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) ? Rgba{0, 0, 0, 255} : Rgba{255, 255, 255, 255};
 }
 
 int automatic_grid_columns(int panels) {
@@ -211,7 +224,13 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const TextRasterizer& text) {
   PanelLayout L;
   L.cell_w = L.cell_h = cell;
-  L.matrix = {0, 0, p.cols * cell, p.rows * cell};
+  if (!p.cell_text.empty()) {  // one line of about six characters per cell
+    const int line = text.text_box("Ag", z.label_px()).height;
+    L.cell_h = std::max(cell, line + z.px(8));
+    L.cell_w = std::max(cell, int(std::lround(5.5f * z.label_px())));
+  }
+  const int cw = L.cell_w, ch = L.cell_h;
+  L.matrix = {0, 0, p.cols * cw, p.rows * ch};
   // Every matrix has an outline: the kv group's frame, or a thin line so pale cells keep an edge.
   const int frame = p.frame ? z.frame() : z.px(1);
   L.frame = {-frame, -frame, L.matrix.w + 2 * frame, L.matrix.h + 2 * frame};
@@ -224,10 +243,10 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
   // matrix's top or bottom edge by at most `to_matrix`, which keeps them clear of the column labels
   // (those end `to_matrix` above the matrix; row labels end `to_matrix` left of it).
   if (!p.row_labels.empty()) {
-    L.row_label_stride = std::max(1, ceil_div(line_h + z.label_gap(), cell));
+    L.row_label_stride = std::max(1, ceil_div(line_h + z.label_gap(), ch));
     for (int r = 0; r < p.rows; r += L.row_label_stride) {
       TextPlacement t = place(shorten(p.row_labels[size_t(r)], lpx, z.max_label_width(), text), lpx, false, r, text);
-      const int cy = r * cell + cell / 2;
+      const int cy = r * ch + ch / 2;
       t.rect.x = -to_matrix - t.rect.w;
       t.rect.y = std::clamp(cy - t.rect.h / 2, -to_matrix, std::max(-to_matrix, L.matrix.h + to_matrix - t.rect.h));
       L.row_labels.push_back(std::move(t));
@@ -246,12 +265,12 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
       shown[size_t(c)] = shorten(p.col_labels[size_t(c)], lpx, z.max_label_width(), text);
       widest = std::max(widest, text.text_box(shown[size_t(c)], lpx).width);
     }
-    const int stride_across = std::max(1, ceil_div(widest + z.label_gap(), cell));
+    const int stride_across = std::max(1, ceil_div(widest + z.label_gap(), cw));
     int turned_width = line_h;  // a stacked label is as wide as its widest character
     for (int c = 0; c < p.cols; ++c)
       if (label_stacks(p.col_labels[size_t(c)]))
         turned_width = std::max(turned_width, text.stacked_box(p.col_labels[size_t(c)], lpx).width);
-    const int stride_turned = std::max(1, ceil_div(turned_width + z.label_gap(), cell));
+    const int stride_turned = std::max(1, ceil_div(turned_width + z.label_gap(), cw));
     const bool turned = stride_across > stride_turned;
     L.col_label_stride = turned ? stride_turned : stride_across;
     for (int c = 0; c < p.cols; c += L.col_label_stride) {
@@ -260,13 +279,23 @@ PanelLayout layout_panel(const PanelSpec& p, int cell, const Sizes& z, const Tex
         shown[size_t(c)] = shorten_stacked(shorten(p.col_labels[size_t(c)], lpx, 1e9f, text), lpx,
                                            z.max_label_width(), text);
       TextPlacement t = place(shown[size_t(c)], lpx, turned, c, text, stacked);
-      const int cx = c * cell + cell / 2;
+      const int cx = c * cw + cw / 2;
       t.rect.x = std::clamp(cx - t.rect.w / 2, -to_matrix, std::max(-to_matrix, L.matrix.w + to_matrix - t.rect.w));
       t.rect.y = -to_matrix - t.rect.h;
       L.col_labels.push_back(std::move(t));
     }
     drop_overlaps(L.col_labels, z.label_gap() / 2);
     for (const TextPlacement& t : L.col_labels) bounds = unite(bounds, t.rect);
+  }
+
+  // Cell texts, centred in their cells, cut to the cell's width less a margin.
+  for (size_t i = 0; i < p.cell_text.size(); ++i) {
+    if (p.cell_text[i].empty()) continue;
+    const int r = int(i) / p.cols, c = int(i) % p.cols;
+    TextPlacement t = place(shorten(p.cell_text[i], lpx, float(cw - z.px(6)), text), lpx, false, int(i), text);
+    t.rect.x = c * cw + (cw - t.rect.w) / 2;
+    t.rect.y = r * ch + (ch - t.rect.h) / 2;
+    L.cell_texts.push_back(std::move(t));
   }
 
   // Title centred over the matrix, above everything else.
@@ -286,6 +315,7 @@ void shift(PanelLayout& L, int dx, int dy) {
   if (!L.title.rect.empty()) shift(L.title, dx, dy);
   for (auto& t : L.row_labels) shift(t, dx, dy);
   for (auto& t : L.col_labels) shift(t, dx, dy);
+  for (auto& t : L.cell_texts) shift(t, dx, dy);
 }
 
 // ---- one colour bar (bar top-left at the origin) -------------------------------------------------

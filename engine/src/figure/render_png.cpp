@@ -51,6 +51,7 @@ void draw_panel(Image& image, const PanelSpec& p, const PanelLayout& L, const st
   draw_text(image, L.title, figure_text, text);
   for (const auto& t : L.row_labels) draw_text(image, t, figure_text, text);
   for (const auto& t : L.col_labels) draw_text(image, t, figure_text, text);
+  for (const auto& t : L.cell_texts) draw_text(image, t, text_color_on(colors[size_t(t.index)]), text);
 }
 
 void draw_colorbar(Image& image, const ColorBarSpec& spec, const ColorBarLayout& L, int line_width,

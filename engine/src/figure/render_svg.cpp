@@ -111,6 +111,11 @@ void append_panel(std::string& out, const PanelSpec& p, const PanelLayout& L, co
   append_text(out, L.title, "title", text);
   for (const auto& t : L.row_labels) append_text(out, t, "row-label", text);
   for (const auto& t : L.col_labels) append_text(out, t, "col-label", text);
+  for (const auto& t : L.cell_texts) {  // black or white on the cell's colour
+    out += "<g fill=\"" + hex(text_color_on(colors[size_t(t.index)])) + "\">";
+    append_text(out, t, "cell-text", text);
+    out += "</g>\n";
+  }
   out += "</g>\n";
 }
 

@@ -41,6 +41,13 @@ std::shared_ptr<const ModelLayerRun> unconverted_run(const Request& request, con
   return run;
 }
 
+// The lens steps read the residual stream and its parts: only their requests keep them.
+bool wants_trace(const Request& request) {
+  for (Step step : request.steps)
+    if (step == Step::logit_lens || step == Step::logit_attribution) return true;
+  return false;
+}
+
 bool converts(const Request& request) {
   return request.model && request.kv_heads > 0 && request.kv_heads != request.model->original_kv_heads;
 }
@@ -79,7 +86,8 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
   }
   out.ran_model = ran;
   out.tokens = tokens_of(request, out.counters, cache);
-  const bool plain = !request.keep_logits && !request.keep_detail && request.layer >= 0;
+  const bool traced = wants_trace(request);
+  const bool plain = !request.keep_logits && !request.keep_detail && request.layer >= 0 && !traced;
   if (!converts(request) && plain) {
     // The unconverted run is what a K/V conversion's drift is measured against: cached as that.
     out.run = unconverted_run(request, *out.tokens, cancel, cache, out.counters.forwards);
@@ -88,9 +96,20 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     model::ForwardOptions options;
     options.detail_layer = request.layer;
     options.cancel = cancel;
+    if (traced) options = model::lens_forward_options(options);
     ++out.counters.forwards;
+    out.counters.traced_forwards += traced;
     model::ForwardResult forward = model::forward(*ran, out.tokens->ids, options);
     out.layer_maps = forward.layer_maps;
+    if (traced) {  // what the lens steps read; the attentions go to the run below
+      auto kept = std::make_shared<model::ForwardResult>();
+      kept->layers = forward.layers, kept->heads = forward.heads, kept->kv_heads = forward.kv_heads;
+      kept->tokens = forward.tokens, kept->vocab = forward.vocab;
+      kept->logits = forward.logits;
+      kept->layer_maps = forward.layer_maps;
+      kept->trace = std::move(forward.trace);
+      out.traced = std::move(kept);
+    }
     if (request.keep_logits) out.logits = std::make_shared<const Mat>(std::move(forward.logits));
     Analysis analysis;
     std::shared_ptr<const model::LayerDetail> detail;
@@ -100,6 +119,8 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     if (request.kv_heads > 0 && cache && cache->original_run && cache->original_model == request.model &&
         cache->original_input == request.input && cache->original_layer == request.layer)
       out.original_run = cache->original_run;  // the drift's reference is there already
+    else if (traced && !converts(request) && request.kv_heads > 0 && request.layer >= 0)
+      out.original_run = out.run;  // as trained: the run is its own reference
   }
   if (out.layer_maps.empty() && out.run->stack) {  // a cached run: its maps from its stack
     const model::AttentionStack& s = *out.run->stack;
@@ -248,6 +269,48 @@ void step_flow(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
   }
 }
 
+// What a lens step records when it cannot run: an attentions file has no residual stream.
+std::string lens_refusal(const Result& result, const char* what) {
+  if (result.traced && result.ran_model) return "";
+  return std::string(what) + " needs a checkpoint's forward pass (its residual stream and unembedding); "
+                             "an attentions file holds only the attention probabilities";
+}
+
+template <class Make>
+void lens_part(const char* what, Make make, std::string& error) {
+  try {
+    make();
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    error = std::string("not enough memory for ") + what + " of this input; try fewer tokens";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+}
+
+// Step logit_lens.
+void step_logit_lens(Result& result, const std::atomic<bool>* cancel, Cache*) {
+  result.lens_error = lens_refusal(result, "the logit lens");
+  if (!result.lens_error.empty()) return;
+  lens_part("the logit lens", [&] {
+    result.lens = std::make_shared<const model::LogitLens>(
+        model::logit_lens(*result.ran_model, *result.traced, result.request.lens_top_k, cancel));
+  }, result.lens_error);
+}
+
+// Step logit_attribution.
+void step_logit_attribution(Result& result, const std::atomic<bool>*, Cache*) {
+  result.attribution_error = lens_refusal(result, "the direct logit attribution");
+  if (!result.attribution_error.empty()) return;
+  lens_part("the direct logit attribution", [&] {
+    std::vector<int32_t> targets;
+    if (result.request.attribute_token >= 0) targets.assign(size_t(result.traced->tokens), result.request.attribute_token);
+    result.attribution = std::make_shared<const model::LogitAttribution>(
+        model::direct_logit_attribution(*result.ran_model, *result.traced, targets));
+  }, result.attribution_error);
+}
+
 }  // namespace
 
 bool Result::done(Step step) const {
@@ -261,6 +324,8 @@ const std::vector<StepInfo>& pipeline_steps() {
       {Step::qk_attribution, "qk_attribution", true, step_qk_attribution},
       {Step::rollout, "rollout", true, step_rollout},
       {Step::flow, "flow", true, step_flow},
+      {Step::logit_lens, "logit_lens", true, step_logit_lens},
+      {Step::logit_attribution, "logit_attribution", true, step_logit_attribution},
   };
   return steps;
 }

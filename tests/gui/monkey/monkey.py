@@ -49,10 +49,11 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
 # shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view; "linear"
 # starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings);
-# "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view.
+# "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view;
+# "lens" opens the same fixture with the Logit lens (its Mamba-2 layers: a lens, no per-head attribution).
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
                "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"],
-               "linear": ["--kind", "gated-deltanet"], "granite": ["--show-model-view"]}
+               "linear": ["--kind", "gated-deltanet"], "granite": ["--show-model-view"], "lens": ["--show-lens"]}
 GRANITE = "tests/fixtures/models/granite_hybrid_f32"  # under --source
 
 # Regressions: action sequences that once broke the window, played at the start of every run from the
@@ -141,7 +142,7 @@ class Monkey:
                                          "--layout-live"] + START_FLAGS[self.args.start] +
                                         (["--checkpoint", self.args.model] if self.args.start == "checkpoint" else
                                          ["--checkpoint", os.path.join(self.args.source, GRANITE)]
-                                         if self.args.start == "granite" else []),
+                                         if self.args.start in ("granite", "lens") else []),
                                         cwd=self.scratch, env=env,
                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         layout = self.wait_frame(0, timeout=self.args.start_timeout)
@@ -337,6 +338,11 @@ class Monkey:
                                                     ("any", None), ("key", "ctrl+equal"), ("key", "Escape")],
             [("key", "F11"), ("any", None), ("key", "Right"), ("key", "F11")],
             menu("menu_windows", "Model view") + [("any", None), ("any", None)],
+            # The Logit lens (issue 38): open it, then anything in it; with the shipped model it computes the lens.
+            menu("menu_windows", "Logit lens") + [("any", "lens"), ("any", "lens"), ("any", None)],
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Logit lens") + [("press", "lens", "Direct logit attribution"), ("any", "lens"),
+                                                  ("press", "lens", "Logit lens"), ("any", "lens")],
             menu("menu_windows", "Shapes beside the view") + [("any", None)],
             menu("menu_classroom", "Head analysis") + [("any", None), ("any", None)],
             menu("menu_classroom", "KV-cache calculator") + [("any", None), ("any", None)],

@@ -44,6 +44,10 @@ struct PanelSpec {
   // An empty place in the grid (the model view's layer with fewer heads than the widest): laid out as a
   // rows × cols matrix, nothing drawn, no values.
   bool blank = false;
+  // Text in every cell ([rows, cols] row-major, "" for none; empty: no cell text), e.g. the logit lens's top
+  // token: the cells are then wide enough for about six characters and one line, each text cut with "…"
+  // to its cell and drawn in black or white, whichever reads on the cell's colour (text_color_on).
+  std::vector<std::string> cell_text;
 };
 
 struct FigureSpec {
@@ -77,6 +81,9 @@ Rgba kv_group_color(int group);
 // True when groups 0 … groups−1 have colours of their own (captions may leave the group out).
 inline bool kv_groups_have_own_colors(int groups) { return groups <= kv_group_palette_size; }
 
+// Black or white, whichever has the larger contrast on `background` (text over a cell's colour).
+Rgba text_color_on(Rgba background);
+
 // A token label that, turned along a column, is set one character under the other instead of on its
 // side: one with a CJK character (ideographs, kana, Hangul, full-width forms), as vertical CJK text is.
 bool label_stacks(std::string_view label);
@@ -100,6 +107,7 @@ struct PanelLayout {
   TextPlacement title;
   std::vector<TextPlacement> row_labels;  // the labels kept after thinning, top to bottom
   std::vector<TextPlacement> col_labels;  // left to right
+  std::vector<TextPlacement> cell_texts;  // PanelSpec::cell_text as placed (index = row·cols + col)
   int row_label_stride = 1, col_label_stride = 1;  // every k-th label was kept
   Rect cell(int row, int col) const {
     return {matrix.x + col * cell_w, matrix.y + row * cell_h, cell_w, cell_h};

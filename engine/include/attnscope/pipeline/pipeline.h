@@ -31,6 +31,7 @@
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/forward.h"
+#include "attnscope/model/lens.h"
 #include "attnscope/model/model.h"
 #include "attnscope/model/qk_attribution.h"
 #include "attnscope/pipeline/model_input.h"
@@ -76,6 +77,13 @@ enum class Step : uint8_t {
   // capacities (made here when the rollout step did not run). Needs a stack; refused (Result::flow_error)
   // above flow_max_tokens tokens. Reports Request::progress.
   flow,
+  // The logit lens of every layer and position (model/lens.h logit_lens, Request::lens_top_k next tokens).
+  // Needs a checkpoint: the forward keeps its residual stream (lens_forward_options) only when a request
+  // lists this step or logit_attribution. An attentions file records lens_error instead.
+  logit_lens,
+  // Every head's (and every other part's) direct logit attribution of Request::attribute_token (−1: each
+  // position's own top-1) at every position (model/lens.h direct_logit_attribution). Needs a checkpoint.
+  logit_attribution,
 };
 
 // The longest input the flow step takes: one position after every layer costs ≈ 0.5 s of CPU at T = 128
@@ -105,6 +113,8 @@ struct Request {
   // that runs the step; may be empty).
   int flow_position = -1;
   std::function<void(double)> progress;
+  int lens_top_k = 5;             // logit_lens: next tokens kept per layer and position
+  int32_t attribute_token = -1;   // logit_attribution: the token attributed at every position (−1: each one's top-1)
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -115,6 +125,7 @@ struct Counters {
   int original_forwards = 0;    // forward passes of the unconverted model (head_statistics' drift)
   int conversions = 0;          // convert_kv_heads calls
   std::vector<Step> steps_run;  // the steps that ran, in order
+  int traced_forwards = 0;      // forwards that kept the residual stream and its parts (logit_lens, logit_attribution)
 };
 
 struct Result {
@@ -149,6 +160,14 @@ struct Result {
   std::string rollout_error;
   std::shared_ptr<const AttentionFlow> flow;
   std::string flow_error;
+  // With logit_lens or logit_attribution asked: the forward's logits and trace (ForwardTaps residual and
+  // parts; its attentions are in `run`), what those steps read. Null otherwise.
+  std::shared_ptr<const model::ForwardResult> traced;
+  // Steps logit_lens and logit_attribution (null with their error when they cannot be made).
+  std::shared_ptr<const model::LogitLens> lens;
+  std::string lens_error;
+  std::shared_ptr<const model::LogitAttribution> attribution;
+  std::string attribution_error;
   Counters counters;
   bool done(Step step) const;
 };
