@@ -94,6 +94,7 @@ void run(const ComputeOptions& o) {
     require(!o.table, "--table prints a seeded layer; with --checkpoint read attentions.npy instead");
     return run_model_compute(o.model, o.scene, o.out, words);
   }
+  refuse_ablation_without_checkpoint(o.model);
   const Scene scene = build_scene(o.scene);
   require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
   pipeline::Request request;  // the engine's pipeline, as the window's worker runs it
