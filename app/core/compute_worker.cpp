@@ -122,6 +122,7 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     r.input.text = source->input;  // the input box's rule: "ids: 1 2 3" or text
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
+    r.ablation = source->ablation;
   } else {
     r.scene = scene;
     r.what = key.request;
@@ -138,6 +139,7 @@ void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Resul
   out.original_run = r->original_run;
   out.head_patterns = r->head_patterns;
   out.head_patterns_error = r->head_patterns_error;
+  out.ablation = r->ablation;
   out.stats = r->head_stats;
   out.stats_error = r->head_stats_error;
 }
@@ -159,7 +161,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_key_.reset();
       auto made = std::make_shared<const pipeline::Result>(
           pipeline::run(request_of(job.scene, job.analysis_key), &cancel_, &cache_));
-      forward_passes_ += made->counters.forwards + made->counters.original_forwards;
+      forward_passes_ += made->counters.forwards + made->counters.original_forwards + made->counters.unablated_forwards;
       if (!made->run || !previous_stack || made->run->stack != previous_stack) last_model_view_.reset();
       last_ = std::move(made);
       last_key_ = job.analysis_key;

@@ -63,6 +63,7 @@ struct ModelSource {
   int layer = 0;
   int kv_heads = 0;   // pool each layer's K/V to this many heads first (must divide G); 0: as trained, no drift
   std::shared_ptr<const model::AttentionStack> attentions = nullptr;  // an attentions file instead of a checkpoint
+  model::HeadAblation ablation;  // heads switched off in the checkpoint's forward (the Model view's; none: empty)
   bool operator==(const ModelSource&) const = default;
 };
 
@@ -97,6 +98,9 @@ struct ComputeResult {
   // e.g. a one-token input).
   std::shared_ptr<const HeadPatternScores> head_patterns;
   std::string head_patterns_error;
+  // With ModelSource::ablation's heads: the unablated run, the loss on the input and every head's attention change
+  // against it (model_run is the ablated pass).
+  std::shared_ptr<const pipeline::AblationComparison> ablation;
   // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
   // in the view's colormap; null in the first delivery of a new pass or colormap, and on error
   // (model_view_error says why).

@@ -69,6 +69,10 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["error"] = state.error;
   j["font_notice"] = state.fonts ? state.fonts->notice() : "";
   j["selected_query"] = state.scene.view.selected_query;
+  std::string ablated;  // the heads the Model view switched off, "1.0,1.3" ("" none)
+  for (const model::HeadRef& h : state.checkpoint.ablation.heads)
+    ablated += (ablated.empty() ? "" : ",") + std::to_string(h.layer) + "." + std::to_string(h.head);
+  j["ablated_heads"] = ablated;
   j["status"] = state.status;
   j["language"] = to_string(state.language);
   j["ui_scale"] = state.ui_scale;

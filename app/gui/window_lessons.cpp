@@ -135,6 +135,12 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   state.scene.input.source = InputSource::text;
   state.fonts->request_text(state.scene.input.text);
   state.heads.large_head = step.head && *step.head < cfg.heads ? *step.head : -1;
+  // "ablate": the heads this model has (another model open keeps only those), shown in the Model view.
+  c.ablation = {step.ablation.mode, {}};
+  for (const model::HeadRef& h : step.ablation.heads)
+    if (h.layer < cfg.layers && h.head < cfg.heads && !cfg.trained.active && !cfg.is_linear_layer(h.layer))
+      c.ablation.heads.push_back(h);
+  if (!c.ablation.heads.empty()) state.show_model_view = true;
   l.focus_pending = step.top_head.has_value();
   l.focus_generation = 0;
   NoteEdit(state, Panel::checkpoint);

@@ -332,6 +332,12 @@ class Monkey:
                                                     ("any", None), ("key", "ctrl+equal"), ("key", "Escape")],
             [("key", "F11"), ("any", None), ("key", "Right"), ("key", "F11")],
             menu("menu_windows", "Model view") + [("any", None), ("any", None)],
+            # Heads switched off in the Model view (a click in its ablation mode, a right-click), then undone.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Model view") + [("press", "model_view", "Click switches heads off"), ("thumb", 1),
+                                                  ("thumb", 3), ("press", "model_view", "set to its mean"),
+                                                  ("key", "ctrl+z"), ("press", "model_view", "Restore all heads"),
+                                                  ("thumb", 3), ("key", "ctrl+z")],
             menu("menu_windows", "Shapes beside the view") + [("any", None)],
             menu("menu_classroom", "Head analysis") + [("any", None), ("any", None)],
             menu("menu_classroom", "KV-cache calculator") + [("any", None), ("any", None)],
@@ -397,6 +403,13 @@ class Monkey:
             return ("resize the window to %dx%d" % (item[1], item[2]), [("resize", item[1], item[2])])
         if kind == "sleep":
             return ("wait %d s" % item[1], [])
+        if kind == "thumb":  # a Model view thumbnail (the layout record's "thumbs"), clicked with button item[1]
+            thumbs = [t for t in self.layout.get("thumbs", []) if t["w"] > 4 and t["h"] > 4]
+            if not thumbs:
+                return None
+            t = self.rng.choice(thumbs)
+            x, y = int(t["x"] + t["w"] / 2), int(t["y"] + t["h"] / 2)
+            return ("click %d on thumbnail %d.%d" % (item[1], t["layer"], t["head"]), [("move", x, y), ("click", item[1], 1)])
         raise ValueError(item)
 
     def menu_titles(self, menu_id):
@@ -462,6 +475,7 @@ class Monkey:
         return ("type %r" % text, [("type", text)])
 
     def next_action(self, layout):
+        self.layout = layout  # what "thumb" plan steps aim at
         controls = self.controls(layout)
         while self.plan:
             item = self.plan.pop(0)
