@@ -134,7 +134,7 @@ void DrawAblationPanel(AppState& state, const ModelViewPictures& mv) {
 }
 
 void DrawAblationMarks(ImDrawList* draw, const AppState& state, const ModelViewPictures& mv, int layer, int head,
-                       ImVec2 min, float thumb, float kv_frame) {
+                       ImVec2 min, float thumb) {
   const CheckpointWindowState& c = state.checkpoint;
   const ImVec2 max(min.x + thumb, min.y + thumb);
   if (c.ablation.contains(layer, head)) {  // greyed and crossed out
@@ -151,15 +151,17 @@ void DrawAblationMarks(ImDrawList* draw, const AppState& state, const ModelViewP
   if (!a || layer >= a->layers || head >= a->heads || mv.layers != a->layers) return;
   const float change = a->change(layer, head);
   if (change < ablation_marked_change) return;
-  // Magenta (no K/V group's colour) outside the group's frame, edged in black to show on light and dark themes.
-  const float frame = std::max(3.0f, thumb * 0.05f), out = kv_frame + frame * 0.5f + 1;
-  draw->AddRect(ImVec2(min.x - out, min.y - out), ImVec2(max.x + out, max.y + out), IM_COL32(0, 0, 0, 255), 0, 0, frame + 2);
-  draw->AddRect(ImVec2(min.x - out, min.y - out), ImVec2(max.x + out, max.y + out), IM_COL32(255, 0, 255, 255), 0, 0, frame);
+  // Magenta (no K/V group's colour) just inside the group's frame, edged in black to show on light and dark themes;
+  // inside, so that it never reaches the neighbours or the layer numbers.
+  const float frame = std::max(3.0f, thumb * 0.05f), in = frame * 0.5f + 1;
+  const ImVec2 lo(min.x + in, min.y + in), hi(max.x - in, max.y - in);
+  draw->AddRect(lo, hi, IM_COL32(0, 0, 0, 255), 0, 0, frame + 2);
+  draw->AddRect(lo, hi, IM_COL32(255, 0, 255, 255), 0, 0, frame);
   char text[16];
   std::snprintf(text, sizeof text, "Δ%.2f", double(change));
   const ImVec2 size = ImGui::CalcTextSize(text);
-  if (size.x > thumb - 2 * frame) return;  // too small a thumbnail: the frame alone says it
-  const ImVec2 at(min.x + frame, max.y - frame - size.y);
+  if (size.x > thumb - 4 * frame) return;  // too small a thumbnail: the frame alone says it
+  const ImVec2 at(min.x + 2 * frame, max.y - 2 * frame - size.y);
   draw->AddRectFilled(ImVec2(at.x - 1, at.y), ImVec2(at.x + size.x + 1, at.y + size.y), IM_COL32(0, 0, 0, 210));
   draw->AddText(at, IM_COL32(255, 170, 255, 255), text);
 }

@@ -30,7 +30,7 @@ void ToggleAblatedHead(AppState& state, int layer, int head);
 void DrawAblationPanel(AppState& state, const ModelViewPictures& mv);
 // Over thumbnail (l, h) at min (side `thumb`): the cross of a switched-off head or the change of a later one.
 void DrawAblationMarks(ImDrawList* draw, const AppState& state, const ModelViewPictures& mv, int layer, int head,
-                       ImVec2 min, float thumb, float kv_frame);
+                       ImVec2 min, float thumb);
 // Lines for the thumbnail's tooltip: switched off, its change, or why it cannot be switched off.
 void AblationTooltipLines(const AppState& state, const ModelViewPictures& mv, int layer, int head);
 

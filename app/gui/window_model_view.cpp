@@ -366,7 +366,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
                          std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
         DrawThumb(draw, mv, atlas, l, h, min, g, shown);
         if (numbers) DrawThumbNumbers(draw, mv, l, h, min, cell, shown);
-        DrawAblationMarks(draw, state, mv, l, h, min, g.thumb, g.frame);
+        DrawAblationMarks(draw, state, mv, l, h, min, g.thumb);
         const bool current = l == current_layer && h == current_head;
         if (current) Outline(draw, min, g, 3.0f);
         if (hovered == l * mv.heads + h) Outline(draw, min, g, 1.5f);
