@@ -90,6 +90,35 @@ TEST_SUITE("gui_ablation") {
     CHECK(last.at("ablated_heads") == "");  // Ctrl+Z switched it on again
     CHECK_FALSE(has_text(last, "loss on the input"));
   }
+
+  TEST_CASE("a Mamba-2 layer's heads cannot be switched off: the tooltip says so, the window's --ablate names why") {
+    const fs::path granite = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/granite_hybrid_f32";
+    const auto m = model::open(granite);
+    REQUIRE(m->config.is_linear_layer(0));
+    const std::string args = "--checkpoint " + shell_quote(granite.string()) + " --show-model-view --size 1280x720 --text " +
+                             shell_quote("ids: 5 17 42 9 33 60 5 17 42 9");
+    const WindowRun first = run_window("ablation_granite_place", args);
+    std::string at;
+    for (const json& t : first.layout.at("thumbs"))
+      if (t.at("layer") == 0 && t.at("head") == 0)
+        at = std::to_string(int(t.at("x").get<double>() + t.at("w").get<double>() / 2)) + "," +
+             std::to_string(int(t.at("y").get<double>() + t.at("h").get<double>() / 2));
+    REQUIRE_FALSE(at.empty());
+    const WindowRun hover = run_window("ablation_granite_hover", args + " --pointer " + at + " --frames 20");
+    CHECK(has_text(hover.layout, "A Mamba-2 layer has no softmax heads: it cannot be switched off."));
+    // The window's --ablate on that layer: refused in words, nothing switched off, no crash.
+    const WindowRun refused = run_window("ablation_granite_refused", args + " --ablate 0.0");
+    CHECK(refused.layout.at("ablated_heads") == "");
+    CHECK(refused.run.err.find("linear (mixer) layer without softmax heads") != std::string::npos);
+    // Its attention layer's head can.
+    int attention = 0;
+    while (m->config.is_linear_layer(attention)) ++attention;
+    const std::string head = std::to_string(attention) + ".0";
+    const WindowRun off = run_window("ablation_granite_off", args + " --ablate " + head);
+    CHECK(off.layout.at("ablated_heads") == head);
+    CHECK(off.layout.at("error") == "");
+    CHECK(has_text(off.layout, "loss on the input"));
+  }
 }
 
 }  // namespace attnscope::test
