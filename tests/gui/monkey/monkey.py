@@ -47,7 +47,8 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # Start states (--start): the window's flags, and the plan played before the random actions. "training"
 # opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
 # goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
-# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view; "linear"
+# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view (and first
+# switches heads off and on there); "linear"
 # starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings);
 # "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view.
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
@@ -505,6 +506,9 @@ class Monkey:
                     self.plan += [("press", "training", "Start"), ("sleep", 2)]
             elif self.args.start == "presenting":
                 self.plan = [("sleep", 2), ("key", "F11"), ("key", "Next"), ("key", "Next")]
+            elif self.args.start == "checkpoint":  # heads switched off and on in its Model view first
+                self.plan = [("sleep", 2), ("press", "model_view", "Click switches heads off"), ("thumb", 1),
+                             ("thumb", 3), ("thumb", 1), ("key", "ctrl+z")]
             while time.time() < deadline:
                 (what, steps), pause = self.next_action(layout)
                 layout = self.act(what, steps, deadline) or self.read_layout()
