@@ -140,7 +140,13 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   for (const model::HeadRef& h : step.ablation.heads)
     if (h.layer < cfg.layers && h.head < cfg.heads && !cfg.trained.active && !cfg.is_linear_layer(h.layer))
       c.ablation.heads.push_back(h);
-  if (!c.ablation.heads.empty()) state.show_model_view = true;
+  if (!c.ablation.heads.empty()) {
+    l.opened_model_view = l.opened_model_view || !state.show_model_view;
+    state.show_model_view = true;
+  } else if (l.opened_model_view) {  // the step's own view again, as walking down showed it
+    state.show_model_view = false;
+    l.opened_model_view = false;
+  }
   l.focus_pending = step.top_head.has_value();
   l.focus_generation = 0;
   NoteEdit(state, Panel::checkpoint);
