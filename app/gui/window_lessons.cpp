@@ -68,6 +68,11 @@ void ApplyStep(AppState& state) {
     if (c.path == l.opened_model && (c.is_open() || !c.loading.empty())) CloseCheckpoint(state);
     l.opened_model.clear();
   }
+  // Likewise the Model view a step that switched heads off opened (lesson 11), on any step that switches none.
+  if ((!step.checkpoint || step.checkpoint->ablation.heads.empty()) && l.opened_model_view) {
+    state.show_model_view = false;
+    l.opened_model_view = false;
+  }
   // Likewise the Training window a step showed (lesson 7) closes on a step without training settings.
   if (!step.training && l.showed_training) {
     state.show_training = false;
@@ -143,9 +148,6 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   if (!c.ablation.heads.empty()) {
     l.opened_model_view = l.opened_model_view || !state.show_model_view;
     state.show_model_view = true;
-  } else if (l.opened_model_view) {  // the step's own view again, as walking down showed it
-    state.show_model_view = false;
-    l.opened_model_view = false;
   }
   l.focus_pending = step.top_head.has_value();
   l.focus_generation = 0;
