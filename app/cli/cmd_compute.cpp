@@ -96,6 +96,7 @@ void run(const ComputeOptions& o) {
   }
   require(!lens_flags_given(o.model.lens), "--lens needs --checkpoint DIR: the seeded layer has no unembedding to read "
                                            "the residual stream with");
+  refuse_ablation_without_checkpoint(o.model);
   const Scene scene = build_scene(o.scene);
   require(scene.input.source != InputSource::grid, "compute takes --text or --input; for grids use `attnscope relpos`");
   pipeline::Request request;  // the engine's pipeline, as the window's worker runs it

@@ -279,6 +279,7 @@ void run(const ExportOptions& o) {
 
   // 2. The analysis, then the file (written atomically).
   const bool real = wants_model(o.model);
+  if (!real) refuse_ablation_without_checkpoint(o.model);
   if (request.what == ExportWhat::model) {
     require(real, "--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) or "
                   "--attentions FILE --tokens tokens.json");

@@ -2,6 +2,7 @@
 // tokenizer (--text), the forward pass, its files, and one layer for export.
 #include "cli/model_options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/text/tokenizer_interface.h"
 #include "cli/output_files.h"
+#include "core/head_ablation_list.h"
 #include "cli/trace_json.h"
 #include "attnscope/pipeline/pipeline.h"
 
@@ -54,6 +56,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
                    "With --what rollout: the query position whose input-token shares are drawn (0 = first token; "
                    "default: the last)");
   }
+  cmd.add_option("--ablate", o.ablate,
+                 "With --checkpoint: switch these heads off, LAYER.HEAD from 0, comma-separated (e.g. 1.0,1.3)");
+  cmd.add_option("--ablate-mode", o.ablate_mode,
+                 "With --ablate: zero (the heads' outputs become 0) or mean (their mean over the input's positions)");
   if (exporting) {
     cmd.add_option("--attentions", o.attentions,
                    "Attentions computed elsewhere: [L,H,T,T] .npy or .safetensors (docs/real-models.md, \"Attentions computed elsewhere\")");
@@ -64,6 +70,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
 }
 
 bool wants_model(const ModelOptions& o) { return !o.checkpoint.empty() || !o.attentions.empty(); }
+
+void refuse_ablation_without_checkpoint(const ModelOptions& o) {
+  for (const char* flag : {"--ablate", "--ablate-mode"})
+    require(!flag_given(o.app, flag), std::string(flag) + " switches heads of a checkpoint off: give --checkpoint DIR "
+                                                          "(with --text or --ids)");
+}
 
 namespace {
 
@@ -96,6 +108,16 @@ pipeline::TokenInput token_input(const ModelOptions& o, const SceneOptions& scen
   return input;
 }
 
+// --ablate "1.0,1.3" and --ablate-mode as the forward's HeadAblation, checked against the model
+// (check_head_ablation names the layers and heads that exist). Empty without --ablate.
+model::HeadAblation ablation_of(const ModelOptions& o, const model::Model& m) {
+  if (!flag_given(o.app, "--ablate")) {
+    require(!flag_given(o.app, "--ablate-mode"), "--ablate-mode goes with --ablate L.H,… (the heads to switch off)");
+    return {};
+  }
+  return parse_head_ablation(o.ablate, o.ablate_mode, m);
+}
+
 std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
   auto m = model::open(o.checkpoint);
   if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
@@ -107,7 +129,7 @@ void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
   require(o.checkpoint.empty() || o.attentions.empty(), "give --checkpoint or --attentions, not both");
   refuse_scene_model_flags(scene, !o.checkpoint.empty() ? "--checkpoint" : "--attentions");
   if (!o.attentions.empty()) {
-    for (const char* flag : {"--ids", "--text", "--kv-heads", "--no-special-tokens"})
+    for (const char* flag : {"--ids", "--text", "--kv-heads", "--no-special-tokens", "--ablate", "--ablate-mode"})
       require(!flag_given(o.app, flag) && !flag_given(scene.app, flag),
               std::string(flag) + " applies to --checkpoint; an attentions file holds its tokens in --tokens");
     require(!o.tokens.empty(), "--attentions needs --tokens tokens.json (the \"ids\" and/or \"labels\" of its tokens)");
@@ -142,6 +164,7 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
     require(o.lens.lens, "--lens-top-k, --attribute-token and --attribute-position go with --lens");
     apply_lens_options(o.lens, request);
   }
+  request.ablation = ablation_of(o, *request.model);
   const pipeline::Result result = pipeline::run(request);  // every check before any file
   if (o.rollout) require(result.rollout != nullptr, "--rollout: " + result.rollout_error);
   if (o.flow) require(result.flow != nullptr, "--flow: " + result.flow_error);
@@ -201,6 +224,30 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   files.npy("logits.npy", *result.logits);
   files.text("tokens.json", tokens_json.dump(2) + "\n");
   files.text("model.json", model_json.dump(2) + "\n");
+  std::string ablated;  // the line the command prints about it
+  if (const std::shared_ptr<const pipeline::AblationComparison>& a = result.ablation) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (const model::HeadRef& h : request.ablation.heads) {
+      heads.push_back({{"layer", h.layer}, {"head", h.head}});
+      ablated += (ablated.empty() ? "" : ",") + std::to_string(h.layer) + "." + std::to_string(h.head);
+    }
+    const nlohmann::json ablation_json = {
+        {"heads", heads},
+        {"mode", o.ablate_mode},
+        {"loss_before", a->loss_before.mean},
+        {"loss_after", a->loss_after.mean},
+        {"loss_before_per_token", a->loss_before.per_token},
+        {"loss_after_per_token", a->loss_after.per_token},
+        {"layer_attention_change", a->layer_change},
+        {"note", "every other file is of the forward pass with these heads switched off; loss in nats, -ln "
+                 "P(next token), over positions 0 to T-2; layer_attention_change: largest |change| of a layer's "
+                 "attention"}};
+    files.text("ablation.json", ablation_json.dump(2) + "\n");
+    char line[256];
+    std::snprintf(line, sizeof line, "heads %s switched off (%s): loss on the input %.4f -> %.4f nats\n",
+                  ablated.c_str(), o.ablate_mode.c_str(), a->loss_before.mean, a->loss_after.mean);
+    ablated = line;
+  }
   if (result.detail) {
     const model::LayerDetail& d = *result.detail;
     if (d.linear) {  // a layer without a softmax, as `compute --kind gated-deltanet` writes the seeded one
@@ -246,6 +293,7 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   std::printf("%s (%s%s, %d layers, %d heads, %d kv heads): %d tokens; wrote %zu files to %s\n", m->name.c_str(),
               c.model_type.c_str(), vision.c_str(), c.layers, c.heads, c.kv_heads, T, files.written().size(),
               out.c_str());
+  std::fputs(ablated.c_str(), stdout);
 }
 
 std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& o, const SceneOptions& scene) {
@@ -259,6 +307,7 @@ std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& o, co
     request.model = open_model(o);
     check_layer(o.layer, request.model->config.layers);
     request.input = token_input(o, scene);
+    request.ablation = ablation_of(o, *request.model);
   }
   return pipeline::run(request).analysis;
 }
@@ -273,6 +322,7 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
   request.model = open_model(o);
   request.input = token_input(o, scene);
   request.layer = -1;  // every layer, none in detail
+  request.ablation = ablation_of(o, *request.model);
   return pipeline::run(request).run->stack;
 }
 
@@ -282,11 +332,13 @@ std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOpti
   pipeline::Request request;
   request.layer = -1;  // every layer, none in detail
   if (!o.attentions.empty()) {
+    refuse_ablation_without_checkpoint(o);
     request.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
     request.layer = 0;  // a file's request names a layer; the rollout reads every one
   } else {
     request.model = open_model(o);
     request.input = token_input(o, scene);
+    request.ablation = ablation_of(o, *request.model);  // the rollout of the model with those heads off
   }
   request.steps = {pipeline::Step::rollout};
   auto result = std::make_shared<pipeline::Result>(pipeline::run(request));
@@ -314,6 +366,8 @@ pipeline::Result model_qk_attribution_for_export(const ModelOptions& o, const Sc
   require(!o.checkpoint.empty(), "--what qk-attribution needs --checkpoint DIR: the attribution goes through the "
                                  "model's weights (an attentions file has only its maps)");
   require(flag_given(o.app, "--layer"), "give the layer of the head to attribute with --layer N (0 = the first)");
+  require(!flag_given(o.app, "--ablate") && !flag_given(o.app, "--ablate-mode"),
+          "--what qk-attribution splits the score of the model as it is: leave out --ablate");
   pipeline::Request request;
   request.model = open_model(o);
   check_layer(o.layer, request.model->config.layers);
@@ -336,6 +390,7 @@ pipeline::Result model_lens_for_export(const ModelOptions& o, const SceneOptions
   request.input = token_input(o, scene);
   request.layer = -1;
   apply_lens_options(o.lens, request);
+  request.ablation = ablation_of(o, *request.model);  // the lens of the model with those heads off
   pipeline::Result result = pipeline::run(request);
   check_lens_result(o.lens, result);
   return result;

@@ -9,7 +9,9 @@
 //     signed matrices are in OUT/linear_maps.npy [L_linear,H_linear,T,T], and OUT/model.json's "layer_maps" gives
 //     every layer's type, heads, file and linear_index; --layer N of such a layer writes matrix.npy [H,T,T],
 //     head_out.npy, beta.npy decay.npy [H,T] instead of probs/scores (docs/real-models.md "Layers of two kinds").
-//   export  --checkpoint DIR (--ids | --text) --layer N --what heads|head:N …
+//     With --ablate L.H,… [--ablate-mode zero|mean] every file is of the forward with those heads switched off,
+//     and OUT/ablation.json holds the loss on the input before and after and each layer's attention change.
+//   export  --checkpoint DIR (--ids | --text) --layer N --what heads|head:N … (--ablate likewise)
 //   export  --attentions FILE.npy|.safetensors --tokens tokens.json [--config config.json] --layer N …
 #pragma once
 #include <CLI/CLI.hpp>
@@ -34,6 +36,8 @@ struct ModelOptions {
   // [--flow]). position −1: compute's flow into every position, export's query the last token.
   bool rollout = false, flow = false;
   int position = -1;
+  // --ablate L.H,L.H [--ablate-mode zero|mean]: heads switched off in the checkpoint's forward (issue 38).
+  std::string ablate, ablate_mode = "zero";
   CLI::App* app = nullptr;
   LensOptions lens;  // compute --lens, export --what lens|attribution (lens_options.h)
 };
@@ -43,6 +47,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& options, bool exporting);
 
 // True when --checkpoint or --attentions was given: the command works on a real model.
 bool wants_model(const ModelOptions& options);
+// Without a real model: refuses --ablate/--ablate-mode (they switch a checkpoint's heads off).
+void refuse_ablation_without_checkpoint(const ModelOptions& options);
 
 // compute --checkpoint and export --checkpoint/--attentions run one request of the engine's pipeline
 // (attnscope/pipeline/pipeline.h), as the window's worker does: tokens once, the forward once.

@@ -123,6 +123,7 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     if (!source->no_tokenizer.empty()) r.input.no_tokenizer = source->no_tokenizer;
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
+    r.ablation = source->ablation;
     if (source->lens) {  // the Logit lens window: both lens steps with the heatmaps, from the same forward
       r.steps = {pipeline::Step::head_patterns, pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
       r.attribute_token = source->attribute_token;
@@ -144,6 +145,7 @@ void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Resul
   out.original_run = r->original_run;
   out.head_patterns = r->head_patterns;
   out.head_patterns_error = r->head_patterns_error;
+  out.ablation = r->ablation;
   out.stats = r->head_stats;
   out.stats_error = r->head_stats_error;
 }
@@ -165,7 +167,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_key_.reset();
       auto made = std::make_shared<const pipeline::Result>(
           pipeline::run(request_of(job.scene, job.analysis_key), &cancel_, &cache_));
-      forward_passes_ += made->counters.forwards + made->counters.original_forwards;
+      forward_passes_ += made->counters.forwards + made->counters.original_forwards + made->counters.unablated_forwards;
       if (!made->run || !previous_stack || made->run->stack != previous_stack) last_model_view_.reset();
       last_ = std::move(made);
       last_key_ = job.analysis_key;

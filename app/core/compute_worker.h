@@ -70,6 +70,7 @@ struct ModelSource {
   // this token (−1: each position's top-1), so the forward keeps the residual stream (pipeline.h).
   bool lens = false;
   int32_t attribute_token = -1;
+  model::HeadAblation ablation;  // heads switched off in the checkpoint's forward (the Model view's; none: empty)
   bool operator==(const ModelSource&) const = default;
 };
 
@@ -104,6 +105,9 @@ struct ComputeResult {
   // e.g. a one-token input).
   std::shared_ptr<const HeadPatternScores> head_patterns;
   std::string head_patterns_error;
+  // With ModelSource::ablation's heads: the unablated run, the loss on the input and every head's attention change
+  // against it (model_run is the ablated pass).
+  std::shared_ptr<const pipeline::AblationComparison> ablation;
   // With a ModelSource: every layer's heads as the Model view's atlas and numbers (core/model_view.h),
   // in the view's colormap; null in the first delivery of a new pass or colormap, and on error
   // (model_view_error says why).

@@ -3,9 +3,11 @@
 #include "attnscope/core/error.h"
 #include "attnscope/pipeline/model_input.h"
 #include "gui/i18n.h"
+#include "core/head_ablation_list.h"
 #include "gui/windows.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 namespace attnscope::gui {
@@ -44,6 +46,7 @@ void SubmitIfEdited(AppState& state) {
   if (c.model && model_views)
     source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr,
                          tr("this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" ({})")};
+    source->ablation = c.ablation;
   else if (c.attentions && model_views)
     source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
   if (source && source->model && state.show_lens) {  // the Logit lens window reads the same forward
@@ -72,6 +75,7 @@ void ForgetRun(AppState& state) {
   c.head_patterns.reset();
   c.head_patterns_error.clear();
   c.original.reset();
+  c.ablation_result.reset();
   state.model_view.pictures.reset();
   state.model_view.error.clear();
   state.lens.result.reset();
@@ -115,6 +119,7 @@ void CloseCheckpoint(AppState& state) {
   c.loading.clear();
   c.model.reset();
   c.attentions.reset();
+  c.ablation = {};
   c.opened.clear();
   c.shown_name.clear();
   ForgetRun(state);
@@ -167,6 +172,17 @@ bool TakeCheckpoint(AppState& state) {
   c.tokenizer_error = result->tokenizer_error;
   c.tokenizer = result->tokenizer;
   c.kv_heads = 0;  // as trained: another model has other divisors
+  c.ablation = {};  // another model has other heads
+  if (!c.open_ablate.empty() && c.model) {  // the window's --ablate, checked against this model
+    try {
+      c.ablation = parse_head_ablation(c.open_ablate, c.open_ablate_mode, *c.model);
+    } catch (const InputError& e) {
+      state.error = e.what();
+      state.error_panel = Panel::checkpoint;
+      std::fprintf(stderr, "error: %s\n", e.what());
+    }
+    c.open_ablate.clear();
+  }
   c.layer = std::min(c.layer, c.layers() - 1);
   FitInputToModel(state);
   if (state.fonts) state.fonts->request_text(state.scene.input.text);
@@ -218,6 +234,7 @@ bool TakeResult(AppState& state) {
   state.checkpoint.head_patterns = result->head_patterns;
   state.checkpoint.head_patterns_error = result->head_patterns_error;
   state.checkpoint.original = result->original_run;
+  state.checkpoint.ablation_result = result->ablation;
   // The last grid stays while the worker makes the new pass's (its second delivery).
   if (result->model_view) state.model_view.pictures = result->model_view;
   else if (!result->model_run) state.model_view.pictures.reset();  // not a checkpoint's pass

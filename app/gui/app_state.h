@@ -93,6 +93,12 @@ struct CheckpointWindowState {
   // 0: as trained), and the unconverted run of the same layer that the drift is measured against.
   int kv_heads = 0;
   std::shared_ptr<const ModelLayerRun> original;
+  // The heads the Model view switched off (zero or mean; none: empty), part of what undo restores, and the
+  // run's comparison with the unablated pass (null without heads off, or until the worker delivers it).
+  model::HeadAblation ablation;
+  std::shared_ptr<const pipeline::AblationComparison> ablation_result;
+  // The window's --ablate/--ablate-mode, applied to the first checkpoint that opens ("" none).
+  std::string open_ablate, open_ablate_mode = "zero";
 
   // The Input window's text from before the model opened on its default input (restored on Close; ""
   // when the model took the text on screen), and why that text could not go in ("" likewise).
@@ -128,6 +134,7 @@ struct ModelViewWindowState {
   GlTexture atlas;                                    // pictures->atlas, re-sent when it changes
   ColorBarCache bar;
   ColorBarCache signed_bar;                           // linear layers' signed matrices (Qwen3-Next)
+  bool ablate_clicks = false;                         // "Click switches heads off": a click toggles a head
 };
 
 // The Logit lens window (window_lens.cpp): the logit lens and the direct logit attribution of the open

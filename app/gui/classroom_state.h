@@ -43,6 +43,7 @@ struct LessonsWindowState {
   // model a step's "open" opened (its path as given to OpenCheckpoint; "" none) and the Training window a
   // step's "training" showed.
   std::string opened_model;
+  bool opened_model_view = false;  // a step that switches heads off opened the Model view (the next step without closes it)
   bool showed_training = false;
   // (The pattern scores of the run on screen come from the compute worker: CheckpointWindowState.)
 };

@@ -37,6 +37,7 @@ void Restore(AppState& state, const HistoryEntry& e) {
   if (c.is_open() && c.opened == e.checkpoint) {
     c.layer = e.layer;
     c.kv_heads = e.kv_heads;
+    c.ablation = e.ablation;
   }
   state.history.committed = CaptureEntry(state);
 }
@@ -52,6 +53,7 @@ HistoryEntry CaptureEntry(const AppState& state) {
     e.checkpoint = state.checkpoint.opened;
     e.layer = state.checkpoint.layer;
     e.kv_heads = state.checkpoint.kv_heads;
+    e.ablation = state.checkpoint.ablation;
   }
   return e;
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/model/forward.h"
 #include "attnscope/scene/scene.h"
 
 namespace attnscope::gui {
@@ -25,6 +26,7 @@ struct HistoryEntry {
   int lesson = -1, step = 0;  // the lesson shown (index into the Lessons panel's list; −1 none) and its step
   std::string checkpoint;     // the open checkpoint's path ("" none): its layer and K/V heads apply to it only
   int layer = 0, kv_heads = 0;
+  model::HeadAblation ablation;  // the heads the Model view switched off
   bool operator==(const HistoryEntry&) const = default;
 };
 

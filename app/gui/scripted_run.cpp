@@ -71,6 +71,10 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["selected_query"] = state.scene.view.selected_query;
   j["token_set"] = {{"axis", to_string(state.scene.view.token_set.axis)}, {"tokens", state.scene.view.token_set.tokens},
                     {"reduce", to_string(state.scene.view.token_set.reduce)}};
+  std::string ablated;  // the heads the Model view switched off, "1.0,1.3" ("" none)
+  for (const model::HeadRef& h : state.checkpoint.ablation.heads)
+    ablated += (ablated.empty() ? "" : ",") + std::to_string(h.layer) + "." + std::to_string(h.head);
+  j["ablated_heads"] = ablated;
   j["status"] = state.status;
   j["language"] = to_string(state.language);
   j["ui_scale"] = state.ui_scale;

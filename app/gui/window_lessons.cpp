@@ -68,6 +68,11 @@ void ApplyStep(AppState& state) {
     if (c.path == l.opened_model && (c.is_open() || !c.loading.empty())) CloseCheckpoint(state);
     l.opened_model.clear();
   }
+  // Likewise the Model view a step that switched heads off opened (lesson 11), on any step that switches none.
+  if ((!step.checkpoint || step.checkpoint->ablation.heads.empty()) && l.opened_model_view) {
+    state.show_model_view = false;
+    l.opened_model_view = false;
+  }
   // Likewise the Training window a step showed (lesson 7) closes on a step without training settings.
   if (!step.training && l.showed_training) {
     state.show_training = false;
@@ -135,6 +140,15 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   state.scene.input.source = InputSource::text;
   state.fonts->request_text(state.scene.input.text);
   state.heads.large_head = step.head && *step.head < cfg.heads ? *step.head : -1;
+  // "ablate": the heads this model has (another model open keeps only those), shown in the Model view.
+  c.ablation = {step.ablation.mode, {}};
+  for (const model::HeadRef& h : step.ablation.heads)
+    if (h.layer < cfg.layers && h.head < cfg.heads && !cfg.trained.active && !cfg.is_linear_layer(h.layer))
+      c.ablation.heads.push_back(h);
+  if (!c.ablation.heads.empty()) {
+    l.opened_model_view = l.opened_model_view || !state.show_model_view;
+    state.show_model_view = true;
+  }
   l.focus_pending = step.top_head.has_value();
   l.focus_generation = 0;
   NoteEdit(state, Panel::checkpoint);

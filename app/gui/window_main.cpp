@@ -70,7 +70,8 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-analysis", "--show-kv-cache", "--open-scene", "--save-scene",
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
-                                         "--layout-live", "--show-rollout", "--compare-a", "--compare-view", "--site-url"};
+                                         "--layout-live", "--show-rollout", "--compare-a", "--compare-view", "--site-url",
+                                         "--ablate", "--ablate-mode"};
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -137,6 +138,10 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
   group->add_flag("--show-lens", o.show_lens, "Open the Logit lens (Windows → Logit lens): the logit lens and direct logit attribution of --checkpoint");
   group->add_option("--layer", o.layer, "With --checkpoint: the layer the Heads view draws (default 0)");
   group->add_flag("--show-rollout", o.show_rollout, "Open the Rollout view (Windows → Rollout): attention rollout and flow of --checkpoint");
+  group->add_option("--ablate", o.ablate,
+                    "With --checkpoint: switch these heads off once it opens, LAYER.HEAD from 0 (e.g. 1.0,1.3), as the "
+                    "Model view does");
+  group->add_option("--ablate-mode", o.ablate_mode, "With --ablate: zero (default) or mean");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
   group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
@@ -425,6 +430,10 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
   require(!cli::flag_given(options.app, "--step") || cli::flag_given(options.app, "--lesson"), "--step needs --lesson N");
   require(!cli::flag_given(options.app, "--layer") || !options.checkpoint.empty(), "--layer needs --checkpoint DIR");
   require(options.layer >= 0, "--layer counts from 0, got " + std::to_string(options.layer));
+  for (const char* flag : {"--ablate", "--ablate-mode"})
+    require(!cli::flag_given(options.app, flag) || !options.checkpoint.empty(), std::string(flag) + " needs --checkpoint DIR");
+  require(options.ablate_mode == "zero" || options.ablate_mode == "mean",
+          "--ablate-mode must be zero or mean, got \"" + options.ablate_mode + "\"");
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   TrainingForm form;  // unknown keys and non-numbers are usage errors; bad values show in the window
   for (const std::string& kv : options.train_settings) apply_training_setting(form, kv);
@@ -657,6 +666,8 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
     state.status = trf("The link's parameters were not used (%s): this is the default scene.", options.link_error.c_str());
   state.checkpoint.recent = startup.preferences.recent_checkpoints;
   state.checkpoint.layer = options.layer;  // kept below L when the model opens
+  state.checkpoint.open_ablate = options.ablate;  // checked against the model when it opens
+  state.checkpoint.open_ablate_mode = options.ablate_mode;
   if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
   // A folder (or a file in one) dropped onto the window opens as a checkpoint, or as attentions computed
   // elsewhere (the loader tells them apart).

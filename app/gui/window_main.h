@@ -47,6 +47,8 @@ struct WindowOptions {
   std::vector<std::string> train_actions;   // scripted: its buttons in order (training_windows.h)
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
   int layer = 0;             // with checkpoint: the layer the Heads view draws
+  std::string ablate;        // with checkpoint: heads switched off once it opens, "1.0,1.3" (the Model view's)
+  std::string ablate_mode = "zero";
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string compare_a;     // keep this scene file as A and open Compare A/B
   std::string compare_view = "side-by-side";  // with compare_a: side-by-side | difference

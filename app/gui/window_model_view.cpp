@@ -13,6 +13,9 @@
 // The pictures and numbers come from the compute worker (core/model_view.h: one atlas image, the same
 // colours as `export --what model`), one GL texture drawn in L·H pieces; the frame only lays them out.
 //
+// Heads can be switched off here (model_view_ablation.h): a right-click, or a click with "Click switches heads
+// off", toggles a head; the panel above the grid says what changed.
+//
 // Sections: opening · grid · tooltip · window
 #include <algorithm>
 #include <cfloat>
@@ -23,6 +26,7 @@
 
 #include "attnscope/attention/weights.h"
 #include "gui/i18n.h"
+#include "gui/model_view_ablation.h"
 #include "gui/scale_control.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
@@ -265,8 +269,9 @@ std::string Number(double value, const char* format) {
   return text;
 }
 
-void ThumbTooltip(const ModelViewPictures& mv, int l, int h, const model::ModelConfig* config) {
+void ThumbTooltip(const AppState& state, const ModelViewPictures& mv, int l, int h, const model::ModelConfig* config) {
   const ModelHeadNumbers& n = mv.at(l, h);
+  const char* click = state.model_view.ablate_clicks ? nullptr : tr("click: open this head in the Heads view");
   ImGui::BeginTooltip();
   if (mv.linear_layer(l)) {  // a signed matrix M: none of the numbers below is defined for it
     const std::string& kind = mv.layer_kind[size_t(l)];
@@ -276,8 +281,9 @@ void ThumbTooltip(const ModelViewPictures& mv, int l, int h, const model::ModelC
                               "colours, white at 0."));
     ImGui::TextUnformatted(tr("Attention sink, previous-token score, distance and entropy are of probabilities: "
                               "none here."));
-    ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+    if (click) ImGui::TextDisabled("%s", click);
     ImGui::TextDisabled("%s", ZoomHint(true));
+    AblationTooltipLines(state, mv, l, h);
     ImGui::EndTooltip();
     return;
   }
@@ -295,8 +301,9 @@ void ThumbTooltip(const ModelViewPictures& mv, int l, int h, const model::ModelC
   ImGui::TextUnformatted(trf("previous-token score: %s", Number(n.previous_token, "%.3f").c_str()).c_str());
   ImGui::TextUnformatted(trf("mean distance: %s tokens", Number(n.mean_distance, "%.2f").c_str()).c_str());
   ImGui::TextUnformatted(trf("entropy: %s nats", Number(n.entropy, "%.2f").c_str()).c_str());
-  ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+  if (click) ImGui::TextDisabled("%s", click);
   ImGui::TextDisabled("%s", ZoomHint(true));  // a click opens the head: "reset zoom" is on the toolbar
+  AblationTooltipLines(state, mv, l, h);
   ImGui::EndTooltip();
 }
 
@@ -359,6 +366,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
                          std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
         DrawThumb(draw, mv, atlas, l, h, min, g, shown);
         if (numbers) DrawThumbNumbers(draw, mv, l, h, min, cell, shown);
+        DrawAblationMarks(draw, state, mv, l, h, min, g.thumb);
         const bool current = l == current_layer && h == current_head;
         if (current) Outline(draw, min, g, 3.0f);
         if (hovered == l * mv.heads + h) Outline(draw, min, g, 1.5f);
@@ -378,8 +386,12 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         state.layout.thumbs.push_back(rec);
       }
     if (hovered >= 0) {
-      ThumbTooltip(mv, hovered / mv.heads, hovered % mv.heads, config);
-      if (clicked && !hit.double_clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
+      ThumbTooltip(state, mv, hovered / mv.heads, hovered % mv.heads, config);
+      // A right-click, or a click in the ablation mode, switches the head off or on (model_view_ablation.h).
+      const bool toggle = (clicked && state.model_view.ablate_clicks) ||
+                          (ImGui::IsWindowHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right));
+      if (toggle && !hit.double_clicked) ToggleAblatedHead(state, hovered / mv.heads, hovered % mv.heads);
+      else if (clicked && !hit.double_clicked) OpenHead(state, hovered / mv.heads, hovered % mv.heads);
     }
   }
   ImGui::EndChild();
@@ -480,6 +492,7 @@ void DrawModelViewWindow(AppState& state) {
   }
   if (!state.error.empty())
     NoticeText(tr("These are the last valid input's heads: the model refused the new one."));
+  DrawAblationPanel(state, *mv);
   DrawGrid(state, *mv);
   ImGui::End();
 }

@@ -30,14 +30,15 @@ const Lesson& lesson_number(const std::vector<Lesson>& lessons, int number) {
 
 }  // namespace
 
-TEST_CASE("lessons: ten, numbered 1 to 10; lesson 6 reads a real model, lesson 7 trains one, 8 to 10 go past GQA") {
+TEST_CASE("lessons: eleven, numbered 1 to 11; lesson 6 reads a real model, lesson 7 trains one, 8 to 10 go past GQA, 11 switches heads off") {
   const std::vector<Lesson> lessons = load_lessons();
-  REQUIRE(lessons.size() == 10);
+  REQUIRE(lessons.size() == 11);
   CHECK(lesson_number(lessons, 6).id == "06_heads_of_a_real_model");
   CHECK(lesson_number(lessons, 7).id == "07_training_induction_heads");
   CHECK(lesson_number(lessons, 8).id == "08_after_gqa_mla_windows_sinks");
   CHECK(lesson_number(lessons, 9).id == "09_where_positions_come_from");
   CHECK(lesson_number(lessons, 10).id == "10_attention_without_a_softmax");
+  CHECK(lesson_number(lessons, 11).id == "11_what_the_heads_do");
 }
 
 TEST_CASE("lesson 6: every step acts on the checkpoint; the first offers the shipped model, the others open it") {

@@ -87,8 +87,11 @@ TEST_SUITE("gui_classroom") {
           CHECK(w.layout["lesson_step"] == step);
           CHECK(w.layout["language"] == language);
           // A step that opens the Training window shows it in the view's place (the view is not drawn).
+          // A step that switches heads off shows the Model view there (lesson 11).
           const bool training = lesson.steps[size_t(step - 1)].training.has_value();
-          CHECK(w.layout["view"] == (training ? std::string() : std::string(to_string(scene.view.view))));
+          const auto& ablating = lesson.steps[size_t(step - 1)].checkpoint;
+          const bool model_view = ablating && !ablating->ablation.heads.empty();
+          CHECK(w.layout["view"] == (training || model_view ? std::string() : std::string(to_string(scene.view.view))));
           // The heads shown are the step's: H heads, each framed in its kv group (lesson 6's steps that
           // open the shipped checkpoint show its heads instead: test_gui_lesson_model.cpp).
           const auto& checkpoint = lesson.steps[size_t(step - 1)].checkpoint;

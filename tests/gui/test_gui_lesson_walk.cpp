@@ -253,9 +253,12 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
   // Presented, such a step draws the lesson's table of the model's top heads beside the head (its
   // captions point at the table; the Lessons panel that holds it windowed is hidden).
   if (presenting && names_head) CHECK(r.at("widgets").contains("lesson.top_heads"));
-  // The step's view, or the Training window in its place (lesson 7).
+  // The step's view, or the Training window in its place (lesson 7), or the Model view in its place for a step
+  // that switches heads off (lesson 11).
   if (s.training) {
     CHECK(r.at("slots").contains("training"));
+  } else if (s.checkpoint && !s.checkpoint->ablation.heads.empty()) {
+    CHECK(r.at("slots").contains("model_view"));
   } else {
     CHECK(r.at("view_shown") == true);
     CHECK(r.at("view") == to_string(s.scene.view.view));

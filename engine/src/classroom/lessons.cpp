@@ -115,7 +115,7 @@ train::TrainSettings lesson_training(const json& t, const std::string& here) {
 // A step's "checkpoint" (lessons.h LessonCheckpoint). `assets` is the folder the lesson file is in.
 LessonCheckpoint lesson_checkpoint(const json& c, const fs::path& assets, const std::string& here) {
   require(c.is_object(), here + " must be an object");
-  require_known_keys(c, {"model", "open", "layer", "input", "repeat", "head"}, here);
+  require_known_keys(c, {"model", "open", "layer", "input", "repeat", "head", "ablate", "ablate_mode"}, here);
   LessonCheckpoint out;
   auto whole = [&](const json& parent, const char* key, int lo, int hi, const std::string& where) {
     require(parent[key].is_number_integer() && parent[key].get<int64_t>() >= lo && parent[key].get<int64_t>() <= hi,
@@ -167,6 +167,28 @@ LessonCheckpoint lesson_checkpoint(const json& c, const fs::path& assets, const 
     } else {
       out.head = whole(c, "head", 0, 1000, here);
     }
+  }
+  if (c.contains("ablate")) {
+    const std::string where = here + ", ablate";
+    require(c["ablate"].is_array() && !c["ablate"].empty(),
+            where + " must be a list of [layer, head] pairs from 0, e.g. [[1, 0], [1, 3]]");
+    for (const json& pair : c["ablate"]) {
+      require(pair.is_array() && pair.size() == 2 && pair[0].is_number_integer() && pair[1].is_number_integer() &&
+                  pair[0].get<int64_t>() >= 0 && pair[0].get<int64_t>() <= 1000 && pair[1].get<int64_t>() >= 0 &&
+                  pair[1].get<int64_t>() <= 1000,
+              where + " must be a list of [layer, head] pairs of whole numbers from 0, e.g. [[1, 0], [1, 3]]");
+      const model::HeadRef ref{int(pair[0].get<int64_t>()), int(pair[1].get<int64_t>())};
+      require(!out.ablation.contains(ref.layer, ref.head), where + ": [" + std::to_string(ref.layer) + ", " +
+                                                               std::to_string(ref.head) + "] is listed twice");
+      out.ablation.heads.push_back(ref);
+    }
+  }
+  if (c.contains("ablate_mode")) {
+    require(c.contains("ablate"), here + ": \"ablate_mode\" goes with \"ablate\" (the heads to switch off)");
+    const json& m = c["ablate_mode"];
+    require(m.is_string() && (m.get<std::string>() == "zero" || m.get<std::string>() == "mean"),
+            here + ": \"ablate_mode\" must be \"zero\" or \"mean\"");
+    out.ablation.mode = m.get<std::string>() == "mean" ? model::AblationMode::mean : model::AblationMode::zero;
   }
   return out;
 }

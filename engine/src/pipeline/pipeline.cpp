@@ -64,6 +64,55 @@ std::shared_ptr<const ModelTokens> tokens_of(const Request& request, Counters& c
   return tokens;
 }
 
+// The largest |ΔA| of every head between two stacks of the same model and input (linear layers: their maps).
+void attention_change(const model::AttentionStack& before, const model::AttentionStack& after, AblationComparison& c) {
+  c.layers = after.layers;
+  c.heads = after.most_heads();
+  c.head_change.assign(size_t(c.layers) * size_t(c.heads), 0.0f);
+  c.layer_change.assign(size_t(c.layers), 0.0f);
+  for (int l = 0; l < c.layers; ++l)
+    for (int h = 0; h < after.layer_heads(l); ++h) {
+      const float d = (after.map(l, h) - before.map(l, h)).cwiseAbs().maxCoeff();
+      c.head_change[size_t(l) * size_t(c.heads) + size_t(h)] = d;
+      c.layer_change[size_t(l)] = std::max(c.layer_change[size_t(l)], d);
+    }
+}
+
+// Request::ablation's comparison: the ablated run (out.run, its loss `after`) against the unablated run of the
+// same model, input and layer — the Cache's when it has it, else one forward pass (unablated_forwards).
+std::shared_ptr<const AblationComparison> compare_ablation(Result& out, model::InputLoss after,
+                                                           const std::atomic<bool>* cancel, Cache* cache) {
+  const Request& request = out.request;
+  auto c = std::make_shared<AblationComparison>();
+  c->ablation = request.ablation;
+  c->loss_after = std::move(after);
+  if (cache && cache->unablated_run && cache->unablated_model == out.ran_model && cache->unablated_input == request.input &&
+      cache->unablated_layer == request.layer) {
+    c->before = cache->unablated_run;
+    c->loss_before = cache->unablated_loss;
+  } else {
+    if (cache) cache->unablated_run.reset();  // its memory goes before the next pass takes more
+    model::ForwardOptions options;
+    options.detail_layer = request.layer;
+    options.cancel = cancel;
+    ++out.counters.unablated_forwards;
+    model::ForwardResult forward = model::forward(*out.ran_model, out.tokens->ids, options);
+    c->loss_before = model::input_loss(forward.logits, out.tokens->ids);
+    c->before = std::make_shared<const ModelLayerRun>(model_layer_run(*out.ran_model, *out.tokens, std::move(forward)));
+    if (cache) {
+      cache->unablated_model = out.ran_model;
+      cache->unablated_input = request.input;
+      cache->unablated_layer = request.layer;
+      cache->unablated_run = c->before;
+      cache->unablated_loss = c->loss_before;
+    }
+  }
+  attention_change(*c->before->stack, *out.run->stack, *c);
+  c->first_changed_layer = c->layers;
+  for (const model::HeadRef& h : request.ablation.heads) c->first_changed_layer = std::min(c->first_changed_layer, h.layer);
+  return c;
+}
+
 // A checkpoint's part of run(): tokens once, the conversion, the forward once.
 void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) {
   const Request& request = out.request;
@@ -85,9 +134,11 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     }
   }
   out.ran_model = ran;
+  const bool ablates = !request.ablation.heads.empty();
+  if (ablates) model::check_head_ablation(ran->config, request.ablation);  // before any forward pass
   out.tokens = tokens_of(request, out.counters, cache);
   const bool traced = wants_trace(request);
-  const bool plain = !request.keep_logits && !request.keep_detail && request.layer >= 0 && !traced;
+  const bool plain = !request.keep_logits && !request.keep_detail && request.layer >= 0 && !traced && !ablates;
   if (!converts(request) && plain) {
     // The unconverted run is what a K/V conversion's drift is measured against: cached as that.
     out.run = unconverted_run(request, *out.tokens, cancel, cache, out.counters.forwards);
@@ -97,9 +148,12 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     options.detail_layer = request.layer;
     options.cancel = cancel;
     if (traced) options = model::lens_forward_options(options);
+    if (ablates) options.ablation = &request.ablation;
     ++out.counters.forwards;
     out.counters.traced_forwards += traced;
     model::ForwardResult forward = model::forward(*ran, out.tokens->ids, options);
+    model::InputLoss loss_after;
+    if (ablates) loss_after = model::input_loss(forward.logits, out.tokens->ids);
     out.layer_maps = forward.layer_maps;
     if (traced) {  // what the lens steps read; the attentions go to the run below
       auto kept = std::make_shared<model::ForwardResult>();
@@ -121,6 +175,7 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
       out.original_run = cache->original_run;  // the drift's reference is there already
     else if (traced && !converts(request) && request.kv_heads > 0 && request.layer >= 0)
       out.original_run = out.run;  // as trained: the run is its own reference
+    if (ablates) out.ablation = compare_ablation(out, std::move(loss_after), cancel, cache);
   }
   if (out.layer_maps.empty() && out.run->stack) {  // a cached run: its maps from its stack
     const model::AttentionStack& s = *out.run->stack;

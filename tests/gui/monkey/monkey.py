@@ -47,7 +47,8 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # Start states (--start): the window's flags, and the plan played before the random actions. "training"
 # opens the Training window; "training-run" also starts a run there (Start), which trains while the monkey
 # goes on. Both play the regressions first. "presenting" opens lesson 6 at its step 2 (which opens the
-# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view; "linear"
+# shipped model) and presses F11, as a teacher does; "checkpoint" opens --model with the Model view (and first
+# switches heads off and on there); "linear"
 # starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings);
 # "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view;
 # "lens" opens the same fixture with the Logit lens (its Mamba-2 layers: a lens, no per-head attribution).
@@ -343,6 +344,12 @@ class Monkey:
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             menu("menu_windows", "Logit lens") + [("press", "lens", "Direct logit attribution"), ("any", "lens"),
                                                   ("press", "lens", "Logit lens"), ("any", "lens")],
+            # Heads switched off in the Model view (a click in its ablation mode, a right-click), then undone.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Model view") + [("press", "model_view", "Click switches heads off"), ("thumb", 1),
+                                                  ("thumb", 3), ("press", "model_view", "set to its mean"),
+                                                  ("key", "ctrl+z"), ("press", "model_view", "Restore all heads"),
+                                                  ("thumb", 3), ("key", "ctrl+z")],
             menu("menu_windows", "Shapes beside the view") + [("any", None)],
             menu("menu_classroom", "Head analysis") + [("any", None), ("any", None)],
             menu("menu_classroom", "KV-cache calculator") + [("any", None), ("any", None)],
@@ -408,6 +415,13 @@ class Monkey:
             return ("resize the window to %dx%d" % (item[1], item[2]), [("resize", item[1], item[2])])
         if kind == "sleep":
             return ("wait %d s" % item[1], [])
+        if kind == "thumb":  # a Model view thumbnail (the layout record's "thumbs"), clicked with button item[1]
+            thumbs = [t for t in self.layout.get("thumbs", []) if t["w"] > 4 and t["h"] > 4]
+            if not thumbs:
+                return None
+            t = self.rng.choice(thumbs)
+            x, y = int(t["x"] + t["w"] / 2), int(t["y"] + t["h"] / 2)
+            return ("click %d on thumbnail %d.%d" % (item[1], t["layer"], t["head"]), [("move", x, y), ("click", item[1], 1)])
         raise ValueError(item)
 
     def menu_titles(self, menu_id):
@@ -473,6 +487,7 @@ class Monkey:
         return ("type %r" % text, [("type", text)])
 
     def next_action(self, layout):
+        self.layout = layout  # what "thumb" plan steps aim at
         controls = self.controls(layout)
         while self.plan:
             item = self.plan.pop(0)
@@ -502,6 +517,9 @@ class Monkey:
                     self.plan += [("press", "training", "Start"), ("sleep", 2)]
             elif self.args.start == "presenting":
                 self.plan = [("sleep", 2), ("key", "F11"), ("key", "Next"), ("key", "Next")]
+            elif self.args.start == "checkpoint":  # heads switched off and on in its Model view first
+                self.plan = [("sleep", 2), ("press", "model_view", "Click switches heads off"), ("thumb", 1),
+                             ("thumb", 3), ("thumb", 1), ("key", "ctrl+z")]
             while time.time() < deadline:
                 (what, steps), pause = self.next_action(layout)
                 layout = self.act(what, steps, deadline) or self.read_layout()

@@ -40,6 +40,7 @@
 #include "attnscope/analysis/head_patterns.h"
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/core/language.h"
+#include "attnscope/model/forward.h"
 #include "attnscope/scene/scene.h"
 #include "attnscope/train/trainer.h"
 
@@ -56,6 +57,9 @@ namespace attnscope {
 //             and the same n again (repeated_random_ids), the sequence induction heads show on
 //   "head"    a head shown large: its number (in "layer"), or "sink" / "previous" / "induction" for the
 //             head of this run that scores highest on that pattern (and its layer)
+//   "ablate"  [[layer, head], …]: the heads switched off (model/forward.h HeadAblation; the Model view shows
+//             them crossed out and what changed); a step without it switches every head on again
+//   "ablate_mode"  "zero" (the default) or "mean"
 struct LessonCheckpoint {
   std::string model;                        // as written ("" none)
   std::filesystem::path model_dir;          // <assets>/<model>
@@ -66,6 +70,7 @@ struct LessonCheckpoint {
   uint64_t repeat_seed = 0;
   std::optional<int> head;                  // a head number
   std::optional<HeadPattern> top_head;      // or the top head of a pattern
+  model::HeadAblation ablation;             // "ablate", "ablate_mode" (no heads: none)
 };
 
 struct LessonStep {

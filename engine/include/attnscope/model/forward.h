@@ -51,6 +51,7 @@ struct HeadAblation {
   AblationMode mode = AblationMode::zero;
   std::vector<HeadRef> heads;
   bool contains(int layer, int head) const;
+  friend bool operator==(const HeadAblation&, const HeadAblation&) = default;
 };
 
 // What a forward pass keeps for the analyses of model/lens.h (ForwardTrace): `residual` the stream after

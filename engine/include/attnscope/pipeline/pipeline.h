@@ -115,6 +115,11 @@ struct Request {
   std::function<void(double)> progress;
   int lens_top_k = 5;             // logit_lens: next tokens kept per layer and position
   int32_t attribute_token = -1;   // logit_attribution: the token attributed at every position (−1: each one's top-1)
+  // Heads switched off (forward.h HeadAblation: zero, or the mean over the input's positions; no heads: none).
+  // A checkpoint's forward runs with them (so `run`, the stack and every step are the ablated pass's), and
+  // Result::ablation compares it with the same model's unablated run. check_head_ablation's refusals
+  // (a head or layer outside the model, a linear/mixer layer, a head listed twice) are InputErrors.
+  model::HeadAblation ablation;
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -124,8 +129,22 @@ struct Counters {
   int forwards = 0;             // forward passes of the requested (possibly converted) model
   int original_forwards = 0;    // forward passes of the unconverted model (head_statistics' drift)
   int conversions = 0;          // convert_kv_heads calls
+  int unablated_forwards = 0;   // forward passes without the request's ablation (what it is compared with)
   std::vector<Step> steps_run;  // the steps that ran, in order
   int traced_forwards = 0;      // forwards that kept the residual stream and its parts (logit_lens, logit_attribution)
+};
+
+// A request with heads switched off: the ablated pass (Result::run) against the unablated one of the same
+// (converted) model, input and layer. Legend: L layers, H the most heads of any layer, T tokens.
+struct AblationComparison {
+  model::HeadAblation ablation;                 // the heads switched off (the request's)
+  std::shared_ptr<const ModelLayerRun> before;  // the unablated run (its top-5 next tokens, its stack)
+  model::InputLoss loss_before, loss_after;     // −ln P(next token) on the input, before and after
+  int layers = 0, heads = 0;
+  std::vector<float> head_change;  // [L·H] largest |ΔA| over a head's cells (linear layers: their maps M)
+  std::vector<float> layer_change; // [L] the largest of the layer's heads
+  int first_changed_layer = -1;    // the lowest layer with a head switched off (the layers before are unchanged)
+  float change(int layer, int head) const { return head_change[size_t(layer) * size_t(heads) + size_t(head)]; }
 };
 
 struct Result {
@@ -168,6 +187,8 @@ struct Result {
   std::string lens_error;
   std::shared_ptr<const model::LogitAttribution> attribution;
   std::string attribution_error;
+  // With Request::ablation's heads: run is the ablated pass and this compares it with the unablated one.
+  std::shared_ptr<const AblationComparison> ablation;
   Counters counters;
   bool done(Step step) const;
 };
@@ -194,6 +215,12 @@ struct Cache {
   TokenInput qk_input;
   int qk_layer = -1;
   std::shared_ptr<const model::ForwardResult> qk_forward;
+  // The last unablated run an ablation was compared with, and its loss: its (ran) model, input and layer.
+  std::shared_ptr<const model::Model> unablated_model;
+  TokenInput unablated_input;
+  int unablated_layer = 0;
+  std::shared_ptr<const ModelLayerRun> unablated_run;
+  model::InputLoss unablated_loss;
 };
 
 struct StepInfo {
