@@ -43,11 +43,11 @@ void SubmitIfEdited(AppState& state) {
   std::optional<ModelSource> source;
   const CheckpointWindowState& c = state.checkpoint;
   const bool model_views = ViewDrawsModel(state);  // they draw the open checkpoint's layer
-  if (c.model && model_views)
+  if (c.model && model_views) {
     source = ModelSource{c.model, state.scene.input.text, c.layer, c.kv_heads, nullptr,
                          tr("this checkpoint has no tokenizer: type token ids instead, e.g. \"ids: 1 2 3\" ({})")};
     source->ablation = c.ablation;
-  else if (c.attentions && model_views)
+  } else if (c.attentions && model_views)
     source = ModelSource{nullptr, "", c.layer, 0, c.attentions};
   if (source && source->model && state.show_lens) {  // the Logit lens window reads the same forward
     source->lens = true;
