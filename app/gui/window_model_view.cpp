@@ -220,12 +220,13 @@ float DrawOneBar(ColorBarCache& texture, const std::string& title, Colormap map,
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
   draw->AddText(min, ImGui::GetColorU32(ImGuiCol_TextDisabled), title.c_str());
-  const ImVec2 top(min.x, min.y + font * 1.6f);
-  const float bar_h = std::clamp(height - font * (masked ? 4.2f : 2.0f), font * 3.0f, font * 22.0f);
+  const ImVec2 top(min.x, min.y + font * 1.4f);
+  // at least one line tall: two bars (a hybrid) beside an ablation panel in a presentation share little height
+  const float bar_h = std::clamp(height - font * (masked ? 3.6f : 1.8f), font * 1.0f, font * 22.0f);
   DrawColorBar(draw, texture, map, top, ImVec2(top.x + font * 0.9f, top.y + bar_h), range, 5);
   float bottom = top.y + bar_h;
   if (masked) {
-    const ImVec2 swatch(top.x, top.y + bar_h + font * 0.8f);
+    const ImVec2 swatch(top.x, top.y + bar_h + font * 0.5f);
     const Rgba c = masked_color(map);
     draw->AddRectFilled(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), IM_COL32(c.r, c.g, c.b, 255));
     draw->AddRect(swatch, ImVec2(swatch.x + font * 0.9f, swatch.y + font * 0.9f), ImGui::GetColorU32(ImGuiCol_Border));
@@ -240,11 +241,11 @@ float DrawOneBar(ColorBarCache& texture, const std::string& title, Colormap map,
 void DrawBar(AppState& state, const ModelViewPictures& mv, ImVec2 min, float height) {
   const float font = ImGui::GetFontSize();
   const bool soft = mv.has_softmax_layers(), linear = !mv.signed_word.empty();
-  const float each = soft && linear ? height * 0.5f - font * 0.5f : height;
+  const float each = soft && linear ? height * 0.5f - font * 0.4f : height;
   if (soft) {
     const float bottom = DrawOneBar(state.model_view.bar, tr("probability") + ScaleNote(mv.scale), mv.colormap,
                                     mv.range, mv.causal, min, each);
-    min.y = bottom + font * 1.2f;
+    min.y = bottom + font * 0.8f;
   }
   if (linear)
     DrawOneBar(state.model_view.signed_bar, tr(mv.signed_word.c_str()), Colormap::diverging, mv.signed_range,
