@@ -99,7 +99,9 @@ TEST_CASE("cli ablation: a bad list exits 2 naming what is valid") {
       {" --ablate 0.0 --ablate-mode half", "--ablate-mode must be zero or mean"},
       {" --ablate-mode mean", "--ablate-mode goes with --ablate"},
   };
-  for (const auto& [flags, message] : cases) {
+  for (const auto& c : cases) {
+    const std::string& flags = c.first;  // not a structured binding: CAPTURE cannot take one (clang)
+    const std::string& message = c.second;
     CAPTURE(flags);
     const CliRun r = run_cli(base + flags);
     CHECK(r.exit_code == 2);

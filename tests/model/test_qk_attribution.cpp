@@ -62,8 +62,9 @@ TEST_CASE("QK attribution: the parts sum to the forward's score on every checkpo
       }
       const LayerDetail& d = *r.detail;
       for (const int h : {0, c.heads - 1})
-        for (const auto& [i, j] : std::vector<std::pair<int, int>>{{T - 1, T - 1}, {T - 1, first_key(c, l, T - 1)},
-                                                                  {T / 2, first_key(c, l, T / 2)}, {T / 2, T / 2 - 1}}) {
+        for (const std::pair<int, int> cell : std::vector<std::pair<int, int>>{{T - 1, T - 1}, {T - 1, first_key(c, l, T - 1)},
+                                                                               {T / 2, first_key(c, l, T / 2)}, {T / 2, T / 2 - 1}}) {
+          const int i = cell.first, j = cell.second;  // plain names: INFO cannot take a structured binding (clang)
           INFO("head " << h << " query " << i << " key " << j);
           const QkAttribution a = qk_attribution(*model, r, {l, h, i, j});
           REQUIRE(a.table.rows() == int64_t(a.query_parts.size()));

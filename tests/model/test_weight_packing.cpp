@@ -90,7 +90,8 @@ TEST_CASE("weight packing: the lazy copy is W exactly, and in place or packed th
   // W in place [out, in]: out = 37 and 70 (partial last panels), in = 70 and 16 (a partial and a whole block
   // of 16 values of k), ld > in.
   for (const WeightStorage storage : {WeightStorage::f32, WeightStorage::bf16, WeightStorage::f16})
-    for (const auto& [out, in] : {std::pair{37, 70}, std::pair{70, 16}, std::pair{64, 33}}) {
+    for (const std::pair<int, int> shape : {std::pair{37, 70}, std::pair{70, 16}, std::pair{64, 33}}) {
+      const int out = shape.first, in = shape.second;  // plain names: CAPTURE cannot take a structured binding (clang)
       CAPTURE(int(storage));
       CAPTURE(out);
       CAPTURE(in);
