@@ -17,6 +17,20 @@
 
 namespace attnscope::train {
 
+#if defined(__AVX512F__) || defined(__wasm_simd128__)
+namespace {
+// The products the packed kernels never see: nothing to write (M or N is 0), or K = 0, where C = 0 (or,
+// accumulating, stays as it is). Returns whether it handled the call.
+bool empty_product(int M, int N, int K, float* c, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return true;
+  if (K > 0) return false;
+  if (!accumulate)
+    for (int i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
+  return true;
+}
+}  // namespace
+#endif
+
 #ifdef __AVX512F__
 
 namespace {
@@ -157,12 +171,7 @@ inline void kernel(int kc, const float* __restrict a, const float* __restrict b,
 
 void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
           int64_t b_col, float* c, int64_t ldc, bool accumulate) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
-    return;
-  }
+  if (empty_product(M, N, K, c, ldc, accumulate)) return;
   thread_local Scratch a_buf, b_buf;
   const int n_panels = (N + NR - 1) / NR;
   float* ap = a_buf.get(size_t(MC) * KC);  // MC is a multiple of MR: MC / MR panels of MR·KC
@@ -238,12 +247,7 @@ inline void kernel(int kc, const float* a, int64_t a_row, int64_t a_col, const f
 
 void gemm(int M, int N, int K, const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
           int64_t b_col, float* c, int64_t ldc, bool accumulate) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
-    return;
-  }
+  if (empty_product(M, N, K, c, ldc, accumulate)) return;
   thread_local std::vector<float> b_buf;
   const int n_panels = (N + NR - 1) / NR;
   b_buf.resize(size_t(n_panels) * KC * NR);
