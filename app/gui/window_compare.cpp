@@ -5,7 +5,9 @@
 // with A" opens this window over the Heads view: A and B head by head on one locked colour scale, or
 // B − A on a diverging scale, each head titled with its Jensen–Shannon drift (the engine's numbers:
 // figure/compare.h). It closes with its × or "Back to the heads"; A stays kept until "Forget A" or the
-// next "Keep as A". A and B with different heads or tokens are refused on screen, naming both.
+// next "Keep as A". A and B with different heads or tokens are refused on screen, naming both. Heads switched
+// off in the Model view (issue 38 item 3) are not scene settings, so the caption cannot name them: a line under
+// it (and the exported caption) says which heads each side ran without.
 // A is UI state, not part of the scene: undo changes B only.
 //
 // Sections: keeping A · the picture · export · window
@@ -54,6 +56,24 @@ std::string NextTokenNote(AppState& state, const ModelLayerRun* a, const ModelLa
     return name;
   };
   return trf("top-1 next token: A %s · B %s", name(*a).c_str(), name(*b).c_str());
+}
+
+// The heads switched off in the checkpoint run on screen (the worker's comparison is of that run; none: empty).
+model::HeadAblation RunAblation(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  return c.current() && c.ablation_result ? c.ablation_result->ablation : model::HeadAblation{};
+}
+
+// "heads switched off: A none · B 0.1, 1.2 (set to 0)"; "" when neither side has any.
+std::string AblationNote(const model::HeadAblation& a, const model::HeadAblation& b) {
+  if (a.heads.empty() && b.heads.empty()) return "";
+  const auto text = [](const model::HeadAblation& x) {
+    if (x.heads.empty()) return std::string(tr("none"));
+    std::string heads;
+    for (const model::HeadRef& h : x.heads) heads += (heads.empty() ? "" : ", ") + std::to_string(h.layer) + "." + std::to_string(h.head);
+    return heads + " (" + (x.mode == model::AblationMode::mean ? tr("set to its mean") : tr("set to 0")) + ")";
+  };
+  return trf("heads switched off: A %s · B %s", text(a).c_str(), text(b).c_str());
 }
 
 // ---- the picture ---------------------------------------------------------------------------------------
@@ -255,6 +275,8 @@ std::optional<CompareExport> CompareOnScreen(AppState& state, ExportFormat forma
   e.request.caption = state.exporter.caption;
   e.request.caption_note =
       NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
+  if (const std::string heads = AblationNote(c.a_ablation, RunAblation(state)); !heads.empty())
+    e.request.caption_note += (e.request.caption_note.empty() ? "" : " · ") + heads;
   if (state.heads.zoom.token_last >= 0) {  // the token range on screen (zoom.h)
     e.request.token_first = state.heads.zoom.token_first;
     e.request.token_last = state.heads.zoom.token_last;
@@ -270,6 +292,7 @@ void KeepAsA(AppState& state) {
   CompareState& c = Compare(state);
   c.a = state.analysis;
   c.a_run = state.checkpoint.current() ? state.checkpoint.run : nullptr;
+  c.a_ablation = RunAblation(state);
   c.made_a = nullptr;  // remake
 }
 
@@ -279,6 +302,7 @@ bool KeepSceneFileAsA(AppState& state, const std::string& path, CompareView view
     CompareState& c = Compare(state);
     c.a = std::make_shared<const Analysis>(analyse(scene));
     c.a_run = nullptr;
+    c.a_ablation = {};
     c.open = true;
     c.view = view;
     c.made_a = nullptr;
@@ -349,6 +373,7 @@ void DrawCompareWindow(AppState& state) {
       if (const std::string note = NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
           !note.empty())
         WrappedText(note);
+      if (const std::string heads = AblationNote(c.a_ablation, RunAblation(state)); !heads.empty()) WrappedText(heads);
       // Every head's drift in one line, readable however small the tiles' captions get.
       std::string heads;
       double mean = 0;
@@ -365,6 +390,7 @@ void DrawCompareWindow(AppState& state) {
     if (forget) {
       c.a.reset();
       c.a_run.reset();
+      c.a_ablation = {};
       open = false;
     }
   }

@@ -159,7 +159,8 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
         const float p = cell.empty() ? 0.0f : cell[0].probability;
         const ImU32 fill = CellColor(Colormap::viridis, p);
         draw->AddRectFilled(a, b, fill);
-        if (!cell.empty()) CellText(draw, Displayed(state, lens_token_label(r, cell[0].id)), a, b, fill);
+        const std::string shown = cell.empty() ? std::string() : Displayed(state, lens_token_label(r, cell[0].id));
+        if (!cell.empty()) CellText(draw, shown, a, b, fill);
         const float vx = ImGui::GetWindowPos().x;  // only cells in sight (not scrolled away or under the layer numbers)
         if (record && a.x >= std::max(o.x, vx) + left - 1 && b.x <= vx + ImGui::GetWindowWidth() + 0.5f) {
           LayoutRecord::Widget wgt;
@@ -167,6 +168,7 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
           const ImVec2 s = state.framebuffer_scale;
           wgt.min = ImVec2(a.x * s.x, a.y * s.y);
           wgt.max = ImVec2(b.x * s.x, b.y * s.y);
+          wgt.text = shown;  // the glyphs drawn: a code point the fonts lack would read "U+XXXX" here
           state.layout.widgets.push_back(wgt);
         }
       }
@@ -180,13 +182,15 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
       draw->AddText(ImVec2(lx + left - font * 0.4f - ImGui::CalcTextSize(n.c_str()).x, o.y + top + ch * float(l) + (ch - font) * 0.5f),
                     l == state.lens.layer ? ImGui::GetColorU32(ImGuiCol_ButtonActive) : text, n.c_str());
     }
-    // A newly chosen position (the slider, a click, the first frame): its column scrolled into sight.
+    // A newly chosen position (the slider, a click, the first frame, a lesson step): its column scrolled into sight.
+    // The grid's first frame has no scroll range yet (ImGui clamps to the last frame's content), so a column out of
+    // sight is scrolled to again until the range is there.
     static int scrolled_to = -1;
     if (scrolled_to != position) {
-      scrolled_to = position;
       const float x = left + cw * float(position), shown = ImGui::GetWindowWidth();
-      if (x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown)
-        ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
+      const bool out_of_sight = x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown;
+      if (out_of_sight) ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
+      if (!out_of_sight || ImGui::GetScrollMaxX() > 0) scrolled_to = position;
     }
     // The chosen position's column, outlined.
     const ImVec2 a(o.x + left + cw * float(position), o.y + top), b(a.x + cw - 1, a.y + ch * float(L) - 1);
