@@ -6,8 +6,8 @@
 // B − A on a diverging scale, each head titled with its Jensen–Shannon drift (the engine's numbers:
 // figure/compare.h). It closes with its × or "Back to the heads"; A stays kept until "Forget A" or the
 // next "Keep as A". A and B with different heads or tokens are refused on screen, naming both. Heads switched
-// off in the Model view (issue 38 item 3) are not scene settings, so the caption cannot name them: a line under
-// it (and the exported caption) says which heads each side ran without.
+// off in the Model view (issue 38 item 3) are not scene settings: the caption's "A → B" names them from each side's
+// run ("+ heads switched off: 0.1 (set to 0)"), on screen and in the exported figure.
 // A is UI state, not part of the scene: undo changes B only.
 //
 // Sections: keeping A · the picture · export · window
@@ -64,16 +64,13 @@ model::HeadAblation RunAblation(const AppState& state) {
   return c.current() && c.ablation_result ? c.ablation_result->ablation : model::HeadAblation{};
 }
 
-// "heads switched off: A none · B 0.1, 1.2 (set to 0)"; "" when neither side has any.
-std::string AblationNote(const model::HeadAblation& a, const model::HeadAblation& b) {
-  if (a.heads.empty() && b.heads.empty()) return "";
-  const auto text = [](const model::HeadAblation& x) {
-    if (x.heads.empty()) return std::string(tr("none"));
-    std::string heads;
-    for (const model::HeadRef& h : x.heads) heads += (heads.empty() ? "" : ", ") + std::to_string(h.layer) + "." + std::to_string(h.head);
-    return heads + " (" + (x.mode == model::AblationMode::mean ? tr("set to its mean") : tr("set to 0")) + ")";
-  };
-  return trf("heads switched off: A %s · B %s", text(a).c_str(), text(b).c_str());
+// "heads switched off: 0.1, 1.2 (set to 0)", a caption piece of the side that ran without them; "" none.
+std::string AblationSetting(const model::HeadAblation& x) {
+  if (x.heads.empty()) return "";
+  std::string heads;
+  for (const model::HeadRef& h : x.heads) heads += (heads.empty() ? "" : ", ") + std::to_string(h.layer) + "." + std::to_string(h.head);
+  heads += std::string(" (") + (x.mode == model::AblationMode::mean ? tr("set to its mean") : tr("set to 0")) + ")";
+  return trf("heads switched off: %s", heads.c_str());
 }
 
 // ---- the picture ---------------------------------------------------------------------------------------
@@ -85,6 +82,8 @@ CompareRequest RequestFor(const AppState& state, const CompareState& c) {
   r.color_scale = color_scale_of(state.scene.view);
   if (state.scene.view.show_scores) r.color_scale = {};  // compare shows probabilities: a scores' range does not apply
   r.words = UiFigureWords();
+  r.a_setting = AblationSetting(c.a_ablation);  // the caption's "A → B" names them (no scene setting does)
+  r.b_setting = AblationSetting(RunAblation(state));
   return r;
 }
 
@@ -275,8 +274,6 @@ std::optional<CompareExport> CompareOnScreen(AppState& state, ExportFormat forma
   e.request.caption = state.exporter.caption;
   e.request.caption_note =
       NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
-  if (const std::string heads = AblationNote(c.a_ablation, RunAblation(state)); !heads.empty())
-    e.request.caption_note += (e.request.caption_note.empty() ? "" : " · ") + heads;
   if (state.heads.zoom.token_last >= 0) {  // the token range on screen (zoom.h)
     e.request.token_first = state.heads.zoom.token_first;
     e.request.token_last = state.heads.zoom.token_last;
@@ -373,7 +370,6 @@ void DrawCompareWindow(AppState& state) {
       if (const std::string note = NextTokenNote(state, c.a_run.get(), state.checkpoint.current() ? state.checkpoint.run.get() : nullptr);
           !note.empty())
         WrappedText(note);
-      if (const std::string heads = AblationNote(c.a_ablation, RunAblation(state)); !heads.empty()) WrappedText(heads);
       // Every head's drift in one line, readable however small the tiles' captions get.
       std::string heads;
       double mean = 0;

@@ -182,7 +182,7 @@ TEST_SUITE("gui_ablation") {
                                    "click_on menu.windows\n"
                                    "click_on menu.windows.model_view\n"  // closed again: the Heads view with B
                                    "click_on heads.compare\n"
-                                   "await 'heads switched off: A'\n"
+                                   "await 'A → B: \\+ heads switched off'\n"
                                    "sleep 1\n");
     CHECK(last.at("ablated_heads") == head);
     CHECK(last.at("error") == "");
@@ -191,8 +191,9 @@ TEST_SUITE("gui_ablation") {
     for (const json& t : last.at("texts"))
       if (t.at("window").get<std::string>().ends_with("###compare")) line += t.at("text").get<std::string>() + " ";
     INFO(line);
-    // Each side says which heads it ran without: A none, B the clicked one.
-    CHECK(line.find("heads switched off: A none · B " + head + " (set to 0)") != std::string::npos);
+    // The caption's A → B names the heads B ran without (no scene setting differs), not "the same settings".
+    CHECK(line.find("A → B: + heads switched off: " + head + " (set to 0)") != std::string::npos);
+    CHECK(line.find("A and B have the same settings") == std::string::npos);
     // A's and B's top-1 next tokens after the last token: the unablated and the ablated pass's.
     const auto top1 = [](const ModelLayerRun& r) { return r.next.back().front(); };
     char probabilities[96];
