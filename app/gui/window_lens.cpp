@@ -182,15 +182,18 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
       draw->AddText(ImVec2(lx + left - font * 0.4f - ImGui::CalcTextSize(n.c_str()).x, o.y + top + ch * float(l) + (ch - font) * 0.5f),
                     l == state.lens.layer ? ImGui::GetColorU32(ImGuiCol_ButtonActive) : text, n.c_str());
     }
-    // A newly chosen position (the slider, a click, the first frame, a lesson step): its column scrolled into sight.
-    // The grid's first frame has no scroll range yet (ImGui clamps to the last frame's content), so a column out of
-    // sight is scrolled to again until the range is there.
+    // A newly chosen position (the slider, a click, the first frame, a lesson step) or new column widths (presenting's
+    // larger type, a resize): the column scrolled into sight. The grid's first frame has no scroll range yet (ImGui
+    // clamps to the last frame's content), so a column out of sight is scrolled to again, frame after frame, until it
+    // is in sight.
     static int scrolled_to = -1;
-    if (scrolled_to != position) {
+    static float scrolled_cw = 0;
+    if (scrolled_to != position || scrolled_cw != cw) {
+      scrolled_cw = cw;
       const float x = left + cw * float(position), shown = ImGui::GetWindowWidth();
       const bool out_of_sight = x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown;
       if (out_of_sight) ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
-      if (!out_of_sight || ImGui::GetScrollMaxX() > 0) scrolled_to = position;
+      if (!out_of_sight) scrolled_to = position;
     }
     // The chosen position's column, outlined.
     const ImVec2 a(o.x + left + cw * float(position), o.y + top), b(a.x + cw - 1, a.y + ch * float(L) - 1);
