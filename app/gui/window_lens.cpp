@@ -129,7 +129,11 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
   const float top = font * 1.6f;
   const float cw = std::clamp((region.x - left - ImGui::GetStyle().ScrollbarSize) / float(T), font * 3.4f, font * 6.0f);
   const float ch = std::clamp((region.y - top - ImGui::GetStyle().ScrollbarSize) / float(L), font * 1.4f, font * 2.4f);
-  if (ImGui::BeginChild("##lens_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar)) {
+  // Columns wider than the region: the scrollbar from the grid's first frame on (ImGui shows it only once it has
+  // measured a frame's content, and the labels past the edge would be cut, not scrollable, in that first frame).
+  const bool wide = left + cw * float(T) > region.x;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_HorizontalScrollbar | (wide ? ImGuiWindowFlags_AlwaysHorizontalScrollbar : 0);
+  if (ImGui::BeginChild("##lens_grid", region, false, flags)) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 size(left + cw * float(T), top + ch * float(L));
