@@ -298,6 +298,7 @@ struct LayoutRecord {
   struct Widget {
     std::string name;    // "model.kind.mqa", …
     ImVec2 min, max;
+    std::string text;    // what a drawn cell shows, as drawn (the Logit lens's cells: the token after display_label); "" none
   };
   struct Window {
     std::string title;   // ImGui's name: the title shown, then "###" and its id ("Heads###heads")

@@ -43,7 +43,9 @@ struct LessonsWindowState {
   // model a step's "open" opened (its path as given to OpenCheckpoint; "" none) and the Training window a
   // step's "training" showed.
   std::string opened_model;
-  bool opened_model_view = false;  // a step that switches heads off opened the Model view (the next step without closes it)
+  // The view a step opened in the view's place (lessons.h step_view: the Model view of a step that switches heads
+  // off, the Rollout or the Logit lens of a step's "view"); a step that shows another (or none) closes it.
+  std::optional<LessonViewKind> opened_view;
   bool showed_training = false;
   // (The pattern scores of the run on screen come from the compute worker: CheckpointWindowState.)
 };

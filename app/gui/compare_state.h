@@ -18,6 +18,7 @@ namespace attnscope::gui {
 struct CompareState {
   std::shared_ptr<const Analysis> a;           // the kept A (null: none kept)
   std::shared_ptr<const ModelLayerRun> a_run;  // A's checkpoint layer run (its top-1 next tokens), else null
+  model::HeadAblation a_ablation;              // the heads switched off in A's run (the Model view's; none: empty)
   bool open = false;                           // the Compare window is shown over the Heads view
   CompareView view = CompareView::side_by_side;
   // What is on screen, made from (a, b, view, language); remade when one of them changes.

@@ -86,6 +86,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["export_message"] = state.exporter.has_last ? state.exporter.last.message : "";
   j["large_head"] = state.heads.large_head;
   j["lens_position"] = state.lens.position;
+  j["lens_page"] = state.lens.tab == 1 ? "attribution" : "lens";
+  j["lens_target"] = state.lens.target;
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();
   for (const LayoutRecord::Head& h : state.layout.heads) {
@@ -124,7 +126,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   for (const LayoutRecord::Bar& b : state.layout.bars)
     j["bars"].push_back({{"grid", b.grid}, {"tile", b.tile}, {"lo", b.lo}, {"hi", b.hi}, {"title", b.title}});
   j["widgets"] = nlohmann::json::object();
-  for (const LayoutRecord::Widget& w : state.layout.widgets) j["widgets"][w.name] = rect_json({}, w.min, w.max);
+  for (const LayoutRecord::Widget& w : state.layout.widgets)
+    j["widgets"][w.name] = rect_json(w.text.empty() ? nlohmann::json::object() : nlohmann::json{{"text", w.text}}, w.min, w.max);
   j["shape_changes"] = state.shapes.shape_changes;
   j["setting_changes"] = state.shapes.setting_changes;
   add_screen_json(j, state.layout, s);
@@ -143,12 +146,12 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["training"] = TrainingLayoutJson(state);
   j["checkpoint_current"] = state.layout.checkpoint_current;
   // The model the views draw ("" the synthetic one) and whether the screen has settled: no model
-  // loading, the newest settings' result on screen, no lesson step waiting for its run (the lesson walk
+  // loading, the newest settings' result on screen (the Rollout view's too), no lesson step waiting for its run (the lesson walk
   // reads each step once it has).
   j["checkpoint"] = state.checkpoint.is_open() ? state.checkpoint.opened : "";
   j["settled"] = state.checkpoint.loading.empty() && !state.checkpoint.loader->loading() && !state.scene_edited &&
                  state.worker->idle() && state.result_generation >= state.submitted_generation &&
-                 !state.lessons.focus_pending;
+                 !state.lessons.focus_pending && !RolloutBusy(state);
   j["lesson_shown"] = LessonShown(state);
   j["checkpoint_error"] = state.checkpoint.error;
   j["checkpoint_picker_refused"] = state.checkpoint.picker_refusal.has_value();  // the browser's folder picker

@@ -5,7 +5,9 @@
 // with A" opens this window over the Heads view: A and B head by head on one locked colour scale, or
 // B − A on a diverging scale, each head titled with its Jensen–Shannon drift (the engine's numbers:
 // figure/compare.h). It closes with its × or "Back to the heads"; A stays kept until "Forget A" or the
-// next "Keep as A". A and B with different heads or tokens are refused on screen, naming both.
+// next "Keep as A". A and B with different heads or tokens are refused on screen, naming both. Heads switched
+// off in the Model view (issue 38 item 3) are not scene settings: the caption's "A → B" names them from each side's
+// run ("+ heads switched off: 0.1 (set to 0)"), on screen and in the exported figure.
 // A is UI state, not part of the scene: undo changes B only.
 //
 // Sections: keeping A · the picture · export · window
@@ -56,6 +58,21 @@ std::string NextTokenNote(AppState& state, const ModelLayerRun* a, const ModelLa
   return trf("top-1 next token: A %s · B %s", name(*a).c_str(), name(*b).c_str());
 }
 
+// The heads switched off in the checkpoint run on screen (the worker's comparison is of that run; none: empty).
+model::HeadAblation RunAblation(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  return c.current() && c.ablation_result ? c.ablation_result->ablation : model::HeadAblation{};
+}
+
+// "heads switched off: 0.1, 1.2 (set to 0)", a caption piece of the side that ran without them; "" none.
+std::string AblationSetting(const model::HeadAblation& x) {
+  if (x.heads.empty()) return "";
+  std::string heads;
+  for (const model::HeadRef& h : x.heads) heads += (heads.empty() ? "" : ", ") + std::to_string(h.layer) + "." + std::to_string(h.head);
+  heads += std::string(" (") + (x.mode == model::AblationMode::mean ? tr("set to its mean") : tr("set to 0")) + ")";
+  return trf("heads switched off: %s", heads.c_str());
+}
+
 // ---- the picture ---------------------------------------------------------------------------------------
 
 CompareRequest RequestFor(const AppState& state, const CompareState& c) {
@@ -65,6 +82,8 @@ CompareRequest RequestFor(const AppState& state, const CompareState& c) {
   r.color_scale = color_scale_of(state.scene.view);
   if (state.scene.view.show_scores) r.color_scale = {};  // compare shows probabilities: a scores' range does not apply
   r.words = UiFigureWords();
+  r.a_setting = AblationSetting(c.a_ablation);  // the caption's "A → B" names them (no scene setting does)
+  r.b_setting = AblationSetting(RunAblation(state));
   return r;
 }
 
@@ -270,6 +289,7 @@ void KeepAsA(AppState& state) {
   CompareState& c = Compare(state);
   c.a = state.analysis;
   c.a_run = state.checkpoint.current() ? state.checkpoint.run : nullptr;
+  c.a_ablation = RunAblation(state);
   c.made_a = nullptr;  // remake
 }
 
@@ -279,6 +299,7 @@ bool KeepSceneFileAsA(AppState& state, const std::string& path, CompareView view
     CompareState& c = Compare(state);
     c.a = std::make_shared<const Analysis>(analyse(scene));
     c.a_run = nullptr;
+    c.a_ablation = {};
     c.open = true;
     c.view = view;
     c.made_a = nullptr;
@@ -365,6 +386,7 @@ void DrawCompareWindow(AppState& state) {
     if (forget) {
       c.a.reset();
       c.a_run.reset();
+      c.a_ablation = {};
       open = false;
     }
   }

@@ -129,7 +129,11 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
   const float top = font * 1.6f;
   const float cw = std::clamp((region.x - left - ImGui::GetStyle().ScrollbarSize) / float(T), font * 3.4f, font * 6.0f);
   const float ch = std::clamp((region.y - top - ImGui::GetStyle().ScrollbarSize) / float(L), font * 1.4f, font * 2.4f);
-  if (ImGui::BeginChild("##lens_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar)) {
+  // Columns wider than the region: the scrollbar from the grid's first frame on (ImGui shows it only once it has
+  // measured a frame's content, and the labels past the edge would be cut, not scrollable, in that first frame).
+  const bool wide = left + cw * float(T) > region.x;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_HorizontalScrollbar | (wide ? ImGuiWindowFlags_AlwaysHorizontalScrollbar : 0);
+  if (ImGui::BeginChild("##lens_grid", region, false, flags)) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const ImVec2 size(left + cw * float(T), top + ch * float(L));
@@ -159,7 +163,8 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
         const float p = cell.empty() ? 0.0f : cell[0].probability;
         const ImU32 fill = CellColor(Colormap::viridis, p);
         draw->AddRectFilled(a, b, fill);
-        if (!cell.empty()) CellText(draw, Displayed(state, lens_token_label(r, cell[0].id)), a, b, fill);
+        const std::string shown = cell.empty() ? std::string() : Displayed(state, lens_token_label(r, cell[0].id));
+        if (!cell.empty()) CellText(draw, shown, a, b, fill);
         const float vx = ImGui::GetWindowPos().x;  // only cells in sight (not scrolled away or under the layer numbers)
         if (record && a.x >= std::max(o.x, vx) + left - 1 && b.x <= vx + ImGui::GetWindowWidth() + 0.5f) {
           LayoutRecord::Widget wgt;
@@ -167,6 +172,7 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
           const ImVec2 s = state.framebuffer_scale;
           wgt.min = ImVec2(a.x * s.x, a.y * s.y);
           wgt.max = ImVec2(b.x * s.x, b.y * s.y);
+          wgt.text = shown;  // the glyphs drawn: a code point the fonts lack would read "U+XXXX" here
           state.layout.widgets.push_back(wgt);
         }
       }
@@ -180,13 +186,18 @@ void DrawLensGrid(AppState& state, const pipeline::Result& r, int position, ImVe
       draw->AddText(ImVec2(lx + left - font * 0.4f - ImGui::CalcTextSize(n.c_str()).x, o.y + top + ch * float(l) + (ch - font) * 0.5f),
                     l == state.lens.layer ? ImGui::GetColorU32(ImGuiCol_ButtonActive) : text, n.c_str());
     }
-    // A newly chosen position (the slider, a click, the first frame): its column scrolled into sight.
+    // A newly chosen position (the slider, a click, the first frame, a lesson step) or new column widths (presenting's
+    // larger type, a resize): the column scrolled into sight. The grid's first frame has no scroll range yet (ImGui
+    // clamps to the last frame's content), so a column out of sight is scrolled to again, frame after frame, until it
+    // is in sight.
     static int scrolled_to = -1;
-    if (scrolled_to != position) {
-      scrolled_to = position;
+    static float scrolled_cw = 0;
+    if (scrolled_to != position || scrolled_cw != cw) {
+      scrolled_cw = cw;
       const float x = left + cw * float(position), shown = ImGui::GetWindowWidth();
-      if (x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown)
-        ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
+      const bool out_of_sight = x < ImGui::GetScrollX() + left || x + cw > ImGui::GetScrollX() + shown;
+      if (out_of_sight) ImGui::SetScrollX(std::max(0.0f, x - (shown - cw) * 0.5f));
+      if (!out_of_sight) scrolled_to = position;
     }
     // The chosen position's column, outlined.
     const ImVec2 a(o.x + left + cw * float(position), o.y + top), b(a.x + cw - 1, a.y + ch * float(L) - 1);

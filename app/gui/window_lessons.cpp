@@ -27,6 +27,7 @@
 #include "gui/i18n.h"
 #include "gui/training_windows.h"
 #include "gui/widgets.h"
+#include "gui/windows.h"
 
 namespace attnscope::gui {
 namespace {
@@ -50,6 +51,49 @@ void EnsureLoaded(AppState& state) {
   }
 }
 
+bool& ShownFlag(AppState& state, LessonViewKind kind) {
+  switch (kind) {
+    case LessonViewKind::rollout: return state.show_rollout;
+    case LessonViewKind::lens: return state.show_lens;
+    case LessonViewKind::model: break;
+  }
+  return state.show_model_view;
+}
+
+// Closes a view a step opened; the lens also forgets the step's page and target (the user's own choice next time).
+void CloseLessonView(AppState& state, LessonViewKind kind) {
+  ShownFlag(state, kind) = false;
+  if (kind == LessonViewKind::lens) {
+    state.lens.tab = 0;
+    state.lens.target = -1;
+    state.lens.position = -1;
+  }
+}
+
+// A step's view in the view's place (the one opened last shows: the other two close), with its settings. Noted as
+// the lesson's (closed by a step without it) unless the user had it open already.
+void OpenLessonView(AppState& state, const LessonView& view, int vocab) {
+  LessonsWindowState& l = state.lessons;
+  bool& shown = ShownFlag(state, view.kind);
+  if (!l.opened_view && !shown) l.opened_view = view.kind;
+  else if (l.opened_view) l.opened_view = view.kind;
+  const int position = view.position.value_or(-1);
+  switch (view.kind) {
+    case LessonViewKind::model:
+      state.show_model_view = true;
+      state.show_rollout = state.show_lens = false;
+      break;
+    case LessonViewKind::rollout: ShowRolloutAt(state, position); break;
+    case LessonViewKind::lens:
+      state.show_lens = true;
+      state.show_model_view = state.show_rollout = false;
+      state.lens.position = position;
+      state.lens.tab = view.attribution ? 1 : 0;
+      state.lens.target = view.target && *view.target < vocab ? *view.target : -1;
+      break;
+  }
+}
+
 // Puts the current step on screen, whole, whichever way it was reached (the Lessons panel's buttons and
 // chooser, the lesson keys in presentation mode or not, --lesson/--step): its scene (with its view and
 // text), no head large but the step's own, its Training window settings with the layer the captions talk
@@ -68,10 +112,11 @@ void ApplyStep(AppState& state) {
     if (c.path == l.opened_model && (c.is_open() || !c.loading.empty())) CloseCheckpoint(state);
     l.opened_model.clear();
   }
-  // Likewise the Model view a step that switched heads off opened (lesson 11), on any step that switches none.
-  if ((!step.checkpoint || step.checkpoint->ablation.heads.empty()) && l.opened_model_view) {
-    state.show_model_view = false;
-    l.opened_model_view = false;
+  // Likewise the view a step opened in the view's place (lesson 11: the Model view of a step that switches heads
+  // off, the Logit lens, the Rollout), on any step that shows another or none.
+  if (l.opened_view && step_view(step) != l.opened_view) {
+    CloseLessonView(state, *l.opened_view);
+    l.opened_view.reset();
   }
   // Likewise the Training window a step showed (lesson 7) closes on a step without training settings.
   if (!step.training && l.showed_training) {
@@ -145,10 +190,9 @@ void ApplyCheckpointStep(AppState& state, const LessonCheckpoint& step) {
   for (const model::HeadRef& h : step.ablation.heads)
     if (h.layer < cfg.layers && h.head < cfg.heads && !cfg.trained.active && !cfg.is_linear_layer(h.layer))
       c.ablation.heads.push_back(h);
-  if (!c.ablation.heads.empty()) {
-    l.opened_model_view = l.opened_model_view || !state.show_model_view;
-    state.show_model_view = true;
-  }
+  // "view" (or the Model view for heads switched off): in the view's place, with the step's settings.
+  if (step.view) OpenLessonView(state, *step.view, cfg.vocab);
+  else if (!c.ablation.heads.empty()) OpenLessonView(state, LessonView{}, cfg.vocab);
   l.focus_pending = step.top_head.has_value();
   l.focus_generation = 0;
   NoteEdit(state, Panel::checkpoint);

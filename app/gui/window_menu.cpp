@@ -127,6 +127,7 @@ void DrawMenuBar(AppState& state) {
     // The Model view, the Rollout view and the Logit lens take the same place: opening one closes the others.
     if (ImGui::MenuItem(tr("Model view"), nullptr, &state.show_model_view) && state.show_model_view)
       state.show_rollout = state.show_lens = false;
+    RecordLastItem(state, "menu.windows.model_view");
     if (ImGui::MenuItem(tr("Rollout"), nullptr, &state.show_rollout) && state.show_rollout)
       state.show_model_view = state.show_lens = false;
     RecordLastItem(state, "menu.windows.rollout");

@@ -265,6 +265,12 @@ void DrawFigure(AppState& state, RolloutViewState& v) {
 
 // ---- window ------------------------------------------------------------------------------------------
 
+void ShowRolloutAt(AppState& state, int position) {
+  state.show_rollout = true;
+  state.show_model_view = state.show_lens = false;
+  ViewState(state).position = position;
+}
+
 bool RolloutBusy(const AppState& state) {
   return state.show_rollout && state.rollout && (state.rollout->worker.busy() || state.rollout->submitted != OpenStack(state));
 }

@@ -74,6 +74,9 @@ void DrawModelViewWindow(AppState& state);
 // view's place. RolloutBusy: its rollout or flow is being computed (scripted runs wait for it).
 void DrawRolloutWindow(AppState& state);
 bool RolloutBusy(const AppState& state);
+// Opens the Rollout view in the Model view's place (closing the Model view and the lens) on query `position`
+// (−1: the last token; a position past the input draws the last): a lesson step's "view".
+void ShowRolloutAt(AppState& state, int position);
 // Windows → Logit lens (window_lens.cpp): the open checkpoint's logit lens and direct logit attribution.
 void DrawLensWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a

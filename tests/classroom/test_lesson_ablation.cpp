@@ -76,10 +76,10 @@ const Lesson& lesson_11() {
 
 }  // namespace
 
-TEST_CASE("lesson 11: three steps on the shipped model; the first finds the induction heads, the others switch heads off") {
+TEST_CASE("lesson 11: six steps on the shipped model; the induction heads, the lens, the attribution, the rollout, then heads off") {
   const Lesson& l = lesson_11();
   CHECK(l.id == "11_what_the_heads_do");
-  REQUIRE(l.steps.size() == 3);
+  REQUIRE(l.steps.size() == 6);
   for (const LessonStep& step : l.steps) {
     REQUIRE(step.checkpoint.has_value());
     CHECK(step.checkpoint->model == "models/induction");
@@ -88,16 +88,30 @@ TEST_CASE("lesson 11: three steps on the shipped model; the first finds the indu
   }
   CHECK(l.steps[0].checkpoint->ablation.heads.empty());
   CHECK(*l.steps[0].checkpoint->top_head == HeadPattern::induction);
+  CHECK_FALSE(step_view(l.steps[0]).has_value());  // the Heads view
+  // Steps 2–4 open the Logit lens, its attribution page and the Rollout, every head on.
+  for (int k : {1, 2, 3}) {
+    CAPTURE(k);
+    CHECK(l.steps[size_t(k)].checkpoint->ablation.heads.empty());
+    REQUIRE(l.steps[size_t(k)].checkpoint->view.has_value());
+  }
+  CHECK(l.steps[1].checkpoint->view->kind == LessonViewKind::lens);
+  CHECK_FALSE(l.steps[1].checkpoint->view->attribution);
+  CHECK(l.steps[2].checkpoint->view->kind == LessonViewKind::lens);
+  CHECK(l.steps[2].checkpoint->view->attribution);
+  CHECK(l.steps[3].checkpoint->view->kind == LessonViewKind::rollout);
   const std::vector<model::HeadRef> layer1{{1, 0}, {1, 1}, {1, 2}, {1, 3}}, layer0{{0, 0}, {0, 1}, {0, 2}, {0, 3}};
-  CHECK(l.steps[1].checkpoint->ablation.heads == layer1);
-  CHECK(l.steps[2].checkpoint->ablation.heads == layer0);
-  CHECK(l.steps[1].checkpoint->ablation.mode == model::AblationMode::zero);
+  CHECK(l.steps[4].checkpoint->ablation.heads == layer1);
+  CHECK(l.steps[5].checkpoint->ablation.heads == layer0);
+  CHECK(l.steps[4].checkpoint->ablation.mode == model::AblationMode::zero);
+  CHECK(step_view(l.steps[4]) == LessonViewKind::model);  // switched-off heads show in the Model view
+  CHECK(step_view(l.steps[5]) == LessonViewKind::model);
 }
 
 TEST_CASE("lesson 11 claims: the induction scores and the loss on the repeated half, measured, are the captions'") {
   const Lesson& l = lesson_11();
-  const LessonCheckpoint& c1 = *l.steps[1].checkpoint;
-  const LessonCheckpoint& c2 = *l.steps[2].checkpoint;
+  const LessonCheckpoint& c1 = *l.steps[4].checkpoint;
+  const LessonCheckpoint& c2 = *l.steps[5].checkpoint;
   const auto m = model::open(c1.model_dir);
   const std::vector<int32_t> ids = repeated_random_ids(32, m->config.vocab, 7);
   const int p = 32;
@@ -132,7 +146,7 @@ TEST_CASE("lesson 11 claims: the induction scores and the loss on the repeated h
   const int right_after = right_guesses(*layer1_off.run, ids, p);
   CHECK(contains(step1, "right at " + std::to_string(right_before) + " of its 31 positions"));
   // Step 2: the loss on the repeated half before → after, against ln 32; the guesses right after.
-  const std::string& step2 = l.steps[1].caption.en;
+  const std::string& step2 = l.steps[4].caption.en;
   CHECK(contains(step2, "rises from " + two(off1.repeated_before) + " to " + two(off1.repeated_after) + " nats"));
   CHECK(contains(step2, "(ln 32 = " + two(std::log(32.0)) + " nats)"));
   CHECK(off1.repeated_after > std::log(32.0));
@@ -140,16 +154,16 @@ TEST_CASE("lesson 11 claims: the induction scores and the loss on the repeated h
   for (int h = 0; h < s.heads; ++h)  // "Their own attention maps do not change"
     CHECK(score(off1.after, off1.after.induction, 1, h) == score(s, s.induction, 1, h));
   // Step 3: head 1.2's induction score with layer 0 off, and the loss.
-  const std::string& step3 = l.steps[2].caption.en;
+  const std::string& step3 = l.steps[5].caption.en;
   CHECK(contains(step3, "head 1." + std::to_string(top.head) + "'s induction score falls from " + two(top.score) + " to " +
                             two(score(off0.after, off0.after.induction, top.layer, top.head))));
   CHECK(contains(step3, "rises from " + two(off0.repeated_before) + " to " + two(off0.repeated_after) + " nats"));
   // The Chinese captions carry the same numbers.
   CHECK(contains(l.steps[0].caption.zh, two(top.score)));
   CHECK(contains(l.steps[0].caption.zh, two(off1.repeated_before) + " 奈特"));
-  CHECK(contains(l.steps[1].caption.zh, "从 " + two(off1.repeated_before) + " 升到 " + two(off1.repeated_after) + " 奈特"));
-  CHECK(contains(l.steps[1].caption.zh, "对了 " + std::to_string(right_after) + " 个"));
-  CHECK(contains(l.steps[2].caption.zh, "从 " + two(top.score) + " 降到 " +
+  CHECK(contains(l.steps[4].caption.zh, "从 " + two(off1.repeated_before) + " 升到 " + two(off1.repeated_after) + " 奈特"));
+  CHECK(contains(l.steps[4].caption.zh, "对了 " + std::to_string(right_after) + " 个"));
+  CHECK(contains(l.steps[5].caption.zh, "从 " + two(top.score) + " 降到 " +
                                             two(score(off0.after, off0.after.induction, top.layer, top.head))));
-  CHECK(contains(l.steps[2].caption.zh, "从 " + two(off0.repeated_before) + " 升到 " + two(off0.repeated_after) + " 奈特"));
+  CHECK(contains(l.steps[5].caption.zh, "从 " + two(off0.repeated_before) + " 升到 " + two(off0.repeated_after) + " 奈特"));
 }

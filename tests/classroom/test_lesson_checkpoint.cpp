@@ -166,3 +166,60 @@ TEST_CASE("lessons: a step's bad \"checkpoint\" is refused naming the lesson, th
   CHECK(contains(error_with({{"head", 2.5}}), "\"head\" must be a whole number"));
   CHECK(contains(error_with("layer 1"), "step 3, checkpoint must be an object"));
 }
+
+TEST_CASE("lessons: a step's checkpoint \"view\" opens the Model view, the Rollout or the Logit lens; a bad one is refused naming the key and the valid values") {
+  const fs::path dir = fresh_dir("lesson_view");
+  fs::copy(assets_dir(), dir, fs::copy_options::recursive);
+  const fs::path file = dir / "lessons" / "06_heads_of_a_real_model.json";
+  const nlohmann::json good = nlohmann::json::parse(read_file(file, 1 << 20));
+  auto with = [&](const nlohmann::json& view, bool repeat = true) {
+    nlohmann::json j = good;
+    j["steps"][2]["checkpoint"] = {{"model", "models/induction"}, {"open", true}, {"view", view}};
+    if (repeat) j["steps"][2]["checkpoint"]["repeat"] = {{"tokens", 8}, {"seed", 1}};
+    write_file_atomic(file, j.dump());
+  };
+  auto error_with = [&](const nlohmann::json& view, bool repeat = true) {
+    with(view, repeat);
+    return error_of([&] { load_lessons(dir); });
+  };
+  auto view_of = [&](const nlohmann::json& view) {
+    with(view);
+    const std::vector<Lesson> lessons = load_lessons(dir);
+    const std::optional<LessonView> v = lesson_number(lessons, 6).steps[2].checkpoint->view;
+    REQUIRE(v.has_value());
+    return *v;
+  };
+  const LessonView model = view_of({{"name", "model"}});
+  CHECK(model.kind == LessonViewKind::model);
+  CHECK_FALSE(model.position.has_value());
+  const LessonView rollout = view_of({{"name", "rollout"}, {"position", 12}});
+  CHECK(rollout.kind == LessonViewKind::rollout);
+  CHECK(rollout.position == 12);
+  const LessonView lens = view_of({{"name", "lens"}});
+  CHECK(lens.kind == LessonViewKind::lens);
+  CHECK_FALSE(lens.attribution);
+  CHECK_FALSE(lens.target.has_value());
+  const LessonView attribution = view_of({{"name", "lens"}, {"page", "attribution"}, {"position", 15}, {"target", 3}});
+  CHECK(attribution.attribution);
+  CHECK(attribution.position == 15);
+  CHECK(attribution.target == 3);
+  CHECK(std::string(to_string(LessonViewKind::rollout)) == "rollout");
+  // Refusals: the lesson, the step, the key and what it may be.
+  std::string e = error_with({{"name", "flow"}});
+  CHECK(contains(e, "06_heads_of_a_real_model"));
+  CHECK(contains(e, "step 3, checkpoint, view: \"name\" must be \"model\", \"rollout\" or \"lens\", not \"flow\""));
+  CHECK(contains(error_with("lens"), "view must be an object with a \"name\": \"model\", \"rollout\" or \"lens\""));
+  CHECK(contains(error_with({{"page", "lens"}}), "view must be an object with a \"name\""));
+  CHECK(contains(error_with({{"name", "model"}, {"position", 3}}), "(the Model view): unknown key 'position'"));
+  CHECK(contains(error_with({{"name", "rollout"}, {"page", "lens"}}), "(the Rollout view): unknown key 'page'"));
+  CHECK(contains(error_with({{"name", "lens"}, {"query", 3}}), "(the Logit lens): unknown key 'query'"));
+  CHECK(contains(error_with({{"name", "lens"}, {"page", "flow"}}), "\"page\" must be \"lens\" or \"attribution\""));
+  CHECK(contains(error_with({{"name", "rollout"}, {"position", 16}}),
+                 "\"position\" must be a whole number from 0 to 15 (the repeated sequence has 16 tokens)"));
+  CHECK(error_with({{"name", "rollout"}, {"position", 15}}).empty());
+  CHECK(contains(error_with({{"name", "rollout"}, {"position", -1}}), "\"position\" must be a whole number from 0 to 15"));
+  CHECK(contains(error_with({{"name", "lens"}, {"position", 2048}}, false), "\"position\" must be a whole number from 0 to 2047"));
+  CHECK(contains(error_with({{"name", "lens"}, {"target", 3}}), "\"target\" goes with \"page\": \"attribution\""));
+  CHECK(contains(error_with({{"name", "lens"}, {"page", "attribution"}, {"target", "the"}}),
+                 "\"target\" must be a token id, a whole number from 0"));
+}

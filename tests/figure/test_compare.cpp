@@ -1,6 +1,6 @@
 // test_compare.cpp — compare A/B in the engine (figure/compare.h): the per-head Jensen–Shannon drift, the
 // difference B − A, the one locked range, the side-by-side panels against A's and B's own exports, and the
-// refusal of A and B with different heads or tokens.
+// refusal of A and B with different heads or tokens, and a setting only one side's run has named in the caption.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -232,4 +232,20 @@ TEST_CASE("compare A/B: A and B with different heads or tokens are refused, nami
   CHECK_THROWS_AS(compare_analyses(a, analyse(shorter)), InputError);
   CHECK(compare_mismatch(compare_shapes(*a.attention, *a.attention)).empty());
   CHECK_THROWS_AS(parse_compare_view("both"), InputError);
+}
+
+TEST_CASE("compare A/B: a setting only one side's run has (heads switched off) is named in the caption's A → B") {
+  const Analysis a = analyse(base_scene());
+  const AbComparison c = compare_analyses(a, a);
+  CompareRequest r;
+  CHECK(compare_figure(a, a, c, r).caption.find("A and B have the same settings") != std::string::npos);
+  r.b_setting = "heads switched off: 1.2 (set to 0)";
+  const std::string only_b = compare_figure(a, a, c, r).caption;
+  CHECK(only_b.find("A → B: + heads switched off: 1.2 (set to 0)") != std::string::npos);
+  CHECK(only_b.find("the same settings") == std::string::npos);
+  r.a_setting = "heads switched off: 0.1 (set to 0)";
+  CHECK(compare_figure(a, a, c, r).caption.find("A → B: heads switched off: 0.1 (set to 0) → heads switched off: 1.2 (set to 0)") !=
+        std::string::npos);
+  r.b_setting = r.a_setting;  // the same heads off on both sides: nothing differs
+  CHECK(compare_figure(a, a, c, r).caption.find("A and B have the same settings") != std::string::npos);
 }

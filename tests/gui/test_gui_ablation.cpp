@@ -1,7 +1,9 @@
 // Head ablation in the Model view through the X server (issue 38 item 3): the shipped induction model opens on
 // its repeated input, a real click on "Click switches heads off" and then on the top induction head's thumbnail
 // (xdotool) switches it off, the panel's loss on the input becomes what `compute --ablate` prints for the same
-// ids, and Ctrl+Z switches the head on again.
+// ids, and Ctrl+Z switches the head on again. Compare A/B on an ablated model: A kept with every head on, a head
+// switched off by real clicks, Compare with A shows the unablated layer as A and the ablated one as B (the engine's
+// drift between the two passes, both top-1 next tokens, and which heads each side ran without).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,8 +13,10 @@
 #include <string>
 
 #include "attnscope/analysis/head_patterns.h"
+#include "attnscope/figure/compare.h"
 #include "attnscope/model/model.h"
 #include "attnscope/pipeline/model_input.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "gui_run.h"
 
 namespace attnscope::test {
@@ -118,6 +122,99 @@ TEST_SUITE("gui_ablation") {
     CHECK(off.layout.at("ablated_heads") == head);
     CHECK(off.layout.at("error") == "");
     CHECK(has_text(off.layout, "loss on the input"));
+  }
+
+  TEST_CASE("compare A/B on an ablated model: Keep as A, a real click switches a layer-0 head off, Compare with A shows unablated A against ablated B") {
+    // The shipped model on its repeated input, the Heads view on layer 1; the head switched off is layer 0's top
+    // previous-token head, which layer 1's induction heads read: layer 1's attention changes without it.
+    const auto m = model::open(induction);
+    const std::vector<int32_t> ids = repeated_random_ids(32, m->config.vocab, 7);
+    const ModelTokens tokens = model_tokens_from_ids(induction, ids);
+    const ModelLayerRun plain = run_model_layer(*m, tokens, 1);
+    TopHead previous{};
+    previous.layer = -1;
+    for (const TopHead& t : top_heads(head_pattern_scores(*plain.stack), HeadPattern::previous, 8))
+      if (t.layer == 0) {
+        previous = t;
+        break;
+      }
+    REQUIRE(previous.layer == 0);
+    const std::string head = "0." + std::to_string(previous.head);
+    // What A and B must be: layer 1 of the unablated and of the ablated pass, compared by the engine.
+    pipeline::Request request;
+    request.model = m;
+    request.input.form = pipeline::TokenInput::Form::ids;
+    request.input.ids = ids;
+    request.layer = 1;
+    request.ablation.heads = {{0, previous.head}};
+    const pipeline::Result ablated = pipeline::run(request);
+    REQUIRE(ablated.ablation);
+    const AbComparison expected = compare_analyses(ablated.ablation->before->analysis, ablated.run->analysis);
+    double expected_mean = 0;
+    for (double d : expected.drift) expected_mean += d / double(expected.drift.size());
+    CHECK(expected_mean > 0.01);  // the head mattered to layer 1
+
+    const std::string args = "--checkpoint " + shell_quote(induction.string()) + " --layer 1 --size 1280x720 --text " +
+                             shell_quote(ids_input(ids));
+    // Where the Model view draws the head (a scripted run of the same window opened on it), so the click lands there.
+    const WindowRun place = run_window("compare_ablation_place", args + " --show-model-view");
+    std::string at;
+    for (const json& t : place.layout.at("thumbs"))
+      if (t.at("layer") == 0 && t.at("head") == previous.head)
+        at = std::to_string(int(t.at("x").get<double>() + t.at("w").get<double>() / 2)) + " " +
+             std::to_string(int(t.at("y").get<double>() + t.at("h").get<double>() / 2));
+    REQUIRE_FALSE(at.empty());
+    const fs::path dir = test_tmp() / "compare_ablation";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const json last = drive_window(dir, args + " --layout-live",
+                                   "await '\"heads.keep_a\"'\n"
+                                   "sleep 1\n"
+                                   "click_on heads.keep_a\n"             // A: every head on
+                                   "await '\"heads.compare\"'\n"
+                                   "click_on menu.windows\n"
+                                   "click_on menu.windows.model_view\n"  // Windows → Model view
+                                   "await '\"thumbs\": \\[$'\n"
+                                   "click_on model_view.ablate\n"
+                                   "sleep 0.5\n"
+                                   "xdotool mousemove --window $wid " + at + "\nsleep 0.3\nxdotool click 1\n"
+                                   "await 'loss on the input'\n"
+                                   "click_on menu.windows\n"
+                                   "click_on menu.windows.model_view\n"  // closed again: the Heads view with B
+                                   "click_on heads.compare\n"
+                                   "await 'A → B: \\+ heads switched off'\n"
+                                   "sleep 1\n");
+    CHECK(last.at("ablated_heads") == head);
+    CHECK(last.at("error") == "");
+    REQUIRE(int(last.at("heads").size()) == 2 * m->config.heads);  // A and B of every head of layer 1
+    std::string line;
+    for (const json& t : last.at("texts"))
+      if (t.at("window").get<std::string>().ends_with("###compare")) line += t.at("text").get<std::string>() + " ";
+    INFO(line);
+    // The caption's A → B names the heads B ran without (no scene setting differs), not "the same settings".
+    CHECK(line.find("A → B: + heads switched off: " + head + " (set to 0)") != std::string::npos);
+    CHECK(line.find("A and B have the same settings") == std::string::npos);
+    // A's and B's top-1 next tokens after the last token: the unablated and the ablated pass's.
+    const auto top1 = [](const ModelLayerRun& r) { return r.next.back().front(); };
+    char probabilities[96];
+    std::snprintf(probabilities, sizeof probabilities, "(%.3f) · B ", double(top1(*ablated.ablation->before).probability));
+    CHECK(line.find(probabilities) != std::string::npos);
+    std::snprintf(probabilities, sizeof probabilities, "(%.3f)", double(top1(*ablated.run).probability));
+    CHECK(line.find(probabilities) != std::string::npos);
+    // Every head's drift A → B is the engine's between the unablated and the ablated layer 1.
+    const std::string lead = "Jensen–Shannon drift A → B per head (nats): ";
+    const size_t found = line.find(lead);
+    REQUIRE(found != std::string::npos);
+    const char* p = line.c_str() + found + lead.size();
+    for (int h = 0; h < m->config.heads; ++h) {
+      int shown_head = -1, used = 0;
+      double d = 0;
+      REQUIRE(std::sscanf(p, " h%d %lf%n", &shown_head, &d, &used) == 2);
+      CHECK(shown_head == h);
+      CHECK(std::abs(d - expected.drift[size_t(h)]) <= 0.0006);
+      p += used;
+      while (*p == ' ' || *p == '\xc2' || *p == '\xb7') ++p;  // " · "
+    }
   }
 }
 

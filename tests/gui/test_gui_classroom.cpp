@@ -87,10 +87,10 @@ TEST_SUITE("gui_classroom") {
           CHECK(w.layout["lesson_step"] == step);
           CHECK(w.layout["language"] == language);
           // A step that opens the Training window shows it in the view's place (the view is not drawn).
-          // A step that switches heads off shows the Model view there (lesson 11).
+          // A checkpoint step's view (the Model view of a step that switches heads off, the Logit lens, the
+          // Rollout: lesson 11) shows there too.
           const bool training = lesson.steps[size_t(step - 1)].training.has_value();
-          const auto& ablating = lesson.steps[size_t(step - 1)].checkpoint;
-          const bool model_view = ablating && !ablating->ablation.heads.empty();
+          const bool model_view = step_view(lesson.steps[size_t(step - 1)]).has_value();
           CHECK(w.layout["view"] == (training || model_view ? std::string() : std::string(to_string(scene.view.view))));
           // The heads shown are the step's: H heads, each framed in its kv group (lesson 6's steps that
           // open the shipped checkpoint show its heads instead: test_gui_lesson_model.cpp).

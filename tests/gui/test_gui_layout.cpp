@@ -623,8 +623,9 @@ TEST_SUITE("gui_lesson_sweep") {
         bool training = false;
         for (const json& w : s.at("windows")) training = training || w.at("title").get<std::string>().ends_with("###training");
         if (!want.training && training) problems.add(where + ": the Training window is shown; the step has no training");
-        // A step that switches heads off (lesson 11) shows the Model view in the view's place.
-        const bool model_view = want.checkpoint && !want.checkpoint->ablation.heads.empty();
+        // A checkpoint step's view (lesson 11: the Model view of a step that switches heads off, the Logit lens,
+        // the Rollout) shows in the view's place.
+        const bool model_view = step_view(want).has_value();
         if (!want.training && !model_view && s.at("view") != to_string(want.scene.view.view))
           problems.add(where + ": the view is \"" + s.at("view").get<std::string>() + "\", the step's is \"" +
                        to_string(want.scene.view.view) + "\"");

@@ -253,12 +253,23 @@ void check_step(const json& r, const Lesson& lesson, int step, bool presenting, 
   // Presented, such a step draws the lesson's table of the model's top heads beside the head (its
   // captions point at the table; the Lessons panel that holds it windowed is hidden).
   if (presenting && names_head) CHECK(r.at("widgets").contains("lesson.top_heads"));
-  // The step's view, or the Training window in its place (lesson 7), or the Model view in its place for a step
-  // that switches heads off (lesson 11).
+  // The step's view, or the Training window in its place (lesson 7), or the view a checkpoint step shows in its
+  // place (lesson 11: the Logit lens on the step's page and position, the Rollout, the Model view for a step that
+  // switches heads off) — that window and not the other two.
   if (s.training) {
     CHECK(r.at("slots").contains("training"));
-  } else if (s.checkpoint && !s.checkpoint->ablation.heads.empty()) {
+  } else if (const std::optional<LessonViewKind> view = step_view(s)) {
     CHECK(r.at("slots").contains("model_view"));
+    const std::string wanted = *view == LessonViewKind::model ? "model_view" : to_string(*view);
+    for (const char* id : {"model_view", "rollout", "lens"}) {
+      bool shown = false;
+      for (const json& w : r.at("windows")) shown = shown || w.at("title").get<std::string>().ends_with(std::string("###") + id);
+      CHECK_MESSAGE(shown == (wanted == id), "window " << id << (shown ? " shown" : " not shown") << ", the step's view is " << wanted);
+    }
+    if (*view == LessonViewKind::lens) {
+      CHECK(r.at("lens_page") == (s.checkpoint->view->attribution ? "attribution" : "lens"));
+      CHECK(r.at("lens_position") == s.checkpoint->view->position.value_or(-1));
+    }
   } else {
     CHECK(r.at("view_shown") == true);
     CHECK(r.at("view") == to_string(s.scene.view.view));

@@ -112,10 +112,50 @@ train::TrainSettings lesson_training(const json& t, const std::string& here) {
   return s;
 }
 
+// A step's checkpoint "view" (lessons.h LessonView). `repeat_tokens` > 0: the input is 2·repeat_tokens long.
+LessonView lesson_view(const json& v, int repeat_tokens, const std::string& here) {
+  require(v.is_object() && v.contains("name") && v["name"].is_string(),
+          here + " must be an object with a \"name\": \"model\", \"rollout\" or \"lens\"");
+  const std::string name = v["name"].get<std::string>();
+  LessonView out;
+  if (name == "model") {
+    out.kind = LessonViewKind::model;
+    require_known_keys(v, {"name"}, here + " (the Model view)");
+  } else if (name == "rollout") {
+    out.kind = LessonViewKind::rollout;
+    require_known_keys(v, {"name", "position"}, here + " (the Rollout view)");
+  } else if (name == "lens") {
+    out.kind = LessonViewKind::lens;
+    require_known_keys(v, {"name", "page", "position", "target"}, here + " (the Logit lens)");
+  } else {
+    throw InputError(here + ": \"name\" must be \"model\", \"rollout\" or \"lens\", not \"" + name + "\"");
+  }
+  if (v.contains("position")) {
+    const int tokens = repeat_tokens > 0 ? 2 * repeat_tokens : int(limits::max_tokens);
+    const std::string what = repeat_tokens > 0 ? " (the repeated sequence has " + std::to_string(tokens) + " tokens)" : "";
+    require(v["position"].is_number_integer() && v["position"].get<int64_t>() >= 0 && v["position"].get<int64_t>() < tokens,
+            here + ": \"position\" must be a whole number from 0 to " + std::to_string(tokens - 1) + what);
+    out.position = int(v["position"].get<int64_t>());
+  }
+  if (v.contains("page")) {
+    const json& p = v["page"];
+    require(p.is_string() && (p.get<std::string>() == "lens" || p.get<std::string>() == "attribution"),
+            here + ": \"page\" must be \"lens\" or \"attribution\"");
+    out.attribution = p.get<std::string>() == "attribution";
+  }
+  if (v.contains("target")) {
+    require(out.attribution, here + ": \"target\" goes with \"page\": \"attribution\" (the token attributed)");
+    require(v["target"].is_number_integer() && v["target"].get<int64_t>() >= 0 && v["target"].get<int64_t>() <= 100000000,
+            here + ": \"target\" must be a token id, a whole number from 0");
+    out.target = int32_t(v["target"].get<int64_t>());
+  }
+  return out;
+}
+
 // A step's "checkpoint" (lessons.h LessonCheckpoint). `assets` is the folder the lesson file is in.
 LessonCheckpoint lesson_checkpoint(const json& c, const fs::path& assets, const std::string& here) {
   require(c.is_object(), here + " must be an object");
-  require_known_keys(c, {"model", "open", "layer", "input", "repeat", "head", "ablate", "ablate_mode"}, here);
+  require_known_keys(c, {"model", "open", "layer", "input", "repeat", "head", "ablate", "ablate_mode", "view"}, here);
   LessonCheckpoint out;
   auto whole = [&](const json& parent, const char* key, int lo, int hi, const std::string& where) {
     require(parent[key].is_number_integer() && parent[key].get<int64_t>() >= lo && parent[key].get<int64_t>() <= hi,
@@ -190,12 +230,29 @@ LessonCheckpoint lesson_checkpoint(const json& c, const fs::path& assets, const 
             here + ": \"ablate_mode\" must be \"zero\" or \"mean\"");
     out.ablation.mode = m.get<std::string>() == "mean" ? model::AblationMode::mean : model::AblationMode::zero;
   }
+  if (c.contains("view")) out.view = lesson_view(c["view"], out.repeat_tokens, here + ", view");
   return out;
 }
 
 }  // namespace
 
 // ---- lessons ------------------------------------------------------------------------------------
+
+const char* to_string(LessonViewKind kind) {
+  switch (kind) {
+    case LessonViewKind::model: return "model";
+    case LessonViewKind::rollout: return "rollout";
+    case LessonViewKind::lens: return "lens";
+  }
+  return "model";
+}
+
+std::optional<LessonViewKind> step_view(const LessonStep& step) {
+  if (!step.checkpoint) return std::nullopt;
+  if (step.checkpoint->view) return step.checkpoint->view->kind;
+  if (!step.checkpoint->ablation.heads.empty()) return LessonViewKind::model;
+  return std::nullopt;
+}
 
 Lesson load_lesson(const fs::path& file, const std::vector<ModelPreset>& presets) {
   const std::string where = "lesson '" + file.string() + "'";

@@ -210,7 +210,10 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
   if (r.caption) {
     ExportRequest plain = er;
     plain.color_scale = {};
-    std::string c = difference_caption(export_caption(a, plain), export_caption(b, plain), w);
+    const auto with = [](std::string caption, const std::string& setting) {
+      return setting.empty() ? caption : caption + " · " + setting;
+    };
+    std::string c = difference_caption(with(export_caption(a, plain), r.a_setting), with(export_caption(b, plain), r.b_setting), w);
     c += " · " + (r.view == CompareView::side_by_side
                       ? w.format("one scale for A and B: %s", range_text(cmp.locked).c_str())
                       : w.word("probability B − A"));

@@ -60,6 +60,25 @@ namespace attnscope {
 //   "ablate"  [[layer, head], …]: the heads switched off (model/forward.h HeadAblation; the Model view shows
 //             them crossed out and what changed); a step without it switches every head on again
 //   "ablate_mode"  "zero" (the default) or "mean"
+//   "view"    {"name": "model" | "rollout" | "lens", …}: the view the step opens in the Heads view's place
+//             (LessonView; a step that switches heads off and names no view opens the Model view):
+//               "model"    the Model view (no other key)
+//               "rollout"  the Rollout view; "position": the query position drawn (from 0; default the last)
+//               "lens"     the Logit lens; "page": "lens" (the default) or "attribution" (the direct logit
+//                          attribution); "position": the position chosen (from 0; default the last);
+//                          "target": with "page": "attribution", the token id attributed (default each
+//                          position's top-1)
+//             A position past the step's input (a "repeat" of n tokens has 2n) is refused.
+enum class LessonViewKind { model, rollout, lens };
+const char* to_string(LessonViewKind kind);  // "model", "rollout", "lens"
+
+struct LessonView {
+  LessonViewKind kind = LessonViewKind::model;
+  std::optional<int> position;   // rollout: the query position; lens: the position chosen (none: the last token)
+  bool attribution = false;      // lens: the attribution page ("page": "attribution")
+  std::optional<int32_t> target; // lens attribution: the token attributed (none: the model's top-1)
+};
+
 struct LessonCheckpoint {
   std::string model;                        // as written ("" none)
   std::filesystem::path model_dir;          // <assets>/<model>
@@ -71,6 +90,7 @@ struct LessonCheckpoint {
   std::optional<int> head;                  // a head number
   std::optional<HeadPattern> top_head;      // or the top head of a pattern
   model::HeadAblation ablation;             // "ablate", "ablate_mode" (no heads: none)
+  std::optional<LessonView> view;           // "view" (none: the Model view with "ablate", else no view)
 };
 
 struct LessonStep {
@@ -82,6 +102,10 @@ struct LessonStep {
   // ("cells": [[10, 1], [10, 10]]); empty: none. Cells past the text's tokens are not drawn.
   std::vector<std::array<int, 2>> cells;
 };
+
+// The view a step shows in the Heads view's place: its checkpoint's "view", or the Model view for a step that
+// switches heads off without naming one; none: the scene's own view (or the Training window, lesson 7).
+std::optional<LessonViewKind> step_view(const LessonStep& step);
 
 // The calculator settings a lesson shows (a preset plus sequence, batch, element type, memory).
 struct LessonKvCache {

@@ -58,6 +58,9 @@ struct CompareRequest {
   ColorScale color_scale;                   // as compare_analyses takes it
   bool caption = true;
   std::string caption_note;                 // added to the caption (the window: top-1 next tokens)
+  // Settings of A's and B's runs that their analyses do not carry (the window: the heads switched off), each a
+  // caption piece added to that side's caption before they are compared: "A → B: + heads switched off: 0.0 (set to 0)".
+  std::string a_setting, b_setting;
   FigureWords words;
   // Only queries and keys token_first..token_last (tokens from 0; −1: every token), as ExportRequest's:
   // the locked range, the drift and the difference's range stay those of the whole input.
