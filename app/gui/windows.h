@@ -74,6 +74,8 @@ void DrawModelViewWindow(AppState& state);
 // view's place. RolloutBusy: its rollout or flow is being computed (scripted runs wait for it).
 void DrawRolloutWindow(AppState& state);
 bool RolloutBusy(const AppState& state);
+// The view's "every query" toggle (the layout sweep's screens set it as a click would).
+void SetRolloutEveryQuery(AppState& state, bool every_query);
 // Windows → Logit lens (window_lens.cpp): the open checkpoint's logit lens and direct logit attribution.
 void DrawLensWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a
