@@ -316,10 +316,11 @@ class Monkey:
             menu("menu_windows", "Rollout") + [("press", "rollout", "Compute flow"), ("any", "rollout"),
                                                ("press", "rollout", "Cancel"), ("press", "rollout", "Save CSV"),
                                                ("any", "rollout")],
-            # Token sets: a drag over the Input window's tokens, the Rollout view with every query and the set.
+            # Token sets: a drag over the Input window's tokens (Reset layout shows the Input window), the Rollout
+            # view with every query and the set.
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
-            menu("menu_windows", "Rollout") + [("drag_chips",), ("any", "rollout"), ("press", "rollout", "every query"),
-                                               ("any", "rollout"), ("drag_chips",), ("press", "rollout", "Save PNG")],
+            menu("menu_windows", "Reset layout") + menu("menu_windows", "Rollout") + [("drag_chips",), ("press", "rollout", "every query"), ("drag_chips",),
+                                               ("press", "rollout", "Save PNG"), ("any", "rollout")],
             open_window["Training"] + [("press", "training", "Compare MHA / GQA / MQA")] +
             menu("menu_language", "中文") + [("any", "training"), ("press", "training", "Reset")] +
             menu("menu_language", "English"),
