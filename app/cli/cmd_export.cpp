@@ -44,7 +44,26 @@ struct ExportOptions {
   std::string compare_view = "side-by-side";
   int head = -1, key = -1;  // --what qk-attribution (with --layer and --query)
   std::string query_set, key_set, set_reduce;  // a token set (token_set.h): "3,5,7", and sum | mean
+  bool every_query = false;  // --what rollout: every query of --layer
 };
+
+// --query-set / --key-set / --set-reduce as a token set (inactive when none is given); the range of its tokens
+// is checked once the input's tokens are known.
+TokenSet token_set_of(const ExportOptions& o) {
+  TokenSet set;
+  require(o.query_set.empty() || o.key_set.empty(), "--query-set and --key-set make one token set: give one of them");
+  if (!o.query_set.empty() || !o.key_set.empty()) {
+    const bool queries = !o.query_set.empty();
+    set.axis = queries ? TokenSetAxis::queries : TokenSetAxis::keys;
+    set.tokens = parse_token_list(queries ? o.query_set : o.key_set, queries ? "--query-set" : "--key-set");
+  }
+  if (!o.set_reduce.empty()) {
+    require(set.active(), "--set-reduce applies to a token set: give --query-set or --key-set");
+    require(o.set_reduce == "sum" || o.set_reduce == "mean", "--set-reduce takes sum or mean, got '" + o.set_reduce + "'");
+    set.reduce = parse_set_reduce(o.set_reduce);
+  }
+  return set;
+}
 
 // A scene file of --compare, analysed for its heads. Throws InputError naming the file.
 Analysis compare_side(const std::string& path, const char* side) {
@@ -182,10 +201,18 @@ void run_rollout(const ExportOptions& o) {
   require(!scene.view.show_scores, "--what rollout shows shares of the input tokens: leave out --scores");
   require(request.color_scale.mode != ScaleMode::per_head,
           "--what rollout has one colour bar for its panels (valid scale modes here: shared, fixed, locked)");
+  const TokenSet set = token_set_of(o);
+  require(!o.model.flow || (!o.every_query && set.axis != TokenSetAxis::queries),
+          "--flow is the flow into one position: leave it out with --every-query or --query-set");
+  require(!o.every_query || !flag_given(o.model.app, "--position"),
+          "--every-query draws every query position: leave out --position");
   check_export_path(o.out, request.format);
-  const std::shared_ptr<const pipeline::Result> result = model_rollout_for_export(o.model, o.scene);
-  const RolloutFigureInput in{result->run->stack.get(), result->rollout.get(), result->flow.get(),
-                              result->request.flow_position};
+  const std::shared_ptr<const pipeline::Result> result = model_rollout_for_export(o.model, o.scene, o.every_query);
+  RolloutFigureInput in{result->run->stack.get(), result->rollout.get(), result->flow.get(), result->request.flow_position};
+  in.every_query = o.every_query;
+  in.layer = flag_given(o.model.app, "--layer") ? o.model.layer : result->run->stack->layers - 1;  // default: the last
+  in.set = set;
+  if (set.active()) check_token_set(set, result->run->stack->tokens, set.axis == TokenSetAxis::queries ? "--query-set" : "--key-set");
   const ExportedFile file = export_rollout(in, request, o.out);
   std::string size;
   if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";
@@ -193,8 +220,12 @@ void run_rollout(const ExportOptions& o) {
     for (int64_t d : file.shape) size += (size.empty() ? "[" : ", ") + std::to_string(d);
     size += "]";
   }
-  std::printf("wrote %s (rollout%s of query %d, %s, %s)\n", o.out.c_str(), result->flow ? " and flow" : "",
-              in.position, to_string(request.format), size.c_str());
+  const std::string of = in.every_query ? "every query of layer " + std::to_string(in.layer)
+                         : set.axis == TokenSetAxis::queries ? "queries " + token_set_list(set)
+                                                              : "query " + std::to_string(in.position);
+  const std::string keys = set.axis == TokenSetAxis::keys ? ", keys " + token_set_list(set) : "";
+  std::printf("wrote %s (rollout%s of %s%s, %s, %s)\n", o.out.c_str(), result->flow ? " and flow" : "", of.c_str(),
+              keys.c_str(), to_string(request.format), size.c_str());
 }
 
 // export --what lens|attribution (core/lens_export.h): the same figures and CSV as the Logit lens window's.
@@ -225,9 +256,10 @@ void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
   // The figures of their own (rollout, lens, attribution, qk-attribution): each one's flags are refused elsewhere.
   const bool lens = o.what == "lens" || o.what == "attribution";
-  if (o.what == "qk-attribution" || o.what == "rollout" || lens)
+  if (o.what == "qk-attribution" || lens)
     require(o.query_set.empty() && o.key_set.empty() && o.set_reduce.empty(),
-            "--query-set, --key-set and --set-reduce apply to --what heads or head:N");
+            "--query-set, --key-set and --set-reduce apply to --what heads, head:N or rollout");
+  require(!o.every_query || o.what == "rollout", "--every-query goes with --what rollout");
   if (o.what != "qk-attribution")
     for (const char* flag : {"--head", "--key"})
       require(!flag_given(o.model.app, flag), std::string(flag) + " applies to --what qk-attribution");
@@ -256,19 +288,11 @@ void run(const ExportOptions& o) {
             "--token-range applies to --what heads or head:N");
   }
   // A token set: its tokens' range is checked against the input once the tokens are known (validate_export).
-  require(o.query_set.empty() || o.key_set.empty(), "--query-set and --key-set make one token set: give one of them");
-  if (!o.query_set.empty() || !o.key_set.empty()) {
-    const bool queries = !o.query_set.empty();
-    request.token_set.axis = queries ? TokenSetAxis::queries : TokenSetAxis::keys;
-    request.token_set.tokens = parse_token_list(queries ? o.query_set : o.key_set, queries ? "--query-set" : "--key-set");
+  request.token_set = token_set_of(o);
+  if (request.token_set.active())
     require(request.what == ExportWhat::heads || request.what == ExportWhat::head,
-            std::string(queries ? "--query-set" : "--key-set") + " applies to --what heads or head:N");
-  }
-  if (!o.set_reduce.empty()) {
-    require(request.token_set.active(), "--set-reduce applies to a token set: give --query-set or --key-set");
-    require(o.set_reduce == "sum" || o.set_reduce == "mean", "--set-reduce takes sum or mean, got '" + o.set_reduce + "'");
-    request.token_set.reduce = parse_set_reduce(o.set_reduce);
-  }
+            std::string(request.token_set.axis == TokenSetAxis::queries ? "--query-set" : "--key-set") +
+                " applies to --what heads, head:N or rollout");
   const Scene scene = build_scene(o.scene);
   request.colormap = parse_colormap(scene.view.colormap);
   request.scores = scene.view.show_scores;
@@ -328,11 +352,16 @@ void add_export_command(CLI::App& root) {
                   "input's range");
   cmd->add_option("--query-set", options->query_set,
                   "heads, head:N: a token set of queries, e.g. 3,5,7 (tokens from 0): their attention summed (or "
-                  "averaged) as one more row under each head; CSV/.npy get that row");
+                  "averaged) as one more row under each head; CSV/.npy get that row. rollout: each layer's row is "
+                  "their rows' sum (with --every-query one more row)");
   cmd->add_option("--key-set", options->key_set,
                   "heads, head:N: a token set of keys, e.g. 2,4: the attention each query gives them, summed (or "
-                  "averaged), as one more column after each head; CSV/.npy get that column");
+                  "averaged), as one more column after each head; CSV/.npy get that column. rollout: one more "
+                  "column, the share of those keys");
   cmd->add_option("--set-reduce", options->set_reduce, "With --query-set or --key-set: sum (default) | mean");
+  cmd->add_flag("--every-query", options->every_query,
+                "rollout: every query of one layer (--layer, default the last) as [T,T] matrices, attention (head "
+                "mean) and rollout, in place of one query's row per layer");
   cmd->add_option("--language", options->language,
                   "Language of the figure's titles, captions and colour-bar titles: en | zh (default en)");
   cmd->add_option("--out", options->out, "Output file (its folder must exist)")->required();
@@ -354,7 +383,9 @@ void add_export_command(CLI::App& root) {
       "part, one column per key part, totals in the last row and column.\n"
       "rollout: with --checkpoint or --attentions, the Rollout view for the query --position (default the last\n"
       "token): one row per layer (from 0) of each input token's share, panels attention (head mean of the layer),\n"
-      "rollout and, with --flow, flow (share); CSV/.npy [panels, L, T].\n"
+      "rollout and, with --flow, flow (share); CSV/.npy [panels, L, T]. --every-query: every query of --layer\n"
+      "(default the last), the [T,T] attention and rollout. --query-set: each layer's row is the set's sum (mean)\n"
+      "of those queries' rows; --key-set: one more column, the share of those keys.\n"
       "lens: with --checkpoint, the logit lens: layers x positions, each cell its top next token, coloured by its\n"
       "probability, and under it each cell's KL to the final distribution and the rank of the model's top-1 (PNG,\n"
       "SVG; CSV: one row per layer and position with the top --lens-top-k tokens). attribution: with\n"

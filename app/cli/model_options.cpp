@@ -326,9 +326,11 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
   return pipeline::run(request).run->stack;
 }
 
-std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& o, const SceneOptions& scene) {
+std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& o, const SceneOptions& scene,
+                                                                 bool every_query) {
   check_model_flags(o, scene);
-  require(!flag_given(o.app, "--layer"), "--what rollout shows every layer: leave out --layer");
+  require(!flag_given(o.app, "--layer") || every_query,
+          "--what rollout shows every layer: leave out --layer (or add --every-query for one layer's every query)");
   pipeline::Request request;
   request.layer = -1;  // every layer, none in detail
   if (!o.attentions.empty()) {
@@ -349,6 +351,11 @@ std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOpti
           "--position " + std::to_string(o.position) + " does not exist: the input has " + std::to_string(T) +
               " tokens (0–" + std::to_string(T - 1) + ")");
   result->request.flow_position = flag_given(o.app, "--position") ? o.position : T - 1;
+  if (every_query && flag_given(o.app, "--layer")) {
+    const int L = result->run->stack->layers;
+    require(o.layer >= 0 && o.layer < L, "--layer " + std::to_string(o.layer) + " does not exist: the model has " +
+                                             std::to_string(L) + " layers (0–" + std::to_string(L - 1) + ")");
+  }
   if (o.flow) {
     pipeline::run_steps(*result, {pipeline::Step::flow});
     require(result->flow != nullptr, "--flow: " + result->flow_error);

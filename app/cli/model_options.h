@@ -69,9 +69,11 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
 pipeline::Result model_qk_attribution_for_export(const ModelOptions& options, const SceneOptions& scene, int head,
                                                  int query, int key);
 // export --what rollout: the run of --checkpoint or --attentions with the rollout (and with --flow the flow into
-// --position, every layer) made; its request's flow_position is the query drawn (--position, else the last token). Refuses --layer; throws InputError with the step's reason (e.g. the flow's
+// --position, every layer) made; its request's flow_position is the query drawn (--position, else the last token). Refuses --layer but with
+// `every_query` (then checks it against the model's layers); throws InputError with the step's reason (e.g. the flow's
 // token limit).
-std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& options, const SceneOptions& scene);
+std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOptions& options, const SceneOptions& scene,
+                                                                 bool every_query = false);
 // export --what lens|attribution: the checkpoint's forward with both lens steps (--checkpoint only; refuses --layer).
 pipeline::Result model_lens_for_export(const ModelOptions& options, const SceneOptions& scene);
 

@@ -55,6 +55,9 @@ struct InputWindowState {
   std::string tokenizer_path;             // a model's tokenizer being typed (applied with Load)
   bool tokenizer_path_shown = false;      // the field was filled from the scene once
   std::vector<std::string> recent_tokenizers;  // newest first, persisted with the preferences
+  // A drag over the token strip (window_input.cpp): the chip pressed and the chip under the pointer now;
+  // −1 while no drag is under way. Released on another chip, the range becomes the token set.
+  int drag_from = -1, drag_to = -1;
 };
 
 struct ModelWindowState {

@@ -1,5 +1,6 @@
 #include "gui/scripted_run.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "attnscope/classroom/lessons.h"
@@ -71,6 +72,11 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["selected_query"] = state.scene.view.selected_query;
   j["token_set"] = {{"axis", to_string(state.scene.view.token_set.axis)}, {"tokens", state.scene.view.token_set.tokens},
                     {"reduce", to_string(state.scene.view.token_set.reduce)}};
+  // A drag over the Input window's token strip under way: the chips it lights up, "1-4" ("" none).
+  const int drag_from = state.input.drag_from, drag_to = state.input.drag_to;
+  j["token_drag"] = drag_from < 0 || drag_from == drag_to ? std::string()
+                                                          : std::to_string(std::min(drag_from, drag_to)) + "-" +
+                                                                std::to_string(std::max(drag_from, drag_to));
   std::string ablated;  // the heads the Model view switched off, "1.0,1.3" ("" none)
   for (const model::HeadRef& h : state.checkpoint.ablation.heads)
     ablated += (ablated.empty() ? "" : ",") + std::to_string(h.layer) + "." + std::to_string(h.head);
@@ -239,7 +245,17 @@ LayoutSweep::LayoutSweep() {
                      state.show_model_view = false;
                      state.show_rollout = true;
                    }});
+  // The Rollout view with every query, then with a set of queries and of keys (token_sets.h).
+  plan_.push_back({"window rollout every query", [](AppState& state) { SetRolloutEveryQuery(state, true); }});
+  plan_.push_back({"window rollout query set", [](AppState& state) {
+                     SetRolloutEveryQuery(state, false);
+                     state.scene.view.token_set = TokenSet{TokenSetAxis::queries, {0, 1}, SetReduce::sum};
+                   }});
+  plan_.push_back({"window rollout key set", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{TokenSetAxis::keys, {0, 1}, SetReduce::mean};
+                   }});
   plan_.push_back({"window logit lens", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{};
                      state.show_model_view = state.show_rollout = false;
                      state.show_lens = true;
                    }});

@@ -28,6 +28,16 @@ void ToggleTokenInSet(AppState& state, TokenSetAxis axis, int token) {
   NoteEdit(state, Panel::heads);  // the pictures draw it
 }
 
+void SetTokenRange(AppState& state, TokenSetAxis axis, int first, int last) {
+  TokenSet& set = state.scene.view.token_set;
+  std::vector<int> tokens;
+  for (int t = std::min(first, last); t <= std::max(first, last); ++t) tokens.push_back(t);
+  if (set.axis == axis && set.tokens == tokens) return;
+  set.axis = axis;
+  set.tokens = std::move(tokens);
+  NoteEdit(state, Panel::heads);
+}
+
 void ClearTokenSet(AppState& state) {
   if (state.scene.view.token_set.axis == TokenSetAxis::none && state.scene.view.token_set.tokens.empty()) return;
   const SetReduce reduce = state.scene.view.token_set.reduce;  // the toggle stays as chosen

@@ -17,6 +17,8 @@ namespace attnscope::gui {
 // Adds `token` to the set on `axis` (or takes it out; a set on the other axis is replaced by {token}).
 void ToggleTokenInSet(AppState& state, TokenSetAxis axis, int token);
 void ClearTokenSet(AppState& state);
+// Makes the set the tokens first..last (either order) on `axis`, in place of any set (a drag over the token strip).
+void SetTokenRange(AppState& state, TokenSetAxis axis, int first, int last);
 
 // The Heads toolbar's line while a set is chosen: its name and tokens, sum | mean, and × to clear it.
 void DrawTokenSetBar(AppState& state);

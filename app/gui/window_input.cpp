@@ -498,25 +498,45 @@ void DrawTokenList(AppState& state) {
       run && run->stack && run->stack->ids.size() == att.labels.size() && state.analysis.get() != nullptr &&
       &run->analysis == state.analysis.get())
     ids = &run->stack->ids;
+  // A drag over the chips (press on one, release on another) makes the tokens between them the token set, on
+  // the axis a Ctrl+click would choose; the chips of the range light up while the button is held. A press and
+  // release on the same chip stays a click.
+  const TokenSet& set = state.scene.view.token_set;
+  const TokenSetAxis drag_axis = set.axis == TokenSetAxis::keys ? TokenSetAxis::keys : TokenSetAxis::queries;
+  InputWindowState& in = state.input;
+  const bool dragging = in.drag_from >= 0 && ImGui::IsMouseDown(ImGuiMouseButton_Left);
+  const int drag_lo = std::min(in.drag_from, in.drag_to), drag_hi = std::max(in.drag_from, in.drag_to);
+  const bool drag_range = dragging && in.drag_from != in.drag_to;
   for (int i = 0; i < int(att.labels.size()); ++i) {
     const bool is_selected = i == selected;
     const int32_t id = size_t(i) < ids->size() ? (*ids)[size_t(i)] : kNoTokenId;
     ImGui::PushID(i);
-    // A chip of a token set (token_sets.h) looks selected too; Ctrl+click adds a chip to the set (queries
-    // unless the set is of keys) or takes it out.
-    const TokenSet& set = state.scene.view.token_set;
-    const bool in_set = set.active() && std::binary_search(set.tokens.begin(), set.tokens.end(), i);
-    if (TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id, is_selected || in_set, right)) {
-      if (ImGui::GetIO().KeyCtrl) ToggleTokenInSet(state, set.axis == TokenSetAxis::keys ? TokenSetAxis::keys : TokenSetAxis::queries, i);
+    // A chip of a token set (token_sets.h) looks selected too (while a drag is under way: the dragged range
+    // instead); Ctrl+click adds a chip to the set (queries unless the set is of keys) or takes it out.
+    const bool in_set = drag_range ? i >= drag_lo && i <= drag_hi
+                                   : set.active() && std::binary_search(set.tokens.begin(), set.tokens.end(), i);
+    const bool clicked = TokenChip(i, state.fonts->display_label(att.labels[size_t(i)]), id,
+                                   (!drag_range && is_selected) || in_set, right);
+    RecordLastItem(state, "input.token." + std::to_string(i));
+    if (ImGui::IsItemActivated()) in.drag_from = in.drag_to = i;
+    if (in.drag_from >= 0 && ImGui::IsMouseHoveringRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax())) in.drag_to = i;
+    if (clicked && !(in.drag_from >= 0 && in.drag_from != in.drag_to)) {
+      if (ImGui::GetIO().KeyCtrl) ToggleTokenInSet(state, drag_axis, i);
       else SelectQuery(state, is_selected ? -1 : i);
     }
-    if (ImGui::IsItemHovered()) {
+    if (ImGui::IsItemHovered() && in.drag_from < 0) {
       const std::string detail = TokenDetail(att, i);
       ImGui::SetTooltip("%s", (trf("token %d", i) + (detail.empty() ? "" : " · " + detail) + "\n" +
-                               tr("Ctrl+click: add to the token set (again: take it out)")).c_str());
+                               tr("Ctrl+click: add to the token set (again: take it out)") + "\n" +
+                               tr("drag over tokens: make them the token set")).c_str());
     }
     ImGui::PopID();
   }
+  if (in.drag_from >= 0 && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) {  // released
+    if (in.drag_from != in.drag_to && in.drag_to >= 0) SetTokenRange(state, drag_axis, in.drag_from, in.drag_to);
+    in.drag_from = in.drag_to = -1;
+  }
+  if (in.drag_from >= int(att.labels.size()) || in.drag_to >= int(att.labels.size())) in.drag_from = in.drag_to = -1;
   ImGui::EndChild();
 }
 

@@ -6,6 +6,12 @@
 // rollout_figure.h), the same as `export --what rollout`; Save PNG/SVG/CSV write it. Hover a cell for the
 // exact values of all panels.
 //
+// "every query" draws one layer's whole matrices instead (a layer slider): Ā_l and Ã_l, [T, T], queries down,
+// input tokens across, masked cells as masked. A token set (the scene's, token_sets.h; Ctrl+click or a drag
+// over the Input window's tokens) changes the rows: a set of queries makes each layer's row their sum or mean
+// (named in the panel titles; with every query, one more row under the matrix), a set of keys adds a column,
+// their share together. The flow is into one position: it is drawn with one query only.
+//
 // The rollout and the flow are pipeline steps run by the view's RolloutWorker (core/rollout_worker.h), off
 // the UI thread: the flow with a progress bar and Cancel, refused above pipeline::flow_max_tokens tokens.
 // A layer without a softmax (Qwen3-Next's Gated DeltaNet, Granite 4.0-H's Mamba-2) is read as the engine
@@ -21,6 +27,7 @@
 #include <filesystem>
 #include <string>
 
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/figure/rollout_figure.h"
 #include "attnscope/io/file_io.h"
 #include "core/rollout_worker.h"
@@ -46,11 +53,16 @@ struct RolloutViewState {
   std::string error;       // the engine's reason for no rollout, or for no flow
   std::string flow_note;   // "flow cancelled"
   int position = -1;       // the query drawn (−1: the last token)
+  bool every_query = false;  // the whole [T, T] of `layer` in place of one query's row per layer
+  int layer = -1;            // with every_query: the layer drawn (−1: the last)
   std::shared_ptr<const model::AttentionStack> submitted;  // the stack whose rollout was asked for
   // The figure as drawn, its panels' colours as textures.
   FigureSpec figure;
   const void* figure_of = nullptr;
   int figure_position = -1;
+  bool figure_every_query = false;
+  int figure_layer = -1;
+  TokenSet figure_set;
   const AttentionFlow* figure_flow = nullptr;
   int figure_colormap = -1;
   std::vector<GlTexture> textures;
@@ -94,10 +106,29 @@ void Update(AppState& state, RolloutViewState& v) {
 
 int Position(const RolloutViewState& v, int tokens) { return v.position >= 0 && v.position < tokens ? v.position : tokens - 1; }
 
-RolloutFigureInput FigureInput(const RolloutViewState& v) {
+int Layer(const RolloutViewState& v, int layers) { return v.layer >= 0 && v.layer < layers ? v.layer : layers - 1; }
+
+// The scene's token set when it fits this input (the Input window's tokens are the model's), else none.
+TokenSet SetOf(const AppState& state, const model::AttentionStack& s) {
+  const TokenSet& set = state.scene.view.token_set;
+  if (!set.active()) return {};
+  for (const int t : set.tokens)
+    if (t < 0 || t >= s.tokens) return {};
+  return set;
+}
+
+// The flow is into one position: drawn with one query only (not every query, not a set of queries).
+bool FlowDrawn(const RolloutViewState& v, const TokenSet& set) { return !v.every_query && set.axis != TokenSetAxis::queries; }
+
+RolloutFigureInput FigureInput(const AppState& state, const RolloutViewState& v) {
   const int position = Position(v, v.stack->tokens);
-  const AttentionFlow* flow = v.flow && v.flow_position == position ? v.flow.get() : nullptr;
-  return {v.stack.get(), v.rollout.get(), flow, position};
+  const TokenSet set = SetOf(state, *v.stack);
+  const AttentionFlow* flow = v.flow && v.flow_position == position && FlowDrawn(v, set) ? v.flow.get() : nullptr;
+  RolloutFigureInput in{v.stack.get(), v.rollout.get(), flow, position};
+  in.every_query = v.every_query;
+  in.layer = Layer(v, v.stack->layers);
+  in.set = set;
+  return in;
 }
 
 ExportRequest RequestFor(const AppState& state, ExportFormat format) {
@@ -114,10 +145,12 @@ ExportRequest RequestFor(const AppState& state, ExportFormat format) {
 
 // The figure of what is on screen, remade when the rollout, flow, query or colormap changes.
 void MakeFigure(AppState& state, RolloutViewState& v) {
-  const RolloutFigureInput in = FigureInput(v);
+  const RolloutFigureInput in = FigureInput(state, v);
   const int colormap = int(parse_colormap(state.scene.view.colormap));
   if (v.figure_of == v.rollout.get() && v.figure_position == in.position && v.figure_flow == in.flow &&
-      v.figure_colormap == colormap && !v.figure.panels.empty())
+      v.figure_colormap == colormap && v.figure_every_query == in.every_query && v.figure_layer == in.layer &&
+      v.figure_set == in.set &&
+      !v.figure.panels.empty())
     return;
   ExportRequest r = RequestFor(state, ExportFormat::png);
   r.caption = false;
@@ -126,6 +159,9 @@ void MakeFigure(AppState& state, RolloutViewState& v) {
   v.figure_position = in.position;
   v.figure_flow = in.flow;
   v.figure_colormap = colormap;
+  v.figure_every_query = in.every_query;
+  v.figure_layer = in.layer;
+  v.figure_set = in.set;
   v.textures.resize(v.figure.panels.size());
   for (size_t p = 0; p < v.figure.panels.size(); ++p)
     v.textures[p].update(v.figure.panels[p].cols, v.figure.panels[p].rows, panel_colors(v.figure, p));
@@ -144,7 +180,7 @@ void SaveFigure(AppState& state, RolloutViewState& v, ExportFormat format) {
            (std::string("attnscope-rollout-") + stamp + "-" + std::to_string(n) + "." + to_string(format));
   try {
     ensure_directory(path.parent_path());
-    export_rollout(FigureInput(v), RequestFor(state, format), path);
+    export_rollout(FigureInput(state, v), RequestFor(state, format), path);
     state.status = std::string(tr("wrote ")) + std::filesystem::absolute(path).string();
   } catch (const std::exception& e) {
     state.status = std::string(tr("not exported: ")) + e.what();
@@ -172,19 +208,35 @@ void Tooltip(const RolloutViewState& v, const RolloutFigureInput& in, int layer,
   ImGui::EndTooltip();
 }
 
+// A cell of every query, or of a token set's rows or column: its row and column, and each panel's value as drawn.
+void FigureTooltip(const FigureSpec& f, int row, int col) {
+  const PanelSpec& first = f.panels[0];
+  ImGui::BeginTooltip();
+  const std::string& row_label = first.row_labels[size_t(row)];
+  const std::string& col_label = first.col_labels[size_t(col)];
+  ImGui::TextUnformatted((row_label + " · " + col_label).c_str());
+  ImGui::Separator();
+  for (const PanelSpec& p : f.panels) {
+    const float value = p.values[size_t(row) * size_t(p.cols) + size_t(col)];
+    ImGui::TextUnformatted((p.title + ": " + (std::isfinite(value) ? FormatValue(value) : std::string(tr("masked")))).c_str());
+  }
+  ImGui::EndTooltip();
+}
+
 // The figure's panels as the export lays them out (one under the other, or side by side), with cells as wide
 // as the width allows and as tall as the height allows (a layer's row is a bar of T cells, not a square
 // matrix): layer numbers down the left, the tokens along the top, each panel's title under it, the colour
 // bar on the right; a cell under the pointer gets its exact values in a tooltip.
 void DrawFigure(AppState& state, RolloutViewState& v) {
   MakeFigure(state, v);
-  const RolloutFigureInput in = FigureInput(v);
+  const RolloutFigureInput in = FigureInput(state, v);
   const FigureSpec& f = v.figure;
   const int P = int(f.panels.size()), C = std::max(1, f.grid_columns), R = (P + C - 1) / C;
   const int L = f.panels[0].rows, T = f.panels[0].cols;
   const float font = ImGui::GetFontSize(), gap = std::round(font * 0.6f), title_h = std::round(font * 1.5f);
+  // The rows' labels: the layer numbers (a query set's rows are its layers too), or every query's tokens.
   std::vector<std::string> layers;
-  for (int l = 0; l < L; ++l) layers.push_back(std::to_string(l));
+  for (int l = 0; l < L; ++l) layers.push_back(in.every_query ? f.panels[0].row_labels[size_t(l)] : std::to_string(l));
   const float label_w = LabelExtent(layers, FLT_MAX) + font * 0.6f;
   const ColorBarSpec& bar = f.colorbars[0];
   const std::string bar_title = tr("share of the input token");
@@ -258,7 +310,8 @@ void DrawFigure(AppState& state, RolloutViewState& v) {
     draw->AddRect(sw, ImVec2(sw.x + font * 0.9f, sw.y + font * 0.9f), border);
     draw->AddText(ImVec2(sw.x + font * 1.2f, sw.y - font * 0.05f), text, tr("masked"));
   }
-  if (hover_l >= 0) Tooltip(v, in, hover_l, hover_j);
+  if (hover_l >= 0 && !in.every_query && !in.set.active()) Tooltip(v, in, hover_l, hover_j);
+  else if (hover_l >= 0) FigureTooltip(f, hover_l, hover_j);
 }
 
 }  // namespace
@@ -270,6 +323,7 @@ void ShowRolloutAt(AppState& state, int position) {
   state.show_model_view = state.show_lens = false;
   ViewState(state).position = position;
 }
+void SetRolloutEveryQuery(AppState& state, bool every_query) { ViewState(state).every_query = every_query; }
 
 bool RolloutBusy(const AppState& state) {
   return state.show_rollout && state.rollout && (state.rollout->worker.busy() || state.rollout->submitted != OpenStack(state));
@@ -325,15 +379,41 @@ void DrawRolloutWindow(AppState& state) {
                 "position kept for itself (the residual), multiplied through the layers: row l is the share of each "
                 "input token in the query's position after layer l. Flow: the most that can flow from each input token "
                 "to the query through the layers' attention, divided by the row's sum. Masked keys stay masked."));
-  int query = position;
-  ImGui::SetNextItemWidth(FitItemWidth(ImGui::GetFontSize() * 14, tr("query position")));
-  if (SliderIntTyped(tr("query position"), &query, 0, T - 1)) v.position = query;
-  RecordLastItem(state, "rollout.query");
-  const std::string label = position < int(s.labels.size()) ? s.labels[size_t(position)] : "";
-  SameLineIfFits(ImGui::CalcTextSize(label.c_str()).x + ImGui::GetFontSize() * 2);
-  ImGui::TextUnformatted(("«" + label + "»").c_str());
+  // Every query: one layer's whole matrices; else one query's (or a set of queries') row per layer.
+  if (ImGui::Checkbox(tr("every query"), &v.every_query)) state.status.clear();
+  RecordLastItem(state, "rollout.every_query");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Every query position of one layer: its head-mean attention and its rollout as whole "
+                               "matrices (rows: queries, columns: input tokens)"));
+  const TokenSet set = SetOf(state, s);
+  if (v.every_query) {
+    int layer = Layer(v, s.layers);
+    SameLineIfFits(ImGui::GetFontSize() * 12);
+    ImGui::SetNextItemWidth(FitItemWidth(ImGui::GetFontSize() * 10, tr("layer")));
+    if (SliderIntTyped(tr("layer"), &layer, 0, s.layers - 1)) v.layer = layer;
+    RecordLastItem(state, "rollout.layer");
+  } else if (set.axis == TokenSetAxis::queries) {
+    SameLineIfFits(ImGui::GetFontSize() * 12);
+    ImGui::TextUnformatted((trf(token_set_label_key(set), int(set.tokens.size())) + ": " + token_set_list(set)).c_str());
+    RecordLastItem(state, "rollout.query_set");
+  } else {
+    int query = position;
+    SameLineIfFits(ImGui::GetFontSize() * 16);
+    ImGui::SetNextItemWidth(FitItemWidth(ImGui::GetFontSize() * 14, tr("query position")));
+    if (SliderIntTyped(tr("query position"), &query, 0, T - 1)) v.position = query;
+    RecordLastItem(state, "rollout.query");
+    const std::string label = position < int(s.labels.size()) ? s.labels[size_t(position)] : "";
+    SameLineIfFits(ImGui::CalcTextSize(label.c_str()).x + ImGui::GetFontSize() * 2);
+    ImGui::TextUnformatted(("«" + label + "»").c_str());
+  }
+  if (set.axis == TokenSetAxis::keys) {
+    const std::string keys = trf(token_set_label_key(set), int(set.tokens.size())) + ": " + token_set_list(set);
+    SameLineIfFits(ImGui::CalcTextSize(keys.c_str()).x + ImGui::GetFontSize());
+    ImGui::TextUnformatted(keys.c_str());
+    RecordLastItem(state, "rollout.key_set");
+  }
   // Flow: a button, then progress and Cancel while it runs.
-  const RolloutFigureInput in = FigureInput(v);
+  const RolloutFigureInput in = FigureInput(state, v);
   if (v.worker.flow_running()) {
     const float w = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(tr("Cancel")).x - ImGui::GetFontSize() * 2;
     ImGui::ProgressBar(float(v.worker.progress()), ImVec2(std::max(w, ImGui::GetFontSize() * 6), 0),
@@ -343,12 +423,15 @@ void DrawRolloutWindow(AppState& state) {
     if (ImGui::Button(tr("Cancel"))) v.worker.cancel();
     RecordLastItem(state, "rollout.cancel");
   } else {
-    ImGui::BeginDisabled(in.flow != nullptr || T > pipeline::flow_max_tokens);
+    const bool one_query = FlowDrawn(v, set);
+    ImGui::BeginDisabled(in.flow != nullptr || T > pipeline::flow_max_tokens || !one_query);
     if (ImGui::Button(tr("Compute flow"))) v.worker.submit({v.stack, true, position});
     ImGui::EndDisabled();
     RecordLastItem(state, "rollout.flow");
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s", T > pipeline::flow_max_tokens
+      ImGui::SetTooltip("%s", !one_query ? tr("The flow is into one query position: leave every query and the set of queries to "
+                                              "compute it")
+                              : T > pipeline::flow_max_tokens
                                   ? trf("Attention flow is limited to %d tokens (its cost grows as T³); this input has %d.",
                                         pipeline::flow_max_tokens, T).c_str()
                                   : tr("The maximum flow from each input token into the query, after every layer "
@@ -374,7 +457,7 @@ void DrawRolloutWindow(AppState& state) {
   if (!linear.empty())
     HintText(trf("%s layers (%s) have no softmax: rollout reads each as the head mean of |M| with every row divided by its "
                  "sum (not probabilities).", kind.c_str(), linear.c_str()));
-  HintText(tr("rows: layers from 0, columns: input tokens"));
+  HintText(tr(v.every_query ? "rows: queries, columns: input tokens" : "rows: layers from 0, columns: input tokens"));
   DrawFigure(state, v);
   ImGui::End();
 }

@@ -77,6 +77,8 @@ bool RolloutBusy(const AppState& state);
 // Opens the Rollout view in the Model view's place (closing the Model view and the lens) on query `position`
 // (−1: the last token; a position past the input draws the last): a lesson step's "view".
 void ShowRolloutAt(AppState& state, int position);
+// The view's "every query" toggle (the layout sweep's screens set it as a click would).
+void SetRolloutEveryQuery(AppState& state, bool every_query);
 // Windows → Logit lens (window_lens.cpp): the open checkpoint's logit lens and direct logit attribution.
 void DrawLensWindow(AppState& state);
 // Opens assets/models/induction (the model attnscope's trainer made) in the Checkpoint window; a

@@ -110,6 +110,69 @@ TEST_CASE("cli rollout: export --what rollout CSV is the figure's numbers; PNG a
   }
 }
 
+TEST_CASE("cli rollout: --query-set, --key-set and --every-query hold the sums of rollout.h's rows, columns and matrices") {
+  const fs::path out = fresh_dir("cli_rollout_sets");
+  const Direct d = direct(fixture);
+  const int L = d.stack.layers, T = d.stack.tokens, last = T - 1;
+  REQUIRE(T > 4);
+  auto exported = [&](const std::string& flags) {
+    const fs::path file = out / "r.npy";
+    const CliRun r = run_cli("export " + args_of(fixture) + " --what rollout " + flags + " --format npy --out " + quoted(file));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return read_npy(file, 3);
+  };
+  // The panels' matrices: 0 the head mean Ā_l, 1 the rollout Ã_l.
+  auto matrix = [&](int panel, int l) -> Mat { return panel == 0 ? Mat(d.rollout.mean(l)) : Mat(d.rollout.rollout(l)); };
+  // A set of queries, mean: row l of each panel is the mean of rows 1 and 3 of layer l.
+  const NpyArray queries = exported("--query-set 1,3 --set-reduce mean");
+  REQUIRE(queries.shape == std::vector<int64_t>{2, L, T});
+  double worst = 0;
+  for (int p = 0; p < 2; ++p)
+    for (int l = 0; l < L; ++l)
+      for (int j = 0; j < T; ++j) {
+        const double want = (double(matrix(p, l)(1, j)) + double(matrix(p, l)(3, j))) / 2;
+        worst = std::max(worst, std::abs(double(queries.data[(size_t(p) * L + l) * T + j]) - want));
+      }
+  CHECK(worst <= 1e-6);
+  // A set of keys, sum: one more column, the last query's share of keys 0 and 2 together.
+  const NpyArray keys = exported("--key-set 0,2");
+  REQUIRE(keys.shape == std::vector<int64_t>{2, L, T + 1});
+  worst = 0;
+  for (int p = 0; p < 2; ++p)
+    for (int l = 0; l < L; ++l) {
+      for (int j = 0; j < T; ++j)
+        worst = std::max(worst, std::abs(double(keys.data[(size_t(p) * L + l) * (T + 1) + j] - matrix(p, l)(last, j))));
+      const double want = double(matrix(p, l)(last, 0)) + double(matrix(p, l)(last, 2));
+      worst = std::max(worst, std::abs(double(keys.data[(size_t(p) * L + l) * (T + 1) + T]) - want));
+    }
+  CHECK(worst <= 1e-6);
+  // Every query of layer 1: the whole matrices; with a set of queries one more row, their sum.
+  REQUIRE(L > 1);
+  const NpyArray every = exported("--every-query --layer 1 --query-set 0,4");
+  REQUIRE(every.shape == std::vector<int64_t>{2, T + 1, T});
+  worst = 0;
+  for (int p = 0; p < 2; ++p)
+    for (int j = 0; j < T; ++j) {
+      for (int i = 0; i < T; ++i)
+        worst = std::max(worst, std::abs(double(every.data[(size_t(p) * (T + 1) + i) * T + j] - matrix(p, 1)(i, j))));
+      const double want = double(matrix(p, 1)(0, j)) + double(matrix(p, 1)(4, j));
+      worst = std::max(worst, std::abs(double(every.data[(size_t(p) * (T + 1) + T) * T + j]) - want));
+    }
+  CHECK(worst <= 1e-6);
+  // Without --layer, every query is of the last layer.
+  const NpyArray last_layer = exported("--every-query");
+  REQUIRE(last_layer.shape == std::vector<int64_t>{2, T, T});
+  CHECK(last_layer.data[size_t(T) * T + size_t(last) * T] == doctest::Approx(matrix(1, L - 1)(last, 0)).epsilon(1e-6));
+  // The CSV names the set in each panel's title and the key set's column.
+  const fs::path csv = out / "keys.csv";
+  REQUIRE(run_cli("export " + args_of(fixture) + " --what rollout --query-set 1,3 --format csv --out " + quoted(csv)).exit_code == 0);
+  CHECK(contains(read_file(csv, 1 << 24), "rollout · Σ of 2 queries (1, 3)"));
+  const fs::path kcsv = out / "k.csv";
+  REQUIRE(run_cli("export " + args_of(fixture) + " --what rollout --key-set 0,2 --set-reduce mean --format csv --out " + quoted(kcsv))
+              .exit_code == 0);
+  CHECK(contains(csv_lines(read_file(kcsv, 1 << 24)).at(0), "mean of 2 keys"));
+}
+
 TEST_CASE("cli rollout: bad values exit 2 with the reason and leave no file") {
   const fs::path out = fresh_dir("cli_rollout_bad");
   struct Bad {
@@ -131,6 +194,15 @@ TEST_CASE("cli rollout: bad values exit 2 with the reason and leave no file") {
             "go with --what rollout"},
            {"export " + args_of(fixture) + " --what rollout --scale-mode per-head --format png --out " + quoted(out / "r.png"),
             "one colour bar"},
+           {"export " + args_of(fixture) + " --what rollout --query-set 1," + std::to_string(T) + " --format csv --out " +
+                quoted(out / "r.csv"),
+            "--query-set: token " + std::to_string(T) + " is outside this input"},
+           {"export " + args_of(fixture) + " --what rollout --query-set 1,2 --flow --format csv --out " + quoted(out / "r.csv"),
+            "leave it out with --every-query or --query-set"},
+           {"export " + args_of(fixture) + " --what rollout --every-query --position 1 --format csv --out " + quoted(out / "r.csv"),
+            "leave out --position"},
+           {"export " + args_of(fixture) + " --what rollout --every-query --layer 99 --format csv --out " + quoted(out / "r.csv"),
+            "--layer 99 does not exist"},
        }) {
     CAPTURE(b.args);
     const CliRun r = run_cli(b.args);

@@ -82,9 +82,9 @@ TEST_CASE("cli export token set: bad sets exit 2 naming the valid tokens, and wr
       {"--what heads --query-set 1 --key-set 2", "give one of them"},
       {"--what heads --query-set 1 --set-reduce max", "--set-reduce takes sum or mean"},
       {"--what heads --set-reduce mean", "give --query-set or --key-set"},
-      {"--what relpos --query-set 1", "applies to --what heads or head:N"},
-      {"--what rollout --query-set 1", "apply to --what heads or head:N"},
-      {"--what qk-attribution --key-set 1", "apply to --what heads or head:N"},
+      {"--what relpos --query-set 1", "applies to --what heads, head:N or rollout"},
+      {"--what qk-attribution --key-set 1", "apply to --what heads, head:N or rollout"},
+      {"--what heads --every-query", "--every-query goes with --what rollout"},
   };
   for (const Case& c : cases) {
     const fs::path out = dir / "x.png";

@@ -1,7 +1,9 @@
 // The Rollout view (issue 38 item 1) through the X server: real clicks (xdotool) open Windows → Rollout on the
 // GPT-2 fixture, press "Compute flow", wait for the flow panel, press "Save CSV"; the file the view wrote is
 // byte for byte the one `attnscope export --what rollout --flow` writes for the same checkpoint and ids. A
-// scripted run of the view in both languages shows the figure's panels and the seeded scene's sentence.
+// scripted run of the view in both languages shows the figure's panels and the seeded scene's sentence. A real
+// click on "every query" and a real drag over the Input window's tokens (a set of queries) each give a Save CSV
+// byte for byte the command line's `--every-query` and `--query-set` export.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -76,6 +78,62 @@ TEST_SUITE("gui_rollout") {
     const std::string view_csv = read_file(written, 1 << 24), cli_csv = read_file(cli, 1 << 24);
     CHECK(view_csv.substr(0, view_csv.find('\n')) == cli_csv.substr(0, cli_csv.find('\n')));  // the same tokens
     CHECK(csv_difference(view_csv, cli_csv, 1e-6) == "");  // the same numbers (two processes' forward passes)
+  }
+
+  TEST_CASE("rollout through the X server: every query and a dragged set of queries save the CLI's CSV") {
+    const std::string name = "gpt2_prefix_f32";
+    const std::vector<int32_t> ids = fixture_ids(name);
+    REQUIRE(ids.size() > 4);
+    const fs::path model = model_fixture(name);
+    const std::string args = "--checkpoint " + shell_quote(model.string()) + " --show-rollout --size 1920x1080 --text " +
+                             shell_quote("ids: " + ids_text(ids)) + " --layout-live";
+    auto saved = [](const json& shown) {
+      const std::string status = shown.at("status");
+      REQUIRE(status.rfind("wrote ", 0) == 0);
+      return fs::path(status.substr(6));
+    };
+    auto cli_csv = [&](const fs::path& dir, const std::string& flags) {
+      const fs::path cli = dir / "cli.csv";
+      const CliRun r = run_cli("export --checkpoint " + quoted(model) + " --ids " + ids_arg(ids) + " --what rollout " + flags +
+                               " --format csv --out " + quoted(cli));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      return read_file(cli, 1 << 24);
+    };
+    // Every query: a click on the toggle, then Save CSV; the last layer's [T, T] matrices.
+    const auto every_dir = test_tmp() / "rollout_every_query";
+    fs::remove_all(every_dir);
+    fs::create_directories(every_dir);
+    const json every = drive_window(every_dir, args,
+                                    "click_on rollout.every_query\n"
+                                    "await 'rollout.layer'\nawait 'rollout · layer'\n"
+                                    "click_on rollout.save_csv\n"
+                                    "await '\"status\": \"wrote '\n",
+                                    "cd " + shell_quote(every_dir.string()) + "\n");
+    CHECK(every.at("error") == "");
+    CHECK(has(captions_of(every), "rollout · layer"));
+    CHECK(csv_difference(read_file(saved(every), 1 << 24), cli_csv(every_dir, "--every-query"), 1e-6) == "");
+
+    // A drag from token 1 to token 3 of the Input window's strip: the set of queries 1, 2, 3; each layer's row their sum.
+    const auto set_dir = test_tmp() / "rollout_query_set";
+    fs::remove_all(set_dir);
+    fs::create_directories(set_dir);
+    const std::string record = shell_quote((set_dir / "layout.json").string());
+    auto chip = [&record](int i) {
+      const std::string script = "import json; w = json.load(open(" + record + "))['widgets']['input.token." + std::to_string(i) +
+                                 "']; print(int(w['x'] + w['w'] / 2), int(w['y'] + w['h'] / 2))";
+      return "xy=$(python3 -c " + shell_quote(script) + ")\nxdotool mousemove --window $wid $xy\nsleep 0.3\n";
+    };
+    const json set = drive_window(set_dir, args,
+                                  "await 'input.token.3'\nawait 'rollout.save_csv'\n" + chip(1) + "xdotool mousedown 1\nsleep 0.3\n" +
+                                      chip(2) + chip(3) + "xdotool mouseup 1\n"
+                                      "await 'rollout.query_set'\nawait 'Σ of 3 queries \\(1, 2, 3\\)'\n"
+                                      "click_on rollout.save_csv\n"
+                                      "await '\"status\": \"wrote '\n",
+                                  "cd " + shell_quote(set_dir.string()) + "\n");
+    CHECK(set.at("error") == "");
+    CHECK(set.at("token_set").at("tokens") == json::array({1, 2, 3}));
+    CHECK(has(captions_of(set), "rollout · Σ of 3 queries (1, 2, 3)"));
+    CHECK(csv_difference(read_file(saved(set), 1 << 24), cli_csv(set_dir, "--query-set 1,2,3"), 1e-6) == "");
   }
 
   TEST_CASE("rollout view: a checkpoint's panels in English and Chinese; the seeded scene says why it needs a model") {

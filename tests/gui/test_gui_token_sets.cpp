@@ -2,7 +2,8 @@
 // Heads view makes a token set of those queries; every head then draws their summed row as a strip under its
 // heatmap, labelled "Σ of 2 queries", and the Export panel's CSV (a real click on csv, then on Export) carries
 // one more row per head that equals the sum of those two rows of the command line's plain export of the same
-// scene. A Ctrl+click on a key label then starts a set of keys; undo and redo move between the two sets.
+// scene. A Ctrl+click on a key label then starts a set of keys; undo and redo move between the two sets. A drag
+// over the Input window's token chips (press, move, release) makes the range of tokens the set.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -172,6 +173,39 @@ TEST_SUITE("gui_token_sets") {
     const json& strip = keys.at("widgets").at("heads.token_set_strip.0");
     const json& head = keys.at("heads").at(0);
     CHECK(strip.at("x").get<double>() > head.at("x").get<double>() + head.at("w").get<double>());
+  }
+
+  TEST_CASE("token sets through the X server: a drag over the Input window's token chips makes their range the set") {
+    const std::string args = "--size 1280x720 " + scene;
+    const auto dir = test_tmp() / "token_sets_drag";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string record = shell_quote((dir / "layout.json").string());
+    // The centre of chip `i` where the live record shows it now.
+    auto chip = [&record](int i) {
+      const std::string script = "import json; w = json.load(open(" + record + "))['widgets']['input.token." + std::to_string(i) +
+                                 "']; print(int(w['x'] + w['w'] / 2), int(w['y'] + w['h'] / 2))";
+      return "xy=$(python3 -c " + shell_quote(script) + ")\nxdotool mousemove --window $wid $xy\nsleep 0.3\n";
+    };
+    // Press on chip 4, move over chip 3 to chip 1 (a drag backwards), hold: the record of that moment; release.
+    const json dragged = drive_window(dir, args + " --layout-live",
+                                      "await '\"settled\": true'\nawait 'input.token.5'\n" + chip(4) + "xdotool mousedown 1\nsleep 0.3\n" +
+                                          chip(3) + chip(1) + "await '\"token_drag\": \"1-4\"'\ncp " + record + " " +
+                                          shell_quote((dir / "held.json").string()) + "\nxdotool mouseup 1\nsleep 0.3\n"
+                                          "await '\"token_drag\": \"\"'\nawait '\"settled\": true'\n");
+    CHECK(dragged.at("error") == "");
+    const json held = read_json(dir / "held.json");  // while the button was held: lit, not yet the set
+    CHECK(held.at("token_drag") == "1-4");
+    CHECK(held.at("token_set").at("axis") == "none");
+    CHECK(dragged.at("token_drag") == "");
+    CHECK(dragged.at("token_set").at("axis") == "queries");
+    CHECK(dragged.at("token_set").at("tokens") == json::array({1, 2, 3, 4}));
+    CHECK(dragged.at("selected_query") == held.at("selected_query"));  // a drag is not a click: the query stays
+    // The Heads view draws the set: every head its strip, labelled with the four queries.
+    CHECK(dragged.at("widgets").contains("heads.token_set_strip.0"));
+    bool labelled = false;
+    for (const json& t : dragged.at("texts")) labelled = labelled || t.at("text") == "Σ of 4 queries: 1, 2, 3, 4";
+    CHECK(labelled);
   }
 }
 

@@ -71,7 +71,7 @@ const std::vector<std::string>& figure_word_keys() {
       "attention (head mean)", "rollout", "flow (share)", "layer %d", "query %d «%s»",
       "rows: layers from 0, columns: input tokens", "rollout Ã_l = Â_l···Â_0, Â = 0.5·Ā + 0.5·I, rows renormalised",
       "flow: maximum flow, each row divided by its sum", "%s layers: |M| rows normalised (no softmax)",
-      "share of the input token",
+      "share of the input token", "every query · layer %d", "rows: queries, columns: input tokens",
       // token sets (token_set.h)
       "Σ of %d queries", "mean of %d queries", "Σ of %d keys", "mean of %d keys", "Σ of %d query", "mean of %d query",
       "Σ of %d key", "mean of %d key",

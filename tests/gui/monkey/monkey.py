@@ -316,6 +316,11 @@ class Monkey:
             menu("menu_windows", "Rollout") + [("press", "rollout", "Compute flow"), ("any", "rollout"),
                                                ("press", "rollout", "Cancel"), ("press", "rollout", "Save CSV"),
                                                ("any", "rollout")],
+            # Token sets: a drag over the Input window's tokens (Reset layout shows the Input window), the Rollout
+            # view with every query and the set.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Reset layout") + menu("menu_windows", "Rollout") + [("drag_chips",), ("press", "rollout", "every query"), ("drag_chips",),
+                                               ("press", "rollout", "Save PNG"), ("any", "rollout")],
             open_window["Training"] + [("press", "training", "Compare MHA / GQA / MQA")] +
             menu("menu_language", "中文") + [("any", "training"), ("press", "training", "Reset")] +
             menu("menu_language", "English"),
@@ -422,6 +427,14 @@ class Monkey:
             t = self.rng.choice(thumbs)
             x, y = int(t["x"] + t["w"] / 2), int(t["y"] + t["h"] / 2)
             return ("click %d on thumbnail %d.%d" % (item[1], t["layer"], t["head"]), [("move", x, y), ("click", item[1], 1)])
+        if kind == "drag_chips":  # press on one token chip of the Input window, release on another: a token set
+            chips = [w for name, w in self.layout.get("widgets", {}).items()
+                     if name.startswith("input.token.") and w["w"] > 2 and w["h"] > 2]
+            if len(chips) < 2:
+                return None
+            a, b = self.rng.sample(chips, 2)
+            at = lambda w: (int(w["x"] + w["w"] / 2), int(w["y"] + w["h"] / 2))
+            return ("drag over the token chips", [("move",) + at(a), ("down", 1), ("move",) + at(b), ("up", 1)])
         raise ValueError(item)
 
     def menu_titles(self, menu_id):
