@@ -92,8 +92,10 @@ void run(const ComputeOptions& o) {
   const Translations words = language == Language::en ? Translations{} : load_translations(translations_path(to_string(language)));
   if (wants_model(o.model)) {
     require(!o.table, "--table prints a seeded layer; with --checkpoint read attentions.npy instead");
+    if (o.model.long_input) return run_long_compute(o.model, o.scene, o.out);
     return run_model_compute(o.model, o.scene, o.out, words);
   }
+  refuse_long_without_checkpoint(o.model);
   require(!lens_flags_given(o.model.lens), "--lens needs --checkpoint DIR: the seeded layer has no unembedding to read "
                                            "the residual stream with");
   refuse_ablation_without_checkpoint(o.model);

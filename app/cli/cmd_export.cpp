@@ -21,6 +21,7 @@
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/qk_attribution.h"
+#include "attnscope/figure/pooled_figure.h"
 #include "attnscope/figure/rollout_figure.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/commands.h"
@@ -85,6 +86,7 @@ void run_compare(const ExportOptions& o) {
   require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
   require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
                                  "the command line (use Keep as A in the window)");
+  refuse_long_without_checkpoint(o.model);
   CompareRequest request;
   request.words = figure_words(parse_language_option(o.language));
   request.format = parse_export_format(o.format);
@@ -252,8 +254,44 @@ void run_lens(const ExportOptions& o) {
               result.ran_model->name.c_str(), at.c_str(), to_string(request.format), size.c_str());
 }
 
+// export --checkpoint … --long --what head:N --layer L: the overview of one head of a long input, pooled to at most
+// --pixels blocks a side by --pool (pooled_figure.h).
+void run_long(const ExportOptions& o) {
+  ExportRequest request;
+  request.words = figure_words(parse_language_option(o.language));
+  require(o.what.rfind("head:", 0) == 0, "with --long, --what is head:N (with --layer L): one head of a long input, "
+                                         "computed on demand; got '" + o.what + "'");
+  parse_export_what(o.what, request);
+  request.format = parse_export_format(o.format);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  request.scale = float(o.scale);
+  request.caption = !o.no_caption;
+  require(o.token_range.empty() && o.query_set.empty() && o.key_set.empty() && o.set_reduce.empty(),
+          "--token-range, --query-set, --key-set and --set-reduce apply to a whole stack; with --long the overview "
+          "zooms by --pixels");
+  require(!flag_given(o.model.app, "--head") && !flag_given(o.model.app, "--key"),
+          "--head and --key apply to --what qk-attribution; with --long the head is --what head:N");
+  const Scene scene = build_scene(o.scene);
+  request.colormap = parse_colormap(scene.view.colormap);
+  request.color_scale = color_scale_of(scene.view);
+  require(!scene.view.show_scores, "with --long the overview shows probabilities: leave out --scores");
+  require(request.color_scale.mode != ScaleMode::per_head, "with --long the overview has one colour bar (valid scale "
+                                                           "modes here: shared, fixed, locked)");
+  check_export_path(o.out, request.format);
+  const LongExport made = model_long_for_export(o.model, o.scene, request.head);
+  const PooledFigureInput in{&made.pooled, o.model.layer, request.head, made.result.ran_model->name};
+  const ExportedFile file = export_pooled(in, request, o.out);
+  std::string size;
+  if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";
+  else size = "[" + std::to_string(made.pooled.rows) + ", " + std::to_string(made.pooled.cols) + "]";
+  std::printf("wrote %s (layer %d head %d of %d tokens, %s, %s, %s; q and k kept: %s)\n", o.out.c_str(), o.model.layer,
+              request.head, made.pooled.tokens, made.pooled.label().c_str(), to_string(request.format), size.c_str(),
+              model::byte_size_text(made.result.head_maps->kept_bytes()).c_str());
+}
+
 void run(const ExportOptions& o) {
   if (!o.compare.empty()) return run_compare(o);
+  if (o.model.long_input) return run_long(o);
   // The figures of their own (rollout, lens, attribution, qk-attribution): each one's flags are refused elsewhere.
   const bool lens = o.what == "lens" || o.what == "attribution";
   if (o.what == "qk-attribution" || lens)
@@ -303,7 +341,10 @@ void run(const ExportOptions& o) {
 
   // 2. The analysis, then the file (written atomically).
   const bool real = wants_model(o.model);
-  if (!real) refuse_ablation_without_checkpoint(o.model);
+  if (!real) {
+    refuse_ablation_without_checkpoint(o.model);
+    refuse_long_without_checkpoint(o.model);
+  }
   if (request.what == ExportWhat::model) {
     require(real, "--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) or "
                   "--attentions FILE --tokens tokens.json");
@@ -411,6 +452,8 @@ void add_export_command(CLI::App& root) {
       "--layer 5 --head 1 --query 6 --key 2 --format csv --out why.csv\n"
       "Rollout and flow: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --what rollout --flow "
       "--format png --out rollout.png\n"
+      "A long input (up to 8192 tokens, each head computed on demand): attnscope export --checkpoint Llama-3.2-1B/ "
+      "--text-file page.txt --long --what head:3 --layer 5 --pool max --pixels 1024 --format png --out long.png\n"
       "Compare A/B: attnscope export --compare mha.json mqa.json --format png --out mha-vs-mqa.png "
       "(--compare-view difference: B - A on a diverging scale)");
   cmd->callback([options] { run(*options); });

@@ -10,6 +10,7 @@
 
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
+#include "attnscope/io/file_io.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/families.h"
 #include "attnscope/model/forward.h"
@@ -66,6 +67,22 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
     cmd.add_option("--tokens", o.tokens, "With --attentions: tokens.json with \"ids\" and/or \"labels\"");
     cmd.add_option("--config", o.config, "With --attentions: the model's config.json, for its K/V groups");
   }
+  cmd.add_option("--text-file", o.text_file,
+                 "With --checkpoint: the input text read from this UTF-8 file (instead of --text or --ids), e.g. a "
+                 "page of a book");
+  cmd.add_flag("--long", o.long_input,
+               "With --checkpoint: a long input (up to " + std::to_string(model::max_on_demand_tokens) +
+                   " tokens): keep each layer's queries and keys instead of every attention map, and compute a "
+                   "head's map on demand");
+  if (!exporting) {
+    cmd.add_option("--head", o.head, "With --long --layer L: write head.npy, this head's map [T,T] (0 = first)");
+  } else {
+    cmd.add_option("--pool", o.pool,
+                   "With --long --what head:N: max (default) or mean over each block of tokens, named in the colour bar");
+    cmd.add_option("--pixels", o.pixels,
+                   "With --long --what head:N: the overview's size, at most this many blocks a side (default 1024; at "
+                   "least the input's length: exact cells)");
+  }
   add_lens_options(cmd, o.lens, exporting);
 }
 
@@ -75,6 +92,13 @@ void refuse_ablation_without_checkpoint(const ModelOptions& o) {
   for (const char* flag : {"--ablate", "--ablate-mode"})
     require(!flag_given(o.app, flag), std::string(flag) + " switches heads of a checkpoint off: give --checkpoint DIR "
                                                           "(with --text or --ids)");
+}
+
+void refuse_long_without_checkpoint(const ModelOptions& o) {
+  for (const char* flag : {"--text-file", "--long", "--pool", "--pixels"})
+    require(!flag_given(o.app, flag), std::string(flag) + " goes with a checkpoint's long input: give --checkpoint DIR");
+  if (!o.app->get_option_no_throw("--pool"))  // compute's --head (export's is qk-attribution's)
+    require(!flag_given(o.app, "--head"), "--head goes with --checkpoint DIR --long --layer L");
 }
 
 namespace {
@@ -90,10 +114,15 @@ void refuse_scene_model_flags(const SceneOptions& scene, const char* instead) {
 
 // The checkpoint's input as a pipeline request gives it (pipeline.h: tokens once per request): --ids as
 // given, or --text through the folder's own tokenizer, special tokens as its files say.
+// The longest --text-file read (a book's chapter is far less; the long-input limit is 8192 tokens).
+constexpr int64_t max_text_file_bytes = int64_t(16) << 20;
+
 pipeline::TokenInput token_input(const ModelOptions& o, const SceneOptions& scene) {
-  const bool text = flag_given(scene.app, "--text");
-  require(text != !o.ids.empty(), "--checkpoint needs the input as --text \"…\" or as token ids --ids 1,2,3 (one of "
-                                  "the two)");
+  const bool file = flag_given(o.app, "--text-file");
+  const bool text = flag_given(scene.app, "--text") || file;
+  require(!(file && flag_given(scene.app, "--text")), "give the input as --text or as --text-file, not both");
+  require(text != !o.ids.empty(), "--checkpoint needs the input as --text \"…\", --text-file FILE or as token ids "
+                                  "--ids 1,2,3 (one of them)");
   pipeline::TokenInput input;
   if (!text) {
     require(!o.no_special_tokens, "--no-special-tokens applies to --text; --ids are used exactly as given");
@@ -102,7 +131,7 @@ pipeline::TokenInput token_input(const ModelOptions& o, const SceneOptions& scen
     return input;
   }
   input.form = pipeline::TokenInput::Form::text;
-  input.text = scene.text;
+  input.text = file ? read_file(o.text_file, max_text_file_bytes) : scene.text;
   input.add_special_tokens = !o.no_special_tokens;
   input.no_tokenizer = "--text needs the checkpoint's own tokenizer files (or give --ids): {}";
   return input;
@@ -127,6 +156,14 @@ std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
 
 void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
   require(o.checkpoint.empty() || o.attentions.empty(), "give --checkpoint or --attentions, not both");
+  require(!flag_given(o.app, "--text-file") || !o.checkpoint.empty(),
+          "--text-file is the input of a checkpoint: give --checkpoint DIR");
+  if (!o.long_input) {
+    const bool exporting = o.app->get_option_no_throw("--pool") != nullptr;  // export's --head is qk-attribution's
+    for (const char* flag : {"--pool", "--pixels", "--head"})
+      require(!flag_given(o.app, flag) || (exporting && std::string(flag) == "--head"),
+              std::string(flag) + " goes with --long (a long input's head, computed on demand)");
+  }
   refuse_scene_model_flags(scene, !o.checkpoint.empty() ? "--checkpoint" : "--attentions");
   if (!o.attentions.empty()) {
     for (const char* flag : {"--ids", "--text", "--kv-heads", "--no-special-tokens", "--ablate", "--ablate-mode"})
@@ -401,6 +438,98 @@ pipeline::Result model_lens_for_export(const ModelOptions& o, const SceneOptions
   pipeline::Result result = pipeline::run(request);
   check_lens_result(o.lens, result);
   return result;
+}
+
+}  // namespace attnscope::cli
+
+namespace attnscope::cli {
+
+namespace {
+
+// --long's request: the checkpoint, its input, the forward without the stack. Refuses the flags that need the stack.
+pipeline::Request long_request(const ModelOptions& o, const SceneOptions& scene) {
+  require(!o.checkpoint.empty(), "--long needs --checkpoint DIR (with --text-file, --text or --ids): an attentions file "
+                                 "holds its maps already");
+  check_model_flags(o, scene);
+  for (const char* flag : {"--rollout", "--flow", "--position", "--ablate", "--ablate-mode", "--kv-heads", "--lens"})
+    require(!flag_given(o.app, flag) && !flag_given(o.lens.app, flag),
+            std::string(flag) + " needs every layer's attention at once; --long computes one head at a time (leave "
+                                "out one of the two)");
+  pipeline::Request request;
+  request.model = open_model(o);
+  request.input = token_input(o, scene);
+  request.layer = -1;
+  request.attention = model::AttentionKeep::on_demand;
+  return request;
+}
+
+void check_long_head(const ModelOptions& o, const pipeline::Result& result, int head) {
+  const int L = result.ran_model->config.layers;
+  require(flag_given(o.app, "--layer"), "give the layer of the head with --layer N (0 = the first)");
+  require(o.layer >= 0 && o.layer < L, "--layer " + std::to_string(o.layer) + " does not exist: the model has " +
+                                           std::to_string(L) + " layers (0–" + std::to_string(L - 1) + ")");
+  const int H = result.head_maps->heads(o.layer);
+  require(head >= 0 && head < H, "head " + std::to_string(head) + " does not exist: layer " + std::to_string(o.layer) +
+                                     " has " + std::to_string(H) + " heads (0–" + std::to_string(H - 1) + ")");
+}
+
+}  // namespace
+
+void run_long_compute(const ModelOptions& o, const SceneOptions& scene, const std::string& out) {
+  require(flag_given(o.app, "--head") == flag_given(o.app, "--layer"),
+          "with --long, --layer and --head go together: they name the head whose map head.npy holds");
+  const pipeline::Request request = long_request(o, scene);
+  if (flag_given(o.app, "--layer"))  // before the forward pass
+    require(o.layer >= 0 && o.layer < request.model->config.layers,
+            "--layer " + std::to_string(o.layer) + " does not exist: the model has " +
+                std::to_string(request.model->config.layers) + " layers (0–" +
+                std::to_string(request.model->config.layers - 1) + ")");
+  const pipeline::Result result = pipeline::run(request);
+  const ModelTokens& tokens = *result.tokens;
+  const model::ModelConfig& c = result.ran_model->config;
+  const int T = int(tokens.ids.size());
+  Mat head;
+  if (flag_given(o.app, "--head")) {
+    check_long_head(o, result, o.head);
+    head = result.head_maps->head(o.layer, o.head);
+  }
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& top : result.run->next) {
+    nlohmann::json row = nlohmann::json::array();
+    for (const model::NextToken& n : top) {
+      nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
+      if (const std::string label = token_label(tokens, n.id); !label.empty()) e["label"] = label;
+      row.push_back(e);
+    }
+    next.push_back(row);
+  }
+  const nlohmann::json model_json = {
+      {"name", result.ran_model->name}, {"model_type", c.model_type}, {"layers", c.layers}, {"heads", c.heads},
+      {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"tokens", T}, {"attention", "on demand (--long)"},
+      {"kept_bytes", result.head_maps->kept_bytes()}};
+  OutputFiles files(out);
+  files.text("tokens.json", nlohmann::json{{"ids", tokens.ids}, {"labels", tokens.labels}, {"next", next}}.dump(2) + "\n");
+  files.text("model.json", model_json.dump(2) + "\n");
+  if (head.size() > 0) files.npy("head.npy", head);
+  files.commit();
+  std::printf("%s (%s, %d layers, %d heads, %d kv heads): %d tokens, attention per head on demand (q and k kept: %s); "
+              "wrote %zu files to %s\n",
+              result.ran_model->name.c_str(), c.model_type.c_str(), c.layers, c.heads, c.kv_heads, T,
+              model::byte_size_text(result.head_maps->kept_bytes()).c_str(), files.written().size(), out.c_str());
+}
+
+LongExport model_long_for_export(const ModelOptions& o, const SceneOptions& scene, int head) {
+  const model::Pooling pooling = model::parse_pooling(o.pool, "--pool");
+  require(o.pixels >= 1, "--pixels must be at least 1, got " + std::to_string(o.pixels));
+  pipeline::Request request = long_request(o, scene);
+  const int L = request.model->config.layers;
+  require(flag_given(o.app, "--layer"), "give the layer of the head with --layer N (0 = the first)");
+  require(o.layer >= 0 && o.layer < L, "--layer " + std::to_string(o.layer) + " does not exist: the model has " +
+                                           std::to_string(L) + " layers (0–" + std::to_string(L - 1) + ")");
+  LongExport e{pipeline::run(request), {}};
+  check_long_head(o, e.result, head);
+  e.pooled = model::pool_head(*e.result.head_maps, o.layer, head, pooling, o.pixels);
+  return e;
 }
 
 }  // namespace attnscope::cli

@@ -38,6 +38,14 @@ struct ModelOptions {
   int position = -1;
   // --ablate L.H,L.H [--ablate-mode zero|mean]: heads switched off in the checkpoint's forward (issue 38).
   std::string ablate, ablate_mode = "zero";
+  // Long inputs (model/head_maps.h): --text-file F (the input text from a UTF-8 file), --long (attention per head on
+  // demand, up to model::max_on_demand_tokens), compute's --head H (with --layer: head.npy [T,T]), export's
+  // --pool max|mean and --pixels N (the overview of --what head:N --layer L).
+  std::string text_file;
+  bool long_input = false;
+  int head = -1;
+  std::string pool = "max";
+  int pixels = 1024;
   CLI::App* app = nullptr;
   LensOptions lens;  // compute --lens, export --what lens|attribution (lens_options.h)
 };
@@ -49,6 +57,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& options, bool exporting);
 bool wants_model(const ModelOptions& options);
 // Without a real model: refuses --ablate/--ablate-mode (they switch a checkpoint's heads off).
 void refuse_ablation_without_checkpoint(const ModelOptions& options);
+// Without --checkpoint: refuses --text-file, --long, --pool, --pixels (and compute's --head).
+void refuse_long_without_checkpoint(const ModelOptions& options);
 
 // compute --checkpoint and export --checkpoint/--attentions run one request of the engine's pipeline
 // (attnscope/pipeline/pipeline.h), as the window's worker does: tokens once, the forward once.
@@ -76,5 +86,18 @@ std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOpti
                                                                  bool every_query = false);
 // export --what lens|attribution: the checkpoint's forward with both lens steps (--checkpoint only; refuses --layer).
 pipeline::Result model_lens_for_export(const ModelOptions& options, const SceneOptions& scene);
+
+// --long: the checkpoint's forward keeping q and k instead of the stack (pipeline Request::attention = on_demand).
+// compute writes tokens.json and model.json (with "kept_bytes"), and with --layer L --head H head.npy [T, T] (no
+// attentions.npy or logits.npy: their [L,H,T,T] and [T,V] are what long inputs avoid). Throws InputError before
+// writing anything for a bad flag (--rollout, --lens, --ablate, --kv-heads are refused with --long).
+void run_long_compute(const ModelOptions& options, const SceneOptions& scene, const std::string& out);
+// export --long --what head:N --layer L: the run and head N of layer L pooled (--pool, --pixels); checks --layer,
+// the head and --pixels against the model and the input.
+struct LongExport {
+  pipeline::Result result;
+  model::PooledMap pooled;
+};
+LongExport model_long_for_export(const ModelOptions& options, const SceneOptions& scene, int head);
 
 }  // namespace attnscope::cli

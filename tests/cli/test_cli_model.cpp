@@ -360,7 +360,7 @@ TEST_CASE("cli model: bad checkpoints, inputs and flag combinations exit 2 namin
   check_refused("compute --checkpoint " + gpt2 + " --ids " + ids_arg(long_ids) + o,
                 "33 tokens, more than this model's 32 positions", out);
   check_refused("compute --checkpoint " + qwen + o, "needs the input as --text", out);
-  check_refused("compute --checkpoint " + qwen + " --ids 1 --text hi" + o, "one of the two", out);
+  check_refused("compute --checkpoint " + qwen + " --ids 1 --text hi" + o, "(one of them)", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1 --heads 4" + o, "--heads does not apply with --checkpoint", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1,2 --layer 2" + o, "layer 2 does not exist", out);
   check_refused("compute --checkpoint " + qwen + " --ids 1,2 --kv-heads 3" + o, "must divide the 4 query heads", out);

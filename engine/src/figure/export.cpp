@@ -79,7 +79,10 @@ const std::vector<std::string>& figure_word_keys() {
       "logit lens: top next token after each layer", "probability of the top token", "KL to the final distribution (nats)",
       "KL (nats)", "rank of the model's top-1 token (1 = the layer's top)", "log10 rank", "direct logit attribution of %s at position %d",
       "logit contribution", "other parts", "no heads", "logit %s = the sum of the parts", "before the soft-cap",
-      "%s · position %d: %s"};
+      "%s · position %d: %s",
+      // long inputs: one head pooled (pooled_figure.h)
+      "layer %d · head %d", "max-pooled %d×%d", "mean-pooled %d×%d", "exact cells",
+      "%d tokens, computed per head on demand"};
   return keys;
 }
 

@@ -12,6 +12,7 @@
 #include "attnscope/core/error.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/ops.h"
+#include "core/parallel.h"
 
 namespace attnscope::model {
 
@@ -140,6 +141,25 @@ LayerDetail make_detail(const ModelConfig& c, const Activations& a, const float*
 // keys a query sees (causal, and the window of a sliding layer), the head's sink logit s_h appended to
 // every row, m the row's largest of both, P[i, j] = e^(S_ij − m) / (Σ_j' e^(S_ij' − m) + e^(s_h − m)) — the
 // sink's column dropped after the softmax — and O_h = P·V_g. share [H, T] receives each row's sink share.
+// One head of it: Q [T, D] and K [T, D] of the head (copied rows) → P [T, T] (share [T] each row's sink share,
+// or null). HeadMaps::head_into runs the same code.
+void sink_head_probs(float* probs, float* share, const Mat& Q, const Mat& K, int T, float scale, int window, float sink) {
+  const Mat S = (Q * K.transpose()) * scale;
+  Eigen::Map<Mat> P(probs, T, T);
+  P.setZero();
+  for (int i = 0; i < T; ++i) {
+    const int lo = window > 0 ? std::max(0, i - window + 1) : 0;
+    float m = sink;
+    for (int j = lo; j <= i; ++j) m = std::max(m, S(i, j));
+    const double sink_e = std::exp(double(sink - m));
+    double sum = sink_e;
+    for (int j = lo; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - m));
+    for (int j = lo; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
+    if (share) share[i] = float(sink_e / sum);
+  }
+}
+
+// probs [H, T, T], or null (on-demand mode: each head's map in a scratch, dropped after P·V).
 void sink_attention(float* out, float* probs, float* share, const float* q, const float* k, const float* v, int T,
                     int H, int G, int D, float scale, int window, const Vec& sinks) {
 #pragma omp parallel for schedule(static) if (int64_t(H) * T * T * D >= (1 << 18))
@@ -151,22 +171,32 @@ void sink_attention(float* out, float* probs, float* share, const float* q, cons
       std::copy_n(k + (int64_t(t) * G + g) * D, D, K.row(t).data());
       std::copy_n(v + (int64_t(t) * G + g) * D, D, V.row(t).data());
     }
-    const Mat S = (Q * K.transpose()) * scale;
-    Eigen::Map<Mat> P(probs + int64_t(h) * T * T, T, T);
-    P.setZero();
-    const float sink = sinks[h];
-    for (int i = 0; i < T; ++i) {
-      const int lo = window > 0 ? std::max(0, i - window + 1) : 0;
-      float m = sink;
-      for (int j = lo; j <= i; ++j) m = std::max(m, S(i, j));
-      const double sink_e = std::exp(double(sink - m));
-      double sum = sink_e;
-      for (int j = lo; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - m));
-      for (int j = lo; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
-      share[int64_t(h) * T + i] = float(sink_e / sum);
-    }
+    Mat scratch;
+    if (!probs) scratch.resize(T, T);
+    Eigen::Map<Mat> P(probs ? probs + int64_t(h) * T * T : scratch.data(), T, T);
+    sink_head_probs(P.data(), share + int64_t(h) * T, Q, K, T, scale, window, sinks[h]);
     const Mat O = P * V;
     for (int t = 0; t < T; ++t) std::copy_n(O.row(t).data(), D, out + (int64_t(t) * H + h) * D);
+  }
+}
+
+// The grouped attention one head at a time (on-demand mode, no [H, T, T]): each head's P in a per-thread
+// scratch [T, T] from ops::attention_head_probs (the stack's own code, so the same bits), then O_h = P·V_g.
+void attention_by_head(float* out, const float* q, const float* k, const float* v, int T, int H, int G, int D,
+                       const ops::AttentionOptions& o) {
+  using Strided = Eigen::OuterStride<>;
+#pragma omp parallel if (int64_t(H) * T * T * D >= (1 << 20))
+  {
+    const detail::SingleThreadScope serial_products(true);  // the heads are the parallel dimension
+    Mat P(T, T);
+#pragma omp for schedule(static)
+    for (int h = 0; h < H; ++h) {
+      const int g = h / (H / G);
+      ops::attention_head_probs(P.data(), q + int64_t(h) * D, H * D, k + int64_t(g) * D, G * D, T, D, o);
+      const Eigen::Map<const Mat, 0, Strided> V(v + int64_t(g) * D, T, D, Strided(int64_t(G) * D));
+      Eigen::Map<Mat, 0, Strided> O(out + int64_t(h) * D, T, D, Strided(int64_t(H) * D));
+      O.noalias() = P * V;
+    }
   }
 }
 
@@ -237,9 +267,11 @@ void layer_forward(const ModelConfig& c, const LayerWeights& w, const KvWeights&
     a.sink_share.resize(size_t(H) * T);
     sink_attention(a.att.data(), probs, a.sink_share.data(), a.q.data(), a.k.data(), a.v.data(), T, H, G, D,
                    float(c.attn_scale), c.layer_window[size_t(layer)], w.sinks);
-  } else {
+  } else if (probs) {
     ops::attention_forward_with(a.att.data(), probs, a.q.data(), a.k.data(), a.v.data(), 1, T, H, G, D,
                                 attention_options(c, layer));
+  } else {
+    attention_by_head(a.att.data(), a.q.data(), a.k.data(), a.v.data(), T, H, G, D, attention_options(c, layer));
   }
   if (c.attn_output_gate) {
     // Qwen3NextAttention: attn_output · σ(gate), gate = h·W_gateᵀ (q_proj's gate rows); a.att keeps P·v.
@@ -553,8 +585,23 @@ void rope_interleaved(float* x, int T, int heads, int stride, int offset, const 
 // The MLA block: x ← x + o_proj(attention). Each head h: q_h = [q_nope ; RoPE(q_pe)],
 // k_h = [kv_b's key rows of h · c_KV ; RoPE(k_pe)] (k_pe shared), v_h = kv_b's value rows of h · c_KV;
 // P_h = softmax(q_h·k_hᵀ · softmax_scale + causal mask). probs [H, T, T]; detail kept when asked.
+// One MLA head's probabilities: S = Q·Kᵀ·scale [T, T] (masked entries set to −∞ here, as LayerDetail keeps
+// them) → P [T, T]. HeadMaps::head_into runs the same code.
+void mla_head_probs(float* probs, Mat& S, const Mat& Q, const Mat& K, int T, float scale) {
+  S = (Q * K.transpose()) * scale;
+  Eigen::Map<Mat> P(probs, T, T);
+  for (int i = 0; i < T; ++i) {
+    const float max = S.row(i).head(i + 1).maxCoeff();
+    double sum = 0;
+    for (int j = 0; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - max));
+    for (int j = 0; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
+    for (int j = i + 1; j < T; ++j) P(i, j) = 0, S(i, j) = -INFINITY;
+  }
+}
+
+// probs null: on-demand mode (each head's map in a scratch; `kept` receives q and the heads' keys).
 void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations& a, float* probs, int T,
-                       std::optional<LayerDetail>* detail, int layer) {
+                       std::optional<LayerDetail>* detail, int layer, KeptLayer* kept) {
   const MlaConfig& m = c.mla;
   const int C = c.d_model, H = c.heads, Dqk = c.head_dim, N = m.nope_dim, R = m.rope_dim, Dv = m.v_dim;
   const int r = m.kv_lora_rank;
@@ -585,6 +632,13 @@ void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations&
   const size_t heads = static_cast<size_t>(H);
   std::vector<Mat> keys(heads), values(heads), queries(heads), scores(heads);
   const float scale = float(m.softmax_scale);
+  if (kept) {
+    kept->kind = KeptLayer::Kind::latent;
+    kept->heads = H, kept->kv_heads = H, kept->dim = Dqk;
+    kept->scale = scale;
+    kept->q = q;
+    kept->k.assign(size_t(T) * H * Dqk, 0.0f);
+  }
 #pragma omp parallel for schedule(static) if (int64_t(H) * T * T * Dqk >= (1 << 18))
   for (int h = 0; h < H; ++h) {
     Mat Q(T, Dqk), K(T, Dqk), V(T, Dv);
@@ -595,15 +649,12 @@ void mla_layer_forward(const ModelConfig& c, const LayerWeights& w, Activations&
       std::copy_n(kpe.data() + int64_t(t) * R, R, K.row(t).data() + N);
       std::copy_n(kvrow + N, Dv, V.row(t).data());
     }
-    Mat S = (Q * K.transpose()) * scale;
-    Eigen::Map<Mat> P(probs + int64_t(h) * T * T, T, T);
-    for (int i = 0; i < T; ++i) {
-      const float max = S.row(i).head(i + 1).maxCoeff();
-      double sum = 0;
-      for (int j = 0; j <= i; ++j) sum += double(P(i, j) = std::exp(S(i, j) - max));
-      for (int j = 0; j <= i; ++j) P(i, j) = float(double(P(i, j)) / sum);
-      for (int j = i + 1; j < T; ++j) P(i, j) = 0, S(i, j) = -INFINITY;
-    }
+    Mat S, scratch;
+    if (!probs) scratch.resize(T, T);
+    Eigen::Map<Mat> P(probs ? probs + int64_t(h) * T * T : scratch.data(), T, T);
+    mla_head_probs(P.data(), S, Q, K, T, scale);
+    if (kept)
+      for (int t = 0; t < T; ++t) std::copy_n(K.row(t).data(), Dqk, kept->k.data() + (int64_t(t) * H + h) * Dqk);
     const Mat O = P * V;
     for (int t = 0; t < T; ++t) std::copy_n(O.row(t).data(), Dv, att.data() + (int64_t(t) * H + h) * Dv);
     if (detail) queries[size_t(h)] = std::move(Q), keys[size_t(h)] = std::move(K), values[size_t(h)] = std::move(V),
@@ -804,12 +855,22 @@ void gpt_oss_mlp_forward(const ModelConfig& c, const LayerWeights& w, Activation
 // ---- the pass --------------------------------------------------------------------------------------
 ForwardResult forward(const Model& model, std::span<const int32_t> ids, const ForwardOptions& options) {
   const ModelConfig& c = model.config;
-  check_forward_input(c, ids);
+  check_forward_input(c, ids, options.keep);
+  const bool on_demand = options.keep == AttentionKeep::on_demand;
+  require(!on_demand || options.detail_layer < 0,
+          "long inputs (attention computed per head on demand) keep no layer's detail; ask for one head instead");
   const ModelWeights& w = *model.weights;
   const int T = int(ids.size()), C = c.d_model, H = c.heads, L = c.layers;
   ForwardResult r;
   r.layers = L, r.heads = H, r.kv_heads = c.kv_heads, r.tokens = T, r.vocab = c.vocab;
-  r.attentions.resize(size_t(int64_t(L) * H * T * T));
+  std::shared_ptr<HeadMaps> maps;
+  if (on_demand) {
+    maps = std::make_shared<HeadMaps>();
+    maps->tokens = T;
+    maps->layers.resize(size_t(L));
+  } else {
+    r.attentions.resize(size_t(int64_t(L) * H * T * T));
+  }
   r.layer_maps.assign(size_t(L), LayerMaps{false, "", H});
   r.linear_maps.resize(size_t(L));
   Activations a(T, C, H * c.head_dim, c.kv_heads * c.head_dim, c.ffn_dim);
@@ -850,7 +911,8 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
   std::vector<float> x_in;  // the layer's input stream (parallel residual)
   for (int l = 0; l < L; ++l) {
     check_cancel(options.cancel);
-    float* probs = r.attentions.data() + int64_t(l) * H * T * T;
+    float* probs = on_demand ? nullptr : r.attentions.data() + int64_t(l) * H * T * T;
+    KeptLayer* kept = on_demand ? &maps->layers[size_t(l)] : nullptr;
     if (c.trained.active && c.is_linear_layer(l)) {  // a layer attnscope trained without a softmax
       r.layer_maps[size_t(l)] = {true, trained_kind_title(c.trained.kind_of(l)), H};
       r.linear_maps[size_t(l)].assign(size_t(int64_t(H) * T * T), 0.0f);
@@ -875,7 +937,7 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
       continue;
     }
     if (c.is_mla()) {  // DeepSeek
-      mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l);
+      mla_layer_forward(c, w.layers[size_t(l)], a, probs, T, options.detail_layer == l ? &r.detail : nullptr, l, kept);
       after_mixer(l, true);
       if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);
       else mlp_forward(c, w.layers[size_t(l)], a, T, a.x.data());
@@ -885,6 +947,15 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
     if (c.parallel_residual) x_in = a.x;  // GPT-NeoX: x + attn(norm1(x)) + mlp(norm2(x))
     layer_forward(c, w.layers[size_t(l)], model.kv(l), a, probs, T, l);
     if (options.detail_layer == l) r.detail = make_detail(c, a, probs, l, T);
+    if (kept) {  // q and k as the scores read them (after RoPE and the query scale)
+      const ops::AttentionOptions o = attention_options(c, l);
+      kept->kind = c.attention_sinks ? KeptLayer::Kind::sinks : KeptLayer::Kind::grouped;
+      kept->heads = H, kept->kv_heads = c.kv_heads, kept->dim = c.head_dim;
+      kept->scale = o.scale, kept->softcap = o.softcap, kept->window = o.window;
+      kept->q = a.q;
+      kept->k = a.k;
+      if (c.attention_sinks) kept->sinks = w.layers[size_t(l)].sinks;
+    }
     after_mixer(l, true);
     if (c.oss.active()) gpt_oss_mlp_forward(c, w.layers[size_t(l)], a, T);
     else if (c.moe.is_moe_layer(l)) moe_mlp_forward(c, w.layers[size_t(l)], a, T);  // Qwen3-MoE, OLMoE, GraniteMoE
@@ -901,7 +972,42 @@ ForwardResult forward(const Model& model, std::span<const int32_t> ids, const Fo
     r.logits.array() = (r.logits.array() / cap).tanh() * cap;
   }
   r.top = top_next_tokens(r.logits, options.top_k);
+  r.head_maps = std::move(maps);
   return r;
+}
+
+// ---- on demand ---------------------------------------------------------------------------------------
+void HeadMaps::head_into(int layer, int head, float* out) const {
+  require(layer >= 0 && layer < layer_count(), "layer " + std::to_string(layer) + " is outside the model (layers 0 to " +
+                                                   std::to_string(layer_count() - 1) + ")");
+  const KeptLayer& k = layers[size_t(layer)];
+  require(head >= 0 && head < k.heads, "head " + std::to_string(head) + " is outside layer " + std::to_string(layer) +
+                                           " (heads 0 to " + std::to_string(k.heads - 1) + ")");
+  const int T = tokens, D = k.dim, H = k.heads, G = k.kv_heads, g = head / (H / G);
+  const detail::SingleThreadScope serial_products(true);  // as inside the pass's parallel heads
+  if (k.kind == KeptLayer::Kind::grouped) {
+    ops::AttentionOptions o;
+    o.scale = k.scale, o.softcap = k.softcap, o.window = k.window;
+    ops::attention_head_probs(out, k.q.data() + int64_t(head) * D, H * D, k.k.data() + int64_t(g) * D, G * D, T, D, o);
+    return;
+  }
+  Mat Q(T, D), K(T, D);
+  for (int t = 0; t < T; ++t) {
+    std::copy_n(k.q.data() + (int64_t(t) * H + head) * D, D, Q.row(t).data());
+    std::copy_n(k.k.data() + (int64_t(t) * G + g) * D, D, K.row(t).data());
+  }
+  if (k.kind == KeptLayer::Kind::sinks) {
+    sink_head_probs(out, nullptr, Q, K, T, k.scale, k.window, k.sinks[head]);
+  } else {
+    Mat S;
+    mla_head_probs(out, S, Q, K, T, k.scale);
+  }
+}
+
+Mat HeadMaps::head(int layer, int head) const {
+  Mat m(tokens, tokens);
+  head_into(layer, head, m.data());
+  return m;
 }
 
 // ---- top-k -----------------------------------------------------------------------------------------

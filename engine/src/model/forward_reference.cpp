@@ -14,23 +14,55 @@
 namespace attnscope::model {
 
 // ---- checks shared with the fast pass -------------------------------------------------------------
-void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids) {
-  const int64_t T = int64_t(ids.size());
-  require(T >= 1, "the input has no tokens");
-  require(T <= limits::max_tokens, "the input has " + std::to_string(T) + " tokens; attnscope's limit is " +
-                                       std::to_string(limits::max_tokens) + " (docs/math.md, \"Limits\")");
-  // Dynamic NTK scaling exists for inputs beyond max_position_embeddings (its base grows with T).
-  require(T <= c.max_positions || (c.positions == PositionKind::rotary && c.rope_scaling.type == RopeType::dynamic),
-          "the input has " + std::to_string(T) + " tokens, more than this model's " + std::to_string(c.max_positions) +
-              " positions (max_position_embeddings)");
+namespace {
+// A linear/mixer layer's kind, as the on-demand mode's refusal names it.
+std::string mixer_kind(const ModelConfig& c) {
+  if (c.trained.active) return "an attnscope-trained linear";
+  return c.mamba.active() ? "a Mamba-2" : "a Gated DeltaNet";
+}
+// Why `tokens` tokens' whole attention stack does not fit ("" when it does).
+std::string stack_limit_problem(const ModelConfig& c, int tokens) {
+  const int64_t T = tokens;
+  if (T > limits::max_tokens)
+    return "the input has " + std::to_string(T) + " tokens; attnscope's limit is " + std::to_string(limits::max_tokens) +
+           " (docs/math.md, \"Limits\")";
   int64_t cells = int64_t(c.layers) * c.heads * T * T;
   for (int l = 0; l < c.layers; ++l)  // a linear layer's matrices beside its zero slot (Qwen3-Next)
     if (c.is_linear_layer(l)) cells += int64_t(c.mamba.active() ? c.mamba.heads : c.linear.value_heads) * T * T;
   const int widest = std::max({c.heads, c.linear.active() ? c.linear.value_heads : 0, c.mamba.heads});
-  require(int64_t(widest) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells,
-          "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
-              std::to_string(widest) + " heads × T²) exceed attnscope's limit of " +
-              std::to_string(max_model_attention_cells) + " values; use fewer tokens");
+  if (int64_t(widest) * T * T <= limits::max_attention_cells && cells <= max_model_attention_cells) return "";
+  return "the attentions of " + std::to_string(T) + " tokens (" + std::to_string(c.layers) + " layers × " +
+         std::to_string(widest) + " heads × T²) exceed attnscope's limit of " +
+         std::to_string(max_model_attention_cells) + " values; use fewer tokens";
+}
+}  // namespace
+
+bool stack_fits(const ModelConfig& c, int tokens) { return stack_limit_problem(c, tokens).empty(); }
+
+void check_forward_input(const ModelConfig& c, std::span<const int32_t> ids, AttentionKeep keep) {
+  const int64_t T = int64_t(ids.size());
+  require(T >= 1, "the input has no tokens");
+  if (keep == AttentionKeep::on_demand) {
+    for (int l = 0; l < c.layers; ++l)
+      require(!c.is_linear_layer(l), "long inputs (attention computed per head on demand) need softmax layers; layer " +
+                                         std::to_string(l) + " is " + mixer_kind(c) +
+                                         " layer, whose maps need the whole stack: use at most " +
+                                         std::to_string(limits::max_tokens) + " tokens with this model");
+    require(T <= max_on_demand_tokens, "the input has " + std::to_string(T) + " tokens; attnscope's limit for long inputs is " +
+                                           std::to_string(max_on_demand_tokens) + " (docs/math.md, \"Limits\")");
+    const int64_t kept = on_demand_kept_bytes(c, int(T));
+    require(kept <= max_on_demand_bytes, "the queries and keys kept for " + std::to_string(T) + " tokens (" +
+                                             std::to_string(c.layers) + " layers) take " + byte_size_text(kept) +
+                                             ", above attnscope's limit of " + byte_size_text(max_on_demand_bytes) +
+                                             " for long inputs; use fewer tokens");
+  } else {
+    const std::string problem = stack_limit_problem(c, int(T));
+    require(problem.empty(), problem);
+  }
+  // Dynamic NTK scaling exists for inputs beyond max_position_embeddings (its base grows with T).
+  require(T <= c.max_positions || (c.positions == PositionKind::rotary && c.rope_scaling.type == RopeType::dynamic),
+          "the input has " + std::to_string(T) + " tokens, more than this model's " + std::to_string(c.max_positions) +
+              " positions (max_position_embeddings)");
   for (size_t i = 0; i < ids.size(); ++i)
     require(ids[i] >= 0 && ids[i] < c.vocab, "token id " + std::to_string(ids[i]) + " at position " +
                                                  std::to_string(i) + " is outside the vocabulary (0 to " +

@@ -241,6 +241,41 @@ void attention_forward_with(float* out, float* probs, const float* q, const floa
   attention_forward_general(out, probs, q, k, v, B, T, H, G, D, D, options);
 }
 
+namespace {
+// One head's probabilities P [T, T] (steps 1–3 of attention_forward_general): e is the caller's
+// Eigen-allocated row buffer [T], so the vectorised exp splits the row the same way every time.
+void head_probs(MapMat& P, const MapConstStrided& Q, const MapConstStrided& K, int T, float scale, float cap, int window,
+                Eigen::ArrayXf& e) {
+  // 1. scores (the whole square; the masked part is overwritten below)
+  P.noalias() = Q * K.transpose();
+  for (int i = 0; i < T; ++i) {
+    float* row = P.data() + int64_t(i) * T;
+    // 2. mask: keys lo…i only (lo = 0 without a window).  3. softmax with the row maximum subtracted.
+    const int lo = window > 0 ? std::max(0, i - window + 1) : 0, n = i - lo + 1;
+    auto s = e.head(n);
+    s = Eigen::Map<const Eigen::ArrayXf>(row + lo, n) * scale;
+    if (cap > 0) s = (s / cap).tanh() * cap;
+    const float max = s.maxCoeff();
+    s = (s - max).exp();
+    const float inv_sum = 1.0f / s.sum();
+    for (int j = 0; j < lo; ++j) row[j] = 0.0f;
+    for (int j = lo; j <= i; ++j) row[j] = e[j - lo] * inv_sum;
+    for (int j = i + 1; j < T; ++j) row[j] = 0.0f;
+  }
+}
+}  // namespace
+
+void attention_head_probs(float* probs, const float* q, int q_stride, const float* k, int k_stride, int T, int Dk,
+                          const AttentionOptions& options) {
+  const detail::SingleThreadScope serial_products(true);  // as inside attention_forward_general's heads
+  const float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(float(Dk));
+  Eigen::ArrayXf e(T);
+  const MapConstStrided Q(q, T, Dk, Strided(q_stride));
+  const MapConstStrided K(k, T, Dk, Strided(k_stride));
+  MapMat P(probs, T, T);
+  head_probs(P, Q, K, T, scale, options.softcap, options.window, e);
+}
+
 void attention_forward_general(float* out, float* probs, const float* q, const float* k, const float* v, int B,
                                int T, int H, int G, int Dk, int Dv, const AttentionOptions& options) {
   // q [B, T, H·Dk], k [B, T, G·Dk], v [B, T, G·Dv] → probs [B, H, T, T], out [B, T, H·Dv]; one (b, h) per
@@ -261,22 +296,7 @@ void attention_forward_general(float* out, float* probs, const float* q, const f
       const MapConstStrided K(k + int64_t(b) * T * G * Dk + int64_t(g) * Dk, T, Dk, Strided(G * Dk));
       const MapConstStrided V(v + int64_t(b) * T * G * Dv + int64_t(g) * Dv, T, Dv, Strided(G * Dv));
       MapMat P(probs + int64_t(bh) * T * T, T, T);
-      // 1. scores (the whole square; the masked part is overwritten below)
-      P.noalias() = Q * K.transpose();
-      for (int i = 0; i < T; ++i) {
-        float* row = P.data() + int64_t(i) * T;
-        // 2. mask: keys lo…i only (lo = 0 without a window).  3. softmax with the row maximum subtracted.
-        const int lo = options.window > 0 ? std::max(0, i - options.window + 1) : 0, n = i - lo + 1;
-        auto s = e.head(n);
-        s = Eigen::Map<const Eigen::ArrayXf>(row + lo, n) * scale;
-        if (cap > 0) s = (s / cap).tanh() * cap;
-        const float max = s.maxCoeff();
-        s = (s - max).exp();
-        const float inv_sum = 1.0f / s.sum();
-        for (int j = 0; j < lo; ++j) row[j] = 0.0f;
-        for (int j = lo; j <= i; ++j) row[j] = e[j - lo] * inv_sum;
-        for (int j = i + 1; j < T; ++j) row[j] = 0.0f;
-      }
+      head_probs(P, Q, K, T, scale, cap, options.window, e);  // 1–3: scores, mask, softmax
       // 4. weigh the values
       MapStrided O(out + int64_t(b) * T * H * Dv + int64_t(h) * Dv, T, Dv, Strided(H * Dv));
       O.noalias() = P * V;

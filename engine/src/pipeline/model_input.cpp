@@ -189,6 +189,7 @@ ModelLayerRun model_layer_run(const model::Model& model, const ModelTokens& toke
     for (const model::NextToken& n : top) labels.push_back(token_label(tokens, n.id));
     run.next_labels.push_back(std::move(labels));
   }
+  if (forward.head_maps) return run;  // long inputs: no stack (its heads are recomputed on demand)
   run.stack = std::make_shared<const model::AttentionStack>(attention_stack(std::move(forward), tokens, model.name,
                                                                             model.config.layer_window));
   return run;

@@ -7,6 +7,7 @@
 
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
 #include "attnscope/text/tokenizer_interface.h"
 
 namespace attnscope::pipeline {
@@ -113,11 +114,51 @@ std::shared_ptr<const AblationComparison> compare_ablation(Result& out, model::I
   return c;
 }
 
+// What a step that needs every layer's attention at once records for a long input (no stack kept).
+std::string needs_stack_error(const Result& result, const char* what) {
+  return std::string(what) + " needs every layer's attention at once; this input's " + std::to_string(result.head_maps->tokens) +
+         " tokens are computed per head on demand (long inputs): the whole stack's limit is " +
+         std::to_string(limits::max_tokens) + " tokens (docs/math.md, \"Limits\")";
+}
+
+// Request::attention = on_demand: tokens once, the conversion (as below), one forward pass keeping q and k.
+void run_on_demand(Result& out, std::shared_ptr<const model::Model> ran, const std::atomic<bool>* cancel) {
+  const Request& request = out.request;
+  require(!request.keep_detail, "long inputs keep no layer's detail (q, k, v, scores of every head): ask for one head's map");
+  require(request.ablation.heads.empty(), "switching heads off compares two whole attention stacks; long inputs keep "
+                                          "none: use at most " + std::to_string(limits::max_tokens) + " tokens");
+  model::ForwardOptions options;
+  options.cancel = cancel;
+  options.keep = model::AttentionKeep::on_demand;
+  const bool traced = wants_trace(request);
+  if (traced) {
+    options = model::lens_forward_options(options);
+    options.detail_layer = -1;
+  }
+  ++out.counters.forwards;
+  out.counters.traced_forwards += traced;
+  model::ForwardResult forward = model::forward(*ran, out.tokens->ids, options);
+  out.layer_maps = forward.layer_maps;
+  out.head_maps = forward.head_maps;
+  if (traced) {
+    auto kept = std::make_shared<model::ForwardResult>();
+    kept->layers = forward.layers, kept->heads = forward.heads, kept->kv_heads = forward.kv_heads;
+    kept->tokens = forward.tokens, kept->vocab = forward.vocab;
+    kept->logits = forward.logits;
+    kept->layer_maps = forward.layer_maps;
+    kept->trace = std::move(forward.trace);
+    out.traced = std::move(kept);
+  }
+  if (request.keep_logits) out.logits = std::make_shared<const Mat>(std::move(forward.logits));
+  out.run = std::make_shared<const ModelLayerRun>(model_layer_run(*ran, *out.tokens, std::move(forward)));
+}
+
 // A checkpoint's part of run(): tokens once, the conversion, the forward once.
 void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) {
   const Request& request = out.request;
   const model::Model& m = *request.model;
-  if (request.layer >= 0) check_layer(request.layer, m.config.layers);
+  const bool on_demand = request.attention == model::AttentionKeep::on_demand;
+  if (request.layer >= 0 && !on_demand) check_layer(request.layer, m.config.layers);
   std::shared_ptr<const model::Model> ran = request.model;
   if (converts(request)) {
     if (cache && cache->converted && cache->converted_from == request.model && cache->converted_kv_heads == request.kv_heads) {
@@ -134,6 +175,10 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     }
   }
   out.ran_model = ran;
+  if (on_demand) {
+    out.tokens = tokens_of(request, out.counters, cache);
+    return run_on_demand(out, std::move(ran), cancel);
+  }
   const bool ablates = !request.ablation.heads.empty();
   if (ablates) model::check_head_ablation(ran->config, request.ablation);  // before any forward pass
   out.tokens = tokens_of(request, out.counters, cache);
@@ -187,6 +232,10 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
 
 // Step head_patterns: once per stack (the Cache keeps the last stack's).
 void step_head_patterns(Result& result, const std::atomic<bool>*, Cache* cache) {
+  if (!result.run->stack) {
+    result.head_patterns_error = needs_stack_error(result, "scoring every head's patterns");
+    return;
+  }
   const std::shared_ptr<const model::AttentionStack>& stack = result.run->stack;
   if (cache && cache->patterns_stack == stack && (cache->head_patterns || !cache->head_patterns_error.empty())) {
     result.head_patterns = cache->head_patterns;
@@ -212,6 +261,7 @@ void step_head_patterns(Result& result, const std::atomic<bool>*, Cache* cache) 
 // Step head_statistics: attention_statistics of the analysed layer, and with a K/V count the drift of each
 // head from the unconverted model's same head.
 void step_head_statistics(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
+  if (result.head_maps) result.head_stats_error = needs_stack_error(result, "the head statistics of a layer");
   if (!result.analysis || !result.analysis->attention) return;
   std::shared_ptr<const HeadStats> made;
   std::shared_ptr<const ModelLayerRun> original = result.original_run;
@@ -287,6 +337,10 @@ void step_qk_attribution(Result& result, const std::atomic<bool>* cancel, Cache*
 // Step rollout: attention_rollout of the run's stack (every layer; masked keys stay exactly 0).
 void step_rollout(Result& result, const std::atomic<bool>* cancel, Cache*) {
   if (result.rollout) return;  // the flow step made it already
+  if (!result.run->stack) {
+    result.rollout_error = needs_stack_error(result, "the rollout");
+    return;
+  }
   RolloutOptions options;
   options.cancel = cancel;
   try {
@@ -300,6 +354,10 @@ void step_rollout(Result& result, const std::atomic<bool>* cancel, Cache*) {
 
 // Step flow: attention_flow into Request::flow_position after every layer, within flow_max_tokens.
 void step_flow(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
+  if (!result.run->stack) {
+    result.flow_error = needs_stack_error(result, "attention flow");
+    return;
+  }
   const int T = result.run->stack->tokens;
   if (T > flow_max_tokens) {
     result.flow_error = "attention flow is limited to " + std::to_string(flow_max_tokens) + " tokens (its cost grows as T³); "
@@ -421,6 +479,8 @@ Result run(const Request& request, const std::atomic<bool>* cancel, Cache* cache
   out.request = request;
   require(int(request.scene.has_value()) + int(request.model != nullptr) + int(request.attentions != nullptr) == 1,
           "a pipeline request has one source: a scene, a checkpoint or an attentions file");
+  require(request.attention == model::AttentionKeep::stack || request.model,
+          "long inputs (attention per head on demand) need a checkpoint: a scene or an attentions file holds its maps");
   if (request.scene) {
     out.analysis = std::make_shared<const Analysis>(analyse(*request.scene, request.what, cancel));
   } else if (request.attentions) {
@@ -437,7 +497,7 @@ void run_steps(Result& result, const std::vector<Step>& steps, const std::atomic
   for (const StepInfo& info : pipeline_steps()) {
     if (std::find(steps.begin(), steps.end(), info.step) == steps.end() || result.done(info.step)) continue;
     check_cancel(cancel);  // between steps
-    if (!info.needs_stack || (result.run && result.run->stack)) info.run(result, cancel, cache);
+    if (!info.needs_stack || (result.run && (result.run->stack || result.head_maps))) info.run(result, cancel, cache);
     result.counters.steps_run.push_back(info.step);
   }
 }

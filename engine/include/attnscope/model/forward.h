@@ -24,12 +24,14 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "attnscope/core/types.h"
+#include "attnscope/model/head_maps.h"
 #include "attnscope/model/model.h"
 
 namespace attnscope::model {
@@ -70,6 +72,9 @@ struct ForwardOptions {
   int top_k = 5;  // next tokens kept per position (at most V)
   ForwardTaps taps;                         // forward() only (forward_reference ignores it)
   const HeadAblation* ablation = nullptr;   // forward() only; checked by check_head_ablation
+  // on_demand (forward() only; long inputs, head_maps.h): no [L, H, T, T] stack; ForwardResult::head_maps
+  // recomputes any head. Refuses detail_layer ≥ 0 and linear/mixer layers (check_forward_input).
+  AttentionKeep keep = AttentionKeep::stack;
 };
 
 // The residual stream and its parts, as ForwardTaps asks (else the vectors stay empty). Legend as above;
@@ -125,7 +130,8 @@ struct NextToken {
 
 struct ForwardResult {
   int layers = 0, heads = 0, kv_heads = 0, tokens = 0, vocab = 0;  // L, H, G, T, V
-  std::vector<float> attentions;  // [L, H, T, T] row-major: every layer's probabilities
+  std::vector<float> attentions;  // [L, H, T, T] row-major: every layer's probabilities (empty: on_demand)
+  std::shared_ptr<const HeadMaps> head_maps;  // on_demand: what each head's map is recomputed from (else null)
   Mat logits;                     // [T, V]
   std::vector<std::vector<NextToken>> top;  // [T][top_k] most probable next tokens, most probable first
   std::optional<LayerDetail> detail;        // when ForwardOptions::detail_layer ≥ 0
@@ -146,7 +152,13 @@ struct ForwardResult {
 // Throws InputError naming the problem for ids outside [0, V), an empty input, more tokens than the
 // model's max_position_embeddings, its sliding window, attnscope's T limit (2048) or an attention stack
 // above max_model_attention_cells; Cancelled when *cancel becomes true between layers.
-void check_forward_input(const ModelConfig& config, std::span<const int32_t> ids);
+// keep = on_demand: the limits are max_on_demand_tokens and max_on_demand_bytes of kept q and k (the
+// message names the bytes needed and the limit), and a linear/mixer layer is refused by its kind.
+void check_forward_input(const ModelConfig& config, std::span<const int32_t> ids,
+                         AttentionKeep keep = AttentionKeep::stack);
+// True when the whole [L, H, T, T] stack of `tokens` tokens is within attnscope's limits (limits::max_tokens,
+// max_model_attention_cells): what a view checks to ask for AttentionKeep::on_demand instead.
+bool stack_fits(const ModelConfig& config, int tokens);
 
 // Throws InputError naming the head for a layer or head outside the model, a repeated head, or a head of a
 // linear/mixer layer (no softmax head to switch off there).

@@ -78,6 +78,11 @@ struct AttentionOptions {
 };
 void attention_forward_with(float* out, float* probs, const float* q, const float* k, const float* v, int B, int T,
                        int H, int G, int D, const AttentionOptions& options);
+// One head's probabilities [T, T] as attention_forward_with/general make them (the same code, so the same
+// bits): q rows [T, Dk] q_stride floats apart, k rows k_stride apart. What forward()'s on-demand mode
+// (forward.h HeadMaps) recomputes a head from.
+void attention_head_probs(float* probs, const float* q, int q_stride, const float* k, int k_stride, int T, int Dk,
+                          const AttentionOptions& options);
 // dq [B, T, H·D], dk and dv [B, T, G·D], dout [B, T, H·D], probs from the forward
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* probs, const float* q,
                         const float* k, const float* v, int B, int T, int H, int G, int D);

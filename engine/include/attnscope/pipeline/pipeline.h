@@ -120,6 +120,13 @@ struct Request {
   // Result::ablation compares it with the same model's unablated run. check_head_ablation's refusals
   // (a head or layer outside the model, a linear/mixer layer, a head listed twice) are InputErrors.
   model::HeadAblation ablation;
+  // Long inputs (model/head_maps.h): on_demand runs the checkpoint's forward without the [L, H, T, T] stack, up
+  // to model::max_on_demand_tokens; Result::head_maps gives any head's map and its pooled overview. Chosen by
+  // the caller (not automatic: a view asks for it when the stack would not fit, see model::stack_fits). Then no
+  // layer analysis is made (Result::analysis stays null; `layer` is ignored) and the steps that need every
+  // layer's attention at once (head_patterns, rollout, flow) record an error naming the stack's limit;
+  // keep_detail, an ablation, an attentions file and a seeded scene are refused (InputError).
+  model::AttentionKeep attention = model::AttentionKeep::stack;
 };
 
 // What a request made, counted (tests check that tokens and the forward are made once per request).
@@ -157,6 +164,8 @@ struct Result {
   std::shared_ptr<const ModelTokens> tokens;
   std::shared_ptr<const model::Model> ran_model;
   std::shared_ptr<const ModelLayerRun> run;
+  // Request::attention = on_demand: what every head's map is recomputed from (run->stack is then null).
+  std::shared_ptr<const model::HeadMaps> head_maps;
   // With keep_logits / keep_detail.
   std::shared_ptr<const Mat> logits;
   std::shared_ptr<const model::LayerDetail> detail;
