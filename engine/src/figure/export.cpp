@@ -79,7 +79,11 @@ const std::vector<std::string>& figure_word_keys() {
       "logit lens: top next token after each layer", "probability of the top token", "KL to the final distribution (nats)",
       "KL (nats)", "rank of the model's top-1 token (1 = the layer's top)", "log10 rank", "direct logit attribution of %s at position %d",
       "logit contribution", "other parts", "no heads", "logit %s = the sum of the parts", "before the soft-cap",
-      "%s · position %d: %s"};
+      "%s · position %d: %s",
+      // why a head attends (qk_figure.h)
+      "layer %d · head %d · query %d «%s» → key %d «%s»",
+      "score %s before the soft-cap, %s after it (drawn); the parts are attributed before the cap", "score %s = scale·q·k",
+      "parts sum to %s (score %s)", "other (%d parts)"};
   return keys;
 }
 
