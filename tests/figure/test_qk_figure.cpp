@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attnscope/figure/qk_figure.h"
+#include "attnscope/figure/render_png.h"
 #include "core/translations.h"
 
 using namespace attnscope;
