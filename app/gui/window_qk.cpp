@@ -35,6 +35,14 @@ namespace {
 
 constexpr const char* kMenu = "##qk_menu";
 
+// Where the panel is (the user may drag it) and its last height (it grows to its content). UI thread only; one
+// panel per window.
+struct Placement {
+  ImVec2 pos;
+  float height = 0;
+};
+Placement placement;
+
 // The panel's attribution when it is of the cell asked about (the layer on the slider), else null.
 const model::QkAttribution* PanelAttribution(const AppState& state) {
   const QkPanelState& q = state.qk;
@@ -125,24 +133,42 @@ void Save(AppState& state, const model::QkAttribution& a, const std::vector<std:
 
 // The bars of qk_figure.h: labels at the left, signed bars about one zero line on the diverging colours, values
 // at the right. Each bar is in the layout record as "qk.bar.<n>".
-void DrawBars(AppState& state, const model::QkAttribution& a) {
-  const std::vector<QkBar> bars = qk_bars(a, qk_figure_bars);
-  const float font = ImGui::GetFontSize();
+struct BarTexts {
+  std::vector<QkBar> bars;
   std::vector<std::string> labels, values;
-  float label_w = 0, value_w = 0;
+  float label_w = 0, value_w = 0, gap = 0, area_w = 0;
   double neg = 0, pos = 0, largest = 0;
-  for (const QkBar& b : bars) {
-    labels.push_back(b.other_parts > 0 ? trf("other (%d parts)", b.other_parts) : b.label);
+  float width() const { return label_w + gap + area_w + gap + value_w; }
+};
+
+BarTexts MeasureBars(const model::QkAttribution& a) {
+  BarTexts t;
+  t.bars = qk_bars(a, qk_figure_bars);
+  const float font = ImGui::GetFontSize();
+  t.gap = font * 0.5f;
+  t.area_w = font * 12;
+  for (const QkBar& b : t.bars) {
+    t.labels.push_back(b.other_parts > 0 ? trf("other (%d parts)", b.other_parts) : b.label);
     char v[32];
     std::snprintf(v, sizeof v, "%.4g", b.value);
-    values.emplace_back(v);
-    label_w = std::max(label_w, ImGui::CalcTextSize(labels.back().c_str()).x);
-    value_w = std::max(value_w, ImGui::CalcTextSize(values.back().c_str()).x);
-    neg = std::max(neg, -b.value);
-    pos = std::max(pos, b.value);
-    largest = std::max(largest, std::abs(b.value));
+    t.values.emplace_back(v);
+    t.label_w = std::max(t.label_w, ImGui::CalcTextSize(t.labels.back().c_str()).x);
+    t.value_w = std::max(t.value_w, ImGui::CalcTextSize(t.values.back().c_str()).x);
+    t.neg = std::max(t.neg, -b.value);
+    t.pos = std::max(t.pos, b.value);
+    t.largest = std::max(t.largest, std::abs(b.value));
   }
-  const float gap = font * 0.5f, area_w = font * 12, row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
+  return t;
+}
+
+void DrawBars(AppState& state, const model::QkAttribution& a) {
+  const BarTexts t = MeasureBars(a);
+  const std::vector<QkBar>& bars = t.bars;
+  const std::vector<std::string>& labels = t.labels;
+  const std::vector<std::string>& values = t.values;
+  const float label_w = t.label_w, value_w = t.value_w, gap = t.gap, area_w = t.area_w;
+  const double neg = t.neg, pos = t.pos, largest = t.largest;
+  const float row_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float area_x = origin.x + label_w + gap;
@@ -184,23 +210,34 @@ void DrawQkPanel(AppState& state) {
   QkPanelState& q = state.qk;
   if (!q.open) return;
   const float font = ImGui::GetFontSize();
-  if (!q.placed && q.anchor.x >= 0) {
-    ImGui::SetNextWindowPos(ImVec2(q.anchor.x + font, q.anchor.y + font), ImGuiCond_Always);
-  } else if (!q.placed) {  // opened without a click (--why): at the right of the view, below the toolbar
-    const ImGuiViewport* vp = ImGui::GetMainViewport();
-    ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x - font, vp->WorkPos.y + font * 8), ImGuiCond_Always,
-                            ImVec2(1, 0));
+  const model::QkAttribution* a = PanelAttribution(state);
+  // The content's width, known before the window is made (its sentences wrap at it), so that the panel is placed
+  // whole on screen in the frame its bars first show: beside the cell (or, opened without a click, at the
+  // view's right), moved in from the screen's edges, and left where the user drags it.
+  float content_w = font * 24;
+  if (a) {
+    const FigureWords& words = UiFigureWords();
+    content_w = std::max({content_w, MeasureBars(*a).width(), ImGui::CalcTextSize(qk_score_line(*a, words).c_str()).x,
+                          ImGui::CalcTextSize(qk_sum_line(*a, words).c_str()).x});
   }
+  const ImGuiStyle& style = ImGui::GetStyle();
+  Placement& p = placement;
+  const ImVec2 size(content_w + style.WindowPadding.x * 2, std::max(p.height, font * 6));
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const ImVec2 lo = vp->WorkPos, hi(vp->WorkPos.x + vp->WorkSize.x, vp->WorkPos.y + vp->WorkSize.y);
+  ImVec2 want = p.pos;
+  if (!q.placed)
+    want = q.anchor.x >= 0 ? ImVec2(q.anchor.x + font, q.anchor.y + font)
+                           : ImVec2(hi.x - font - size.x, lo.y + font * 8);  // opened without a click (--why)
+  const ImVec2 fit(std::clamp(want.x, lo.x, std::max(lo.x, hi.x - size.x)), std::clamp(want.y, lo.y, std::max(lo.y, hi.y - size.y)));
+  if (!q.placed || fit.x != p.pos.x || fit.y != p.pos.y) ImGui::SetNextWindowPos(fit, ImGuiCond_Always);
+  ImGui::SetNextWindowContentSize(ImVec2(content_w, 0));
   bool open = true;
   const std::string title = trf("Why head %d attends here", q.head) + "###qk_panel";
   if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
                                              ImGuiWindowFlags_NoSavedSettings)) {
-    // Beside the cell, and whole on screen (moved in once its size is known).
-    const ImGuiViewport* vp = ImGui::GetMainViewport();
-    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    const ImVec2 lo = vp->WorkPos, hi(vp->WorkPos.x + vp->WorkSize.x, vp->WorkPos.y + vp->WorkSize.y);
-    const ImVec2 fit(std::clamp(pos.x, lo.x, std::max(lo.x, hi.x - size.x)), std::clamp(pos.y, lo.y, std::max(lo.y, hi.y - size.y)));
-    if (fit.x != pos.x || fit.y != pos.y) ImGui::SetWindowPos(fit);
+    p.pos = ImGui::GetWindowPos();
+    p.height = ImGui::GetWindowSize().y;
     q.placed = true;
     RecordLastItem(state, "qk.panel");
     const CheckpointWindowState& c = state.checkpoint;
@@ -213,7 +250,6 @@ void DrawQkPanel(AppState& state) {
     ImGui::TextUnformatted(trf("query %d: %s", q.query, token(q.query).c_str()).c_str());
     ImGui::TextUnformatted(trf("key %d: %s", q.key, token(q.key).c_str()).c_str());
     ImGui::Separator();
-    const model::QkAttribution* a = PanelAttribution(state);
     const std::string error = PanelError(state);
     if (!c.model) {
       NoticeText(c.attentions ? tr("Why a head attends is worked out through a model's weights; an attentions file "

@@ -83,7 +83,7 @@ sys.exit(1)
           dir,
           "--checkpoint " + shell_quote(fixture.string()) + " --layer " + std::to_string(layer) +
               " --size 1280x720 --language " + language + " --text " + shell_quote(ids_input(ids)) + " --layout-live",
-          "await '\"heads\": \\[\\{'\n"
+          "await '\"first_query\"'\n"
           "sleep 1\n" + right_click +
           "click_on heads.why\n"
           "await '\"sum\": '\n"
@@ -131,9 +131,9 @@ sys.exit(1)
         const int T = int(ids.size());
         const WindowRun w = run_window(std::string("qk_gemma2_") + language,
                                        "--checkpoint " + shell_quote(model_fixture(name).string()) + " --layer 1 --text " +
-                                           shell_quote(ids_input(ids)) + " --why 0," + std::to_string(T - 1) + ",2" + common);
+                                           shell_quote(ids_input(ids)) + " --why 0," + std::to_string(T - 1) + "," + std::to_string(T - 3) + common);
         CHECK(w.layout.at("error") == "");
-        check_panel_sums(w.layout, 1, 0, T - 1, 2);
+        check_panel_sums(w.layout, 1, 0, T - 1, T - 3);
         CHECK(w.layout.at("qk").at("before_softcap") == true);
         const std::vector<std::string> texts = texts_of(w, "###qk_panel");
         INFO(joined(texts));
@@ -145,9 +145,9 @@ sys.exit(1)
         const int T = int(ids.size());
         const WindowRun w = run_window(std::string("qk_mla_") + language,
                                        "--checkpoint " + shell_quote(model_fixture(name).string()) + " --layer 1 --text " +
-                                           shell_quote(ids_input(ids)) + " --why 1," + std::to_string(T - 1) + ",0" + common);
+                                           shell_quote(ids_input(ids)) + " --why 0," + std::to_string(T - 1) + ",0" + common);
         CHECK(w.layout.at("error") == "");
-        check_panel_sums(w.layout, 1, 1, T - 1, 0);
+        check_panel_sums(w.layout, 1, 0, T - 1, 0);
       }
       {  // a masked key (after the query): a sentence, no numbers
         const std::string name = "gpt2_prefix_f32";
