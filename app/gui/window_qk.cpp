@@ -40,6 +40,9 @@ constexpr const char* kMenu = "##qk_menu";
 struct Placement {
   ImVec2 pos;
   float height = 0;
+  bool had_bars = false;  // the bars were shown last frame
+  int front_frames = 0;   // frames left to bring the panel over the windows (a window focused as it opens, the
+                          // Checkpoint window when --why opens a model, would hide it)
 };
 Placement placement;
 
@@ -238,6 +241,12 @@ void DrawQkPanel(AppState& state) {
                                              ImGuiWindowFlags_NoSavedSettings)) {
     p.pos = ImGui::GetWindowPos();
     p.height = ImGui::GetWindowSize().y;
+    if (!q.placed || (a != nullptr) != p.had_bars) p.front_frames = 3;  // opened, or its bars came or went
+    p.had_bars = a != nullptr;
+    if (p.front_frames > 0 && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) {
+      ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
+      --p.front_frames;
+    }
     q.placed = true;
     RecordLastItem(state, "qk.panel");
     const CheckpointWindowState& c = state.checkpoint;
