@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <GLFW/glfw3.h>
+
 #include "attnscope/core/error.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/figure/qk_figure.h"
@@ -240,7 +242,6 @@ void DrawQkPanel(AppState& state) {
   if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse |
                                              ImGuiWindowFlags_NoSavedSettings)) {
     p.pos = ImGui::GetWindowPos();
-    p.height = ImGui::GetWindowSize().y;
     if (!q.placed || (a != nullptr) != p.had_bars) p.front_frames = 3;  // opened, or its bars came or went
     p.had_bars = a != nullptr;
     if (p.front_frames > 0 && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) {
@@ -305,6 +306,11 @@ void DrawQkPanel(AppState& state) {
         RecordLastItem(state, b.id);
       }
     }
+    // The height this content needs: where the next frame places the panel. The window grows to it only in the
+    // next frame, so one is asked for at once (else it would wait for the pointer, partly off screen).
+    const float needed = ImGui::GetCursorPosY() - ImGui::GetStyle().ItemSpacing.y + ImGui::GetStyle().WindowPadding.y;
+    if (std::abs(needed - ImGui::GetWindowSize().y) > 0.5f) glfwPostEmptyEvent();
+    p.height = needed;
   }
   ImGui::End();
   if (!open) {
