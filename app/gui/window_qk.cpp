@@ -251,12 +251,14 @@ void DrawQkPanel(AppState& state) {
     q.placed = true;
     RecordLastItem(state, "qk.panel");
     const CheckpointWindowState& c = state.checkpoint;
-    const std::vector<std::string>* labels =
-        q.result && q.result->tokens ? &q.result->tokens->labels : nullptr;
+    // The checkpoint's tokens; without one (a seeded scene, an attentions file) the heads' own labels.
+    const std::vector<std::string>* labels = c.model && q.result && q.result->tokens ? &q.result->tokens->labels
+                                             : state.analysis && state.analysis->attention ? &state.analysis->attention->labels
+                                                                                           : nullptr;
     const auto token = [&](int t) {
       return labels && size_t(t) < labels->size() ? state.fonts->display_label((*labels)[size_t(t)]) : std::string();
     };
-    ImGui::TextUnformatted(trf("layer %d · head %d", c.layer, q.head).c_str());
+    if (c.is_open()) ImGui::TextUnformatted(trf("layer %d · head %d", c.layer, q.head).c_str());
     ImGui::TextUnformatted(trf("query %d: %s", q.query, token(q.query).c_str()).c_str());
     ImGui::TextUnformatted(trf("key %d: %s", q.key, token(q.key).c_str()).c_str());
     ImGui::Separator();
