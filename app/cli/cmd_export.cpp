@@ -20,6 +20,7 @@
 #include "attnscope/scene/scene_json.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/figure/qk_figure.h"
 #include "attnscope/model/qk_attribution.h"
 #include "attnscope/figure/pooled_figure.h"
 #include "attnscope/figure/rollout_figure.h"
@@ -152,8 +153,11 @@ std::shared_ptr<const Analysis> analyse_for(const ExportRequest& request, Scene 
 void run_qk_attribution(const ExportOptions& o) {
   require(!o.model.checkpoint.empty(), "--what qk-attribution needs --checkpoint DIR (with --text or --ids): the "
                                        "attribution goes through the model's weights");
-  require(parse_export_format(o.format) == ExportFormat::csv,
-          "--what qk-attribution writes its table as CSV: --format csv, not " + o.format);
+  const ExportFormat format = parse_export_format(o.format);
+  require(format != ExportFormat::npy, "--what qk-attribution writes its table as CSV (--format csv) or its bar chart as "
+                                       "--format png or svg, not " + o.format);
+  require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
+  require(o.token_range.empty(), "--token-range applies to --what heads or head:N");
   for (const char* flag : {"--layer", "--head", "--query", "--key"})
     require(flag_given(o.model.app, flag), std::string("--what qk-attribution needs --layer, --head, --query and --key "
                                                        "(positions and numbers from 0); ") + flag + " is missing");
@@ -165,11 +169,16 @@ void run_qk_attribution(const ExportOptions& o) {
   } catch (const std::exception&) {
     throw InputError("--query is the query's token position (a whole number from 0), got '" + o.scene.query + "'");
   }
-  check_export_path(o.out, ExportFormat::csv);
+  check_export_path(o.out, format);
+  ExportRequest request;  // the bar chart's: as the Heads view's "why" panel saves it
+  request.format = format;
+  request.scale = float(o.scale);
+  request.words = figure_words(parse_language_option(o.language));
   const pipeline::Result result = model_qk_attribution_for_export(o.model, o.scene, o.head, query, o.key);
   const model::QkAttribution& a = *result.qk_attribution;
-  write_file_atomic(o.out, model::qk_attribution_csv(a));
   const std::vector<std::string>& labels = result.tokens->labels;
+  if (format == ExportFormat::csv) write_file_atomic(o.out, model::qk_attribution_csv(a));
+  else write_file_atomic(o.out, render_qk_figure(QkFigureInput{&a, labels}, request).bytes);
   const auto token = [&](int t) { return size_t(t) < labels.size() ? " '" + labels[size_t(t)] + "'" : std::string(); };
   std::printf("wrote %s (QK attribution of layer %d head %d, query %d%s, key %d%s: %zu x %zu parts summing to %.6g; "
               "the forward's score %.6g%s)\n",
@@ -420,8 +429,9 @@ void add_export_command(CLI::App& root) {
       "qk-attribution: with --checkpoint, why head --head of --layer attends from --query to --key: its score\n"
       "q.k*scale split into query part x key part (the token embedding, learned positions, each earlier layer's\n"
       "heads 'L2.H3 attn', attention bias and MLP, the norm's and the projections' biases), norms frozen at their\n"
-      "actual scale, so the table sums to the score (Gemma 2: before the soft-cap). CSV only: one row per query\n"
-      "part, one column per key part, totals in the last row and column.\n"
+      "actual scale, so the table sums to the score (Gemma 2: before the soft-cap). CSV: one row per query\n"
+      "part, one column per key part, totals in the last row and column; PNG, SVG: the Heads view's bar chart of\n"
+      "the largest entries, the rest as 'other (N parts)', with the score and the sum (--language, --scale).\n"
       "rollout: with --checkpoint or --attentions, the Rollout view for the query --position (default the last\n"
       "token): one row per layer (from 0) of each input token's share, panels attention (head mean of the layer),\n"
       "rollout and, with --flow, flow (share); CSV/.npy [panels, L, T]. --every-query: every query of --layer\n"

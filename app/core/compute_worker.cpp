@@ -1,5 +1,6 @@
 #include "core/compute_worker.h"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 
@@ -124,9 +125,15 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     r.layer = source->layer;
     r.kv_heads = source->kv_heads;
     r.ablation = source->ablation;
+    if (source->qk) {  // the Heads view's "why" panel: its cell, from the same pass
+      r.head = source->qk->head;
+      r.query = source->qk->query;
+      r.key = source->qk->key;
+    }
     if (source->lens) {  // the Logit lens window: both lens steps with the heatmaps, from the same forward
       r.steps = {pipeline::Step::head_patterns, pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
       r.attribute_token = source->attribute_token;
+      if (source->qk) r.steps.push_back(pipeline::Step::qk_attribution);
       return r;
     }
   } else {
@@ -134,7 +141,31 @@ pipeline::Request request_of(const Scene& scene, const AnalysisKey& key) {
     r.what = key.request;
   }
   r.steps = {pipeline::Step::head_patterns};
+  if (key.model && key.model->qk) r.steps.push_back(pipeline::Step::qk_attribution);
   return r;
+}
+
+// The key without its QK cell: two jobs equal in this differ only in the cell the "why" panel asks about.
+AnalysisKey without_qk(AnalysisKey key) {
+  if (key.model) key.model->qk.reset();
+  return key;
+}
+
+// `last` with the QK attribution of `cell` instead of its own (the step alone; its forward from the Cache).
+pipeline::Result with_qk_cell(const pipeline::Result& last, const model::QkCell& cell, const std::atomic<bool>* cancel,
+                              pipeline::Cache* cache) {
+  pipeline::Result out = last;  // a copy: a cancelled step leaves the delivered result as it was
+  out.request.head = cell.head;
+  out.request.query = cell.query;
+  out.request.key = cell.key;
+  if (std::find(out.request.steps.begin(), out.request.steps.end(), pipeline::Step::qk_attribution) ==
+      out.request.steps.end())
+    out.request.steps.push_back(pipeline::Step::qk_attribution);
+  std::erase(out.counters.steps_run, pipeline::Step::qk_attribution);
+  out.qk_attribution.reset();
+  out.qk_attribution_error.clear();
+  pipeline::run_steps(out, {pipeline::Step::qk_attribution}, cancel, cache);
+  return out;
 }
 
 // The parts of a pipeline result the views read.
@@ -159,6 +190,18 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   if (const std::optional<ModelSource>& source = job.analysis_key.model)
     out.of_model = source->model ? static_cast<const void*>(source->model.get()) : source->attentions.get();
   try {
+    const std::optional<model::QkCell> qk = job.analysis_key.model ? job.analysis_key.model->qk : std::nullopt;
+    if (last_ && last_key_ && last_key_ != job.analysis_key && without_qk(*last_key_) == without_qk(job.analysis_key)) {
+      // Only the "why" panel's cell changed: the last pass stays, the attribution step runs alone (none when the
+      // panel closed).
+      if (qk) {
+        const int forwards = last_->counters.forwards;
+        auto made = std::make_shared<const pipeline::Result>(with_qk_cell(*last_, *qk, &cancel_, &cache_));
+        forward_passes_ += made->counters.forwards - forwards;
+        last_ = std::move(made);
+      }
+      last_key_ = job.analysis_key;
+    }
     if (!last_ || last_key_ != job.analysis_key) {
       // What is made from every layer (the model view) stays while the stack does: another layer of an
       // attentions file is the same stack.

@@ -25,6 +25,9 @@
 // With a checkpoint the second delivery also carries the Model view's atlas of every layer
 // (core/model_view.h), made after the heatmaps so that the Heads view does not wait for it, and again
 // only for a new forward pass or another colormap (otherwise the first delivery has it).
+// With ModelSource::qk the first delivery carries the cell's QK attribution (pipeline_result->qk_attribution, or
+// its qk_attribution_error); a job that differs from the last only in that cell reuses the last result and runs the
+// qk_attribution step alone on a copy of it.
 // When only view settings changed (colormap, scale, probabilities/scores, the selected row) the last
 // Analysis and its statistics are reused and only the pictures are made again.
 // Everything above that is not a picture is the engine's request pipeline (attnscope/pipeline/pipeline.h):
@@ -71,6 +74,10 @@ struct ModelSource {
   bool lens = false;
   int32_t attribute_token = -1;
   model::HeadAblation ablation;  // heads switched off in the checkpoint's forward (the Model view's; none: empty)
+  // The Heads view's "why does this head attend here?" panel is open on this cell (its layer is `layer`): the
+  // request also asks for the qk_attribution step. Another cell of the same pass runs that step alone on the last
+  // result (the pipeline's Cache keeps the attribution's forward), and a newer cell cancels an older one.
+  std::optional<model::QkCell> qk;
   bool operator==(const ModelSource&) const = default;
 };
 

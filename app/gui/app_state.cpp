@@ -53,6 +53,8 @@ void SubmitIfEdited(AppState& state) {
     source->lens = true;
     source->attribute_token = state.lens.target;
   }
+  if (source && source->model && state.qk.open)  // the Heads view's "why" panel
+    source->qk = model::QkCell{c.layer, state.qk.head, state.qk.query, state.qk.key};
   state.submitted_generation = state.worker->submit(state.scene, source);
   // The model's complaints (no tokenizer, text too long) show in the Checkpoint window.
   state.submitted_by = source && state.edited_by != Panel::heads ? Panel::checkpoint : state.edited_by;
@@ -79,6 +81,8 @@ void ForgetRun(AppState& state) {
   state.model_view.pictures.reset();
   state.model_view.error.clear();
   state.lens.result.reset();
+  state.qk.result.reset();
+  state.qk.open = false;
 }
 
 // The Input window's text for a model just opened: the text on screen when the model reads it, else the
@@ -184,6 +188,15 @@ bool TakeCheckpoint(AppState& state) {
     c.open_ablate.clear();
   }
   c.layer = std::min(c.layer, c.layers() - 1);
+  if (const std::optional<std::array<int, 3>> cell = state.qk.open_cell) {  // the window's --why
+    state.qk.open = true;
+    state.qk.placed = false;
+    state.qk.head = (*cell)[0];
+    state.qk.query = (*cell)[1];
+    state.qk.key = (*cell)[2];
+    state.qk.anchor = ImVec2(-1, -1);  // no cell clicked: at the view's right
+    state.qk.open_cell.reset();
+  }
   FitInputToModel(state);
   if (state.fonts) state.fonts->request_text(state.scene.input.text);
   if (c.attentions && state.fonts)  // the file's own tokens, in any script
@@ -240,6 +253,7 @@ bool TakeResult(AppState& state) {
   else if (!result->model_run) state.model_view.pictures.reset();  // not a checkpoint's pass
   state.model_view.error = result->model_view_error;
   state.lens.result = result->model_run ? result->pipeline_result : nullptr;
+  state.qk.result = state.lens.result;
   return true;
 }
 

@@ -192,6 +192,19 @@ struct HeadsWindowState {
   ZoomState zoom;
 };
 
+// The Heads view's "why does this head attend here?" panel (window_qk.cpp): the cell it explains and the newest
+// checkpoint result (its qk_attribution is that cell's once the worker has made it).
+struct QkPanelState {
+  bool open = false;
+  int head = 0, query = 0, key = 0;  // from 0; the layer is the Heads view's (the panel follows its slider)
+  ImVec2 anchor;                                // the cell's screen position when asked (the panel opens beside it)
+  bool placed = false;                          // the panel was placed beside the cell once
+  int menu_head = 0, menu_query = 0, menu_key = 0;  // the cell right-clicked (the menu's)
+  ImVec2 menu_anchor;
+  std::optional<std::array<int, 3>> open_cell;  // the window's --why HEAD,QUERY,KEY, opened with the model
+  std::shared_ptr<const pipeline::Result> result;
+};
+
 struct RelposWindowState {
   ColorBarCache bar;
   int edit_head = 0;         // the head whose α and Δ the sliders and the pad edit
@@ -435,6 +448,7 @@ struct AppState {
   CheckpointWindowState checkpoint;
   ModelViewWindowState model_view;
   LensWindowState lens;
+  QkPanelState qk;
   SceneDialogState scene_dialog;
   Textures textures;
 

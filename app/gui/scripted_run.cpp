@@ -94,6 +94,21 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   j["lens_position"] = state.lens.position;
   j["lens_page"] = state.lens.tab == 1 ? "attribution" : "lens";
   j["lens_target"] = state.lens.target;
+  {  // the Heads view's "why" panel: its cell and the numbers it shows (none until the worker has them)
+    nlohmann::json q = {{"open", state.qk.open}, {"layer", state.checkpoint.layer}, {"head", state.qk.head},
+                        {"query", state.qk.query}, {"key", state.qk.key}};
+    const pipeline::Result* r = state.qk.result.get();
+    if (state.qk.open && r && r->qk_attribution) {
+      const model::QkAttribution& a = *r->qk_attribution;
+      q["cell"] = {a.cell.layer, a.cell.head, a.cell.query, a.cell.key};
+      q["score"] = a.score;
+      q["drawn"] = a.drawn;
+      q["sum"] = a.sum();
+      q["before_softcap"] = a.before_softcap;
+    }
+    q["error"] = r ? r->qk_attribution_error : "";
+    j["qk"] = q;
+  }
   j["relpos_query"] = {state.scene.relpos.query_index, state.scene.relpos.query_row, state.scene.relpos.query_col};
   j["heads"] = nlohmann::json::array();
   for (const LayoutRecord::Head& h : state.layout.heads) {
@@ -259,7 +274,21 @@ LayoutSweep::LayoutSweep() {
                      state.show_model_view = state.show_rollout = false;
                      state.show_lens = true;
                    }});
+  // The Heads view's "Why does this head attend here?" panel (window_qk.cpp) on head 0's cell (1, 0), as a
+  // right-click there opens it: with a checkpoint its bars, without one the sentence that asks for one.
+  plan_.push_back({"panel why a head attends", [](AppState& state) {
+                     state.show_lens = false;
+                     SwitchView(state, View::heads);
+                     state.qk.open = true;
+                     state.qk.placed = false;
+                     state.qk.head = 0;
+                     state.qk.query = 1;
+                     state.qk.key = 0;
+                     state.qk.anchor = ImVec2(-1, -1);
+                     NoteEdit(state, Panel::heads);
+                   }});
   plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.qk.open = false;
                      state.show_rollout = state.show_lens = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;

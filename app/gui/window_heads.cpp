@@ -219,6 +219,8 @@ void HeadTooltip(const AttentionAnalysis& att, const std::vector<std::string>& l
   }
   ImGui::TextDisabled("%s", large ? tr("click: select this query · double-click: reset zoom")
                                   : tr("click: select this query · double-click: open large"));
+  if (!att.linear && size_t(head) < att.result.scores.size() && !std::isinf(score))
+    ImGui::TextDisabled("%s", tr("right-click: why does this head attend here?"));
   ImGui::TextDisabled("%s", tr("wheel: zoom · drag: move a zoomed view"));
   ImGui::EndTooltip();
 }
@@ -228,7 +230,9 @@ void HandleHit(AppState& state, const AttentionAnalysis& att, const std::vector<
                const HeatmapGridResult& hit, int head_of_hit, bool large = false) {
   if (hit.hovered < 0) return;
   HeadTooltip(att, labels, head_of_hit, hit.row, hit.col, large);
-  if (hit.double_clicked) {
+  if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {  // "Why does this head attend here?" (window_qk.cpp)
+    QkCellMenu(state, head_of_hit, hit.row, hit.col, ImGui::GetIO().MousePos);
+  } else if (hit.double_clicked) {
     state.heads.large_head = head_of_hit;
     SelectQuery(state, hit.row);
   } else if (hit.clicked) {
@@ -497,6 +501,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     hit.double_clicked = false;
     ToWholePicture(hit, shown);
     HandleHit(state, att, labels.labels, hit, head, true);
+    DrawQkMenu(state);
   }
   ImGui::End();
   if (!open) state.heads.large_head = -1;
@@ -603,6 +608,7 @@ void DrawHeadsWindow(AppState& state) {
   HandleHit(state, *att, labels->labels, grid, grid.hovered);
 
   RecordHeads(state, *att, pictures, grid, spec.count, shown);
+  DrawQkMenu(state);
   ImGui::End();
   DrawLargeHead(state, *att, pictures, *labels);
 }

@@ -71,7 +71,23 @@ const char* const window_flag_names[] = {"--screenshot", "--frames", "--size", "
                                          "--show-about", "--layout-sweep", "--show-training", "--train-settings",
                                          "--train-actions", "--checkpoint", "--layer", "--show-model-view",
                                          "--layout-live", "--show-rollout", "--compare-a", "--compare-view", "--site-url",
-                                         "--ablate", "--ablate-mode"};
+                                         "--ablate", "--ablate-mode", "--why"};
+
+// --why HEAD,QUERY,KEY: three whole numbers from 0 (checked against the model when it opens).
+std::array<int, 3> parse_why_cell(const std::string& text) {
+  std::array<int, 3> cell{};
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = i < 2 ? text.find(',', at) : text.size();
+    const std::string part = end == std::string::npos ? std::string() : text.substr(at, end - at);
+    const bool digits = !part.empty() && part.size() <= 6 && part.find_first_not_of("0123456789") == std::string::npos;
+    require(digits && (i < 2 || text.find(',', at) == std::string::npos),
+            "--why takes HEAD,QUERY,KEY, three whole numbers from 0 (e.g. 0,5,2), got \"" + text + "\"");
+    cell[size_t(i)] = std::stoi(part);
+    at = end + 1;
+  }
+  return cell;
+}
 }
 
 void add_window_options(CLI::App& app, WindowOptions& o) {
@@ -142,6 +158,9 @@ void add_window_options(CLI::App& app, WindowOptions& o) {
                     "With --checkpoint: switch these heads off once it opens, LAYER.HEAD from 0 (e.g. 1.0,1.3), as the "
                     "Model view does");
   group->add_option("--ablate-mode", o.ablate_mode, "With --ablate: zero (default) or mean");
+  group->add_option("--why", o.why,
+                    "With --checkpoint: open the Heads view's \"Why does this head attend here?\" panel on the cell "
+                    "HEAD,QUERY,KEY (from 0) of --layer, as a right-click on that cell does");
   group->add_option("--open-scene", o.open_scene, "Read a scene file as the window's Open scene… does (warnings in the status line)");
   group->add_option("--compare-a", o.compare_a, "Keep this scene file as A and open Compare A/B (the window's scene is B)");
   group->add_option("--compare-view", o.compare_view, "With --compare-a: side-by-side (default) | difference")->group("");
@@ -380,6 +399,7 @@ void DrawViewWindow(AppState& state) {
   switch (state.scene.view.view) {
     case View::heads:
       DrawHeadsWindow(state);
+      DrawQkPanel(state);
       DrawCompareWindow(state);
       break;
     case View::shapes: DrawShapesWindow(state, false); break;
@@ -434,6 +454,8 @@ RunMode CheckWindowFlags(const WindowOptions& options) {
     require(!cli::flag_given(options.app, flag) || !options.checkpoint.empty(), std::string(flag) + " needs --checkpoint DIR");
   require(options.ablate_mode == "zero" || options.ablate_mode == "mean",
           "--ablate-mode must be zero or mean, got \"" + options.ablate_mode + "\"");
+  require(!cli::flag_given(options.app, "--why") || !options.checkpoint.empty(), "--why needs --checkpoint DIR");
+  if (cli::flag_given(options.app, "--why")) (void)parse_why_cell(options.why);  // names the form
   require(options.save_scene.empty() || mode.scripted, "--save-scene needs --screenshot FILE.png");
   TrainingForm form;  // unknown keys and non-numbers are usage errors; bad values show in the window
   for (const std::string& kv : options.train_settings) apply_training_setting(form, kv);
@@ -668,6 +690,7 @@ void InitState(AppState& state, const Startup& startup, const WindowOptions& opt
   state.checkpoint.layer = options.layer;  // kept below L when the model opens
   state.checkpoint.open_ablate = options.ablate;  // checked against the model when it opens
   state.checkpoint.open_ablate_mode = options.ablate_mode;
+  if (!options.why.empty()) state.qk.open_cell = parse_why_cell(options.why);  // opened with the model
   if (!options.checkpoint.empty()) OpenCheckpoint(state, options.checkpoint);
   // A folder (or a file in one) dropped onto the window opens as a checkpoint, or as attentions computed
   // elsewhere (the loader tells them apart).

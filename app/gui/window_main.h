@@ -48,6 +48,7 @@ struct WindowOptions {
   std::string checkpoint;    // open this checkpoint folder at start (the Checkpoint window)
   int layer = 0;             // with checkpoint: the layer the Heads view draws
   std::string ablate;        // with checkpoint: heads switched off once it opens, "1.0,1.3" (the Model view's)
+  std::string why;           // with checkpoint: "HEAD,QUERY,KEY", the "why" panel opened on that cell of the layer
   std::string ablate_mode = "zero";
   std::string open_scene;    // read this scene file through the window's Open scene (scripted tests)
   std::string compare_a;     // keep this scene file as A and open Compare A/B

@@ -25,6 +25,12 @@ void DrawTranslationNotice(AppState& state);
 void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
+// Why a head attends (window_qk.cpp): a right-click on a cell of the Heads view opens its menu (QkCellMenu, at the
+// cell's screen position), whose item opens the panel beside the cell; DrawQkMenu inside the Heads window, DrawQkPanel
+// after it.
+void QkCellMenu(AppState& state, int head, int query, int key, ImVec2 anchor);
+void DrawQkMenu(AppState& state);
+void DrawQkPanel(AppState& state);
 // Compare A/B (window_compare.cpp): the Heads toolbar's Keep as A / Compare with A buttons, the window
 // over the Heads view, and A kept from a scene file (--compare-a, scripted runs and tests).
 void CompareToolbar(AppState& state);

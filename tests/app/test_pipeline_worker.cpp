@@ -121,3 +121,47 @@ TEST_CASE("compute worker: text for a checkpoint without a tokenizer is refused 
   CHECK(chinese.error.find("tokenizer.json") != std::string::npos);  // the reason names the files looked for
   CHECK_FALSE(chinese.analysis);
 }
+
+TEST_CASE("compute worker: the Heads view's \"why\" cell runs the qk_attribution step; another cell costs no forward") {
+  const std::string name = "gpt2_prefix_f32";
+  const auto m = model::open(model_fixture(name));
+  const std::vector<int32_t> ids = fixture_ids(name);
+  std::string input = "ids:";
+  for (int32_t id : ids) input += " " + std::to_string(id);
+  const int T = int(ids.size());
+  ComputeWorker worker([] {});
+  ModelSource source{m, input, 1, 0};
+  const ComputeResult plain = settled_result(worker, source);
+  REQUIRE_MESSAGE(plain.pipeline_result, plain.error);
+  CHECK_FALSE(plain.pipeline_result->qk_attribution);
+  const int before = worker.forward_passes();
+  // The panel opens on a cell: the same pass, the attribution's own traced forward once.
+  source.qk = model::QkCell{1, 2, T - 1, T - 3};
+  const ComputeResult first = settled_result(worker, source);
+  REQUIRE(first.pipeline_result);
+  REQUIRE_MESSAGE(first.pipeline_result->qk_attribution, first.pipeline_result->qk_attribution_error);
+  const model::QkAttribution& a = *first.pipeline_result->qk_attribution;
+  CHECK(a.cell == *source.qk);
+  CHECK(std::abs(a.sum() - double(a.score)) <= 1e-4 * std::max(1e-2, std::abs(double(a.score))));
+  CHECK(first.model_run == plain.model_run);  // the heads' pass is not run again
+  CHECK(worker.forward_passes() == before + 1);
+  // Another cell of the same layer: the step alone, from the kept forward.
+  source.qk = model::QkCell{1, 0, T - 2, 0};
+  const ComputeResult second = settled_result(worker, source);
+  REQUIRE(second.pipeline_result);
+  REQUIRE(second.pipeline_result->qk_attribution);
+  CHECK(second.pipeline_result->qk_attribution->cell == *source.qk);
+  CHECK(worker.forward_passes() == before + 1);
+  // A masked key: the engine's reason, no attribution, the heatmaps as before.
+  source.qk = model::QkCell{1, 0, 1, 3};
+  const ComputeResult masked = settled_result(worker, source);
+  REQUIRE(masked.pipeline_result);
+  CHECK_FALSE(masked.pipeline_result->qk_attribution);
+  CHECK(contains(masked.pipeline_result->qk_attribution_error, "key 3 is not seen by query 1"));
+  CHECK(masked.analysis == plain.analysis);
+  // The panel closed: the last pass as it was, nothing run.
+  source.qk.reset();
+  const ComputeResult closed = settled_result(worker, source);
+  CHECK(closed.model_run == plain.model_run);
+  CHECK(worker.forward_passes() == before + 1);
+}

@@ -127,7 +127,7 @@ TEST_CASE("cli qk-attribution: bad cells exit 2 naming the valid range") {
   check_refused(base + " --layer 1 --head 0 --key 2", "--query is missing", none);
   check_refused(base + " --layer 1 --head 0 --query x --key 2", "--query is the query's token position", none);
   check_refused("export --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --ids " + ids_arg(ids) +
-                    " --what qk-attribution --layer 1 --head 0 --query 5 --key 2 --format png --out " + quoted(none / "a.png"),
+                    " --what qk-attribution --layer 1 --head 0 --query 5 --key 2 --format npy --out " + quoted(none / "a.npy"),
                 "--format csv", none);
   check_refused("export --checkpoint " + quoted(model_fixture("qwen2_gqa")) + " --ids " + ids_arg(ids) +
                     " --what heads --layer 1 --head 0 --format csv --out " + quoted(none / "h.csv"),

@@ -343,6 +343,18 @@ TEST_SUITE("gui_layout") {
         check_start(layout, name, w, h);
         const json& start = layout.at("screens").at(0);
         CHECK(start.at("slots").contains("checkpoint"));
+        // The Heads view's "why does this head attend here?" panel: open on its screen, with the sum line.
+        bool why = false;
+        for (const json& screen : layout.at("screens")) {
+          if (screen.at("name") != "panel why a head attends") continue;
+          bool panel = false;
+          for (const json& window : screen.at("windows"))
+            panel = panel || window.at("title").get<std::string>().ends_with("###qk_panel");
+          CHECK(panel);
+          for (const json& t : screen.at("texts"))
+            why = why || t.at("text").get<std::string>().rfind(std::string(language) == "zh" ? "各部分之和" : "parts sum to", 0) == 0;
+        }
+        CHECK(why);
         bool view_shown = false;  // beside the Checkpoint window, not under it
         for (const json& window : start.at("windows"))
           view_shown = view_shown || slot_of(window.at("title").get<std::string>()) == "view";

@@ -10,11 +10,15 @@ import path from 'node:path';
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.data': 'application/octet-stream' };
 
 // A plain static server on 127.0.0.1 (no special headers, as a file host would serve the site).
-export function serve(dir) {
+// `mounts`: further folders by URL prefix, e.g. { '/model/': dir } (a checkpoint the page fetches).
+export function serve(dir, mounts = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    const file = path.join(dir, url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname));
-    if (!file.startsWith(dir) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    let root = dir, rest = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname);
+    for (const [prefix, folder] of Object.entries(mounts))
+      if (url.pathname.startsWith(prefix)) root = folder, rest = decodeURIComponent(url.pathname.slice(prefix.length));
+    const file = path.join(root, rest);
+    if (!file.startsWith(root) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404);
       res.end();
       return;

@@ -82,7 +82,11 @@ const std::vector<std::string>& figure_word_keys() {
       "%s · position %d: %s",
       // long inputs: one head pooled (pooled_figure.h)
       "layer %d · head %d", "max-pooled %d×%d", "mean-pooled %d×%d", "exact cells",
-      "%d tokens, computed per head on demand"};
+      "%d tokens, computed per head on demand",
+      // why a head attends (qk_figure.h)
+      "layer %d · head %d · query %d «%s» → key %d «%s»",
+      "score %s before the soft-cap, %s after it (drawn); the parts are attributed before the cap", "score %s = scale·q·k",
+      "parts sum to %s (score %s)", "other (%d parts)"};
   return keys;
 }
 

@@ -349,6 +349,14 @@ class Monkey:
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             menu("menu_windows", "Logit lens") + [("press", "lens", "Direct logit attribution"), ("any", "lens"),
                                                   ("press", "lens", "Logit lens"), ("any", "lens")],
+            # Why a head attends (issue 38): a right-click on a cell of the Heads view, its menu's item, the panel's
+            # saves, then anything in the panel and another cell while it is open.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2),
+                                         ("view", "Heads"), ("cell", 3),
+                                         ("press", None, "Why does this head attend here?"), ("sleep", 1),
+                                         ("press", "qk_panel", "Save CSV"), ("press", "qk_panel", "Save SVG"),
+                                         ("any", "qk_panel"), ("cell", 3),
+                                         ("press", None, "Why does this head attend here?"), ("any", "qk_panel")],
             # Heads switched off in the Model view (a click in its ablation mode, a right-click), then undone.
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             menu("menu_windows", "Model view") + [("press", "model_view", "Click switches heads off"), ("thumb", 1),
@@ -435,6 +443,15 @@ class Monkey:
             a, b = self.rng.sample(chips, 2)
             at = lambda w: (int(w["x"] + w["w"] / 2), int(w["y"] + w["h"] / 2))
             return ("drag over the token chips", [("move",) + at(a), ("down", 1), ("move",) + at(b), ("up", 1)])
+        if kind == "cell":  # a cell of a Heads view heatmap (the layout record's "heads"), clicked with button item[1]
+            heads = [h for h in self.layout.get("heads", []) if h["w"] > 4 and h["h"] > 4 and h.get("cell", 0) > 0]
+            if not heads:
+                return None
+            h = self.rng.choice(heads)
+            shown = max(1, int(h["w"] / h["cell"]))
+            q, k = self.rng.randrange(shown), self.rng.randrange(shown)
+            x, y = int(h["x"] + (k + 0.5) * h["cell"]), int(h["y"] + (q + 0.5) * h["cell"])
+            return ("click %d on head %d's cell %d,%d" % (item[1], h["head"], q, k), [("move", x, y), ("click", item[1], 1)])
         raise ValueError(item)
 
     def menu_titles(self, menu_id):
@@ -500,7 +517,7 @@ class Monkey:
         return ("type %r" % text, [("type", text)])
 
     def next_action(self, layout):
-        self.layout = layout  # what "thumb" plan steps aim at
+        self.layout = layout  # what "thumb" and "cell" plan steps aim at
         controls = self.controls(layout)
         while self.plan:
             item = self.plan.pop(0)
