@@ -141,3 +141,35 @@ TEST_CASE("cli qk-attribution: bad cells exit 2 naming the valid range") {
                     " --what qk-attribution --layer 1 --head 0 --query 5 --key 2 --format csv --out " + quoted(none / "c.csv"),
                 "needs --checkpoint DIR", none);
 }
+
+TEST_CASE("cli qk-attribution: with --ablate the table splits the ablated pass's score") {
+  const std::string name = "gpt2_prefix_f32";  // 2 layers of 4 heads
+  const fs::path out = fresh_dir("cli_qk_ablate");
+  const auto ids = fixture_ids(name);
+  const int T = int(ids.size()), i = T - 1, j = 1;
+  const std::string base = "--checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --ablate 0.1,0.3";
+  CliRun r = run_cli("compute " + base + " --layer 1 --out " + quoted(out / "run"));
+  REQUIRE(r.exit_code == 0);
+  const NpyArray scores = read_npy(out / "run" / "scores.npy");  // the ablated pass's scores
+  const double drawn = scores.data[size_t((int64_t(2) * T + i) * T + j)];
+  r = run_cli("export " + base + " --what qk-attribution --layer 1 --head 2 --query " + std::to_string(i) +
+              " --key " + std::to_string(j) + " --format csv --out " + quoted(out / "why.csv"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const Csv csv = read_csv(out / "why.csv");
+  const double total = csv.values.back().back();
+  CHECK(std::abs(total - drawn) <= 1e-4 * std::max(1.0, std::abs(drawn)));
+  // the switched-off heads' rows and columns are zeros (their outputs were replaced by zeros)
+  for (size_t r2 = 0; r2 < csv.rows.size(); ++r2)
+    for (size_t c = 0; c + 1 < csv.header.size(); ++c) {
+      const bool off = csv.rows[r2].rfind("L0.H1 ", 0) == 0 || csv.rows[r2].rfind("L0.H3 ", 0) == 0 ||
+                       csv.header[c + 1].rfind("L0.H1 ", 0) == 0 || csv.header[c + 1].rfind("L0.H3 ", 0) == 0;
+      if (off) CHECK(csv.values[r2][c] == 0.0);
+    }
+  // and the score differs from the intact model's
+  r = run_cli("compute --checkpoint " + quoted(model_fixture(name)) + " --ids " + ids_arg(ids) + " --layer 1 --out " +
+              quoted(out / "intact"));
+  REQUIRE(r.exit_code == 0);
+  const NpyArray intact = read_npy(out / "intact" / "scores.npy");
+  CHECK(std::abs(intact.data[size_t((int64_t(2) * T + i) * T + j)] - drawn) > 1e-4);
+}

@@ -122,3 +122,40 @@ TEST_CASE("pipeline qk_attribution: a K/V-converted model's cell sums to its own
   CHECK(std::abs(r.qk_attribution->score - f.detail->scores[3](T - 1, 1)) <= 1e-5 * std::max(1.0, std::abs(double(r.qk_attribution->score))));
   CHECK(std::abs(r.qk_attribution->sum() - r.qk_attribution->score) <= 1e-4 * std::max(1e-2, std::abs(double(r.qk_attribution->score))));
 }
+
+TEST_CASE("pipeline qk_attribution: with heads switched off it splits the ablated pass's score") {
+  const auto m = model::open(model_fixture("gpt2_prefix_f32"));  // 2 layers of 4 heads
+  const auto ids = fixture_ids("gpt2_prefix_f32");
+  const int T = int(ids.size());
+  for (const model::AblationMode mode : {model::AblationMode::zero, model::AblationMode::mean}) {
+    INFO(int(mode));
+    pipeline::Request request = ids_request(m, ids, 1);
+    request.head = 2, request.query = T - 1, request.key = 1;
+    request.ablation.mode = mode;
+    request.ablation.heads = {{0, 1}, {0, 3}};
+    const pipeline::Result r = pipeline::run(request);
+    INFO(r.qk_attribution_error);
+    REQUIRE(r.qk_attribution);
+    model::ForwardOptions options = model::qk_forward_options(1);
+    options.ablation = &request.ablation;
+    const model::ForwardResult ablated = model::forward(*m, ids, options);
+    const model::ForwardResult intact = model::forward(*m, ids, model::qk_forward_options(1));
+    const float score = ablated.detail->scores[2](T - 1, 1);
+    // the score split is the ablated pass's (the one the views draw), not the intact model's
+    CHECK(std::abs(r.qk_attribution->score - score) <= 1e-5 * std::max(1.0f, std::abs(score)));
+    CHECK(std::abs(score - intact.detail->scores[2](T - 1, 1)) > 1e-4);
+    CHECK(std::abs(r.qk_attribution->sum() - r.qk_attribution->score) <= 1e-4 * std::max(1e-2, std::abs(double(r.qk_attribution->score))));
+    // a head switched off to zeros contributes nothing, on either side
+    double switched_off = 0;
+    for (size_t p = 0; p < r.qk_attribution->query_parts.size(); ++p)
+      for (size_t k = 0; k < r.qk_attribution->key_parts.size(); ++k) {
+        const model::QkPart& qp = r.qk_attribution->query_parts[p];
+        const model::QkPart& kp = r.qk_attribution->key_parts[k];
+        const bool off = (qp.kind == model::QkPartKind::head && qp.layer == 0 && (qp.head == 1 || qp.head == 3)) ||
+                         (kp.kind == model::QkPartKind::head && kp.layer == 0 && (kp.head == 1 || kp.head == 3));
+        if (off) switched_off += std::abs(double(r.qk_attribution->table(Eigen::Index(p), Eigen::Index(k))));
+      }
+    if (mode == model::AblationMode::zero) CHECK(switched_off == 0.0);
+    else CHECK(switched_off > 0.0);
+  }
+}

@@ -294,8 +294,8 @@ void step_head_statistics(Result& result, const std::atomic<bool>* cancel, Cache
   result.head_stats_error = std::move(error);
 }
 
-// Step qk_attribution: the cell's split (model/qk_attribution.h) over a forward pass with the trace's parts,
-// the Cache's when it is of the same model, input and layer.
+// Step qk_attribution: the cell's split (model/qk_attribution.h) over a forward pass with the trace's parts
+// (and the request's heads switched off), the Cache's when it is of the same model, input, layer and ablation.
 void step_qk_attribution(Result& result, const std::atomic<bool>* cancel, Cache* cache) {
   const Request& request = result.request;
   try {
@@ -306,18 +306,22 @@ void step_qk_attribution(Result& result, const std::atomic<bool>* cancel, Cache*
     model::check_qk_cell(m.config, result.layer_maps, int(result.tokens->ids.size()), cell);
     std::shared_ptr<const model::ForwardResult> forward;
     if (cache && cache->qk_forward && cache->qk_model == result.ran_model && cache->qk_input == request.input &&
-        cache->qk_layer == request.layer) {
+        cache->qk_layer == request.layer && cache->qk_ablation == request.ablation) {
       forward = cache->qk_forward;
     } else {
       if (cache) cache->qk_forward.reset();  // its memory goes before the next pass takes more
       model::ForwardOptions options = model::qk_forward_options(request.layer);
       options.cancel = cancel;
+      // With heads switched off, the pass the views draw is the ablated one: its score is split (a head switched
+      // off to zeros contributes nothing, one set to its mean contributes that mean through W_O).
+      if (!request.ablation.heads.empty()) options.ablation = &request.ablation;
       ++result.counters.forwards;
       forward = std::make_shared<const model::ForwardResult>(model::forward(m, result.tokens->ids, options));
       if (cache) {
         cache->qk_model = result.ran_model;
         cache->qk_input = request.input;
         cache->qk_layer = request.layer;
+        cache->qk_ablation = request.ablation;
         cache->qk_forward = forward;
       }
     }

@@ -68,8 +68,9 @@ enum class Step : uint8_t {
   // Why a head attends (model/qk_attribution.h): the score of head Request::head of Request::layer at
   // (Request::query, Request::key) split into query-part × key-part contributions. Needs a checkpoint: its own
   // forward pass with the trace's parts and the layer's detail (counted in `forwards`; the Cache keeps it, so
-  // another cell of the same model, input and layer costs only the attribution). A cell the model refuses
-  // (bad index, a masked key, a linear layer) is recorded in Result::qk_attribution_error.
+  // another cell of the same model, input and layer costs only the attribution). With Request::ablation's heads
+  // it splits the ablated pass's score (the one the views draw). A cell the model refuses (bad index, a masked
+  // key, a linear layer) is recorded in Result::qk_attribution_error.
   qk_attribution,
   // Attention rollout of every layer of the stack (analysis/rollout.h: Ā_l, Â_l, Ã_l). Needs a stack.
   rollout,
@@ -223,6 +224,7 @@ struct Cache {
   std::shared_ptr<const model::Model> qk_model;
   TokenInput qk_input;
   int qk_layer = -1;
+  model::HeadAblation qk_ablation;
   std::shared_ptr<const model::ForwardResult> qk_forward;
   // The last unablated run an ablation was compared with, and its loss: its (ran) model, input and layer.
   std::shared_ptr<const model::Model> unablated_model;
