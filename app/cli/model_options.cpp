@@ -147,11 +147,12 @@ model::HeadAblation ablation_of(const ModelOptions& o, const model::Model& m) {
   return parse_head_ablation(o.ablate, o.ablate_mode, m);
 }
 
-std::shared_ptr<const model::Model> open_model(const ModelOptions& o) {
-  auto m = model::open(o.checkpoint);
-  if (o.kv_heads > 0) m = model::convert_kv_heads(*m, o.kv_heads);
-  else require(!flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
-  return m;
+// The checkpoint of a request, as trained: --kv-heads is the request's, and the pipeline converts (as the
+// window's requests do), so one request makes the conversion once, beside its tokens and forward pass.
+void open_checkpoint(pipeline::Request& request, const ModelOptions& o) {
+  require(o.kv_heads > 0 || !flag_given(o.app, "--kv-heads"), "--kv-heads must be at least 1, got " + std::to_string(o.kv_heads));
+  request.model = model::open(o.checkpoint);
+  request.kv_heads = o.kv_heads;
 }
 
 void check_model_flags(const ModelOptions& o, const SceneOptions& scene) {
@@ -182,7 +183,7 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
                        const Translations& words) {
   check_model_flags(o, scene);
   pipeline::Request request;
-  request.model = open_model(o);
+  open_checkpoint(request, o);
   request.input = token_input(o, scene);
   request.layer = flag_given(o.app, "--layer") ? o.layer : -1;
   request.keep_logits = true;
@@ -341,7 +342,7 @@ std::shared_ptr<const Analysis> model_layer_for_export(const ModelOptions& o, co
   if (!o.attentions.empty()) {
     request.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
   } else {
-    request.model = open_model(o);
+    open_checkpoint(request, o);
     check_layer(o.layer, request.model->config.layers);
     request.input = token_input(o, scene);
     request.ablation = ablation_of(o, *request.model);
@@ -356,7 +357,7 @@ std::shared_ptr<const model::AttentionStack> model_stack_for_export(const ModelO
   if (!o.attentions.empty())
     return std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
   pipeline::Request request;
-  request.model = open_model(o);
+  open_checkpoint(request, o);
   request.input = token_input(o, scene);
   request.layer = -1;  // every layer, none in detail
   request.ablation = ablation_of(o, *request.model);
@@ -375,7 +376,7 @@ std::shared_ptr<const pipeline::Result> model_rollout_for_export(const ModelOpti
     request.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(o.attentions, o.tokens, o.config));
     request.layer = 0;  // a file's request names a layer; the rollout reads every one
   } else {
-    request.model = open_model(o);
+    open_checkpoint(request, o);
     request.input = token_input(o, scene);
     request.ablation = ablation_of(o, *request.model);  // the rollout of the model with those heads off
   }
@@ -410,14 +411,13 @@ pipeline::Result model_qk_attribution_for_export(const ModelOptions& o, const Sc
   require(!o.checkpoint.empty(), "--what qk-attribution needs --checkpoint DIR: the attribution goes through the "
                                  "model's weights (an attentions file has only its maps)");
   require(flag_given(o.app, "--layer"), "give the layer of the head to attribute with --layer N (0 = the first)");
-  require(!flag_given(o.app, "--ablate") && !flag_given(o.app, "--ablate-mode"),
-          "--what qk-attribution splits the score of the model as it is: leave out --ablate");
   pipeline::Request request;
-  request.model = open_model(o);
+  open_checkpoint(request, o);
   check_layer(o.layer, request.model->config.layers);
   request.input = token_input(o, scene);
   request.layer = o.layer;
   request.head = head, request.query = query, request.key = key;
+  request.ablation = ablation_of(o, *request.model);  // the score of the model with those heads off
   request.steps = {pipeline::Step::qk_attribution};
   pipeline::Result result = pipeline::run(request);
   if (!result.qk_attribution) throw InputError(result.qk_attribution_error);
@@ -430,7 +430,7 @@ pipeline::Result model_lens_for_export(const ModelOptions& o, const SceneOptions
   check_model_flags(o, scene);
   require(!flag_given(o.app, "--layer"), "--what lens and attribution show every layer: leave out --layer");
   pipeline::Request request;
-  request.model = open_model(o);
+  open_checkpoint(request, o);
   request.input = token_input(o, scene);
   request.layer = -1;
   apply_lens_options(o.lens, request);
@@ -456,7 +456,7 @@ pipeline::Request long_request(const ModelOptions& o, const SceneOptions& scene)
             std::string(flag) + " needs every layer's attention at once; --long computes one head at a time (leave "
                                 "out one of the two)");
   pipeline::Request request;
-  request.model = open_model(o);
+  open_checkpoint(request, o);
   request.input = token_input(o, scene);
   request.layer = -1;
   request.attention = model::AttentionKeep::on_demand;
