@@ -280,6 +280,18 @@ void SameLineIfFits(float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+void SaveFigureButtons(AppState& state, const char* id, bool start_line, const std::function<void(ExportFormat)>& save) {
+  const std::pair<const char*, ExportFormat> buttons[] = {
+      {TrKey("Save PNG"), ExportFormat::png}, {TrKey("Save SVG"), ExportFormat::svg}, {TrKey("Save CSV"), ExportFormat::csv}};
+  bool first = true;
+  for (const auto& [label, format] : buttons) {
+    if (!first || !start_line) SameLineIfFits(ImGui::CalcTextSize(tr(label)).x + ImGui::GetStyle().FramePadding.x * 2);
+    first = false;
+    if (ImGui::Button(tr(label))) save(format);
+    RecordLastItem(state, std::string(id) + ".save_" + to_string(format));
+  }
+}
+
 float FitItemWidth(float wanted, const char* label) {
   const float label_w = ImGui::CalcTextSize(label, nullptr, true).x;
   const float room = ImGui::GetContentRegionAvail().x - (label_w > 0 ? ImGui::GetStyle().ItemInnerSpacing.x + label_w : 0.0f);

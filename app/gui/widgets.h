@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnscope/figure/colormap.h"
+#include "attnscope/figure/export.h"  // ExportFormat
 #include "core/user_path.h"  // user_path(): every path typed in the window
 #include "gui/app_state.h"
 
@@ -82,6 +83,9 @@ bool WrongInputForView(AppState& state, bool wants_grid, const char* explanation
 // Continues the line when an item `width` pixels wide still fits, else starts a new line (toolbars
 // that wrap at large UI scales instead of running off the window).
 void SameLineIfFits(float width);
+// Save PNG, Save SVG, Save CSV of a view's figure: `save(format)` on a click; recorded as "<id>.save_png" …
+// `start_line`: the first button starts where the cursor is (else it continues the line when it fits).
+void SaveFigureButtons(AppState& state, const char* id, bool start_line, const std::function<void(ExportFormat)>& save);
 float RadioWidth(const char* label);          // the width of ImGui::RadioButton(label)
 // `wanted` for the next item labelled `label`, narrowed so that the item and its label fit what is left
 // of the line (a narrow column at a large UI scale); at least two frame heights.

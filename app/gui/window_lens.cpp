@@ -466,18 +466,7 @@ void Save(AppState& state, const pipeline::Result& r, int position, ExportFormat
 }
 
 void DrawSaveButtons(AppState& state, const pipeline::Result& r, int position) {
-  const struct {
-    const char* label;
-    ExportFormat format;
-    const char* id;
-  } buttons[] = {{TrKey("Save PNG"), ExportFormat::png, "lens.save_png"},
-                 {TrKey("Save SVG"), ExportFormat::svg, "lens.save_svg"},
-                 {TrKey("Save CSV"), ExportFormat::csv, "lens.save_csv"}};
-  for (const auto& b : buttons) {
-    SameLineIfFits(ImGui::CalcTextSize(tr(b.label)).x + ImGui::GetStyle().FramePadding.x * 2);
-    if (ImGui::Button(tr(b.label))) Save(state, r, position, b.format);
-    RecordLastItem(state, b.id);
-  }
+  SaveFigureButtons(state, "lens", false, [&](ExportFormat format) { Save(state, r, position, format); });
 }
 
 }  // namespace

@@ -293,20 +293,7 @@ void DrawQkPanel(AppState& state) {
       ImGui::TextUnformatted(qk_sum_line(*a, words).c_str());
       RecordLastItem(state, "qk.sum");
       const std::vector<std::string> none;
-      const struct {
-        const char* label;
-        ExportFormat format;
-        const char* id;
-      } buttons[] = {{TrKey("Save PNG"), ExportFormat::png, "qk.save_png"},
-                     {TrKey("Save SVG"), ExportFormat::svg, "qk.save_svg"},
-                     {TrKey("Save CSV"), ExportFormat::csv, "qk.save_csv"}};
-      bool first = true;
-      for (const auto& b : buttons) {
-        if (!first) ImGui::SameLine();
-        first = false;
-        if (ImGui::Button(tr(b.label))) Save(state, *a, labels ? *labels : none, b.format);
-        RecordLastItem(state, b.id);
-      }
+      SaveFigureButtons(state, "qk", true, [&](ExportFormat format) { Save(state, *a, labels ? *labels : none, format); });
     }
     // The height this content needs: where the next frame places the panel. The window grows to it only in the
     // next frame, so one is asked for at once (else it would wait for the pointer, partly off screen).

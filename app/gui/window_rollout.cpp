@@ -437,12 +437,7 @@ void DrawRolloutWindow(AppState& state) {
                                   : tr("The maximum flow from each input token into the query, after every layer "
                                        "(a few seconds for long inputs; Cancel stops it)"));
   }
-  for (const auto& [name, format] : {std::pair{TrKey("Save PNG"), ExportFormat::png}, std::pair{TrKey("Save SVG"), ExportFormat::svg},
-                                     std::pair{TrKey("Save CSV"), ExportFormat::csv}}) {
-    SameLineIfFits(ImGui::CalcTextSize(tr(name)).x + ImGui::GetFontSize() * 2);
-    if (ImGui::Button(tr(name))) SaveFigure(state, v, format);
-    RecordLastItem(state, std::string("rollout.save_") + to_string(format));
-  }
+  SaveFigureButtons(state, "rollout", false, [&](ExportFormat format) { SaveFigure(state, v, format); });
   // What is drawn, and what is not.
   if (T > pipeline::flow_max_tokens)
     HintText(trf("Attention flow is limited to %d tokens (its cost grows as T³); this input has %d.", pipeline::flow_max_tokens, T));
