@@ -147,6 +147,21 @@ model::HeadAblation ablation_of(const ModelOptions& o, const model::Model& m) {
   return parse_head_ablation(o.ablate, o.ablate_mode, m);
 }
 
+// Every position's top-5 next tokens as tokens.json's "next": [{id, probability, label}, …] per position.
+nlohmann::json next_tokens_json(const ModelLayerRun& run, const ModelTokens& tokens) {
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& top : run.next) {
+    nlohmann::json row = nlohmann::json::array();
+    for (const model::NextToken& n : top) {
+      nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
+      if (const std::string label = token_label(tokens, n.id); !label.empty()) e["label"] = label;
+      row.push_back(e);
+    }
+    next.push_back(row);
+  }
+  return next;
+}
+
 // The checkpoint of a request, as trained: --kv-heads is the request's, and the pipeline converts (as the
 // window's requests do), so one request makes the conversion once, beside its tokens and forward pass.
 void open_checkpoint(pipeline::Request& request, const ModelOptions& o) {
@@ -211,16 +226,7 @@ void run_model_compute(const ModelOptions& o, const SceneOptions& scene, const s
   const ModelTokens& tokens = *result.tokens;
   const model::AttentionStack& stack = *result.run->stack;
 
-  nlohmann::json next = nlohmann::json::array();  // per position: the top-5 next tokens
-  for (const auto& top : result.run->next) {
-    nlohmann::json row = nlohmann::json::array();
-    for (const model::NextToken& n : top) {
-      nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
-      if (const std::string label = token_label(tokens, n.id); !label.empty()) e["label"] = label;
-      row.push_back(e);
-    }
-    next.push_back(row);
-  }
+  const nlohmann::json next = next_tokens_json(*result.run, tokens);  // per position: the top-5 next tokens
   const model::ModelConfig& c = m->config;
   const nlohmann::json tokens_json = {{"ids", tokens.ids}, {"labels", tokens.labels}, {"next", next}};
   nlohmann::json model_json = {
@@ -493,16 +499,7 @@ void run_long_compute(const ModelOptions& o, const SceneOptions& scene, const st
     check_long_head(o, result, o.head);
     head = result.head_maps->head(o.layer, o.head);
   }
-  nlohmann::json next = nlohmann::json::array();
-  for (const auto& top : result.run->next) {
-    nlohmann::json row = nlohmann::json::array();
-    for (const model::NextToken& n : top) {
-      nlohmann::json e = {{"id", n.id}, {"probability", n.probability}};
-      if (const std::string label = token_label(tokens, n.id); !label.empty()) e["label"] = label;
-      row.push_back(e);
-    }
-    next.push_back(row);
-  }
+  const nlohmann::json next = next_tokens_json(*result.run, tokens);
   const nlohmann::json model_json = {
       {"name", result.ran_model->name}, {"model_type", c.model_type}, {"layers", c.layers}, {"heads", c.heads},
       {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"tokens", T}, {"attention", "on demand (--long)"},

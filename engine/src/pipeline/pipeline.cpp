@@ -122,6 +122,18 @@ std::string needs_stack_error(const Result& result, const char* what) {
 }
 
 // Request::attention = on_demand: tokens once, the conversion (as below), one forward pass keeping q and k.
+// What the lens steps read of a traced forward pass: its shapes, logits, layer kinds and trace (moved out), not
+// its attentions (they go to the run).
+std::shared_ptr<const model::ForwardResult> traced_part(model::ForwardResult& forward) {
+  auto kept = std::make_shared<model::ForwardResult>();
+  kept->layers = forward.layers, kept->heads = forward.heads, kept->kv_heads = forward.kv_heads;
+  kept->tokens = forward.tokens, kept->vocab = forward.vocab;
+  kept->logits = forward.logits;
+  kept->layer_maps = forward.layer_maps;
+  kept->trace = std::move(forward.trace);
+  return kept;
+}
+
 void run_on_demand(Result& out, std::shared_ptr<const model::Model> ran, const std::atomic<bool>* cancel) {
   const Request& request = out.request;
   require(!request.keep_detail, "long inputs keep no layer's detail (q, k, v, scores of every head): ask for one head's map");
@@ -140,15 +152,7 @@ void run_on_demand(Result& out, std::shared_ptr<const model::Model> ran, const s
   model::ForwardResult forward = model::forward(*ran, out.tokens->ids, options);
   out.layer_maps = forward.layer_maps;
   out.head_maps = forward.head_maps;
-  if (traced) {
-    auto kept = std::make_shared<model::ForwardResult>();
-    kept->layers = forward.layers, kept->heads = forward.heads, kept->kv_heads = forward.kv_heads;
-    kept->tokens = forward.tokens, kept->vocab = forward.vocab;
-    kept->logits = forward.logits;
-    kept->layer_maps = forward.layer_maps;
-    kept->trace = std::move(forward.trace);
-    out.traced = std::move(kept);
-  }
+  if (traced) out.traced = traced_part(forward);
   if (request.keep_logits) out.logits = std::make_shared<const Mat>(std::move(forward.logits));
   out.run = std::make_shared<const ModelLayerRun>(model_layer_run(*ran, *out.tokens, std::move(forward)));
 }
@@ -200,15 +204,7 @@ void run_checkpoint(Result& out, const std::atomic<bool>* cancel, Cache* cache) 
     model::InputLoss loss_after;
     if (ablates) loss_after = model::input_loss(forward.logits, out.tokens->ids);
     out.layer_maps = forward.layer_maps;
-    if (traced) {  // what the lens steps read; the attentions go to the run below
-      auto kept = std::make_shared<model::ForwardResult>();
-      kept->layers = forward.layers, kept->heads = forward.heads, kept->kv_heads = forward.kv_heads;
-      kept->tokens = forward.tokens, kept->vocab = forward.vocab;
-      kept->logits = forward.logits;
-      kept->layer_maps = forward.layer_maps;
-      kept->trace = std::move(forward.trace);
-      out.traced = std::move(kept);
-    }
+    if (traced) out.traced = traced_part(forward);  // what the lens steps read; the attentions go to the run below
     if (request.keep_logits) out.logits = std::make_shared<const Mat>(std::move(forward.logits));
     Analysis analysis;
     std::shared_ptr<const model::LayerDetail> detail;
