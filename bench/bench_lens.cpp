@@ -17,17 +17,12 @@
 
 #include "attnscope/model/forward.h"
 #include "attnscope/model/lens.h"
+#include "bench_util.h"
 
 using namespace attnscope;
+using attnscope::bench::peak_rss_mb;
 
 namespace {
-
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  return 0;
-}
 
 template <class F>
 double median_ms(int reps, F f) {

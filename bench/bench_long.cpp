@@ -38,18 +38,13 @@
 #include "attnscope/model/config.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/model/head_maps.h"
+#include "bench_util.h"
 
 using namespace attnscope;
+using attnscope::bench::peak_rss_mb;
 namespace fs = std::filesystem;
 
 namespace {
-
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  return 0;
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -30,22 +30,15 @@
 #include "attnscope/core/error.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/model/forward.h"
+#include "bench_util.h"
 
 using namespace attnscope;
+using attnscope::bench::peak_rss_mb;
 
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// VmHWM of /proc/self/status: the peak resident set of this program's own address space. (getrusage's
-// ru_maxrss survives exec, so run from Python it would report the Python parent's peak.)
-double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;  // kB
-  return 0;
 }
 
 }  // namespace
