@@ -19,7 +19,7 @@ const browser = await chromium.launch({
 });
 const server = await serve(site, { '/model/': model });
 const base = `http://127.0.0.1:${server.address().port}`;
-const page = await open(browser, base, '');
+const page = await open(browser, base, 'heads=4');  // a scene, not the first visit's lesson: the Input window is open
 const first = await page.settled();
 const names = fs.readdirSync(model).sort();
 const bytes = names.reduce((n, f) => n + fs.statSync(`${model}/${f}`).size, 0);
@@ -41,6 +41,15 @@ const opened = await page.settled((r) => r.checkpoint_error !== '' || (r.checkpo
 if (opened.checkpoint_error) throw new Error('the page refused the folder: ' + opened.checkpoint_error);
 const open_s = (Date.now() - t0) / 1000;
 const memory = await page.evaluate(() => Module.HEAPU8.length);
+console.log(JSON.stringify({ folder_mb: +(bytes / 1e6).toFixed(0), open_s: +open_s.toFixed(2),
+                             wasm_memory_mb: +(memory / 1048576).toFixed(0), heads: opened.heads.length }));
+// The window's error after opening (e.g. a tokenizer the page could not load): said, and the run stops.
+if (opened.error) {
+  console.log(JSON.stringify({ error_after_open: opened.error }));
+  server.close();
+  await browser.close();
+  process.exit(1);
+}
 // A sentence of about 128 GPT-2 tokens typed into the Input window.
 const sentence = ('The quick brown fox jumps over the lazy dog while the teacher explains how every head of the ' +
   'model attends to the words before it. ').repeat(4).trim();
@@ -49,7 +58,14 @@ await page.keyboard.press('Control+a');
 await page.keyboard.insertText(sentence);
 const t1 = Date.now();
 await page.keyboard.press('Enter');
-const typed = await page.settled((r) => r.heads.length === 12 && r.heads[0].tokens > opened.heads[0].tokens, opened.frame, 600);
+const typed = await page.settled((r) => r.error !== '' || (r.heads.length === 12 && r.heads[0].tokens > opened.heads[0].tokens),
+                                 opened.frame, 600);
+if (typed.error) {  // e.g. a tokenizer the page could not load: said, and the run stops
+  console.log(JSON.stringify({ error_after_typing: typed.error }));
+  server.close();
+  await browser.close();
+  process.exit(1);
+}
 const typed_s = (Date.now() - t1) / 1000;
 // The Heads view's layer slider, clicked near its right end (a later layer).
 const [x, y] = centre(typed, 'heads.layer');
