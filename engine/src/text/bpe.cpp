@@ -34,7 +34,7 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
       throw InputError(source + ": id " + std::to_string(id) + " is given to both " + quote_token(tokens_[size_t(id)]) +
                        " and " + quote_token(token) + "; every id must name one token");
     const size_t h = std::hash<std::string_view>{}(token);
-    const uint32_t tag = uint32_t(h >> 32);
+    const uint32_t tag = uint32_t(uint64_t(h) >> 32);  // 0 where size_t is 32-bit (WebAssembly): h >> 32 would be undefined there
     size_t i = h & mask;
     for (; token_slots_[i].id >= 0; i = (i + 1) & mask)
       if (token_slots_[i].tag == tag && tokens_[size_t(token_slots_[i].id)] == token)
@@ -73,7 +73,7 @@ BpeModel::BpeModel(std::vector<std::pair<std::string, int64_t>> vocab,
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
   const size_t h = std::hash<std::string_view>{}(token);
-  const uint32_t tag = uint32_t(h >> 32);
+  const uint32_t tag = uint32_t(uint64_t(h) >> 32);  // 0 where size_t is 32-bit (WebAssembly): h >> 32 would be undefined there
   const size_t mask = token_slots_.size() - 1;
   for (size_t i = h & mask; token_slots_[i].id >= 0; i = (i + 1) & mask)
     if (token_slots_[i].tag == tag && tokens_[size_t(token_slots_[i].id)] == token) return token_slots_[i].id;
