@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <unordered_map>
 
 #include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/io/file_io.h"
 #include "attnscope/figure/text_raster.h"
 #include "attnscope/text/tokenizer.h"
 #include "gui/classroom_windows.h"
@@ -289,6 +291,29 @@ void SaveFigureButtons(AppState& state, const char* id, bool start_line, const s
     first = false;
     if (ImGui::Button(tr(label))) save(format);
     RecordLastItem(state, std::string(id) + ".save_" + to_string(format));
+  }
+}
+
+void SaveToExports(AppState& state, const std::function<std::string(const std::string& stamp)>& name,
+                   const std::function<size_t(const std::filesystem::path&)>& write) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  try {
+    const std::filesystem::path first = std::filesystem::path("exports") / name(stamp);
+    std::filesystem::path path = first;
+    std::error_code ec;
+    for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
+      path = first.parent_path() / (first.stem().string() + "-" + std::to_string(n) + first.extension().string());
+    ensure_directory(path.parent_path());
+    const size_t bytes = write(path);
+    char size[32];
+    std::snprintf(size, sizeof size, " (%.1f KiB)", double(bytes) / 1024.0);
+    state.status = tr("wrote ") + user_path(path.string()).string() + size;
+  } catch (const std::exception& e) {
+    state.status = tr("not exported: ") + std::string(e.what());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <imgui_stdlib.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -86,6 +87,12 @@ void SameLineIfFits(float width);
 // Save PNG, Save SVG, Save CSV of a view's figure: `save(format)` on a click; recorded as "<id>.save_png" …
 // `start_line`: the first button starts where the cursor is (else it continues the line when it fits).
 void SaveFigureButtons(AppState& state, const char* id, bool start_line, const std::function<void(ExportFormat)>& save);
+// What a Save button does after its click: the file exports/<name(stamp)> (stamp: the local time,
+// "20261129-204500"; "-2", "-3", … before the extension while that name exists), the folder made, then
+// `write(path)`, which writes it and returns its bytes; the status line says where it went and its size,
+// or "not exported: " and why.
+void SaveToExports(AppState& state, const std::function<std::string(const std::string& stamp)>& name,
+                   const std::function<size_t(const std::filesystem::path&)>& write);
 float RadioWidth(const char* label);          // the width of ImGui::RadioButton(label)
 // `wanted` for the next item labelled `label`, narrowed so that the item and its label fit what is left
 // of the line (a narrow column at a large UI scale); at least two frame heights.

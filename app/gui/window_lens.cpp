@@ -446,23 +446,9 @@ void Save(AppState& state, const pipeline::Result& r, int position, ExportFormat
   q.position = position;
   q.format = format;
   q.words = UiFigureWords();
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  const std::filesystem::path first = std::filesystem::path("exports") / default_lens_file_name(q, stamp);
-  std::filesystem::path path = first;
-  std::error_code ec;
-  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
-    path = first.parent_path() / (first.stem().string() + "-" + std::to_string(n) + first.extension().string());
-  try {
-    ensure_directory(path.parent_path());
-    const ExportedFile file = export_lens_to_file(r, q, path);
-    state.status = tr("wrote ") + user_path(path.string()).string() + Number(double(file.bytes.size()) / 1024.0, " (%.1f KiB)");
-  } catch (const std::exception& e) {
-    state.status = tr("not exported: ") + std::string(e.what());
-  }
+  SaveToExports(
+      state, [&](const std::string& stamp) { return default_lens_file_name(q, stamp); },
+      [&](const std::filesystem::path& path) { return export_lens_to_file(r, q, path).bytes.size(); });
 }
 
 void DrawSaveButtons(AppState& state, const pipeline::Result& r, int position) {

@@ -101,37 +101,27 @@ void DrawQkMenu(AppState& state) {
 namespace {
 
 void Save(AppState& state, const model::QkAttribution& a, const std::vector<std::string>& labels, ExportFormat format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  char name[128];
-  std::snprintf(name, sizeof name, "attnscope-qk-L%d-H%d-q%d-k%d-%s.%s", a.cell.layer, a.cell.head, a.cell.query,
-                a.cell.key, stamp, to_string(format));
-  const std::filesystem::path first = std::filesystem::path("exports") / name;
-  std::filesystem::path path = first;
-  std::error_code ec;
-  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
-    path = first.parent_path() / (first.stem().string() + "-" + std::to_string(n) + first.extension().string());
-  try {
-    ensure_directory(path.parent_path());
-    std::string bytes;
-    if (format == ExportFormat::csv) {
-      bytes = model::qk_attribution_csv(a);
-    } else {
-      ExportRequest request;
-      request.format = format;
-      request.words = UiFigureWords();
-      bytes = render_qk_figure(QkFigureInput{&a, labels}, request).bytes;
-    }
-    write_file_atomic(path, bytes);
-    char size[32];
-    std::snprintf(size, sizeof size, " (%.1f KiB)", double(bytes.size()) / 1024.0);
-    state.status = tr("wrote ") + user_path(path.string()).string() + size;
-  } catch (const std::exception& e) {
-    state.status = tr("not exported: ") + std::string(e.what());
-  }
+  SaveToExports(
+      state,
+      [&](const std::string& stamp) {
+        char name[128];
+        std::snprintf(name, sizeof name, "attnscope-qk-L%d-H%d-q%d-k%d-%s.%s", a.cell.layer, a.cell.head, a.cell.query,
+                      a.cell.key, stamp.c_str(), to_string(format));
+        return std::string(name);
+      },
+      [&](const std::filesystem::path& path) {
+        std::string bytes;
+        if (format == ExportFormat::csv) {
+          bytes = model::qk_attribution_csv(a);
+        } else {
+          ExportRequest request;
+          request.format = format;
+          request.words = UiFigureWords();
+          bytes = render_qk_figure(QkFigureInput{&a, labels}, request).bytes;
+        }
+        write_file_atomic(path, bytes);
+        return bytes.size();
+      });
 }
 
 // ---- bars --------------------------------------------------------------------------------------------

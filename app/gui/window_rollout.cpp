@@ -168,23 +168,9 @@ void MakeFigure(AppState& state, RolloutViewState& v) {
 }
 
 void SaveFigure(AppState& state, RolloutViewState& v, ExportFormat format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  std::filesystem::path path = std::filesystem::path("exports") / (std::string("attnscope-rollout-") + stamp + "." + to_string(format));
-  std::error_code ec;
-  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
-    path = std::filesystem::path("exports") /
-           (std::string("attnscope-rollout-") + stamp + "-" + std::to_string(n) + "." + to_string(format));
-  try {
-    ensure_directory(path.parent_path());
-    export_rollout(FigureInput(state, v), RequestFor(state, format), path);
-    state.status = std::string(tr("wrote ")) + std::filesystem::absolute(path).string();
-  } catch (const std::exception& e) {
-    state.status = std::string(tr("not exported: ")) + e.what();
-  }
+  SaveToExports(
+      state, [&](const std::string& stamp) { return "attnscope-rollout-" + stamp + "." + to_string(format); },
+      [&](const std::filesystem::path& path) { return export_rollout(FigureInput(state, v), RequestFor(state, format), path).bytes.size(); });
 }
 
 void Tooltip(const RolloutViewState& v, const RolloutFigureInput& in, int layer, int key) {

@@ -133,6 +133,34 @@ inline std::set<int> iota(int from, int count) {
   return v;
 }
 
+// The one file of `folder` whose name starts with `prefix` and ends with `suffix` (empty when none or several):
+// what a Save button wrote into exports/.
+inline std::filesystem::path only_file(const std::filesystem::path& folder, const std::string& prefix,
+                                       const std::string& suffix = "") {
+  std::filesystem::path found;
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.ends_with(suffix)) found = e.path(), ++n;
+  }
+  return n == 1 ? found : std::filesystem::path();
+}
+
+// The file a status line "wrote PATH (2.8 KiB)" names (empty when it says something else).
+inline std::filesystem::path wrote_path(const std::string& status) {
+  if (status.rfind("wrote ", 0) != 0) return {};
+  const size_t size = status.rfind(" (");
+  return status.substr(6, size == std::string::npos ? std::string::npos : size - 6);
+}
+
+// "ids: 3 17 5": the Input window's text that gives these token ids, no tokenizer.
+inline std::string ids_input(const std::vector<int32_t>& ids) {
+  std::string input = "ids:";
+  for (int32_t id : ids) input += " " + std::to_string(id);
+  return input;
+}
+
 // Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X
 // server as a hand on the mouse or keyboard would, then `after` (say, reading the clipboard the window
 // still owns), then closes it as its close button does (SIGTERM writes the layout): not after a count of
@@ -154,7 +182,12 @@ inline nlohmann::json drive_window(const std::filesystem::path& dir, const std::
       // and a popup may open in one place and settle in another).
       "click_on() { xy=$(python3 " + q + "/steady_rect.py " + q + "/layout.json \"$1\") || "
       "{ echo \"timed out waiting for the window to show $1 steadily\" >&2; return 1; }; "
-      "xdotool mousemove --window $wid $xy; sleep 0.3; xdotool click 1; }\n";
+      "xdotool mousemove --window $wid $xy; sleep 0.3; xdotool click 1; }\n"
+      // `move_to ID` (with --layout-live): moves the pointer, no click, to the centre of ID where the live record
+      // shows it now (one reading: during a drag, the frame the button is held in).
+      "move_to() { xy=$(python3 -c \"import json, sys; w = json.load(open(sys.argv[1]))['widgets'][sys.argv[2]]; "
+      "print(int(w['x'] + w['w'] / 2), int(w['y'] + w['h'] / 2))\" " + q + "/layout.json \"$1\") || return 1; "
+      "xdotool mousemove --window $wid $xy; sleep 0.3; }\n";
   // Every run starts as on a clean machine (CI's): no record of an earlier run to satisfy `await`, and no
   // settings saved by one, which would make a first start (lesson 1 over the view) a returning user's.
   std::filesystem::remove(dir / "layout.json");

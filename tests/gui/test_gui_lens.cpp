@@ -18,30 +18,16 @@
 #include "model/checkpoint_fixtures.h"
 
 namespace attnscope::test {
-namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// The one file of `folder` whose name starts with `prefix` (empty when none or several).
-fs::path only_file(const fs::path& folder, const std::string& prefix) {
-  fs::path found;
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) found = e.path(), ++n;
-  return n == 1 ? found : fs::path();
-}
-
-}  // namespace
 
 TEST_SUITE("gui_lens") {
   TEST_CASE("Logit lens through the X server: open from the menu, hover and click a cell in sight, Save CSV equals the CLI's") {
     const std::string name = "qwen2_gqa";  // 2 layers, 4 heads, 12 tokens
     const fs::path fixture = model_fixture(name);
     const std::vector<int32_t> ids = fixture_ids(name);
-    std::string input = "ids:";
-    for (int32_t id : ids) input += " " + std::to_string(id);
+    const std::string input = ids_input(ids);
     const auto dir = test_tmp() / "gui_lens_click";
     fs::remove_all(dir);
     fs::create_directories(dir / "run");

@@ -20,22 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path only_file(const fs::path& folder, const std::string& suffix) {
-  fs::path found;
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.path().filename().string().rfind("attnscope-qk-", 0) == 0 && e.path().filename().string().ends_with(suffix))
-      found = e.path(), ++n;
-  return n == 1 ? found : fs::path();
-}
-
-std::string ids_input(const std::vector<int32_t>& ids) {
-  std::string input = "ids:";
-  for (int32_t id : ids) input += " " + std::to_string(id);
-  return input;
-}
-
 // The panel's numbers (the layout record's "qk"): its cell is the one asked about and its parts sum to its score.
 void check_panel_sums(const json& layout, int layer, int head, int query, int key) {
   const json& q = layout.at("qk");
@@ -105,8 +89,8 @@ sys.exit(1)
       CHECK(shows(texts, std::string(language) == "zh" ? "其余（" : "other ("));
       for (int bar = 0; bar < 8; ++bar) CHECK(shown.at("widgets").contains("qk.bar." + std::to_string(bar)));
 
-      const fs::path csv = only_file(dir / "run" / "exports", ".csv");
-      const fs::path svg = only_file(dir / "run" / "exports", ".svg");
+      const fs::path csv = only_file(dir / "run" / "exports", "attnscope-qk-", ".csv");
+      const fs::path svg = only_file(dir / "run" / "exports", "attnscope-qk-", ".svg");
       REQUIRE_FALSE(csv.empty());
       REQUIRE_FALSE(svg.empty());
       const std::string cell = " --what qk-attribution --layer " + std::to_string(layer) + " --head " + std::to_string(head) +

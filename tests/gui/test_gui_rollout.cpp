@@ -67,7 +67,7 @@ TEST_SUITE("gui_rollout") {
     CHECK(has(captions, "flow (share)"));
     const std::string status = shown.at("status");
     REQUIRE(status.rfind("wrote ", 0) == 0);
-    const fs::path written = status.substr(6);
+    const fs::path written = wrote_path(status);
     REQUIRE(fs::exists(written));
     CHECK(written.extension() == ".csv");
     // The command line's CSV of the same checkpoint, ids and query (the last token, as the view starts).
@@ -90,7 +90,7 @@ TEST_SUITE("gui_rollout") {
     auto saved = [](const json& shown) {
       const std::string status = shown.at("status");
       REQUIRE(status.rfind("wrote ", 0) == 0);
-      return fs::path(status.substr(6));
+      return wrote_path(status);
     };
     auto cli_csv = [&](const fs::path& dir, const std::string& flags) {
       const fs::path cli = dir / "cli.csv";
@@ -117,15 +117,9 @@ TEST_SUITE("gui_rollout") {
     const auto set_dir = test_tmp() / "rollout_query_set";
     fs::remove_all(set_dir);
     fs::create_directories(set_dir);
-    const std::string record = shell_quote((set_dir / "layout.json").string());
-    auto chip = [&record](int i) {
-      const std::string script = "import json; w = json.load(open(" + record + "))['widgets']['input.token." + std::to_string(i) +
-                                 "']; print(int(w['x'] + w['w'] / 2), int(w['y'] + w['h'] / 2))";
-      return "xy=$(python3 -c " + shell_quote(script) + ")\nxdotool mousemove --window $wid $xy\nsleep 0.3\n";
-    };
     const json set = drive_window(set_dir, args,
-                                  "await 'input.token.3'\nawait 'rollout.save_csv'\n" + chip(1) + "xdotool mousedown 1\nsleep 0.3\n" +
-                                      chip(2) + chip(3) + "xdotool mouseup 1\n"
+                                  "await 'input.token.3'\nawait 'rollout.save_csv'\nmove_to input.token.1\nxdotool mousedown 1\nsleep 0.3\n"
+                                  "move_to input.token.2\nmove_to input.token.3\nxdotool mouseup 1\n"
                                       "await 'rollout.query_set'\nawait 'Σ of 3 queries \\(1, 2, 3\\)'\n"
                                       "click_on rollout.save_csv\n"
                                       "await '\"status\": \"wrote '\n",

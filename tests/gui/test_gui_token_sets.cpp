@@ -126,7 +126,7 @@ TEST_SUITE("gui_token_sets") {
     // The window's CSV against the command line's plain export of the same scene.
     const std::string message = shown.at("export_message").get<std::string>();
     REQUIRE(message.rfind("wrote ", 0) == 0);
-    const fs::path window_csv = message.substr(6, message.rfind(" (") - 6);
+    const fs::path window_csv = wrote_path(message);
     REQUIRE(fs::exists(window_csv));
     const fs::path plain_csv = dir / "plain.csv";
     const CliRun cli = run_cli("export --what heads --format csv " + scene + " --out " + shell_quote(plain_csv.string()));
@@ -181,16 +181,10 @@ TEST_SUITE("gui_token_sets") {
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string record = shell_quote((dir / "layout.json").string());
-    // The centre of chip `i` where the live record shows it now.
-    auto chip = [&record](int i) {
-      const std::string script = "import json; w = json.load(open(" + record + "))['widgets']['input.token." + std::to_string(i) +
-                                 "']; print(int(w['x'] + w['w'] / 2), int(w['y'] + w['h'] / 2))";
-      return "xy=$(python3 -c " + shell_quote(script) + ")\nxdotool mousemove --window $wid $xy\nsleep 0.3\n";
-    };
     // Press on chip 4, move over chip 3 to chip 1 (a drag backwards), hold: the record of that moment; release.
     const json dragged = drive_window(dir, args + " --layout-live",
-                                      "await '\"settled\": true'\nawait 'input.token.5'\n" + chip(4) + "xdotool mousedown 1\nsleep 0.3\n" +
-                                          chip(3) + chip(1) + "await '\"token_drag\": \"1-4\"'\ncp " + record + " " +
+                                      "await '\"settled\": true'\nawait 'input.token.5'\nmove_to input.token.4\nxdotool mousedown 1\nsleep 0.3\n"
+                                      "move_to input.token.3\nmove_to input.token.1\nawait '\"token_drag\": \"1-4\"'\ncp " + record + " " +
                                           shell_quote((dir / "held.json").string()) + "\nxdotool mouseup 1\nsleep 0.3\n"
                                           "await '\"token_drag\": \"\"'\nawait '\"settled\": true'\n");
     CHECK(dragged.at("error") == "");
