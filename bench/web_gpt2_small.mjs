@@ -55,11 +55,18 @@ const sentence = ('The quick brown fox jumps over the lazy dog while the teacher
   'model attends to the words before it. ').repeat(4).trim();
 await page.mouse.click(...centre(opened, 'input.sentence'));
 await page.keyboard.press('Control+a');
-await page.keyboard.insertText(sentence);
+// Typed key by key: the canvas reads keys and characters (GLFW's callbacks), not the input events that
+// keyboard.insertText sends; those never reach the window.
+await page.keyboard.type(sentence);
 const t1 = Date.now();
 await page.keyboard.press('Enter');
 const typed = await page.settled((r) => r.error !== '' || (r.heads.length === 12 && r.heads[0].tokens > opened.heads[0].tokens),
-                                 opened.frame, 600);
+                                 opened.frame, 600).catch(async (e) => {
+  const r = await page.record();  // what the window shows instead: its input and the heads' tokens
+  const chips = r ? Object.keys(r.widgets).filter((id) => id.startsWith('input.token.')).length : 0;
+  throw new Error(e.message + '\ntoken chips: ' + chips + ', heads[0].tokens: ' + JSON.stringify(r && r.heads[0] && r.heads[0].tokens) +
+                  ', status: ' + JSON.stringify(r && r.status));
+});
 if (typed.error) {  // e.g. a tokenizer the page could not load: said, and the run stops
   console.log(JSON.stringify({ error_after_typing: typed.error }));
   server.close();

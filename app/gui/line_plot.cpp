@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnscope/figure/heatmap_layout.h"  // nice_ticks, format_tick
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
@@ -20,7 +21,8 @@ std::string TickText(float v) {
     if (std::fabs(a - std::pow(10.0f, e)) <= 1e-3f * a) std::snprintf(buf, sizeof buf, "%s1e%d", v < 0 ? "-" : "", int(e));
     else std::snprintf(buf, sizeof buf, "%.1e", double(v));
   }
-  else if (a >= 100) std::snprintf(buf, sizeof buf, "%.0f", double(v));
+  else if (a >= 100 || std::fabs(v - std::round(v)) <= 1e-4f * std::max(1.0f, a))  // 10 and 1, not 10.0 and 1.00
+    std::snprintf(buf, sizeof buf, "%.0f", double(v));
   else if (a >= 10) std::snprintf(buf, sizeof buf, "%.1f", double(v));
   else std::snprintf(buf, sizeof buf, "%.2f", double(v));
   return buf;
@@ -74,12 +76,25 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
   std::vector<float> y_ticks;
   if (o.log_y)
     for (float e = std::ceil(lo); e <= hi; e += 1) y_ticks.push_back(e);
+  // On a linear axis: round values (1, 2 or 5 × 10^k apart) with the decimals their step needs, as the colour
+  // bars and the exports draw them — five even ones labelled "%.2f" read "0.00" four times on a KL of 0.001.
+  float step = 0;
+  if (y_ticks.size() < 2 && !o.log_y) {
+    y_ticks = nice_ticks(ValueRange{lo, hi}, 5);
+    step = tick_step(y_ticks);
+  }
   if (y_ticks.size() < 2) {
     y_ticks.clear();
+    step = 0;
     for (int i = 0; i <= 4; ++i) y_ticks.push_back(lo + (hi - lo) * float(i) / 4);
   }
+  auto y_label = [&](float v) {
+    if (step <= 0) return TickText(tick_value(v));
+    const std::string t = format_tick(v, step);
+    return !t.empty() && t[0] == '-' ? "−" + t.substr(1) : t;
+  };
   float tick_w = 0;
-  for (float v : y_ticks) tick_w = std::max(tick_w, ImGui::CalcTextSize(TickText(tick_value(v)).c_str()).x);
+  for (float v : y_ticks) tick_w = std::max(tick_w, ImGui::CalcTextSize(y_label(v).c_str()).x);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = std::max(ImGui::GetContentRegionAvail().x, 120.0f);
   // y name rotated on the far left, the tick numbers, then the plot area; x ticks and name below it.
@@ -94,7 +109,7 @@ void DrawLinePlot(const char* id, const std::vector<Series>& series, const char*
   for (float v : y_ticks) {
     const ImVec2 p = to_screen(x_min, v);
     draw->AddLine(ImVec2(area_min.x, p.y), ImVec2(area_max.x, p.y), grid);
-    const std::string t = TickText(tick_value(v));
+    const std::string t = y_label(v);
     draw->AddText(ImVec2(area_min.x - 4 - ImGui::CalcTextSize(t.c_str()).x, p.y - line * 0.5f), text, t.c_str());
   }
   if (o.zero_line && !o.log_y && lo < 0 && hi > 0) {
