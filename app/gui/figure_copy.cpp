@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -22,43 +23,36 @@
 namespace attnscope::gui {
 namespace {
 
-void StartCopy(AppState& state) {
-  std::future<FigureCopyOutcome>& running = state.figure_copy.running;
-  if (running.valid() || state.figure_copy.waiting) return;
-  // Compare A/B open over the heads: its figure, as Save PNG draws it.
-  if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
-    running = run_off_frame([shown = std::move(*shown)] {
-      FigureCopyOutcome out;
-      try {
-        const ExportedFile file = render_compare(*shown.a, *shown.b, shown.request);
-        out.width = file.layout ? file.layout->width : 0;
-        out.height = file.layout ? file.layout->height : 0;
-        out.clipboard = copy_png_to_clipboard(file.bytes);
-      } catch (const std::exception& e) {
-        out.render_error = e.what();
-      }
-      return out;
-    });
-    return;
-  }
-  if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
-    state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
-    return;
-  }
-  const ExportRequest request = CopyRequest(state);
-  std::shared_ptr<const Analysis> analysis = state.analysis;  // immutable and shared: read on the other thread
-  running = run_off_frame([analysis, request] {
+// The figure `render()` makes (a PNG), rendered and handed to the clipboard off the frame; the status line says
+// how it went once it is done (UpdateFigureCopy).
+void StartRender(AppState& state, std::function<ExportedFile()> render) {
+  state.figure_copy.running = run_off_frame([render = std::move(render)] {
     FigureCopyOutcome out;
     try {
-      const ExportedFile file = render_export(*analysis, request);
-      out.width = file.layout ? file.layout->width : 0;
-      out.height = file.layout ? file.layout->height : 0;
+      const ExportedFile file = render();
+      out.width = file.layout ? file.layout->width : file.image ? file.image->width : 0;
+      out.height = file.layout ? file.layout->height : file.image ? file.image->height : 0;
       out.clipboard = copy_png_to_clipboard(file.bytes);
     } catch (const std::exception& e) {  // InputError: this view has nothing the export can draw
       out.render_error = e.what();
     }
     return out;
   });
+}
+
+void StartCopy(AppState& state) {
+  if (FigureCopyRunning(state)) return;
+  // Compare A/B open over the heads: its figure, as Save PNG draws it.
+  if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
+    StartRender(state, [shown = std::move(*shown)] { return render_compare(*shown.a, *shown.b, shown.request); });
+    return;
+  }
+  if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
+    state.status = tr("Nothing to copy yet: the engine has no result for these settings.");
+    return;
+  }
+  // The analysis is immutable and shared: read on the other thread.
+  StartRender(state, [analysis = state.analysis, request = CopyRequest(state)] { return render_export(*analysis, request); });
 }
 
 }  // namespace
@@ -183,6 +177,15 @@ void CopyFigureButton(AppState& state, bool same_line, const char* id) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("%s", tr("Puts this view's figure on the clipboard as a PNG image (Ctrl+C), ready to paste "
                                "into slides"));
+}
+
+void CopyFigureButton(AppState& state, const char* id, std::function<ExportedFile()> render) {
+  const char* label = tr("Copy figure");
+  SameLineIfFits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::Button((std::string(label) + "##" + id).c_str()) && !FigureCopyRunning(state)) StartRender(state, std::move(render));
+  RecordLastItem(state, id);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("Puts this figure on the clipboard as a PNG image, ready to paste into slides"));
 }
 
 bool FigureCopyRunning(const AppState& state) { return state.figure_copy.running.valid() || state.figure_copy.waiting; }

@@ -6,6 +6,7 @@
 // on another thread (in the browser the page's Clipboard API, whose answer comes a few frames later). The status line then says "Figure copied (W×H PNG)", or names the package to
 // install when the clipboard tool is missing.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "attnscope/figure/export.h"
@@ -25,6 +26,9 @@ ExportRequest CopyRequest(const AppState& state);
 // A small "Copy figure" button on the current line of a view's toolbar (the next line when it does
 // not fit); pressing it copies the figure.
 void CopyFigureButton(AppState& state, bool same_line = true, const char* id = "copy_figure");
+// A panel's own Copy figure button (why a head attends), after its Save buttons: `render()` makes the PNG on
+// another thread, so it holds what it reads (copies, shared pointers), never references into the frame.
+void CopyFigureButton(AppState& state, const char* id, std::function<ExportedFile()> render);
 
 // The status line's words for a clipboard outcome, in the interface's language ("" when it went well).
 std::string ClipboardMessage(const ClipboardOutcome& outcome);

@@ -284,6 +284,16 @@ void DrawQkPanel(AppState& state) {
       RecordLastItem(state, "qk.sum");
       const std::vector<std::string> none;
       SaveFigureButtons(state, "qk", true, [&](ExportFormat format) { Save(state, *a, labels ? *labels : none, format); });
+      // The chart as Save PNG draws it, at the Export panel's scale, onto the clipboard (the result is shared and
+      // immutable: the render thread holds it).
+      ExportRequest copy;
+      copy.format = ExportFormat::png;
+      copy.scale = state.exporter.scale;
+      copy.words = UiFigureWords();
+      CopyFigureButton(state, "qk.copy_figure",
+                       [attribution = state.qk.result->qk_attribution, names = labels ? *labels : none, copy] {
+                         return render_qk_figure(QkFigureInput{attribution.get(), names}, copy);
+                       });
     }
     // The height this content needs: where the next frame places the panel. The window grows to it only in the
     // next frame, so one is asked for at once (else it would wait for the pointer, partly off screen).

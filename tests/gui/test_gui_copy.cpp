@@ -13,6 +13,7 @@
 
 #include "attnscope/scene/scene_json.h"
 #include "gui/gui_run.h"
+#include "model/checkpoint_fixtures.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -152,6 +153,33 @@ TEST_SUITE("gui_copy") {
     REQUIRE(pasted.height == paper.height);
     CHECK(pasted.rgba == paper.rgba);
     CHECK(has_text(all_texts(copied.layout), "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)"));
+  }
+
+  TEST_CASE("copy figure: the why-a-head-attends panel's button copies its bar chart, as export --what qk-attribution draws it") {
+    REQUIRE(std::system("command -v xclip >/dev/null 2>&1") == 0);
+    const fs::path dir = fresh_dir("copy_qk");
+    const std::string name = "gpt2_prefix_f32";
+    const fs::path model = model_fixture(name);
+    const std::vector<int32_t> ids = fixture_ids(name);
+    const std::string args = "--checkpoint " + shell_quote(model.string()) + " --layer 1 --text " + shell_quote(ids_input(ids)) +
+                             " --why 1,4,2";
+    REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
+    // The panel settles beside its cell over a few frames: the click aims where the live record shows the button.
+    const nlohmann::json copied = drive_window(dir, args + " --layout-live", "click_on qk.copy_figure\nawait 'Figure copied'\n");
+    const fs::path clip = dir / "clipboard.png";
+    REQUIRE(read_clipboard_png(clip) == 0);
+    const Png pasted = read_png(clip);
+    const fs::path exported = dir / "exported.png";
+    const CliRun r = run_cli("export --checkpoint " + shell_quote(model.string()) + " --ids " + ids_arg(ids) +
+                             " --what qk-attribution --layer 1 --head 1 --query 4 --key 2 --format png --scale 2 --out " +
+                             shell_quote(exported.string()));
+    INFO("export stderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const Png paper = read_png(exported);
+    REQUIRE(pasted.width == paper.width);
+    REQUIRE(pasted.height == paper.height);
+    CHECK(pasted.rgba == paper.rgba);
+    CHECK(copied.at("status") == "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)");
   }
 
   TEST_CASE("copy figure: Ctrl+C on the window copies the English figure, the export's PNG") {
