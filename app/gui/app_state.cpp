@@ -2,6 +2,7 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/pipeline/model_input.h"
+#include "core/worker_thread.h"
 #include "gui/i18n.h"
 #include "core/head_ablation_list.h"
 #include "gui/windows.h"
@@ -37,8 +38,13 @@ void NoteEdit(AppState& state, Panel panel) {
   }
 }
 
+bool WaitsForTypingPause(const AppState& state) {
+  return state.scene_edited && state.edited_by == Panel::input && state.checkpoint.model && !threads_available() &&
+         state.input.typed_at >= 0 && ImGui::GetTime() - state.input.typed_at < typing_pause_s;
+}
+
 void SubmitIfEdited(AppState& state) {
-  if (!state.scene_edited) return;
+  if (!state.scene_edited || WaitsForTypingPause(state)) return;
   state.scene_edited = false;
   std::optional<ModelSource> source;
   const CheckpointWindowState& c = state.checkpoint;

@@ -58,6 +58,9 @@ struct InputWindowState {
   // A drag over the token strip (window_input.cpp): the chip pressed and the chip under the pointer now;
   // −1 while no drag is under way. Released on another chip, the range becomes the token set.
   int drag_from = -1, drag_to = -1;
+  // When a key last changed the sentence (ImGui::GetTime(); −1 never): on the page's one thread a checkpoint's
+  // forward waits for a pause in typing (SubmitIfEdited).
+  double typed_at = -1;
 };
 
 struct ModelWindowState {
@@ -470,6 +473,11 @@ struct AppState {
 void NoteEdit(AppState& state, Panel panel);
 // Submits the scene if it was edited this frame.
 void SubmitIfEdited(AppState& state);
+// Where workers have no thread (the page), a checkpoint's forward runs inside a frame: a sentence being typed
+// goes to the engine once no key has changed it for typing_pause_s, not at every key (each would freeze the
+// page for a whole forward: 1.5 s on GPT-2 small at 105 tokens). True while such an edit waits.
+inline constexpr double typing_pause_s = 0.4;
+bool WaitsForTypingPause(const AppState& state);
 // Swaps in the worker's newest result, if any. Returns true when one arrived.
 bool TakeResult(AppState& state);
 // Re-sends the textures whose pixels changed since the last upload (UI thread, GL context current).

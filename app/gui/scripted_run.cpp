@@ -82,6 +82,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
     ablated += (ablated.empty() ? "" : ",") + std::to_string(h.layer) + "." + std::to_string(h.head);
   j["ablated_heads"] = ablated;
   j["status"] = state.status;
+  j["requests"] = state.submitted_generation;  // the settings sent to the engine so far (each a forward with a model)
   j["language"] = to_string(state.language);
   j["ui_scale"] = state.ui_scale;
   j["translation_problem"] = TranslationProblem();

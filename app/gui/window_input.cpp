@@ -228,6 +228,7 @@ void DrawSentenceInput(AppState& state) {
       in.text = std::move(text);
       state.fonts->request_text(in.text);
       NoteEdit(state, Panel::input);
+      state.input.typed_at = ImGui::GetTime();
     }
   }
   ImGui::SetNextItemWidth(-1.0f);

@@ -745,7 +745,8 @@ struct FrameLoop {
 // a. Events: wait when idle so the window costs nothing while a teacher talks.
 void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const AppState& state) {
   if (loop.mode.scripted || loop.mode.auto_close) glfwPollEvents();
-  else if (!worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty()) glfwWaitEventsTimeout(1.0 / 60.0);
+  else if (!worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty() || state.scene_edited)
+    glfwWaitEventsTimeout(1.0 / 60.0);  // (an edit waiting for a pause in typing is sent without another event)
   else glfwWaitEventsTimeout(0.5);
 }
 

@@ -5,8 +5,10 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
+#include "model/checkpoint_fixtures.h"
 
 namespace attnscope::test {
+using nlohmann::json;
 namespace {
 
 std::string slurp(const std::filesystem::path& p) {
@@ -66,6 +68,31 @@ TEST_SUITE("gui_state") {
 }
 
 TEST_SUITE("gui_state") {
+  TEST_CASE("typing with a checkpoint open and no worker threads (the page's way): the forward waits for a pause in typing") {
+    const std::string name = "gpt2_prefix_f32";
+    const auto dir = fresh_dir("typing_pause");
+    const std::string args = "--checkpoint " + shell_quote(model_fixture(name).string()) + " --text " +
+                             shell_quote("ids: 1 2") + " --size 1280x720 --layout-live";
+    const std::string typed = "ids: 5 9 13 17 21 25 29 33";  // 26 keys, 40 ms apart: no pause of 0.4 s between them
+    const json shown = drive_window(dir, args,
+                                    "await '\"settled\": true'\n"
+                                    "click_on input.sentence\nxdotool key ctrl+a\nsleep 0.3\n"
+                                    "await '\"settled\": true'\ncp " + shell_quote((dir / "layout.json").string()) + " " +
+                                        shell_quote((dir / "before.json").string()) + "\n"
+                                    "xdotool type --delay 40 " + shell_quote(typed) + "\nsleep 0.5\n"
+                                    "await '\"settled\": true'\n",
+                                    "export ATTNSCOPE_THREADS=0\n");
+    CHECK(shown.at("error") == "");
+    const json before = read_json(dir / "before.json");
+    // The tokens typed are on screen, sent in one or two requests, not one per key.
+    int keys = 0;
+    for (const json& l : shown.at("labels")) keys += l.at("axis") == "key" && l.at("index").get<int>() == 7;
+    CHECK(keys > 0);
+    const int requests = shown.at("requests").get<int>() - before.at("requests").get<int>();
+    CHECK(requests >= 1);
+    CHECK(requests <= 3);
+  }
+
   TEST_CASE("export panel: the Export button writes the current view as a PNG under exports/") {
     const WindowRun first = run_window("export_layout", "--show-export");
     REQUIRE(first.layout["widgets"].contains("export.button"));
