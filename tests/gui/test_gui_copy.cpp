@@ -43,6 +43,23 @@ int read_clipboard_png(const fs::path& out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The clipboard's image against `attnscope export <export_args> --out DIR/exported.png`: the same size and
+// pixels. Returns the export's image (its size is what the status line names).
+Png check_clipboard_is_export(const fs::path& dir, const std::string& export_args) {
+  const fs::path clip = dir / "clipboard.png";
+  REQUIRE(read_clipboard_png(clip) == 0);
+  const Png pasted = read_png(clip);
+  const fs::path exported = dir / "exported.png";
+  const CliRun r = run_cli("export " + export_args + " --out " + shell_quote(exported.string()));
+  INFO("export stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  const Png paper = read_png(exported);
+  REQUIRE(pasted.width == paper.width);
+  REQUIRE(pasted.height == paper.height);
+  CHECK(pasted.rgba == paper.rgba);
+  return paper;
+}
+
 std::vector<std::string> all_texts(const nlohmann::json& layout);
 
 void check_copy(const std::string& name, const std::string& args, const std::string& what) {
@@ -140,18 +157,8 @@ TEST_SUITE("gui_copy") {
     REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
     const WindowRun copied = run_window("copy_compare_click", args + " --pointer " + pointer + " --clicks 4 --frames 40 --save-scene " +
                                                                   shell_quote(scene.string()));
-    const fs::path clip = dir / "clipboard.png";
-    REQUIRE(read_clipboard_png(clip) == 0);
-    const Png pasted = read_png(clip);
-    const fs::path exported = dir / "exported.png";
-    const CliRun r = run_cli("export --compare " + shell_quote((dir / "a.json").string()) + " " + shell_quote(scene.string()) +
-                             " --format png --scale 2 --out " + shell_quote(exported.string()));
-    INFO("export stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    const Png paper = read_png(exported);
-    REQUIRE(pasted.width == paper.width);
-    REQUIRE(pasted.height == paper.height);
-    CHECK(pasted.rgba == paper.rgba);
+    const Png paper = check_clipboard_is_export(dir, "--compare " + shell_quote((dir / "a.json").string()) + " " +
+                                                         shell_quote(scene.string()) + " --format png --scale 2");
     CHECK(has_text(all_texts(copied.layout), "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)"));
   }
 
@@ -166,19 +173,8 @@ TEST_SUITE("gui_copy") {
     REQUIRE(std::system("printf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1") == 0);
     // The panel settles beside its cell over a few frames: the click aims where the live record shows the button.
     const nlohmann::json copied = drive_window(dir, args + " --layout-live", "click_on qk.copy_figure\nawait 'Figure copied'\n");
-    const fs::path clip = dir / "clipboard.png";
-    REQUIRE(read_clipboard_png(clip) == 0);
-    const Png pasted = read_png(clip);
-    const fs::path exported = dir / "exported.png";
-    const CliRun r = run_cli("export --checkpoint " + shell_quote(model.string()) + " --ids " + ids_arg(ids) +
-                             " --what qk-attribution --layer 1 --head 1 --query 4 --key 2 --format png --scale 2 --out " +
-                             shell_quote(exported.string()));
-    INFO("export stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    const Png paper = read_png(exported);
-    REQUIRE(pasted.width == paper.width);
-    REQUIRE(pasted.height == paper.height);
-    CHECK(pasted.rgba == paper.rgba);
+    const Png paper = check_clipboard_is_export(dir, "--checkpoint " + shell_quote(model.string()) + " --ids " + ids_arg(ids) +
+                                                         " --what qk-attribution --layer 1 --head 1 --query 4 --key 2 --format png --scale 2");
     CHECK(copied.at("status") == "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)");
   }
 
