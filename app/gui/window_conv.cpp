@@ -14,6 +14,7 @@
 #include "attnscope/relpos/conv_emulation.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -214,6 +215,7 @@ void DrawConvWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  TokenSetNotDrawnNote(state, "conv");
   CopyFigureButton(state, false);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));

@@ -53,7 +53,7 @@ ExportRequest RequestFor(const AppState& state) {
     r.what = ExportWhat::model;
     // One colour bar for every thumbnail: per head is drawn shared, as the Model view draws it.
     if (r.color_scale.mode == ScaleMode::per_head) r.color_scale.mode = ScaleMode::shared;
-    r.token_set = TokenSet{};  // the model view's thumbnails draw no token set
+    r.token_set = state.scene.view.token_set;  // the thumbnails' strips, as `export --what model --query-set` draws them
   }
   r.format = ExportFormat(e.format);
   r.scale = e.scale;

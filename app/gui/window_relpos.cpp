@@ -21,6 +21,7 @@
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -308,6 +309,7 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  TokenSetNotDrawnNote(state, "relpos1d");
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
@@ -433,6 +435,7 @@ void DrawRelpos2dWindow(AppState& state) {
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
+  TokenSetNotDrawnNote(state, "relpos2d");
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);
