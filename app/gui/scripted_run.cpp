@@ -310,7 +310,7 @@ LayoutSweep::LayoutSweep() {
                      state.scene.view.token_set = TokenSet{TokenSetAxis::queries, {0, 1}, SetReduce::sum};
                      NoteEdit(state, Panel::heads);
                    }});
-  plan_.push_back({"view conv token set", [](AppState& state) {
+  plan_.push_back({"token set conv view", [](AppState& state) {
                      if (state.compare) state.compare->open = false;
                      SwitchView(state, View::conv);
                    }});

@@ -106,7 +106,7 @@ TEST_CASE("cli export token set: --what model carries the set under (or right of
   const fs::path all = dir / "all.npy";
   CliRun r = run_cli(model + " --format npy --out " + shell_quote(all.string()));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const NpyArray whole = read_npy(all);
+  const NpyArray whole = read_npy(all, 4);
   REQUIRE(whole.shape.size() == 4);
   const int L = int(whole.shape[0]), H = int(whole.shape[1]), T = int(whole.shape[2]);
   REQUIRE(T >= 4);
@@ -119,7 +119,7 @@ TEST_CASE("cli export token set: --what model carries the set under (or right of
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     r = run_cli(model + " --format npy --key-set 0,2 --set-reduce " + reduce + " --out " + shell_quote(k.string()));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const NpyArray rows = read_npy(q), cols = read_npy(k);
+    const NpyArray rows = read_npy(q, 4), cols = read_npy(k, 4);
     REQUIRE(rows.shape == std::vector<int64_t>{L, H, T + 1, T});
     REQUIRE(cols.shape == std::vector<int64_t>{L, H, T, T + 1});
     int compared = 0;

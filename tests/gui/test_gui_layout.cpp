@@ -235,6 +235,11 @@ void check_start(const json& layout, const std::string& start, double width, dou
   std::set<std::string> names;
   for (const json& s : layout.at("screens")) names.insert(s.at("name").get<std::string>());
   for (const char* view : {"heads", "shapes", "positions", "relpos1d", "relpos2d", "conv"}) CHECK(names.count(std::string("view ") + view));
+  // Token sets (issue 38 item 5): the Model view with a set of queries and of keys, Compare A/B with a set, and a
+  // view that draws none (and says so).
+  for (const char* screen : {"window model view query set", "window model view key set", "window compare token set",
+                             "token set conv view"})
+    CHECK(names.count(screen));
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
