@@ -204,6 +204,7 @@ void DrawConvWindow(AppState& state) {
   }
   state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
+  TokenSetNotDrawnNote(state, "conv");  // also over "works on a 2D grid" (a set is of a sentence's tokens)
   if (CheckpointHidesOwnHeads(state) ||
       WrongInputForView(state, true, tr("Convolution works on a 2D grid; the input is a sentence or a tensor."), Panel::conv)) {
     ImGui::End();
@@ -215,7 +216,6 @@ void DrawConvWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 16.0f, ImGui::GetContentRegionAvail().x * 0.35f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
-  TokenSetNotDrawnNote(state, "conv");
   CopyFigureButton(state, false);
   if (DrawKernelControls(state, shown)) NoteEdit(state, Panel::conv);
   ErrorText(ErrorFor(state, Panel::conv));

@@ -421,6 +421,7 @@ void DrawRelpos1dWindow(AppState& state) {
 void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
+  TokenSetNotDrawnNote(state, "relpos2d");  // also over "works on a 2D grid" (a set is of a sentence's tokens)
   if (CheckpointHidesOwnHeads(state) ||
       WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
     ImGui::End();
@@ -435,7 +436,6 @@ void DrawRelpos2dWindow(AppState& state) {
   const float left_w = std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("controls", ImVec2(left_w, 0), false);
   BusyIndicator(state);
-  TokenSetNotDrawnNote(state, "relpos2d");
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 2, extent);

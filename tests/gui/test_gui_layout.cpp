@@ -714,7 +714,8 @@ TEST_SUITE("gui_layout") {
          "compare.token_set_strip.0"},
         {"conv", "--scene " + scene_file("conv", "conv", "queries", "gqa"), "conv.token_set_note"},
         {"positions", "--scene " + scene_file("positions", "positions", "queries", "gqa"), "positions.token_set_note"},
-        {"relpos1d", "--scene " + scene_file("relpos1d", "relpos1d", "queries", "gqa"), "relpos1d.token_set_note"},
+        {"relpos1d", "--scene " + scene_file("relpos1d", "relpos1d", "queries", "gqa") + " --delta-preset line", "relpos1d.token_set_note"},
+        {"relpos2d", "--scene " + scene_file("relpos2d", "relpos2d", "keys", "gqa"), "relpos2d.token_set_note"},
         {"shapes", "--scene " + scene_file("shapes", "shapes", "keys", "gqa"), "shapes.token_set_note"},
     };
     for (const Screen& screen : screens)
