@@ -97,7 +97,9 @@ void StartExport(AppState& state) {
     e.has_last = true;
     return;
   }
-  const ExportRequest request = RequestFor(state);
+  ExportRequest request = RequestFor(state);
+  // A set of tokens past this stack's (the input changed under it) is not drawn, as the Model view does not.
+  if (stack) request.token_set = model_view_token_set(request.token_set, stack->tokens);
   const bool default_path = e.path.empty();
   // A typed path is expanded (~) and made absolute; the field then shows it so.
   if (!default_path) e.path = user_path_text(e.path);
