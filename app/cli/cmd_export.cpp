@@ -83,7 +83,6 @@ Analysis compare_side(const std::string& path, const char* side) {
 // export --compare A B: one figure of A and B.
 void run_compare(const ExportOptions& o) {
   require(o.compare.size() == 2, "--compare takes two scene files: --compare SCENE_A SCENE_B");
-  require(o.query_set.empty() && o.key_set.empty(), "--compare draws whole heads: leave out --query-set and --key-set");
   require(o.what.empty(), "--compare draws the heads of A and B; leave out --what");
   require(!wants_model(o.model), "--compare takes two scene files; --checkpoint and --attentions are not compared from "
                                  "the command line (use Keep as A in the window)");
@@ -97,6 +96,7 @@ void run_compare(const ExportOptions& o) {
   require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
   request.scale = float(o.scale);
   request.caption = !o.no_caption;
+  request.token_set = token_set_of(o);  // its tokens are checked against A's and B's by compare_analyses
   if (!o.token_range.empty()) {  // the same range in A and B, checked against their tokens by the export
     ExportRequest range;
     parse_token_range(o.token_range, range);
@@ -337,9 +337,9 @@ void run(const ExportOptions& o) {
   // A token set: its tokens' range is checked against the input once the tokens are known (validate_export).
   request.token_set = token_set_of(o);
   if (request.token_set.active())
-    require(request.what == ExportWhat::heads || request.what == ExportWhat::head,
+    require(request.what == ExportWhat::heads || request.what == ExportWhat::head || request.what == ExportWhat::model,
             std::string(request.token_set.axis == TokenSetAxis::queries ? "--query-set" : "--key-set") +
-                " applies to --what heads, head:N or rollout");
+                " applies to --what heads, head:N, model or rollout");
   const Scene scene = build_scene(o.scene);
   request.colormap = parse_colormap(scene.view.colormap);
   request.scores = scene.view.show_scores;
@@ -401,11 +401,11 @@ void add_export_command(CLI::App& root) {
                   "heads, head:N and --compare: only queries and keys I to J (tokens from 0, e.g. 2-9); colours keep the whole "
                   "input's range");
   cmd->add_option("--query-set", options->query_set,
-                  "heads, head:N: a token set of queries, e.g. 3,5,7 (tokens from 0): their attention summed (or "
+                  "heads, head:N, model, --compare: a token set of queries, e.g. 3,5,7 (tokens from 0): their attention summed (or "
                   "averaged) as one more row under each head; CSV/.npy get that row. rollout: each layer's row is "
                   "their rows' sum (with --every-query one more row)");
   cmd->add_option("--key-set", options->key_set,
-                  "heads, head:N: a token set of keys, e.g. 2,4: the attention each query gives them, summed (or "
+                  "heads, head:N, model, --compare: a token set of keys, e.g. 2,4: the attention each query gives them, summed (or "
                   "averaged), as one more column after each head; CSV/.npy get that column. rollout: one more "
                   "column, the share of those keys");
   cmd->add_option("--set-reduce", options->set_reduce, "With --query-set or --key-set: sum (default) | mean");
@@ -451,7 +451,9 @@ void add_export_command(CLI::App& root) {
       "model takes shared, fixed or locked.\n"
       "Token sets: --query-set 3,5,7 adds to each head one more row, 'Σ of 3 queries' (--set-reduce mean: 'mean\n"
       "of 3 queries'), their rows summed; --key-set 2,4 one more column, each query's attention to those keys\n"
-      "summed. The colour ranges include it; CSV/.npy hold it as the last row [H,T+1,T] or column [H,T,T+1].\n"
+      "summed. The colour ranges include it; CSV/.npy hold it as the last row [H,T+1,T] or column [H,T,T+1];\n"
+      "with --what model every layer's heads get it ([L,H,T+1,T] or [L,H,T,T+1] in .npy); with --compare A's and B's\n"
+      "heads get theirs and the difference B's minus A's.\n"
       "Example: attnscope export --what heads --format png --scale 2 --text \"The cat sat on the mat.\" "
       "--kind gqa --heads 8 --groups 2 --out heads.png\n"
       "A real model: attnscope export --checkpoint gpt2/ --text \"The cat sat on the mat.\" --layer 5 --what heads "

@@ -219,7 +219,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
     out.pictures = std::make_shared<const Pictures>(make_pictures(*out.analysis, job.scene.view));
     // The Model view's atlas of this pass and colormap, when made already (else in the second delivery).
     if (out.model_run && last_model_view_ && last_model_view_->stack == out.model_run->stack &&
-        last_model_view_->colormap == parse_colormap(job.scene.view.colormap))
+        last_model_view_->colormap == parse_colormap(job.scene.view.colormap) &&
+        last_model_view_->token_set == model_view_token_set(job.scene.view.token_set, out.model_run->stack->tokens))
       out.model_view = last_model_view_;
   } catch (const InputError& e) {
     out.error = e.what();
@@ -239,7 +240,7 @@ std::optional<ComputeResult> ComputeWorker::add_statistics(const ComputeResult& 
     try {
       auto made = std::make_shared<ModelViewPictures>(
           make_model_view(*first.model_run->stack, parse_colormap(first.scene.view.colormap), &cancel_,
-                          color_scale_of(first.scene.view)));
+                          color_scale_of(first.scene.view), first.scene.view.token_set));
       made->stack = first.model_run->stack;
       last_model_view_ = made;
       out.model_view = last_model_view_;

@@ -29,14 +29,21 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p) {
   return out;
 }
 
+TokenSet model_view_token_set(const TokenSet& set, int tokens) {
+  if (!set.active() || std::any_of(set.tokens.begin(), set.tokens.end(), [tokens](int t) { return t < 0 || t >= tokens; }))
+    return TokenSet{};
+  return set;
+}
+
 ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap colormap,
-                                  const std::atomic<bool>* cancel, ColorScale scale) {
+                                  const std::atomic<bool>* cancel, ColorScale scale, const TokenSet& token_set) {
   if (scale.mode == ScaleMode::per_head) scale.mode = ScaleMode::shared;
   ExportRequest request;
   request.what = ExportWhat::model;
   request.colormap = colormap;
   request.color_scale = scale;
   request.caption = false;
+  request.token_set = model_view_token_set(token_set, stack.tokens);
   FigureSpec figure = model_view_figure(stack, request);  // checks the stack's shape
 
   ModelViewPictures out;
@@ -72,6 +79,16 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
   atlas.range = out.range;
   atlas.pixels.resize(size_t(atlas.width) * size_t(atlas.height));
   out.numbers.resize(figure.panels.size());
+  out.token_set = request.token_set;
+  const bool query_set = out.token_set.active() && out.token_set.axis == TokenSetAxis::queries;
+  const bool key_set = out.token_set.active() && out.token_set.axis == TokenSetAxis::keys;
+  if (query_set || key_set) {
+    out.strips.width = query_set ? out.heads * s : out.heads;
+    out.strips.height = query_set ? stack.layers : stack.layers * s;
+    out.strips.range = out.range;
+    out.strips.pixels.resize(size_t(out.strips.width) * size_t(out.strips.height));  // blank places stay transparent
+    out.strip_values.resize(figure.panels.size());
+  }
 
   // Tile pixel k of s shows cell ⌊(k + ½)·T / s⌋: every cell when s = T, else the nearest one.
   std::vector<int> cell_of(static_cast<size_t>(s));
@@ -92,10 +109,23 @@ ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap c
       continue;
     }
     const std::vector<Rgba> colors = panel_colors(figure, size_t(n));
+    const size_t stride = size_t(figure.panels[size_t(n)].cols);  // T, or T + 1 with a set of keys' column
     for (int y = 0; y < s; ++y) {
-      const Rgba* row = colors.data() + size_t(cell_of[size_t(y)]) * size_t(t);
+      const Rgba* row = colors.data() + size_t(cell_of[size_t(y)]) * stride;
       Rgba* dst = atlas.pixels.data() + (size_t(l) * size_t(s) + size_t(y)) * size_t(atlas.width) + size_t(h) * size_t(s);
       for (int x = 0; x < s; ++x) dst[x] = row[cell_of[size_t(x)]];
+    }
+    // The set's strip: the panel's last row (queries) or column (keys), sampled as the thumbnail is.
+    if (query_set || key_set) {
+      const std::vector<float>& values = figure.panels[size_t(n)].values;
+      std::vector<float>& strip = out.strip_values[size_t(n)];
+      for (int k = 0; k < t; ++k) strip.push_back(values[query_set ? size_t(t) * stride + size_t(k) : size_t(k) * stride + size_t(t)]);
+      for (int k = 0; k < s; ++k) {
+        const size_t cell = size_t(cell_of[size_t(k)]);
+        const Rgba c = colors[query_set ? size_t(t) * stride + cell : cell * stride + size_t(t)];
+        if (query_set) out.strips.pixels[size_t(l) * size_t(out.strips.width) + size_t(h) * size_t(s) + size_t(k)] = c;
+        else out.strips.pixels[(size_t(l) * size_t(s) + size_t(k)) * size_t(out.strips.width) + size_t(h)] = c;
+      }
     }
     if (stack.linear_layer(l)) {  // signed matrices: no probability numbers to give
       constexpr double nan = std::numeric_limits<double>::quiet_NaN();

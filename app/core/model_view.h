@@ -63,6 +63,14 @@ struct ModelViewPictures {
       if (!linear_layer(l)) return true;
     return false;
   }
+  // A token set (ViewSettings::token_set, token_set.h; inactive when none, or when it names tokens past this
+  // input): every thumbnail's reduced row (queries) or column (keys), coloured as `export --what model` colours
+  // the panel's last row or column (the colour ranges include it). `strips` is one more small atlas: queries
+  // [L rows, H·tile], thumbnail (l, h)'s row at (h·tile, l); keys [L·tile, H columns], its column at (h, l·tile).
+  // strip_values [L·H] of [T] are the reduced values (tooltips).
+  TokenSet token_set;
+  Picture strips;
+  std::vector<std::vector<float>> strip_values;
   // The forward pass's stack it was made from (set by the compute worker): the window tells a grid of an
   // older pass (kept on screen while the new one is made) by it.
   std::shared_ptr<const model::AttentionStack> stack;
@@ -79,6 +87,11 @@ ModelHeadNumbers model_head_numbers(const Eigen::Ref<const Mat>& p);
 // checks) and Cancelled soon after *cancel becomes true.
 // The view's per-head scale is drawn shared: the model view has one colour bar for all its thumbnails.
 ModelViewPictures make_model_view(const model::AttentionStack& stack, Colormap colormap,
-                                  const std::atomic<bool>* cancel = nullptr, ColorScale scale = {});
+                                  const std::atomic<bool>* cancel = nullptr, ColorScale scale = {},
+                                  const TokenSet& token_set = {});
+
+// The set the model view draws for `set` on an input of `tokens` tokens: `set`, or an inactive one when it
+// names tokens past the input (the input changed under it, the pictures not yet remade).
+TokenSet model_view_token_set(const TokenSet& set, int tokens);
 
 }  // namespace attnscope::gui

@@ -268,6 +268,10 @@ void UploadTextures(AppState& state) {
       state.model_view.atlas.update(mv->atlas.width, mv->atlas.height,
                                     std::shared_ptr<const std::vector<Rgba>>(mv, &mv->atlas.pixels)))
     ++state.textures.uploads;
+  if (const auto& mv = state.model_view.pictures; mv && mv->strips.width > 0 &&
+      state.model_view.strips.update(mv->strips.width, mv->strips.height,
+                                     std::shared_ptr<const std::vector<Rgba>>(mv, &mv->strips.pixels)))
+    ++state.textures.uploads;
   Textures& t = state.textures;
   const Pictures* p = state.pictures.get();
   if (!p || t.uploaded == p) return;

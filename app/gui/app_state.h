@@ -138,6 +138,7 @@ struct ModelViewWindowState {
   std::shared_ptr<const ModelViewPictures> pictures;  // null until a forward pass delivered one
   std::string error;                                  // why the newest pass has none
   GlTexture atlas;                                    // pictures->atlas, re-sent when it changes
+  GlTexture strips;                                   // pictures->strips (a token set's rows or columns)
   ColorBarCache bar;
   ColorBarCache signed_bar;                           // linear layers' signed matrices (Qwen3-Next)
   bool ablate_clicks = false;                         // "Click switches heads off": a click toggles a head
@@ -339,6 +340,7 @@ struct LayoutRecord {
     bool current = false; // the Heads view's layer and its large head
     int first_query = 0, first_key = 0, shown = 0;  // the tokens drawn (zoom, range), as Head's
     std::string kind;     // its layer's kind without a softmax ("Gated DeltaNet"), "" for softmax attention
+    ImVec2 strip_min, strip_max;  // a token set's strip under (queries) or right of (keys) it; empty: none
   };
   std::string view;
   std::vector<Head> heads;

@@ -33,6 +33,11 @@ struct CompareState {
   std::optional<FigureSpec> figure;
   std::vector<GlTexture> textures;        // one per panel
   std::vector<std::vector<Rgba>> colors;  // their pixels (numbers in cells read against them)
+  // A token set (token_sets.h): each panel's strip, the figure's last row (queries) or column (keys), apart from
+  // the T × T cells the textures hold; its colours and values. Empty without a set.
+  TokenSetAxis strip_axis = TokenSetAxis::none;
+  std::vector<std::vector<Rgba>> strips;
+  std::vector<std::vector<float>> strip_values;
   ColorBarCache bar;
   LabelCache labels;                      // B's token labels (the axes)
 };

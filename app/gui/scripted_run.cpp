@@ -10,6 +10,7 @@
 #include "attnscope/figure/image.h"
 #include "attnscope/figure/render_png.h"
 #include "gui/classroom_windows.h"
+#include "gui/compare_state.h"
 #include "gui/i18n.h"
 #include "gui/layout_record.h"
 #include "gui/training_windows.h"
@@ -127,6 +128,8 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                         {"shown", t.shown}, {"kind", t.kind}};
     const ImVec4 c = ImGui::ColorConvertU32ToFloat4(t.frame_color);
     e["frame_color"] = {int(c.x * 255.0f + 0.5f), int(c.y * 255.0f + 0.5f), int(c.z * 255.0f + 0.5f)};
+    if (t.strip_max.x > t.strip_min.x)
+      e["strip"] = {t.strip_min.x, t.strip_min.y, t.strip_max.x - t.strip_min.x, t.strip_max.y - t.strip_min.y};
     j["thumbs"].push_back(rect_json(std::move(e), t.min, t.max));
   }
   j["labels"] = nlohmann::json::array();
@@ -257,7 +260,18 @@ LayoutSweep::LayoutSweep() {
                      state.show_checkpoint = false;
                      state.show_model_view = true;
                    }});
+  // The Model view with a set of queries (a row under every thumbnail), then of keys (a column right of each).
+  plan_.push_back({"window model view query set", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{TokenSetAxis::queries, {0, 1}, SetReduce::sum};
+                     NoteEdit(state, Panel::heads);  // the model view's strips come from the worker
+                   }});
+  plan_.push_back({"window model view key set", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{TokenSetAxis::keys, {0, 1}, SetReduce::mean};
+                     NoteEdit(state, Panel::heads);  // the model view's strips come from the worker
+                   }});
   plan_.push_back({"window rollout", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{};
+                     NoteEdit(state, Panel::heads);
                      state.show_model_view = false;
                      state.show_rollout = true;
                    }});
@@ -288,7 +302,23 @@ LayoutSweep::LayoutSweep() {
                      state.qk.anchor = ImVec2(-1, -1);
                      NoteEdit(state, Panel::heads);
                    }});
+  // Compare A/B (the view's heads kept as A) with a set of queries, and the Convolution view with one: the
+  // views that draw no set say so (token_sets.h).
+  plan_.push_back({"window compare token set", [](AppState& state) {
+                     state.qk.open = false;
+                     KeepAsA(state);
+                     if (state.compare) state.compare->open = true;
+                     state.scene.view.token_set = TokenSet{TokenSetAxis::queries, {0, 1}, SetReduce::sum};
+                     NoteEdit(state, Panel::heads);
+                   }});
+  plan_.push_back({"token set conv view", [](AppState& state) {
+                     if (state.compare) state.compare->open = false;
+                     SwitchView(state, View::conv);
+                   }});
   plan_.push_back({"lessons panel", [](AppState& state) {
+                     state.scene.view.token_set = TokenSet{};
+                     NoteEdit(state, Panel::heads);
+                     SwitchView(state, View::heads);
                      state.qk.open = false;
                      state.show_rollout = state.show_lens = false;
                      state.show_lessons = true;

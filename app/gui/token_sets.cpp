@@ -8,11 +8,10 @@
 #include "gui/widgets.h"
 
 namespace attnscope::gui {
+std::string TokenSetName(const TokenSet& set) { return trf(token_set_label_key(set), int(set.tokens.size())); }
+
 namespace {
-
-// "Σ of 3 queries" in the UI's language.
-std::string SetLabel(const TokenSet& set) { return trf(token_set_label_key(set), int(set.tokens.size())); }
-
+std::string SetLabel(const TokenSet& set) { return TokenSetName(set); }
 }  // namespace
 
 void ToggleTokenInSet(AppState& state, TokenSetAxis axis, int token) {
@@ -46,28 +45,36 @@ void ClearTokenSet(AppState& state) {
   NoteEdit(state, Panel::heads);
 }
 
-void DrawTokenSetBar(AppState& state) {
+void DrawTokenSetBar(AppState& state, const std::string& prefix) {
   TokenSet& set = state.scene.view.token_set;
   if (!set.active()) return;
   const std::string text = SetLabel(set) + ": " + token_set_list(set);
   ImGui::TextUnformatted(text.c_str());
-  RecordLastItem(state, "heads.token_set");
+  RecordLastItem(state, prefix + ".token_set");
   SameLineIfFits(RadioWidth(tr("sum")));
   if (ImGui::RadioButton(tr("sum"), set.reduce == SetReduce::sum) && set.reduce != SetReduce::sum) {
     set.reduce = SetReduce::sum;
     NoteEdit(state, Panel::heads);
   }
-  RecordLastItem(state, "heads.token_set_sum");
+  RecordLastItem(state, prefix + ".token_set_sum");
   SameLineIfFits(RadioWidth(tr("mean")));
   if (ImGui::RadioButton(tr("mean"), set.reduce == SetReduce::mean) && set.reduce != SetReduce::mean) {
     set.reduce = SetReduce::mean;
     NoteEdit(state, Panel::heads);
   }
-  RecordLastItem(state, "heads.token_set_mean");
+  RecordLastItem(state, prefix + ".token_set_mean");
   ImGui::SameLine();
   if (ImGui::SmallButton("×##clear_token_set")) ClearTokenSet(state);
-  RecordLastItem(state, "heads.token_set_clear");
+  RecordLastItem(state, prefix + ".token_set_clear");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("clear the token set"));
+}
+
+void TokenSetNotDrawnNote(AppState& state, const std::string& name) {
+  if (!state.scene.view.token_set.active()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  WrappedText(tr("token sets are not drawn in this view"));
+  ImGui::PopStyleColor();
+  RecordLastItem(state, name + ".token_set_note");
 }
 
 void ApplyTokenSet(HeatmapGridSpec& spec, const AppState& state, const Pictures& pictures, const Shown& shown) {

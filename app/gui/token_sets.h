@@ -20,8 +20,16 @@ void ClearTokenSet(AppState& state);
 // Makes the set the tokens first..last (either order) on `axis`, in place of any set (a drag over the token strip).
 void SetTokenRange(AppState& state, TokenSetAxis axis, int first, int last);
 
-// The Heads toolbar's line while a set is chosen: its name and tokens, sum | mean, and × to clear it.
-void DrawTokenSetBar(AppState& state);
+// "Σ of 3 queries" in the UI's language.
+std::string TokenSetName(const TokenSet& set);
+
+// The Heads toolbar's line while a set is chosen: its name and tokens, sum | mean, and × to clear it. Its
+// widgets are recorded as "<prefix>.token_set", "<prefix>.token_set_sum", … (the Model view draws it too).
+void DrawTokenSetBar(AppState& state, const std::string& prefix = "heads");
+
+// In a view that draws no token set (Shapes, Positions, relative position, Convolution, the Logit lens), while a
+// set is chosen: one muted line saying so, recorded as "<name>.token_set_note", rather than silently ignoring it.
+void TokenSetNotDrawnNote(AppState& state, const std::string& name);
 
 // The set's outlines, strip and labels in a Heads grid showing `shown` of the pictures.
 void ApplyTokenSet(HeatmapGridSpec& spec, const AppState& state, const Pictures& pictures, const Shown& shown);

@@ -15,12 +15,14 @@
 #include <ctime>
 #include <filesystem>
 
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui/compare_state.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -84,6 +86,11 @@ CompareRequest RequestFor(const AppState& state, const CompareState& c) {
   r.words = UiFigureWords();
   r.a_setting = AblationSetting(c.a_ablation);  // the caption's "A → B" names them (no scene setting does)
   r.b_setting = AblationSetting(RunAblation(state));
+  // The token set, when it names B's tokens (an input edit clears it; A and B have the same tokens to compare).
+  const TokenSet& set = state.scene.view.token_set;
+  const int tokens = state.analysis && state.analysis->attention ? int(state.analysis->attention->labels.size()) : 0;
+  if (set.active() && std::all_of(set.tokens.begin(), set.tokens.end(), [tokens](int t) { return t < tokens; }))
+    r.token_set = set;
   return r;
 }
 
@@ -91,8 +98,10 @@ CompareRequest RequestFor(const AppState& state, const CompareState& c) {
 void Update(AppState& state, CompareState& c, const Analysis& b) {
   const int language = int(UiLanguage());
   const ViewSettings& v = state.scene.view;
-  const std::string settings = v.colormap + " " + std::to_string(int(v.scale)) + " " + std::to_string(v.locked_lo) + " " +
-                               std::to_string(v.locked_hi) + (v.show_scores ? " scores" : "");
+  std::string settings = v.colormap + " " + std::to_string(int(v.scale)) + " " + std::to_string(v.locked_lo) + " " +
+                         std::to_string(v.locked_hi) + (v.show_scores ? " scores" : "") + " set " + to_string(v.token_set.axis) +
+                         (v.token_set.reduce == SetReduce::mean ? " mean" : " sum");
+  for (const int t : v.token_set.tokens) settings += " " + std::to_string(t);
   if (c.made_a == c.a.get() && c.made_b == &b && c.made_view == c.view && c.made_language == language &&
       c.made_view_settings == settings)
     return;
@@ -114,7 +123,7 @@ void Update(AppState& state, CompareState& c, const Analysis& b) {
   }
   try {
     const CompareRequest request = RequestFor(state, c);
-    c.comparison = compare_analyses(*c.a, b, request.color_scale);
+    c.comparison = compare_analyses(*c.a, b, request.color_scale, request.token_set);
     c.figure = compare_figure(*c.a, b, *c.comparison, request);
   } catch (const std::exception& e) {
     c.error = e.what();
@@ -123,10 +132,33 @@ void Update(AppState& state, CompareState& c, const Analysis& b) {
   }
   c.textures.resize(c.figure->panels.size());
   c.colors.resize(c.figure->panels.size());
+  // A token set: the panels' last row (queries) or column (keys) is each one's strip; the textures keep T × T.
+  const TokenSet& set = c.comparison->token_set;
+  const int T = c.comparison->tokens;
+  c.strip_axis = set.active() ? set.axis : TokenSetAxis::none;
+  c.strips.assign(set.active() ? c.figure->panels.size() : 0, {});
+  c.strip_values.assign(c.strips.size(), {});
   for (size_t i = 0; i < c.figure->panels.size(); ++i) {
     const PanelSpec& p = c.figure->panels[i];
-    c.colors[i] = panel_colors(*c.figure, i);
-    c.textures[i].update(p.cols, p.rows, c.colors[i]);
+    std::vector<Rgba> colors = panel_colors(*c.figure, i);
+    if (set.active()) {
+      const bool rows = set.axis == TokenSetAxis::queries;
+      std::vector<Rgba> cells;
+      cells.reserve(size_t(T) * size_t(T));
+      for (int r = 0; r < p.rows; ++r)
+        for (int k = 0; k < p.cols; ++k) {
+          const size_t at = size_t(r) * size_t(p.cols) + size_t(k);
+          if ((rows && r == T) || (!rows && k == T)) {
+            c.strips[i].push_back(colors[at]);
+            c.strip_values[i].push_back(p.values[at]);
+          } else {
+            cells.push_back(colors[at]);
+          }
+        }
+      colors = std::move(cells);
+    }
+    c.colors[i] = std::move(colors);
+    c.textures[i].update(T, T, c.colors[i]);
   }
 }
 
@@ -135,8 +167,7 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
   const LabelCache& labels = CachedLabels(state, c.labels, b.attention->labels);
   HeatmapGridSpec spec;
   spec.count = int(f.panels.size());
-  spec.rows = f.panels[0].rows;
-  spec.cols = f.panels[0].cols;
+  spec.rows = spec.cols = c.comparison->tokens;  // the token cells (a token set's strip is drawn apart)
   spec.texture = [&c](int i) { return c.textures[size_t(i)].id(); };
   // Caption forms, longest first: the figure's title ("B · head 0 · JS 0.012"), "B h0 · 0.012", "B0".
   const bool side_by_side = c.view == CompareView::side_by_side;
@@ -196,12 +227,45 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
   if (z.numbers)
     spec.cell_number = [&f, &c, shown](int i, int r, int col, std::string& text, ImU32& color) {
       const PanelSpec& p = f.panels[size_t(i)];
-      const size_t cell = size_t(shown.row + r) * size_t(p.cols) + size_t(shown.col + col);
-      return cell < p.values.size() && size_t(i) < c.colors.size() && cell < c.colors[size_t(i)].size() &&
-             CellNumber(p.values[cell], c.colors[size_t(i)][cell], text, color);
+      const int T = c.comparison->tokens;
+      const size_t value = size_t(shown.row + r) * size_t(p.cols) + size_t(shown.col + col);  // p: with a key set's column
+      const size_t cell = size_t(shown.row + r) * size_t(T) + size_t(shown.col + col);
+      return value < p.values.size() && size_t(i) < c.colors.size() && cell < c.colors[size_t(i)].size() &&
+             CellNumber(p.values[value], c.colors[size_t(i)][cell], text, color);
     };
+  // A token set: its rows or columns outlined and its strip under (right of) every panel, as the Heads view draws it.
+  const TokenSet& set = c.comparison->token_set;
+  if (set.active() && c.strips.size() == size_t(spec.count)) {
+    const bool queries = set.axis == TokenSetAxis::queries;
+    for (const int t : set.tokens) (queries ? spec.set_rows : spec.set_cols).push_back(t - (queries ? shown.row : shown.col));
+    spec.strip = queries ? GridStrip::row : GridStrip::column;
+    const int first = queries ? shown.col : shown.row;
+    spec.strip_color = [&c, first](int i, int k) {
+      const std::vector<Rgba>& strip = c.strips[size_t(i)];
+      const size_t at = size_t(first + k);
+      if (at >= strip.size()) return IM_COL32(0, 0, 0, 0);
+      return IM_COL32(strip[at].r, strip[at].g, strip[at].b, 255);
+    };
+    spec.strip_label = TokenSetName(set);
+    spec.strip_symbol = set.reduce == SetReduce::sum ? "Σ" : "μ";
+  }
   HeatmapGridResult grid = DrawHeatmapGrid(spec, c.bar, state.ui_scale, &state.layout);
   RecordKeyAxis(state, grid, "compare");
+  for (size_t i = 0; i < grid.strip_min.size(); ++i)  // the strips in the layout record
+    state.layout.widgets.push_back({"compare.token_set_strip." + std::to_string(i),
+                                    ImVec2(grid.strip_min[i].x * state.framebuffer_scale.x, grid.strip_min[i].y * state.framebuffer_scale.y),
+                                    ImVec2(grid.strip_max[i].x * state.framebuffer_scale.x, grid.strip_max[i].y * state.framebuffer_scale.y)});
+  if (grid.strip_hovered >= 0 && size_t(grid.strip_hovered) < c.strip_values.size()) {
+    const int k = grid.strip_cell + (set.axis == TokenSetAxis::queries ? shown.col : shown.row);
+    const std::vector<float>& values = c.strip_values[size_t(grid.strip_hovered)];
+    if (k >= 0 && size_t(k) < values.size() && size_t(k) < labels.labels.size()) {
+      const std::string where = set.axis == TokenSetAxis::queries ? trf("key %d: %s", k, labels.labels[size_t(k)].c_str())
+                                                                  : trf("query %d: %s", k, labels.labels[size_t(k)].c_str());
+      ImGui::SetTooltip("%s", (f.panels[size_t(grid.strip_hovered)].title + "\n" + TokenSetName(set) + " (" +
+                               token_set_list(set) + ")\n" + where + "\n" + FormatValue(values[size_t(k)]))
+                                  .c_str());
+    }
+  }
   ZoomAndPan(z, shown, grid, true);
   ToWholePicture(grid, shown);
   // The layout record's heads are the compare panels (A h, B h, … or B − A h) while it is open.
@@ -346,6 +410,7 @@ void DrawCompareWindow(AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(tr("Save PNG")).x + ImGui::GetFontSize() * 2);
     ImGui::BeginDisabled(!ready);
     if (ImGui::SmallButton(tr("Save PNG"))) SaveFigure(state, ExportFormat::png);
+    RecordLastItem(state, "compare.save_png");
     SameLineIfFits(ImGui::CalcTextSize(tr("Save SVG")).x + ImGui::GetFontSize());
     if (ImGui::SmallButton(tr("Save SVG"))) SaveFigure(state, ExportFormat::svg);
     ImGui::EndDisabled();

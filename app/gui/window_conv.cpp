@@ -14,6 +14,7 @@
 #include "attnscope/relpos/conv_emulation.h"
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -203,6 +204,7 @@ void DrawConvWindow(AppState& state) {
   }
   state.layout.view = to_string(View::conv);
   const float font = ImGui::GetFontSize();
+  TokenSetNotDrawnNote(state, "conv");  // also over "works on a 2D grid" (a set is of a sentence's tokens)
   if (CheckpointHidesOwnHeads(state) ||
       WrongInputForView(state, true, tr("Convolution works on a 2D grid; the input is a sentence or a tensor."), Panel::conv)) {
     ImGui::End();

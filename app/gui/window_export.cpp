@@ -53,7 +53,7 @@ ExportRequest RequestFor(const AppState& state) {
     r.what = ExportWhat::model;
     // One colour bar for every thumbnail: per head is drawn shared, as the Model view draws it.
     if (r.color_scale.mode == ScaleMode::per_head) r.color_scale.mode = ScaleMode::shared;
-    r.token_set = TokenSet{};  // the model view's thumbnails draw no token set
+    r.token_set = state.scene.view.token_set;  // the thumbnails' strips, as `export --what model --query-set` draws them
   }
   r.format = ExportFormat(e.format);
   r.scale = e.scale;
@@ -97,7 +97,9 @@ void StartExport(AppState& state) {
     e.has_last = true;
     return;
   }
-  const ExportRequest request = RequestFor(state);
+  ExportRequest request = RequestFor(state);
+  // A set of tokens past this stack's (the input changed under it) is not drawn, as the Model view does not.
+  if (stack) request.token_set = model_view_token_set(request.token_set, stack->tokens);
   const bool default_path = e.path.empty();
   // A typed path is expanded (~) and made absolute; the field then shows it so.
   if (!default_path) e.path = user_path_text(e.path);

@@ -477,6 +477,7 @@ void DrawLargeHead(AppState& state, const AttentionAnalysis& att, const Pictures
     if (ImGui::SmallButton(tr("reset zoom"))) z.zoom_cols = 0;
     ImGui::EndDisabled();
     RecordLastItem(state, "large_head.reset_zoom");
+    TokenSetNotDrawnNote(state, "large_head");  // the set's strips are the grid's (token_sets.h)
     std::vector<std::string> rows, cols;
     ApplyHeadsShown(spec, shown, z, pictures, att, rows, cols, [head](int) { return head; });
     // Presenting lesson 6: the head and its colour bar at the left, the lesson's table of the model's

@@ -35,6 +35,7 @@
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/line_plot.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -495,6 +496,7 @@ void DrawLensWindow(AppState& state) {
     ImGui::End();
     return;
   }
+  TokenSetNotDrawnNote(state, "lens");
   ErrorText(ErrorFor(state, Panel::checkpoint));
   const std::shared_ptr<const pipeline::Result> held = s.result;
   const pipeline::Result* r = held.get();

@@ -16,6 +16,10 @@
 // Heads can be switched off here (model_view_ablation.h): a right-click, or a click with "Click switches heads
 // off", toggles a head; the panel above the grid says what changed.
 //
+// A token set (token_sets.h) adds to every thumbnail its reduced row under it (queries) or column right of it
+// (keys), in the colours `export --what model` gives the panel's last row or column (the ranges include it);
+// the set's line (sum | mean, ×) is above the grid, and the tooltips name the set.
+//
 // Sections: opening · grid · tooltip · window
 #include <algorithm>
 #include <cfloat>
@@ -24,10 +28,12 @@
 #include <filesystem>
 #include <string>
 
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/attention/weights.h"
 #include "gui/i18n.h"
 #include "gui/model_view_ablation.h"
 #include "gui/scale_control.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -109,7 +115,21 @@ struct GridGeometry {
   float font = 16, frame = 2, gap = 4, thumb = 32;
   float left = 0, top = 0;  // the layer numbers' column and the head numbers' rows
   float tag = 0;            // the layer tags' width (0: no layer has one)
+  // A token set's strip: a row under each thumbnail (queries) or a column right of it (keys), `strip` thick,
+  // `strip_gap` from the frame; 0 without a set.
+  bool row_strip = false, column_strip = false;
+  float strip = 0, strip_gap = 0;
   float pitch() const { return thumb + 2 * frame + gap; }
+  float pitch_x() const { return pitch() + (column_strip ? strip + strip_gap : 0.0f); }
+  float pitch_y() const { return pitch() + (row_strip ? strip + strip_gap : 0.0f); }
+  // The strip of the thumbnail whose image starts at `min`.
+  ImVec2 strip_min(ImVec2 min) const {
+    return row_strip ? ImVec2(min.x, min.y + thumb + frame + strip_gap) : ImVec2(min.x + thumb + frame + strip_gap, min.y);
+  }
+  ImVec2 strip_max(ImVec2 min) const {
+    const ImVec2 a = strip_min(min);
+    return row_strip ? ImVec2(a.x + thumb, a.y + strip) : ImVec2(a.x + strip, a.y + thumb);
+  }
 };
 
 // Thumbnails as large as the region allows, at least `min_thumb` (then the region scrolls).
@@ -122,10 +142,16 @@ GridGeometry FitGrid(const ModelViewPictures& mv, ImVec2 region, float ui_scale,
   g.left = g.font * 1.4f + ImGui::CalcTextSize(std::to_string(mv.layers - 1).c_str()).x + g.font * 0.5f +
            (g.tag > 0 ? g.tag + g.font * 0.4f : 0.0f);
   g.top = g.font * 2.6f;
+  g.row_strip = mv.token_set.active() && mv.token_set.axis == TokenSetAxis::queries && mv.strips.width > 0;
+  g.column_strip = mv.token_set.active() && mv.token_set.axis == TokenSetAxis::keys && mv.strips.width > 0;
+  if (g.row_strip || g.column_strip) {
+    g.strip = std::max(3.0f, std::round(g.font * 0.6f));
+    g.strip_gap = std::max(2.0f, std::round(g.font * 0.2f));
+  }
   const float min_thumb = std::round(g.font * 1.5f);  // two-digit head numbers still fit
   auto fit = [&](float scrollbar) {
-    const float w = (region.x - g.left - scrollbar) / float(mv.heads) - 2 * g.frame - g.gap;
-    const float h = (region.y - g.top - scrollbar) / float(mv.layers) - 2 * g.frame - g.gap;
+    const float w = (region.x - g.left - scrollbar) / float(mv.heads) - (g.pitch_x() - g.thumb);
+    const float h = (region.y - g.top - scrollbar) / float(mv.layers) - (g.pitch_y() - g.thumb);
     return std::floor(std::min(w, h));
   };
   g.thumb = fit(0);
@@ -142,7 +168,7 @@ void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry&
   for (int h = 0; h < mv.heads; ++h) {
     const std::string n = std::to_string(h);
     const float w = ImGui::CalcTextSize(n.c_str()).x;
-    draw->AddText(ImVec2(x0 + float(h) * g.pitch() + g.frame + (g.thumb - w) * 0.5f, origin.y + g.font * 1.3f), text,
+    draw->AddText(ImVec2(x0 + float(h) * g.pitch_x() + g.frame + (g.thumb - w) * 0.5f, origin.y + g.font * 1.3f), text,
                   n.c_str());
   }
   const std::string layer = tr("layer");
@@ -150,7 +176,7 @@ void DrawAxes(ImDrawList* draw, const ModelViewPictures& mv, const GridGeometry&
   for (int l = 0; l < mv.layers; ++l) {
     const std::string n = std::to_string(l);
     const float w = ImGui::CalcTextSize(n.c_str()).x;
-    const ImVec2 at(x0 - g.font * 0.4f - w, y0 + float(l) * g.pitch() + g.frame + (g.thumb - g.font) * 0.5f);
+    const ImVec2 at(x0 - g.font * 0.4f - w, y0 + float(l) * g.pitch_y() + g.frame + (g.thumb - g.font) * 0.5f);
     if (l == current_layer) {  // the Heads view's layer, as a highlighted label
       const ImU32 band = ImGui::GetColorU32(ImGuiCol_HeaderActive);
       draw->AddRectFilled(ImVec2(at.x - g.font * 0.2f, at.y - g.font * 0.1f), ImVec2(at.x + w + g.font * 0.2f, at.y + g.font * 1.1f),
@@ -179,6 +205,21 @@ void DrawThumb(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID atlas,
   const float u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers), t = float(mv.tokens);
   draw->AddImage(atlas, min, max, ImVec2((float(h) + float(shown.col) / t) * u, (float(l) + float(shown.row) / t) * v),
                  ImVec2((float(h) + float(shown.col + shown.cols) / t) * u, (float(l) + float(shown.row + shown.rows) / t) * v));
+}
+
+// Thumbnail (l, h)'s token set strip (the strips atlas, model_view.h), the tokens shown (zoom.h) of it.
+void DrawStrip(ImDrawList* draw, const ModelViewPictures& mv, ImTextureID strips, int l, int h, ImVec2 min,
+               const GridGeometry& g, const Shown& shown) {
+  const ImVec2 a = g.strip_min(min), b = g.strip_max(min);
+  const ImU32 border = ImGui::GetColorU32(ImGuiCol_Border);
+  draw->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), border);
+  const float t = float(mv.tokens), u = 1.0f / float(mv.heads), v = 1.0f / float(mv.layers);
+  if (g.row_strip)
+    draw->AddImage(strips, a, b, ImVec2((float(h) + float(shown.col) / t) * u, float(l) * v),
+                   ImVec2((float(h) + float(shown.col + shown.cols) / t) * u, float(l + 1) * v));
+  else
+    draw->AddImage(strips, a, b, ImVec2(float(h) * u, (float(l) + float(shown.row) / t) * v),
+                   ImVec2(float(h + 1) * u, (float(l) + float(shown.row + shown.rows) / t) * v));
 }
 
 // Numbers in cells of every thumbnail, when each fits its cell; only from an atlas of one pixel per token
@@ -270,6 +311,16 @@ std::string Number(double value, const char* format) {
   return text;
 }
 
+// The token set the strips show, named in a thumbnail's tooltip.
+void SetTooltipLine(const ModelViewPictures& mv) {
+  if (!mv.token_set.active() || mv.strips.width == 0) return;
+  const std::string set = TokenSetName(mv.token_set) + " (" + token_set_list(mv.token_set) + ")";
+  ImGui::TextUnformatted(trf(mv.token_set.axis == TokenSetAxis::queries ? "token set: %s, the row under each head"
+                                                                        : "token set: %s, the column right of each head",
+                             set.c_str())
+                             .c_str());
+}
+
 void ThumbTooltip(const AppState& state, const ModelViewPictures& mv, int l, int h, const model::ModelConfig* config) {
   const ModelHeadNumbers& n = mv.at(l, h);
   const char* click = state.model_view.ablate_clicks ? nullptr : tr("click: open this head in the Heads view");
@@ -282,6 +333,7 @@ void ThumbTooltip(const AppState& state, const ModelViewPictures& mv, int l, int
                               "colours, white at 0."));
     ImGui::TextUnformatted(tr("Attention sink, previous-token score, distance and entropy are of probabilities: "
                               "none here."));
+    SetTooltipLine(mv);
     if (click) ImGui::TextDisabled("%s", click);
     ImGui::TextDisabled("%s", ZoomHint(true));
     AblationTooltipLines(state, mv, l, h);
@@ -302,10 +354,24 @@ void ThumbTooltip(const AppState& state, const ModelViewPictures& mv, int l, int
   ImGui::TextUnformatted(trf("previous-token score: %s", Number(n.previous_token, "%.3f").c_str()).c_str());
   ImGui::TextUnformatted(trf("mean distance: %s tokens", Number(n.mean_distance, "%.2f").c_str()).c_str());
   ImGui::TextUnformatted(trf("entropy: %s nats", Number(n.entropy, "%.2f").c_str()).c_str());
+  SetTooltipLine(mv);
   if (click) ImGui::TextDisabled("%s", click);
   ImGui::TextDisabled("%s", ZoomHint(true));  // a click opens the head: "reset zoom" is on the toolbar
   AblationTooltipLines(state, mv, l, h);
   ImGui::EndTooltip();
+}
+
+// Over a thumbnail's strip: the set, the key (queries' row) or query (keys' column) under the pointer, its value.
+void StripTooltip(const ModelViewPictures& mv, int l, int h, int k) {
+  const size_t n = size_t(l) * size_t(mv.heads) + size_t(h);
+  if (n >= mv.strip_values.size() || k < 0 || size_t(k) >= mv.strip_values[n].size()) return;
+  const std::string label = mv.stack && size_t(k) < mv.stack->labels.size() ? mv.stack->labels[size_t(k)] : std::to_string(k);
+  const bool queries = mv.token_set.axis == TokenSetAxis::queries;
+  ImGui::SetTooltip("%s", (trf("layer %d · head %d", l, h) + " · " + TokenSetName(mv.token_set) + " (" +
+                           token_set_list(mv.token_set) + ")\n" +
+                           (queries ? trf("key %d: %s", k, label.c_str()) : trf("query %d: %s", k, label.c_str())) + "\n" +
+                           FormatValue(mv.strip_values[n][size_t(k)]))
+                              .c_str());
 }
 
 // Lands on head (l, h): the Heads view draws layer l with head h large.
@@ -326,7 +392,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   const GridGeometry g = FitGrid(mv, region, state.ui_scale, config);
   const int current_layer = state.checkpoint.layer;
   const int current_head = state.scene.view.view == View::heads ? state.heads.large_head : -1;
-  int hovered = -1;
+  int hovered = -1, strip_cell = -1;
   // The Heads view's token range and zoom (zoom.h): the wheel over a thumbnail zooms them all.
   ZoomState& z = state.heads.zoom;
   const Shown shown = ShownTokens(z, mv.tokens);
@@ -337,7 +403,7 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   if (ImGui::BeginChild("##model_view_grid", region, false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 size(g.left + float(mv.heads) * g.pitch(), g.top + float(mv.layers) * g.pitch());
+    const ImVec2 size(g.left + float(mv.heads) * g.pitch_x(), g.top + float(mv.layers) * g.pitch_y());
     // The pointer: one invisible button over the whole grid, never one per thumbnail.
     ImGui::InvisibleButton("##thumbs", size);
     // Zoomed, a drag pans: a click is a press and release without one.
@@ -347,11 +413,16 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
     hit.held = ImGui::IsItemActive();
     if (ImGui::IsItemHovered()) {
       const ImVec2 m = ImGui::GetIO().MousePos;
-      const int h = int(std::floor((m.x - origin.x - g.left) / g.pitch()));
-      const int l = int(std::floor((m.y - origin.y - g.top) / g.pitch()));
+      const int h = int(std::floor((m.x - origin.x - g.left) / g.pitch_x()));
+      const int l = int(std::floor((m.y - origin.y - g.top) / g.pitch_y()));
       if (h >= 0 && h < mv.heads && l >= 0 && l < mv.layers && HasHead(mv, l, h)) {
         hovered = l * mv.heads + h;
-        const ImVec2 thumb(origin.x + g.left + float(h) * g.pitch() + g.frame, origin.y + g.top + float(l) * g.pitch() + g.frame);
+        const ImVec2 thumb(origin.x + g.left + float(h) * g.pitch_x() + g.frame, origin.y + g.top + float(l) * g.pitch_y() + g.frame);
+        if (g.row_strip || g.column_strip) {  // over its token set strip: that strip's cell
+          const ImVec2 a = g.strip_min(thumb), b = g.strip_max(thumb);
+          if (m.x >= a.x && m.x < b.x && m.y >= a.y && m.y < b.y)
+            strip_cell = (g.row_strip ? shown.col : shown.row) + int(std::floor((g.row_strip ? m.x - a.x : m.y - a.y) / cell));
+        }
         hit.hovered = hovered;
         hit.wheel = ImGui::GetIO().MouseWheel;
         hit.pointer_cells = ImVec2((m.x - thumb.x) / cell, (m.y - thumb.y) / cell);
@@ -359,13 +430,14 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
       }
     }
     DrawAxes(draw, mv, g, origin, current_layer, config);
-    const ImTextureID atlas = state.model_view.atlas.id();
+    const ImTextureID atlas = state.model_view.atlas.id(), strips = state.model_view.strips.id();
     const ImVec2 s = state.framebuffer_scale;
     for (int l = 0; l < mv.layers; ++l)
       for (int h = 0; h < mv.heads && HasHead(mv, l, h); ++h) {
-        const ImVec2 min(std::round(origin.x + g.left + float(h) * g.pitch() + g.frame),
-                         std::round(origin.y + g.top + float(l) * g.pitch() + g.frame));
+        const ImVec2 min(std::round(origin.x + g.left + float(h) * g.pitch_x() + g.frame),
+                         std::round(origin.y + g.top + float(l) * g.pitch_y() + g.frame));
         DrawThumb(draw, mv, atlas, l, h, min, g, shown);
+        if (g.row_strip || g.column_strip) DrawStrip(draw, mv, strips, l, h, min, g, shown);
         if (numbers) DrawThumbNumbers(draw, mv, l, h, min, cell, shown);
         DrawAblationMarks(draw, state, mv, l, h, min, g.thumb);
         const bool current = l == current_layer && h == current_head;
@@ -384,10 +456,16 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
         rec.first_query = shown.row;
         rec.first_key = shown.col;
         rec.shown = shown.cols;
+        if (g.row_strip || g.column_strip) {
+          const ImVec2 a = g.strip_min(min), b = g.strip_max(min);
+          rec.strip_min = ImVec2(a.x * s.x, a.y * s.y);
+          rec.strip_max = ImVec2(b.x * s.x, b.y * s.y);
+        }
         state.layout.thumbs.push_back(rec);
       }
     if (hovered >= 0) {
-      ThumbTooltip(state, mv, hovered / mv.heads, hovered % mv.heads, config);
+      if (strip_cell >= 0) StripTooltip(mv, hovered / mv.heads, hovered % mv.heads, strip_cell);
+      else ThumbTooltip(state, mv, hovered / mv.heads, hovered % mv.heads, config);
       // A right-click, or a click in the ablation mode, switches the head off or on (model_view_ablation.h).
       const bool toggle = (clicked && state.model_view.ablate_clicks) ||
                           (ImGui::IsWindowHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right));
@@ -447,6 +525,7 @@ void DrawModelViewWindow(AppState& state) {
     HelpMarker(tr("Rows are layers, columns heads: l.h is layer l, head h. Frames show the K/V groups. "
                   "Hover a head for its numbers; click it to open it in the Heads view."));
     DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, mv->tokens), "model_view");
+    DrawTokenSetBar(state, "model_view");  // token_sets.h: while a set is chosen
     // What the layer tags mean, for a model that has them.
     if (const model::ModelConfig* config = GridConfig(state, *mv)) {
       std::string legend;

@@ -21,6 +21,7 @@
 #include "attnscope/core/limits.h"
 #include "gui/i18n.h"
 #include "gui/line_plot.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -498,6 +499,7 @@ void DrawPositionsWindow(AppState& state) {
   // one line says what is set, the lesson step sets it.
   if (state.presenting) WrappedText(SettingsLine(m));
   else if (DrawPositionControls(state, m)) NoteEdit(state, Panel::model);
+  TokenSetNotDrawnNote(state, "positions");
   ErrorText(ErrorFor(state, Panel::model));
   const ModelSettings& shown = state.analysis ? state.analysis->scene.model : m;
   const int tokens = att ? int(att->labels.size()) : 1;

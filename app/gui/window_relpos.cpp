@@ -21,6 +21,7 @@
 #include "gui/figure_copy.h"
 #include "gui/i18n.h"
 #include "gui/scale_control.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -308,6 +309,7 @@ void DrawRelpos1dWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(std::min(font * 21.0f, ImGui::GetContentRegionAvail().x * 0.4f), 0), false,
                     ImGuiWindowFlags_HorizontalScrollbar);
   BusyIndicator(state);
+  TokenSetNotDrawnNote(state, "relpos1d");
   CopyFigureButton(state, false);
   ScaleComboLine(state);
   bool edited = DrawHeadControls(state, shown, 1, tokens);
@@ -419,6 +421,7 @@ void DrawRelpos1dWindow(AppState& state) {
 void DrawRelpos2dWindow(AppState& state) {
   if (!BeginRelposWindow(state, WindowTitle("Relative position 2D · grid", "relpos2d").c_str(), View::relpos2d)) return;
   const float font = ImGui::GetFontSize();
+  TokenSetNotDrawnNote(state, "relpos2d");  // also over "works on a 2D grid" (a set is of a sentence's tokens)
   if (CheckpointHidesOwnHeads(state) ||
       WrongInputForView(state, true, tr("This view works on a 2D grid; the input is a sentence or a tensor."), Panel::relpos)) {
     ImGui::End();

@@ -10,6 +10,7 @@
 
 #include "attnscope/attention/trace.h"
 #include "gui/i18n.h"
+#include "gui/token_sets.h"
 #include "gui/widgets.h"
 #include "gui/windows.h"
 
@@ -276,6 +277,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
   }
   if (!floating) state.layout.view = to_string(View::shapes);
   BusyIndicator(state);
+  if (!floating) TokenSetNotDrawnNote(state, "shapes");
   const CheckpointWindowState& c = state.checkpoint;
   const bool checkpoint = c.current();
   if (checkpoint) {

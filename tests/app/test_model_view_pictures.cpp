@@ -155,6 +155,56 @@ TEST_CASE("model view atlas: tile (l, h) holds model_view_figure's colours of la
   }
 }
 
+TEST_CASE("model view token set: every thumbnail's strip is its heads' rows (columns) summed, in the figure's colours") {
+  const model::AttentionStack s = random_stack(3, 4, 2, 6, true);
+  for (const TokenSetAxis axis : {TokenSetAxis::queries, TokenSetAxis::keys})
+    for (const SetReduce reduce : {SetReduce::sum, SetReduce::mean}) {
+      CAPTURE(int(axis));
+      CAPTURE(int(reduce));
+      const TokenSet set{axis, {1, 4}, reduce};
+      const ModelViewPictures mv = make_model_view(s, Colormap::viridis, nullptr, {}, set);
+      ExportRequest r;
+      r.what = ExportWhat::model;
+      r.token_set = set;
+      const FigureSpec f = model_view_figure(s, r);
+      const bool queries = axis == TokenSetAxis::queries;
+      CHECK(mv.token_set == set);
+      REQUIRE(mv.strips.width == (queries ? 4 * 6 : 4));
+      REQUIRE(mv.strips.height == (queries ? 3 : 3 * 6));
+      REQUIRE(mv.strip_values.size() == 12);
+      // The colour bar's range includes the strips (a sum of two rows reaches past 1).
+      CHECK(mv.range.hi == f.colorbars[0].range.hi);
+      int mismatches = 0, compared = 0;
+      for (int l = 0; l < 3; ++l)
+        for (int h = 0; h < 4; ++h) {
+          const float* p = s.attentions.data() + (size_t(l) * 4 + size_t(h)) * 36;
+          const std::vector<Rgba> colors = panel_colors(f, size_t(l * 4 + h));
+          const size_t stride = queries ? 6 : 7;
+          for (int k = 0; k < 6; ++k, ++compared) {
+            // a plain sum over the probabilities: rows 1 and 4 (queries) or columns 1 and 4 (keys)
+            const double sum = queries ? double(p[1 * 6 + k]) + double(p[4 * 6 + k]) : double(p[k * 6 + 1]) + double(p[k * 6 + 4]);
+            CHECK(mv.strip_values[size_t(l * 4 + h)][size_t(k)] ==
+                  doctest::Approx(reduce == SetReduce::mean ? sum / 2 : sum).epsilon(1e-6));
+            const Rgba want = colors[queries ? 6 * stride + size_t(k) : size_t(k) * stride + 6];
+            const Rgba got = queries ? mv.strips.pixels[size_t(l * mv.strips.width + h * 6 + k)]
+                                     : mv.strips.pixels[size_t((l * 6 + k) * mv.strips.width + h)];
+            mismatches += !(got == want);
+          }
+          // The thumbnail itself keeps the head's own cells.
+          for (int y = 0; y < 6; ++y)
+            for (int x = 0; x < 6; ++x)
+              mismatches += !(mv.atlas.pixels[size_t((l * 6 + y) * mv.atlas.width + h * 6 + x)] == colors[size_t(y) * stride + size_t(x)]);
+        }
+      CHECK(compared == 12 * 6);
+      CHECK(mismatches == 0);
+    }
+  // A set naming a token past the input draws nothing (the input changed under it).
+  const ModelViewPictures past = make_model_view(s, Colormap::viridis, nullptr, {}, TokenSet{TokenSetAxis::queries, {2, 6}});
+  CHECK_FALSE(past.token_set.active());
+  CHECK(past.strips.width == 0);
+  CHECK(past.strip_values.empty());
+}
+
 TEST_CASE("model view atlas: a long input is sampled at the nearest cell, the atlas within its limit") {
   // 64 layers × T = 80: 64·80 pixels would exceed the limit, so a tile has 4096/64 = 64 pixels.
   const model::AttentionStack s = random_stack(64, 1, 1, 80, false);
@@ -226,6 +276,17 @@ TEST_CASE("compute worker: a checkpoint's result carries the model view of every
   CHECK(second->model_run == first->model_run);
   CHECK(second->model_view->colormap == Colormap::magma);
   CHECK(second->model_view->atlas.pixels != mv.atlas.pixels);
+  // A token set: the same pass, the model view made again with its strips.
+  scene.view.token_set = TokenSet{TokenSetAxis::keys, {0, 2}, SetReduce::sum};
+  worker.submit(scene, ModelSource{m, ids_input(ids), 0});
+  worker.wait_until_idle();
+  std::optional<ComputeResult> with_set = worker.take_result();
+  REQUIRE(with_set.has_value());
+  REQUIRE(with_set->model_view);
+  CHECK(with_set->model_run == first->model_run);
+  CHECK(with_set->model_view->token_set == scene.view.token_set);
+  CHECK(with_set->model_view->strips.height == mv.layers * mv.tile);
+  scene.view.token_set = TokenSet{};
   worker.submit(scene);
   worker.wait_until_idle();
   std::optional<ComputeResult> seeded = worker.take_result();

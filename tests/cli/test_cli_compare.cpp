@@ -165,3 +165,36 @@ TEST_CASE("cli compare: bad input exits 2 with one line and leaves no file") {
   CHECK(!fs::exists(dir / "x.png"));
   CHECK(!fs::exists(dir / "x.csv"));
 }
+
+TEST_CASE("cli compare: --query-set / --key-set draw the set's row (column) on A, B and the difference; a bad set exits 2") {
+  const fs::path dir = fresh_dir("cli_compare_token_set");
+  const Scene sa = scene_of(AttentionKind::mha, 4, true), sb = scene_of(AttentionKind::mqa, 1, true);
+  save_scene(dir / "a.json", sa);
+  save_scene(dir / "b.json", sb);
+  const std::string both = "export --compare " + shell_quote((dir / "a.json").string()) + " " + shell_quote((dir / "b.json").string());
+  // The command line's figure is the engine's compare_figure with that set: the same SVG, byte for byte.
+  const Analysis a = analyse(sa), b = analyse(sb);
+  for (const std::string view : {"side-by-side", "difference"}) {
+    CAPTURE(view);
+    const fs::path svg = dir / (view + ".svg");
+    const CliRun r = run_cli(both + " --compare-view " + view + " --key-set 0,2 --set-reduce mean --format svg --out " +
+                             shell_quote(svg.string()));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CompareRequest request;
+    request.view = parse_compare_view(view);
+    request.format = ExportFormat::svg;
+    request.token_set = TokenSet{TokenSetAxis::keys, {0, 2}, SetReduce::mean};
+    const ExportedFile expected = render_compare(a, b, request);
+    std::ifstream in(svg, std::ios::binary);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(written == expected.bytes);
+    CHECK(written.find("mean of 2 keys: 0, 2") != std::string::npos);  // the caption
+    REQUIRE(expected.figure);
+    CHECK(expected.figure->panels[0].cols == int(a.attention->labels.size()) + 1);
+  }
+  const fs::path bad = dir / "bad.png";
+  const CliRun r = run_cli(both + " --query-set 3,99 --format png --out " + shell_quote(bad.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--query-set: token 99 is outside this input of 7 tokens") != std::string::npos);
+  CHECK_FALSE(fs::exists(bad));
+}

@@ -82,7 +82,7 @@ TEST_CASE("cli export token set: bad sets exit 2 naming the valid tokens, and wr
       {"--what heads --query-set 1 --key-set 2", "give one of them"},
       {"--what heads --query-set 1 --set-reduce max", "--set-reduce takes sum or mean"},
       {"--what heads --set-reduce mean", "give --query-set or --key-set"},
-      {"--what relpos --query-set 1", "applies to --what heads, head:N or rollout"},
+      {"--what relpos --query-set 1", "applies to --what heads, head:N, model or rollout"},
       {"--what qk-attribution --key-set 1", "apply to --what heads, head:N or rollout"},
       {"--what heads --every-query", "--every-query goes with --what rollout"},
   };
@@ -94,4 +94,54 @@ TEST_CASE("cli export token set: bad sets exit 2 naming the valid tokens, and wr
     CHECK(r.err.find(c.says) != std::string::npos);
     CHECK_FALSE(fs::exists(out));
   }
+}
+
+TEST_CASE("cli export token set: --what model carries the set under (or right of) every layer's heads") {
+  // Attentions computed elsewhere (the precomputed fixture): [L, H, T, T] read back from the plain export.
+  const fs::path dir = fresh_dir("cli_export_token_set_model");
+  const fs::path fixture = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/precomputed";
+  const std::string model = "export --attentions " + shell_quote((fixture / "attentions.npy").string()) + " --tokens " +
+                            shell_quote((fixture / "tokens.json").string()) + " --config " +
+                            shell_quote((fixture / "config.json").string()) + " --what model";
+  const fs::path all = dir / "all.npy";
+  CliRun r = run_cli(model + " --format npy --out " + shell_quote(all.string()));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const NpyArray whole = read_npy(all, 4);
+  REQUIRE(whole.shape.size() == 4);
+  const int L = int(whole.shape[0]), H = int(whole.shape[1]), T = int(whole.shape[2]);
+  REQUIRE(T >= 4);
+  auto at = [&](int l, int h, int i, int j) { return double(whole.data[size_t(((l * H + h) * T + i) * T + j)]); };
+  for (const std::string reduce : {"sum", "mean"}) {
+    CAPTURE(reduce);
+    const double n = reduce == "mean" ? 2.0 : 1.0;
+    const fs::path q = dir / ("q_" + reduce + ".npy"), k = dir / ("k_" + reduce + ".npy");
+    r = run_cli(model + " --format npy --query-set 3,1 --set-reduce " + reduce + " --out " + shell_quote(q.string()));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    r = run_cli(model + " --format npy --key-set 0,2 --set-reduce " + reduce + " --out " + shell_quote(k.string()));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const NpyArray rows = read_npy(q, 4), cols = read_npy(k, 4);
+    REQUIRE(rows.shape == std::vector<int64_t>{L, H, T + 1, T});
+    REQUIRE(cols.shape == std::vector<int64_t>{L, H, T, T + 1});
+    int compared = 0;
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h)
+        for (int t = 0; t < T; ++t, ++compared) {
+          for (int j = 0; j < T; ++j) CHECK(rows.data[size_t(((l * H + h) * (T + 1) + t) * T + j)] == float(at(l, h, t, j)));
+          CHECK(rows.data[size_t(((l * H + h) * (T + 1) + T) * T + t)] ==
+                doctest::Approx((at(l, h, 1, t) + at(l, h, 3, t)) / n).epsilon(1e-6));
+          CHECK(cols.data[size_t(((l * H + h) * T + t) * (T + 1) + T)] ==
+                doctest::Approx((at(l, h, t, 0) + at(l, h, t, 2)) / n).epsilon(1e-6));
+        }
+    CHECK(compared == L * H * T);
+  }
+  // The figure: every thumbnail one row taller (the caption names the set); a token past the input exits 2.
+  const fs::path svg = dir / "q.svg", bad = dir / "bad.png";
+  r = run_cli(model + " --format svg --query-set 1,3 --set-reduce mean --out " + shell_quote(svg.string()));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(read_text(svg).find("mean of 2 queries: 1, 3") != std::string::npos);
+  r = run_cli(model + " --format png --key-set " + std::to_string(T) + " --out " + shell_quote(bad.string()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--key-set: token " + std::to_string(T) + " is outside this input of " + std::to_string(T) + " tokens") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(bad));
 }

@@ -3,6 +3,7 @@
 // refusal of A and B with different heads or tokens, and a setting only one side's run has named in the caption.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -248,4 +249,66 @@ TEST_CASE("compare A/B: a setting only one side's run has (heads switched off) i
         std::string::npos);
   r.b_setting = r.a_setting;  // the same heads off on both sides: nothing differs
   CHECK(compare_figure(a, a, c, r).caption.find("A and B have the same settings") != std::string::npos);
+}
+
+TEST_CASE("compare A/B: a token set adds A's and B's reduced rows (columns) on the locked range, and B's minus A's") {
+  Scene unscaled = base_scene();
+  unscaled.model.scale_scores = false;  // √d_k off: B's rows are sharper
+  const Analysis a = analyse(base_scene());
+  const Analysis b = analyse(unscaled);
+  const int t = int(a.attention->labels.size());
+  for (const TokenSetAxis axis : {TokenSetAxis::queries, TokenSetAxis::keys})
+    for (const SetReduce reduce : {SetReduce::sum, SetReduce::mean}) {
+      CAPTURE(int(axis));
+      CAPTURE(int(reduce));
+      const TokenSet set{axis, {2, 5, 7}, reduce};
+      const bool queries = axis == TokenSetAxis::queries;
+      const double n = reduce == SetReduce::mean ? 3.0 : 1.0;
+      const AbComparison c = compare_analyses(a, b, {}, set);
+      REQUIRE(c.set_difference.size() == 4);
+      CompareRequest r;
+      r.token_set = set;
+      const FigureSpec side = compare_figure(a, b, c, r);
+      r.view = CompareView::difference;
+      const FigureSpec diff = compare_figure(a, b, c, r);
+      REQUIRE(side.panels.size() == 8);
+      REQUIRE(diff.panels.size() == 4);
+      float top = 0;  // the largest reduced value of A and B: the locked range reaches it
+      int compared = 0;
+      for (int h = 0; h < 4; ++h) {
+        const Mat& pa = a.attention->result.probs[size_t(h)];
+        const Mat& pb = b.attention->result.probs[size_t(h)];
+        const PanelSpec& A = side.panels[size_t(2 * h)];
+        const PanelSpec& B = side.panels[size_t(2 * h + 1)];
+        const PanelSpec& D = diff.panels[size_t(h)];
+        for (const PanelSpec* p : {&A, &B, &D}) {
+          CHECK(p->rows == (queries ? t + 1 : t));
+          CHECK(p->cols == (queries ? t : t + 1));
+        }
+        for (int k = 0; k < t; ++k, ++compared) {
+          // a plain sum over the probabilities
+          double sa = 0, sb = 0;
+          for (const int s : set.tokens) {
+            sa += double(queries ? pa(s, k) : pa(k, s));
+            sb += double(queries ? pb(s, k) : pb(k, s));
+          }
+          const size_t at = queries ? size_t(t) * size_t(t) + size_t(k) : size_t(k) * size_t(t + 1) + size_t(t);
+          CHECK(A.values[at] == doctest::Approx(sa / n).epsilon(1e-5));
+          CHECK(B.values[at] == doctest::Approx(sb / n).epsilon(1e-5));
+          CHECK(D.values[at] == doctest::Approx((sb - sa) / n).epsilon(1e-5));
+          CHECK(std::abs(D.values[at]) <= c.difference_range.hi);
+          top = std::max({top, float(sa / n), float(sb / n)});
+        }
+        // The difference's token cells stay B − A.
+        const size_t cols = size_t(D.cols);
+        CHECK(D.values[1 * cols + 0] == c.difference[size_t(h)](1, 0));
+      }
+      CHECK(compared == 4 * t);
+      CHECK(c.locked.hi >= top);
+      // The caption names the set.
+      CHECK(side.caption.find(queries ? "of 3 queries: 2, 5, 7" : "of 3 keys: 2, 5, 7") != std::string::npos);
+    }
+  // A set past the tokens is refused, naming the valid ones.
+  CHECK_THROWS_WITH_AS(compare_analyses(a, b, {}, TokenSet{TokenSetAxis::keys, {40}}),
+                       doctest::Contains("valid tokens 0-"), InputError);
 }

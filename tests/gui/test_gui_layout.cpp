@@ -235,6 +235,11 @@ void check_start(const json& layout, const std::string& start, double width, dou
   std::set<std::string> names;
   for (const json& s : layout.at("screens")) names.insert(s.at("name").get<std::string>());
   for (const char* view : {"heads", "shapes", "positions", "relpos1d", "relpos2d", "conv"}) CHECK(names.count(std::string("view ") + view));
+  // Token sets (issue 38 item 5): the Model view with a set of queries and of keys, Compare A/B with a set, and a
+  // view that draws none (and says so).
+  for (const char* screen : {"window model view query set", "window model view key set", "window compare token set",
+                             "token set conv view"})
+    CHECK(names.count(screen));
   for (const Lesson& lesson : load_lessons())
     for (size_t step = 1; step <= lesson.steps.size(); ++step)
       CHECK(names.count("lesson " + std::to_string(lesson.number) + " step " + std::to_string(step)));
@@ -680,6 +685,63 @@ TEST_SUITE("gui_layout") {
           CHECK_MESSAGE(named, "the toolbar names the set: " << label);
         }
     }
+  }
+}
+
+TEST_SUITE("gui_layout") {
+  // Token sets beyond the Heads view: the Model view of a checkpoint (a strip under or right of every thumbnail,
+  // the set's line above the grid) and Compare A/B (a strip under every panel) with a set, and the views that draw
+  // no set saying so in one muted line — whole, inside the window, translated, in both languages and sizes.
+  TEST_CASE("token sets: the Model view, Compare A/B and the views without sets, EN and 中文, 1280x720 and 1920x1080") {
+    const fs::path dir = test_tmp() / "gui" / "token_set_views";
+    fs::create_directories(dir);
+    const std::string induction = shell_quote((fs::path(ATTNSCOPE_SOURCE_DIR) / "assets/models/induction").string());
+    auto scene_file = [&dir](const std::string& name, const std::string& view, const std::string& axis, const std::string& kind) {
+      const fs::path path = dir / (name + ".json");
+      std::ofstream(path) << R"({"attnscope_scene": 1, "input": {"text": "The cat sat on the mat because it was tired."},
+        "model": {"kind": ")" << kind << R"(", "heads": 8, "groups": )" << (kind == "mqa" ? 1 : 2) << R"(, "causal": true},
+        "view": {"view": ")" << view << R"(", "token_set": {"axis": ")" << axis << R"(", "tokens": [1, 4, 6], "reduce": "sum"}}})";
+      return shell_quote(path.string());
+    };
+    const std::string a = scene_file("a", "heads", "none", "gqa");
+    struct Screen {
+      std::string name, args, expect;  // expect: a widget the screen must record
+    };
+    const std::vector<Screen> screens = {
+        {"model_view_queries", "--checkpoint " + induction + " --show-model-view", "model_view.token_set"},
+        {"compare_keys", "--scene " + scene_file("b_keys", "heads", "keys", "mqa") + " --compare-a " + a, "compare.token_set_strip.0"},
+        {"compare_difference", "--scene " + scene_file("b_q", "heads", "queries", "mqa") + " --compare-a " + a + " --compare-view difference",
+         "compare.token_set_strip.0"},
+        {"conv", "--scene " + scene_file("conv", "conv", "queries", "gqa"), "conv.token_set_note"},
+        {"positions", "--scene " + scene_file("positions", "positions", "queries", "gqa"), "positions.token_set_note"},
+        {"relpos1d", "--scene " + scene_file("relpos1d", "relpos1d", "queries", "gqa") + " --delta-preset line", "relpos1d.token_set_note"},
+        {"relpos2d", "--scene " + scene_file("relpos2d", "relpos2d", "keys", "gqa"), "relpos2d.token_set_note"},
+        {"shapes", "--scene " + scene_file("shapes", "shapes", "keys", "gqa"), "shapes.token_set_note"},
+    };
+    for (const Screen& screen : screens)
+      for (const char* language : {"en", "zh"})
+        for (const char* size : {"1280x720", "1920x1080"}) {
+          const std::string name = "token_set_" + screen.name + "_" + language + "_" + size;
+          std::string args = std::string("--size ") + size + " --language " + language + " " + screen.args;
+          if (screen.name == "model_view_queries") {  // the checkpoint's input is its ids: the set comes after it
+            const fs::path set = dir / "model_view_set.json";
+            std::ofstream(set) << R"({"attnscope_scene": 1, "view": {"token_set": {"axis": "queries", "tokens": [1, 4, 6]}}})";
+            args += " --scene " + shell_quote(set.string());
+          }
+          const WindowRun w = run_window(name, args);
+          INFO(name);
+          CHECK(w.layout.at("error") == "");
+          CHECK(w.layout.at("untranslated").empty());
+          CHECK_MESSAGE(w.layout.at("widgets").contains(screen.expect), "the screen records " << screen.expect);
+          if (screen.name == "model_view_queries") {
+            REQUIRE_FALSE(w.layout.at("thumbs").empty());
+            for (const json& t : w.layout.at("thumbs")) CHECK(t.contains("strip"));
+          }
+          Problems problems;
+          const int width = std::stoi(size), height = std::stoi(std::string(size).substr(5));
+          check_screen(w.layout, width, height, name, problems);
+          CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " layout problems");
+        }
   }
 }
 

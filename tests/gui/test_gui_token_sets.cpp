@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/io/file_io.h"
 #include "gui_run.h"
 
 namespace attnscope::test {
@@ -200,6 +201,121 @@ TEST_SUITE("gui_token_sets") {
     bool labelled = false;
     for (const json& t : dragged.at("texts")) labelled = labelled || t.at("text") == "Σ of 4 queries: 1, 2, 3, 4";
     CHECK(labelled);
+  }
+}
+
+TEST_SUITE("gui_token_sets") {
+  TEST_CASE("token sets through the X server: Ctrl+click two queries, the Model view draws their row under every "
+            "thumbnail, its Save is export --what model --query-set byte for byte, and another layer keeps the set") {
+    const fs::path fixture = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/precomputed";
+    const std::string args = "--checkpoint " + shell_quote(fixture.string()) + " --size 1600x900 --show-export";
+    const auto dir = test_tmp() / "token_sets_model_view";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string record = shell_quote((dir / "layout.json").string());
+    // The centre of layer 1's head 0 where the live record shows it now.
+    const std::string thumb = "import json; t = [x for x in json.load(open(" + record + "))['thumbs'] if x['layer'] == 1 and "
+                              "x['head'] == 0][0]; print(int(t['x'] + t['w'] / 2), int(t['y'] + t['h'] / 2))";
+    const json last = drive_window(
+        dir, args + " --layout-live",
+        "await '\"settled\": true'\n" + ctrl_click_label(dir, "query", 1) + "await 'heads.token_set_strip.0'\n" +
+            ctrl_click_label(dir, "query", 3) + "await 'Σ of 2 queries'\nawait '\"settled\": true'\n"
+            "click_on menu.windows\nclick_on menu.windows.model_view\n"
+            "await '\"strip\": \\['\nawait '\"settled\": true'\n"
+            "click_on export.what.3\nsleep 0.5\nclick_on export.button\nawait '\"export_message\": \"wrote '\n"
+            "cp " + record + " " + shell_quote((dir / "model_view.json").string()) + "\n"
+            "sleep 1\nxy=$(python3 -c " + shell_quote(thumb) + ")\nxdotool mousemove --window $wid $xy\nsleep 0.3\nxdotool click 1\n"
+            "await 'heads.token_set_strip.0'\nawait '\"settled\": true'\n");
+    const json shown = read_json(dir / "model_view.json");
+    CHECK(shown.at("error") == "");
+    CHECK(shown.at("token_set").at("axis") == "queries");
+    CHECK(shown.at("token_set").at("tokens") == json::array({1, 3}));
+    // Every thumbnail (2 layers × 4 heads) has its strip right under it, as wide as it.
+    const json& thumbs = shown.at("thumbs");
+    REQUIRE(thumbs.size() == 8);
+    for (const json& t : thumbs) {
+      CAPTURE(t.dump());
+      REQUIRE(t.contains("strip"));
+      const json& strip = t.at("strip");
+      const double bottom = t.at("y").get<double>() + t.at("h").get<double>();
+      CHECK(strip[1].get<double>() > bottom + t.at("frame").get<double>());
+      CHECK(strip[1].get<double>() < bottom + 20);
+      CHECK(strip[0].get<double>() == t.at("x").get<double>());
+      CHECK(strip[2].get<double>() == t.at("w").get<double>());
+      CHECK(strip[3].get<double>() >= 3);
+    }
+    bool named = false;  // the set's line above the grid
+    for (const json& t : shown.at("texts"))
+      named = named || (t.at("window").get<std::string>().ends_with("###model_view") && t.at("text") == "Σ of 2 queries: 1, 3");
+    CHECK(named);
+    // The Export panel's "the model view" with the set: the command line's figure, byte for byte.
+    const std::string message = shown.at("export_message").get<std::string>();
+    REQUIRE(message.rfind("wrote ", 0) == 0);
+    const fs::path window_png = message.substr(6, message.rfind(" (") - 6);
+    REQUIRE(fs::exists(window_png));
+    const fs::path cli_png = dir / "cli.png";
+    const CliRun cli = run_cli("export --attentions " + shell_quote((fixture / "attentions.npy").string()) + " --tokens " +
+                               shell_quote((fixture / "tokens.json").string()) + " --config " +
+                               shell_quote((fixture / "config.json").string()) +
+                               " --what model --query-set 1,3 --format png --scale 2 --out " + shell_quote(cli_png.string()));
+    REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
+    CHECK(read_file(window_png, int64_t(64) << 20) == read_file(cli_png, int64_t(64) << 20));
+    // A click on layer 1's head 0 opens that layer in the Heads view: the set stays, every head draws it.
+    CHECK(last.at("qk").at("layer") == 1);
+    CHECK(last.at("token_set").at("axis") == "queries");
+    CHECK(last.at("token_set").at("tokens") == json::array({1, 3}));
+    for (int h = 0; h < 4; ++h) CHECK(last.at("widgets").contains("heads.token_set_strip." + std::to_string(h)));
+  }
+}
+
+TEST_SUITE("gui_token_sets") {
+  TEST_CASE("token sets through the X server: Ctrl+click two queries, keep A, change B, Compare A/B draws the set's "
+            "row on A, B and the difference, and its Save PNG is export --compare --query-set byte for byte") {
+    const fs::path dir = test_tmp() / "token_sets_compare";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // A: MHA; B: the same sentence with MQA (the Model window's kind radio), as scene files for the command line.
+    const std::string text = "The cat sat on the mat.";
+    std::ofstream(dir / "a.json") << R"({"attnscope_scene": 1, "input": {"text": ")" << text
+                                  << R"("}, "model": {"kind": "mha", "heads": 4, "groups": 4, "causal": true}})";
+    std::ofstream(dir / "b.json") << R"({"attnscope_scene": 1, "input": {"text": ")" << text
+                                  << R"("}, "model": {"kind": "mqa", "heads": 4, "groups": 1, "causal": true}})";
+    const std::string args = "--size 1600x900 --scene " + shell_quote((dir / "b.json").string()) + " --compare-a " +
+                             shell_quote((dir / "a.json").string());
+    const json last = drive_window(dir, args + " --layout-live",
+                                   "await '\"settled\": true'\nclick_on compare.close\nawait '\"settled\": true'\n" +
+                                       ctrl_click_label(dir, "query", 1) + "await 'heads.token_set_strip.0'\n" +
+                                       ctrl_click_label(dir, "query", 3) + "await 'Σ of 2 queries'\nawait '\"settled\": true'\n"
+                                       "click_on heads.compare\nawait 'compare.token_set_strip.7'\nawait '\"settled\": true'\n"
+                                       "cp " + shell_quote((dir / "layout.json").string()) + " " +
+                                       shell_quote((dir / "side.json").string()) + "\n"
+                                       "click_on compare.save_png\nawait '\"status\": \"wrote '\n"
+                                       "click_on compare.difference\nawait 'compare.token_set_strip.3'\nawait '\"settled\": true'\n");
+    const json side = read_json(dir / "side.json");
+    CHECK(side.at("error") == "");
+    CHECK(side.at("token_set").at("tokens") == json::array({1, 3}));
+    // Side by side: A and B of every head (8 panels), each with its strip right under it, as wide as it.
+    REQUIRE(side.at("heads").size() == 8);
+    for (int i = 0; i < 8; ++i) {
+      const json& strip = side.at("widgets").at("compare.token_set_strip." + std::to_string(i));
+      const json& panel = side.at("heads").at(i);
+      CHECK(strip.at("y").get<double>() > panel.at("y").get<double>() + panel.at("h").get<double>());
+      CHECK(std::abs(strip.at("w").get<double>() - panel.at("w").get<double>()) <= 1.0);
+    }
+    // The difference: one panel a head, each with its strip.
+    CHECK(last.at("heads").size() == 4);
+    CHECK_FALSE(last.at("widgets").contains("compare.token_set_strip.4"));
+    // Save PNG against the command line's export --compare of the same two scenes and set.
+    const std::string status = last.at("status").get<std::string>();
+    REQUIRE(status.rfind("wrote ", 0) == 0);
+    const fs::path window_png = status.substr(6);
+    REQUIRE(fs::exists(window_png));
+    const fs::path cli_png = dir / "cli.png";
+    const CliRun cli = run_cli("export --compare " + shell_quote((dir / "a.json").string()) + " " +
+                               shell_quote((dir / "b.json").string()) + " --query-set 1,3 --format png --scale 2 --out " +
+                               shell_quote(cli_png.string()));
+    REQUIRE_MESSAGE(cli.exit_code == 0, cli.err);
+    CHECK(read_file(window_png, int64_t(64) << 20) == read_file(cli_png, int64_t(64) << 20));
   }
 }
 

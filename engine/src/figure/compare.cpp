@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnscope/analysis/token_set.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
 #include "attnscope/figure/render_png.h"
@@ -46,6 +47,7 @@ ExportRequest heads_request(const CompareRequest& r, const ColorScale& scale) {
   e.words = r.words;
   e.token_first = r.token_first;
   e.token_last = r.token_last;
+  e.token_set = r.token_set;
   return e;
 }
 
@@ -58,7 +60,7 @@ bool masked(const Analysis& a, int i, int j) {
 
 }  // namespace
 
-AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorScale& scale) {
+AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorScale& scale, const TokenSet& token_set) {
   require(a.attention && b.attention, "compare A/B needs the attention heads of a sentence or a tensor in both A and B");
   const CompareShapes shapes = compare_shapes(*a.attention, *b.attention);
   require(shapes.comparable(), compare_mismatch(shapes));
@@ -86,6 +88,17 @@ AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorS
       }
     c.difference.push_back(std::move(d));
   }
+  // A token set: B's reduced row (column) minus A's, on the difference's range too.
+  if (token_set.active()) {
+    check_token_set(token_set, c.tokens, token_set.axis == TokenSetAxis::queries ? "--query-set" : "--key-set");
+    c.token_set = token_set;
+    for (int h = 0; h < c.heads; ++h) {
+      const std::vector<float> ra = reduce_token_set(pa[size_t(h)], token_set), rb = reduce_token_set(pb[size_t(h)], token_set);
+      std::vector<float> d(ra.size());
+      for (size_t k = 0; k < d.size(); ++k) m = std::max(m, std::abs(d[k] = rb[k] - ra[k]));
+      c.set_difference.push_back(std::move(d));
+    }
+  }
   c.difference_range = m > 0 ? ValueRange{-m, m} : ValueRange{-1.0f, 1.0f};
   switch (scale.mode) {
     case ScaleMode::fixed: c.locked = {0.0f, 1.0f}; break;
@@ -94,6 +107,7 @@ AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorS
     case ScaleMode::per_head: {
       // Each side's shared range as its own export draws it, then their union.
       CompareRequest r;
+      r.token_set = c.token_set;  // the sides' ranges include their set rows, as their exports' do
       const FigureSpec fa = export_figure(a, heads_request(r, ColorScale{}));
       const FigureSpec fb = export_figure(b, heads_request(r, ColorScale{}));
       const ValueRange ra = fa.colorbars.at(0).range, rb = fb.colorbars.at(0).range;
@@ -197,11 +211,21 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
   } else {
     f.colorbars.push_back({cmp.difference_range, Colormap::diverging, w.word("probability B − A"),
                            fa.colorbars[0].show_masked && fb.colorbars[0].show_masked, w.word("masked")});
+    const bool query_set = r.token_set.active() && r.token_set.axis == TokenSetAxis::queries;
+    const bool key_set = r.token_set.active() && r.token_set.axis == TokenSetAxis::keys;
+    require(!r.token_set.active() || (cmp.token_set == r.token_set && cmp.set_difference.size() == size_t(cmp.heads)),
+            "compare A/B: the comparison was made without this token set");
     for (int h = 0; h < cmp.heads; ++h) {
-      PanelSpec p = std::move(fb.panels[size_t(h)]);  // B's labels and frame (of the token range)
-      const int lo = r.token_first >= 0 ? r.token_first : 0, n = p.rows;
+      PanelSpec p = std::move(fb.panels[size_t(h)]);  // B's labels and frame (of the token range; its set's row or column)
+      const int lo = r.token_first >= 0 ? r.token_first : 0, n = p.rows - (query_set ? 1 : 0);
       const Mat d = cmp.difference[size_t(h)].block(lo, lo, n, n);  // row-major [n, n]
-      p.values.assign(d.data(), d.data() + d.size());
+      p.values.clear();
+      for (int i = 0; i < n; ++i) {
+        p.values.insert(p.values.end(), d.data() + size_t(i) * size_t(n), d.data() + size_t(i + 1) * size_t(n));
+        if (key_set) p.values.push_back(cmp.set_difference[size_t(h)][size_t(lo + i)]);
+      }
+      if (query_set)
+        p.values.insert(p.values.end(), cmp.set_difference[size_t(h)].begin() + lo, cmp.set_difference[size_t(h)].begin() + lo + n);
       p.title = w.format("B − A · head %d · JS %s", h, drift_text(cmp.drift[size_t(h)]).c_str());
       p.colorbar = 0;
       f.panels.push_back(std::move(p));
@@ -218,6 +242,8 @@ FigureSpec compare_figure(const Analysis& a, const Analysis& b, const AbComparis
                       ? w.format("one scale for A and B: %s", range_text(cmp.locked).c_str())
                       : w.word("probability B − A"));
     if (r.token_first >= 0) c += " · " + w.format("tokens %d–%d of %d", r.token_first, r.token_last, cmp.tokens);
+    if (r.token_set.active())  // in both sides' captions alike, so not among their differences
+      c += " · " + w.format(token_set_label_key(r.token_set), int(r.token_set.tokens.size())) + ": " + token_set_list(r.token_set);
     if (!r.caption_note.empty()) c += " · " + r.caption_note;
     f.caption = c;
   }
@@ -228,7 +254,7 @@ ExportedFile render_compare(const Analysis& a, const Analysis& b, const CompareR
   require(r.format == ExportFormat::png || r.format == ExportFormat::svg,
           std::string("compare A/B exports a figure: --format png or svg, not ") + to_string(r.format));
   require(r.scale >= 1 && r.scale <= 4, "--scale must be between 1 and 4");
-  const AbComparison cmp = compare_analyses(a, b, r.color_scale);
+  const AbComparison cmp = compare_analyses(a, b, r.color_scale, r.token_set);
   ExportedFile out;
   encode_figure(out, compare_figure(a, b, cmp, r), r.format, r.scale, text);
   return out;

@@ -850,8 +850,30 @@ void check_model_view_stack(const model::AttentionStack& s) {
             "layer " + std::to_string(l) + "'s matrices are not [H, T, T]");
 }
 
+namespace {
+// A token set's reduced row under panel `p` (queries) or column after it (keys), as heads_figure adds it; `m`
+// the panel's unmasked values.
+void add_token_set_strip(PanelSpec& p, const Mat& m, const TokenSet& set) {
+  const std::vector<float> strip = reduce_token_set(m, set);
+  if (set.axis == TokenSetAxis::queries) {
+    p.values.insert(p.values.end(), strip.begin(), strip.end());
+    p.rows += 1;
+    return;
+  }
+  std::vector<float> with_strip;
+  with_strip.reserve(size_t(p.rows) * size_t(p.cols + 1));
+  for (int i = 0; i < p.rows; ++i) {
+    with_strip.insert(with_strip.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
+    with_strip.push_back(strip[size_t(i)]);
+  }
+  p.values = std::move(with_strip);
+  p.cols += 1;
+}
+}  // namespace
+
 FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
   check_model_view_stack(s);
+  if (r.token_set.active()) check_token_set(r.token_set, s.tokens, token_set_flag(r.token_set));
   // Softmax layers' probabilities and linear layers' signed matrices get a colour bar each: made on two
   // figures of their own panels (assign_colorbars), then laid out in the grid, row l = layer l; a layer with
   // fewer heads than the widest leaves its last places blank.
@@ -882,6 +904,7 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
         for (int i = 0; i < p.rows; ++i)
           for (int j = 0; j < p.cols; ++j)
             if (j > i || (window > 0 && j <= i - window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
+      if (r.token_set.active()) add_token_set_strip(p, Eigen::Map<const Mat>(a, s.tokens, s.tokens), r.token_set);
       if (lin) {  // each head its own: no K/V group frame
         linear.panels.push_back(std::move(p));
         place.emplace_back(true, linear.panels.size() - 1);
@@ -914,6 +937,7 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
       PanelSpec blank;
       blank.blank = true;
       blank.rows = blank.cols = s.tokens;
+      if (r.token_set.active()) (r.token_set.axis == TokenSetAxis::queries ? blank.rows : blank.cols) += 1;
       f.panels.push_back(std::move(blank));
       continue;
     }
@@ -921,7 +945,12 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
     if (lin) p.colorbar = linear_bar;
     f.panels.push_back(std::move(p));
   }
-  if (r.caption) f.caption = model_view_caption(s, r.words);
+  if (r.caption) {
+    f.caption = model_view_caption(s, r.words);
+    if (r.token_set.active())  // the strip under (or right of) every thumbnail, as the heads figure's caption names it
+      f.caption += " · " + r.words.format(token_set_label_key(r.token_set), int(r.token_set.tokens.size())) + ": " +
+                   token_set_list(r.token_set);
+  }
   return f;
 }
 
@@ -944,7 +973,24 @@ ExportedFile export_model_view(const model::AttentionStack& s, const ExportReque
               "linear_maps.npy), or export PNG/SVG");
   check_export_path(path, r.format);
   ExportedFile out;
-  if (r.format == ExportFormat::npy) {
+  if (r.format == ExportFormat::npy && r.token_set.active()) {
+    // [L, H, T+1, T] or [L, H, T, T+1]: each head's block with the set's row or column, as --what heads writes it
+    check_token_set(r.token_set, s.tokens, token_set_flag(r.token_set));
+    const bool queries = r.token_set.axis == TokenSetAxis::queries;
+    out.shape = {s.layers, s.heads, s.tokens + (queries ? 1 : 0), s.tokens + (queries ? 0 : 1)};
+    std::vector<float> values;
+    values.reserve(size_t(s.layers) * size_t(s.heads) * size_t(out.shape[2]) * size_t(out.shape[3]));
+    for (int l = 0; l < s.layers; ++l)
+      for (int h = 0; h < s.heads; ++h) {
+        const float* a = s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * size_t(s.tokens) * size_t(s.tokens);
+        PanelSpec p;
+        p.rows = p.cols = s.tokens;
+        p.values.assign(a, a + size_t(s.tokens) * size_t(s.tokens));
+        add_token_set_strip(p, Eigen::Map<const Mat>(a, s.tokens, s.tokens), r.token_set);
+        values.insert(values.end(), p.values.begin(), p.values.end());
+      }
+    out.bytes = serialize_npy(values.data(), out.shape);
+  } else if (r.format == ExportFormat::npy) {
     out.shape = {s.layers, s.heads, s.tokens, s.tokens};
     out.bytes = serialize_npy(s.attentions.data(), out.shape);
   } else {

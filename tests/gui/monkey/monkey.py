@@ -321,6 +321,15 @@ class Monkey:
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             menu("menu_windows", "Reset layout") + menu("menu_windows", "Rollout") + [("drag_chips",), ("press", "rollout", "every query"), ("drag_chips",),
                                                ("press", "rollout", "Save PNG"), ("any", "rollout")],
+            # Token sets in the Model view and Compare A/B: a drag over the tokens, the Model view with its strips (open,
+            # then closed), Keep as A and Compare with A with the set, its difference and Save PNG; the Convolution
+            # view, which says it draws no set.
+            open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
+            menu("menu_windows", "Reset layout") + [("drag_chips",)] + menu("menu_windows", "Model view") +
+            [("sleep", 2)] + menu("menu_windows", "Model view") +
+            [("press", "heads", "Keep as A"), ("drag_chips",), ("press", "heads", "Compare with A"), ("sleep", 1),
+             ("press", "compare", "difference B − A"), ("press", "compare", "Save PNG"), ("any", "compare"),
+             ("view", "Convolution"), ("any", None)],
             open_window["Training"] + [("press", "training", "Compare MHA / GQA / MQA")] +
             menu("menu_language", "中文") + [("any", "training"), ("press", "training", "Reset")] +
             menu("menu_language", "English"),

@@ -40,11 +40,17 @@ struct AbComparison {
   ValueRange locked;             // the side-by-side view's one range
   ValueRange difference_range;   // symmetric
   bool same_tokens = true;       // A and B have the same token labels (else the axes show B's)
+  // A token set (token_set.h; inactive: none): per head the set's reduced row (queries, over the keys) or column
+  // (keys, over the queries) of B minus A's, [H] of [T]. The locked range includes A's and B's reduced rows (as
+  // each side's heads export draws them), difference_range these differences.
+  TokenSet token_set;
+  std::vector<std::vector<float>> set_difference;
 };
 
 // Throws InputError (compare_mismatch) when H or T differ, or when either has no attention heads.
 // `scale`: shared or per head → the union of A's and B's ranges; fixed → 0–1; locked → its range.
-AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorScale& scale = {});
+AbComparison compare_analyses(const Analysis& a, const Analysis& b, const ColorScale& scale = {},
+                              const TokenSet& token_set = {});
 
 enum class CompareView { side_by_side, difference };
 const char* to_string(CompareView view);           // "side-by-side", "difference"
@@ -65,6 +71,10 @@ struct CompareRequest {
   // Only queries and keys token_first..token_last (tokens from 0; −1: every token), as ExportRequest's:
   // the locked range, the drift and the difference's range stay those of the whole input.
   int token_first = -1, token_last = -1;
+  // A token set (token_set.h): every panel gets its row under it (queries) or column after it (keys), as the
+  // heads export draws it: A's and B's reduced rows on the locked range, and B's minus A's in the difference.
+  // compare_analyses must have been given the same set.
+  TokenSet token_set;
 };
 
 // Side by side: panels A·head 0, B·head 0, A·head 1, … in pairs (two pairs a row from H = 3 on), every
