@@ -85,7 +85,7 @@ void ToggleAblatedHead(AppState& state, int layer, int head) {
   NoteEdit(state, Panel::heads);  // the forward pass again, with these heads off
 }
 
-void DrawAblationPanel(AppState& state, const ModelViewPictures& mv) {
+void DrawAblationPanel(AppState& state) {
   CheckpointWindowState& c = state.checkpoint;
   if (!c.model) return;  // attentions from a file: nothing to run again
   ModelViewWindowState& v = state.model_view;

@@ -27,7 +27,7 @@ std::string AblationRefusal(const AppState& state, const ModelViewPictures& mv, 
 // Switches head (l, h) off, or on again; a new forward pass follows.
 void ToggleAblatedHead(AppState& state, int layer, int head);
 // The controls (click mode, zero/mean, restore all) and, with heads off, the before → after panel.
-void DrawAblationPanel(AppState& state, const ModelViewPictures& mv);
+void DrawAblationPanel(AppState& state);
 // Over thumbnail (l, h) at min (side `thumb`): the cross of a switched-off head or the change of a later one.
 void DrawAblationMarks(ImDrawList* draw, const AppState& state, const ModelViewPictures& mv, int layer, int head,
                        ImVec2 min, float thumb);

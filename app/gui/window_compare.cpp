@@ -307,21 +307,10 @@ void DrawGrid(AppState& state, CompareState& c, const Analysis& b) {
 void SaveFigure(AppState& state, ExportFormat format) {
   const std::optional<CompareExport> shown = CompareOnScreen(state, format);
   if (!shown) return;
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
   const std::string view = shown->request.view == CompareView::difference ? "difference" : "ab";
-  const std::filesystem::path path =
-      std::filesystem::path("exports") / ("attnscope-compare-" + view + "-" + stamp + "." + to_string(format));
-  try {
-    ensure_directory(path.parent_path());
-    export_compare_to_file(*shown->a, *shown->b, shown->request, path);
-    state.status = std::string(tr("wrote ")) + std::filesystem::absolute(path).string();
-  } catch (const std::exception& e) {
-    state.status = std::string(tr("not exported: ")) + e.what();
-  }
+  SaveToExports(
+      state, [&](const std::string& stamp) { return "attnscope-compare-" + view + "-" + stamp + "." + to_string(format); },
+      [&](const std::filesystem::path& path) { return export_compare_to_file(*shown->a, *shown->b, shown->request, path).bytes.size(); });
 }
 
 }  // namespace

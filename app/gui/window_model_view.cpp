@@ -572,7 +572,7 @@ void DrawModelViewWindow(AppState& state) {
   }
   if (!state.error.empty())
     NoticeText(tr("These are the last valid input's heads: the model refused the new one."));
-  DrawAblationPanel(state, *mv);
+  DrawAblationPanel(state);
   DrawGrid(state, *mv);
   ImGui::End();
 }

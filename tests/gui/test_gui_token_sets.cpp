@@ -251,7 +251,7 @@ TEST_SUITE("gui_token_sets") {
     // The Export panel's "the model view" with the set: the command line's figure, byte for byte.
     const std::string message = shown.at("export_message").get<std::string>();
     REQUIRE(message.rfind("wrote ", 0) == 0);
-    const fs::path window_png = message.substr(6, message.rfind(" (") - 6);
+    const fs::path window_png = wrote_path(message);
     REQUIRE(fs::exists(window_png));
     const fs::path cli_png = dir / "cli.png";
     const CliRun cli = run_cli("export --attentions " + shell_quote((fixture / "attentions.npy").string()) + " --tokens " +
@@ -308,7 +308,7 @@ TEST_SUITE("gui_token_sets") {
     // Save PNG against the command line's export --compare of the same two scenes and set.
     const std::string status = last.at("status").get<std::string>();
     REQUIRE(status.rfind("wrote ", 0) == 0);
-    const fs::path window_png = status.substr(6);
+    const fs::path window_png = wrote_path(status);
     REQUIRE(fs::exists(window_png));
     const fs::path cli_png = dir / "cli.png";
     const CliRun cli = run_cli("export --compare " + shell_quote((dir / "a.json").string()) + " " +
