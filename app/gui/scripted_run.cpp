@@ -287,8 +287,18 @@ LayoutSweep::LayoutSweep() {
                      state.qk.anchor = ImVec2(-1, -1);
                      NoteEdit(state, Panel::heads);
                    }});
+  // A long input (window_heads_long.cpp): the exact cells around the middle of head 0, as the wheel over the
+  // heads opens them; nothing else runs one.
+  plan_.push_back({"window long input exact cells", [](AppState& state) {
+                     state.qk.open = false;
+                     if (const LongHeads* l = CurrentLongHeads(state)) {
+                       state.heads.long_zoom = long_zoom_around(l->tokens, 0, l->tokens / 2, l->tokens / 2);
+                       NoteEdit(state, Panel::heads);
+                     }
+                   }});
   plan_.push_back({"lessons panel", [](AppState& state) {
                      state.qk.open = false;
+                     state.heads.long_zoom.reset();
                      state.show_rollout = state.show_lens = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;
