@@ -185,16 +185,18 @@ void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Resul
 
 bool ComputeWorker::is_long(const ModelSource& source) {
   if (!source.model || source.attentions) return false;
-  pipeline::TokenInput input;  // as request_of() makes it, so that the pipeline reuses these tokens
+  pipeline::TokenInput input;  // as request_of() makes it
   input.text = source.input;
   if (!source.no_tokenizer.empty()) input.no_tokenizer = source.no_tokenizer;
   const std::string dir = source.model->dir.string();
-  if (!cache_.tokens || cache_.tokens_dir != dir || !(cache_.tokens_input == input)) {
-    cache_.tokens = std::make_shared<const ModelTokens>(pipeline::request_tokens(source.model->dir, input));
-    cache_.tokens_dir = dir;
-    cache_.tokens_input = input;
+  // Counted apart from the pipeline's tokens (its counters say what a request made): once per model and input.
+  if (long_check_tokens_ < 0 || long_check_dir_ != dir || !(long_check_input_ == input)) {
+    long_check_tokens_ = -1;
+    long_check_tokens_ = int(pipeline::request_tokens(source.model->dir, input).ids.size());
+    long_check_dir_ = dir;
+    long_check_input_ = input;
   }
-  return !model::stack_fits(source.model->config, int(cache_.tokens->ids.size()));
+  return !model::stack_fits(source.model->config, long_check_tokens_);
 }
 
 void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {

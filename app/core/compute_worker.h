@@ -184,7 +184,7 @@ class ComputeWorker {
   Work work(bool wait);  // worker_thread.h
   void finish_job();
   ComputeResult compute(const Job& job);
-  // True when the source's input is too long for the whole stack (its tokens made once, into cache_).
+  // True when the source's input is too long for the whole stack (its tokens counted once per model and input).
   bool is_long(const ModelSource& source);
   // A long input's first delivery: the on-demand forward (once per model and input), then the layer's pooled
   // heads (again only when the layer, pooling, pixels or colormap changed) and the zoom.
@@ -218,6 +218,10 @@ class ComputeWorker {
   std::optional<AnalysisKey> last_key_;
   std::shared_ptr<const ModelViewPictures> last_model_view_;
   std::shared_ptr<const LongHeads> last_long_;  // the last long input's pooled heads (of last_)
+  // is_long()'s last tokens count and the model folder and input it is of (−1: none).
+  std::string long_check_dir_;
+  pipeline::TokenInput long_check_input_;
+  int long_check_tokens_ = -1;
   // Worker-thread only: what the pipeline reuses between requests (the last K/V conversion, the last
   // unconverted run, the last tokens and head pattern scores).
   pipeline::Cache cache_;

@@ -145,17 +145,22 @@ TEST_SUITE("gui_long") {
           CHECK(best <= 2);
         }
       }
-      // A view that needs every layer at once says why and up to what T it works.
-      const WindowRun rollout = run_window(std::string("long_rollout_") + language,
-                                           "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
-                                               shell_quote(ids_input(ids)) + " --frames 8 --show-rollout --show-model-view --language " +
-                                               language);
-      const std::vector<std::string> rt = all_texts(rollout.layout);
-      INFO(joined(rt));
-      CHECK(shows(rt, zh ? "个词元，因此它的头按需逐个计算" : "tokens, so its heads are computed one at a time on demand"));
-      CHECK(shows(rt, zh ? "最多接受 " + std::to_string(longest) + " 个词元" : "takes at most " + std::to_string(longest) + " tokens"));
-      CHECK(shows(rt, zh ? "“注意力展开”需要同时拿到每一层的注意力" : "Rollout needs every layer's attention at once"));
-      CHECK(shows(rt, zh ? "“模型视图”需要同时拿到每一层的注意力" : "Model view needs every layer's attention at once"));
+      // A view that needs every layer at once says why and up to what T it works (each its own start: the two share
+      // the window's slot).
+      for (const char* view : {"rollout", "model-view"}) {
+        CAPTURE(view);
+        const WindowRun run = run_window(std::string("long_") + view + "_" + language,
+                                         "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
+                                             shell_quote(ids_input(ids)) + " --frames 8 --show-" + view + " --language " +
+                                             language);
+        const std::vector<std::string> rt = all_texts(run.layout);
+        INFO(joined(rt));
+        CHECK(shows(rt, zh ? "个词元，因此它的头按需逐个计算" : "tokens, so its heads are computed one at a time on demand"));
+        CHECK(shows(rt, zh ? "最多接受 " + std::to_string(longest) + " 个词元" : "takes at most " + std::to_string(longest) + " tokens"));
+        const bool rollout = std::string(view) == "rollout";
+        CHECK(shows(rt, zh ? (rollout ? "“注意力展开”需要同时拿到每一层的注意力" : "“模型视图”需要同时拿到每一层的注意力")
+                           : (rollout ? "Rollout needs every layer's attention at once" : "Model view needs every layer's attention at once")));
+      }
     }
   }
 
