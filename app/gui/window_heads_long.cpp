@@ -98,6 +98,7 @@ void DrawLongHeads(AppState& state) {
   const std::shared_ptr<const LongHeads> l = state.long_heads;
   HeadsWindowState& w = state.heads;
   Upload(state, l);
+  state.qk.open = false;  // "why does this head attend here?" needs the layer's whole detail: not for a long input
   const int H = int(l->heads.size());
   if (H == 0) return;
   const model::PooledMap& first = l->heads.front();
