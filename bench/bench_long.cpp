@@ -13,6 +13,9 @@
 //                   would take ([L, H, T, T] floats)
 //   head change     a new (layer, head): HeadMaps::head_into (the exact [T, T] map) and pool_map to 1024×1024 (max),
 //                   the median of 12 changes over different layers and heads: the redraw a view waits for (goal ≤ 100 ms)
+//   window head     what the window's worker does per head of a layer (app/core/long_heads.cpp): the head change,
+//                   then the pooled map coloured as the export colours it (pooled_figure + panel_colors); a layer
+//                   change in the Heads view is H of these, on the worker (the old heads stay on screen meanwhile)
 //   PyTorch         bench/compare_long_torch.py, run from here: the same head's map from the same q and k (written
 //                   to a temporary folder) by torch (2 threads, bench/anchor.py), its pooling by max_pool2d, the
 //                   largest difference from ours, and both head maps as shares of the run's sgemm rate (the map's
@@ -33,6 +36,8 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/core/rng.h"
+#include "attnscope/figure/heatmap_layout.h"
+#include "attnscope/figure/pooled_figure.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "attnscope/model/config.h"
@@ -121,7 +126,7 @@ int main(int argc, char** argv) {
 
     // 2. Head changes: the exact map, then pooled to 1024×1024 (max).
     std::vector<float> map(size_t(T) * size_t(T));
-    std::vector<double> head_ms, pool_ms, change_ms;
+    std::vector<double> head_ms, pool_ms, change_ms, colour_ms, window_ms;
     for (int i = 0; i < 13; ++i) {
       const int layer = (i * 5) % c.layers, head = (i * 11) % c.heads;
       const auto a = std::chrono::steady_clock::now();
@@ -131,8 +136,14 @@ int main(int argc, char** argv) {
       const model::PooledMap p = model::pool_map(Eigen::Map<const Mat>(map.data(), T, T), maps.mask(layer),
                                                  model::Pooling::max, 1024);
       const double q = ms_since(b);
+      const auto d = std::chrono::steady_clock::now();
+      const FigureSpec figure = pooled_figure(PooledFigureInput{&p, layer, head, m->name}, ExportRequest{});
+      const std::vector<Rgba> colours = panel_colors(figure, 0);
+      const double e = ms_since(d);
+      if (colours.empty()) return 1;
       if (i == 0) continue;  // warm-up
       head_ms.push_back(h), pool_ms.push_back(q), change_ms.push_back(h + q);
+      colour_ms.push_back(e), window_ms.push_back(h + q + e);
     }
     const auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
@@ -149,11 +160,13 @@ int main(int argc, char** argv) {
                 "\"first_compute_ms\": %.0f, \"peak_rss_model_mb\": %.0f, \"peak_rss_after_first_compute_mb\": %.0f, "
                 "\"kept_qk_mb\": %.1f, \"on_demand_bytes_2_threads_mb\": %.1f, \"logits_mb\": %.0f, "
                 "\"whole_stack_gb\": %.1f, \"head_map_median_ms\": %.1f, \"pool_1024_median_ms\": %.1f, "
-                "\"head_change_median_ms\": %.1f, \"head_change_max_ms\": %.1f, \"load_average_1min\": %.2f}\n",
+                "\"head_change_median_ms\": %.1f, \"head_change_max_ms\": %.1f, \"colour_1024_median_ms\": %.1f, "
+                "\"window_head_median_ms\": %.1f, \"window_layer_change_ms\": %.0f, \"load_average_1min\": %.2f}\n",
                 m->name.c_str(), c.layers, c.heads, c.kv_heads, c.head_dim, T, build_s, first_ms, rss_model, rss_first,
                 double(maps.kept_bytes()) / (1 << 20), double(model::on_demand_bytes(c, T, 2)) / (1 << 20), logits_mb,
                 stack_gb, median(head_ms), median(pool_ms), median(change_ms),
-                *std::max_element(change_ms.begin(), change_ms.end()), load);
+                *std::max_element(change_ms.begin(), change_ms.end()), median(colour_ms), median(window_ms),
+                median(window_ms) * c.heads, load);
     std::fflush(stdout);
 
     // 3. PyTorch: the same head from the same q and k.

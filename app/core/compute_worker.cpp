@@ -183,6 +183,67 @@ void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Resul
 
 }  // namespace
 
+bool ComputeWorker::is_long(const ModelSource& source) {
+  if (!source.model || source.attentions) return false;
+  pipeline::TokenInput input;  // as request_of() makes it
+  input.text = source.input;
+  if (!source.no_tokenizer.empty()) input.no_tokenizer = source.no_tokenizer;
+  const std::string dir = source.model->dir.string();
+  // Counted apart from the pipeline's tokens (its counters say what a request made): once per model and input.
+  if (long_check_tokens_ < 0 || long_check_dir_ != dir || !(long_check_input_ == input)) {
+    long_check_tokens_ = -1;
+    long_check_tokens_ = int(pipeline::request_tokens(source.model->dir, input).ids.size());
+    long_check_dir_ = dir;
+    long_check_input_ = input;
+  }
+  return !model::stack_fits(source.model->config, long_check_tokens_);
+}
+
+void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {
+  const ModelSource& source = *job.analysis_key.model;
+  // What decides the forward pass: the model and its input (not the layer, the pooling or the zoom).
+  ModelSource pass = source;
+  pass.layer = 0;
+  pass.pooling = model::Pooling::max;
+  pass.pixels = 0;
+  pass.long_zoom.reset();
+  pass.qk.reset();
+  const AnalysisKey key{Scene{}, AnalysisRequest{}, pass};
+  if (!last_ || !last_->head_maps || last_key_ != key) {
+    last_.reset();  // its memory goes before the next request takes more
+    last_key_.reset();
+    last_long_.reset();
+    last_model_view_.reset();
+    pipeline::Request r = request_of(job.scene, job.analysis_key);
+    r.attention = model::AttentionKeep::on_demand;
+    r.layer = -1;
+    // The head patterns need the whole stack (the step records why: lesson 6's table says it); the lens reads the
+    // residual stream. No "why" panel: its attribution needs the layer's whole detail.
+    r.steps = {pipeline::Step::head_patterns};
+    if (source.lens) r.steps = {pipeline::Step::head_patterns, pipeline::Step::logit_lens, pipeline::Step::logit_attribution};
+    auto made = std::make_shared<const pipeline::Result>(pipeline::run(r, &cancel_, &cache_));
+    forward_passes_ += made->counters.forwards;
+    last_ = std::move(made);
+    last_key_ = key;
+  }
+  read_result(out, last_);
+  const Colormap colormap = parse_colormap(job.scene.view.colormap);
+  const LongHeads* had = last_long_.get();
+  if (had && had->layer == source.layer && had->pooling == source.pooling && had->pixels == source.pixels &&
+      had->colormap == colormap) {
+    if (had->zoom != source.long_zoom) {  // only the zoom: the pooled heads stay
+      auto zoomed = std::make_shared<LongHeads>(*had);
+      set_long_zoom(*zoomed, *last_->head_maps, source.long_zoom);
+      last_long_ = std::move(zoomed);
+    }
+  } else {
+    last_long_ = std::make_shared<const LongHeads>(make_long_heads(*last_->head_maps, last_->ran_model->name, source.layer,
+                                                                   source.pooling, source.pixels, colormap,
+                                                                   source.long_zoom, last_->tokens->labels, &cancel_));
+  }
+  out.long_heads = last_long_;
+}
+
 ComputeResult ComputeWorker::compute(const Job& job) {
   ComputeResult out;
   out.generation = job.generation;
@@ -190,8 +251,24 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   if (const std::optional<ModelSource>& source = job.analysis_key.model)
     out.of_model = source->model ? static_cast<const void*>(source->model.get()) : source->attentions.get();
   try {
-    const std::optional<model::QkCell> qk = job.analysis_key.model ? job.analysis_key.model->qk : std::nullopt;
-    if (last_ && last_key_ && last_key_ != job.analysis_key && without_qk(*last_key_) == without_qk(job.analysis_key)) {
+    if (job.analysis_key.model && is_long(*job.analysis_key.model)) {
+      compute_long(job, out);
+      return out;
+    }
+    // The long input's settings mean nothing to a stack's request.
+    AnalysisKey key = job.analysis_key;
+    if (key.model) {
+      key.model->pooling = model::Pooling::max;
+      key.model->pixels = 0;
+      key.model->long_zoom.reset();
+    }
+    if (last_ && last_->head_maps) {  // a long input's pass: nothing of it serves a stack's request
+      last_.reset();
+      last_key_.reset();
+      last_long_.reset();
+    }
+    const std::optional<model::QkCell> qk = key.model ? key.model->qk : std::nullopt;
+    if (last_ && last_key_ && last_key_ != key && without_qk(*last_key_) == without_qk(key)) {
       // Only the "why" panel's cell changed: the last pass stays, the attribution step runs alone (none when the
       // panel closed).
       if (qk) {
@@ -200,20 +277,20 @@ ComputeResult ComputeWorker::compute(const Job& job) {
         forward_passes_ += made->counters.forwards - forwards;
         last_ = std::move(made);
       }
-      last_key_ = job.analysis_key;
+      last_key_ = key;
     }
-    if (!last_ || last_key_ != job.analysis_key) {
+    if (!last_ || last_key_ != key) {
       // What is made from every layer (the model view) stays while the stack does: another layer of an
       // attentions file is the same stack.
       const std::shared_ptr<const model::AttentionStack> previous_stack = last_ && last_->run ? last_->run->stack : nullptr;
       last_.reset();  // its memory goes before the next request takes more
       last_key_.reset();
       auto made = std::make_shared<const pipeline::Result>(
-          pipeline::run(request_of(job.scene, job.analysis_key), &cancel_, &cache_));
+          pipeline::run(request_of(job.scene, key), &cancel_, &cache_));
       forward_passes_ += made->counters.forwards + made->counters.original_forwards + made->counters.unablated_forwards;
       if (!made->run || !previous_stack || made->run->stack != previous_stack) last_model_view_.reset();
       last_ = std::move(made);
-      last_key_ = job.analysis_key;
+      last_key_ = key;
     }
     read_result(out, last_);
     out.pictures = std::make_shared<const Pictures>(make_pictures(*out.analysis, job.scene.view));

@@ -52,6 +52,7 @@
 #include "attnscope/model/model.h"
 #include "attnscope/pipeline/model_input.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "core/long_heads.h"
 #include "core/model_view.h"
 #include "core/pictures.h"
 #include "core/worker_thread.h"
@@ -78,6 +79,13 @@ struct ModelSource {
   // request also asks for the qk_attribution step. Another cell of the same pass runs that step alone on the last
   // result (the pipeline's Cache keeps the attribution's forward), and a newer cell cancels an older one.
   std::optional<model::QkCell> qk;
+  // A long input (the checkpoint's whole stack of this input beyond model::stack_fits): the worker then runs the
+  // forward with each head's map on demand (Request::attention = on_demand) and delivers the layer's heads pooled
+  // to at most `pixels` blocks a side by `pooling`, and `long_zoom`'s exact cells (ComputeResult::long_heads).
+  // Ignored for an input whose stack fits; changing them reruns no forward pass.
+  model::Pooling pooling = model::Pooling::max;
+  int pixels = 256;
+  std::optional<LongZoom> long_zoom;
   bool operator==(const ModelSource&) const = default;
 };
 
@@ -123,6 +131,10 @@ struct ComputeResult {
   // The pipeline's result everything above (but the pictures) was read from: null on error. Its counters say
   // what the request made (tokens, forwards, steps).
   std::shared_ptr<const pipeline::Result> pipeline_result;
+  // A long input (see ModelSource::pooling): its layer's heads pooled, and the zoom's exact cells; then analysis,
+  // pictures and the stack are null (the Heads view draws these instead, the views of the whole stack say why
+  // they have nothing).
+  std::shared_ptr<const LongHeads> long_heads;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -172,6 +184,11 @@ class ComputeWorker {
   Work work(bool wait);  // worker_thread.h
   void finish_job();
   ComputeResult compute(const Job& job);
+  // True when the source's input is too long for the whole stack (its tokens counted once per model and input).
+  bool is_long(const ModelSource& source);
+  // A long input's first delivery: the on-demand forward (once per model and input), then the layer's pooled
+  // heads (again only when the layer, pooling, pixels or colormap changed) and the zoom.
+  void compute_long(const Job& job, ComputeResult& out);
   // The second delivery: `first` with its head statistics (and, for a converted model, the original's
   // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first);
@@ -200,6 +217,11 @@ class ComputeWorker {
   std::shared_ptr<const pipeline::Result> last_;
   std::optional<AnalysisKey> last_key_;
   std::shared_ptr<const ModelViewPictures> last_model_view_;
+  std::shared_ptr<const LongHeads> last_long_;  // the last long input's pooled heads (of last_)
+  // is_long()'s last tokens count and the model folder and input it is of (−1: none).
+  std::string long_check_dir_;
+  pipeline::TokenInput long_check_input_;
+  int long_check_tokens_ = -1;
   // Worker-thread only: what the pipeline reuses between requests (the last K/V conversion, the last
   // unconverted run, the last tokens and head pattern scores).
   pipeline::Cache cache_;

@@ -1,10 +1,12 @@
 #include "gui/app_state.h"
 
 #include "attnscope/core/error.h"
+#include "attnscope/model/forward.h"
 #include "attnscope/pipeline/model_input.h"
 #include "core/worker_thread.h"
 #include "gui/i18n.h"
 #include "core/head_ablation_list.h"
+#include "gui/widgets.h"
 #include "gui/windows.h"
 
 #include <algorithm>
@@ -58,6 +60,11 @@ void SubmitIfEdited(AppState& state) {
   if (source && source->model && state.show_lens) {  // the Logit lens window reads the same forward
     source->lens = true;
     source->attribute_token = state.lens.target;
+  }
+  if (source && source->model) {  // used when the input is too long for the whole stack (core/long_heads.h)
+    source->pooling = state.heads.long_pooling;
+    source->pixels = state.heads.long_pixels;
+    source->long_zoom = state.heads.long_zoom;
   }
   if (source && source->model && state.qk.open)  // the Heads view's "why" panel
     source->qk = model::QkCell{c.layer, state.qk.head, state.qk.query, state.qk.key};
@@ -233,7 +240,10 @@ bool TakeResult(AppState& state) {
   state.error.clear();
   state.error_of = nullptr;
   // What changed is told within one model; another model's shapes are not a change of setting.
-  if (result->analysis != state.analysis) {
+  // A long input: its pooled heads stand in place of the analysis (the old heads stay until these arrive).
+  state.long_heads = result->long_heads;
+  state.long_heads_of = result->long_heads ? result->of_model : nullptr;
+  if (result->analysis && result->analysis != state.analysis) {
     if (state.analysis_of == result->of_model) {
       NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);
     } else {
@@ -336,6 +346,28 @@ std::string CurrentCheckpointError(const AppState& state) {
   if (!c.error.empty()) return c.error;
   if (c.is_open() && !state.error.empty() && state.error_of == c.id()) return state.error;
   return {};
+}
+
+const LongHeads* CurrentLongHeads(const AppState& state) {
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!state.long_heads || !c.current() || !c.is_open() || state.long_heads_of != c.id()) return nullptr;
+  return state.long_heads.get();
+}
+
+bool LongInputNotice(const AppState& state, const char* view) {
+  const LongHeads* l = CurrentLongHeads(state);
+  if (!l || !state.checkpoint.model) return false;
+  // The longest input whose whole stack this model holds (model::stack_fits is monotone in T).
+  int lo = 1, hi = l->tokens;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (model::stack_fits(state.checkpoint.model->config, mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  NoticeText(trf("%s needs every layer's attention at once. This input has %d tokens, so its heads are computed one "
+                 "at a time on demand (a long input); with this model the view takes at most %d tokens.",
+                 tr(view), l->tokens, lo));
+  return true;
 }
 
 void SelectQuery(AppState& state, int index) {

@@ -194,6 +194,15 @@ struct HeadsWindowState {
   // Token range and zoom (zoom.h), shared by the Heads view, its head opened large, the Model view and
   // Compare A/B: they draw the same input's tokens.
   ZoomState zoom;
+  // A long input (core/long_heads.h; window_heads_long.cpp): how its heads are pooled, the exact cells opened
+  // (the zoom; none: the overview), the blocks a side asked of the worker, and their textures.
+  model::Pooling long_pooling = model::Pooling::max;
+  std::optional<LongZoom> long_zoom;
+  int long_pixels = 256;
+  std::vector<GlTexture> long_textures;
+  GlTexture long_zoom_texture;
+  const LongHeads* long_uploaded = nullptr;
+  LabelCache long_labels;
 };
 
 // The Heads view's "why does this head attend here?" panel (window_qk.cpp): the cell it explains and the newest
@@ -390,6 +399,10 @@ struct AppState {
   // null for the synthetic layer. A view draws heads only of the current model (AnalysisOfCurrentModel).
   const void* analysis_of = nullptr;
   const void* error_of = nullptr;
+  // A checkpoint's input too long for its whole stack (core/long_heads.h): its layer's heads pooled, in place of
+  // `analysis` and `pictures` (then null), and the model they are of.
+  std::shared_ptr<const LongHeads> long_heads;
+  const void* long_heads_of = nullptr;
   uint64_t submitted_generation = 0;
   Panel submitted_by = Panel::startup;
   uint64_t result_generation = 0;
@@ -506,6 +519,11 @@ bool AnalysisOfView(const AppState& state);
 // The current checkpoint's error, to show in place of its heads: why it failed to open, or why its last
 // forward pass gave no heads ("" when none, and always "" for the synthetic layer).
 std::string CurrentCheckpointError(const AppState& state);
+// The current checkpoint's long input (its heads computed on demand), or null when its input's stack fits.
+const LongHeads* CurrentLongHeads(const AppState& state);
+// In a view that needs the whole stack: with a long input current, a notice saying why the view has nothing
+// (`view`, an English key: the view's name) and up to what T it works with this model; returns true then.
+bool LongInputNotice(const AppState& state, const char* view);
 // Selects query token/cell `index` in every view (−1: none).
 void SelectQuery(AppState& state, int index);
 

@@ -302,10 +302,20 @@ LayoutSweep::LayoutSweep() {
                      state.qk.anchor = ImVec2(-1, -1);
                      NoteEdit(state, Panel::heads);
                    }});
+  // A long input (window_heads_long.cpp): the exact cells around the middle of head 0, as the wheel over the
+  // heads opens them; nothing else runs one.
+  plan_.push_back({"window long input exact cells", [](AppState& state) {
+                     state.qk.open = false;
+                     if (const LongHeads* l = CurrentLongHeads(state)) {
+                       state.heads.long_zoom = long_zoom_around(l->tokens, 0, l->tokens / 2, l->tokens / 2);
+                       NoteEdit(state, Panel::heads);
+                     }
+                   }});
   // Compare A/B (the view's heads kept as A) with a set of queries, and the Convolution view with one: the
   // views that draw no set say so (token_sets.h).
   plan_.push_back({"window compare token set", [](AppState& state) {
                      state.qk.open = false;
+                     state.heads.long_zoom.reset();
                      KeepAsA(state);
                      if (state.compare) state.compare->open = true;
                      state.scene.view.token_set = TokenSet{TokenSetAxis::queries, {0, 1}, SetReduce::sum};
@@ -320,6 +330,7 @@ LayoutSweep::LayoutSweep() {
                      NoteEdit(state, Panel::heads);
                      SwitchView(state, View::heads);
                      state.qk.open = false;
+                     state.heads.long_zoom.reset();
                      state.show_rollout = state.show_lens = false;
                      state.show_lessons = true;
                      state.show_input = state.show_model = false;

@@ -160,6 +160,10 @@ void DrawAnalysisWindow(AppState& state) {
     ImGui::End();
     return;
   }
+  if (LongInputNotice(state, TrKey("Head analysis"))) {  // a long input keeps no stack to draw
+    ImGui::End();
+    return;
+  }
   // One current model: only statistics of its own heads. A checkpoint's stand in place of the synthetic
   // model's from the frame it is current; until its first pass arrives, its progress or error does.
   const bool checkpoint = state.checkpoint.current();

@@ -387,7 +387,10 @@ void DrawCompareWindow(AppState& state) {
   PlaceNextWindow(state, Slot::view);  // the view's area, over the Heads window
   bool open = true;
   const std::string title = WindowTitle("Compare A/B", "compare");
-  if (ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+  const bool shown = ImGui::Begin(title.c_str(), &open, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  if (shown && LongInputNotice(state, TrKey("Compare A/B"))) {  // a long input keeps no stack to compare
+    if (ImGui::SmallButton(tr("Back to the heads"))) open = false;
+  } else if (shown) {
     int view = int(c.view);
     if (ImGui::RadioButton(tr("A and B side by side"), view == 0)) view = 0;
     SameLineIfFits(RadioWidth(tr("difference B − A")));

@@ -545,6 +545,13 @@ void DrawHeadsWindow(AppState& state) {
   const AttentionAnalysis* att = state.analysis ? state.analysis->attention.get() : nullptr;
   const LabelCache* labels = att ? &CachedLabels(state, state.heads.labels, att->labels) : nullptr;
   DrawLayerSlider(state, att);
+  // A long input: its heads pooled (window_heads_long.cpp), once the checkpoint is open and its pass has no error.
+  if (CurrentLongHeads(state) && state.checkpoint.loading.empty() && CurrentCheckpointError(state).empty()) {
+    DrawLongHeads(state);
+    ImGui::End();
+    DrawLongZoom(state);
+    return;
+  }
   DrawToolbar(state, labels ? &labels->labels : nullptr);
   CopyFigureButton(state);
   if (att) DrawZoomBar(state, state.heads.zoom, ShownTokens(state.heads.zoom, int(att->labels.size())), "heads");

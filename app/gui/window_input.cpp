@@ -479,6 +479,10 @@ bool TokenChip(int index, const std::string& text, int32_t id, bool selected, fl
 // The tokens as chips that wrap; clicking one selects it as the query everywhere.
 void DrawTokenList(AppState& state) {
   // Only the current model's tokens: a checkpoint's once its pass is there.
+  if (const LongHeads* l = CurrentLongHeads(state); l && ViewDrawsModel(state)) {  // a long input: no chips for thousands
+    ImGui::TextUnformatted(trcount(l->tokens, TrKey("1 token"), TrKey("%d tokens")).c_str());
+    return;
+  }
   if (state.checkpoint.current() && ViewDrawsModel(state) && !AnalysisOfCurrentModel(state)) {
     if (CurrentCheckpointError(state).empty() && state.checkpoint.loading.empty()) SpinnerText(tr("running the model…"));
     return;

@@ -499,6 +499,10 @@ void DrawModelViewWindow(AppState& state) {
     ImGui::End();
     return;
   }
+  if (LongInputNotice(state, TrKey("Model view"))) {  // a long input keeps no stack to draw
+    ImGui::End();
+    return;
+  }
   const CheckpointWindowState& c = state.checkpoint;
   if (!c.is_open()) {
     DrawNoCheckpoint(state);

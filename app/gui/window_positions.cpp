@@ -477,6 +477,10 @@ void DrawPositionsWindow(AppState& state) {
     return;
   }
   state.layout.view = to_string(View::positions);
+  if (LongInputNotice(state, TrKey("Positions"))) {  // a long input keeps no stack to draw
+    ImGui::End();
+    return;
+  }
   if (WrongInputForView(state, false, tr("The Positions view shows attention over a sentence or a tensor; the input is a 2D grid."),
                         Panel::model)) {
     ImGui::End();

@@ -329,6 +329,10 @@ void DrawRolloutWindow(AppState& state) {
     return;
   }
   RolloutViewState& v = ViewState(state);
+  if (LongInputNotice(state, TrKey("Rollout"))) {  // a long input keeps no stack to draw
+    ImGui::End();
+    return;
+  }
   const CheckpointWindowState& c = state.checkpoint;
   if (!c.is_open()) {
     if (!CheckpointLoadingBar(state)) {

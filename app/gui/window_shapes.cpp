@@ -281,7 +281,7 @@ void DrawShapesWindow(AppState& state, bool floating) {
   const CheckpointWindowState& c = state.checkpoint;
   const bool checkpoint = c.current();
   if (checkpoint) {
-    if (DrawInPlaceOfCheckpointTrace(state)) {
+    if (LongInputNotice(state, TrKey("Shapes")) || DrawInPlaceOfCheckpointTrace(state)) {
       ImGui::End();
       return;
     }

@@ -25,6 +25,10 @@ void DrawTranslationNotice(AppState& state);
 void DrawInputWindow(AppState& state);
 void DrawModelWindow(AppState& state);
 void DrawHeadsWindow(AppState& state);
+// The Heads view of a long input (window_heads_long.cpp): its pooled heads inside the Heads window, and the zoom's
+// exact cells in a window of their own (drawn after it).
+void DrawLongHeads(AppState& state);
+void DrawLongZoom(AppState& state);
 // Why a head attends (window_qk.cpp): a right-click on a cell of the Heads view opens its menu (QkCellMenu, at the
 // cell's screen position), whose item opens the panel beside the cell; DrawQkMenu inside the Heads window, DrawQkPanel
 // after it.

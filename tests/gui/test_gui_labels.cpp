@@ -392,6 +392,47 @@ TEST_SUITE("gui_labels") {
           CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
         }
   }
+
+  TEST_CASE("labels sweep: a long input (heads computed on demand), 1280x720 and 1920x1080, English and Chinese") {
+    // gpt-oss's fixture on 2100 ids, past the stack's 2048: the pooled heads' captions one format per grid, the
+    // layer they are of named once, on every view, the exact cells' window and every lesson step.
+    const std::string model =
+        shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt_oss_dequantized_bf16").string());
+    std::string ids = "ids:";
+    for (int t = 0; t < 2100; ++t) ids += " " + std::to_string((t * 7 + t / 13) % 64);
+    for (const char* language : {"en", "zh"})
+      for (const char* size : {"1280x720", "1920x1080"}) {
+        const std::string name = std::string("labels_sweep_long_") + language + "_" + size;
+        CAPTURE(name);
+        const auto dir = test_tmp() / "gui" / name;
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        const auto out = dir / "layout.json";
+        const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
+                                   std::string("--size ") + size + " --language " + language + " --checkpoint " + model +
+                                       " --text " + shell_quote(ids) + " --frames 3 --layout-sweep --layout-json " +
+                                       shell_quote(out.string()));
+        INFO(run.err);
+        REQUIRE(run.exit_code == 0);
+        const nlohmann::json layout = read_json(out);
+        SweepProblems problems;
+        int screens = 0, layer_screens = 0, long_captions = 0;
+        for (const auto& s : layout.at("screens")) {
+          const std::string screen = s.at("name");
+          if (screen != "start" && screen.rfind("window ", 0) != 0 && screen.rfind("view ", 0) != 0 &&
+              screen.rfind("lesson ", 0) != 0)
+            continue;
+          ++screens;
+          for (const auto& c : s.at("captions"))
+            long_captions += c.at("text").get<std::string>().find(std::string(language) == "zh" ? "头 3" : "head 3") == 0;
+          layer_screens += check_labels_screen(s, name + ", " + screen, 2, problems);
+        }
+        CHECK(screens > 20);
+        CHECK(long_captions > 0);  // the pooled heads were drawn with their captions
+        CHECK(layer_screens > 3);
+        CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
+      }
+  }
 }
 
 }  // namespace attnscope::test

@@ -12,10 +12,11 @@ model by typing its path, lesson Next/Previous, Export into a scratch folder, Di
 language). At the end it closes the window (SIGTERM closes it as its close button does) and fails when
 the window died, hung, exited non-zero, or wrote a sanitizer report or an ImGui assertion.
 
-It starts in one of seven states (--start): the first start, the Training window open, the Training
+It starts in one of nine states (--start): the first start, the Training window open, the Training
 window with a run training (from the Training window it first plays REGRESSIONS, the sequences that once
 broke the window), a lesson presented (F11), a checkpoint open with its Model view, Gated DeltaNet heads,
-or the Granite 4.0-H fixture (a Mamba-2 hybrid) open with its Model view.
+the Granite 4.0-H fixture (a Mamba-2 hybrid) open with its Model view or with the Logit lens, or gpt-oss's
+fixture on a long input (its heads computed on demand and pooled).
 
 Every action is logged (JSON lines) with its low-level steps, so a failure names its seed and the
 action sequence that led to it; --replay LOG plays a log's steps again.
@@ -51,11 +52,16 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # switches heads off and on there); "linear"
 # starts with Gated DeltaNet heads (attention without a softmax: signed matrices, the state's settings);
 # "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view;
-# "lens" opens the same fixture with the Logit lens (its Mamba-2 layers: a lens, no per-head attribution).
+# "lens" opens the same fixture with the Logit lens (its Mamba-2 layers: a lens, no per-head attribution);
+# "long" opens gpt-oss's fixture on 2100 ids, past the stack's 2048 (issue 38 item 6): each head computed on
+# demand, the Heads view's pooled heads and exact cells, the whole-stack views saying why.
+LONG_IDS = "ids: " + " ".join(str((t * 7 + t // 13) % 64) for t in range(2100))
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
                "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"],
-               "linear": ["--kind", "gated-deltanet"], "granite": ["--show-model-view"], "lens": ["--show-lens"]}
+               "linear": ["--kind", "gated-deltanet"], "granite": ["--show-model-view"], "lens": ["--show-lens"],
+               "long": ["--text", LONG_IDS]}
 GRANITE = "tests/fixtures/models/granite_hybrid_f32"  # under --source
+GPT_OSS = "tests/fixtures/models/gpt_oss_dequantized_bf16"  # under --source
 
 # Regressions: action sequences that once broke the window, played at the start of every run from the
 # Training window (aimed at the live controls, so they follow the layout).
@@ -143,7 +149,9 @@ class Monkey:
                                          "--layout-live"] + START_FLAGS[self.args.start] +
                                         (["--checkpoint", self.args.model] if self.args.start == "checkpoint" else
                                          ["--checkpoint", os.path.join(self.args.source, GRANITE)]
-                                         if self.args.start in ("granite", "lens") else []),
+                                         if self.args.start in ("granite", "lens") else
+                                         ["--checkpoint", os.path.join(self.args.source, GPT_OSS)]
+                                         if self.args.start == "long" else []),
                                         cwd=self.scratch, env=env,
                                         stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         layout = self.wait_frame(0, timeout=self.args.start_timeout)
@@ -636,8 +644,9 @@ def main():
     p.add_argument("--start", default="default", choices=sorted(START_FLAGS),
                    help="start state: default, training (the Training window open), training-run (and a run "
                         "started; the Training starts play the regressions first), presenting (lesson 6 from step 2, "
-                        "F11), checkpoint (--model open, with the Model view), linear (Gated DeltaNet heads) or granite "
-                        "(the Granite 4.0-H fixture open, with the Model view)")
+                        "F11), checkpoint (--model open, with the Model view), linear (Gated DeltaNet heads), granite "
+                        "(the Granite 4.0-H fixture open, with the Model view), lens (the same with the Logit lens) or "
+                        "long (gpt-oss's fixture on 2100 ids: heads computed on demand)")
     p.add_argument("--model", default=os.path.join(source, "assets/models/induction"),
                    help="the checkpoint folder the monkey types into the Checkpoint window")
     p.add_argument("--source", default=source, help=argparse.SUPPRESS)
