@@ -59,32 +59,22 @@ void Upload(AppState& state, const std::shared_ptr<const LongHeads>& l) {
 // Save PNG/SVG/CSV: head `head`'s pooled overview as on screen, the figure `export --long --what head:N --layer L
 // --pixels P --pool max|mean` writes (pooled_figure.h), under exports/ in the current folder.
 void Save(AppState& state, const LongHeads& l, int head, ExportFormat format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  char name[128];
-  std::snprintf(name, sizeof name, "attnscope-long-L%d-H%d-%s.%s", l.layer, head, stamp, to_string(format));
-  const std::filesystem::path first = std::filesystem::path("exports") / name;
-  std::filesystem::path path = first;
-  std::error_code ec;
-  for (int n = 2; std::filesystem::exists(path, ec) && n < 1000; ++n)
-    path = first.parent_path() / (first.stem().string() + "-" + std::to_string(n) + first.extension().string());
-  try {
-    ensure_directory(path.parent_path());
-    ExportRequest request = long_export_request(l.colormap);
-    request.format = format;
-    request.words = UiFigureWords();
-    const std::string bytes =
-        render_pooled(PooledFigureInput{&l.heads[size_t(head)], l.layer, head, l.model_name}, request).bytes;
-    write_file_atomic(path, bytes);
-    char size[32];
-    std::snprintf(size, sizeof size, " (%.1f KiB)", double(bytes.size()) / 1024.0);
-    state.status = tr("wrote ") + user_path(path.string()).string() + size;
-  } catch (const std::exception& e) {
-    state.status = tr("not exported: ") + std::string(e.what());
-  }
+  SaveToExports(
+      state,
+      [&](const std::string& stamp) {
+        char name[128];
+        std::snprintf(name, sizeof name, "attnscope-long-L%d-H%d-%s.%s", l.layer, head, stamp.c_str(), to_string(format));
+        return std::string(name);
+      },
+      [&](const std::filesystem::path& path) {
+        ExportRequest request = long_export_request(l.colormap);
+        request.format = format;
+        request.words = UiFigureWords();
+        const std::string bytes =
+            render_pooled(PooledFigureInput{&l.heads[size_t(head)], l.layer, head, l.model_name}, request).bytes;
+        write_file_atomic(path, bytes);
+        return bytes.size();
+      });
 }
 
 void OpenZoom(AppState& state, const LongHeads& l, int head, int row, int col) {

@@ -37,12 +37,6 @@ std::vector<int32_t> long_ids() {
   return ids;
 }
 
-std::string ids_input(const std::vector<int32_t>& ids) {
-  std::string input = "ids:";
-  for (int32_t id : ids) input += " " + std::to_string(id);
-  return input;
-}
-
 // "pixels=P block=B rows=R" of the layout record's heads.long_head.N.
 struct TileRecord {
   int pixels = 0, block = 0, rows = 0;
@@ -73,16 +67,6 @@ NpyArray cli_npy(const fs::path& dir, const std::vector<int32_t>& ids, int head,
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return read_npy(out);
-}
-
-fs::path only_file(const fs::path& folder, const std::string& suffix) {
-  fs::path found;
-  int n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.path().filename().string().rfind("attnscope-long-", 0) == 0 && e.path().filename().string().ends_with(suffix))
-      found = e.path(), ++n;
-  return n == 1 ? found : fs::path();
 }
 
 }  // namespace
@@ -257,7 +241,7 @@ sys.exit(1)
                                std::to_string(tile.pixels) + " --language " + language;
       for (const char* format : {"png", "svg", "csv"}) {
         CAPTURE(format);
-        const fs::path saved = only_file(dir / "run" / "exports", std::string(".") + format);
+        const fs::path saved = only_file(dir / "run" / "exports", "attnscope-long-", std::string(".") + format);
         REQUIRE_FALSE(saved.empty());
         const fs::path cli = dir / (std::string("cli.") + format);
         REQUIRE(run_cli(args + " --format " + format + " --out " + shell_quote(cli.string())).exit_code == 0);
