@@ -315,9 +315,9 @@ std::string Number(double value, const char* format) {
 void SetTooltipLine(const ModelViewPictures& mv) {
   if (!mv.token_set.active() || mv.strips.width == 0) return;
   const std::string set = TokenSetName(mv.token_set) + " (" + token_set_list(mv.token_set) + ")";
-  ImGui::TextUnformatted(trf(mv.token_set.axis == TokenSetAxis::queries ? "token set: %s, the row under each head"
-                                                                        : "token set: %s, the column right of each head",
-                             set.c_str())
+  ImGui::TextUnformatted((mv.token_set.axis == TokenSetAxis::queries
+                              ? trf("token set: %s, the row under each head", set.c_str())
+                              : trf("token set: %s, the column right of each head", set.c_str()))
                              .c_str());
 }
 
