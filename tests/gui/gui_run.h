@@ -154,6 +154,16 @@ inline std::filesystem::path wrote_path(const std::string& status) {
   return status.substr(6, size == std::string::npos ? std::string::npos : size - 6);
 }
 
+// The window's flags for a long input (issue 38 item 6): gpt-oss's fixture on 2100 ids, past the stack's 2048
+// tokens, so each head is computed on demand (the sweeps' long start).
+inline std::string long_input_flags() {
+  std::string ids = "ids:";
+  for (int t = 0; t < 2100; ++t) ids += " " + std::to_string((t * 7 + t / 13) % 64);
+  return "--checkpoint " +
+         shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt_oss_dequantized_bf16").string()) +
+         " --text " + shell_quote(ids);
+}
+
 // "ids: 3 17 5": the Input window's text that gives these token ids, no tokenizer.
 inline std::string ids_input(const std::vector<int32_t>& ids) {
   std::string input = "ids:";

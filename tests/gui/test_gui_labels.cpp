@@ -396,10 +396,7 @@ TEST_SUITE("gui_labels") {
   TEST_CASE("labels sweep: a long input (heads computed on demand), 1280x720 and 1920x1080, English and Chinese") {
     // gpt-oss's fixture on 2100 ids, past the stack's 2048: the pooled heads' captions one format per grid, the
     // layer they are of named once, on every view, the exact cells' window and every lesson step.
-    const std::string model =
-        shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt_oss_dequantized_bf16").string());
-    std::string ids = "ids:";
-    for (int t = 0; t < 2100; ++t) ids += " " + std::to_string((t * 7 + t / 13) % 64);
+    const std::string long_input = long_input_flags();
     for (const char* language : {"en", "zh"})
       for (const char* size : {"1280x720", "1920x1080"}) {
         const std::string name = std::string("labels_sweep_long_") + language + "_" + size;
@@ -409,8 +406,8 @@ TEST_SUITE("gui_labels") {
         std::filesystem::create_directories(dir);
         const auto out = dir / "layout.json";
         const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
-                                   std::string("--size ") + size + " --language " + language + " --checkpoint " + model +
-                                       " --text " + shell_quote(ids) + " --frames 3 --layout-sweep --layout-json " +
+                                   std::string("--size ") + size + " --language " + language + " " + long_input +
+                                       " --frames 3 --layout-sweep --layout-json " +
                                        shell_quote(out.string()));
         INFO(run.err);
         REQUIRE(run.exit_code == 0);

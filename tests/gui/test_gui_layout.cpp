@@ -407,16 +407,12 @@ TEST_SUITE("gui_layout") {
   TEST_CASE("a long input (heads computed on demand): the layout rule holds on every screen, EN and 中文, 1280×720 and 1920×1080") {
     // gpt-oss's fixture on 2100 ids, past the stack's 2048: the Heads view's pooled heads and its line, the exact
     // cells' window, and every view that needs the whole stack saying why (issue 38 item 6).
-    const std::string model =
-        shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt_oss_dequantized_bf16").string());
-    std::string ids = "ids:";
-    for (int t = 0; t < 2100; ++t) ids += " " + std::to_string((t * 7 + t / 13) % 64);
+    const std::string long_input = long_input_flags();
     for (const char* language : {"en", "zh"})
       for (const char* size : {"1280x720", "1920x1080"}) {
         const std::string name = std::string("long_") + language + "_" + size;
         const json layout = sweep(name, fresh_config(name),
-                                  std::string("--size ") + size + " --language " + language + " --checkpoint " + model +
-                                      " --text " + shell_quote(ids));
+                                  std::string("--size ") + size + " --language " + language + " " + long_input);
         const double w = std::string(size) == "1280x720" ? 1280 : 1920, h = w == 1280 ? 720 : 1080;
         // check_start's checks on every screen but the lesson steps: they load their own short inputs (no long
         // input there; the checkpoint sweep above covers them), and this fixture's YaRN profile in lesson 9's

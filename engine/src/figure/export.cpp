@@ -398,6 +398,18 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
 // ---- figures -------------------------------------------------------------------------------------
 namespace {
 
+// One more column after panel `p`'s columns: `column[i]` ends row i (a token set's reduced keys).
+void append_column(PanelSpec& p, const std::vector<float>& column) {
+  std::vector<float> with_column;
+  with_column.reserve(size_t(p.rows) * size_t(p.cols + 1));
+  for (int i = 0; i < p.rows; ++i) {
+    with_column.insert(with_column.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
+    with_column.push_back(column[size_t(i)]);
+  }
+  p.values = std::move(with_column);
+  p.cols += 1;
+}
+
 std::vector<std::string> index_labels(int n) {
   std::vector<std::string> v(size_t(std::max(n, 0)));
   for (int i = 0; i < n; ++i) v[size_t(i)] = std::to_string(i);
@@ -487,14 +499,7 @@ FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
         p.rows += 1;
         p.row_labels.push_back(label);
       } else {
-        std::vector<float> with_strip;
-        with_strip.reserve(size_t(p.rows) * size_t(p.cols + 1));
-        for (int i = 0; i < p.rows; ++i) {
-          with_strip.insert(with_strip.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
-          with_strip.push_back(strip[size_t(i)]);
-        }
-        p.values = std::move(with_strip);
-        p.cols += 1;
+        append_column(p, strip);
         p.col_labels.push_back(label);
       }
     }
@@ -860,14 +865,7 @@ void add_token_set_strip(PanelSpec& p, const Mat& m, const TokenSet& set) {
     p.rows += 1;
     return;
   }
-  std::vector<float> with_strip;
-  with_strip.reserve(size_t(p.rows) * size_t(p.cols + 1));
-  for (int i = 0; i < p.rows; ++i) {
-    with_strip.insert(with_strip.end(), p.values.begin() + i * p.cols, p.values.begin() + (i + 1) * p.cols);
-    with_strip.push_back(strip[size_t(i)]);
-  }
-  p.values = std::move(with_strip);
-  p.cols += 1;
+  append_column(p, strip);
 }
 }  // namespace
 
