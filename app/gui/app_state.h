@@ -488,11 +488,8 @@ struct AppState {
 void NoteEdit(AppState& state, Panel panel);
 // Submits the scene if it was edited this frame.
 void SubmitIfEdited(AppState& state);
-// Where workers have no thread (the page), a checkpoint's forward runs inside a frame: a sentence being typed
-// goes to the engine once no key has changed it for typing_pause_s, not at every key (each would freeze the
-// page for a whole forward: 1.5 s on GPT-2 small at 105 tokens). True while such an edit waits.
-inline constexpr double typing_pause_s = 0.4;
-bool WaitsForTypingPause(const AppState& state);
+// Where workers have no thread (the page), a sentence typed with a checkpoint open waits for a pause in the
+// typing (app_state.cpp).
 // Swaps in the worker's newest result, if any. Returns true when one arrived.
 bool TakeResult(AppState& state);
 // Re-sends the textures whose pixels changed since the last upload (UI thread, GL context current).
