@@ -20,10 +20,14 @@ build="$root/build-fuzz"
 # -O1 with line tables, as the sanitizers' manuals advise: readable stack traces for less compile time
 # than -O2 -g (this build also holds the sanitized test suite of scripts/test.sh, and the sanitized
 # window that the monkey test drives: scripts/monkey.sh, tests/gui/monkey/).
+# A fresh clone reuses ccache's objects of this build (docs/development.md, "Where the time goes"): the line
+# tables name the source root as "." (-fdebug-prefix-map), ccache does not hash the build folder
+# (CCACHE_NOHASHDIR, set with the launcher in CMakeLists.txt), and no precompiled header, which clang makes anew
+# in every clone and which then misses the cache for every source that uses it.
+flags="-O1 -gline-tables-only -DNDEBUG -fdebug-prefix-map=$root=."
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
-  -DATTNSCOPE_FUZZ=ON \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" \
+  -DATTNSCOPE_PCH=OFF -DATTNSCOPE_FUZZ=ON \
   -DATTNSCOPE_OPENMP=OFF -DATTNSCOPE_BUILD_APP=ON -DATTNSCOPE_BUILD_BENCH=OFF >/dev/null
 [[ $configure_only == 1 ]] && exit 0
 if ! cmake --build "$build" -j"$(nproc)" --target fuzz_attnscope >"$build/build.log" 2>&1; then

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "test_paths.h"
 #include "test_tmp.h"
 
 namespace attnscope::test {

@@ -6,6 +6,7 @@
 
 #include "attnscope/io/file_io.h"
 #include "fuzz/fuzz_entries.h"
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include "test_paths.h"
 
 namespace fs = std::filesystem;
 

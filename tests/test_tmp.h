@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include "test_paths.h"
 
 namespace attnscope::test {
 

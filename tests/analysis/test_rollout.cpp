@@ -21,6 +21,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/forward.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 

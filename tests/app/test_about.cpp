@@ -10,6 +10,7 @@
 #include "core/about.h"
 #include "core/version.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

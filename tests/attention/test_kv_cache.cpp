@@ -11,6 +11,7 @@
 #include "attnscope/attention/kv_cache.h"
 #include "attnscope/model/config.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -17,6 +17,7 @@
 #include "attnscope/core/rng.h"
 #include "attnscope/io/npy.h"
 #include "check.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -14,6 +14,7 @@
 #include "attnscope/io/npy.h"
 #include "attnscope/scene/scene_json.h"
 #include "check.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using attnscope::test::check_close;

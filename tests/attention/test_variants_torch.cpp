@@ -11,6 +11,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 #include "check.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "attnscope/pipeline/model_input.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

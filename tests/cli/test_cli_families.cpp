@@ -13,6 +13,7 @@
 #include "attnscope/model/config.h"
 #include "attnscope/model/families.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

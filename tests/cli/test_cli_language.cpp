@@ -11,6 +11,7 @@
 
 #include "core/translations.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -19,6 +19,7 @@
 #include "csv_close.h"
 #include "model/checkpoint_fixtures.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -11,6 +11,7 @@
 
 #include "attnscope/io/npy.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

@@ -22,6 +22,7 @@
 
 #include "docs/docs_check.h"
 #include "run_cli.h"
+#include "test_paths.h"
 #include "test_tmp.h"
 
 using namespace attnscope::test;

@@ -9,6 +9,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/export.h"
 #include "core/translations.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 

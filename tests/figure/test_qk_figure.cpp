@@ -13,6 +13,7 @@
 #include "attnscope/figure/qk_figure.h"
 #include "attnscope/figure/render_png.h"
 #include "core/translations.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 

@@ -18,6 +18,7 @@
 
 #include "attnscope/figure/colormap.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 

@@ -18,6 +18,7 @@
 #include "attnscope/model/forward.h"
 #include "core/model_input.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 

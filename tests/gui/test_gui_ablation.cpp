@@ -18,6 +18,7 @@
 #include "attnscope/pipeline/model_input.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

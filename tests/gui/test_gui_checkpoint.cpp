@@ -17,6 +17,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -10,6 +10,7 @@
 #include "attnscope/figure/compare.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "attnscope/model/model.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -18,6 +18,7 @@
 #include "attnscope/attention/trace.h"
 #include "core/translations.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gui_run.h"
+#include "test_paths.h"
 #include "text/tokenizer_fixtures.h"
 
 namespace attnscope::test {

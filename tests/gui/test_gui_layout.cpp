@@ -25,6 +25,7 @@
 
 #include "attnscope/classroom/lessons.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -26,6 +26,7 @@
 
 #include "attnscope/classroom/lessons.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -16,6 +16,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/pipeline/model_input.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

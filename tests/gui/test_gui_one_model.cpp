@@ -12,6 +12,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -15,6 +15,7 @@
 #include "attnscope/model/attention_file.h"
 #include "attnscope/model/model.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

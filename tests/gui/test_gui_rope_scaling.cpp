@@ -16,6 +16,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/config.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

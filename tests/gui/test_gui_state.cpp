@@ -6,6 +6,7 @@
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 using nlohmann::json;

@@ -15,6 +15,7 @@
 
 #include "attnscope/io/file_io.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

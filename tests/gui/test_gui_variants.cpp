@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "attnscope/scene/scene_json.h"
 #include "gui_run.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 namespace {

@@ -12,6 +12,7 @@
 #include "attnscope/io/file_io.h"
 #include "check.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::test;

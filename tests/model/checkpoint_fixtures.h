@@ -13,6 +13,7 @@
 #include "attnscope/model/config.h"
 #include "attnscope/model/model.h"
 #include "check.h"
+#include "test_paths.h"
 #include "test_tmp.h"
 
 namespace attnscope::test {

@@ -15,6 +15,7 @@
 #include "attnscope/core/rng.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
+#include "test_paths.h"
 
 namespace attnscope::test {
 

@@ -15,6 +15,7 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/config.h"
 #include "attnscope/model/families.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

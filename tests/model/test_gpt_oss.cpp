@@ -23,6 +23,7 @@
 #include "attnscope/model/mxfp4.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

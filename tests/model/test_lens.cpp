@@ -13,6 +13,7 @@
 #include "attnscope/model/lens.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

@@ -20,6 +20,7 @@
 #include "attnscope/model/model.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
 #include "model/hybrid_checks.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

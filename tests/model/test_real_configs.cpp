@@ -20,6 +20,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/model/model.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using nlohmann::json;

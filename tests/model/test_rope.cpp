@@ -18,6 +18,7 @@
 #include "attnscope/model/forward.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::model;

@@ -8,6 +8,7 @@
 #include "attnscope/text/tokenizer_interface.h"
 #include "attnscope/text/vocab_tokenizer.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 namespace fs = std::filesystem;

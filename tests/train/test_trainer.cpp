@@ -15,6 +15,7 @@
 #include "check.h"
 #include "model/fixtures.h"
 #include "run_cli.h"
+#include "test_paths.h"
 
 using namespace attnscope;
 using namespace attnscope::train;
@@ -423,7 +424,7 @@ TEST_CASE("checkpoint: an independent PyTorch Llama forward of the saved folder 
     args += " --check-checkpoint " + attnscope::test::shell_quote(dir.string()) + " --ids " + id_list + " --logits " +
             attnscope::test::shell_quote((dir / "logits.npy").string());
   }
-  const std::string cmd = "/usr/bin/python3 " ATTNSCOPE_SOURCE_DIR "/tests/fixtures/make_train_fixtures.py" + args +
+  const std::string cmd = "/usr/bin/python3 " + std::string(ATTNSCOPE_SOURCE_DIR) + "/tests/fixtures/make_train_fixtures.py" + args +
                           " >" + attnscope::test::shell_quote(report.string()) + " 2>&1";
   const int status = std::system(cmd.c_str());
   const std::string printed = read_file(report, 1 << 20);
