@@ -17,6 +17,7 @@
 // One head's map is held at a time.
 #pragma once
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <list>
 #include <map>
