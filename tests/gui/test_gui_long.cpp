@@ -271,8 +271,8 @@ sys.exit(1)
       CHECK(w.layout.at("error") == "");
       CHECK_FALSE(shows(texts, zh ? "个词元，因此它的头按需逐个计算" : "tokens, so its heads are computed one at a time on demand"));
       // The scripted run waits for the prefetch: every head cached, every thumbnail drawn.
-      CHECK(shows(texts, zh ? "已缓存的概览：" + std::to_string(L * H) + " 个头（共 " + std::to_string(L * H) + " 个；" +
-                                  std::to_string(L) + " 层，共 " + std::to_string(L) + " 层）"
+      CHECK(shows(texts, zh ? "已缓存的概览：" + std::to_string(L * H) + " / " + std::to_string(L * H) + " 个头（" +
+                                  std::to_string(L) + " / " + std::to_string(L) + " 层）"
                             : "overviews cached: " + std::to_string(L * H) + " of " + std::to_string(L * H) + " heads (" +
                                   std::to_string(L) + " of " + std::to_string(L) + " layers)"));
       CHECK(w.layout.at("thumbs").size() == size_t(L * H));
@@ -328,7 +328,7 @@ sys.exit(1)
       auto wait = [&](const std::string& out, const std::string& condition) {
         return "python3 " + q + "/wait.py " + q + "/layout.json " + q + "/" + out + " " + shell_quote(condition) + "\n";
       };
-      const std::string every_layer = zh ? std::to_string(L) + " 层，共 " + std::to_string(L) + " 层"
+      const std::string every_layer = zh ? "（" + std::to_string(L) + " / " + std::to_string(L) + " 层）"
                                          : "(" + std::to_string(L) + " of " + std::to_string(L) + " layers)";
       const std::string thumbs_done =
           "all('block=' in r['widgets'].get('model_view.long_thumb.%d.%d' % (l, h), {}).get('text', '') "
