@@ -35,6 +35,10 @@
 // and runs the same Result's remaining steps (head_statistics) for the second; the conversion, the
 // unconverted run, the tokens and the pattern scores it reuses live in its pipeline::Cache. The worker
 // itself only schedules, cancels, caches and colours.
+// A long input (ModelSource::pooling): the layer's heads come from a cache of pooled heads (core/long_heads.h: each
+// map made once, pooled by max and mean to the Heads view's and the Model view's sizes); once a request is delivered
+// and none waits, the worker prefetches the other layers' heads, one head per work() call (a pumped slice), the
+// nearest layers first, delivering the same result again with a fuller overview as each layer completes.
 #pragma once
 #include <atomic>
 #include <chrono>

@@ -20,7 +20,9 @@
 // (keys), in the colours `export --what model` gives the panel's last row or column (the ranges include it);
 // the set's line (sum | mean, ×) is above the grid, and the tooltips name the set.
 //
-// A long input (core/long_heads.h) draws its grid apart: each head pooled to its thumbnail from the worker's cache.
+// A long input (core/long_heads.h) draws its grid apart: each head pooled to its thumbnail from the worker's cache
+// (max or mean as the Heads view chose, each on its own colour range, as `export --long --what head:N` colours it);
+// hover for a block's token ranges and value, click to open that layer in the Heads view.
 //
 // Sections: opening · grid · tooltip · a long input · window
 #include <algorithm>

@@ -1,7 +1,9 @@
 // test_long_worker.cpp — the window's worker on a long input (issue 38 item 6; core/long_heads.h): past the stack's
 // limit it runs the forward pass on demand and delivers the layer's heads pooled as `export --long` pools and colours
 // them; the layer, the pooling, the pixels and the zoom rerun no forward pass; the zoom's cells are the engine's exact
-// map; an input whose stack fits keeps the stack's path.
+// map; an input whose stack fits keeps the stack's path. The cache of pooled heads: after the prefetch a layer change
+// and max|mean make no map (long_maps_made) and equal pool_head bit for bit; the cache stays under its ceiling, the
+// least recently used evicted; pumped, the prefetch makes one head a slice and a new request goes first.
 #include <doctest/doctest.h>
 
 #include "attnscope/core/limits.h"

@@ -5,7 +5,10 @@
 // record); the views that need the whole stack say why they have nothing and up to what T they work. Through the X
 // server (xdotool): hovering a pooled block gives its token ranges and its max; the wheel over it opens the exact
 // cells around it, whose tooltip gives the cell's exact value (the engine's map); Save PNG/SVG/CSV of that head
-// are byte for byte the CLI's export — in English and in 中文.
+// are byte for byte the CLI's export — in English and in 中文. The Model view draws every layer's heads pooled to
+// its thumbnails, each the CLI's overview at the thumbnail's pixels (the layout record's model_view.long_thumb.L.H);
+// after the worker's prefetch, a real click on a thumbnail (another layer) and on "mean" make no head map (the
+// record's long_maps_made stays).
 #include <doctest/doctest.h>
 
 #include <cmath>
