@@ -1,7 +1,7 @@
 // bench_long — long inputs (issue 38 item 6, model/head_maps.h) on a model with Llama-3.2-1B's shape. Not a test:
 // it prints figures (JSON lines).
 //
-//   bench_long [T] [--config CONFIG.json] [--no-torch]
+//   bench_long [T] [--config CONFIG.json] [--pixels P] [--no-torch]
 // The model: tests/fixtures/real-configs/meta-llama/Llama-3.2-1B-Instruct.json (16 layers, 2048 wide, 32 query heads
 // sharing 8 K/V heads of 64, vocabulary 128256, tied embeddings, llama3 RoPE), random float32 weights (std 0.02)
 // built in memory — no download, no file. The input: T (default 4096) random token ids: no Llama 3 tokenizer is
@@ -16,6 +16,12 @@
 //   window head     what the window's worker does per head of a layer (app/core/long_heads.cpp): the head change,
 //                   then the pooled map coloured as the export colours it (pooled_figure + panel_colors); a layer
 //                   change in the Heads view is H of these, on the worker (the old heads stay on screen meanwhile)
+//   window cache    what the window's worker does (app/core/long_heads.h), with its cache of pooled heads: the first
+//                   compute of a layer (its H maps made, each pooled by max and mean to the Heads view's tiles,
+//                   --pixels, default 256, and the Model view's 64-block thumbnails; then coloured), the prefetch
+//                   of every other layer's heads (the whole model's), a cached layer change (the pictures of H heads
+//                   from the cache: colouring only; goal ≤ 100 ms), a max↔mean switch (the same), and the Model
+//                   view's overview of every head (the thumbnails coloured)
 //   PyTorch         bench/compare_long_torch.py, run from here: the same head's map from the same q and k (written
 //                   to a temporary folder) by torch (2 threads, bench/anchor.py), its pooling by max_pool2d, the
 //                   largest difference from ours, and both head maps as shares of the run's sgemm rate (the map's
@@ -44,6 +50,7 @@
 #include "attnscope/model/forward.h"
 #include "attnscope/model/head_maps.h"
 #include "bench_util.h"
+#include "core/long_heads.h"
 
 using namespace attnscope;
 using attnscope::bench::peak_rss_mb;
@@ -96,10 +103,12 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   int T = 4096;
   bool torch = true;
+  int pixels = 256;
   std::string config_path = std::string(ATTNSCOPE_SOURCE_DIR) + "/tests/fixtures/real-configs/meta-llama/Llama-3.2-1B-Instruct.json";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[++i];
     else if (std::strcmp(argv[i], "--no-torch") == 0) torch = false;
+    else if (std::strcmp(argv[i], "--pixels") == 0 && i + 1 < argc) pixels = std::atoi(argv[++i]);
     else T = std::atoi(argv[i]);
   }
   try {
@@ -169,7 +178,73 @@ int main(int argc, char** argv) {
                 median(window_ms) * c.heads, load);
     std::fflush(stdout);
 
-    // 3. PyTorch: the same head from the same q and k.
+    // 3. The window's worker with its cache (app/core/long_heads.h), as compute_worker.cpp runs it.
+    {
+      const int thumbs = 64, first = c.layers / 2;
+      gui::LongHeadCache cache;
+      cache.set_sizes({pixels, thumbs});
+      std::vector<std::string> labels(static_cast<size_t>(T));
+      for (int t = 0; t < T; ++t) labels[size_t(t)] = std::to_string(ids[size_t(t)]);
+      auto layer_pictures = [&](int layer, model::Pooling pooling) {
+        return gui::make_long_heads(maps, m->name, layer, pooling, pixels, Colormap::viridis, std::nullopt, labels,
+                                    nullptr, cache);
+      };
+      auto a = std::chrono::steady_clock::now();
+      const gui::LongHeads opened = layer_pictures(first, model::Pooling::max);
+      const double first_layer_ms = ms_since(a);
+      const int64_t maps_first = cache.maps_made();
+      // The prefetch: every other head, the nearest layers first (the worker's order), until the cache is full.
+      a = std::chrono::steady_clock::now();
+      int prefetched = 0;
+      bool full = false;
+      for (int d = 1; d < 2 * c.layers + 1 && !full; ++d) {
+        const int l = d % 2 == 0 ? first + d / 2 : first - (d + 1) / 2;
+        if (l < 0 || l >= c.layers) continue;
+        for (int h = 0; h < c.heads && !full; ++h) {
+          if (cache.bytes() + cache.head_bytes(T) > cache.ceiling()) full = true;
+          else cache.make(maps, l, h, model::Pooling::max, pixels), ++prefetched;
+        }
+      }
+      const double prefetch_s = ms_since(a) / 1e3;
+      // Cached layer changes (the pictures from the cache) and max↔mean switches: the median of several.
+      const int64_t maps_before = cache.maps_made();
+      std::vector<double> change, pool_switch;
+      for (int i = 1; i <= 5; ++i) {
+        const int l = (first + i) % c.layers;
+        a = std::chrono::steady_clock::now();
+        const gui::LongHeads changed = layer_pictures(l, model::Pooling::max);
+        change.push_back(ms_since(a));
+        a = std::chrono::steady_clock::now();
+        const gui::LongHeads switched = layer_pictures(l, model::Pooling::mean);
+        pool_switch.push_back(ms_since(a));
+        if (changed.pictures.size() != size_t(c.heads) || switched.pictures.size() != size_t(c.heads)) return 1;
+      }
+      const bool from_cache = cache.maps_made() == maps_before;
+      a = std::chrono::steady_clock::now();
+      const gui::LongOverview overview =
+          gui::make_long_overview(maps, cache, m->name, model::Pooling::max, thumbs, Colormap::viridis, nullptr);
+      const double overview_ms = ms_since(a);
+      const double load = [] {
+        std::ifstream f("/proc/loadavg");
+        double l = 0;
+        f >> l;
+        return l;
+      }();
+      std::printf("{\"window_cache\": true, \"pixels\": %d, \"thumb_pixels\": %d, \"first_layer_ms\": %.0f, "
+                  "\"first_layer_maps\": %lld, \"prefetch_heads\": %d, \"prefetch_model_s\": %.1f, "
+                  "\"cache_full\": %s, \"cache_mb\": %.1f, \"cache_ceiling_mb\": %.0f, "
+                  "\"cached_layer_change_median_ms\": %.1f, \"cached_layer_change_max_ms\": %.1f, "
+                  "\"max_mean_switch_median_ms\": %.1f, \"layer_changes_made_no_map\": %s, "
+                  "\"model_view_overview_ms\": %.1f, \"overview_heads_cached\": %d, \"load_average_1min\": %.2f}\n",
+                  pixels, thumbs, first_layer_ms, (long long)maps_first, prefetched, prefetch_s, full ? "true" : "false",
+                  double(cache.bytes()) / (1 << 20), double(cache.ceiling()) / (1 << 20), median(change),
+                  *std::max_element(change.begin(), change.end()), median(pool_switch), from_cache ? "true" : "false",
+                  overview_ms, overview.heads_cached, load);
+      std::fflush(stdout);
+      if (opened.pictures.empty()) return 1;
+    }
+
+    // 4. PyTorch: the same head from the same q and k.
     if (torch) {
       const int layer = c.layers / 2, head = 5;
       const model::KeptLayer& k = maps.layers[size_t(layer)];

@@ -19,8 +19,9 @@ AnalysisKey analysis_key_of(const Scene& scene) {
 
 }  // namespace
 
-ComputeWorker::ComputeWorker(std::function<void()> on_result, std::chrono::milliseconds statistics_wait)
-    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait), thread_([this](bool wait) { return work(wait); }) {}
+ComputeWorker::ComputeWorker(std::function<void()> on_result, std::chrono::milliseconds statistics_wait, bool threaded)
+    : on_result_(std::move(on_result)), statistics_wait_(statistics_wait),
+      thread_([this](bool wait) { return work(wait); }, threaded) {}
 
 ComputeWorker::~ComputeWorker() {
   {
@@ -213,6 +214,8 @@ void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {
     last_.reset();  // its memory goes before the next request takes more
     last_key_.reset();
     last_long_.reset();
+    last_overview_.reset();
+    long_cache_.clear();
     last_model_view_.reset();
     pipeline::Request r = request_of(job.scene, job.analysis_key);
     r.attention = model::AttentionKeep::on_demand;
@@ -228,6 +231,8 @@ void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {
   }
   read_result(out, last_);
   const Colormap colormap = parse_colormap(job.scene.view.colormap);
+  // Each head's map made is pooled to the Heads view's and the Model view's sizes (both poolings) at once.
+  long_cache_.set_sizes({source.pixels, source.thumb_pixels});
   const LongHeads* had = last_long_.get();
   if (had && had->layer == source.layer && had->pooling == source.pooling && had->pixels == source.pixels &&
       had->colormap == colormap) {
@@ -239,9 +244,15 @@ void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {
   } else {
     last_long_ = std::make_shared<const LongHeads>(make_long_heads(*last_->head_maps, last_->ran_model->name, source.layer,
                                                                    source.pooling, source.pixels, colormap,
-                                                                   source.long_zoom, last_->tokens->labels, &cancel_));
+                                                                   source.long_zoom, last_->tokens->labels, &cancel_,
+                                                                   long_cache_));
   }
   out.long_heads = last_long_;
+  last_overview_ = std::make_shared<const LongOverview>(make_long_overview(*last_->head_maps, long_cache_,
+                                                                           last_->ran_model->name, source.pooling,
+                                                                           source.thumb_pixels, colormap,
+                                                                           last_overview_.get()));
+  out.long_overview = last_overview_;
 }
 
 ComputeResult ComputeWorker::compute(const Job& job) {
@@ -266,6 +277,8 @@ ComputeResult ComputeWorker::compute(const Job& job) {
       last_.reset();
       last_key_.reset();
       last_long_.reset();
+      last_overview_.reset();
+      long_cache_.clear();
     }
     const std::optional<model::QkCell> qk = key.model ? key.model->qk : std::nullopt;
     if (last_ && last_key_ && last_key_ != key && without_qk(*last_key_) == without_qk(key)) {
@@ -388,21 +401,34 @@ Work ComputeWorker::work(bool wait) {
   Job job;
   {
     std::unique_lock lock(mutex_);
-    if (wait) wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+    if (wait) wake_.wait(lock, [this] { return stop_ || pending_.has_value() || prefetch_pending_; });
     if (stop_) return Work::stop;
-    if (!pending_) return Work::none;
+    if (!pending_) {
+      if (!prefetch_pending_) return Work::none;
+      // Nothing asked: one head of the prefetch (a request submitted meanwhile waits for this head alone).
+      lock.unlock();
+      prefetch_step();
+      return Work::did_some;
+    }
+    prefetch_pending_ = false;  // a request goes first; its result starts the prefetch again
     job = std::move(*pending_);
     pending_.reset();
     running_ = true;
     running_key_ = job.analysis_key;
     cancel_ = false;
   }
+  prefetch_.reset();
   std::optional<ComputeResult> result;
   try {
     result = compute(job);
     result->seconds = std::chrono::duration<double>(Clock::now() - job.submitted).count();
   } catch (const Cancelled&) {
     // A newer scene is pending; it will produce the next result.
+  }
+  long_maps_made_ = long_cache_.maps_made();
+  if (result && result->long_heads) {  // then the other heads, the nearest layers first, until a request comes
+    const ModelSource& s = *job.analysis_key.model;
+    prefetch_ = Prefetch{*result, s.layer, s.pooling, s.pixels, s.thumb_pixels, parse_colormap(job.scene.view.colormap)};
   }
   const bool statistics_wanted = result && result->analysis && result->analysis->attention &&
                                  (!result->stats || model_view_wanted(*result));
@@ -415,9 +441,89 @@ Work ComputeWorker::work(bool wait) {
   return Work::did_some;
 }
 
+void ComputeWorker::prefetch_step() {
+  if (!prefetch_ || !last_ || !last_->head_maps) {
+    prefetch_.reset();
+  } else {
+    Prefetch& p = *prefetch_;
+    const model::HeadMaps& maps = *last_->head_maps;
+    const int L = maps.layer_count();
+    // The nearest layer with a head not cached: the layer on screen, then layer − 1, layer + 1, layer − 2, …
+    int layer = -1, head = -1;
+    for (int d = 0; d < 2 * L + 1 && layer < 0; ++d) {
+      const int l = d % 2 == 0 ? p.layer + d / 2 : p.layer - (d + 1) / 2;
+      if (l < 0 || l >= L) continue;
+      for (int h = 0; h < maps.heads(l); ++h)
+        if (!long_cache_.has(l, h)) {
+          layer = l, head = h;
+          break;
+        }
+    }
+    // The prefetch never evicts: it stops where one more head would pass the cache's ceiling.
+    const bool full = layer >= 0 && long_cache_.bytes() + long_cache_.head_bytes(maps.tokens) > long_cache_.ceiling();
+    if (layer < 0 || full) {
+      if (!last_overview_ || last_overview_->heads_cached != [&] {
+            int n = 0;
+            for (int l = 0; l < L; ++l)
+              for (int h = 0; h < maps.heads(l); ++h) n += long_cache_.has(l, h);
+            return n;
+          }() || last_overview_->cache_full != full)
+        deliver_overview();
+      prefetch_.reset();
+    } else {
+      long_cache_.make(maps, layer, head, p.pooling, p.pixels);
+      long_maps_made_ = long_cache_.maps_made();
+      bool complete = true;
+      for (int h = 0; h < maps.heads(layer); ++h) complete = complete && long_cache_.has(layer, h);
+      if (complete) deliver_overview();  // the thumbnails fill a layer at a time: no flicker of single heads
+    }
+  }
+  if (!prefetch_) {
+    {
+      std::lock_guard lock(mutex_);
+      prefetch_pending_ = false;
+    }
+    idle_.notify_all();
+  }
+}
+
+void ComputeWorker::deliver_overview() {
+  Prefetch& p = *prefetch_;
+  last_overview_ = std::make_shared<const LongOverview>(make_long_overview(
+      *last_->head_maps, long_cache_, last_->ran_model->name, p.pooling, p.thumb_pixels, p.colormap, last_overview_.get()));
+  p.result.long_overview = last_overview_;
+  {
+    std::lock_guard lock(mutex_);
+    if (pending_) return;  // a newer request's result comes next
+    result_ = p.result;
+  }
+  idle_.notify_all();
+  on_result_();
+}
+
+bool ComputeWorker::prefetching() const {
+  std::lock_guard lock(mutex_);
+  return prefetch_pending_;
+}
+
+void ComputeWorker::wait_until_prefetched() {
+  wait_until_idle();
+  std::unique_lock lock(mutex_);
+  if (thread_.threaded()) {
+    idle_.wait(lock, [this] { return !running_ && !pending_ && !prefetch_pending_; });
+  } else {
+    while (running_ || pending_ || prefetch_pending_) {
+      lock.unlock();
+      thread_.pump();
+      lock.lock();
+    }
+  }
+}
+
 void ComputeWorker::finish_job() {
   {
     std::lock_guard lock(mutex_);
+    prefetch_pending_ = prefetch_.has_value();
     running_ = false;
     statistics_running_ = false;
     running_key_.reset();

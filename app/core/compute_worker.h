@@ -35,6 +35,10 @@
 // and runs the same Result's remaining steps (head_statistics) for the second; the conversion, the
 // unconverted run, the tokens and the pattern scores it reuses live in its pipeline::Cache. The worker
 // itself only schedules, cancels, caches and colours.
+// A long input (ModelSource::pooling): the layer's heads come from a cache of pooled heads (core/long_heads.h: each
+// map made once, pooled by max and mean to the Heads view's and the Model view's sizes); once a request is delivered
+// and none waits, the worker prefetches the other layers' heads, one head per work() call (a pumped slice), the
+// nearest layers first, delivering the same result again with a fuller overview as each layer completes.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -86,6 +90,9 @@ struct ModelSource {
   model::Pooling pooling = model::Pooling::max;
   int pixels = 256;
   std::optional<LongZoom> long_zoom;
+  // The Model view's thumbnails of a long input: every head pooled to `thumb_pixels` blocks a side by `pooling`
+  // (ComputeResult::long_overview); 0: the view is closed, only the Heads view's size is cached.
+  int thumb_pixels = 0;
   bool operator==(const ModelSource&) const = default;
 };
 
@@ -135,6 +142,10 @@ struct ComputeResult {
   // pictures and the stack are null (the Heads view draws these instead, the views of the whole stack say why
   // they have nothing).
   std::shared_ptr<const LongHeads> long_heads;
+  // With long_heads: every layer's heads as far as the worker's cache holds them (the Model view's thumbnails, at
+  // ModelSource::thumb_pixels) and how far the prefetch went. The prefetch delivers the same result again, with a
+  // fuller overview, each time a layer's heads are all cached.
+  std::shared_ptr<const LongOverview> long_overview;
   double seconds = 0;                         // time from submit() to the result being ready
 };
 
@@ -142,8 +153,10 @@ class ComputeWorker {
  public:
   // on_result is called on the worker thread after each result (e.g. glfwPostEmptyEvent).
   // statistics_wait: how long the head statistics wait for presented() at most.
+  // threaded: a thread of its own, or pumped (worker_thread.h; the tests of both modes).
   explicit ComputeWorker(std::function<void()> on_result,
-                         std::chrono::milliseconds statistics_wait = std::chrono::milliseconds(100));
+                         std::chrono::milliseconds statistics_wait = std::chrono::milliseconds(100),
+                         bool threaded = threads_available());
   ~ComputeWorker();
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
@@ -166,6 +179,12 @@ class ComputeWorker {
   bool wait_for_result(std::chrono::microseconds timeout);
   // Model forward passes run so far (converted and original ones; tests check what is cached).
   int forward_passes() const { return forward_passes_; }
+  // A long input's head maps made so far (HeadMaps::head, by a request or the prefetch; tests check what is cached).
+  int64_t long_maps_made() const { return long_maps_made_; }
+  // True while the prefetch of a long input's other heads has heads left to make.
+  bool prefetching() const;
+  // Blocks until idle() and the prefetch is done (scripted runs, tests).
+  void wait_until_prefetched();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -193,6 +212,10 @@ class ComputeWorker {
   // run and the drift from it; with a checkpoint, its model view), or nullopt when cancelled.
   std::optional<ComputeResult> add_statistics(const ComputeResult& first);
   static bool model_view_wanted(const ComputeResult& result);
+  // One head of the prefetch: the nearest layer's next head not cached, made and pooled; the result delivered again
+  // with the overview when a layer is complete, the cache full or nothing is left.
+  void prefetch_step();
+  void deliver_overview();
   bool busy_locked() const { return pending_.has_value() || (running_ && !statistics_running_); }
   void deliver(ComputeResult result, bool statistics_follow);
 
@@ -218,6 +241,22 @@ class ComputeWorker {
   std::optional<AnalysisKey> last_key_;
   std::shared_ptr<const ModelViewPictures> last_model_view_;
   std::shared_ptr<const LongHeads> last_long_;  // the last long input's pooled heads (of last_)
+  std::shared_ptr<const LongOverview> last_overview_;  // and its overview
+  // Every pooled head of last_'s pass (both poolings at the Heads view's and the thumbnails' sizes).
+  LongHeadCache long_cache_;
+  // What the prefetch goes on from: the last long delivery (delivered again as the overview grows), its layer (the
+  // nearest layers first), pooling, sizes and colormap. Worker-thread only; prefetch_pending_ (under mutex_) says
+  // whether there is one.
+  struct Prefetch {
+    ComputeResult result;
+    int layer = 0;
+    model::Pooling pooling = model::Pooling::max;
+    int pixels = 0, thumb_pixels = 0;
+    Colormap colormap = Colormap::viridis;
+  };
+  std::optional<Prefetch> prefetch_;
+  bool prefetch_pending_ = false;
+  std::atomic<int64_t> long_maps_made_{0};
   // is_long()'s last tokens count and the model folder and input it is of (−1: none).
   std::string long_check_dir_;
   pipeline::TokenInput long_check_input_;

@@ -71,6 +71,7 @@ void SubmitIfEdited(AppState& state) {
     source->pooling = state.heads.long_pooling;
     source->pixels = state.heads.long_pixels;
     source->long_zoom = state.heads.long_zoom;
+    source->thumb_pixels = state.model_view.long_pixels;  // once the Model view drew a long input's grid
   }
   if (source && source->model && state.qk.open)  // the Heads view's "why" panel
     source->qk = model::QkCell{c.layer, state.qk.head, state.qk.query, state.qk.key};
@@ -249,6 +250,7 @@ bool TakeResult(AppState& state) {
   // A long input: its pooled heads stand in place of the analysis (the old heads stay until these arrive).
   state.long_heads = result->long_heads;
   state.long_heads_of = result->long_heads ? result->of_model : nullptr;
+  state.long_overview = result->long_heads ? result->long_overview : nullptr;
   if (result->analysis && result->analysis != state.analysis) {
     if (state.analysis_of == result->of_model) {
       NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);

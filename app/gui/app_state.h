@@ -142,6 +142,11 @@ struct ModelViewWindowState {
   ColorBarCache bar;
   ColorBarCache signed_bar;                           // linear layers' signed matrices (Qwen3-Next)
   bool ablate_clicks = false;                         // "Click switches heads off": a click toggles a head
+  // A long input (core/long_heads.h): the thumbnails' blocks a side asked of the worker (0: the view has not drawn
+  // one), and each head's texture of state.long_overview's pictures (the picture it holds, to re-send only new ones).
+  int long_pixels = 0;
+  std::vector<GlTexture> long_thumbs;
+  std::vector<const Picture*> long_uploaded;
 };
 
 // The Logit lens window (window_lens.cpp): the logit lens and the direct logit attribution of the open
@@ -403,6 +408,9 @@ struct AppState {
   // `analysis` and `pictures` (then null), and the model they are of.
   std::shared_ptr<const LongHeads> long_heads;
   const void* long_heads_of = nullptr;
+  // With long_heads: every layer's heads as far as the worker's cache holds them (the Model view's thumbnails) and
+  // how far its prefetch went.
+  std::shared_ptr<const LongOverview> long_overview;
   uint64_t submitted_generation = 0;
   Panel submitted_by = Panel::startup;
   uint64_t result_generation = 0;

@@ -178,6 +178,9 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
                  state.worker->idle() && state.result_generation >= state.submitted_generation &&
                  !state.lessons.focus_pending && !RolloutBusy(state);
   j["lesson_shown"] = LessonShown(state);
+  // A long input's head maps the compute worker has made so far (core/long_heads.h: a layer change or max|mean within
+  // its cache makes none).
+  j["long_maps_made"] = state.worker->long_maps_made();
   j["checkpoint_error"] = state.checkpoint.error;
   j["checkpoint_picker_refused"] = state.checkpoint.picker_refusal.has_value();  // the browser's folder picker
   j["presenting"] = state.presenting;

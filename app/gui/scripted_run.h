@@ -36,6 +36,7 @@ class LayoutSweep;
 // "checkpoint_current": a checkpoint was the current model in the last frame; "earlier_frames": [{"frame",
 // "checkpoint_current", "texts": [{"window", "text"}]}] the frames before it (scripted runs, the first 120).
 // `frame` (≥ 0: a live run's --layout-live rewrites) is written as "frame", the frames rendered so far.
+// "long_maps_made": a long input's head maps the compute worker made so far (ComputeWorker::long_maps_made).
 void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, int width, int height,
                      const LayoutSweep* sweep = nullptr, int frame = -1);
 

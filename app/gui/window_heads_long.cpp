@@ -25,20 +25,50 @@
 #include "gui/windows.h"
 
 namespace attnscope::gui {
-namespace {
 
-// The tokens a pooled block spans: "8–15" (one token: "8").
-std::string BlockRange(const model::PooledMap& m, int b) {
+std::string LongBlockRange(const model::PooledMap& m, int b) {
   const int first = b * m.block, last = std::min(m.tokens, first + m.block) - 1;
   return first == last ? std::to_string(first) : std::to_string(first) + "\u2013" + std::to_string(last);
 }
 
-// The pooling as the window names it: "max-pooled 8×8", "mean-pooled 8×8", "exact cells".
-std::string PoolingName(const model::PooledMap& m) {
+std::string LongPoolingName(const model::PooledMap& m) {
   if (m.block == 1) return tr("exact cells");
   return m.pooling == model::Pooling::max ? trf("max-pooled %d×%d", m.block, m.block)
                                           : trf("mean-pooled %d×%d", m.block, m.block);
 }
+
+void LongBlockTooltipLines(const model::PooledMap& m, int r, int c, const std::vector<std::string>& labels) {
+  if (m.block == 1) {
+    ImGui::TextUnformatted(trf("query %d: %s", r, labels[size_t(r)].c_str()).c_str());
+    ImGui::TextUnformatted(trf("key %d: %s", c, labels[size_t(c)].c_str()).c_str());
+  } else {
+    ImGui::TextUnformatted(trf("queries %s · keys %s", LongBlockRange(m, r).c_str(), LongBlockRange(m, c).c_str()).c_str());
+  }
+  if (m.is_masked(r, c)) ImGui::TextUnformatted(tr("masked"));
+  else if (m.block == 1) ImGui::TextUnformatted(trf("probability: %s", FormatValue(m.values(r, c)).c_str()).c_str());
+  else
+    ImGui::TextUnformatted((m.pooling == model::Pooling::max ? trf("largest probability of the block: %s", FormatValue(m.values(r, c)).c_str())
+                                                             : trf("mean probability of the block: %s", FormatValue(m.values(r, c)).c_str()))
+                               .c_str());
+}
+
+int LongPixels(float side, int now, int most) {
+  const int fit = std::clamp(int(side) / 32 * 32, 32, most);
+  // Smaller only when the tile lost an eighth: a colour bar's labels a few pixels wider (another pooling's range) do
+  // not pool every head again.
+  if (fit < now && side >= float(now) * 0.875f) return now;
+  return fit;
+}
+
+std::string LongCacheLine(const LongOverview& o) {
+  std::string line = trf("overviews cached: %d of %d heads (%d of %d layers), %s of at most %s", o.heads_cached,
+                         o.layers * o.heads, o.layers_cached, o.layers, model::byte_size_text(o.cache_bytes).c_str(),
+                         model::byte_size_text(o.cache_ceiling).c_str());
+  if (o.cache_full) line += tr(" · the cache is full: other heads are computed when shown");
+  return line;
+}
+
+namespace {
 
 void Upload(AppState& state, const std::shared_ptr<const LongHeads>& l) {
   HeadsWindowState& w = state.heads;
@@ -95,6 +125,11 @@ void DrawLongHeads(AppState& state) {
   WrappedText(trf("long input: %d tokens, heads computed on demand, %s of queries and keys kept", l->tokens,
                   model::byte_size_text(l->kept_bytes).c_str()));
   RecordLastItem(state, "heads.long_input");
+  // How far the worker's cache and prefetch went: a layer change within it draws at once.
+  if (state.long_overview) {
+    WrappedText(LongCacheLine(*state.long_overview));
+    RecordLastItem(state, "heads.long_cache");
+  }
   // The pooling: max keeps a sink column and a window's band as bright as their brightest cell.
   bool edited = false;
   if (ImGui::RadioButton(tr("max"), w.long_pooling == model::Pooling::max) && w.long_pooling != model::Pooling::max) {
@@ -108,7 +143,7 @@ void DrawLongHeads(AppState& state) {
     edited = true;
   }
   RecordLastItem(state, "heads.long_mean");
-  const std::string pooled = trf("layer %d of %d · each head %s", l->layer, l->layers, PoolingName(first).c_str());
+  const std::string pooled = trf("layer %d of %d · each head %s", l->layer, l->layers, LongPoolingName(first).c_str());
   SameLineIfFits(ImGui::CalcTextSize(pooled.c_str()).x);
   ImGui::TextUnformatted(pooled.c_str());
   RecordLastItem(state, "heads.long_pooling");
@@ -124,7 +159,7 @@ void DrawLongHeads(AppState& state) {
   if (first.block == 1) {
     block_labels = CachedLabels(state, w.long_labels, l->labels).labels;
   } else {
-    for (int b = 0; b < first.rows; ++b) block_labels.push_back(BlockRange(first, b));
+    for (int b = 0; b < first.rows; ++b) block_labels.push_back(LongBlockRange(first, b));
   }
   float extent = 0;
   for (const std::string& s : block_labels) extent = std::max(extent, ImGui::CalcTextSize(s.c_str()).x);
@@ -153,7 +188,7 @@ void DrawLongHeads(AppState& state) {
   // Blocks a side: a tile's side in framebuffer pixels, in steps of 32 (a window resized by a few pixels pools
   // nothing again); the tile's size does not depend on its cells, so this settles at once.
   if (grid.image_size.x > 0) {
-    const int pixels = std::clamp(int(grid.image_size.x * state.framebuffer_scale.x) / 32 * 32, 32, 1024);
+    const int pixels = LongPixels(grid.image_size.x * state.framebuffer_scale.x, w.long_pixels, 1024);
     if (pixels != w.long_pixels) {
       w.long_pixels = pixels;
       NoteEdit(state, Panel::heads);
@@ -174,18 +209,7 @@ void DrawLongHeads(AppState& state) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(trf("head %d · kv group %d", grid.hovered, kv_group_of_head(grid.hovered, H, groups)).c_str());
   ImGui::Separator();
-  if (m.block == 1) {
-    ImGui::TextUnformatted(trf("query %d: %s", r, l->labels[size_t(r)].c_str()).c_str());
-    ImGui::TextUnformatted(trf("key %d: %s", c, l->labels[size_t(c)].c_str()).c_str());
-  } else {
-    ImGui::TextUnformatted(trf("queries %s · keys %s", BlockRange(m, r).c_str(), BlockRange(m, c).c_str()).c_str());
-  }
-  if (m.is_masked(r, c)) ImGui::TextUnformatted(tr("masked"));
-  else if (m.block == 1) ImGui::TextUnformatted(trf("probability: %s", FormatValue(m.values(r, c)).c_str()).c_str());
-  else
-    ImGui::TextUnformatted((m.pooling == model::Pooling::max ? trf("largest probability of the block: %s", FormatValue(m.values(r, c)).c_str())
-                                                             : trf("mean probability of the block: %s", FormatValue(m.values(r, c)).c_str()))
-                               .c_str());
+  LongBlockTooltipLines(m, r, c, l->labels);
   ImGui::TextDisabled("%s", tr("double-click or wheel: exact cells around here"));
   ImGui::EndTooltip();
   if (grid.double_clicked || grid.wheel > 0) {
@@ -210,7 +234,7 @@ void DrawLongZoom(AppState& state) {
     RecordLastItem(state, "long_zoom.range");
     // The head's pooled overview as the Heads view draws it, saved as `export --long` writes it.
     if (z.head < int(l->heads.size())) {
-      ImGui::TextUnformatted(trf("head %d's overview, %s:", z.head, PoolingName(l->heads[size_t(z.head)]).c_str()).c_str());
+      ImGui::TextUnformatted(trf("head %d's overview, %s:", z.head, LongPoolingName(l->heads[size_t(z.head)]).c_str()).c_str());
       SaveFigureButtons(state, "long_zoom", false, [&](ExportFormat format) { Save(state, *l, z.head, format); });
     }
     HintText(tr("double-click a cell: centre the exact cells on it"));

@@ -758,7 +758,7 @@ void TakeNewestResult(FrameLoop& loop, AppState& state) {
       (loop.frame >= loop.frames_wanted - 2 || !loop.options.clicks.empty() || !loop.options.keys.empty())) {
     state.checkpoint.loader->wait_until_idle();
     // A checkpoint that just opened is submitted at the end of this frame; the wait is then the next one's.
-    if (!TakeCheckpoint(state)) state.worker->wait_until_idle();
+    if (!TakeCheckpoint(state)) state.worker->wait_until_prefetched();  // a long input's other heads too
   } else {
     TakeCheckpoint(state);
   }

@@ -20,7 +20,11 @@
 // (keys), in the colours `export --what model` gives the panel's last row or column (the ranges include it);
 // the set's line (sum | mean, ×) is above the grid, and the tooltips name the set.
 //
-// Sections: opening · grid · tooltip · window
+// A long input (core/long_heads.h) draws its grid apart: each head pooled to its thumbnail from the worker's cache
+// (max or mean as the Heads view chose, each on its own colour range, as `export --long --what head:N` colours it);
+// hover for a block's token ranges and value, click to open that layer in the Heads view.
+//
+// Sections: opening · grid · tooltip · a long input · window
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -479,6 +483,137 @@ void DrawGrid(AppState& state, const ModelViewPictures& mv) {
   DrawBar(state, mv, ImVec2(bar_at.x, bar_at.y + g.top), region.y - g.top);
 }
 
+// ---- a long input ------------------------------------------------------------------------------------------
+// A checkpoint's input beyond its whole stack (core/long_heads.h): every head pooled to the thumbnail's pixels by
+// the Heads view's max or mean, each on its own colour range as the Heads view draws it, from the worker's cache as
+// its prefetch fills it (a head not made yet is an empty tile). Hover: the block's token ranges and its max or mean;
+// click: that layer in the Heads view. Switching heads off, token sets and the zoom need the whole stack.
+
+void UploadLongThumbs(AppState& state, const LongOverview& o) {
+  ModelViewWindowState& v = state.model_view;
+  const size_t n = o.pictures.size();
+  v.long_thumbs.resize(n);
+  v.long_uploaded.resize(n, nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    const std::shared_ptr<const Picture>& p = o.pictures[i];
+    if (!p || v.long_uploaded[i] == p.get()) continue;  // a tile not made keeps its last picture: no flicker
+    if (v.long_thumbs[i].update(p->width, p->height, std::shared_ptr<const std::vector<Rgba>>(p, &p->pixels)))
+      ++state.textures.uploads;
+    v.long_uploaded[i] = p.get();
+  }
+}
+
+void DrawLongModelView(AppState& state, const LongHeads& l) {
+  const LongOverview* o = state.long_overview.get();
+  const CheckpointWindowState& c = state.checkpoint;
+  if (!o || o->layers == 0 || o->heads == 0) {
+    SpinnerText(tr("computing…"));
+    return;
+  }
+  const int L = o->layers, H = o->heads, groups = std::max(1, l.kv_heads);
+  const model::PooledMap* any = nullptr;
+  for (const auto& p : o->pooled) any = any ? any : p.get();
+  std::string header = c.name() + " · " + trcount(L, TrKey("1 layer"), TrKey("%d layers")) + " × " +
+                       trcount(H, TrKey("1 head"), TrKey("%d heads")) + " · " +
+                       trcount(o->tokens, TrKey("1 token"), TrKey("%d tokens"));
+  if (any) header += " · " + trf("each head %s", LongPoolingName(*any).c_str());
+  WrappedText(header);
+  RecordLastItem(state, "model_view.long_header");
+  HintText(tr("A long input: each head pooled to its thumbnail, on its own colour range as in the Heads view (max | mean "
+              "there). Hover a head for a block's tokens and value; click it to open its layer in the Heads view."));
+  HintText(tr("Switching heads off, token sets and the zoom need every layer's attention at once: not on a long input."));
+  WrappedText(LongCacheLine(*o));
+  RecordLastItem(state, "model_view.long_cache");
+  UploadLongThumbs(state, *o);
+
+  // The grid: layers down, heads across, labels left and above; each thumbnail square.
+  const float font = ImGui::GetFontSize();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float left = ImGui::CalcTextSize(("L" + std::to_string(L - 1)).c_str()).x + font * 0.6f, top = font * 1.3f;
+  const float pitch = std::max(font * 0.8f, std::min((avail.x - left) / float(H), (avail.y - top) / float(L)));
+  const float frame = std::max(1.0f, std::round(pitch * 0.03f)), gap = std::max(2.0f, std::round(pitch * 0.06f));
+  const float thumb = std::floor(pitch - gap - 2 * frame);
+  // Blocks a side: the thumbnail's framebuffer pixels in steps of 32, as the Heads view asks its tiles.
+  const int pixels = LongPixels(thumb * state.framebuffer_scale.x, state.model_view.long_pixels, 256);
+  if (pixels != state.model_view.long_pixels) {
+    state.model_view.long_pixels = pixels;
+    NoteEdit(state, Panel::heads);
+  }
+  if (ImGui::BeginChild("##model_view_long", avail, false, ImGuiWindowFlags_NoScrollWithMouse)) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("##long_thumbs", ImVec2(left + float(H) * pitch, top + float(L) * pitch));
+    const bool clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+    const bool hovering = ImGui::IsItemHovered();
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), empty = ImGui::GetColorU32(ImGuiCol_FrameBg);
+    // Labels: every head and layer when they fit, else every k-th.
+    const int every_h = std::max(1, int(std::ceil(ImGui::CalcTextSize(std::to_string(H - 1).c_str()).x * 1.6f / pitch)));
+    const int every_l = std::max(1, int(std::ceil(font * 1.1f / pitch)));
+    for (int h = 0; h < H; h += every_h)
+      draw->AddText(ImVec2(origin.x + left + float(h) * pitch + frame, origin.y), text, std::to_string(h).c_str());
+    for (int ly = 0; ly < L; ++ly)  // the Heads view's layer always, in the accent colour
+      if (ly % every_l == 0 || ly == c.layer)
+        draw->AddText(ImVec2(origin.x, origin.y + top + float(ly) * pitch + frame),
+                      ly == c.layer ? ImGui::GetColorU32(ImGuiCol_CheckMark) : text, ("L" + std::to_string(ly)).c_str());
+    const ImVec2 s = state.framebuffer_scale;
+    int hovered_l = -1, hovered_h = -1;
+    ImVec2 pointer_in(0, 0);
+    for (int ly = 0; ly < L; ++ly)
+      for (int h = 0; h < H; ++h) {
+        const ImVec2 min(std::round(origin.x + left + float(h) * pitch + frame),
+                         std::round(origin.y + top + float(ly) * pitch + frame));
+        const ImVec2 max(min.x + thumb, min.y + thumb);
+        const ImU32 frame_color = KvGroupColor(kv_group_of_head(h, H, groups));
+        draw->AddRectFilled(ImVec2(min.x - frame, min.y - frame), ImVec2(max.x + frame, max.y + frame), frame_color);
+        const size_t i = size_t(ly) * size_t(H) + size_t(h);
+        const model::PooledMap* m = o->pooled[i].get();
+        if (m && i < state.model_view.long_thumbs.size() && state.model_view.long_uploaded[i])
+          draw->AddImage(state.model_view.long_thumbs[i].id(), min, max);
+        else draw->AddRectFilled(min, max, empty);  // not computed yet: the prefetch fills it
+        const ImVec2 m_at = ImGui::GetIO().MousePos;
+        if (hovering && m_at.x >= min.x && m_at.x < max.x && m_at.y >= min.y && m_at.y < max.y) {
+          hovered_l = ly, hovered_h = h;
+          pointer_in = ImVec2((m_at.x - min.x) / thumb, (m_at.y - min.y) / thumb);
+        }
+        LayoutRecord::Thumb rec;
+        rec.layer = ly;
+        rec.head = h;
+        rec.kv_group = kv_group_of_head(h, H, groups);
+        rec.min = ImVec2(min.x * s.x, min.y * s.y);
+        rec.max = ImVec2(max.x * s.x, max.y * s.y);
+        rec.frame = frame * s.x;
+        rec.frame_color = frame_color;
+        rec.current = ly == c.layer;
+        rec.shown = o->tokens;
+        state.layout.thumbs.push_back(rec);
+        state.layout.widgets.push_back({"model_view.long_thumb." + std::to_string(ly) + "." + std::to_string(h), rec.min,
+                                        rec.max,
+                                        m ? "pixels=" + std::to_string(o->pixels) + " block=" + std::to_string(m->block) +
+                                                " rows=" + std::to_string(m->rows)
+                                          : std::string("pixels=") + std::to_string(o->pixels) + " computing"});
+      }
+    if (hovered_l >= 0) {
+      const model::PooledMap* m = o->at(hovered_l, hovered_h);
+      ImGui::BeginTooltip();
+      ImGui::TextUnformatted(
+          trf("layer %d · head %d · kv group %d", hovered_l, hovered_h, kv_group_of_head(hovered_h, H, groups)).c_str());
+      ImGui::Separator();
+      if (m) {
+        const int r = std::clamp(int(pointer_in.y * float(m->rows)), 0, m->rows - 1);
+        const int k = std::clamp(int(pointer_in.x * float(m->cols)), 0, m->cols - 1);
+        LongBlockTooltipLines(*m, r, k, l.labels);
+      } else {
+        ImGui::TextUnformatted(tr("computing…"));
+      }
+      ImGui::TextDisabled("%s", tr("click: open this head in the Heads view"));
+      ImGui::EndTooltip();
+      if (clicked) OpenHead(state, hovered_l, hovered_h);
+    }
+  }
+  ImGui::EndChild();
+  RecordLastItem(state, "model_view.grid");
+}
+
 }  // namespace
 
 // ---- window ------------------------------------------------------------------------------------------
@@ -499,7 +634,8 @@ void DrawModelViewWindow(AppState& state) {
     ImGui::End();
     return;
   }
-  if (LongInputNotice(state, TrKey("Model view"))) {  // a long input keeps no stack to draw
+  if (const LongHeads* l = CurrentLongHeads(state)) {  // a long input keeps no stack: its heads pooled instead
+    DrawLongModelView(state, *l);
     ImGui::End();
     return;
   }

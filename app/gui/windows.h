@@ -29,6 +29,17 @@ void DrawHeadsWindow(AppState& state);
 // exact cells in a window of their own (drawn after it).
 void DrawLongHeads(AppState& state);
 void DrawLongZoom(AppState& state);
+// Shared with the Model view's thumbnails of a long input (window_model_view.cpp): the tokens a pooled block spans
+// ("8–15", one token: "8"); the pooling as the window names it ("max-pooled 8×8", "mean-pooled 8×8", "exact cells");
+// a block's tooltip lines (its token ranges, or its tokens when exact, and its max or mean); the line saying how far
+// the worker's cache of pooled heads and its prefetch went.
+std::string LongBlockRange(const model::PooledMap& m, int b);
+std::string LongPoolingName(const model::PooledMap& m);
+void LongBlockTooltipLines(const model::PooledMap& m, int r, int c, const std::vector<std::string>& labels);
+std::string LongCacheLine(const LongOverview& o);
+// The blocks a side to ask for a tile `side` framebuffer pixels wide, asked `now`: in steps of 32 up to `most`, the
+// same while the tile is within an eighth below it (so that a relayout of a few pixels pools nothing again).
+int LongPixels(float side, int now, int most);
 // Why a head attends (window_qk.cpp): a right-click on a cell of the Heads view opens its menu (QkCellMenu, at the
 // cell's screen position), whose item opens the panel beside the cell; DrawQkMenu inside the Heads window, DrawQkPanel
 // after it.

@@ -1,7 +1,9 @@
 // test_long_worker.cpp — the window's worker on a long input (issue 38 item 6; core/long_heads.h): past the stack's
 // limit it runs the forward pass on demand and delivers the layer's heads pooled as `export --long` pools and colours
 // them; the layer, the pooling, the pixels and the zoom rerun no forward pass; the zoom's cells are the engine's exact
-// map; an input whose stack fits keeps the stack's path.
+// map; an input whose stack fits keeps the stack's path. The cache of pooled heads: after the prefetch a layer change
+// and max|mean make no map (long_maps_made) and equal pool_head bit for bit; the cache stays under its ceiling, the
+// least recently used evicted; pumped, the prefetch makes one head a slice and a new request goes first.
 #include <doctest/doctest.h>
 
 #include "attnscope/core/limits.h"
@@ -112,4 +114,163 @@ TEST_CASE("long worker: past the on-demand limit, the engine's message") {
   const ComputeResult r = settled(worker, ModelSource{m, long_input(model::max_on_demand_tokens + 1), 0});
   CHECK_FALSE(r.long_heads);
   CHECK(r.error.find(std::to_string(model::max_on_demand_tokens)) != std::string::npos);
+}
+
+namespace {
+
+// The colours of `p` as the window's worker colours them, and as the export does (pooled_figure's panel).
+int differing_pixels(const Picture& a, const std::vector<Rgba>& b) {
+  if (a.pixels.size() != b.size()) return -1;
+  int n = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Rgba x = a.pixels[i], y = b[i];
+    n += x.r != y.r || x.g != y.g || x.b != y.b || x.a != y.a;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("long worker: the prefetch caches every head; a layer change and max|mean then make no map, bit for bit") {
+  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
+  const int T = limits::max_tokens + 20;
+  const int L = m->config.layers, H = m->config.heads;
+  std::vector<int32_t> ids;
+  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  model::ForwardOptions o;
+  o.keep = model::AttentionKeep::on_demand;
+  const model::ForwardResult f = model::forward(*m, ids, o);
+
+  ComputeWorker worker([] {});
+  ModelSource source{m, long_input(T), 1};
+  source.pixels = 96;
+  source.thumb_pixels = 32;
+  worker.submit(Scene{}, source);
+  worker.wait_until_prefetched();
+  CHECK_FALSE(worker.prefetching());
+  // Every head's map made once: the layer on screen by the request, the others by the prefetch.
+  CHECK(worker.long_maps_made() == int64_t(L) * H);
+  std::optional<ComputeResult> first = worker.take_result();
+  REQUIRE(first.has_value());
+  REQUIRE(first->long_overview);
+  const LongOverview& ov = *first->long_overview;
+  CHECK(ov.heads_cached == L * H);
+  CHECK(ov.layers_cached == L);
+  CHECK_FALSE(ov.cache_full);
+  CHECK(ov.cache_bytes <= ov.cache_ceiling);
+  // The thumbnails: each head pooled to 32 blocks a side as pool_head pools it, coloured as the export colours it.
+  for (int l = 0; l < L; ++l)
+    for (int h = 0; h < H; ++h) {
+      CAPTURE(l);
+      CAPTURE(h);
+      const model::PooledMap* t = ov.at(l, h);
+      REQUIRE(t);
+      const model::PooledMap p = model::pool_head(*f.head_maps, l, h, model::Pooling::max, 32);
+      CHECK(t->values == p.values);
+      CHECK(t->masked == p.masked);
+      const FigureSpec fig = pooled_figure(PooledFigureInput{&p, l, h, m->name}, long_export_request(Colormap::viridis));
+      CHECK(differing_pixels(*ov.pictures[size_t(l) * size_t(H) + size_t(h)], panel_colors(fig, 0)) == 0);
+    }
+
+  // A layer change, then mean, then max again: every picture from the cache, no map made; equal to pool_head's,
+  // coloured as the export colours them.
+  const int64_t made = worker.long_maps_made();
+  for (const model::Pooling pooling : {model::Pooling::max, model::Pooling::mean, model::Pooling::max}) {
+    CAPTURE(int(pooling));
+    source.layer = 0;
+    source.pooling = pooling;
+    const ComputeResult r = settled(worker, source);
+    REQUIRE_MESSAGE(r.long_heads, r.error);
+    CHECK(worker.long_maps_made() == made);
+    CHECK(worker.forward_passes() == 1);
+    for (int h = 0; h < H; ++h) {
+      CAPTURE(h);
+      const model::PooledMap p = model::pool_head(*f.head_maps, 0, h, pooling, 96);
+      CHECK(r.long_heads->heads[size_t(h)].values == p.values);
+      CHECK(r.long_heads->heads[size_t(h)].masked == p.masked);
+      CHECK(r.long_heads->heads[size_t(h)].pooling == pooling);
+      const FigureSpec fig = pooled_figure(PooledFigureInput{&p, 0, h, m->name}, long_export_request(Colormap::viridis));
+      CHECK(differing_pixels(r.long_heads->pictures[size_t(h)], panel_colors(fig, 0)) == 0);
+    }
+    REQUIRE(r.long_overview);
+    CHECK(r.long_overview->pooling == pooling);
+    const model::PooledMap t = model::pool_head(*f.head_maps, 1, 2, pooling, 32);
+    REQUIRE(r.long_overview->at(1, 2));
+    CHECK(r.long_overview->at(1, 2)->values == t.values);
+  }
+  // Pixels the cache has not: the layer's maps made again (and nothing else).
+  source.pixels = 64;
+  const ComputeResult other = settled(worker, source);
+  REQUIRE(other.long_heads);
+  CHECK(worker.long_maps_made() == made + H);
+}
+
+TEST_CASE("long worker: the cache of pooled heads stays under its ceiling, least recently used evicted first") {
+  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
+  const int T = limits::max_tokens + 20;
+  std::vector<int32_t> ids;
+  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  model::ForwardOptions o;
+  o.keep = model::AttentionKeep::on_demand;
+  const model::ForwardResult f = model::forward(*m, ids, o);
+  const model::HeadMaps& maps = *f.head_maps;
+  LongHeadCache probe;
+  probe.set_sizes({64});
+  const int64_t per_head = probe.head_bytes(T);
+  {  // head_bytes is what a head takes
+    probe.make(maps, 0, 0, model::Pooling::max, 64);
+    CHECK(probe.bytes() == per_head);
+    CHECK(probe.entries() == 2);  // max and mean
+    CHECK(probe.peek(0, 0, model::Pooling::mean, 64)->values == model::pool_head(maps, 0, 0, model::Pooling::mean, 64).values);
+  }
+  LongHeadCache cache(per_head * 3 + per_head / 2);  // three heads and a half
+  cache.set_sizes({64});
+  cache.make(maps, 0, 0, model::Pooling::max, 64);
+  cache.make(maps, 0, 1, model::Pooling::max, 64);
+  cache.make(maps, 0, 2, model::Pooling::max, 64);
+  CHECK(cache.bytes() == 3 * per_head);
+  CHECK(cache.evicted() == 0);
+  CHECK(cache.find(0, 0, model::Pooling::max, 64));  // used: now head 1 is the least recently used
+  CHECK(cache.find(0, 0, model::Pooling::mean, 64));
+  cache.make(maps, 0, 3, model::Pooling::max, 64);
+  CHECK(cache.bytes() <= cache.ceiling());
+  CHECK(cache.evicted() == 1);  // half a head over: one pooled map (head 1's mean, the least recently used)
+  CHECK_FALSE(cache.has(0, 1));
+  CHECK(cache.find(0, 1, model::Pooling::max, 64));
+  CHECK(cache.has(0, 3));
+  CHECK(cache.find(0, 0, model::Pooling::max, 64));
+  CHECK(cache.maps_made() == 4);
+  // get() of an evicted head makes its map again.
+  CHECK(cache.get(maps, 0, 1, model::Pooling::mean, 64)->values == model::pool_head(maps, 0, 1, model::Pooling::mean, 64).values);
+  CHECK(cache.maps_made() == 5);
+  CHECK(cache.bytes() <= cache.ceiling());
+}
+
+TEST_CASE("long worker: pumped, the prefetch makes one head a slice and a new request goes before it") {
+  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
+  const int T = limits::max_tokens + 20;
+  const int L = m->config.layers, H = m->config.heads;
+  REQUIRE(L >= 2);
+  ComputeWorker worker([] {}, std::chrono::milliseconds(100), false);
+  ModelSource source{m, long_input(T), 0};
+  source.pixels = 64;
+  worker.submit(Scene{}, source);
+  worker.wait_until_idle();  // the request alone: the layer's heads
+  CHECK(worker.long_maps_made() == H);
+  CHECK(worker.prefetching());
+  REQUIRE(worker.take_result());
+  pump_workers(std::chrono::milliseconds(0));  // one slice: one head of the next layer
+  CHECK(worker.long_maps_made() == H + 1);
+  // A request for a layer not cached: served before the prefetch's next head (its heads made, and the one the
+  // prefetch made not again).
+  source.layer = 1;
+  worker.submit(Scene{}, source);
+  worker.wait_until_idle();
+  CHECK(worker.long_maps_made() == 2 * H);
+  std::optional<ComputeResult> r = worker.take_result();
+  REQUIRE(r.has_value());
+  REQUIRE(r->long_heads);
+  CHECK(r->long_heads->layer == 1);
+  worker.wait_until_prefetched();
+  CHECK(worker.long_maps_made() == int64_t(L) * H);
 }

@@ -396,7 +396,8 @@ TEST_SUITE("gui_labels") {
 
   TEST_CASE("labels sweep: a long input (heads computed on demand), 1280x720 and 1920x1080, English and Chinese") {
     // gpt-oss's fixture on 2100 ids, past the stack's 2048: the pooled heads' captions one format per grid, the
-    // layer they are of named once, on every view, the exact cells' window and every lesson step.
+    // layer they are of named once, on every view, the exact cells' window, the Model view's pooled thumbnails and
+    // every lesson step.
     const std::string long_input = long_input_flags();
     for (const char* language : {"en", "zh"})
       for (const char* size : {"1280x720", "1920x1080"}) {
@@ -414,9 +415,13 @@ TEST_SUITE("gui_labels") {
         REQUIRE(run.exit_code == 0);
         const nlohmann::json layout = read_json(out);
         SweepProblems problems;
-        int screens = 0, layer_screens = 0, long_captions = 0;
+        int screens = 0, layer_screens = 0, long_captions = 0, model_view_lines = 0;
         for (const auto& s : layout.at("screens")) {
           const std::string screen = s.at("name");
+          if (screen == "window model view")  // the Model view's pooled grid, its line in the window's language
+            for (const auto& t : s.at("texts"))
+              model_view_lines += t.at("window").get<std::string>().ends_with("###model_view") &&
+                                  t.at("text").get<std::string>().rfind(std::string(language) == "zh" ? "已缓存的概览：" : "overviews cached: ", 0) == 0;
           if (screen != "start" && screen.rfind("window ", 0) != 0 && screen.rfind("view ", 0) != 0 &&
               screen.rfind("lesson ", 0) != 0)
             continue;
@@ -427,6 +432,7 @@ TEST_SUITE("gui_labels") {
         }
         CHECK(screens > 20);
         CHECK(long_captions > 0);  // the pooled heads were drawn with their captions
+        CHECK(model_view_lines == 1);
         CHECK(layer_screens > 3);
         CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " problems");
       }

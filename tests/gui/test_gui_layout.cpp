@@ -407,7 +407,8 @@ TEST_SUITE("gui_layout") {
 
   TEST_CASE("a long input (heads computed on demand): the layout rule holds on every screen, EN and 中文, 1280×720 and 1920×1080") {
     // gpt-oss's fixture on 2100 ids, past the stack's 2048: the Heads view's pooled heads and its line, the exact
-    // cells' window, and every view that needs the whole stack saying why (issue 38 item 6).
+    // cells' window, the Model view's pooled thumbnails, and every view that needs the whole stack saying why (issue 38
+    // item 6).
     const std::string long_input = long_input_flags();
     for (const char* language : {"en", "zh"})
       for (const char* size : {"1280x720", "1920x1080"}) {
@@ -434,16 +435,21 @@ TEST_SUITE("gui_layout") {
         }
         CHECK(screens > 20);
         CHECK_MESSAGE(problems.count == 0, name << ": " << problems.count << " layout problems");
-        bool zoom = false, line = false;
+        bool zoom = false, line = false, model_view = false;
         for (const json& screen : layout.at("screens")) {
           for (const json& t : screen.at("texts"))
             line = line || t.at("text").get<std::string>().rfind(std::string(language) == "zh" ? "长输入：2100" : "long input: 2100", 0) == 0;
+          // The Model view draws the long input's heads pooled (its grid's line), not a notice.
+          if (screen.at("name") == "window model view")
+            for (const json& t : screen.at("texts"))
+              model_view = model_view || t.at("text").get<std::string>().rfind(std::string(language) == "zh" ? "已缓存的概览：" : "overviews cached: ", 0) == 0;
           if (screen.at("name") != "window long input exact cells") continue;
           for (const json& window : screen.at("windows"))
             zoom = zoom || window.at("title").get<std::string>().ends_with("###long_zoom");
         }
         CHECK(line);
         CHECK(zoom);
+        CHECK(model_view);
       }
   }
 

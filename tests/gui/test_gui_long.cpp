@@ -5,7 +5,10 @@
 // record); the views that need the whole stack say why they have nothing and up to what T they work. Through the X
 // server (xdotool): hovering a pooled block gives its token ranges and its max; the wheel over it opens the exact
 // cells around it, whose tooltip gives the cell's exact value (the engine's map); Save PNG/SVG/CSV of that head
-// are byte for byte the CLI's export — in English and in 中文.
+// are byte for byte the CLI's export — in English and in 中文. The Model view draws every layer's heads pooled to
+// its thumbnails, each the CLI's overview at the thumbnail's pixels (the layout record's model_view.long_thumb.L.H);
+// after the worker's prefetch, a real click on a thumbnail (another layer) and on "mean" make no head map (the
+// record's long_maps_made stays).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -42,8 +45,7 @@ struct TileRecord {
   int pixels = 0, block = 0, rows = 0;
   double x = 0, y = 0, w = 0, h = 0;
 };
-TileRecord tile_of(const json& layout, int head) {
-  const std::string name = "heads.long_head." + std::to_string(head);
+TileRecord tile_named(const json& layout, const std::string& name) {
   REQUIRE_MESSAGE(layout.at("widgets").contains(name), layout.at("widgets").dump());
   const json& r = layout.at("widgets").at(name);
   TileRecord t;
@@ -51,6 +53,7 @@ TileRecord tile_of(const json& layout, int head) {
   t.x = r.at("x"), t.y = r.at("y"), t.w = r.at("w"), t.h = r.at("h");
   return t;
 }
+TileRecord tile_of(const json& layout, int head) { return tile_named(layout, "heads.long_head." + std::to_string(head)); }
 
 std::vector<std::string> all_texts(const json& layout) {
   std::vector<std::string> texts;
@@ -59,14 +62,40 @@ std::vector<std::string> all_texts(const json& layout) {
 }
 
 // The CLI's overview of one head as .npy (masked blocks NaN).
-NpyArray cli_npy(const fs::path& dir, const std::vector<int32_t>& ids, int head, int pixels) {
-  const fs::path out = dir / ("cli_head" + std::to_string(head) + ".npy");
+NpyArray cli_npy(const fs::path& dir, const std::vector<int32_t>& ids, int head, int pixels, int layer = 0) {
+  const fs::path out = dir / ("cli_L" + std::to_string(layer) + "_head" + std::to_string(head) + ".npy");
   const CliRun r = run_cli("export --checkpoint " + shell_quote(model_fixture(fixture).string()) + " --ids " +
-                           ids_arg(ids) + " --long --layer 0 --what head:" + std::to_string(head) + " --pixels " +
+                           ids_arg(ids) + " --long --layer " + std::to_string(layer) + " --what head:" + std::to_string(head) + " --pixels " +
                            std::to_string(pixels) + " --format npy --out " + shell_quote(out.string()));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return read_npy(out);
+}
+
+// The screenshot's colour at a block's centre is the CLI's value of that block (or of a neighbour: a block may be less
+// than two pixels wide) on the head's own colour range, as the export colours it: at the sink column, the diagonal,
+// the window's band just left of it, a masked block above the diagonal. Returns the blocks that differ.
+int differing_blocks(const Png& png, const TileRecord& tile, const NpyArray& a) {
+  const ValueRange range = auto_range(a.data.data(), a.data.size());
+  const double cell = tile.w / tile.rows;
+  auto expected = [&](int r, int c) {
+    const float v = a.data[size_t(r) * size_t(tile.rows) + size_t(c)];
+    return std::isnan(v) ? masked_color(Colormap::viridis) : colormap_lookup(Colormap::viridis, normalise(v, range));
+  };
+  const int R = tile.rows;
+  const int cells[][2] = {{R - 1, 0}, {R / 2, 0}, {R - 1, R - 1}, {R / 2, R / 2}, {R / 2, R / 2 - 1}, {0, R - 1}, {R / 3, R - 2}};
+  int differing = 0;
+  for (const auto& rc : cells) {
+    const int r = rc[0], c = rc[1];
+    const Rgba got = png.at(int(tile.x + (c + 0.5) * cell), int(tile.y + (r + 0.5) * cell));
+    int best = 255;
+    for (int dr = -1; dr <= 1; ++dr)
+      for (int dc = -1; dc <= 1; ++dc)
+        if (r + dr >= 0 && r + dr < R && c + dc >= 0 && c + dc < R)
+          best = std::min(best, channel_distance(got, expected(r + dr, c + dc)));
+    differing += best > 2;
+  }
+  return differing;
 }
 
 }  // namespace
@@ -107,31 +136,10 @@ TEST_SUITE("gui_long") {
         // block may be less than two pixels wide) on the head's own colour range, as the export colours it.
         const NpyArray a = cli_npy(dir, ids, h, tile.pixels);
         REQUIRE(a.shape == std::vector<int64_t>{tile.rows, tile.rows});
-        const ValueRange range = auto_range(a.data.data(), a.data.size());
-        const double cell = tile.w / tile.rows;
-        auto expected = [&](int r, int c) {
-          const float v = a.data[size_t(r) * size_t(tile.rows) + size_t(c)];
-          return std::isnan(v) ? masked_color(Colormap::viridis) : colormap_lookup(Colormap::viridis, normalise(v, range));
-        };
-        const int R = tile.rows;
-        // the sink column, the diagonal, the window's band just left of it, a masked block above the diagonal
-        const int cells[][2] = {{R - 1, 0}, {R / 2, 0}, {R - 1, R - 1}, {R / 2, R / 2}, {R / 2, R / 2 - 1}, {0, R - 1}, {R / 3, R - 2}};
-        for (const auto& rc : cells) {
-          const int r = rc[0], c = rc[1];
-          CAPTURE(r);
-          CAPTURE(c);
-          const Rgba got = w.png.at(int(tile.x + (c + 0.5) * cell), int(tile.y + (r + 0.5) * cell));
-          int best = 255;
-          for (int dr = -1; dr <= 1; ++dr)
-            for (int dc = -1; dc <= 1; ++dc)
-              if (r + dr >= 0 && r + dr < R && c + dc >= 0 && c + dc < R)
-                best = std::min(best, channel_distance(got, expected(r + dr, c + dc)));
-          CHECK(best <= 2);
-        }
+        CHECK(differing_blocks(w.png, tile, a) == 0);
       }
-      // A view that needs every layer at once says why and up to what T it works (each its own start: the two share
-      // the window's slot).
-      for (const char* view : {"rollout", "model-view"}) {
+      // A view that needs every layer at once says why and up to what T it works.
+      for (const char* view : {"rollout"}) {
         CAPTURE(view);
         const WindowRun run = run_window(std::string("long_") + view + "_" + language,
                                          "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
@@ -141,9 +149,7 @@ TEST_SUITE("gui_long") {
         INFO(joined(rt));
         CHECK(shows(rt, zh ? "个词元，因此它的头按需逐个计算" : "tokens, so its heads are computed one at a time on demand"));
         CHECK(shows(rt, zh ? "最多接受 " + std::to_string(longest) + " 个词元" : "takes at most " + std::to_string(longest) + " tokens"));
-        const bool rollout = std::string(view) == "rollout";
-        CHECK(shows(rt, zh ? (rollout ? "“注意力展开”需要同时拿到每一层的注意力" : "“模型视图”需要同时拿到每一层的注意力")
-                           : (rollout ? "Rollout needs every layer's attention at once" : "Model view needs every layer's attention at once")));
+        CHECK(shows(rt, zh ? "“注意力展开”需要同时拿到每一层的注意力" : "Rollout needs every layer's attention at once"));
       }
     }
   }
@@ -247,6 +253,113 @@ sys.exit(1)
         REQUIRE(run_cli(args + " --format " + format + " --out " + shell_quote(cli.string())).exit_code == 0);
         CHECK(read_file(saved, 1 << 26) == read_file(cli, 1 << 26));
       }
+    }
+  }
+
+  TEST_CASE("a long input's Model view: every layer's heads pooled to the thumbnails, each the CLI's overview at their pixels") {
+    const std::vector<int32_t> ids = long_ids();
+    const int T = int(ids.size());
+    const auto m = model::open(model_fixture(fixture));
+    const int L = m->config.layers, H = m->config.heads;
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const bool zh = std::string(language) == "zh";
+      const fs::path dir = test_tmp() / (std::string("gui_long_model_view_") + language);
+      fs::create_directories(dir);
+      const WindowRun w = run_window(std::string("long_model_view_") + language,
+                                     "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
+                                         shell_quote(ids_input(ids)) + " --frames 8 --show-model-view --language " + language);
+      const std::vector<std::string> texts = all_texts(w.layout);
+      INFO(joined(texts));
+      CHECK(w.layout.at("error") == "");
+      CHECK_FALSE(shows(texts, zh ? "个词元，因此它的头按需逐个计算" : "tokens, so its heads are computed one at a time on demand"));
+      // The scripted run waits for the prefetch: every head cached, every thumbnail drawn.
+      CHECK(shows(texts, zh ? "已缓存的概览：" + std::to_string(L * H) + " / " + std::to_string(L * H) + " 个头（" +
+                                  std::to_string(L) + " / " + std::to_string(L) + " 层）"
+                            : "overviews cached: " + std::to_string(L * H) + " of " + std::to_string(L * H) + " heads (" +
+                                  std::to_string(L) + " of " + std::to_string(L) + " layers)"));
+      CHECK(w.layout.at("thumbs").size() == size_t(L * H));
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h) {
+          CAPTURE(l);
+          CAPTURE(h);
+          const TileRecord tile = tile_named(w.layout, "model_view.long_thumb." + std::to_string(l) + "." + std::to_string(h));
+          CHECK(tile.block == model::pool_block(T, tile.pixels));
+          CHECK(tile.rows == (T + tile.block - 1) / tile.block);
+          CHECK(tile.block > 1);
+          if (h == 0 && l == 0) {
+            const std::string b = std::to_string(tile.block);
+            CHECK(shows(texts, zh ? "每个头" + b + "×" + b + " 最大池化" : "each head max-pooled " + b + "×" + b));
+          }
+          if ((l * H + h) % 3 != 0) continue;  // a third of them against the CLI (each a forward pass)
+          const NpyArray a = cli_npy(dir, ids, h, tile.pixels, l);
+          REQUIRE(a.shape == std::vector<int64_t>{tile.rows, tile.rows});
+          CHECK(differing_blocks(w.png, tile, a) == 0);
+        }
+    }
+  }
+
+  TEST_CASE("a long input through the X server: after the prefetch, a click on a Model view thumbnail and max|mean make no map") {
+    const std::vector<int32_t> ids = long_ids();
+    const auto m = model::open(model_fixture(fixture));
+    const int L = m->config.layers, H = m->config.heads;
+    REQUIRE(L >= 2);
+    for (const char* language : {"en", "zh"}) {
+      CAPTURE(language);
+      const bool zh = std::string(language) == "zh";
+      const fs::path dir = test_tmp() / (std::string("gui_long_cache_") + language);
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      const std::string q = shell_quote(dir.string());
+      // wait.py RECORD OUT CONDITION: once the live record satisfies the Python condition (over r, the record, and
+      // texts, its texts joined), copies it to OUT (up to 60 s; exit 1 after that).
+      std::ofstream(dir / "wait.py") << R"(import json, shutil, sys, time
+path, out, condition = sys.argv[1], sys.argv[2], sys.argv[3]
+for _ in range(600):
+    try:
+        r = json.load(open(path))
+    except (OSError, ValueError):
+        time.sleep(0.1)
+        continue
+    texts = "\n".join(t["text"] for t in r.get("texts", []))
+    if r.get("settled") and eval(condition):
+        json.dump(r, open(out, "w"))
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+)";
+      auto wait = [&](const std::string& out, const std::string& condition) {
+        return "python3 " + q + "/wait.py " + q + "/layout.json " + q + "/" + out + " " + shell_quote(condition) + "\n";
+      };
+      const std::string every_layer = zh ? "（" + std::to_string(L) + " / " + std::to_string(L) + " 层）"
+                                         : "(" + std::to_string(L) + " of " + std::to_string(L) + " layers)";
+      const std::string thumbs_done =
+          "all('block=' in r['widgets'].get('model_view.long_thumb.%d.%d' % (l, h), {}).get('text', '') "
+          "for l in range(" + std::to_string(L) +
+          ") for h in range(" + std::to_string(H) + "))";
+      const std::string layer1 = zh ? "第 1 层（共 " + std::to_string(L) + " 层）" : "layer 1 of " + std::to_string(L) + " ·";
+      const json last = drive_window(
+          dir,
+          "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " + shell_quote(ids_input(ids)) +
+              " --layer 0 --size 1280x720 --language " + language + " --layout-live",
+          "await '\"heads.long_head.0\"'\n" + wait("heads_done.json", "'" + every_layer + "' in texts") +
+              "click_on checkpoint.show_model_view\n" +
+              wait("prefetched.json", thumbs_done + " and '" + every_layer + "' in texts") +
+              "click_on model_view.long_thumb.1.2\n" +
+              wait("layer1.json", "'" + layer1 + "' in texts and 'heads.long_head.0' in r['widgets']") +
+              "click_on heads.long_mean\n" +
+              wait("mean.json", std::string("'") + (zh ? "平均池化" : "mean-pooled") + "' in texts and '" + layer1 + "' in texts"));
+      CHECK(last.at("error") == "");
+      const json prefetched = read_json(dir / "prefetched.json");
+      const json layer1_record = read_json(dir / "layer1.json");
+      const json mean = read_json(dir / "mean.json");
+      const int64_t made = prefetched.at("long_maps_made");
+      CHECK(made >= L * H);  // every head's map made once at least (by the request or the prefetch)
+      // The layer change (a click on a thumbnail of layer 1) and max → mean: from the cache, no map made.
+      CHECK(layer1_record.at("long_maps_made").get<int64_t>() == made);
+      CHECK(mean.at("long_maps_made").get<int64_t>() == made);
+      for (int h = 0; h < H; ++h) CHECK(layer1_record.at("widgets").contains("heads.long_head." + std::to_string(h)));
+      CHECK(layer1_record.at("view") == "heads");
     }
   }
 }

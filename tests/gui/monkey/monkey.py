@@ -54,7 +54,8 @@ KEYS = ["Return", "Escape", "Tab", "shift+Tab", "BackSpace", "Delete", "Left", "
 # "granite" opens the Granite 4.0-H fixture (Mamba-2 layers beside an attention layer) with the Model view;
 # "lens" opens the same fixture with the Logit lens (its Mamba-2 layers: a lens, no per-head attribution);
 # "long" opens gpt-oss's fixture on 2100 ids, past the stack's 2048 (issue 38 item 6): each head computed on
-# demand, the Heads view's pooled heads and exact cells, the whole-stack views saying why.
+# demand, the Heads view's pooled heads and exact cells, the Model view's pooled thumbnails (a click on one opens its
+# layer from the worker's cache; max | mean), the whole-stack views saying why.
 LONG_IDS = "ids: " + " ".join(str((t * 7 + t // 13) % 64) for t in range(2100))
 START_FLAGS = {"default": [], "training": ["--show-training"], "training-run": ["--show-training"],
                "presenting": ["--lesson", "6", "--step", "2"], "checkpoint": ["--show-model-view"],
@@ -374,6 +375,10 @@ class Monkey:
                                          ("press", "qk_panel", "Save CSV"), ("press", "qk_panel", "Save SVG"),
                                          ("any", "qk_panel"), ("cell", 3),
                                          ("press", None, "Why does this head attend here?"), ("any", "qk_panel")],
+            # A long input's Model view (pooled thumbnails): a click opens that layer in the Heads view, then its max |
+            # mean (elsewhere the thumbnail opens the head and the two presses find nothing).
+            menu("menu_windows", "Model view") + [("sleep", 2), ("thumb", 1), ("press", "heads", "mean"),
+                                                  ("press", "heads", "max")],
             # Heads switched off in the Model view (a click in its ablation mode, a right-click), then undone.
             open_window["Checkpoint"] + [("press", "checkpoint", "Open the shipped induction model"), ("sleep", 2)] +
             menu("menu_windows", "Model view") + [("press", "model_view", "Click switches heads off"), ("thumb", 1),
