@@ -30,6 +30,7 @@
 #include "attnscope/pipeline/model_input.h"
 #include "model/checkpoint_fixtures.h"
 #include "test_tmp.h"
+#include "worker_results.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
@@ -58,15 +59,6 @@ Tensor3 layer_probs(const model::ForwardResult& f, int layer) {
   Tensor3 out;
   for (int h = 0; h < f.heads; ++h) out.push_back(f.attention(layer, h));
   return out;
-}
-
-// The newest result after the worker went idle: the one with its head statistics.
-ComputeResult settled(ComputeWorker& worker, const ModelSource& source) {
-  worker.submit(Scene{}, source);
-  worker.wait_until_idle();
-  std::optional<ComputeResult> r = worker.take_result();
-  REQUIRE(r.has_value());
-  return std::move(*r);
 }
 
 // A GPT-2-family checkpoint of random F32 weights, big enough that opening it takes a while (8 layers,

@@ -12,6 +12,7 @@
 #include "attnscope/model/forward.h"
 #include "core/compute_worker.h"
 #include "model/checkpoint_fixtures.h"
+#include "worker_results.h"
 
 using namespace attnscope;
 using namespace attnscope::gui;
@@ -19,18 +20,11 @@ using namespace attnscope::test;
 
 namespace {
 
+// The Input window's text of long_fixture_ids(T).
 std::string long_input(int T) {
   std::string input = "ids:";
-  for (int t = 0; t < T; ++t) input += " " + std::to_string((t * 7 + t / 13) % 64);
+  for (int32_t id : long_fixture_ids(T)) input += " " + std::to_string(id);
   return input;
-}
-
-ComputeResult settled(ComputeWorker& worker, const ModelSource& source) {
-  worker.submit(Scene{}, source);
-  worker.wait_until_idle();
-  std::optional<ComputeResult> r = worker.take_result();
-  REQUIRE(r.has_value());
-  return std::move(*r);
 }
 
 }  // namespace
@@ -39,8 +33,7 @@ TEST_CASE("long worker: past the stack's limit, the layer's heads pooled as the 
   const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
   const int T = limits::max_tokens + 20;
   REQUIRE_FALSE(model::stack_fits(m->config, T));
-  std::vector<int32_t> ids;
-  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  const std::vector<int32_t> ids = long_fixture_ids(T);
   model::ForwardOptions o;
   o.keep = model::AttentionKeep::on_demand;
   const model::ForwardResult f = model::forward(*m, ids, o);
@@ -135,8 +128,7 @@ TEST_CASE("long worker: the prefetch caches every head; a layer change and max|m
   const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
   const int T = limits::max_tokens + 20;
   const int L = m->config.layers, H = m->config.heads;
-  std::vector<int32_t> ids;
-  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  const std::vector<int32_t> ids = long_fixture_ids(T);
   model::ForwardOptions o;
   o.keep = model::AttentionKeep::on_demand;
   const model::ForwardResult f = model::forward(*m, ids, o);
@@ -208,8 +200,7 @@ TEST_CASE("long worker: the prefetch caches every head; a layer change and max|m
 TEST_CASE("long worker: the cache of pooled heads stays under its ceiling, least recently used evicted first") {
   const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
   const int T = limits::max_tokens + 20;
-  std::vector<int32_t> ids;
-  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  const std::vector<int32_t> ids = long_fixture_ids(T);
   model::ForwardOptions o;
   o.keep = model::AttentionKeep::on_demand;
   const model::ForwardResult f = model::forward(*m, ids, o);

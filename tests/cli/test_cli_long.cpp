@@ -22,12 +22,6 @@ namespace {
 // gpt-oss's fixture takes 131072 positions, has a tokenizer, sinks and a window of 8 on layer 0.
 const std::string fixture = "gpt_oss_dequantized_bf16";
 
-std::vector<int32_t> long_ids(int T) {
-  std::vector<int32_t> ids;
-  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
-  return ids;
-}
-
 // The ids in a file as `--ids $(cat …)` would take them: written to a file, passed through the shell.
 std::string ids_file_arg(const std::vector<int32_t>& ids, const std::string& name) {
   const fs::path p = fresh_dir("cli_long_ids") / name;
@@ -39,7 +33,7 @@ std::string ids_file_arg(const std::vector<int32_t>& ids, const std::string& nam
 
 TEST_CASE("cli long: compute --long writes one head's map beyond the stack's limit, the engine's bits") {
   const int T = limits::max_tokens + 52;
-  const std::vector<int32_t> ids = long_ids(T);
+  const std::vector<int32_t> ids = long_fixture_ids(T);
   const std::string base = "compute --checkpoint " + quoted(model_fixture(fixture)) + " --ids " + ids_file_arg(ids, "a.txt");
   // Without --long the stack's limit refuses it.
   const fs::path refused = fresh_dir("cli_long_refused");
@@ -68,7 +62,7 @@ TEST_CASE("cli long: compute --long writes one head's map beyond the stack's lim
 
 TEST_CASE("cli long: export --long --what head:N writes the pooled overview, named by its pooling") {
   const int T = limits::max_tokens + 100;
-  const std::vector<int32_t> ids = long_ids(T);
+  const std::vector<int32_t> ids = long_fixture_ids(T);
   const std::string base = "export --checkpoint " + quoted(model_fixture(fixture)) + " --ids " +
                            ids_file_arg(ids, "b.txt") + " --long --layer 0 --what head:3";
   const auto m = model::open(model_fixture(fixture));

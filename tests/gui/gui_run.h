@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attnscope/figure/colormap.h"
+#include "model/checkpoint_fixtures.h"
 #include "run_cli.h"
 #include "test_paths.h"
 
@@ -155,21 +156,18 @@ inline std::filesystem::path wrote_path(const std::string& status) {
   return status.substr(6, size == std::string::npos ? std::string::npos : size - 6);
 }
 
-// The window's flags for a long input (issue 38 item 6): gpt-oss's fixture on 2100 ids, past the stack's 2048
-// tokens, so each head is computed on demand (the sweeps' long start).
-inline std::string long_input_flags() {
-  std::string ids = "ids:";
-  for (int t = 0; t < 2100; ++t) ids += " " + std::to_string((t * 7 + t / 13) % 64);
-  return "--checkpoint " +
-         shell_quote((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models/gpt_oss_dequantized_bf16").string()) +
-         " --text " + shell_quote(ids);
-}
-
 // "ids: 3 17 5": the Input window's text that gives these token ids, no tokenizer.
 inline std::string ids_input(const std::vector<int32_t>& ids) {
   std::string input = "ids:";
   for (int32_t id : ids) input += " " + std::to_string(id);
   return input;
+}
+
+// The window's flags for a long input (issue 38 item 6): gpt-oss's fixture on 2100 ids, past the stack's 2048
+// tokens, so each head is computed on demand (the sweeps' long start).
+inline std::string long_input_flags() {
+  return "--checkpoint " + shell_quote(model_fixture("gpt_oss_dequantized_bf16").string()) + " --text " +
+         shell_quote(ids_input(long_fixture_ids(2100)));
 }
 
 // Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X

@@ -22,10 +22,6 @@
 
 namespace attnscope::test {
 
-inline std::filesystem::path hybrid_fixture(const std::string& name) {
-  return std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests/fixtures/models" / name;
-}
-
 // `english` as the window shows it in `language` (zh.json's translation for "zh").
 inline std::string in_language(const std::string& language, const std::string& english) {
   if (language == "en") return english;
@@ -59,7 +55,7 @@ inline void check_texts_inside(const WindowRun& w, const std::string& title) {
 inline void check_model_view_draws_every_layer(const std::string& name, const std::string& input, const std::string& kind,
                                                int linear_heads,
                                                const std::function<std::string(const std::string&)>& attention_tag) {
-  const auto m = model::open(hybrid_fixture(name));
+  const auto m = model::open(model_fixture(name));
   const model::ModelConfig& c = m->config;
   const ModelTokens tokens = model_tokens_from_input(m->dir, input);
   const model::AttentionStack stack = attention_stack(model::forward(*m, tokens.ids), tokens, name, c.layer_window);
@@ -76,7 +72,7 @@ inline void check_model_view_draws_every_layer(const std::string& name, const st
       CAPTURE(size);
       CAPTURE(language);
       const WindowRun w = run_window(name + "_model_view_" + size + language,
-                                     "--checkpoint " + shell_quote(hybrid_fixture(name).string()) + " --show-model-view --size " +
+                                     "--checkpoint " + shell_quote(model_fixture(name).string()) + " --show-model-view --size " +
                                          size + " --language " + language + " --text " + shell_quote(input));
       CHECK(w.layout.at("error") == "");
       CHECK(w.layout.at("untranslated").empty());
@@ -114,7 +110,7 @@ inline void check_model_view_draws_every_layer(const std::string& name, const st
 // values button "matrix M"), of softmax layer `soft_layer` probabilities; in both languages and sizes.
 inline void check_heads_view_of_each_kind(const std::string& name, const std::string& input, const std::string& kind,
                                           int linear_heads, int linear_layer, int soft_layer) {
-  const auto m = model::open(hybrid_fixture(name));
+  const auto m = model::open(model_fixture(name));
   REQUIRE(m->config.is_linear_layer(linear_layer));
   REQUIRE_FALSE(m->config.is_linear_layer(soft_layer));
   for (const char* size : {"1280x720", "1920x1080"})
@@ -125,7 +121,7 @@ inline void check_heads_view_of_each_kind(const std::string& name, const std::st
         CAPTURE(layer);
         const bool linear = layer == linear_layer;
         const WindowRun w = run_window(name + "_heads_" + std::to_string(layer) + size + language,
-                                       "--checkpoint " + shell_quote(hybrid_fixture(name).string()) + " --layer " +
+                                       "--checkpoint " + shell_quote(model_fixture(name).string()) + " --layer " +
                                            std::to_string(layer) + " --size " + size + " --language " + language +
                                            " --text " + shell_quote(input));
         CHECK(w.layout.at("error") == "");

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 const std::string name = "granite_hybrid_f32";  // layers 0, 2, 3 Mamba-2, layer 1 attention (no positions)
 const std::string input = "ids: 5 17 42 9 33 60 5 17 42 9";
 
-fs::path fixture() { return hybrid_fixture(name); }
+fs::path fixture() { return model_fixture(name); }
 
 }  // namespace
 

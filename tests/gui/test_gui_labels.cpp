@@ -338,6 +338,22 @@ bool check_labels_screen(const nlohmann::json& screen, const std::string& where,
   return !shown.empty();
 }
 
+// One start of a labels sweep: the window at `size` in `language` with `flags`, every screen recorded
+// (--layout-sweep) into a scratch folder of its own named `name`. Its layout record.
+nlohmann::json run_labels_sweep(const std::string& name, const std::string& size, const std::string& language,
+                                const std::string& flags) {
+  const auto dir = test_tmp() / "gui" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "layout.json";
+  const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
+                             "--size " + size + " --language " + language + flags +
+                                 " --frames 3 --layout-sweep --layout-json " + shell_quote(out.string()));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  return read_json(out);
+}
+
 }  // namespace
 
 TEST_SUITE("gui_labels") {
@@ -357,18 +373,9 @@ TEST_SUITE("gui_labels") {
           const std::string name = std::string("labels_sweep_") + language + "_" + size + (checkpoint ? "_checkpoint" : "") +
                                    (linear ? "_linear" : "") + (hybrid ? "_granite" : "");
           CAPTURE(name);
-          const auto dir = test_tmp() / "gui" / name;
-          std::filesystem::remove_all(dir);
-          std::filesystem::create_directories(dir);
-          const auto out = dir / "layout.json";
-          const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
-                                     std::string("--size ") + size + " --language " + language +
-                                         (checkpoint ? " --checkpoint " + (hybrid ? granite : model) : "") +
-                                         (linear ? " --kind gated-deltanet" : "") +
-                                         " --frames 3 --layout-sweep --layout-json " + shell_quote(out.string()));
-          INFO(run.err);
-          REQUIRE(run.exit_code == 0);
-          const nlohmann::json layout = read_json(out);
+          const nlohmann::json layout = run_labels_sweep(name, size, language,
+                                                         (checkpoint ? " --checkpoint " + (hybrid ? granite : model) : "") +
+                                                             (linear ? " --kind gated-deltanet" : ""));
           SweepProblems problems;
           int screens = 0, with_captions = 0, demos = 0, layer_screens = 0, presented = 0;
           for (const auto& s : layout.at("screens")) {
@@ -403,17 +410,7 @@ TEST_SUITE("gui_labels") {
       for (const char* size : {"1280x720", "1920x1080"}) {
         const std::string name = std::string("labels_sweep_long_") + language + "_" + size;
         CAPTURE(name);
-        const auto dir = test_tmp() / "gui" / name;
-        std::filesystem::remove_all(dir);
-        std::filesystem::create_directories(dir);
-        const auto out = dir / "layout.json";
-        const CliRun run = run_app("XDG_CONFIG_HOME=" + shell_quote((dir / "config").string()),
-                                   std::string("--size ") + size + " --language " + language + " " + long_input +
-                                       " --frames 3 --layout-sweep --layout-json " +
-                                       shell_quote(out.string()));
-        INFO(run.err);
-        REQUIRE(run.exit_code == 0);
-        const nlohmann::json layout = read_json(out);
+        const nlohmann::json layout = run_labels_sweep(name, size, language, " " + long_input);
         SweepProblems problems;
         int screens = 0, layer_screens = 0, long_captions = 0, model_view_lines = 0;
         for (const auto& s : layout.at("screens")) {

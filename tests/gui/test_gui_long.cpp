@@ -34,11 +34,7 @@ using nlohmann::json;
 const std::string fixture = "gpt_oss_dequantized_bf16";
 
 // Past the stack's limit: the window must take the on-demand path.
-std::vector<int32_t> long_ids() {
-  std::vector<int32_t> ids;
-  for (int t = 0; t < limits::max_tokens + 52; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
-  return ids;
-}
+std::vector<int32_t> long_ids() { return long_fixture_ids(limits::max_tokens + 52); }
 
 // "pixels=P block=B rows=R" of the layout record's heads.long_head.N.
 struct TileRecord {

@@ -53,6 +53,14 @@ inline std::filesystem::path model_fixture(const std::string& name) {
   return std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "fixtures" / "models" / name;
 }
 
+// The token ids of the long-input tests (issue 38 item 6: the worker, the command line and the window, past
+// the stack's 2048 tokens): T ids of the fixtures' 64-token vocabulary, not periodic over a head's window.
+inline std::vector<int32_t> long_fixture_ids(int T) {
+  std::vector<int32_t> ids;
+  for (int t = 0; t < T; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
+  return ids;
+}
+
 // Every checkpoint fixture, one per family variant.
 inline const std::vector<std::string>& checkpoint_fixtures() {
   static const std::vector<std::string> names{"gpt2_prefix_f32",           "gpt2_noprefix_f16_untied",
