@@ -251,6 +251,7 @@ struct ExportWindowState {
   bool caption = true;
   std::string path;                // as typed; empty → exports/<name>-<timestamp>.<ext>
   std::future<ExportOutcome> running;
+  bool deferred = false;           // a long input's export starts on the next frame (no threads: see StartExport)
   ExportOutcome last;
   bool has_last = false;
   GlTexture preview;
@@ -403,6 +404,9 @@ struct AppState {
   // `analysis` and `pictures` (then null), and the model they are of.
   std::shared_ptr<const LongHeads> long_heads;
   const void* long_heads_of = nullptr;
+  // That pass's q and k (pipeline::Result::head_maps): what the Export panel and Copy figure pool a long input's heads
+  // from (core/long_export.h). Only they are held, not the pass's logits.
+  std::shared_ptr<const model::HeadMaps> long_maps;
   uint64_t submitted_generation = 0;
   Panel submitted_by = Panel::startup;
   uint64_t result_generation = 0;
