@@ -6,6 +6,9 @@
 // engine's exporter (export.h) renders the shown Analysis with no GL involved and writes the file
 // atomically, on a background thread; the panel then says the full path or why nothing was written,
 // and previews a PNG. Ctrl+E opens the panel, Ctrl+S exports again with the last settings.
+// A long input (its heads computed on demand, core/long_export.h): one head, all heads (and the current view, the
+// Heads view) and the model view are pooled as `export --long --what head:N|heads|model` pools them, with the Heads
+// view's pooling and blocks a side (the model: default_model_pixels), and the panel says so.
 //
 // Sections: request · running an export · window
 #include <chrono>
