@@ -268,8 +268,9 @@ void run_lens(const ExportOptions& o) {
 void run_long(const ExportOptions& o) {
   ExportRequest request;
   request.words = figure_words(parse_language_option(o.language));
-  require(o.what.rfind("head:", 0) == 0, "with --long, --what is head:N (with --layer L): one head of a long input, "
-                                         "computed on demand; got '" + o.what + "'");
+  require(o.what.rfind("head:", 0) == 0 || o.what == "heads" || o.what == "model",
+          "with --long, --what is head:N or heads (with --layer L: one head or every head of a layer) or model "
+          "(every layer's heads), each computed on demand and pooled; got '" + o.what + "'");
   parse_export_what(o.what, request);
   request.format = parse_export_format(o.format);
   require(o.scale >= 1 && o.scale <= 4, "--scale must be between 1 and 4, got " + std::to_string(o.scale));
@@ -284,9 +285,29 @@ void run_long(const ExportOptions& o) {
   request.colormap = parse_colormap(scene.view.colormap);
   request.color_scale = color_scale_of(scene.view);
   require(!scene.view.show_scores, "with --long the overview shows probabilities: leave out --scores");
-  require(request.color_scale.mode != ScaleMode::per_head, "with --long the overview has one colour bar (valid scale "
-                                                           "modes here: shared, fixed, locked)");
+  require(request.color_scale.mode != ScaleMode::per_head || request.what == ExportWhat::heads,
+          "with --long, --what " + o.what + " has one colour bar (valid scale modes here: shared, fixed, locked)");
+  require(request.what != ExportWhat::model || request.format != ExportFormat::csv,
+          "--what model has no CSV (L·H blocks in one table): use --format npy for the pooled maps [L, H, rows, cols], "
+          "or --what heads --layer N --format csv");
   check_export_path(o.out, request.format);
+  if (request.what != ExportWhat::head) {
+    const LongHeadsExport made = model_long_heads_for_export(o.model, o.scene, request.what == ExportWhat::model);
+    const ExportedFile file = export_pooled_heads(made.pooled, request, o.out);
+    const model::PooledMap& first = made.pooled.layers.front().heads.front();
+    int heads = 0;
+    for (const PooledLayer& l : made.pooled.layers) heads += int(l.heads.size());
+    std::string size;
+    if (file.layout) size = std::to_string(file.layout->width) + "x" + std::to_string(file.layout->height) + " px";
+    else size = "[" + std::to_string(first.rows) + ", " + std::to_string(first.cols) + "] each";
+    const std::string which = request.what == ExportWhat::model
+                                  ? std::to_string(made.pooled.layers.size()) + " layers, " + std::to_string(heads) + " heads"
+                                  : "layer " + std::to_string(o.model.layer) + ", " + std::to_string(heads) + " heads";
+    std::printf("wrote %s (%s of %d tokens, each %s, %s, %s; q and k kept: %s)\n", o.out.c_str(), which.c_str(),
+                first.tokens, first.label().c_str(), to_string(request.format), size.c_str(),
+                model::byte_size_text(made.result.head_maps->kept_bytes()).c_str());
+    return;
+  }
   const LongExport made = model_long_for_export(o.model, o.scene, request.head);
   const PooledFigureInput in{&made.pooled, o.model.layer, request.head, made.result.ran_model->name};
   const ExportedFile file = export_pooled(in, request, o.out);
@@ -466,6 +487,8 @@ void add_export_command(CLI::App& root) {
       "--format png --out rollout.png\n"
       "A long input (up to 8192 tokens, each head computed on demand): attnscope export --checkpoint Llama-3.2-1B/ "
       "--text-file page.txt --long --what head:3 --layer 5 --pool max --pixels 1024 --format png --out long.png\n"
+      "Its layer's heads, or every layer's: ... --long --what heads --layer 5 --format png --out layer5.png; "
+      "... --long --what model --pixels 128 --format png --out model.png\n"
       "Compare A/B: attnscope export --compare mha.json mqa.json --format png --out mha-vs-mqa.png "
       "(--compare-view difference: B - A on a diverging scale)");
   cmd->callback([options] { run(*options); });

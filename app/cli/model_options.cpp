@@ -78,10 +78,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& o, bool exporting) {
     cmd.add_option("--head", o.head, "With --long --layer L: write head.npy, this head's map [T,T] (0 = first)");
   } else {
     cmd.add_option("--pool", o.pool,
-                   "With --long --what head:N: max (default) or mean over each block of tokens, named in the colour bar");
+                   "With --long (--what head:N, heads or model): max (default) or mean over each block of tokens, named "
+                   "in the colour bar");
     cmd.add_option("--pixels", o.pixels,
-                   "With --long --what head:N: the overview's size, at most this many blocks a side (default 1024; at "
-                   "least the input's length: exact cells)");
+                   "With --long: each head's overview, at most this many blocks a side (1–" +
+                       std::to_string(max_pooled_pixels) + "; default 1024, for --what model " +
+                       std::to_string(default_model_pixels) + "; at least the input's length: exact cells)");
   }
   add_lens_options(cmd, o.lens, exporting);
 }
@@ -526,6 +528,31 @@ LongExport model_long_for_export(const ModelOptions& o, const SceneOptions& scen
   LongExport e{pipeline::run(request), {}};
   check_long_head(o, e.result, head);
   e.pooled = model::pool_head(*e.result.head_maps, o.layer, head, pooling, o.pixels);
+  return e;
+}
+
+LongHeadsExport model_long_heads_for_export(const ModelOptions& o, const SceneOptions& scene, bool model) {
+  const model::Pooling pooling = model::parse_pooling(o.pool, "--pool");
+  const int pixels = model && !flag_given(o.app, "--pixels") ? default_model_pixels : o.pixels;
+  require(pixels >= 1 && pixels <= max_pooled_pixels, "--pixels must be between 1 and " +
+                                                          std::to_string(max_pooled_pixels) + ", got " +
+                                                          std::to_string(pixels));
+  pipeline::Request request = long_request(o, scene);
+  const int L = request.model->config.layers;
+  if (model) {
+    require(!flag_given(o.app, "--layer"), "--what model draws every layer: leave out --layer (or export one layer's "
+                                           "heads with --what heads --layer N)");
+  } else {
+    require(flag_given(o.app, "--layer"), "give the layer of the heads with --layer N (0 = the first)");
+    require(o.layer >= 0 && o.layer < L, "--layer " + std::to_string(o.layer) + " does not exist: the model has " +
+                                             std::to_string(L) + " layers (0–" + std::to_string(L - 1) + ")");
+  }
+  LongHeadsExport e{pipeline::run(request), {}, pixels};
+  try {
+    e.pooled = pool_heads(*e.result.head_maps, model ? -1 : o.layer, pooling, pixels, e.result.ran_model->name);
+  } catch (const InputError& error) {  // too many values: name the flag that asks for fewer
+    throw InputError(std::string("--pixels ") + std::to_string(pixels) + ": " + error.what());
+  }
   return e;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/figure/pooled_figure.h"
 #include "attnscope/model/attention_file.h"
 #include "attnscope/pipeline/pipeline.h"
 #include "cli/lens_options.h"
@@ -40,7 +41,7 @@ struct ModelOptions {
   std::string ablate, ablate_mode = "zero";
   // Long inputs (model/head_maps.h): --text-file F (the input text from a UTF-8 file), --long (attention per head on
   // demand, up to model::max_on_demand_tokens), compute's --head H (with --layer: head.npy [T,T]), export's
-  // --pool max|mean and --pixels N (the overview of --what head:N --layer L).
+  // --pool max|mean and --pixels N (the overview of --what head:N or heads --layer L, or of --what model).
   std::string text_file;
   bool long_input = false;
   int head = -1;
@@ -99,5 +100,14 @@ struct LongExport {
   model::PooledMap pooled;
 };
 LongExport model_long_for_export(const ModelOptions& options, const SceneOptions& scene, int head);
+// export --long --what heads --layer L (layer ≥ 0) or --what model (layer −1): the run and every head of that layer
+// (or of every layer) pooled, one map at a time (pooled_figure.h pool_heads). --pixels defaults to 1024 for heads and
+// to default_model_pixels for the model when not given; the pooled values' total is checked before any map is made.
+struct LongHeadsExport {
+  pipeline::Result result;
+  PooledHeadsInput pooled;
+  int pixels = 0;  // the blocks a side asked for
+};
+LongHeadsExport model_long_heads_for_export(const ModelOptions& options, const SceneOptions& scene, bool model);
 
 }  // namespace attnscope::cli

@@ -251,6 +251,7 @@ bool TakeResult(AppState& state) {
   state.long_heads = result->long_heads;
   state.long_heads_of = result->long_heads ? result->of_model : nullptr;
   state.long_overview = result->long_heads ? result->long_overview : nullptr;
+  state.long_maps = result->long_heads && result->pipeline_result ? result->pipeline_result->head_maps : nullptr;
   if (result->analysis && result->analysis != state.analysis) {
     if (state.analysis_of == result->of_model) {
       NoteAnalysisChange(state.shapes, state.analysis.get(), *result->analysis);

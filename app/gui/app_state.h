@@ -256,6 +256,7 @@ struct ExportWindowState {
   bool caption = true;
   std::string path;                // as typed; empty → exports/<name>-<timestamp>.<ext>
   std::future<ExportOutcome> running;
+  bool deferred = false;           // a long input's export starts on the next frame (no threads: see StartExport)
   ExportOutcome last;
   bool has_last = false;
   GlTexture preview;
@@ -411,6 +412,9 @@ struct AppState {
   // With long_heads: every layer's heads as far as the worker's cache holds them (the Model view's thumbnails) and
   // how far its prefetch went.
   std::shared_ptr<const LongOverview> long_overview;
+  // That pass's q and k (pipeline::Result::head_maps): what the Export panel and Copy figure pool a long input's heads
+  // from (core/long_export.h). Only they are held, not the pass's logits.
+  std::shared_ptr<const model::HeadMaps> long_maps;
   uint64_t submitted_generation = 0;
   Panel submitted_by = Panel::startup;
   uint64_t result_generation = 0;

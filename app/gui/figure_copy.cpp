@@ -15,6 +15,7 @@
 #include "core/scene_link.h"
 #include "core/worker_thread.h"
 #include "core/translations.h"
+#include "attnscope/figure/pooled_figure.h"
 #include "gui/app_state.h"
 #include "gui/i18n.h"
 #include "gui/widgets.h"
@@ -45,6 +46,11 @@ void StartCopy(AppState& state) {
   // Compare A/B open over the heads: its figure, as Save PNG draws it.
   if (std::optional<CompareExport> shown = CompareOnScreen(state, ExportFormat::png)) {
     StartRender(state, [shown = std::move(*shown)] { return render_compare(*shown.a, *shown.b, shown.request); });
+    return;
+  }
+  // A long input: the Heads view's layer of pooled heads, as `export --long --what heads` draws it.
+  if (std::optional<LongExportJob> job = LongExportOnScreen(state, ExportWhat::heads, CopyRequest(state))) {
+    StartRender(state, [job = std::move(*job)] { return render_long_export(job); });
     return;
   }
   if (!state.analysis || !AnalysisOfView(state)) {  // never another model's heads (a relpos view's own are its)
@@ -167,6 +173,33 @@ ExportRequest CopyRequest(const AppState& state) {
     r.token_last = state.heads.zoom.token_last;
   }
   return r;
+}
+
+std::optional<LongExportJob> LongExportOnScreen(const AppState& state, ExportWhat what, ExportRequest base) {
+  const LongHeads* heads = CurrentLongHeads(state);
+  if (!heads || !state.long_maps) return std::nullopt;
+  LongExportJob job;
+  job.maps = state.long_maps;
+  job.model_name = heads->model_name;
+  job.layer = heads->layer;
+  job.pooling = heads->pooling;
+  job.pixels = what == ExportWhat::model ? default_model_pixels : heads->pixels;
+  base.what = what;
+  base.scores = false;  // a long input's heads are probabilities
+  base.token_first = base.token_last = -1;
+  base.token_set = TokenSet{};
+  if (what != ExportWhat::heads && base.color_scale.mode == ScaleMode::per_head) base.color_scale.mode = ScaleMode::shared;
+  job.request = std::move(base);
+  return job;
+}
+
+std::string LongExportSummary(const LongExportJob& job) {
+  const int T = job.maps ? job.maps->tokens : 0;
+  const int block = model::pool_block(std::max(T, 1), std::max(job.pixels, 1));
+  const int side = (T + block - 1) / block;
+  return job.pooling == model::Pooling::max
+             ? trf("each head max-pooled to %d×%d blocks, from a long input of %d tokens", side, side, T)
+             : trf("each head mean-pooled to %d×%d blocks, from a long input of %d tokens", side, side, T);
 }
 
 void CopyFigureButton(AppState& state, bool same_line, const char* id) {

@@ -7,9 +7,11 @@
 // install when the clipboard tool is missing.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "attnscope/figure/export.h"
+#include "core/long_export.h"
 #include "core/platform_clipboard.h"
 
 namespace attnscope::gui {
@@ -22,6 +24,14 @@ const FigureWords& UiFigureWords();
 
 // The request a copy renders: the view's figure as PNG at the Export panel's scale and caption setting.
 ExportRequest CopyRequest(const AppState& state);
+
+// A long input on screen (core/long_heads.h, its heads pooled): what an export of `what` (head: `base.head`) writes,
+// as `export --long` writes it — the Heads view's layer, pooling and blocks a side (the model: default_model_pixels
+// blocks a side, the Heads view's pooling) — with `base`'s format, scale, caption, words, colormap and colour scale (a
+// per-head scale of a figure with one colour bar drawn shared). nullopt when no long input is on screen.
+std::optional<LongExportJob> LongExportOnScreen(const AppState& state, ExportWhat what, ExportRequest base);
+// "each head max-pooled to 220×220 blocks, from a long input of 2152 tokens": what such an export holds.
+std::string LongExportSummary(const LongExportJob& job);
 
 // A small "Copy figure" button on the current line of a view's toolbar (the next line when it does
 // not fit); pressing it copies the figure.

@@ -235,7 +235,11 @@ LayoutSweep::LayoutSweep() {
                      state.show_kv_cache = false;
                      state.show_export = true;
                    }});
+  plan_.push_back({"window export, the model view", [](AppState& state) {  // its own line (a long input's too)
+                     state.exporter.what = 3;
+                   }});
   plan_.push_back({"window shapes beside the view", [](AppState& state) {
+                     state.exporter.what = 0;
                      state.show_export = false;
                      state.show_shapes_floating = true;
                    }});

@@ -6,17 +6,23 @@
 // engine's exporter (export.h) renders the shown Analysis with no GL involved and writes the file
 // atomically, on a background thread; the panel then says the full path or why nothing was written,
 // and previews a PNG. Ctrl+E opens the panel, Ctrl+S exports again with the last settings.
+// A long input (its heads computed on demand, core/long_export.h): one head, all heads (and the current view, the
+// Heads view) and the model view are pooled as `export --long --what head:N|heads|model` pools them, with the Heads
+// view's pooling and blocks a side (the model: default_model_pixels), and the panel says so.
 //
 // Sections: request · running an export · window
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "attnscope/core/error.h"
 #include "attnscope/figure/export.h"
 #include "attnscope/io/file_io.h"
+#include "core/long_export.h"
 #include "core/platform_download.h"
 #include "core/worker_thread.h"
 #include "gui/figure_copy.h"
@@ -84,9 +90,61 @@ std::filesystem::path DefaultPath(const ExportRequest& request) {
 
 // ---- running an export -------------------------------------------------------------------------------
 
+// The Export panel's `what` of a long input: the current view is the Heads view (its layer's heads).
+ExportWhat LongWhat(int what) {
+  return what == 1 ? ExportWhat::head : what == what_model_view ? ExportWhat::model : ExportWhat::heads;
+}
+
+// The long input's export `e.what` asks for (core/long_export.h), or nullopt when no long input is on screen.
+std::optional<LongExportJob> LongJob(const AppState& state) {
+  ExportRequest base = RequestFor(state);
+  base.head = state.exporter.head;
+  return LongExportOnScreen(state, LongWhat(state.exporter.what), std::move(base));
+}
+
+// Writes the file off the frame; the panel then says where, or why not.
+void RunExport(ExportWindowState& e, std::function<ExportedFile(const std::filesystem::path&)> write,
+               const std::filesystem::path& path, bool default_path) {
+  // Translated here: the export runs on another thread, tr() reads the window's language.
+  const char* const wrote = tr("wrote ");
+  const char* const not_exported = tr("not exported: ");
+  e.running = run_off_frame([write = std::move(write), path, default_path, wrote, not_exported] {
+    ExportOutcome out;
+    try {
+      if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
+      ExportedFile file = write(path);
+      const std::filesystem::path full = user_path(path.string());
+      char size[32];
+      std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
+      out.ok = true;
+      out.message = wrote + full.string() + size;
+      out.path = full.string();
+      out.preview = std::move(file.image);
+    } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
+      out.message = not_exported + std::string(e.what());
+    }
+    return out;
+  });
+}
+
 void StartExport(AppState& state) {
   ExportWindowState& e = state.exporter;
   if (e.running.valid()) return;  // one at a time
+  // A long input: its heads pooled as `export --long` pools them, each head's map made in turn (seconds for a whole
+  // model). Without threads (the browser) it runs in one piece on the next frame, after one that says "Exporting…".
+  if (std::optional<LongExportJob> job = LongJob(state)) {
+    if (!threads_available() && !e.deferred) {
+      e.deferred = true;
+      return;
+    }
+    e.deferred = false;
+    const bool default_path = e.path.empty();
+    if (!default_path) e.path = user_path_text(e.path);
+    const std::filesystem::path path = default_path ? DefaultPath(job->request) : user_path(e.path);
+    RunExport(e, [job = std::move(*job)](const std::filesystem::path& p) { return export_long_to_file(job, p); }, path,
+              default_path);
+    return;
+  }
   // The model view's stack (shared, immutable) when that is what is asked for.
   std::shared_ptr<const model::AttentionStack> stack = e.what == what_model_view ? ModelStack(state) : nullptr;
   // Never another model's heads: while a checkpoint opens or after it failed, the last result is not its.
@@ -106,32 +164,20 @@ void StartExport(AppState& state) {
   const std::filesystem::path path = default_path ? DefaultPath(request) : user_path(e.path);
   // The Analysis is immutable and shared: the export reads it while the window goes on.
   std::shared_ptr<const Analysis> analysis = state.analysis;
-  // Translated here: the export runs on another thread, tr() reads the window's language.
-  const char* const wrote = tr("wrote ");
-  const char* const not_exported = tr("not exported: ");
-  e.running = run_off_frame([analysis, stack, request, path, default_path, wrote, not_exported] {
-    ExportOutcome out;
-    try {
-      if (default_path) ensure_directory(path.parent_path());  // only our own exports/ folder is created
-      ExportedFile file =
-          stack ? export_model_view(*stack, request, path) : export_to_file(*analysis, request, path);
-      const std::filesystem::path full = user_path(path.string());
-      char size[32];
-      std::snprintf(size, sizeof size, " (%.1f KiB)", double(file.bytes.size()) / 1024.0);
-      out.ok = true;
-      out.message = wrote + full.string() + size;
-      out.path = full.string();
-      out.preview = std::move(file.image);
-    } catch (const std::exception& e) {  // InputError: bad path, full disk, nothing to export …
-      out.message = not_exported + std::string(e.what());
-    }
-    return out;
-  });
+  RunExport(e,
+            [analysis, stack, request](const std::filesystem::path& p) {
+              return stack ? export_model_view(*stack, request, p) : export_to_file(*analysis, request, p);
+            },
+            path, default_path);
 }
 
 // Picks up a finished export (called every frame, also with the panel closed).
 void CollectExport(AppState& state) {
   ExportWindowState& e = state.exporter;
+  if (e.deferred) {  // a long input's export asked for on the frame before (no threads); not if the input went
+    if (LongJob(state)) StartExport(state);
+    else e.deferred = false;
+  }
   if (!e.running.valid() || e.running.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   e.last = e.running.get();
   e.has_last = true;
@@ -148,7 +194,7 @@ void CollectExport(AppState& state) {
 
 }  // namespace
 
-bool ExportRunning(const AppState& state) { return state.exporter.running.valid(); }
+bool ExportRunning(const AppState& state) { return state.exporter.running.valid() || state.exporter.deferred; }
 
 void ExportWithLastSettings(AppState& state) { StartExport(state); }
 
@@ -168,7 +214,8 @@ void DrawExportWindow(AppState& state) {
 
   ImGui::TextUnformatted(tr("what"));
   ImGui::SameLine(label_w);
-  const bool model_view = ModelStack(state) != nullptr;
+  const LongHeads* long_heads = CurrentLongHeads(state);  // a long input: its heads pooled (core/long_export.h)
+  const bool model_view = ModelStack(state) != nullptr || (long_heads && state.long_maps);
   if (!model_view && e.what == what_model_view) e.what = 0;  // the model closed
   for (int i = 0; i < (model_view ? 4 : 3); ++i) {
     // Each on the next line when the line is full (the first one too: a narrow column at a large scale).
@@ -177,10 +224,15 @@ void DrawExportWindow(AppState& state) {
     ImGui::RadioButton(tr(what_names[i]), &e.what, i);
     RecordLastItem(state, std::string("export.what.") + std::to_string(i));
   }
-  if (e.what == what_model_view)
+  if (e.what == what_model_view && !long_heads)
     HintText(tr("Every layer's heads as an L × H grid (PNG, SVG) or the attentions [L, H, T, T] (NPY); CSV is "
                 "refused: export one layer with \"all heads\"."));
-  const int heads = state.analysis && state.analysis->attention ? state.analysis->attention->shape.heads : 0;
+  if (e.what == what_model_view && long_heads)
+    HintText(tr("Every layer's heads as an L × H grid (PNG, SVG) or their pooled maps [L, H, rows, columns] (NPY); "
+                "CSV is refused: export one layer with \"all heads\"."));
+  const int heads = long_heads                                                 ? int(long_heads->heads.size())
+                    : state.analysis && state.analysis->attention ? state.analysis->attention->shape.heads
+                                                                  : 0;
   if (e.what == 1) {
     if (heads > 0) {
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
@@ -210,14 +262,17 @@ void DrawExportWindow(AppState& state) {
   ImGui::Checkbox(tr("caption"), &e.caption);
   ImGui::EndDisabled();
 
-  // The Heads view's token range goes with an export of heads.
-  if (const ExportRequest r = RequestFor(state); r.token_first >= 0)
+  // A long input: how its heads are pooled (the Heads view's pooling and blocks a side), and its length.
+  if (const std::optional<LongExportJob> job = LongJob(state)) {
+    HintText(LongExportSummary(*job));
+  } else if (const ExportRequest r = RequestFor(state); r.token_first >= 0) {  // the Heads view's token range
     HintText(trf("tokens %d–%d only: the Heads view's token range", r.token_first, r.token_last));
+  }
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize(tr("path")).x - ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::InputTextWithHint(tr("path"), tr("exports/attnscope-<what>-<time>.<format>  (leave empty for a fresh name)"), &e.path);
 
-  ImGui::BeginDisabled(e.running.valid());
-  const bool clicked = ImGui::Button(e.running.valid() ? tr("Exporting…") : tr("Export"));
+  ImGui::BeginDisabled(ExportRunning(state));
+  const bool clicked = ImGui::Button(ExportRunning(state) ? tr("Exporting…") : tr("Export"));
   RecordLastItem(state, "export.button");
   ImGui::EndDisabled();
   if (clicked) StartExport(state);

@@ -547,6 +547,7 @@ void DrawHeadsWindow(AppState& state) {
   DrawLayerSlider(state, att);
   // A long input: its heads pooled (window_heads_long.cpp), once the checkpoint is open and its pass has no error.
   if (CurrentLongHeads(state) && state.checkpoint.loading.empty() && CurrentCheckpointError(state).empty()) {
+    CopyFigureButton(state);  // the layer's heads pooled, as `export --long --what heads` draws them (figure_copy.cpp)
     DrawLongHeads(state);
     ImGui::End();
     DrawLongZoom(state);

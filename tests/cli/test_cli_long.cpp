@@ -132,7 +132,7 @@ TEST_CASE("cli long: bad values exit 2 naming what is valid") {
       {ex + " --what head:0 --layer 2", "--layer 2 does not exist: the model has 2 layers (0–1)"},
       {ex + " --what head:0", "give the layer of the head with --layer N"},
       {ex + " --what head:4 --layer 0", "head 4 does not exist: layer 0 has 4 heads (0–3)"},
-      {ex + " --what heads --layer 0", "with --long, --what is head:N"},
+      {ex + " --what conv --layer 0", "with --long, --what is head:N"},
       {ex + " --what head:0 --layer 0 --ablate 0.1", "--ablate needs every layer's attention at once"},
       {"export " + ck + " --what heads --layer 0 --pool max --format npy --out " + quoted(dir / "o.npy"),
        "--pool goes with --long"},

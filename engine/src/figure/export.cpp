@@ -398,6 +398,31 @@ std::string export_caption(const Analysis& a, const ExportRequest& r) {
 // ---- figures -------------------------------------------------------------------------------------
 namespace {
 
+ValueRange range_of(const float* values, size_t count, Colormap map) {
+  return map == Colormap::diverging ? symmetric_range(values, count) : auto_range(values, count);
+}
+
+}  // namespace
+
+void assign_colorbars(FigureSpec& f, const ColorScale& scale, Colormap map, const std::string& title, bool show_masked,
+                      const FigureWords& w, ValueRange (*adjust)(ValueRange), size_t first_panel) {
+  std::vector<ValueRange> own;
+  for (size_t i = first_panel; i < f.panels.size(); ++i)
+    own.push_back(range_of(f.panels[i].values.data(), f.panels[i].values.size(), map));
+  std::vector<ValueRange> ranges = scale_ranges(scale, own);
+  const bool from_data = scale.mode == ScaleMode::shared || scale.mode == ScaleMode::per_head;
+  if (adjust && from_data)
+    for (ValueRange& r : ranges) r = adjust(r);
+  const std::string bar_title = scale_bar_title(title, scale, w);
+  const bool one_each = scale.mode == ScaleMode::per_head;
+  for (size_t i = first_panel; i < f.panels.size(); ++i) {
+    if (one_each || i == first_panel) f.colorbars.push_back({ranges[i - first_panel], map, bar_title, show_masked, w.word("masked")});
+    f.panels[i].colorbar = int(f.colorbars.size()) - 1;
+  }
+}
+
+namespace {
+
 // One more column after panel `p`'s columns: `column[i]` ends row i (a token set's reduced keys).
 void append_column(PanelSpec& p, const std::vector<float>& column) {
   std::vector<float> with_column;
@@ -416,31 +441,7 @@ std::vector<std::string> index_labels(int n) {
   return v;
 }
 
-ValueRange range_of(const float* values, size_t count, Colormap map) {
-  return map == Colormap::diverging ? symmetric_range(values, count) : auto_range(values, count);
-}
-
 ValueRange unite(ValueRange a, ValueRange b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
-
-// Colour bars for the panels from `first_panel` on under `scale` (color_scale.h): one bar they all use, or,
-// per head, one each. `title` names the values; the bar's title adds the scale mode. `adjust` may widen
-// the ranges computed from the data (shared and per head only: fixed and locked ranges are as given).
-void assign_colorbars(FigureSpec& f, const ColorScale& scale, Colormap map, const std::string& title, bool show_masked,
-                      const FigureWords& w, ValueRange (*adjust)(ValueRange) = nullptr, size_t first_panel = 0) {
-  std::vector<ValueRange> own;
-  for (size_t i = first_panel; i < f.panels.size(); ++i)
-    own.push_back(range_of(f.panels[i].values.data(), f.panels[i].values.size(), map));
-  std::vector<ValueRange> ranges = scale_ranges(scale, own);
-  const bool from_data = scale.mode == ScaleMode::shared || scale.mode == ScaleMode::per_head;
-  if (adjust && from_data)
-    for (ValueRange& r : ranges) r = adjust(r);
-  const std::string bar_title = scale_bar_title(title, scale, w);
-  const bool one_each = scale.mode == ScaleMode::per_head;
-  for (size_t i = first_panel; i < f.panels.size(); ++i) {
-    if (one_each || i == first_panel) f.colorbars.push_back({ranges[i - first_panel], map, bar_title, show_masked, w.word("masked")});
-    f.panels[i].colorbar = int(f.colorbars.size()) - 1;
-  }
-}
 
 FigureSpec heads_figure(const Analysis& a, const ExportRequest& r) {
   const AttentionAnalysis& att = *a.attention;
@@ -869,6 +870,15 @@ void add_token_set_strip(PanelSpec& p, const Mat& m, const TokenSet& set) {
 }
 }  // namespace
 
+int model_view_matrix_side(int columns) { return std::max(48, 1400 / std::max(columns, 1)); }
+
+std::string model_view_panel_title(int layer, int head, int heads, int kv_heads) {
+  std::string title = std::to_string(layer) + "." + std::to_string(head);
+  // Past the palette two groups share a frame colour: the title names the group.
+  if (!kv_groups_have_own_colors(kv_heads)) title += " · g" + std::to_string(kv_group_of_head(head, heads, kv_heads));
+  return title;
+}
+
 FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest& r) {
   check_model_view_stack(s);
   if (r.token_set.active()) check_token_set(r.token_set, s.tokens, token_set_flag(r.token_set));
@@ -878,7 +888,7 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
   FigureSpec f, soft, linear;
   const int columns = s.most_heads();
   f.grid_columns = columns;
-  f.matrix_side = std::max(48, 1400 / columns);
+  f.matrix_side = model_view_matrix_side(columns);
   const size_t cells = size_t(s.tokens) * size_t(s.tokens);
   std::vector<std::pair<bool, size_t>> place;  // per grid place: (linear, index in its figure); blank: (false, npos)
   for (int l = 0; l < s.layers; ++l) {
@@ -890,7 +900,6 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
         continue;
       }
       PanelSpec p;
-      p.title = std::to_string(l) + "." + std::to_string(h);
       p.rows = p.cols = s.tokens;
       const float* a = lin ? s.linear_maps[size_t(l)].data() + size_t(h) * cells
                            : s.attentions.data() + (size_t(l) * size_t(s.heads) + size_t(h)) * cells;
@@ -904,12 +913,11 @@ FigureSpec model_view_figure(const model::AttentionStack& s, const ExportRequest
             if (j > i || (window > 0 && j <= i - window)) p.values[size_t(i) * size_t(p.cols) + size_t(j)] = -INFINITY;
       if (r.token_set.active()) add_token_set_strip(p, Eigen::Map<const Mat>(a, s.tokens, s.tokens), r.token_set);
       if (lin) {  // each head its own: no K/V group frame
+        p.title = std::to_string(l) + "." + std::to_string(h);
         linear.panels.push_back(std::move(p));
         place.emplace_back(true, linear.panels.size() - 1);
       } else {
-        // Past the palette two groups share a frame colour: the title names the group.
-        if (!kv_groups_have_own_colors(s.kv_heads))
-          p.title += " · g" + std::to_string(kv_group_of_head(h, s.heads, s.kv_heads));
+        p.title = model_view_panel_title(l, h, s.heads, s.kv_heads);
         p.frame = kv_group_color(kv_group_of_head(h, s.heads, s.kv_heads));
         soft.panels.push_back(std::move(p));
         place.emplace_back(false, soft.panels.size() - 1);

@@ -96,6 +96,13 @@ ExportRequest export_request_for_view(const ViewSettings& view);
 // colours span them: "probability · per head", "probability · fixed 0–1", "score · locked −2–3.5".
 std::string scale_bar_title(const std::string& values, const ColorScale& scale, const FigureWords& words);
 
+// Colour bars for f's panels from `first_panel` on under `scale` (color_scale.h), as the heads figure gets them:
+// one bar they all use, or, per head, one each. `title` names the values; the bar's title adds the scale mode.
+// `adjust` may widen the ranges computed from the data (shared and per head only: fixed and locked ranges are as
+// given). The long input's pooled heads and model figures (pooled_figure.h) share it.
+void assign_colorbars(FigureSpec& f, const ColorScale& scale, Colormap map, const std::string& title, bool show_masked,
+                      const FigureWords& words, ValueRange (*adjust)(ValueRange) = nullptr, size_t first_panel = 0);
+
 // Throws InputError when this analysis cannot give what the request asks: a head that does not exist
 // ("head 9 does not exist: this MHA has 8 heads, 0–7"), heads of a grid input, relpos/conv data the
 // analysis does not hold, a scale outside 1–4, or a colour scale that does not fit (validate_color_scale;
@@ -160,6 +167,10 @@ std::string default_export_file_name(const ExportRequest& request, const std::st
 // has the most heads of any layer as columns and a layer with fewer leaves its last places blank
 // (PanelSpec::blank).
 FigureSpec model_view_figure(const model::AttentionStack& stack, const ExportRequest& request);
+// Its layout's parts, shared with the long input's pooled model figure (pooled_figure.h): the thumbnails' side at
+// 1× for `columns` heads a row, and panel (l, h)'s title ("5.1", "5.1 · g3" when groups share a frame colour).
+int model_view_matrix_side(int columns);
+std::string model_view_panel_title(int layer, int head, int heads, int kv_heads);
 std::string model_view_caption(const model::AttentionStack& stack, const FigureWords& words = {});
 // PNG/SVG: the figure; .npy: the attentions [L, H, T, T] (refused for a stack with linear layers, whose
 // matrices it would leave out: `compute --checkpoint` writes both); CSV is refused (one file of L·H blocks helps
