@@ -1,7 +1,8 @@
 // The allowed include directions (README "Layout"), checked over the sources:
 //   - the engine includes no ImGui, GLFW or OpenGL header and nothing of app/;
 //   - each engine folder includes only the folders its README.md lists under "May include:";
-//   - app/core includes neither app/cli nor app/gui, and app/cli not app/gui.
+//   - app/core includes neither app/cli nor app/gui, and app/cli not app/gui;
+//   - app/ reaches the engine's analyses, tokens and forward passes only through pipeline::run (issue 38 item 7).
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -122,4 +123,27 @@ TEST_CASE("layout: app/core includes neither the command line nor the window, an
     }
   }
   CHECK(files >= 10);
+}
+
+// Issue 38 item 7: one request → one engine pipeline. The window and the command line make no analysis, tokens,
+// tokenizer load, K/V conversion or forward pass of their own; they ask pipeline.h (run, run_steps,
+// needs_on_demand, analyse_scene, open_source) and read its Result.
+TEST_CASE("layout: app/ calls the engine's analyses, tokens and forward passes only through the pipeline") {
+  static const std::regex own_call(
+      R"((^|[^A-Za-z0-9_:.>])(attnscope::)?(model::)?(analyse|request_tokens|load_tokenizer_cached|run_model_layer|convert_kv_heads|forward)\s*\()");
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir / "app")) {
+    if (!is_source(entry.path())) continue;
+    ++files;
+    std::istringstream in(slurp(entry.path()));
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      const std::string code = line.substr(0, line.find("//"));  // comments may name them
+      CHECK_MESSAGE(!std::regex_search(code, own_call),
+                    entry.path().lexically_relative(source_dir).string() << ":" << number << " calls the engine outside the pipeline: " << line);
+    }
+  }
+  CHECK(files > 100);
 }

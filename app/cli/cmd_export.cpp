@@ -77,7 +77,7 @@ Analysis compare_side(const std::string& path, const char* side) {
   }
   require(scene.input.source != InputSource::grid, std::string("--compare: scene ") + side + " '" + path +
                                                        "' has a grid input; compare A/B needs the heads of a sentence or a tensor");
-  return analyse(scene, AnalysisRequest{.attention = true});
+  return *pipeline::analyse_scene(std::move(scene), AnalysisRequest{.attention = true});
 }
 
 // export --compare A B: one figure of A and B.
@@ -142,10 +142,7 @@ std::shared_ptr<const Analysis> analyse_for(const ExportRequest& request, Scene 
       throw InputError("--what model shows every layer of a real model: give --checkpoint DIR (with --text or --ids) "
                        "or --attentions FILE --tokens tokens.json");
   }
-  pipeline::Request seeded;  // the engine's pipeline, as the window's worker runs it
-  seeded.scene = std::move(scene);
-  seeded.what = what;
-  return pipeline::run(seeded).analysis;
+  return pipeline::analyse_scene(std::move(scene), what);  // the engine's pipeline, as the window's worker runs it
 }
 
 // export --what qk-attribution: why head --head of --layer attends from --query to --key (model/qk_attribution.h),

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnscope/analysis/analysis.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "attnscope/core/error.h"
 #include "cli/commands.h"
 #include "cli/output_files.h"
@@ -58,8 +59,9 @@ void run(const RelposOptions& o) {
   apply_relpos_defaults(scene, o.scene);
 
   // 2. Everything computed (and checked) before any file exists.
-  const Analysis analysis = analyse(scene, AnalysisRequest{.attention = false, .relpos = true});
-  const RelposAnalysis& ra = *analysis.relpos;
+  const std::shared_ptr<const Analysis> analysis =
+      pipeline::analyse_scene(scene, AnalysisRequest{.attention = false, .relpos = true});
+  const RelposAnalysis& ra = *analysis->relpos;
 
   // 3. Files.
   const int64_t h = int64_t(ra.heads.size());

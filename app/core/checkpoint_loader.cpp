@@ -4,7 +4,7 @@
 #include <new>
 
 #include "attnscope/core/error.h"
-#include "attnscope/text/tokenizer_interface.h"
+#include "attnscope/pipeline/pipeline.h"
 
 namespace attnscope::gui {
 
@@ -93,33 +93,25 @@ Work CheckpointLoader::work(bool wait) {
     }
     CheckpointResult result;
     result.generation = generation;
-    result.dir = dir;
+    result.dir = pipeline::source_dir(dir);  // named by an error too
     bool cancelled = false;
     const auto progress = [this](double fraction) { progress_ = fraction; };
     try {
-      if (const std::optional<model::AttentionFiles> files = model::find_attention_files(dir)) {
-        // What the recent list keeps: the file when it was named, else its folder (one entry, whichever
-        // file of the folder was dropped).
-        if (files->attentions != dir) result.dir = files->attentions.parent_path();
-        result.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(*files, progress, &cancel_));
-      } else {
-        std::error_code error;
-        if (std::filesystem::is_regular_file(dir, error)) result.dir = dir = dir.parent_path();  // a file in the folder
-        result.model = model::open(dir, progress, &cancel_);
-        try {
-          result.tokenizer = load_tokenizer_cached(dir);  // here, so that the first forward pass does not wait for it
-        } catch (const InputError& e) {
-          result.tokenizer_error = e.what();
-        }
-      }
+      // The engine's opening (pipeline.h open_source): the model or the attentions, and the folder's tokenizer
+      // loaded once, so the first forward pass does not wait for it.
+      pipeline::Opened opened = pipeline::open_source(dir, progress, &cancel_);
+      result.model = std::move(opened.model);
+      result.attentions = std::move(opened.attentions);
+      result.tokenizer = std::move(opened.tokenizer);
+      result.tokenizer_error = std::move(opened.tokenizer_error);
     } catch (const Cancelled&) {
       cancelled = true;
     } catch (const InputError& e) {
       result.error = e.what();
     } catch (const std::bad_alloc&) {
-      result.error = dir.string() + ": not enough memory for this checkpoint's float32 weights (or these attentions)";
+      result.error = result.dir.string() + ": not enough memory for this checkpoint's float32 weights (or these attentions)";
     } catch (const std::exception& e) {
-      result.error = dir.string() + ": internal error: " + e.what();
+      result.error = result.dir.string() + ": internal error: " + e.what();
     }
     bool delivered = false;
     {

@@ -1,9 +1,9 @@
 // checkpoint_loader.h — opens a checkpoint folder, or attentions computed elsewhere, off the UI thread
 // (the Checkpoint window).
 //
-//   UI thread ──open(path)──► worker thread: model::find_attention_files(path)
-//                               none  → model::open(path, progress, cancel)             (a checkpoint)
-//                               found → model::open_attentions(files, progress, cancel) (an attentions file)
+//   UI thread ──open(path)──► worker thread: pipeline::open_source(path, progress, cancel)
+//                               a checkpoint (model::open, and its tokenizer loaded once)
+//                               or an attentions file (model::open_attentions)
 //                             ──► take_result()
 // A newer open() cancels an older one between tensors (between layers of an attentions file);
 // progress() is the opening's fraction, readable from any thread each frame. The frame never waits: it

@@ -184,20 +184,8 @@ void read_result(ComputeResult& out, const std::shared_ptr<const pipeline::Resul
 
 }  // namespace
 
-bool ComputeWorker::is_long(const ModelSource& source) {
-  if (!source.model || source.attentions) return false;
-  pipeline::TokenInput input;  // as request_of() makes it
-  input.text = source.input;
-  if (!source.no_tokenizer.empty()) input.no_tokenizer = source.no_tokenizer;
-  const std::string dir = source.model->dir.string();
-  // Counted apart from the pipeline's tokens (its counters say what a request made): once per model and input.
-  if (long_check_tokens_ < 0 || long_check_dir_ != dir || !(long_check_input_ == input)) {
-    long_check_tokens_ = -1;
-    long_check_tokens_ = int(pipeline::request_tokens(source.model->dir, input).ids.size());
-    long_check_dir_ = dir;
-    long_check_input_ = input;
-  }
-  return !model::stack_fits(source.model->config, long_check_tokens_);
+bool ComputeWorker::is_long(const Job& job) {
+  return job.analysis_key.model && pipeline::needs_on_demand(request_of(job.scene, job.analysis_key), cache_);
 }
 
 void ComputeWorker::compute_long(const Job& job, ComputeResult& out) {
@@ -262,7 +250,7 @@ ComputeResult ComputeWorker::compute(const Job& job) {
   if (const std::optional<ModelSource>& source = job.analysis_key.model)
     out.of_model = source->model ? static_cast<const void*>(source->model.get()) : source->attentions.get();
   try {
-    if (job.analysis_key.model && is_long(*job.analysis_key.model)) {
+    if (is_long(job)) {
       compute_long(job, out);
       return out;
     }

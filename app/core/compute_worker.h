@@ -203,8 +203,9 @@ class ComputeWorker {
   Work work(bool wait);  // worker_thread.h
   void finish_job();
   ComputeResult compute(const Job& job);
-  // True when the source's input is too long for the whole stack (its tokens counted once per model and input).
-  bool is_long(const ModelSource& source);
+  // True when the job's input is too long for the whole stack (pipeline::needs_on_demand: the tokens it makes
+  // are the ones the job's run then takes from cache_).
+  bool is_long(const Job& job);
   // A long input's first delivery: the on-demand forward (once per model and input), then the layer's pooled
   // heads (again only when the layer, pooling, pixels or colormap changed) and the zoom.
   void compute_long(const Job& job, ComputeResult& out);
@@ -257,10 +258,6 @@ class ComputeWorker {
   std::optional<Prefetch> prefetch_;
   bool prefetch_pending_ = false;
   std::atomic<int64_t> long_maps_made_{0};
-  // is_long()'s last tokens count and the model folder and input it is of (−1: none).
-  std::string long_check_dir_;
-  pipeline::TokenInput long_check_input_;
-  int long_check_tokens_ = -1;
   // Worker-thread only: what the pipeline reuses between requests (the last K/V conversion, the last
   // unconverted run, the last tokens and head pattern scores).
   pipeline::Cache cache_;

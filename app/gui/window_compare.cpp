@@ -17,6 +17,7 @@
 
 #include "attnscope/analysis/token_set.h"
 #include "attnscope/io/file_io.h"
+#include "attnscope/pipeline/pipeline.h"
 #include "attnscope/scene/scene_json.h"
 #include "gui/compare_state.h"
 #include "gui/figure_copy.h"
@@ -348,9 +349,10 @@ void KeepAsA(AppState& state) {
 
 bool KeepSceneFileAsA(AppState& state, const std::string& path, CompareView view) {
   try {
-    const Scene scene = load_scene(path);
+    Scene scene = load_scene(path);
     CompareState& c = Compare(state);
-    c.a = std::make_shared<const Analysis>(analyse(scene));
+    const AnalysisRequest what = request_for(scene);
+    c.a = pipeline::analyse_scene(std::move(scene), what);
     c.a_run = nullptr;
     c.a_ablation = {};
     c.open = true;

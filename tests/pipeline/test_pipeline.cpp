@@ -1,5 +1,6 @@
 // test_pipeline.cpp — one request → one engine pipeline → one result (attnscope/pipeline/pipeline.h):
-// the tokens are made once and the forward runs once per request, whatever steps follow; the steps run
+// the tokens are made once and the forward runs once per request, whatever steps follow (needs_on_demand's check
+// included); a seeded scene and open_source are the engine's; the steps run
 // in the table's order, each once; cancellation between steps leaves no part of the cancelled steps; a
 // cache reuses the conversion, the unconverted run and the tokens; and the result is the forward pass's.
 #include <doctest/doctest.h>
@@ -11,13 +12,18 @@
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/attention/head_stats.h"
 #include "attnscope/core/error.h"
+#include "attnscope/core/limits.h"
+#include "attnscope/io/file_io.h"
 #include "attnscope/model/forward.h"
 #include "attnscope/pipeline/pipeline.h"
+#include "attnscope/text/tokenizer_interface.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "run_cli.h"
 
 using namespace attnscope;
 using namespace attnscope::test;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -181,6 +187,20 @@ TEST_CASE("pipeline: a seeded scene's request is analyse()'s, with its statistic
   const Analysis want = analyse(scene);
   REQUIRE(r.analysis);
   CHECK(r.analysis->attention->result.probs == want.attention->result.probs);
+  // analyse_scene, what the command line and the window's scene files ask: the same analysis through run().
+  Scene grid;
+  grid.input.source = InputSource::grid;
+  for (const Scene& s : {scene, grid}) {
+    const AnalysisRequest what = request_for(s);
+    const std::shared_ptr<const Analysis> seeded = pipeline::analyse_scene(s, what);
+    const Analysis direct = analyse(s, what);
+    REQUIRE(seeded);
+    CHECK(seeded->request == what);
+    CHECK(static_cast<bool>(seeded->attention) == static_cast<bool>(direct.attention));
+    if (direct.attention) CHECK(seeded->attention->result.probs == direct.attention->result.probs);
+    REQUIRE(static_cast<bool>(seeded->relpos) == static_cast<bool>(direct.relpos));
+    if (direct.relpos) CHECK(seeded->relpos->probs == direct.relpos->probs);
+  }
   CHECK_FALSE(r.head_patterns);  // needs a model's stack
   CHECK(r.head_patterns_error.empty());
   REQUIRE(r.head_stats);
@@ -342,4 +362,89 @@ TEST_CASE("pipeline: a seeded scene skips the lens steps; an attentions file say
   const pipeline::Result a = pipeline::run(file);
   CHECK(!a.lens);
   CHECK(a.lens_error.find("attentions file") != std::string::npos);
+}
+
+TEST_CASE("pipeline: needs_on_demand makes the request's tokens once, and the run that follows takes and counts them") {
+  const auto m = model::open(model_fixture("llama_gqa_bf16_sharded"));  // with a tokenizer
+  pipeline::Cache cache;
+  const pipeline::Request request = text_request(m, "the cat sat on the mat", 1);
+  CHECK_FALSE(pipeline::needs_on_demand(request, cache));  // a short input: the whole stack fits
+  REQUIRE(cache.tokens);
+  const pipeline::Result r = pipeline::run(request, nullptr, &cache);
+  CHECK(r.tokens == cache.tokens);  // the check's tokens, not made again
+  CHECK(r.counters.tokenizer_loads == 1);  // and counted as this request's
+  CHECK(r.counters.tokenizations == 1);
+  // Asked again for the same input: nothing is made, and the next run counts nothing it did not make.
+  CHECK_FALSE(pipeline::needs_on_demand(request, cache));
+  const pipeline::Result again = pipeline::run(request, nullptr, &cache);
+  CHECK(again.counters.tokenizer_loads == 0);
+  CHECK(again.counters.tokenizations == 0);
+  // A scene and an attentions file never need it; bad input is the run's own message.
+  pipeline::Request seeded;
+  seeded.scene = Scene{};
+  CHECK_FALSE(pipeline::needs_on_demand(seeded, cache));
+  pipeline::Request ids = request;
+  ids.input = pipeline::TokenInput{};
+  ids.input.text = "ids: 1 x";
+  CHECK(error_of([&] { (void)pipeline::needs_on_demand(ids, cache); }) == error_of([&] { pipeline::run(ids); }));
+}
+
+TEST_CASE("pipeline: needs_on_demand says when the stack is beyond the limit; the long run takes its tokens") {
+  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
+  for (const int T : {limits::max_tokens, limits::max_tokens + 20}) {
+    CAPTURE(T);
+    pipeline::Request request;
+    request.model = m;
+    request.input.text = "ids:";  // the window's input box
+    for (int32_t id : long_fixture_ids(T)) request.input.text += " " + std::to_string(id);
+    request.layer = -1;
+    pipeline::Cache cache;
+    const bool long_input = pipeline::needs_on_demand(request, cache);
+    CHECK(long_input == !model::stack_fits(m->config, T));
+    if (long_input) request.attention = model::AttentionKeep::on_demand;
+    const pipeline::Result r = pipeline::run(request, nullptr, &cache);
+    CHECK(r.tokens == cache.tokens);
+    CHECK(int(r.tokens->ids.size()) == T);
+    CHECK(r.counters.tokenizer_loads == 1);  // for the ids' labels, once
+    CHECK(static_cast<bool>(r.head_maps) == long_input);
+  }
+}
+
+TEST_CASE("pipeline: open_source opens a checkpoint with its tokenizer, a file in it, and an attentions folder") {
+  const fs::path llama = model_fixture("llama_gqa_bf16_sharded");
+  for (const fs::path& path : {llama, llama / "config.json"}) {
+    CAPTURE(path);
+    const pipeline::Opened o = pipeline::open_source(path);
+    CHECK(o.dir == llama);
+    CHECK(pipeline::source_dir(path) == llama);
+    REQUIRE(o.model);
+    CHECK(o.model->dir == llama);
+    CHECK_FALSE(o.attentions);
+    CHECK(o.tokenizer_error.empty());
+    CHECK(o.tokenizer == load_tokenizer_cached(llama));  // the one every run() of the folder takes
+  }
+  // A folder without a tokenizer opens, and says why its text cannot be tokenized.
+  const pipeline::Opened bare = pipeline::open_source(model_fixture("mistral_mha_f32"));
+  CHECK(bare.model);
+  CHECK_FALSE(bare.tokenizer);
+  CHECK_FALSE(bare.tokenizer_error.empty());
+  // Attentions computed elsewhere: the file named, or its folder.
+  const fs::path dir = fresh_dir("pipeline_open_source");
+  for (const char* f : {"attentions.npy", "tokens.json", "config.json"})
+    fs::copy_file(model_fixture("precomputed") / f, dir / f);
+  for (const fs::path& path : {dir, dir / "tokens.json", dir / "attentions.npy"}) {
+    CAPTURE(path);
+    const pipeline::Opened o = pipeline::open_source(path);
+    CHECK(o.dir == pipeline::source_dir(path));
+    CHECK(o.dir == (path == dir / "attentions.npy" ? path : dir));
+    CHECK_FALSE(o.model);
+    REQUIRE(o.attentions);
+    CHECK(o.attentions->layers > 0);
+  }
+  // A broken folder is an InputError naming it; cancelled, nothing is returned.
+  const fs::path broken = fresh_dir("pipeline_open_broken");
+  write_file_atomic(broken / "config.json", "{");
+  CHECK(contains(error_of([&] { (void)pipeline::open_source(broken); }), "config.json"));
+  std::atomic<bool> cancel{true};
+  CHECK_THROWS_AS((void)pipeline::open_source(llama, {}, &cancel), Cancelled);
 }

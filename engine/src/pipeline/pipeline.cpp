@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <utility>
 
 #include "attnscope/analysis/model_layer.h"
 #include "attnscope/core/error.h"
@@ -55,12 +56,17 @@ bool converts(const Request& request) {
 
 std::shared_ptr<const ModelTokens> tokens_of(const Request& request, Counters& counters, Cache* cache) {
   const std::string dir = request.model->dir.string();
-  if (cache && cache->tokens && cache->tokens_dir == dir && cache->tokens_input == request.input) return cache->tokens;
+  if (cache && cache->tokens && cache->tokens_dir == dir && cache->tokens_input == request.input) {
+    counters.tokenizer_loads += std::exchange(cache->tokens_unclaimed_loads, 0);
+    counters.tokenizations += std::exchange(cache->tokens_unclaimed_tokenizations, 0);
+    return cache->tokens;
+  }
   auto tokens = std::make_shared<const ModelTokens>(request_tokens(request.model->dir, request.input, &counters));
   if (cache) {
     cache->tokens_dir = dir;
     cache->tokens_input = request.input;
     cache->tokens = tokens;
+    cache->tokens_unclaimed_loads = cache->tokens_unclaimed_tokenizations = 0;
   }
   return tokens;
 }
@@ -472,6 +478,46 @@ ModelTokens request_tokens(const std::filesystem::path& checkpoint, const TokenI
   }
   if (counters) ++counters->tokenizations;
   return tokens_from_text(std::move(tokenizer), input.text, input.add_special_tokens);
+}
+
+bool needs_on_demand(const Request& request, Cache& cache) {
+  if (!request.model || request.attentions || request.scene) return false;
+  Counters made;
+  const std::shared_ptr<const ModelTokens> tokens = tokens_of(request, made, &cache);
+  cache.tokens_unclaimed_loads += made.tokenizer_loads;  // the run that takes these tokens counts them
+  cache.tokens_unclaimed_tokenizations += made.tokenizations;
+  return !model::stack_fits(request.model->config, int(tokens->ids.size()));
+}
+
+std::shared_ptr<const Analysis> analyse_scene(Scene scene, const AnalysisRequest& what, const std::atomic<bool>* cancel) {
+  Request request;
+  request.scene = std::move(scene);
+  request.what = what;
+  return run(request, cancel).analysis;
+}
+
+std::filesystem::path source_dir(const std::filesystem::path& path) {
+  if (const std::optional<model::AttentionFiles> files = model::find_attention_files(path))
+    // The file when it was named, else its folder (one entry, whichever file of the folder was dropped).
+    return files->attentions == path ? path : files->attentions.parent_path();
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error) ? path.parent_path() : path;  // a file in the folder
+}
+
+Opened open_source(std::filesystem::path path, const model::Progress& progress, const std::atomic<bool>* cancel) {
+  Opened out;
+  out.dir = source_dir(path);
+  if (const std::optional<model::AttentionFiles> files = model::find_attention_files(path)) {
+    out.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(*files, progress, cancel));
+    return out;
+  }
+  out.model = model::open(out.dir, progress, cancel);
+  try {
+    out.tokenizer = load_tokenizer_cached(out.dir);
+  } catch (const InputError& e) {
+    out.tokenizer_error = e.what();
+  }
+  return out;
 }
 
 Result run(const Request& request, const std::atomic<bool>* cancel, Cache* cache) {

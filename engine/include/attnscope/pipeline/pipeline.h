@@ -19,6 +19,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -216,6 +217,9 @@ struct Cache {
   std::string tokens_dir;
   TokenInput tokens_input;
   std::shared_ptr<const ModelTokens> tokens;
+  // What making `tokens` cost when needs_on_demand() made them and no run has taken them yet: the run that
+  // takes them counts it (its tokens were made once, for it).
+  int tokens_unclaimed_loads = 0, tokens_unclaimed_tokenizations = 0;
   // The last head pattern scores and the stack they are of (another layer of a file is the same stack).
   std::shared_ptr<const model::AttentionStack> patterns_stack;
   std::shared_ptr<const HeadPatternScores> head_patterns;
@@ -258,5 +262,33 @@ void run_steps(Result& result, const std::vector<Step>& steps, const std::atomic
 
 // The tokens of a checkpoint's input (one tokenizer load, one encoding at most), counted in `counters`.
 ModelTokens request_tokens(const std::filesystem::path& checkpoint, const TokenInput& input, Counters* counters = nullptr);
+
+// Whether a checkpoint request's whole [L, H, T, T] stack is beyond model::stack_fits at its input's token
+// count, so that it must run with Request::attention = on_demand (a long input). The tokens are made as run()
+// makes them and kept in `cache`: the run of the same input that follows takes them (and counts them) instead
+// of making them again. False for a scene or an attentions file. Throws InputError as run() does for the input.
+bool needs_on_demand(const Request& request, Cache& cache);
+
+// A seeded scene's analysis, through run(): what the command line's `export` and `relpos` and the window's
+// scene files kept as Compare A ask of a scene of their own.
+std::shared_ptr<const Analysis> analyse_scene(Scene scene, const AnalysisRequest& what,
+                                              const std::atomic<bool>* cancel = nullptr);
+
+// What the window opens from a path: a checkpoint folder (or a file in it), or an attentions file or folder
+// (model::find_attention_files). A checkpoint's tokenizer is loaded here too, once (load_tokenizer_cached, the
+// one every run() of the folder then takes), so the first forward does not wait for it and the window can name
+// it; a folder whose tokenizer cannot be used still opens (tokenizer_error says why: ids only).
+struct Opened {
+  std::filesystem::path dir;  // the checkpoint folder; for attentions the file when named directly, else its folder
+  std::shared_ptr<const model::Model> model;
+  std::shared_ptr<const model::AttentionStack> attentions;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::string tokenizer_error;
+};
+// Opened::dir of a path, before anything is read (what a caller names when opening it fails).
+std::filesystem::path source_dir(const std::filesystem::path& path);
+// Throws InputError (the file and the problem named), Cancelled once *cancel is set, std::bad_alloc.
+Opened open_source(std::filesystem::path path, const model::Progress& progress = {},
+                   const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnscope::pipeline
