@@ -1158,7 +1158,9 @@ void Finish(Session& session) {
 
 #ifdef __EMSCRIPTEN__
 // The browser calls one frame per animation frame; the window lives as long as the page (the session is
-// never destroyed: the tab's closing frees it).
+// never destroyed: the tab's closing frees it). A scripted run (the frame-time benchmark of
+// bench/web_settings_change.mjs) ends as on the desktop: its last frame writes its file, and the page stops
+// drawing; a user's page never stops.
 int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
   static const RunMode mode = CheckWindowFlags(options);
   static const Startup startup = LoadStartup(scene_options, options, mode);
@@ -1166,7 +1168,15 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   if (!window) return 1;
   StartImGui(window, startup.persistence);
   auto* session = new Session(mode, options, startup, window);
-  emscripten_set_main_loop_arg([](void* s) { Frame(*static_cast<Session*>(s)); }, session, 0, false);
+  emscripten_set_main_loop_arg(
+      [](void* s) {
+        Session& session = *static_cast<Session*>(s);
+        if (!Frame(session) && session.mode.scripted) {
+          Finish(session);
+          emscripten_cancel_main_loop();
+        }
+      },
+      session, 0, false);
   return 0;
 }
 #else
