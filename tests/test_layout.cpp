@@ -126,11 +126,11 @@ TEST_CASE("layout: app/core includes neither the command line nor the window, an
 }
 
 // Issue 38 item 7: one request → one engine pipeline. The window and the command line make no analysis, tokens,
-// tokenizer load, K/V conversion or forward pass of their own; they ask pipeline.h (run, run_steps,
+// tokenizer load, input check, K/V conversion or forward pass of their own; they ask pipeline.h (run, run_steps,
 // needs_on_demand, analyse_scene, open_source) and read its Result.
 TEST_CASE("layout: app/ calls the engine's analyses, tokens and forward passes only through the pipeline") {
   static const std::regex own_call(
-      R"((^|[^A-Za-z0-9_:.>])(attnscope::)?(model::)?(analyse|request_tokens|load_tokenizer_cached|run_model_layer|convert_kv_heads|forward)\s*\()");
+      R"((^|[^A-Za-z0-9_:.>])(attnscope::)?(model::)?(analyse|request_tokens|load_tokenizer_cached|model_tokens_from_input|model_input_problem|default_model_input|run_model_layer|convert_kv_heads|forward)\s*\()");
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(source_dir / "app")) {
     if (!is_source(entry.path())) continue;

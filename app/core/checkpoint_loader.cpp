@@ -22,7 +22,7 @@ CheckpointLoader::~CheckpointLoader() {
   thread_.join();
 }
 
-uint64_t CheckpointLoader::open(const std::filesystem::path& dir) {
+uint64_t CheckpointLoader::open(const std::filesystem::path& dir, std::optional<std::string> input) {
   uint64_t generation = 0;
   {
     std::lock_guard lock(mutex_);
@@ -35,7 +35,7 @@ uint64_t CheckpointLoader::open(const std::filesystem::path& dir) {
     if (error) path = dir;
     path = path.lexically_normal();
     if (!path.has_filename() && path.has_parent_path()) path = path.parent_path();
-    pending_.emplace(generation, std::move(path));
+    pending_ = Pending{generation, std::move(path), std::move(input)};
     result_.reset();
   }
   wake_.notify_all();
@@ -79,13 +79,15 @@ Work CheckpointLoader::work(bool wait) {
   {
     uint64_t generation = 0;
     std::filesystem::path dir;
+    std::optional<std::string> input;
     {
       std::unique_lock lock(mutex_);
       if (wait) wake_.wait(lock, [this] { return stop_ || pending_.has_value(); });
       if (stop_) return Work::stop;
       if (!pending_) return Work::none;
-      generation = pending_->first;
-      dir = std::move(pending_->second);
+      generation = pending_->generation;
+      dir = std::move(pending_->path);
+      input = std::move(pending_->input);
       pending_.reset();
       running_ = true;
       cancel_ = false;
@@ -99,11 +101,14 @@ Work CheckpointLoader::work(bool wait) {
     try {
       // The engine's opening (pipeline.h open_source): the model or the attentions, and the folder's tokenizer
       // loaded once, so the first forward pass does not wait for it.
-      pipeline::Opened opened = pipeline::open_source(dir, progress, &cancel_);
+      pipeline::Opened opened = pipeline::open_source(dir, progress, &cancel_, std::move(input));
       result.model = std::move(opened.model);
       result.attentions = std::move(opened.attentions);
       result.tokenizer = std::move(opened.tokenizer);
       result.tokenizer_error = std::move(opened.tokenizer_error);
+      result.input = std::move(opened.input);
+      result.input_problem = std::move(opened.input_problem);
+      result.default_input = std::move(opened.default_input);
     } catch (const Cancelled&) {
       cancelled = true;
     } catch (const InputError& e) {

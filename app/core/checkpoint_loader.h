@@ -36,6 +36,9 @@ struct CheckpointResult {
   // Why the folder's tokenizer cannot be used ("" when it can): the window then takes ids only.
   std::string tokenizer_error;
   std::shared_ptr<const Tokenizer> tokenizer;  // the folder's tokenizer (null without one, or on error)
+  // open(path, input): the input checked against the opened model (pipeline::Opened's).
+  std::optional<std::string> input;
+  std::string input_problem, default_input;
 };
 
 class CheckpointLoader {
@@ -47,8 +50,9 @@ class CheckpointLoader {
   CheckpointLoader& operator=(const CheckpointLoader&) = delete;
 
   // Starts opening `path`, a checkpoint folder or an attentions file or folder (cancelling an older open
-  // still running); returns its generation.
-  uint64_t open(const std::filesystem::path& path);
+  // still running); returns its generation. With `input` (the sentence on screen), the result says whether
+  // it can go into the model, and what the model opens on instead.
+  uint64_t open(const std::filesystem::path& path, std::optional<std::string> input = std::nullopt);
   // Cancels whatever is pending or loading; no result follows for it.
   void cancel();
   // The newest finished open not taken yet.
@@ -63,7 +67,12 @@ class CheckpointLoader {
   std::function<void()> on_result_;
   mutable std::mutex mutex_;
   std::condition_variable wake_, idle_;
-  std::optional<std::pair<uint64_t, std::filesystem::path>> pending_;
+  struct Pending {
+    uint64_t generation = 0;
+    std::filesystem::path path;
+    std::optional<std::string> input;
+  };
+  std::optional<Pending> pending_;
   bool running_ = false, stop_ = false;
   uint64_t next_generation_ = 1;
   std::optional<CheckpointResult> result_;

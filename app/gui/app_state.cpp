@@ -2,7 +2,6 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/model/forward.h"
-#include "attnscope/pipeline/model_input.h"
 #include "core/worker_thread.h"
 #include "gui/i18n.h"
 #include "core/head_ablation_list.h"
@@ -107,22 +106,21 @@ void ForgetRun(AppState& state) {
 
 // The Input window's text for a model just opened: the text on screen when the model reads it, else the
 // model's default input (a repeated sequence in its own ids), keeping the text for Close.
-void FitInputToModel(AppState& state) {
+// The sentence on screen against the model just opened, as the loader checked it (pipeline::open_source, off
+// this thread). A sentence typed while the folder opened is the user's own: it stays, and the run says what
+// is wrong with it, as for any sentence typed.
+void FitInputToModel(AppState& state, const CheckpointResult& result) {
   CheckpointWindowState& c = state.checkpoint;
   c.input_note.clear();
   if (!c.model) return;
-  std::string problem = model_input_problem(*c.model, state.scene.input.text);
+  std::string problem = result.input == state.scene.input.text ? result.input_problem : std::string();
   if (problem.empty() && state.scene.input.source != InputSource::text) problem = "the input is not text";
-  if (problem.empty()) return;
-  try {
-    const std::string input = default_model_input(*c.model);
-    if (c.synthetic_text.empty()) c.synthetic_text = state.scene.input.text;
-    state.scene.input.text = c.default_text = input;
-    state.scene.input.source = InputSource::text;
-    c.input_note = problem;
-  } catch (const InputError&) {
-    // a vocabulary of one token has no repeated sequence: its error shows in place of the heads
-  }
+  // A vocabulary of one token has no repeated sequence (no default input): its error shows in place of the heads.
+  if (problem.empty() || result.default_input.empty()) return;
+  if (c.synthetic_text.empty()) c.synthetic_text = state.scene.input.text;
+  state.scene.input.text = c.default_text = result.default_input;
+  state.scene.input.source = InputSource::text;
+  c.input_note = problem;
 }
 
 }  // namespace
@@ -133,7 +131,7 @@ void OpenCheckpoint(AppState& state, const std::string& path) {
   c.loading = path;
   c.error.clear();
   c.path = path;
-  c.loader->open(path);
+  c.loader->open(path, state.scene.input.text);  // checked against the model as it opens
   state.show_checkpoint = true;
 }
 
@@ -217,7 +215,7 @@ bool TakeCheckpoint(AppState& state) {
     state.qk.anchor = ImVec2(-1, -1);  // no cell clicked: at the view's right
     state.qk.open_cell.reset();
   }
-  FitInputToModel(state);
+  FitInputToModel(state, *result);
   if (state.fonts) state.fonts->request_text(state.scene.input.text);
   if (c.attentions && state.fonts)  // the file's own tokens, in any script
     for (const std::string& label : c.attentions->labels) state.fonts->request_text(label);

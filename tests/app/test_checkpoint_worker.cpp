@@ -24,10 +24,10 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/safetensors.h"
 #include "attnscope/model/forward.h"
+#include "attnscope/pipeline/model_input.h"
 #include "check.h"
 #include "core/checkpoint_loader.h"
 #include "core/compute_worker.h"
-#include "attnscope/pipeline/model_input.h"
 #include "model/checkpoint_fixtures.h"
 #include "test_tmp.h"
 #include "worker_results.h"
@@ -146,6 +146,22 @@ TEST_CASE("checkpoint loader: opens a fixture off the calling thread with progre
   CHECK(loader.progress() == 1.0);
   CHECK(r.tokenizer_error.empty());  // this fixture has a tokenizer.json
   CHECK_FALSE(loader.loading());
+}
+
+TEST_CASE("checkpoint loader: the sentence on screen is checked against the model as it opens, off the UI thread") {
+  CheckpointLoader loader;
+  loader.open(model_fixture("llama_gqa_bf16_sharded"), std::string("ids: 1 999999"));
+  const CheckpointResult r = loaded(loader);
+  REQUIRE_MESSAGE(r.model, r.error);
+  CHECK(r.input == std::optional<std::string>("ids: 1 999999"));
+  CHECK(r.input_problem == model_input_problem(*r.model, "ids: 1 999999"));
+  CHECK_FALSE(r.input_problem.empty());
+  CHECK(r.default_input == default_model_input(*r.model));  // what the window puts in its place
+  loader.open(model_fixture("llama_gqa_bf16_sharded"));  // no sentence: nothing checked
+  const CheckpointResult plain = loaded(loader);
+  CHECK_FALSE(plain.input.has_value());
+  CHECK(plain.input_problem.empty());
+  CHECK(plain.default_input.empty());
 }
 
 TEST_CASE("checkpoint loader: a Qwen3-Next checkpoint opens (the views draw its Gated DeltaNet layers signed)") {

@@ -423,11 +423,23 @@ TEST_CASE("pipeline: open_source opens a checkpoint with its tokenizer, a file i
     CHECK(o.tokenizer_error.empty());
     CHECK(o.tokenizer == load_tokenizer_cached(llama));  // the one every run() of the folder takes
   }
+  // The window's input, checked against the model as it opens: a sentence that fits, ids beyond the vocabulary.
+  const pipeline::Opened fits = pipeline::open_source(llama, {}, nullptr, std::string("the cat sat"));
+  CHECK(fits.input == std::optional<std::string>("the cat sat"));
+  CHECK(fits.input_problem.empty());
+  CHECK(fits.default_input == default_model_input(*fits.model));
+  const pipeline::Opened beyond = pipeline::open_source(llama, {}, nullptr, std::string("ids: 1 999999"));
+  CHECK(beyond.input_problem == model_input_problem(*beyond.model, "ids: 1 999999"));
+  CHECK(contains(beyond.input_problem, "outside the model's vocabulary"));
+  CHECK_FALSE(pipeline::open_source(llama).input.has_value());  // nothing asked, nothing checked
   // A folder without a tokenizer opens, and says why its text cannot be tokenized.
   const pipeline::Opened bare = pipeline::open_source(model_fixture("mistral_mha_f32"));
   CHECK(bare.model);
   CHECK_FALSE(bare.tokenizer);
   CHECK_FALSE(bare.tokenizer_error.empty());
+  const pipeline::Opened words = pipeline::open_source(model_fixture("mistral_mha_f32"), {}, nullptr, std::string("The cat"));
+  CHECK(contains(words.input_problem, "ids: 1 2 3"));  // text needs a tokenizer: type ids
+  CHECK(contains(words.default_input, "ids:"));       // the model opens on its own ids
   // Attentions computed elsewhere: the file named, or its folder.
   const fs::path dir = fresh_dir("pipeline_open_source");
   for (const char* f : {"attentions.npy", "tokens.json", "config.json"})

@@ -504,7 +504,8 @@ std::filesystem::path source_dir(const std::filesystem::path& path) {
   return std::filesystem::is_regular_file(path, error) ? path.parent_path() : path;  // a file in the folder
 }
 
-Opened open_source(std::filesystem::path path, const model::Progress& progress, const std::atomic<bool>* cancel) {
+Opened open_source(std::filesystem::path path, const model::Progress& progress, const std::atomic<bool>* cancel,
+                   std::optional<std::string> input) {
   Opened out;
   out.dir = source_dir(path);
   if (const std::optional<model::AttentionFiles> files = model::find_attention_files(path)) {
@@ -516,6 +517,15 @@ Opened open_source(std::filesystem::path path, const model::Progress& progress, 
     out.tokenizer = load_tokenizer_cached(out.dir);
   } catch (const InputError& e) {
     out.tokenizer_error = e.what();
+  }
+  if (input) {
+    out.input_problem = model_input_problem(*out.model, *input);
+    try {
+      out.default_input = default_model_input(*out.model);
+    } catch (const InputError&) {
+      // a vocabulary of one token has no repeated sequence: the window keeps its input and shows the run's error
+    }
+    out.input = std::move(input);
   }
   return out;
 }

@@ -277,18 +277,24 @@ std::shared_ptr<const Analysis> analyse_scene(Scene scene, const AnalysisRequest
 // What the window opens from a path: a checkpoint folder (or a file in it), or an attentions file or folder
 // (model::find_attention_files). A checkpoint's tokenizer is loaded here too, once (load_tokenizer_cached, the
 // one every run() of the folder then takes), so the first forward does not wait for it and the window can name
-// it; a folder whose tokenizer cannot be used still opens (tokenizer_error says why: ids only).
+// it; a folder whose tokenizer cannot be used still opens (tokenizer_error says why: ids only). The window's
+// input is checked against the model here too, off the UI thread, before its first request.
 struct Opened {
   std::filesystem::path dir;  // the checkpoint folder; for attentions the file when named directly, else its folder
   std::shared_ptr<const model::Model> model;
   std::shared_ptr<const model::AttentionStack> attentions;
   std::shared_ptr<const Tokenizer> tokenizer;
   std::string tokenizer_error;
+  // With `input` given (the window's sentence on screen) and a checkpoint opened: why that input cannot go
+  // into the model ("" when it can: model_input_problem), and what the model opens on instead
+  // (default_model_input; "" when it has none, e.g. a vocabulary of one token).
+  std::optional<std::string> input;
+  std::string input_problem, default_input;
 };
 // Opened::dir of a path, before anything is read (what a caller names when opening it fails).
 std::filesystem::path source_dir(const std::filesystem::path& path);
 // Throws InputError (the file and the problem named), Cancelled once *cancel is set, std::bad_alloc.
 Opened open_source(std::filesystem::path path, const model::Progress& progress = {},
-                   const std::atomic<bool>* cancel = nullptr);
+                   const std::atomic<bool>* cancel = nullptr, std::optional<std::string> input = std::nullopt);
 
 }  // namespace attnscope::pipeline
