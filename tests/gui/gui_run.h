@@ -1,8 +1,7 @@
 // gui_run.h — helpers for the GUI tests: run the window in scripted mode, read back its screenshot
-// (stb_image) and its layout JSON, and sample pixels.
+// (png_decode.h) and its layout JSON, and sample pixels.
 #pragma once
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <sys/wait.h>
 
@@ -18,6 +17,7 @@
 
 #include "attnscope/figure/colormap.h"
 #include "model/checkpoint_fixtures.h"
+#include "png_decode.h"
 #include "run_cli.h"
 #include "test_paths.h"
 
@@ -33,13 +33,8 @@ struct Png {
 };
 
 inline Png read_png(const std::filesystem::path& path) {
-  Png png;
-  int channels = 0;
-  unsigned char* data = stbi_load(path.string().c_str(), &png.width, &png.height, &channels, 4);
-  REQUIRE_MESSAGE(data != nullptr, "cannot decode " << path << ": " << stbi_failure_reason());
-  png.rgba.assign(data, data + size_t(png.width) * size_t(png.height) * 4);
-  stbi_image_free(data);
-  return png;
+  Image image = load_png(path);
+  return Png{image.width, image.height, std::move(image.rgba)};
 }
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
