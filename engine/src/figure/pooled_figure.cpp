@@ -9,7 +9,6 @@
 #include "attnscope/core/limits.h"
 #include "attnscope/figure/heatmap_layout.h"
 #include "attnscope/io/file_io.h"
-#include "attnscope/io/npy.h"
 
 namespace attnscope {
 
@@ -82,15 +81,7 @@ ExportArray pooled_array(const PooledFigureInput& in) {
 ExportedFile render_pooled(const PooledFigureInput& in, const ExportRequest& r, const TextRasterizer& text) {
   require(r.scale >= 1 && r.scale <= 4, "the figure's scale must be between 1 and 4");
   validate_color_scale(r.color_scale, true);
-  ExportedFile out;
-  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = pooled_array(in);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
-    return out;
-  }
-  encode_figure(out, pooled_figure(in, r), r.format, r.scale, text);
-  return out;
+  return encode_export(r, [&] { return pooled_array(in); }, [&] { return pooled_figure(in, r); }, text);
 }
 
 ExportedFile export_pooled(const PooledFigureInput& in, const ExportRequest& r, const std::filesystem::path& path,
@@ -265,15 +256,7 @@ ExportedFile render_pooled_heads(const PooledHeadsInput& in, const ExportRequest
   validate_color_scale(r.color_scale, true);
   require(!(model_figure(r) && r.format == ExportFormat::csv),
           "the model figure has no CSV (every layer's heads in one table): export NPY, or one layer's heads as CSV");
-  ExportedFile out;
-  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = pooled_heads_array(in, r);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
-    return out;
-  }
-  encode_figure(out, pooled_heads_figure(in, r), r.format, r.scale, text);
-  return out;
+  return encode_export(r, [&] { return pooled_heads_array(in, r); }, [&] { return pooled_heads_figure(in, r); }, text);
 }
 
 ExportedFile export_pooled_heads(const PooledHeadsInput& in, const ExportRequest& r, const std::filesystem::path& path,

@@ -23,6 +23,7 @@
 //   beyond relpos_full_probs_max_positions); conv [4, R, C] = input, mhsa, conv, difference.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -139,6 +140,12 @@ struct ExportedFile {
 // A figure laid out at `scale` and encoded as `format` (PNG or SVG) into `out` (figure, layout, image, bytes).
 void encode_figure(ExportedFile& out, FigureSpec figure, ExportFormat format, float scale,
                    const TextRasterizer& text = default_text_rasterizer());
+
+// The file's content in `request.format`: CSV or .npy of the array `array` makes (its shape in `shape`), or PNG or
+// SVG of the figure `figure` makes, encoded at `request.scale` (encode_figure). Only the one the format needs is
+// made. What each render_* does after its own checks (render_export, render_pooled, render_rollout, …).
+ExportedFile encode_export(const ExportRequest& request, const std::function<ExportArray()>& array,
+                           const std::function<FigureSpec()>& figure, const TextRasterizer& text);
 
 // The file's content in memory (validate_export first, then figure/array, then encoding).
 ExportedFile render_export(const Analysis& analysis, const ExportRequest& request,
