@@ -811,12 +811,17 @@ void check_export_path(const std::filesystem::path& path, ExportFormat format) {
                 " (change --format or the file name)");
 }
 
-ExportedFile export_to_file(const Analysis& a, const ExportRequest& r, const std::filesystem::path& path,
-                            const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_export(a, r, text);
+ExportedFile write_export(const std::filesystem::path& path, ExportFormat format,
+                          const std::function<ExportedFile()>& render) {
+  check_export_path(path, format);
+  ExportedFile out = render();
   write_file_atomic(path, out.bytes);
   return out;
+}
+
+ExportedFile export_to_file(const Analysis& a, const ExportRequest& r, const std::filesystem::path& path,
+                            const TextRasterizer& text) {
+  return write_export(path, r.format, [&] { return render_export(a, r, text); });
 }
 
 std::string default_export_file_name(const ExportRequest& r, const std::string& stamp) {

@@ -8,7 +8,6 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/figure/heatmap_layout.h"
-#include "attnscope/io/file_io.h"
 
 namespace attnscope {
 
@@ -86,10 +85,7 @@ ExportedFile render_pooled(const PooledFigureInput& in, const ExportRequest& r, 
 
 ExportedFile export_pooled(const PooledFigureInput& in, const ExportRequest& r, const std::filesystem::path& path,
                            const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_pooled(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_pooled(in, r, text); });
 }
 
 // ---- many heads ---------------------------------------------------------------------------------
@@ -261,10 +257,7 @@ ExportedFile render_pooled_heads(const PooledHeadsInput& in, const ExportRequest
 
 ExportedFile export_pooled_heads(const PooledHeadsInput& in, const ExportRequest& r, const std::filesystem::path& path,
                                  const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_pooled_heads(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_pooled_heads(in, r, text); });
 }
 
 }  // namespace attnscope

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "attnscope/core/error.h"
-#include "attnscope/io/file_io.h"
 
 namespace attnscope {
 
@@ -240,10 +239,7 @@ ExportedFile render_rollout(const RolloutFigureInput& in, const ExportRequest& r
 
 ExportedFile export_rollout(const RolloutFigureInput& in, const ExportRequest& r, const std::filesystem::path& path,
                             const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_rollout(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_rollout(in, r, text); });
 }
 
 }  // namespace attnscope

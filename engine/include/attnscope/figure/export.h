@@ -155,6 +155,11 @@ ExportedFile render_export(const Analysis& analysis, const ExportRequest& reques
 // and an extension of png/svg/csv/npy matches the format. Throws InputError saying what is wrong.
 void check_export_path(const std::filesystem::path& path, ExportFormat format);
 
+// check_export_path, then `render` (the file's content), then write_file_atomic: on any failure no file is left
+// behind. What every export_* to a file does (export_to_file, export_pooled, export_rollout, …).
+ExportedFile write_export(const std::filesystem::path& path, ExportFormat format,
+                          const std::function<ExportedFile()>& render);
+
 // check_export_path, render_export, then write_file_atomic: on any failure no file is left behind.
 ExportedFile export_to_file(const Analysis& analysis, const ExportRequest& request, const std::filesystem::path& path,
                             const TextRasterizer& text = default_text_rasterizer());
