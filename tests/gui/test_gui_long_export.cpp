@@ -12,6 +12,7 @@
 #include "attnscope/figure/pooled_figure.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/head_maps.h"
+#include "clipboard.h"
 #include "gui_run.h"
 #include "model/checkpoint_fixtures.h"
 
@@ -77,7 +78,7 @@ TEST_SUITE("gui_long_export") {
           "click_on copy_figure\n" +
               std::string(zh ? "await '已复制图'\n" : "await 'Figure copied'\n"),
           "cd " + shell_quote((dir / "run").string()) + "\nprintf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1\n",
-          "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\nsleep 1\n");
+          clipboard_png_line(dir / "clipboard.png") + "sleep 1\n");
       CHECK(shown.at("error") == "");
       // The Heads view's blocks a side (the layout record's "pixels=P …" of a head) and the pooling (max).
       const std::string tile = shown.at("widgets").at("heads.long_head.0").at("text");
@@ -117,13 +118,7 @@ TEST_SUITE("gui_long_export") {
       // Copy figure: the layer's heads, pixel for pixel the CLI's PNG.
       REQUIRE(fs::exists(dir / "clipboard.png"));
       REQUIRE(fs::file_size(dir / "clipboard.png") > 0);
-      const Png pasted = read_png(dir / "clipboard.png"), paper = read_png(cli_heads);
-      REQUIRE(pasted.width == paper.width);
-      REQUIRE(pasted.height == paper.height);
-      int differing = 0;
-      for (int y = 0; y < paper.height; ++y)
-        for (int x = 0; x < paper.width; ++x) differing += pasted.at(x, y) != paper.at(x, y);
-      CHECK(differing == 0);
+      check_same_pixels(read_png(dir / "clipboard.png"), read_png(cli_heads));
     }
   }
 }
