@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/core/limits.h"
 #include "attnscope/figure/colormap.h"
 #include "model/checkpoint_fixtures.h"
 #include "png_decode.h"
@@ -158,11 +159,14 @@ inline std::string ids_input(const std::vector<int32_t>& ids) {
   return input;
 }
 
-// The window's flags for a long input (issue 38 item 6): gpt-oss's fixture on 2100 ids, past the stack's 2048
-// tokens, so each head is computed on demand (the sweeps' long start).
+// A long input (issue 38 item 6): 2100 ids, 52 past the stack's limit (limits::max_tokens, 2048), so each head of
+// gpt-oss's fixture is computed on demand.
+inline std::vector<int32_t> long_input_ids() { return long_fixture_ids(limits::max_tokens + 52); }
+
+// The window's flags for the long input: gpt-oss's fixture on long_input_ids() (the sweeps' long start).
 inline std::string long_input_flags() {
   return "--checkpoint " + shell_quote(model_fixture("gpt_oss_dequantized_bf16").string()) + " --text " +
-         shell_quote(ids_input(long_fixture_ids(2100)));
+         shell_quote(ids_input(long_input_ids()));
 }
 
 // Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X
