@@ -18,20 +18,14 @@
 #include "attnscope/io/file_io.h"
 #include "attnscope/figure/render_png.h"
 #include "attnscope/figure/render_svg.h"
+#include "bench_util.h"
 
 using namespace attnscope;
+using attnscope::bench::median;
+using attnscope::bench::ms_since;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-double ms_since(clock_type::time_point start) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // A sentence of exactly T word tokens.
 std::string words(int tokens) {

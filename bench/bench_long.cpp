@@ -36,7 +36,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -53,14 +52,13 @@
 #include "core/long_heads.h"
 
 using namespace attnscope;
+using attnscope::bench::load_average_1min;
+using attnscope::bench::median;
+using attnscope::bench::ms_since;
 using attnscope::bench::peak_rss_mb;
 namespace fs = std::filesystem;
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 Mat random_mat(int64_t rows, int64_t cols, Rng& rng) {
   Mat m(rows, cols);
@@ -154,16 +152,7 @@ int main(int argc, char** argv) {
       head_ms.push_back(h), pool_ms.push_back(q), change_ms.push_back(h + q);
       colour_ms.push_back(e), window_ms.push_back(h + q + e);
     }
-    const auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    const double load = [] {
-      std::ifstream f("/proc/loadavg");
-      double l = 0;
-      f >> l;
-      return l;
-    }();
+    const double load = load_average_1min();
     std::printf("{\"model\": \"%s\", \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_dim\": %d, \"tokens\": %d, "
                 "\"ids\": \"random (no Llama 3 tokenizer on this machine)\", \"build_model_s\": %.1f, "
                 "\"first_compute_ms\": %.0f, \"peak_rss_model_mb\": %.0f, \"peak_rss_after_first_compute_mb\": %.0f, "
@@ -224,12 +213,7 @@ int main(int argc, char** argv) {
       const gui::LongOverview overview =
           gui::make_long_overview(maps, cache, m->name, model::Pooling::max, thumbs, Colormap::viridis, nullptr);
       const double overview_ms = ms_since(a);
-      const double load = [] {
-        std::ifstream f("/proc/loadavg");
-        double l = 0;
-        f >> l;
-        return l;
-      }();
+      const double load = load_average_1min();
       std::printf("{\"window_cache\": true, \"pixels\": %d, \"thumb_pixels\": %d, \"first_layer_ms\": %.0f, "
                   "\"first_layer_maps\": %lld, \"prefetch_heads\": %d, \"prefetch_model_s\": %.1f, "
                   "\"cache_full\": %s, \"cache_mb\": %.1f, \"cache_ceiling_mb\": %.0f, "

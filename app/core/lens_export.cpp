@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "attnscope/core/error.h"
-#include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
 
 namespace attnscope {
@@ -232,10 +231,7 @@ ExportedFile render_lens_export(const pipeline::Result& r, const LensExportReque
 }
 
 ExportedFile export_lens_to_file(const pipeline::Result& r, const LensExportRequest& q, const std::filesystem::path& path) {
-  check_export_path(path, q.format);
-  ExportedFile out = render_lens_export(r, q);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, q.format, [&] { return render_lens_export(r, q); });
 }
 
 std::string default_lens_file_name(const LensExportRequest& q, const std::string& stamp) {

@@ -3,7 +3,6 @@
 
 #include "attnscope/core/error.h"
 #include "attnscope/figure/pooled_figure.h"
-#include "attnscope/io/file_io.h"
 
 namespace attnscope::gui {
 
@@ -26,10 +25,7 @@ ExportedFile render_long_export(const LongExportJob& job, const std::atomic<bool
 }
 
 ExportedFile export_long_to_file(const LongExportJob& job, const std::filesystem::path& path) {
-  check_export_path(path, job.request.format);
-  ExportedFile out = render_long_export(job);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, job.request.format, [&] { return render_long_export(job); });
 }
 
 }  // namespace attnscope::gui

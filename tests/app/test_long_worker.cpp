@@ -27,16 +27,43 @@ std::string long_input(int T) {
   return input;
 }
 
+// gpt-oss's fixture on an input past the stack's limit (long_fixture_ids(T)) and the forward pass the worker runs on
+// it, keeping q and k for each head's map on demand: what the worker's pooled heads are checked against.
+struct LongRun {
+  std::shared_ptr<const model::Model> m;
+  int T = 0;
+  model::ForwardResult f;
+};
+
+LongRun long_run() {
+  LongRun run;
+  run.m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
+  run.T = limits::max_tokens + 20;
+  REQUIRE_FALSE(model::stack_fits(run.m->config, run.T));
+  model::ForwardOptions o;
+  o.keep = model::AttentionKeep::on_demand;
+  run.f = model::forward(*run.m, long_fixture_ids(run.T), o);
+  return run;
+}
+
+// How many of the worker's colours `a` differ from the export's `b` (pooled_figure's panel); -1: not as many.
+int differing_pixels(const Picture& a, const std::vector<Rgba>& b) {
+  if (a.pixels.size() != b.size()) return -1;
+  int n = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const Rgba x = a.pixels[i], y = b[i];
+    n += x.r != y.r || x.g != y.g || x.b != y.b || x.a != y.a;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("long worker: past the stack's limit, the layer's heads pooled as the export pools and colours them") {
-  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
-  const int T = limits::max_tokens + 20;
-  REQUIRE_FALSE(model::stack_fits(m->config, T));
-  const std::vector<int32_t> ids = long_fixture_ids(T);
-  model::ForwardOptions o;
-  o.keep = model::AttentionKeep::on_demand;
-  const model::ForwardResult f = model::forward(*m, ids, o);
+  const LongRun run = long_run();
+  const auto& m = run.m;
+  const int T = run.T;
+  const model::ForwardResult& f = run.f;
 
   ComputeWorker worker([] {});
   ModelSource source{m, long_input(T), 1};
@@ -57,14 +84,7 @@ TEST_CASE("long worker: past the stack's limit, the layer's heads pooled as the 
     CHECK(l.heads[size_t(h)].values == p.values);
     CHECK(l.heads[size_t(h)].masked == p.masked);
     const FigureSpec fig = pooled_figure(PooledFigureInput{&p, 1, h, m->name}, long_export_request(Colormap::viridis));
-    const std::vector<Rgba> colours = panel_colors(fig, 0);
-    CHECK(l.pictures[size_t(h)].pixels.size() == colours.size());
-    int differing = 0;
-    for (size_t i = 0; i < colours.size(); ++i) {
-      const Rgba a = l.pictures[size_t(h)].pixels[i], b = colours[i];
-      differing += a.r != b.r || a.g != b.g || a.b != b.b || a.a != b.a;
-    }
-    CHECK(differing == 0);
+    CHECK(differing_pixels(l.pictures[size_t(h)], panel_colors(fig, 0)) == 0);
   }
   CHECK(r.head_patterns_error.find(std::to_string(limits::max_tokens)) != std::string::npos);  // says why
   const int forwards = worker.forward_passes();
@@ -109,29 +129,12 @@ TEST_CASE("long worker: past the on-demand limit, the engine's message") {
   CHECK(r.error.find(std::to_string(model::max_on_demand_tokens)) != std::string::npos);
 }
 
-namespace {
-
-// The colours of `p` as the window's worker colours them, and as the export does (pooled_figure's panel).
-int differing_pixels(const Picture& a, const std::vector<Rgba>& b) {
-  if (a.pixels.size() != b.size()) return -1;
-  int n = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    const Rgba x = a.pixels[i], y = b[i];
-    n += x.r != y.r || x.g != y.g || x.b != y.b || x.a != y.a;
-  }
-  return n;
-}
-
-}  // namespace
-
 TEST_CASE("long worker: the prefetch caches every head; a layer change and max|mean then make no map, bit for bit") {
-  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
-  const int T = limits::max_tokens + 20;
+  const LongRun run = long_run();
+  const auto& m = run.m;
+  const int T = run.T;
+  const model::ForwardResult& f = run.f;
   const int L = m->config.layers, H = m->config.heads;
-  const std::vector<int32_t> ids = long_fixture_ids(T);
-  model::ForwardOptions o;
-  o.keep = model::AttentionKeep::on_demand;
-  const model::ForwardResult f = model::forward(*m, ids, o);
 
   ComputeWorker worker([] {});
   ModelSource source{m, long_input(T), 1};
@@ -198,13 +201,9 @@ TEST_CASE("long worker: the prefetch caches every head; a layer change and max|m
 }
 
 TEST_CASE("long worker: the cache of pooled heads stays under its ceiling, least recently used evicted first") {
-  const auto m = model::open(model_fixture("gpt_oss_dequantized_bf16"));
-  const int T = limits::max_tokens + 20;
-  const std::vector<int32_t> ids = long_fixture_ids(T);
-  model::ForwardOptions o;
-  o.keep = model::AttentionKeep::on_demand;
-  const model::ForwardResult f = model::forward(*m, ids, o);
-  const model::HeadMaps& maps = *f.head_maps;
+  const LongRun run = long_run();
+  const int T = run.T;
+  const model::HeadMaps& maps = *run.f.head_maps;
   LongHeadCache probe;
   probe.set_sizes({64});
   const int64_t per_head = probe.head_bytes(T);

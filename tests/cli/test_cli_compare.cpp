@@ -2,7 +2,6 @@
 // own exports made separately with the same locked range, and bad input exits 2 with one clear line and
 // no file.
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include "attnscope/analysis/analysis.h"
 #include "attnscope/figure/compare.h"
 #include "attnscope/scene/scene_json.h"
+#include "png_decode.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -19,25 +19,6 @@ using namespace attnscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Pixels {
-  int w = 0, h = 0;
-  std::vector<unsigned char> rgba;
-  Rgba at(int x, int y) const {
-    const size_t i = (size_t(y) * size_t(w) + size_t(x)) * 4;
-    return {rgba[i], rgba[i + 1], rgba[i + 2], rgba[i + 3]};
-  }
-};
-
-Pixels load(const fs::path& path) {
-  Pixels p;
-  int n = 0;
-  unsigned char* px = stbi_load(path.c_str(), &p.w, &p.h, &n, 4);
-  REQUIRE(px != nullptr);
-  p.rgba.assign(px, px + size_t(p.w) * size_t(p.h) * 4);
-  stbi_image_free(px);
-  return p;
-}
 
 Scene scene_of(AttentionKind kind, int groups, bool causal) {
   Scene s;
@@ -77,7 +58,7 @@ TEST_CASE("cli compare: A/B's cells equal two exports made separately with the s
     INFO("stderr: " << e.err);
     REQUIRE(e.exit_code == 0);
   }
-  const Pixels ab = load(dir / "ab.png"), pa = load(dir / "a.png"), pb = load(dir / "b.png");
+  const Image ab = load_png(dir / "ab.png"), pa = load_png(dir / "a.png"), pb = load_png(dir / "b.png");
   // Where the cells are: the layouts the engine makes of the same figures.
   const FigureSpec f = compare_figure(a, b, cmp, request);
   const FigureLayout lab = layout_figure(f, 1.0f, default_text_rasterizer());
@@ -86,8 +67,8 @@ TEST_CASE("cli compare: A/B's cells equal two exports made separately with the s
   locked.color_scale = {ScaleMode::locked, cmp.locked};
   const FigureLayout la = layout_figure(export_figure(a, locked), 1.0f, default_text_rasterizer());
   const FigureLayout lb = layout_figure(export_figure(b, locked), 1.0f, default_text_rasterizer());
-  REQUIRE(lab.width == ab.w);
-  REQUIRE(la.width == pa.w);
+  REQUIRE(lab.width == ab.width);
+  REQUIRE(la.width == pa.width);
   const int t = cmp.tokens;
   int checked = 0, differing = 0;
   for (int h = 0; h < 4; ++h)
@@ -95,9 +76,9 @@ TEST_CASE("cli compare: A/B's cells equal two exports made separately with the s
       for (int j = 0; j < t; ++j) {
         const Rect ca = lab.panels[size_t(2 * h)].cell(i, j), cb = lab.panels[size_t(2 * h + 1)].cell(i, j);
         const Rect oa = la.panels[size_t(h)].cell(i, j), ob = lb.panels[size_t(h)].cell(i, j);
-        CHECK(ab.at(ca.centre_x(), ca.centre_y()) == pa.at(oa.centre_x(), oa.centre_y()));
-        CHECK(ab.at(cb.centre_x(), cb.centre_y()) == pb.at(ob.centre_x(), ob.centre_y()));
-        differing += !(pa.at(oa.centre_x(), oa.centre_y()) == pb.at(ob.centre_x(), ob.centre_y()));
+        CHECK(ab.pixel(ca.centre_x(), ca.centre_y()) == pa.pixel(oa.centre_x(), oa.centre_y()));
+        CHECK(ab.pixel(cb.centre_x(), cb.centre_y()) == pb.pixel(ob.centre_x(), ob.centre_y()));
+        differing += !(pa.pixel(oa.centre_x(), oa.centre_y()) == pb.pixel(ob.centre_x(), ob.centre_y()));
         checked += 2;
       }
   CHECK(checked == 8 * t * t);

@@ -3,7 +3,6 @@
 // engine's HeadMaps::head for every head (masked blocks NaN); the PNG's cells are those numbers coloured; bad
 // values exit 2 naming the problem and write nothing.
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <cmath>
 
@@ -15,6 +14,7 @@
 #include "attnscope/model/forward.h"
 #include "check.h"
 #include "model/checkpoint_fixtures.h"
+#include "png_decode.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -49,19 +49,6 @@ int npy_differences(const NpyArray& a, const std::vector<model::PooledMap>& maps
         if (p.is_masked(i, j) ? !std::isnan(v) : v != p.values(i, j)) ++differing;
       }
   return differing + (at == a.data.size() ? 0 : 1);
-}
-
-Image decode(const std::string& bytes) {
-  int w = 0, h = 0, channels = 0;
-  unsigned char* px = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()), int(bytes.size()),
-                                            &w, &h, &channels, 4);
-  REQUIRE(px != nullptr);
-  Image img;
-  img.width = w;
-  img.height = h;
-  img.rgba.assign(px, px + size_t(w) * size_t(h) * 4);
-  stbi_image_free(px);
-  return img;
 }
 
 }  // namespace
@@ -122,7 +109,7 @@ TEST_CASE("cli long heads: --what heads and --what model hold pool_head of every
       const ExportedFile file = render_pooled_heads(in, request);
       const std::string bytes = read_file(png, 1 << 26);
       CHECK(bytes == file.bytes);
-      const Image img = decode(bytes);
+      const Image img = decode_png(bytes);
       REQUIRE(file.layout);
       REQUIRE(img.width == file.layout->width);
       const NpyArray values = read_npy(npy, 4);

@@ -1,13 +1,13 @@
 // `attnscope export` end to end: one line naming the written file and exit 0; exit 2, one line
 // "error: …" and no file left behind for every kind of bad input.
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <filesystem>
 #include <string>
 
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
+#include "png_decode.h"
 #include "run_cli.h"
 
 using namespace attnscope;
@@ -42,11 +42,7 @@ TEST_CASE("cli export: writes each format and prints one line naming the file") 
     CHECK(r.err.empty());
     CHECK(fs::is_regular_file(out));
   }
-  int w = 0, h = 0, n = 0;
-  unsigned char* px = stbi_load((dir / "heads.png").c_str(), &w, &h, &n, 4);
-  REQUIRE(px != nullptr);
-  stbi_image_free(px);
-  CHECK(w > 1000);  // 8 heads at 2×
+  CHECK(load_png(dir / "heads.png").width > 1000);  // 8 heads at 2×
   CHECK(read_npy(dir / "heads.npy").shape == std::vector<int64_t>{1, 7, 7});
   CHECK(count_files(dir) == 4);  // no temporary files left over
 }

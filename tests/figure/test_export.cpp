@@ -5,7 +5,6 @@
 // Sections: helpers · heads PNG · Chinese labels · relpos and conv PNG · SVG · CSV and .npy ·
 // requests and failures
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,9 +23,11 @@
 #include "attnscope/io/npy.h"
 #include "attnscope/figure/render_png.h"
 #include "attnscope/figure/render_svg.h"
+#include "png_decode.h"
 #include "run_cli.h"
 
 using namespace attnscope;
+using attnscope::test::decode_png;
 namespace fs = std::filesystem;
 
 // ---- helpers -------------------------------------------------------------------------------------
@@ -55,19 +56,6 @@ Analysis analyse_grid(const std::string& view, int side) {
   s.conv.kernel = "sobel_x";
   s.view.view = parse_view(view);
   return analyse(s);
-}
-
-Image decode_png(const std::string& bytes) {
-  int w = 0, h = 0, channels = 0;
-  unsigned char* px = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(bytes.data()), int(bytes.size()),
-                                            &w, &h, &channels, 4);
-  REQUIRE(px != nullptr);
-  Image img;
-  img.width = w;
-  img.height = h;
-  img.rgba.assign(px, px + size_t(w) * size_t(h) * 4);
-  stbi_image_free(px);
-  return img;
 }
 
 bool near(Rgba a, Rgba b, int tol = 2) {

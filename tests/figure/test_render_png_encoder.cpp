@@ -1,7 +1,6 @@
 // test_render_png_encoder.cpp — the figure PNG encoder (render_png.h, stb_image_write tuned for
 // flat figures) against an independent decoder, stb_image.
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <cstring>
 #include <string>
@@ -10,6 +9,7 @@
 #include "attnscope/figure/image.h"
 #include "attnscope/figure/render_png.h"
 #include "attnscope/core/rng.h"
+#include "png_decode.h"
 
 using namespace attnscope;
 
@@ -18,16 +18,12 @@ namespace {
 // Decodes with stb_image into RGBA and compares every byte with the source.
 void check_round_trip(const Image& img, const std::string& what) {
   INFO(what << " " << img.width << "x" << img.height);
-  const std::string png = encode_png(img);
-  int w = 0, h = 0, channels = 0;
-  unsigned char* px = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()), &w,
-                                            &h, &channels, 4);
-  REQUIRE(px != nullptr);
-  CHECK(w == img.width);
-  CHECK(h == img.height);
+  const Image back = test::decode_png(encode_png(img));
+  CHECK(back.width == img.width);
+  CHECK(back.height == img.height);
+  REQUIRE(back.rgba.size() == img.rgba.size());
   size_t wrong = 0;
-  for (size_t i = 0; i < img.rgba.size(); ++i) wrong += px[i] != img.rgba[i];
-  stbi_image_free(px);
+  for (size_t i = 0; i < img.rgba.size(); ++i) wrong += back.rgba[i] != img.rgba[i];
   CHECK(wrong == 0);
 }
 

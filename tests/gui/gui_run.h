@@ -1,8 +1,7 @@
 // gui_run.h — helpers for the GUI tests: run the window in scripted mode, read back its screenshot
-// (stb_image) and its layout JSON, and sample pixels.
+// (png_decode.h) and its layout JSON, and sample pixels.
 #pragma once
 #include <doctest/doctest.h>
-#include <stb_image.h>
 
 #include <sys/wait.h>
 
@@ -16,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "attnscope/core/limits.h"
 #include "attnscope/figure/colormap.h"
 #include "model/checkpoint_fixtures.h"
+#include "png_decode.h"
 #include "run_cli.h"
 #include "test_paths.h"
 
@@ -33,13 +34,8 @@ struct Png {
 };
 
 inline Png read_png(const std::filesystem::path& path) {
-  Png png;
-  int channels = 0;
-  unsigned char* data = stbi_load(path.string().c_str(), &png.width, &png.height, &channels, 4);
-  REQUIRE_MESSAGE(data != nullptr, "cannot decode " << path << ": " << stbi_failure_reason());
-  png.rgba.assign(data, data + size_t(png.width) * size_t(png.height) * 4);
-  stbi_image_free(data);
-  return png;
+  Image image = load_png(path);
+  return Png{image.width, image.height, std::move(image.rgba)};
 }
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
@@ -163,11 +159,14 @@ inline std::string ids_input(const std::vector<int32_t>& ids) {
   return input;
 }
 
-// The window's flags for a long input (issue 38 item 6): gpt-oss's fixture on 2100 ids, past the stack's 2048
-// tokens, so each head is computed on demand (the sweeps' long start).
+// A long input (issue 38 item 6): 2100 ids, 52 past the stack's limit (limits::max_tokens, 2048), so each head of
+// gpt-oss's fixture is computed on demand.
+inline std::vector<int32_t> long_input_ids() { return long_fixture_ids(limits::max_tokens + 52); }
+
+// The window's flags for the long input: gpt-oss's fixture on long_input_ids() (the sweeps' long start).
 inline std::string long_input_flags() {
   return "--checkpoint " + shell_quote(model_fixture("gpt_oss_dequantized_bf16").string()) + " --text " +
-         shell_quote(ids_input(long_fixture_ids(2100)));
+         shell_quote(ids_input(long_input_ids()));
 }
 
 // Starts the window (interactive, --layout-json), runs `events` (shell lines using $wid) through the X

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attnscope/scene/scene_json.h"
+#include "gui/clipboard.h"
 #include "gui/gui_run.h"
 #include "model/checkpoint_fixtures.h"
 #include "run_cli.h"
@@ -36,13 +37,6 @@ std::string centre_of(const WindowRun& w, const std::string& name) {
          std::to_string(int(r["y"].get<double>() + r["h"].get<double>() / 2));
 }
 
-// The clipboard's image/png into `out` (exit status of xclip).
-int read_clipboard_png(const fs::path& out) {
-  const std::string cmd = "timeout 10 xclip -o -selection clipboard -t image/png > " + shell_quote(out.string()) + " 2>/dev/null";
-  const int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // The clipboard's image against `attnscope export <export_args> --out DIR/exported.png`: the same size and
 // pixels. Returns the export's image (its size is what the status line names).
 Png check_clipboard_is_export(const fs::path& dir, const std::string& export_args) {
@@ -54,9 +48,7 @@ Png check_clipboard_is_export(const fs::path& dir, const std::string& export_arg
   INFO("export stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   const Png paper = read_png(exported);
-  REQUIRE(pasted.width == paper.width);
-  REQUIRE(pasted.height == paper.height);
-  CHECK(pasted.rgba == paper.rgba);
+  check_same_pixels(pasted, paper);
   return paper;
 }
 
@@ -74,23 +66,9 @@ void check_copy(const std::string& name, const std::string& args, const std::str
   const WindowRun copied = run_window("copy_" + name + "_click", args + " --pointer " + pointer +
                                                                     " --clicks 4 --frames 40 --save-scene " +
                                                                     shell_quote(scene.string()));
-  const fs::path clip = dir / "clipboard.png";
-  REQUIRE(read_clipboard_png(clip) == 0);
-  const Png pasted = read_png(clip);
-
   // The same view exported separately from the saved scene, at the Export panel's scale (2).
-  const fs::path exported = dir / "exported.png";
-  const CliRun r = run_cli("export --scene " + shell_quote(scene.string()) + " --what " + what +
-                           " --format png --scale 2 --language zh --out " + shell_quote(exported.string()));
-  INFO("export stderr: " << r.err);
-  REQUIRE(r.exit_code == 0);
-  const Png paper = read_png(exported);
-  REQUIRE(pasted.width == paper.width);
-  REQUIRE(pasted.height == paper.height);
-  int differing = 0;
-  for (int y = 0; y < paper.height; ++y)
-    for (int x = 0; x < paper.width; ++x) differing += pasted.at(x, y) != paper.at(x, y);
-  CHECK(differing == 0);
+  const Png paper = check_clipboard_is_export(dir, "--scene " + shell_quote(scene.string()) + " --what " + what +
+                                                       " --format png --scale 2 --language zh");
   // The status line says so, in Chinese, with the image's size.
   const std::string status = "已复制图（" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG）";
   const std::vector<std::string> texts = all_texts(copied.layout);
@@ -119,8 +97,8 @@ void type_into_window(const fs::path& dir, const std::string& args, const std::s
   drive_window(dir, args + " --size 1280x720", keys, "printf old | xclip -selection clipboard -i >/dev/null 2>&1\n",
                "sleep 3\n"
                "timeout 10 xclip -o -selection clipboard -t TARGETS >" + q + "/targets.txt 2>/dev/null\n"
-               "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n"
-               "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\n");
+               "timeout 10 xclip -o -selection clipboard -t UTF8_STRING >" + q + "/text.txt 2>/dev/null\n" +
+               clipboard_png_line(dir / "clipboard.png"));
 }
 
 std::vector<std::string> all_texts(const nlohmann::json& layout) {
@@ -190,9 +168,7 @@ TEST_SUITE("gui_copy") {
     INFO("export stderr: " << r.err);
     REQUIRE(r.exit_code == 0);
     const Png paper = read_png(dir / "exported.png");
-    REQUIRE(pasted.width == paper.width);
-    REQUIRE(pasted.height == paper.height);
-    CHECK(pasted.rgba == paper.rgba);
+    check_same_pixels(pasted, paper);
     const std::string status = "Figure copied (" + std::to_string(paper.width) + "×" + std::to_string(paper.height) + " PNG)";
     CHECK(has_text(all_texts(read_json(dir / "layout.json")), status));
   }

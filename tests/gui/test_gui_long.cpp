@@ -16,7 +16,6 @@
 #include <regex>
 #include <string>
 
-#include "attnscope/core/limits.h"
 #include "attnscope/figure/colormap.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/io/npy.h"
@@ -32,9 +31,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::string fixture = "gpt_oss_dequantized_bf16";
-
-// Past the stack's limit: the window must take the on-demand path.
-std::vector<int32_t> long_ids() { return long_fixture_ids(limits::max_tokens + 52); }
 
 // "pixels=P block=B rows=R" of the layout record's heads.long_head.N.
 struct TileRecord {
@@ -98,7 +94,7 @@ int differing_blocks(const Png& png, const TileRecord& tile, const NpyArray& a) 
 
 TEST_SUITE("gui_long") {
   TEST_CASE("a long input: the on-demand line, the pooling named, each head's pixels the CLI's overview, the other views say why") {
-    const std::vector<int32_t> ids = long_ids();
+    const std::vector<int32_t> ids = long_input_ids();
     const int T = int(ids.size());
     const auto m = model::open(model_fixture(fixture));
     REQUIRE_FALSE(model::stack_fits(m->config, T));
@@ -111,8 +107,7 @@ TEST_SUITE("gui_long") {
       const fs::path dir = test_tmp() / (std::string("gui_long_") + language);
       fs::create_directories(dir);
       const WindowRun w = run_window(std::string("long_") + language,
-                                     "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
-                                         shell_quote(ids_input(ids)) + " --frames 8 --language " + language);
+                                     long_input_flags() + " --frames 8 --language " + language);
       const std::vector<std::string> texts = all_texts(w.layout);
       INFO(joined(texts));
       CHECK(w.layout.at("error") == "");
@@ -138,8 +133,7 @@ TEST_SUITE("gui_long") {
       for (const char* view : {"rollout"}) {
         CAPTURE(view);
         const WindowRun run = run_window(std::string("long_") + view + "_" + language,
-                                         "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
-                                             shell_quote(ids_input(ids)) + " --frames 8 --show-" + view + " --language " +
+                                         long_input_flags() + " --frames 8 --show-" + view + " --language " +
                                              language);
         const std::vector<std::string> rt = all_texts(run.layout);
         INFO(joined(rt));
@@ -151,7 +145,7 @@ TEST_SUITE("gui_long") {
   }
 
   TEST_CASE("a long input through the X server: hover a block, the wheel opens exact cells, their value, Save equals the CLI") {
-    const std::vector<int32_t> ids = long_ids();
+    const std::vector<int32_t> ids = long_input_ids();
     const int T = int(ids.size());
     const auto m = model::open(model_fixture(fixture));
     model::ForwardOptions o;
@@ -185,8 +179,7 @@ sys.exit(1)
       };
       const json shown = drive_window(
           dir,
-          "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " + shell_quote(ids_input(ids)) +
-              " --layer 1 --size 1280x720 --language " + language + " --layout-live",
+          long_input_flags() + " --layer 1 --size 1280x720 --language " + language + " --layout-live",
           "await '\"heads.long_head.0\"'\n"
           "sleep 2\n" + move("heads.long_head.0", 0.003, 0.9) +
           "sleep 1.5\n"
@@ -253,7 +246,7 @@ sys.exit(1)
   }
 
   TEST_CASE("a long input's Model view: every layer's heads pooled to the thumbnails, each the CLI's overview at their pixels") {
-    const std::vector<int32_t> ids = long_ids();
+    const std::vector<int32_t> ids = long_input_ids();
     const int T = int(ids.size());
     const auto m = model::open(model_fixture(fixture));
     const int L = m->config.layers, H = m->config.heads;
@@ -263,8 +256,7 @@ sys.exit(1)
       const fs::path dir = test_tmp() / (std::string("gui_long_model_view_") + language);
       fs::create_directories(dir);
       const WindowRun w = run_window(std::string("long_model_view_") + language,
-                                     "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " +
-                                         shell_quote(ids_input(ids)) + " --frames 8 --show-model-view --language " + language);
+                                     long_input_flags() + " --frames 8 --show-model-view --language " + language);
       const std::vector<std::string> texts = all_texts(w.layout);
       INFO(joined(texts));
       CHECK(w.layout.at("error") == "");
@@ -296,7 +288,6 @@ sys.exit(1)
   }
 
   TEST_CASE("a long input through the X server: after the prefetch, a click on a Model view thumbnail and max|mean make no map") {
-    const std::vector<int32_t> ids = long_ids();
     const auto m = model::open(model_fixture(fixture));
     const int L = m->config.layers, H = m->config.heads;
     REQUIRE(L >= 2);
@@ -336,8 +327,7 @@ sys.exit(1)
       const std::string layer1 = zh ? "第 1 层（共 " + std::to_string(L) + " 层）" : "layer 1 of " + std::to_string(L) + " ·";
       const json last = drive_window(
           dir,
-          "--checkpoint " + shell_quote(model_fixture(fixture).string()) + " --text " + shell_quote(ids_input(ids)) +
-              " --layer 0 --size 1280x720 --language " + language + " --layout-live",
+          long_input_flags() + " --layer 0 --size 1280x720 --language " + language + " --layout-live",
           "await '\"heads.long_head.0\"'\n" + wait("heads_done.json", "'" + every_layer + "' in texts") +
               "click_on checkpoint.show_model_view\n" +
               wait("prefetched.json", thumbs_done + " and '" + every_layer + "' in texts") +

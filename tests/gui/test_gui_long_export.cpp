@@ -12,6 +12,7 @@
 #include "attnscope/figure/pooled_figure.h"
 #include "attnscope/io/file_io.h"
 #include "attnscope/model/head_maps.h"
+#include "clipboard.h"
 #include "gui_run.h"
 #include "model/checkpoint_fixtures.h"
 
@@ -20,13 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// long_input_flags()'s token ids.
-std::string long_ids_arg() {
-  std::vector<int32_t> ids;
-  for (int t = 0; t < 2100; ++t) ids.push_back(int32_t((t * 7 + t / 13) % 64));
-  return ids_arg(ids);
-}
 
 // Without its spaces: a wrapped line is recorded as its pieces (an English one broken at a space).
 std::string unspaced(const std::string& text) {
@@ -54,7 +48,7 @@ TEST_SUITE("gui_long_export") {
   TEST_CASE("a long input through the X server: Export writes all heads and the model view as the CLI does, Copy figure too") {
     REQUIRE_MESSAGE(std::system("command -v xclip >/dev/null 2>&1") == 0,
                     "the clipboard check reads the X selection with xclip (apt-get install xclip)");
-    const int T = 2100;
+    const int T = int(long_input_ids().size());
     for (const char* language : {"en", "zh"}) {
       CAPTURE(language);
       const bool zh = std::string(language) == "zh";
@@ -77,20 +71,19 @@ TEST_SUITE("gui_long_export") {
           "click_on copy_figure\n" +
               std::string(zh ? "await '已复制图'\n" : "await 'Figure copied'\n"),
           "cd " + shell_quote((dir / "run").string()) + "\nprintf old | timeout 10 xclip -selection clipboard -i >/dev/null 2>&1\n",
-          "timeout 10 xclip -o -selection clipboard -t image/png >" + q + "/clipboard.png 2>/dev/null\nsleep 1\n");
+          clipboard_png_line(dir / "clipboard.png") + "sleep 1\n");
       CHECK(shown.at("error") == "");
       // The Heads view's blocks a side (the layout record's "pixels=P …" of a head) and the pooling (max).
       const std::string tile = shown.at("widgets").at("heads.long_head.0").at("text");
       int pixels = 0;
       REQUIRE(std::sscanf(tile.c_str(), "pixels=%d", &pixels) == 1);
       // The panel says what it writes: with all heads chosen the Heads view's pooling, with the model view the default.
-      const std::string heads_side = std::to_string(side_of(T, pixels)), model_side = std::to_string(side_of(T, default_model_pixels));
-      const std::string said_heads = zh ? "每个头最大池化为 " + heads_side + "×" + heads_side + " 块，来自 2100 个词元的长输入"
-                                        : "each head max-pooled to " + heads_side + "×" + heads_side +
-                                              " blocks, from a long input of 2100 tokens";
-      const std::string said_model = zh ? "每个头最大池化为 " + model_side + "×" + model_side + " 块，来自 2100 个词元的长输入"
-                                        : "each head max-pooled to " + model_side + "×" + model_side +
-                                              " blocks, from a long input of 2100 tokens";
+      const auto said = [&](int pixels_asked) {
+        const std::string side = std::to_string(side_of(T, pixels_asked)), tokens = std::to_string(T);
+        return zh ? "每个头最大池化为 " + side + "×" + side + " 块，来自 " + tokens + " 个词元的长输入"
+                  : "each head max-pooled to " + side + "×" + side + " blocks, from a long input of " + tokens + " tokens";
+      };
+      const std::string said_heads = said(pixels), said_model = said(default_model_pixels);
       {
         const std::string all = record_texts(read_json(dir / "heads_chosen.json"));
         INFO(all);
@@ -99,7 +92,7 @@ TEST_SUITE("gui_long_export") {
       CHECK(contains(record_texts(shown), unspaced(said_model)));
       // The files against the CLI's, same options.
       const std::string base = "export --checkpoint " + shell_quote(model_fixture("gpt_oss_dequantized_bf16").string()) +
-                               " --ids " + long_ids_arg() + " --long --pool max --scale 2 --format png --language " + language;
+                               " --ids " + ids_arg(long_input_ids()) + " --long --pool max --scale 2 --format png --language " + language;
       const fs::path cli_heads = dir / "cli_heads.png", cli_model = dir / "cli_model.png";
       const CliRun h = run_cli(base + " --what heads --layer 1 --pixels " + std::to_string(pixels) + " --out " +
                                shell_quote(cli_heads.string()));
@@ -117,13 +110,7 @@ TEST_SUITE("gui_long_export") {
       // Copy figure: the layer's heads, pixel for pixel the CLI's PNG.
       REQUIRE(fs::exists(dir / "clipboard.png"));
       REQUIRE(fs::file_size(dir / "clipboard.png") > 0);
-      const Png pasted = read_png(dir / "clipboard.png"), paper = read_png(cli_heads);
-      REQUIRE(pasted.width == paper.width);
-      REQUIRE(pasted.height == paper.height);
-      int differing = 0;
-      for (int y = 0; y < paper.height; ++y)
-        for (int x = 0; x < paper.width; ++x) differing += pasted.at(x, y) != paper.at(x, y);
-      CHECK(differing == 0);
+      check_same_pixels(read_png(dir / "clipboard.png"), read_png(cli_heads));
     }
   }
 }

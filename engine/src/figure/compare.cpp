@@ -9,7 +9,6 @@
 #include "attnscope/core/error.h"
 #include "attnscope/figure/render_png.h"
 #include "attnscope/figure/render_svg.h"
-#include "attnscope/io/file_io.h"
 
 namespace attnscope {
 
@@ -262,10 +261,7 @@ ExportedFile render_compare(const Analysis& a, const Analysis& b, const CompareR
 
 ExportedFile export_compare_to_file(const Analysis& a, const Analysis& b, const CompareRequest& r,
                                     const std::filesystem::path& path, const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_compare(a, b, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_compare(a, b, r, text); });
 }
 
 }  // namespace attnscope

@@ -776,17 +776,22 @@ void encode_figure(ExportedFile& out, FigureSpec figure, ExportFormat format, fl
   }
 }
 
-ExportedFile render_export(const Analysis& a, const ExportRequest& r, const TextRasterizer& text) {
-  validate_export(a, r);
+ExportedFile encode_export(const ExportRequest& r, const std::function<ExportArray()>& array,
+                           const std::function<FigureSpec()>& figure, const TextRasterizer& text) {
   ExportedFile out;
   if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = export_array(a, r);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
+    const ExportArray values = array();
+    out.shape = values.shape;
+    out.bytes = r.format == ExportFormat::csv ? export_csv(values) : serialize_npy(values.values.data(), values.shape);
     return out;
   }
-  encode_figure(out, export_figure(a, r), r.format, r.scale, text);
+  encode_figure(out, figure(), r.format, r.scale, text);
   return out;
+}
+
+ExportedFile render_export(const Analysis& a, const ExportRequest& r, const TextRasterizer& text) {
+  validate_export(a, r);
+  return encode_export(r, [&] { return export_array(a, r); }, [&] { return export_figure(a, r); }, text);
 }
 
 void check_export_path(const std::filesystem::path& path, ExportFormat format) {
@@ -806,12 +811,17 @@ void check_export_path(const std::filesystem::path& path, ExportFormat format) {
                 " (change --format or the file name)");
 }
 
-ExportedFile export_to_file(const Analysis& a, const ExportRequest& r, const std::filesystem::path& path,
-                            const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_export(a, r, text);
+ExportedFile write_export(const std::filesystem::path& path, ExportFormat format,
+                          const std::function<ExportedFile()>& render) {
+  check_export_path(path, format);
+  ExportedFile out = render();
   write_file_atomic(path, out.bytes);
   return out;
+}
+
+ExportedFile export_to_file(const Analysis& a, const ExportRequest& r, const std::filesystem::path& path,
+                            const TextRasterizer& text) {
+  return write_export(path, r.format, [&] { return render_export(a, r, text); });
 }
 
 std::string default_export_file_name(const ExportRequest& r, const std::string& stamp) {

@@ -8,8 +8,6 @@
 #include "attnscope/core/error.h"
 #include "attnscope/core/limits.h"
 #include "attnscope/figure/heatmap_layout.h"
-#include "attnscope/io/file_io.h"
-#include "attnscope/io/npy.h"
 
 namespace attnscope {
 
@@ -20,6 +18,29 @@ void check(const PooledFigureInput& in) { require(in.map != nullptr && in.map->r
 std::string block_label(const model::PooledMap& m, int b) {
   const int first = b * m.block, last = std::min(m.tokens, first + m.block) - 1;
   return first == last ? std::to_string(first) : std::to_string(first) + "\u2013" + std::to_string(last);
+}
+
+// Every block's token range, in order: the rows' labels and the columns'.
+std::vector<std::string> block_labels(const model::PooledMap& m) {
+  std::vector<std::string> labels;
+  for (int b = 0; b < m.rows; ++b) labels.push_back(block_label(m, b));
+  return labels;
+}
+
+// The pooled values with masked blocks NaN, row-major.
+std::vector<float> pooled_values(const model::PooledMap& m) {
+  std::vector<float> v(size_t(m.rows) * size_t(m.cols));
+  for (int i = 0; i < m.rows; ++i)
+    for (int j = 0; j < m.cols; ++j)
+      v[size_t(i) * size_t(m.cols) + size_t(j)] =
+          m.is_masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.values(i, j);
+  return v;
+}
+
+// What a figure of pooled heads asks of the request, before anything is drawn.
+void check_request(const ExportRequest& r) {
+  require(r.scale >= 1 && r.scale <= 4, "the figure's scale must be between 1 and 4");
+  validate_color_scale(r.color_scale, true);
 }
 }  // namespace
 
@@ -42,11 +63,7 @@ FigureSpec pooled_figure(const PooledFigureInput& in, const ExportRequest& r) {
   PanelSpec panel;
   panel.title = r.words.format("layer %d · head %d", in.layer, in.head);
   panel.rows = m.rows, panel.cols = m.cols;
-  panel.values.resize(size_t(m.rows) * size_t(m.cols));
-  for (int i = 0; i < m.rows; ++i)
-    for (int j = 0; j < m.cols; ++j)
-      panel.values[size_t(i) * size_t(m.cols) + size_t(j)] =
-          m.is_masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.values(i, j);
+  panel.values = pooled_values(m);
   FigureSpec spec;
   ColorBarSpec bar;
   bar.range = auto_range(panel.values.data(), panel.values.size());
@@ -69,50 +86,23 @@ ExportArray pooled_array(const PooledFigureInput& in) {
   const model::PooledMap& m = *in.map;
   ExportArray a;
   a.shape = {m.rows, m.cols};
-  a.values.resize(size_t(m.rows) * size_t(m.cols));
-  for (int i = 0; i < m.rows; ++i)
-    for (int j = 0; j < m.cols; ++j)
-      a.values[size_t(i) * size_t(m.cols) + size_t(j)] =
-          m.is_masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.values(i, j);
-  for (int b = 0; b < m.rows; ++b) a.row_labels.push_back(block_label(m, b));
-  a.col_labels = a.row_labels;
+  a.values = pooled_values(m);
+  a.row_labels = a.col_labels = block_labels(m);
   return a;
 }
 
 ExportedFile render_pooled(const PooledFigureInput& in, const ExportRequest& r, const TextRasterizer& text) {
-  require(r.scale >= 1 && r.scale <= 4, "the figure's scale must be between 1 and 4");
-  validate_color_scale(r.color_scale, true);
-  ExportedFile out;
-  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = pooled_array(in);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
-    return out;
-  }
-  encode_figure(out, pooled_figure(in, r), r.format, r.scale, text);
-  return out;
+  check_request(r);
+  return encode_export(r, [&] { return pooled_array(in); }, [&] { return pooled_figure(in, r); }, text);
 }
 
 ExportedFile export_pooled(const PooledFigureInput& in, const ExportRequest& r, const std::filesystem::path& path,
                            const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_pooled(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_pooled(in, r, text); });
 }
 
 // ---- many heads ---------------------------------------------------------------------------------
 namespace {
-
-// The pooled values with masked blocks NaN, row-major.
-std::vector<float> pooled_values(const model::PooledMap& m) {
-  std::vector<float> v(size_t(m.rows) * size_t(m.cols));
-  for (int i = 0; i < m.rows; ++i)
-    for (int j = 0; j < m.cols; ++j)
-      v[size_t(i) * size_t(m.cols) + size_t(j)] =
-          m.is_masked(i, j) ? std::numeric_limits<float>::quiet_NaN() : m.values(i, j);
-  return v;
-}
 
 const model::PooledMap& first_map(const PooledHeadsInput& in) {
   for (const PooledLayer& l : in.layers)
@@ -124,6 +114,13 @@ bool model_figure(const ExportRequest& r) {
   require(r.what == ExportWhat::heads || r.what == ExportWhat::model,
           "a long input's heads are exported one head, one layer's heads or every layer's");
   return r.what == ExportWhat::model;
+}
+
+// model_figure(r), and `in` one layer unless it is the model figure (the heads figure is one layer's heads).
+bool model_figure(const PooledHeadsInput& in, const ExportRequest& r) {
+  const bool model = model_figure(r);
+  require(model || in.layers.size() == 1, "the heads figure is one layer's heads");
+  return model;
 }
 
 int most_heads(const PooledHeadsInput& in) {
@@ -195,8 +192,7 @@ std::string pooled_heads_caption(const PooledHeadsInput& in, const ExportRequest
 
 FigureSpec pooled_heads_figure(const PooledHeadsInput& in, const ExportRequest& r) {
   const model::PooledMap& first = first_map(in);
-  const bool model = model_figure(r);
-  require(model || in.layers.size() == 1, "the heads figure is one layer's heads");
+  const bool model = model_figure(in, r);
   FigureSpec f;
   const int columns = most_heads(in);
   if (model) {
@@ -236,8 +232,7 @@ FigureSpec pooled_heads_figure(const PooledHeadsInput& in, const ExportRequest& 
 
 ExportArray pooled_heads_array(const PooledHeadsInput& in, const ExportRequest& r) {
   const model::PooledMap& first = first_map(in);
-  const bool model = model_figure(r);
-  require(model || in.layers.size() == 1, "the heads figure is one layer's heads");
+  const bool model = model_figure(in, r);
   ExportArray a;
   const int columns = most_heads(in);
   a.shape = model ? std::vector<int64_t>{int64_t(in.layers.size()), columns, first.rows, first.cols}
@@ -255,33 +250,20 @@ ExportArray pooled_heads_array(const PooledHeadsInput& in, const ExportRequest& 
         a.block_names.push_back("head " + std::to_string(h) + " (kv group " +
                                 std::to_string(kv_group_of_head(h, int(l.heads.size()), l.kv_heads)) + ")");
     }
-  for (int b = 0; b < first.rows; ++b) a.row_labels.push_back(block_label(first, b));
-  a.col_labels = a.row_labels;
+  a.row_labels = a.col_labels = block_labels(first);
   return a;
 }
 
 ExportedFile render_pooled_heads(const PooledHeadsInput& in, const ExportRequest& r, const TextRasterizer& text) {
-  require(r.scale >= 1 && r.scale <= 4, "the figure's scale must be between 1 and 4");
-  validate_color_scale(r.color_scale, true);
+  check_request(r);
   require(!(model_figure(r) && r.format == ExportFormat::csv),
           "the model figure has no CSV (every layer's heads in one table): export NPY, or one layer's heads as CSV");
-  ExportedFile out;
-  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = pooled_heads_array(in, r);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
-    return out;
-  }
-  encode_figure(out, pooled_heads_figure(in, r), r.format, r.scale, text);
-  return out;
+  return encode_export(r, [&] { return pooled_heads_array(in, r); }, [&] { return pooled_heads_figure(in, r); }, text);
 }
 
 ExportedFile export_pooled_heads(const PooledHeadsInput& in, const ExportRequest& r, const std::filesystem::path& path,
                                  const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_pooled_heads(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_pooled_heads(in, r, text); });
 }
 
 }  // namespace attnscope

@@ -6,8 +6,6 @@
 #include <string>
 
 #include "attnscope/core/error.h"
-#include "attnscope/io/file_io.h"
-#include "attnscope/io/npy.h"
 
 namespace attnscope {
 
@@ -236,23 +234,12 @@ ExportArray rollout_array(const RolloutFigureInput& in, const FigureWords& w) {
 
 ExportedFile render_rollout(const RolloutFigureInput& in, const ExportRequest& r, const TextRasterizer& text) {
   validate_rollout_figure(in, r);
-  ExportedFile out;
-  if (r.format == ExportFormat::csv || r.format == ExportFormat::npy) {
-    const ExportArray array = rollout_array(in, r.words);
-    out.shape = array.shape;
-    out.bytes = r.format == ExportFormat::csv ? export_csv(array) : serialize_npy(array.values.data(), array.shape);
-    return out;
-  }
-  encode_figure(out, rollout_figure(in, r), r.format, r.scale, text);
-  return out;
+  return encode_export(r, [&] { return rollout_array(in, r.words); }, [&] { return rollout_figure(in, r); }, text);
 }
 
 ExportedFile export_rollout(const RolloutFigureInput& in, const ExportRequest& r, const std::filesystem::path& path,
                             const TextRasterizer& text) {
-  check_export_path(path, r.format);
-  ExportedFile out = render_rollout(in, r, text);
-  write_file_atomic(path, out.bytes);
-  return out;
+  return write_export(path, r.format, [&] { return render_rollout(in, r, text); });
 }
 
 }  // namespace attnscope

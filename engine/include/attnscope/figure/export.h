@@ -23,6 +23,7 @@
 //   beyond relpos_full_probs_max_positions); conv [4, R, C] = input, mhsa, conv, difference.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -140,6 +141,12 @@ struct ExportedFile {
 void encode_figure(ExportedFile& out, FigureSpec figure, ExportFormat format, float scale,
                    const TextRasterizer& text = default_text_rasterizer());
 
+// The file's content in `request.format`: CSV or .npy of the array `array` makes (its shape in `shape`), or PNG or
+// SVG of the figure `figure` makes, encoded at `request.scale` (encode_figure). Only the one the format needs is
+// made. What each render_* does after its own checks (render_export, render_pooled, render_rollout, …).
+ExportedFile encode_export(const ExportRequest& request, const std::function<ExportArray()>& array,
+                           const std::function<FigureSpec()>& figure, const TextRasterizer& text);
+
 // The file's content in memory (validate_export first, then figure/array, then encoding).
 ExportedFile render_export(const Analysis& analysis, const ExportRequest& request,
                            const TextRasterizer& text = default_text_rasterizer());
@@ -147,6 +154,11 @@ ExportedFile render_export(const Analysis& analysis, const ExportRequest& reques
 // Checks the output path before anything is computed: not empty, not a folder, its folder exists,
 // and an extension of png/svg/csv/npy matches the format. Throws InputError saying what is wrong.
 void check_export_path(const std::filesystem::path& path, ExportFormat format);
+
+// check_export_path, then `render` (the file's content), then write_file_atomic: on any failure no file is left
+// behind. What every export_* to a file does (export_to_file, export_pooled, export_rollout, …).
+ExportedFile write_export(const std::filesystem::path& path, ExportFormat format,
+                          const std::function<ExportedFile()>& render);
 
 // check_export_path, render_export, then write_file_atomic: on any failure no file is left behind.
 ExportedFile export_to_file(const Analysis& analysis, const ExportRequest& request, const std::filesystem::path& path,
