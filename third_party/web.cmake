@@ -70,10 +70,44 @@ add_library(attnscope::pcre2 ALIAS attnscope_web_pcre2)
 # Dear ImGui 1.86 (with std::string input, misc/cpp) and its GLFW + OpenGL3 backends (the OpenGL3 one picks "#version 300 es" / WebGL 2
 # under __EMSCRIPTEN__).
 set(imgui ${ATTNSCOPE_WEB_imgui})
+# The OpenGL3 backend, changed where it made the page wait for the GPU (docs/web.md, "Frames while training"):
+# - it reads the scissor box and the blend state from GL once, then remembers them (app/web/imgui_gl_state.inc
+#   says why that is exact): in Chromium's WebGL each of those reads waited for the GPU process;
+# - each draw list gets fresh buffer storage (glBufferData), as before 1.86 and again from 1.88 on every GPU but
+#   Intel's, instead of 1.86's writing every list in place (glBufferSubData) while the previous list's draws
+#   still read the same buffers.
+# The copy lies in the build folder; configure fails if Debian's source ever stops matching.
+set(opengl3_source ${imgui}/backends/imgui_impl_opengl3.cpp)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${opengl3_source})
+file(READ ${opengl3_source} opengl3)
+function(attnscope_patch_opengl3 from to)
+  string(FIND "${opengl3}" "${from}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${opengl3_source} has no '${from}' (ImGui 1.86's): see third_party/web.cmake")
+  endif()
+  string(REPLACE "${from}" "${to}" patched "${opengl3}")
+  set(opengl3 "${patched}" PARENT_SCOPE)
+endfunction()
+attnscope_patch_opengl3("void    ImGui_ImplOpenGL3_RenderDrawData(ImDrawData* draw_data)\n{"
+                        "#include \"imgui_gl_state.inc\"\nvoid    ImGui_ImplOpenGL3_RenderDrawData(ImDrawData* draw_data)\n{")
+foreach(pname GL_SCISSOR_BOX GL_BLEND_SRC_RGB GL_BLEND_DST_RGB GL_BLEND_SRC_ALPHA GL_BLEND_DST_ALPHA
+        GL_BLEND_EQUATION_RGB GL_BLEND_EQUATION_ALPHA)
+  attnscope_patch_opengl3("glGetIntegerv(${pname}," "attnscope_saved_gl_state(${pname},")
+endforeach()
+attnscope_patch_opengl3(
+    "glBufferSubData(GL_ARRAY_BUFFER, 0, vtx_buffer_size, (const GLvoid*)cmd_list->VtxBuffer.Data);"
+    "glBufferData(GL_ARRAY_BUFFER, vtx_buffer_size, (const GLvoid*)cmd_list->VtxBuffer.Data, GL_STREAM_DRAW);")
+attnscope_patch_opengl3(
+    "glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, idx_buffer_size, (const GLvoid*)cmd_list->IdxBuffer.Data);"
+    "glBufferData(GL_ELEMENT_ARRAY_BUFFER, idx_buffer_size, (const GLvoid*)cmd_list->IdxBuffer.Data, GL_STREAM_DRAW);")
+file(WRITE ${PROJECT_BINARY_DIR}/imgui-backend/imgui_impl_opengl3.cpp.new "${opengl3}")
+configure_file(${PROJECT_BINARY_DIR}/imgui-backend/imgui_impl_opengl3.cpp.new
+               ${PROJECT_BINARY_DIR}/imgui-backend/imgui_impl_opengl3.cpp COPYONLY)  # rewritten only when it changes
 add_library(attnscope_imgui STATIC ${imgui}/imgui.cpp ${imgui}/imgui_draw.cpp ${imgui}/imgui_tables.cpp
             ${imgui}/imgui_widgets.cpp ${imgui}/misc/cpp/imgui_stdlib.cpp ${imgui}/backends/imgui_impl_glfw.cpp
-            ${imgui}/backends/imgui_impl_opengl3.cpp)
+            ${PROJECT_BINARY_DIR}/imgui-backend/imgui_impl_opengl3.cpp)
 target_include_directories(attnscope_imgui SYSTEM PUBLIC ${imgui} ${imgui}/backends ${imgui}/misc/cpp /usr/include/stb)
+target_include_directories(attnscope_imgui PRIVATE ${PROJECT_SOURCE_DIR}/app/web)  # imgui_gl_state.inc
 target_compile_options(attnscope_imgui PUBLIC -sUSE_GLFW=3)
 target_link_options(attnscope_imgui PUBLIC -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
 add_library(attnscope::imgui ALIAS attnscope_imgui)
