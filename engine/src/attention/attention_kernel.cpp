@@ -261,7 +261,7 @@ constexpr int weigh_rows() {
 #if defined(__wasm_simd128__)
   // V8 allocates 15 of x86-64's 16 xmm registers, and without a fused multiply–add every step needs the
   // NP loads of V, the broadcast and a product register beside the accumulators: 4 rows of 2 registers
-  // (12 in all) are never spilled. Measured in node on bench_engine's T 256 shape, CPU time of one
+  // need 12 in all, 7 rows 18. Measured in node on bench_engine's T 256 shape, CPU time of one
   // projection (T 256, C 512 → 512): 7 rows 4.4 ms, 5 rows 3.8, 4 rows 3.6 (native: 1.2).
   return NP == 1 ? 12 : NP == 2 ? 4 : 12 / NP;
 #else
@@ -279,8 +279,8 @@ void weigh_rows_chunk(const float* p, Eigen::Index ldp, int rows, int keys, cons
       weigh_rows_chunk<NP, R - 1>(p + r * ldp, ldp, rows - r, keys, v, ldv, o + r * ldo, ldo, width, scale);
 }
 
-// Column chunks of P·V: up to 4 registers wide; 2 in the browser, where 4 rows of 2 registers keep every
-// accumulator in a register (weigh_rows): 0.23 ms per head of bench_engine's T 256 shape in node, against
+// Column chunks of P·V: up to 4 registers wide; 2 in the browser, where 4 rows of 2 registers fit V8's
+// registers (weigh_rows): 0.23 ms per head of bench_engine's T 256 shape in node, against
 // 0.30 ms for 3 rows of 4 registers.
 #if defined(__wasm_simd128__)
 constexpr int weigh_chunk_registers = 2;
