@@ -8,6 +8,11 @@
 // wasm_simd128.h's v128_t, and the kernel picks this namespace instead of Eigen's only when
 // __wasm_simd128__ is defined (-msimd128): the desktop build is unchanged.
 //
+// Speed: V8 (node, Chromium) turns f32x4.min/max into about eight x86 instructions each (their NaN and −0 rules
+// differ from minps/maxps) and i32x4.trunc_sat_f32x4_s into about seven; the pseudo-min/max (f32x4.pmin/pmax,
+// one minps/maxps) and a float-to-int conversion by adding 1.5·2^23 (exact for the integers pexp converts)
+// give the same results for every finite and infinite input, and the row softmax about twice as fast.
+//
 // Exactness: pmadd is a multiply then an add (SIMD128 has no fused multiply–add), as Eigen's generic
 // pmadd is; pexp is Eigen's own float algorithm (GenericPacketMathFunctions.h, pexp_float: range reduction
 // by ln 2 in two parts, the same polynomial, 2^n built in the exponent bits as its pldexp), so the page's
@@ -43,9 +48,9 @@ inline Packet4f padd(Packet4f a, Packet4f b) { return {wasm_f32x4_add(a.v, b.v)}
 inline Packet4f psub(Packet4f a, Packet4f b) { return {wasm_f32x4_sub(a.v, b.v)}; }
 inline Packet4f pmul(Packet4f a, Packet4f b) { return {wasm_f32x4_mul(a.v, b.v)}; }
 inline Packet4f pmadd(Packet4f a, Packet4f b, Packet4f c) { return {wasm_f32x4_add(wasm_f32x4_mul(a.v, b.v), c.v)}; }
-// The larger of each pair; a NaN in either gives NaN (the kernel checks finiteness separately, so which
-// NaN rule applies does not change a result).
-inline Packet4f pmax(Packet4f a, Packet4f b) { return {wasm_f32x4_max(a.v, b.v)}; }
+// The larger of each pair, as std::max: a < b ? b : a (f32x4.pmax, one maxps). A NaN may be dropped; the
+// kernel checks finiteness separately (x − x), so which NaN rule applies does not change a result.
+inline Packet4f pmax(Packet4f a, Packet4f b) { return {wasm_f32x4_pmax(a.v, b.v)}; }
 
 inline float predux(Packet4f a) {
   // ((a0 + a2) + (a1 + a3)), Eigen's pairwise order for a 4-float packet
@@ -64,7 +69,7 @@ inline Packet4f pexp(Packet4f in) {
   const v128_t exp_hi = wasm_f32x4_splat(88.723f), exp_lo = wasm_f32x4_splat(-88.723f);
   const v128_t log2e = wasm_f32x4_splat(1.44269504088896341f), half = wasm_f32x4_splat(0.5f);
   const v128_t c1 = wasm_f32x4_splat(-0.693359375f), c2 = wasm_f32x4_splat(2.12194440e-4f);
-  const v128_t x = wasm_f32x4_max(wasm_f32x4_min(in.v, exp_hi), exp_lo);
+  const v128_t x = wasm_f32x4_pmax(wasm_f32x4_pmin(in.v, exp_hi), exp_lo);  // ±inf clamped too
   const v128_t m = wasm_f32x4_floor(wasm_f32x4_add(wasm_f32x4_mul(x, log2e), half));
   // r = x − m·ln 2, with ln 2 = −(c1 + c2) taken in two steps to keep r exact
   v128_t r = wasm_f32x4_add(wasm_f32x4_mul(m, c1), x);
@@ -81,13 +86,15 @@ inline Packet4f pexp(Packet4f in) {
   y = madd(y, r2, y2);
   // 2^m · y as Eigen's pldexp: with b = floor(m / 4), y · 2^b · 2^b · 2^b · 2^(m − 3b), every factor a
   // normal float for m in [−128, 128] (a single 2^m would not be at m = ±128)
-  const v128_t mi = wasm_i32x4_trunc_sat_f32x4(m), bias = wasm_i32x4_splat(127);
+  // m as an integer: m + 1.5·2^23 holds m in its low mantissa bits, exactly for |m| < 2^22
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t mi = wasm_i32x4_sub(wasm_f32x4_add(m, magic), magic), bias = wasm_i32x4_splat(127);
   const v128_t b = wasm_i32x4_shr(mi, 2);
   const v128_t c = wasm_i32x4_shl(wasm_i32x4_add(b, bias), 23);
   v128_t out = wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_mul(y, c), c), c);
   const v128_t rest = wasm_i32x4_sub(mi, wasm_i32x4_add(b, wasm_i32x4_add(b, b)));
   out = wasm_f32x4_mul(out, wasm_i32x4_shl(wasm_i32x4_add(rest, bias), 23));
-  return {wasm_f32x4_max(out, in.v)};  // +inf stays +inf
+  return {wasm_f32x4_pmax(out, in.v)};  // +inf stays +inf
 }
 
 // A 4 × 4 block of floats transposed in registers (rows become columns).
