@@ -47,15 +47,17 @@ export async function open(browser, base, params = '', { width = 1280, height = 
     page.evaluate((p) => {
       try { return JSON.parse(new TextDecoder().decode(Module.FS.readFile(p))); } catch (e) { return null; }
     }, layoutPath);
-  // Waits until a record drawn after `frame` is settled and `ready(record)` holds.
-  page.settled = async (ready = () => true, frame = -1, seconds = 60) => {
+  // Waits until a record drawn after `frame` is settled and `ready(record)` holds, reading the record every
+  // `pollMs` (each read parses the whole record in the page's own thread, between its frames: a check that
+  // times the frames reads it seldom).
+  page.settled = async (ready = () => true, frame = -1, seconds = 60, pollMs = 50) => {
     const until = Date.now() + seconds * 1000;
     let last = null;
     while (Date.now() < until) {
       const r = await page.record();
       if (r) last = r;
       if (r && r.frame > frame + 1 && r.settled && ready(r)) return r;
-      await page.waitForTimeout(50);
+      await page.waitForTimeout(pollMs);
     }
     throw new Error('the page did not settle: ' + JSON.stringify(last && { frame: last.frame, error: last.error, settled: last.settled }) +
                     '\n' + page.problems.join('\n'));

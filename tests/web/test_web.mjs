@@ -226,7 +226,9 @@ await check('200 training steps lower the loss; the frame times are printed', as
   });
   const [x, y] = centre(r, 'training.start');
   await page.mouse.click(x, y);
-  const done = await page.settled((s) => s.training.runs.length > 0 && s.training.runs[0].step >= 200, r.frame, 180);
+  // Read once a second: the harness's own reads of the record (every 50 ms elsewhere) made two or three of the
+  // frames over 100 ms in every run (docs/web.md, "Frames while training").
+  const done = await page.settled((s) => s.training.runs.length > 0 && s.training.runs[0].step >= 200, r.frame, 180, 1000);
   const frames = await page.evaluate(() => window.attnscopeFrames.slice(1));
   const run = done.training.runs[0];
   expect(run.error === '', 'run error: ' + run.error);
@@ -235,7 +237,8 @@ await check('200 training steps lower the loss; the frame times are printed', as
   const first = mean(losses.slice(0, 10)), last = mean(losses.slice(-10));
   const sorted = [...frames].sort((a, b) => a - b);
   console.log(`  ${run.step} steps, loss ${first.toFixed(3)} → ${last.toFixed(3)}; ${frames.length} frames, ` +
-              `median ${sorted[sorted.length >> 1].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms`);
+              `median ${sorted[sorted.length >> 1].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms, ` +
+              `${frames.filter((f) => f > 100).length} over 100 ms`);
   expect(last < first, `the loss did not fall: ${first} → ${last}`);
   // Frame times are figures, not pass/fail (the brief: speed is shown by measurements, never by timed
   // tests): the wall-clock intervals above, and what the page itself does in its slowest frame (events,
