@@ -496,19 +496,29 @@ std::shared_ptr<const Analysis> analyse_scene(Scene scene, const AnalysisRequest
   return run(request, cancel).analysis;
 }
 
-std::filesystem::path source_dir(const std::filesystem::path& path) {
-  if (const std::optional<model::AttentionFiles> files = model::find_attention_files(path))
+namespace {
+
+// Opened::dir of `path`, given what model::find_attention_files found there.
+std::filesystem::path dir_of(const std::filesystem::path& path, const std::optional<model::AttentionFiles>& files) {
+  if (files)
     // The file when it was named, else its folder (one entry, whichever file of the folder was dropped).
     return files->attentions == path ? path : files->attentions.parent_path();
   std::error_code error;
   return std::filesystem::is_regular_file(path, error) ? path.parent_path() : path;  // a file in the folder
 }
 
+}  // namespace
+
+std::filesystem::path source_dir(const std::filesystem::path& path) {
+  return dir_of(path, model::find_attention_files(path));
+}
+
 Opened open_source(std::filesystem::path path, const model::Progress& progress, const std::atomic<bool>* cancel,
                    std::optional<std::string> input) {
   Opened out;
-  out.dir = source_dir(path);
-  if (const std::optional<model::AttentionFiles> files = model::find_attention_files(path)) {
+  const std::optional<model::AttentionFiles> files = model::find_attention_files(path);  // looked for once
+  out.dir = dir_of(path, files);
+  if (files) {
     out.attentions = std::make_shared<const model::AttentionStack>(model::open_attentions(*files, progress, cancel));
     return out;
   }
