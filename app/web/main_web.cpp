@@ -5,7 +5,6 @@
 // A parameter that does not parse opens the default scene with the reason in the window's error line,
 // never a blank page.
 #include <CLI/CLI.hpp>
-#include <GLFW/glfw3.h>
 #include <emscripten.h>
 
 #include <cstdio>
@@ -66,7 +65,20 @@ int main(int argc, char** argv) {
 }
 
 // The page's size changed (index.html, in the screen's pixels): the window follows, as a desktop window
-// resized by its frame.
+// resized by its frame. Not through glfwSetWindowSize: emscripten 3.1.6's asks the browser for full screen
+// (with the pointer locked) instead of resizing whenever the size equals the screen's — a page the browser
+// shows full screen, or presenting (F11) at devicePixelRatio 1 — which the browser refuses without a click
+// ("A user gesture is required to request Pointer Lock"), leaving the canvas at its old size; and its canvas
+// listener puts the screen's CSS size back while the page is full screen, half the canvas at ratio 2. So the
+// canvas and GLFW's window take the size here, and GLFW's size callbacks are called as its own resize does.
 extern "C" EMSCRIPTEN_KEEPALIVE void attnscope_web_resize(int width, int height) {
-  if (GLFWwindow* window = glfwGetCurrentContext()) glfwSetWindowSize(window, width, height);
+  EM_ASM({
+    const win = GLFW.active;
+    if (!win || (win.width === $0 && win.height === $1)) return;
+    Browser.setCanvasSize($0, $1, true);  // true: not through GLFW's listener (above)
+    win.width = $0;
+    win.height = $1;
+    GLFW.onWindowSizeChanged();
+    GLFW.onFramebufferSizeChanged();
+  }, width, height);
 }
