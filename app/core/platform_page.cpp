@@ -72,6 +72,8 @@ std::string page_full_screen_refusal() {
   return reason;
 }
 
+bool frames_drawn_only_when_changed() { return true; }
+
 bool session_saved_while_running() { return true; }
 
 void keep_config_folder() {
@@ -104,6 +106,7 @@ std::string page_address() { return ""; }
 PageFullScreen page_full_screen() { return PageFullScreen::none; }
 void request_page_full_screen(bool) {}
 std::string page_full_screen_refusal() { return ""; }
+bool frames_drawn_only_when_changed() { return false; }
 bool session_saved_while_running() { return false; }
 void keep_config_folder() {}
 

@@ -25,6 +25,12 @@ void request_page_full_screen(bool on);
 // The browser's words for the last refusal ("" if none).
 std::string page_full_screen_refusal();
 
+// True where a frame that draws nothing leaves the last picture on screen and each frame drawn costs a
+// composite of the whole page (the browser: without a GPU, tens of milliseconds of a core), so the window
+// draws a frame only when its picture changed (core/picture_change.h). The desktop draws every frame: its
+// back buffer is undefined after a swap.
+bool frames_drawn_only_when_changed();
+
 // True where the window is never closed, only left (the browser: a tab closed or reloaded), so it saves
 // its session (gui/persistence.h) while it runs rather than at the end.
 bool session_saved_while_running();

@@ -420,9 +420,12 @@ struct AppState {
   uint64_t result_generation = 0;
   // The slowest frame's own work, in ms, since the first result was on screen: the events taken, the
   // workers' share (worker_thread.h: a slice where there are no threads), drawing and rendering — not the
-  // wait for events or vsync, nor the layout record's writing. The browser test holds it to 100 ms while
-  // training (live layout record: "slowest_frame_work_ms").
+  // wait for events or vsync, nor the layout record's writing. The browser test prints it while training
+  // (live layout record: "slowest_frame_work_ms").
   double slowest_frame_work_ms = 0;
+  // Frames whose picture was drawn (live layout record: "frames_drawn"; beside "frame", the frames shown): in
+  // the browser a frame whose picture is the one on screen is not drawn again (platform_page.h).
+  int frames_drawn = 0;
   double result_seconds = 0;
 
   // Look and feel.

@@ -6,6 +6,11 @@
 #include <utility>
 
 namespace attnscope::gui {
+namespace {
+uint64_t changes = 0;  // texture_changes() (only the UI thread touches textures)
+}  // namespace
+
+uint64_t texture_changes() { return changes; }
 
 GlTexture::~GlTexture() { release(); }
 
@@ -29,6 +34,7 @@ void GlTexture::release() {
     GLuint id = id_;
     glDeleteTextures(1, &id);
     id_ = 0;
+    ++changes;
   }
   uploaded_.reset();
   width_ = height_ = 0;
@@ -68,6 +74,7 @@ bool GlTexture::update(int width, int height, std::shared_ptr<const std::vector<
   width_ = width;
   height_ = height;
   uploaded_ = std::move(shared);
+  ++changes;
   return true;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,10 @@ class GlTexture {
   int width_ = 0, height_ = 0;
   std::shared_ptr<const std::vector<Rgba>> uploaded_;  // what the texture holds
 };
+
+// How many times this window's GlTextures have changed a texture's pixels or freed one (a picture drawn with
+// the same count and the same draw lists is the same picture: window_main.cpp, core/picture_change.h).
+uint64_t texture_changes();
 
 // Reads the back buffer [height, width] as RGBA rows from the top (y down, like a PNG).
 std::vector<unsigned char> read_back_buffer(int width, int height);

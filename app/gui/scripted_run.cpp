@@ -62,6 +62,7 @@ void WriteLayoutJson(const std::filesystem::path& path, const AppState& state, i
   if (frame >= 0) {  // an interactive run's record: its frame count and the slowest frame's own work
     j["frame"] = frame;
     j["slowest_frame_work_ms"] = state.slowest_frame_work_ms;
+    j["frames_drawn"] = state.frames_drawn;
   }
   j["width"] = width;
   j["height"] = height;

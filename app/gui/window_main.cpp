@@ -6,7 +6,7 @@
 //                         (GLFW + OpenGL 3.3 core), StartImGui (context, backends, saved layout),
 //                         InitState (state, UI scale, theme, the first scene to the engine, --lesson)
 //   2. one frame          WaitForEvents → TakeNewestResult → ApplyLook → DrawFrame → SubmitEdits →
-//                         RenderFrame → swap
+//                         DrawPicture → swap
 //   3. scripted finish    FinishScriptedRun (screenshot, scene, layout JSON), BenchFrameDone; for
 //                         interactive runs SweepLayouts, WriteLiveLayout, AutoCloseNow, FinishInteractiveRun
 //                         (layout JSON); SIGTERM / SIGINT close an interactive window (RequestClose)
@@ -45,6 +45,7 @@
 #include "gui/layout_record.h"
 #include "core/compute_worker.h"
 #include "core/platform_clipboard.h"
+#include "core/picture_change.h"
 #include "core/platform_page.h"
 #include "core/worker_thread.h"
 #include "attnscope/figure/compare.h"
@@ -733,6 +734,7 @@ struct FrameLoop {
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
   WindowSize framebuffer;      // of the last frame rendered
+  PictureChange picture;       // the browser: the last picture drawn (DrawPicture)
   WindowedPlace windowed;      // the window's place before presentation mode made it full screen
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
@@ -907,15 +909,57 @@ bool SubmitEdits(FrameLoop& loop, AppState& state) {
   return false;
 }
 
-// f. Render into the back buffer. Returns the framebuffer's size.
-WindowSize RenderFrame(GLFWwindow* window) {
+// f. Render into the back buffer, where it changes what is on screen. Returns the framebuffer's size.
+// The browser draws a frame only when its picture changed (platform_page.h): everything the picture is made
+// of — the framebuffer's size, the clear colour, the textures' and the font atlas's changes, every draw
+// list's vertices, indices and commands — against the last frame's, byte for byte (core/picture_change.h).
+// A scripted run reads its back buffer for the screenshot, so it draws every frame.
+bool PictureChanged(FrameLoop& loop, const FontAtlas& fonts, WindowSize fb, const ImVec4& clear) {
+  if (loop.mode.scripted || !frames_drawn_only_when_changed()) return true;
+  PictureChange& c = loop.picture;
+  c.add_value(fb.width);
+  c.add_value(fb.height);
+  c.add(&clear, sizeof clear);
+  c.add_value(texture_changes());
+  c.add_value(fonts.generation());
+  const ImDrawData* d = ImGui::GetDrawData();
+  c.add_value(d != nullptr);
+  if (d) {
+    c.add(&d->DisplayPos, sizeof d->DisplayPos);
+    c.add(&d->DisplaySize, sizeof d->DisplaySize);
+    c.add(&d->FramebufferScale, sizeof d->FramebufferScale);
+    c.add_value(d->CmdListsCount);
+    for (int i = 0; i < d->CmdListsCount; ++i) {
+      const ImDrawList* list = d->CmdLists[i];
+      c.add_value(list->VtxBuffer.Size);
+      c.add(list->VtxBuffer.Data, size_t(list->VtxBuffer.Size) * sizeof(ImDrawVert));
+      c.add_value(list->IdxBuffer.Size);
+      c.add(list->IdxBuffer.Data, size_t(list->IdxBuffer.Size) * sizeof(ImDrawIdx));
+      c.add_value(list->CmdBuffer.Size);
+      for (const ImDrawCmd& cmd : list->CmdBuffer) {
+        c.add(&cmd.ClipRect, sizeof cmd.ClipRect);
+        c.add_value(cmd.TextureId);
+        c.add_value(cmd.VtxOffset);
+        c.add_value(cmd.IdxOffset);
+        c.add_value(cmd.ElemCount);
+        c.add_value(cmd.UserCallback);
+        c.add_value(cmd.UserCallbackData);
+      }
+    }
+  }
+  return c.finish();
+}
+
+WindowSize DrawPicture(FrameLoop& loop, AppState& state, const FontAtlas& fonts, GLFWwindow* window) {
   WindowSize fb;
   glfwGetFramebufferSize(window, &fb.width, &fb.height);
-  glViewport(0, 0, fb.width, fb.height);
   const ImVec4 clear = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  if (!PictureChanged(loop, fonts, fb, clear)) return fb;
+  glViewport(0, 0, fb.width, fb.height);
   glClearColor(clear.x, clear.y, clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ++state.frames_drawn;
   return fb;
 }
 
@@ -1121,7 +1165,7 @@ bool Frame(Session& session) {
   ApplyLook(loop, state);
   DrawFrame(loop, state);
   if (SubmitEdits(loop, state)) return true;  // dropped: the next frame shows the result at once
-  loop.framebuffer = RenderFrame(window);
+  loop.framebuffer = DrawPicture(loop, state, session.fonts, window);
   ++loop.frame;
   if (ScriptedRunDone(loop, state)) {
     session.exit_code = FinishScriptedRun(state, session.options, session.startup.error, loop.framebuffer);
