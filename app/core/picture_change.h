@@ -29,18 +29,15 @@ class PictureChange {
                   "add_value takes values without padding bytes (add a struct's fields one by one)");
     add(&value, sizeof value);
   }
-  // True when this frame's bytes differ from the last finished frame's (always for the first frame, and for
-  // the frame after forget()); then starts the next frame.
+  // True when this frame's bytes differ from the last finished frame's (always for the first frame); then
+  // starts the next frame.
   bool finish();
-  // The picture on screen is no longer known (e.g. the page was hidden, or a frame was drawn without this):
-  // the next finish() says "changed".
-  void forget() { known_ = false; }
 
  private:
   std::vector<unsigned char> last_;  // the last finished frame's bytes; rewritten from the first difference
   std::size_t at_ = 0;               // bytes of this frame so far
   bool differs_ = false;             // this frame's bytes so far differ from last_'s
-  bool known_ = false;               // last_ holds a finished frame
+  bool known_ = false;               // last_ holds a finished frame (not before the first)
 };
 
 }  // namespace attnscope::gui
