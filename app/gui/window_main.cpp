@@ -726,14 +726,14 @@ struct FrameLoop {
   float applied_scale = 0.0f;  // the UI scale and theme the style was built for
   bool applied_light;
   bool device_ready = false;   // the GL backend exists (after the first NewFrame): fonts may upload
-  int frame = 0;               // frames rendered
+  int frame = 0;               // frames shown (drawn or, in the browser, left as they were)
   int frames_since_result = 0;
   int frames_wanted;           // scripted: frames before the screenshot
   FrameBench bench;
   std::optional<LayoutSweep> sweep;  // --layout-sweep
   bool dropped_last_frame = false;
   ImVec2 last_display{0, 0};
-  WindowSize framebuffer;      // of the last frame rendered
+  WindowSize framebuffer;      // of the last frame shown
   PictureChange picture;       // the browser: the last picture drawn (DrawPicture)
   WindowedPlace windowed;      // the window's place before presentation mode made it full screen
 

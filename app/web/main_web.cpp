@@ -66,11 +66,11 @@ int main(int argc, char** argv) {
 
 // The page's size changed (index.html, in the screen's pixels): the window follows, as a desktop window
 // resized by its frame. Not through glfwSetWindowSize: emscripten 3.1.6's asks the browser for full screen
-// (with the pointer locked) instead of resizing whenever the size equals the screen's — a page the browser
-// shows full screen, or presenting (F11) at devicePixelRatio 1 — which the browser refuses without a click
+// (with the pointer locked) instead of resizing whenever the size equals the screen's — at devicePixelRatio 1, a
+// page the browser shows full screen, or presenting (F11) — which the browser refuses without a click
 // ("A user gesture is required to request Pointer Lock"), leaving the canvas at its old size; and its canvas
 // listener puts the screen's CSS size back while the page is full screen, half the canvas at ratio 2. So the
-// canvas and GLFW's window take the size here, and GLFW's size callbacks are called as its own resize does.
+// canvas and GLFW's window take the size here, and GLFW's size callbacks are called as its canvas listener does.
 extern "C" EMSCRIPTEN_KEEPALIVE void attnscope_web_resize(int width, int height) {
   EM_ASM({
     const win = GLFW.active;
