@@ -2,15 +2,10 @@
 // drawn its first frame (the live layout record the frame writes exists), in headless Chromium.
 //   tests/web/run.sh --node bench/web_first_frame.mjs SITE_DIR [RUNS]   (bench/web_figures.sh runs it)
 // Prints one JSON line: every run's figure and their median. Not a test: the machine's load moves it.
-import { chromium } from 'playwright-core';
-import { execSync } from 'node:child_process';
-import { serve, layoutPath } from './drive.mjs';
+import { launch, serve, layoutPath } from './drive.mjs';
 
 const site = process.argv[2], runs = Number(process.argv[3] || 5);
-const browser = await chromium.launch({
-  executablePath: execSync('command -v chromium').toString().trim(),
-  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'],
-});
+const browser = await launch();
 const server = await serve(site);
 const base = `http://127.0.0.1:${server.address().port}`;
 const times = [];

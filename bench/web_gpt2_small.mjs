@@ -7,17 +7,12 @@
 // window key by key (the seconds of typing, then from the last key until its heads are drawn) and a change
 // of the Heads view's layer (seconds to pixels);
 // the slowest frame's own work. Not a test: the machine's load moves the times.
-import { chromium } from 'playwright-core';
-import { execSync } from 'node:child_process';
 import fs from 'node:fs';
-import { serve, open, centre } from './drive.mjs';
+import { launch, serve, open, centre } from './drive.mjs';
 
 const [site, model] = process.argv.slice(2);
 if (!site || !model) throw new Error('usage: web_gpt2_small.mjs SITE_DIR MODEL_DIR');
-const browser = await chromium.launch({
-  executablePath: execSync('command -v chromium').toString().trim(),
-  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'],
-});
+const browser = await launch();
 const server = await serve(site, { '/model/': model });
 const base = `http://127.0.0.1:${server.address().port}`;
 const page = await open(browser, base, 'heads=4');  // a scene, not the first visit's lesson: the Input window is open

@@ -7,9 +7,7 @@
 //   tests/web/run.sh --node bench/web_settings_change.mjs SITE_DIR [CHANGES]   (bench/web_figures.sh runs it)
 // Prints one JSON line per case: the changes' latencies (median, 95th percentile, slowest), the engine's
 // compute in them and the frames'. Not a test: the machine's load moves it.
-import { chromium } from 'playwright-core';
-import { execSync } from 'node:child_process';
-import { serve } from './drive.mjs';
+import { launch, serve } from './drive.mjs';
 
 const site = process.argv[2], changes = Number(process.argv[3] || 20);
 if (!site) {
@@ -25,10 +23,7 @@ const percentile = (v, p) => {
 };
 const round = (x) => Math.round(x * 10) / 10;
 
-const browser = await chromium.launch({
-  executablePath: execSync('command -v chromium').toString().trim(),
-  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'],
-});
+const browser = await launch();
 const server = await serve(site);
 const base = `http://127.0.0.1:${server.address().port}`;
 const out = '/tmp/bench.json';

@@ -3,6 +3,8 @@
 // A small harness: open(url) loads the page and returns a Page whose record() reads the window's live
 // layout record (--layout-live, written in the page's virtual file system), as the desktop GUI tests
 // read theirs, so that clicks aim at controls and checks read what the window drew.
+import { chromium } from 'playwright-core';
+import { execSync } from 'node:child_process';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,6 +32,14 @@ export function serve(dir, mounts = {}) {
 }
 
 export const layoutPath = '/tmp/layout.json';
+
+// Debian's chromium, headless, with WebGL 2 without a GPU: ANGLE over SwiftShader.
+export function launch() {
+  return chromium.launch({
+    executablePath: execSync('command -v chromium').toString().trim(),
+    args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'],
+  });
+}
 
 // Opens the site with the link's parameters (plus the live layout record) and waits for the first
 // settled record. Console errors and page errors are collected in page.problems.
@@ -70,4 +80,29 @@ export function centre(record, id, ratio = 1) {
   const w = record.widgets[id];
   if (!w) throw new Error('no control ' + id + ' in the record');
   return [(w.x + w.w / 2) / ratio, (w.y + w.h / 2) / ratio];
+}
+
+// Training while the frames are timed (a page opened with `show-training`): a real click on Start, then waits
+// for `steps` steps, reading the live record once a second (each read parses the whole record in the page's
+// own thread, between its frames: read often, the harness itself made frames slow). Returns the record before
+// the click, the record after the steps, and the frames' wall-clock intervals (requestAnimationFrame, ms).
+export async function trainTimingFrames(page, steps = 200, seconds = 180) {
+  const before = await page.settled((r) => r.widgets && r.widgets['training.start']);
+  await page.evaluate(() => {
+    window.attnscopeFrames = [];
+    let last = performance.now();
+    const tick = (t) => { window.attnscopeFrames.push(t - last); last = t; requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+  await page.mouse.click(...centre(before, 'training.start'));
+  const after = await page.settled((s) => s.training.runs.length > 0 && s.training.runs[0].step >= steps, before.frame,
+                                   seconds, 1000);
+  const frames = await page.evaluate(() => window.attnscopeFrames.slice(1));
+  return { before, after, frames };
+}
+
+// The frames' figures: the median and slowest interval (ms) and how many were over 100 ms.
+export function frameFigures(frames) {
+  const sorted = [...frames].sort((a, b) => a - b);
+  return { median: sorted[sorted.length >> 1], slowest: sorted[sorted.length - 1], over100: frames.filter((f) => f > 100).length };
 }
