@@ -735,6 +735,7 @@ struct FrameLoop {
   ImVec2 last_display{0, 0};
   WindowSize framebuffer;      // of the last frame shown
   PictureChange picture;       // the browser: the last picture drawn (DrawPicture)
+  bool pumped_work = false;    // the workers without threads (the browser) did some in the last frame
   WindowedPlace windowed;      // the window's place before presentation mode made it full screen
 
   // Settled: the newest result is on screen. A scripted figure also waits for the head statistics;
@@ -744,11 +745,14 @@ struct FrameLoop {
   }
 };
 
-// a. Events: wait when idle so the window costs nothing while a teacher talks.
+// a. Events: wait when idle so the window costs nothing while a teacher talks. Under way: a result to come, the
+// first frames, a checkpoint opening, an edit waiting for a pause in typing (sent without another event).
+bool UnderWay(const FrameLoop& loop, const ComputeWorker& worker, const AppState& state) {
+  return !worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty() || state.scene_edited;
+}
 void WaitForEvents(const FrameLoop& loop, const ComputeWorker& worker, const AppState& state) {
   if (loop.mode.scripted || loop.mode.auto_close) glfwPollEvents();
-  else if (!worker.idle() || loop.frame < 3 || !state.checkpoint.loading.empty() || state.scene_edited)
-    glfwWaitEventsTimeout(1.0 / 60.0);  // (an edit waiting for a pause in typing is sent without another event)
+  else if (UnderWay(loop, worker, state)) glfwWaitEventsTimeout(1.0 / 60.0);
   else glfwWaitEventsTimeout(0.5);
 }
 
@@ -1159,7 +1163,7 @@ bool Frame(Session& session) {
   WaitForEvents(loop, session.worker, state);
   const auto work_start = std::chrono::steady_clock::now();
   // Without threads (the browser) the workers run here, in a share of the frame (worker_thread.h).
-  pump_workers(std::chrono::milliseconds(25));
+  loop.pumped_work = pump_workers(std::chrono::milliseconds(25));
   TakeNewestResult(loop, state);
   if (!loop.sweep) FollowPresentation(window, state, loop.windowed);  // a sweep keeps the window's size
   ApplyLook(loop, state);
@@ -1201,10 +1205,33 @@ void Finish(Session& session) {
 }  // namespace
 
 #ifdef __EMSCRIPTEN__
-// The browser calls one frame per animation frame; the window lives as long as the page (the session is
-// never destroyed: the tab's closing frees it). A scripted run (the frame-time benchmark of
-// bench/web_settings_change.mjs) ends as on the desktop: its last frame writes its file, and the page stops
-// drawing; a user's page never stops.
+namespace {
+// The browser's WaitForEvents: emscripten's GLFW cannot wait, the page is called each animation frame. A frame is
+// built at once after anything the user or the browser did (index.html's listeners set window.attnscopeInput)
+// and while something is under way or the workers without threads have work (training, an export); otherwise
+// ten a second, so a page left open while a teacher talks costs little (the desktop waits up to half a second),
+// and what the browser answers without an event (a clipboard's promise) is seen within 100 ms.
+bool FrameDue(const Session& session) {
+  static std::chrono::steady_clock::time_point last{};
+  const bool input = EM_ASM_INT({
+    const input = window.attnscopeInput === true;
+    window.attnscopeInput = false;
+    return input;
+  }) != 0;
+  const auto now = std::chrono::steady_clock::now();
+  const FrameLoop& loop = *session.loop;
+  const bool due = session.mode.scripted || session.mode.auto_close || input || loop.pumped_work ||
+                   UnderWay(loop, session.worker, session.state) || TrainingBusy(session.state) ||
+                   now - last >= std::chrono::milliseconds(100);
+  if (due) last = now;
+  return due;
+}
+}  // namespace
+
+// The browser asks each animation frame whether a frame is due (FrameDue) and builds it; the window lives as long
+// as the page (the session is never destroyed: the tab's closing frees it). A scripted run (the frame-time
+// benchmark of bench/web_settings_change.mjs) ends as on the desktop: its last frame writes its file, and the
+// page stops drawing; a user's page never stops.
 int run_window(const cli::SceneOptions& scene_options, const WindowOptions& options) {
   static const RunMode mode = CheckWindowFlags(options);
   static const Startup startup = LoadStartup(scene_options, options, mode);
@@ -1215,6 +1242,7 @@ int run_window(const cli::SceneOptions& scene_options, const WindowOptions& opti
   emscripten_set_main_loop_arg(
       [](void* s) {
         Session& session = *static_cast<Session*>(s);
+        if (!FrameDue(session)) return;
         if (!Frame(session) && session.mode.scripted) {
           Finish(session);
           emscripten_cancel_main_loop();
